@@ -1,0 +1,122 @@
+// tandem's C++ interface: tandem::gemm<T> for float and double, its options, the per-call
+// report, an aligned allocator for zero-copy operands, and tandem::Error.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <limits>
+#include <map>
+#include <new>
+#include <optional>
+#include <stdexcept>
+#include <string>
+
+#include "tandem/tandem.h"
+
+namespace tandem {
+
+enum class Layout { RowMajor = TANDEM_ROW_MAJOR, ColMajor = TANDEM_COL_MAJOR };
+enum class Op { NoTrans = TANDEM_NO_TRANS, Trans = TANDEM_TRANS, ConjTrans = TANDEM_CONJ_TRANS };
+
+// auto: the split stored for the device (see docs/DESIGN.md for the rule used without a profile);
+// cpu: the CPU BLAS alone; gpu: the OpenCL device alone; hybrid: the GPU takes a fraction of C's
+// rows, the CPU the rest, at the same time.
+enum class Strategy { Auto, Cpu, Gpu, Hybrid };
+
+const char* to_string(Strategy s);
+
+// Explicit options override the TANDEM_* environment, which overrides the defaults.
+struct Options {
+  std::optional<Strategy> strategy;
+  std::optional<double> gpu_fraction;  // share of C's rows on the GPU under hybrid, in [0, 1]
+  std::optional<std::string> device;   // index or case-insensitive substring of platform/device
+  std::optional<int> cpu_threads;      // CPU BLAS threads; default from the core count
+  // In hybrid mode one core is left to the thread that feeds the GPU, unless this is false.
+  bool reserve_feeder_core = true;
+  // Kernel parameters (name -> value, as kernels/gemm.cl's macros: MWG, NWG, KWG, MDIMC, NDIMC,
+  // KUNROLL, VW, SA, SB, STRIDED). Empty: the device's defaults.
+  std::map<std::string, int> kernel_params;
+};
+
+// What happened in one call. Times are steady-clock nanoseconds since an arbitrary epoch; 0 means
+// the step did not happen.
+struct Report {
+  enum class Buffer { None, ZeroCopy, Copy };
+  Strategy strategy = Strategy::Auto;  // the strategy that ran (never Auto)
+  bool fell_back = false;              // the GPU failed and the CPU computed its rows
+  std::string fallback_reason;
+  double gpu_fraction = 0;             // requested fraction
+  int64_t m = 0, n = 0, k = 0;         // as the caller gave them
+  int64_t gpu_rows = 0, cpu_rows = 0;  // rows of C (row-major view) on each side
+  int cpu_threads = 0;
+  Buffer a = Buffer::None, b = Buffer::None, c = Buffer::None;
+  std::string device;                  // the OpenCL device used, if any
+  std::string kernel;                  // its kernel parameters, "NAME=v ..."
+  int64_t t_start = 0, t_gpu_enqueued = 0, t_flush = 0, t_cpu_start = 0, t_cpu_end = 0,
+          t_gpu_done = 0, t_end = 0;
+  double gpu_kernel_seconds = 0;  // from OpenCL profiling events
+  double cpu_seconds() const { return static_cast<double>(t_cpu_end - t_cpu_start) * 1e-9; }
+  double gpu_seconds() const {
+    return t_gpu_done > 0 ? static_cast<double>(t_gpu_done - t_start) * 1e-9 : 0.0;
+  }
+  double seconds() const { return static_cast<double>(t_end - t_start) * 1e-9; }
+};
+
+const char* to_string(Report::Buffer b);
+
+// A tandem failure. For an invalid argument, argument() is its 1-based position in the C
+// signature; for an OpenCL failure, cl_call() names the call and cl_code() is its status.
+class Error : public std::runtime_error {
+ public:
+  enum class Kind { InvalidArgument, OpenCL, TooLarge, Runtime };
+  Error(Kind kind, const std::string& what, int argument = 0, std::string cl_call = {},
+        int cl_code = 0)
+      : std::runtime_error(what), kind_(kind), argument_(argument), cl_call_(std::move(cl_call)),
+        cl_code_(cl_code) {}
+  Kind kind() const noexcept { return kind_; }
+  int argument() const noexcept { return argument_; }
+  const std::string& cl_call() const noexcept { return cl_call_; }
+  int cl_code() const noexcept { return cl_code_; }
+
+ private:
+  Kind kind_;
+  int argument_;
+  std::string cl_call_;
+  int cl_code_;
+};
+
+// C = alpha * op(A) * op(B) + beta * C. Throws tandem::Error; C is untouched on an invalid
+// argument. If `report` is given, it is filled in.
+template <class T>
+void gemm(Layout layout, Op op_a, Op op_b, int64_t m, int64_t n, int64_t k, T alpha, const T* a,
+          int64_t lda, const T* b, int64_t ldb, T beta, T* c, int64_t ldc,
+          const Options& options = {}, Report* report = nullptr);
+
+extern template void gemm<float>(Layout, Op, Op, int64_t, int64_t, int64_t, float, const float*,
+                                 int64_t, const float*, int64_t, float, float*, int64_t,
+                                 const Options&, Report*);
+extern template void gemm<double>(Layout, Op, Op, int64_t, int64_t, int64_t, double,
+                                  const double*, int64_t, const double*, int64_t, double, double*,
+                                  int64_t, const Options&, Report*);
+
+// std::vector<T, tandem::Allocator<T>> holds zero-copy-ready memory (see tandem_malloc).
+template <class T>
+struct Allocator {
+  using value_type = T;
+  Allocator() noexcept = default;
+  template <class U>
+  Allocator(const Allocator<U>&) noexcept {}
+  T* allocate(std::size_t count) {
+    if (count > std::numeric_limits<std::size_t>::max() / sizeof(T)) throw std::bad_array_new_length();
+    void* p = tandem_malloc(count > 0 ? count * sizeof(T) : 1);
+    if (p == nullptr) throw std::bad_alloc();
+    return static_cast<T*>(p);
+  }
+  void deallocate(T* p, std::size_t) noexcept { tandem_free(p); }
+  template <class U>
+  bool operator==(const Allocator<U>&) const noexcept { return true; }
+  template <class U>
+  bool operator!=(const Allocator<U>&) const noexcept { return false; }
+};
+
+}  // namespace tandem

@@ -1,0 +1,44 @@
+// The CPU BLAS (OpenBLAS), used only through this interface; cpu_blas.cpp is the one file that
+// includes its headers.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <string>
+
+namespace tandem::detail::cpu_blas {
+
+// Row-major C[m x n] = alpha * op(A) * op(B) + beta * C with the thread count currently set.
+// Sizes must fit the BLAS's integer type (see fits()).
+void gemm(bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t k, float alpha, const float* a,
+          int64_t lda, const float* b, int64_t ldb, float beta, float* c, int64_t ldc);
+void gemm(bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t k, double alpha,
+          const double* a, int64_t lda, const double* b, int64_t ldb, double beta, double* c,
+          int64_t ldc);
+
+// Whether a value fits the BLAS's integer arguments.
+bool fits(int64_t value);
+
+// While alive, the BLAS runs with `threads` threads and no other Threads scope exists: the BLAS's
+// thread count is process-wide state, so scopes are serialised. The count the BLAS had before
+// tandem first touched it is restored at the end of each scope, so a program's own BLAS calls see
+// their usual setting.
+class Threads {
+ public:
+  explicit Threads(int threads);
+  ~Threads();
+  Threads(const Threads&) = delete;
+  Threads& operator=(const Threads&) = delete;
+
+ private:
+  struct Lock;
+  std::unique_ptr<Lock> lock_;
+};
+
+std::string name();      // "OpenBLAS"
+std::string version();   // e.g. "0.3.21"
+std::string config();    // OpenBLAS's build configuration string
+std::string core_type(); // the kernel set it chose, e.g. "Haswell"
+int default_threads();   // the thread count it had before tandem changed anything
+
+}  // namespace tandem::detail::cpu_blas

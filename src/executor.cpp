@@ -1,0 +1,209 @@
+// Hybrid execution of one normalised GEMM; the only file that uses oneTBB.
+#include "executor.hpp"
+
+#include <oneapi/tbb/blocked_range.h>
+#include <oneapi/tbb/parallel_for.h>
+#include <oneapi/tbb/task_arena.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <map>
+#include <memory>
+#include <mutex>
+
+#include "config.hpp"
+#include "cpu_blas.hpp"
+#include "gpu.hpp"
+#include "log.hpp"
+#include "topology.hpp"
+
+namespace tandem::detail {
+namespace {
+
+// Measured on a 2-core machine (docs/PERFORMANCE.md): one OpenBLAS call with all the arena's
+// threads beats row panels of single-threaded calls, whose narrow panels repack B per panel.
+std::atomic<CpuMode> g_cpu_mode{CpuMode::SingleCall};
+
+// Without a tuned profile, auto keeps everything on the CPU: a GPU share only pays once the
+// co-tuner has measured that it does.
+constexpr double kAutoFractionWithoutProfile = 0.0;
+// hybrid without a fraction from options, environment or profile splits the rows evenly.
+constexpr double kHybridDefaultFraction = 0.5;
+
+int64_t now_ns() {
+  return std::chrono::duration_cast<std::chrono::nanoseconds>(
+             std::chrono::steady_clock::now().time_since_epoch())
+      .count();
+}
+
+tbb::task_arena& arena(int threads) {
+  static std::mutex mutex;
+  static std::map<int, std::unique_ptr<tbb::task_arena>> arenas;
+  std::lock_guard<std::mutex> lock(mutex);
+  auto& slot = arenas[threads];
+  if (!slot) slot = std::make_unique<tbb::task_arena>(threads);
+  return *slot;
+}
+
+// Rows [row0, row0 + rows) of C on the CPU BLAS.
+template <class T>
+void cpu_share(const Problem<T>& p, int64_t row0, int64_t rows, int threads) {
+  if (rows <= 0) return;
+  auto run_rows = [&p](int64_t r0, int64_t count) {
+    const T* a = p.trans_a ? p.a + r0 : p.a + r0 * p.lda;
+    cpu_blas::gemm(p.trans_a, p.trans_b, count, p.n, p.k, p.alpha, a, p.lda, p.b, p.ldb, p.beta,
+                   p.c + r0 * p.ldc, p.ldc);
+  };
+  if (cpu_mode() == CpuMode::SingleCall || threads == 1) {
+    cpu_blas::Threads scope(threads);
+    arena(threads).execute([&] { run_rows(row0, rows); });
+    return;
+  }
+  cpu_blas::Threads scope(1);
+  const int64_t panels = std::min<int64_t>(threads, rows);
+  arena(threads).execute([&] {
+    tbb::parallel_for(
+        tbb::blocked_range<int64_t>(0, panels, 1),
+        [&](const tbb::blocked_range<int64_t>& range) {
+          for (int64_t i = range.begin(); i != range.end(); ++i) {
+            const int64_t begin = row0 + rows * i / panels, end = row0 + rows * (i + 1) / panels;
+            run_rows(begin, end - begin);
+          }
+        },
+        tbb::simple_partitioner());
+  });
+}
+
+struct Plan {
+  Strategy requested = Strategy::Auto;
+  double fraction = 0;
+};
+
+Plan plan(const Options& o) {
+  const EnvConfig& env = env_config();
+  Plan plan;
+  plan.requested = o.strategy.value_or(env.strategy.value_or(Strategy::Auto));
+  if (o.gpu_fraction && !(*o.gpu_fraction >= 0.0 && *o.gpu_fraction <= 1.0))
+    throw Error(Error::Kind::InvalidArgument,
+                "options.gpu_fraction = " + std::to_string(*o.gpu_fraction) +
+                    " is outside [0, 1]");
+  if (o.cpu_threads && *o.cpu_threads < 1)
+    throw Error(Error::Kind::InvalidArgument,
+                "options.cpu_threads = " + std::to_string(*o.cpu_threads) + " must be at least 1");
+  switch (plan.requested) {
+    case Strategy::Cpu: plan.fraction = 0; break;
+    case Strategy::Gpu: plan.fraction = 1; break;
+    case Strategy::Hybrid:
+      plan.fraction = o.gpu_fraction.value_or(env.gpu_fraction.value_or(kHybridDefaultFraction));
+      break;
+    case Strategy::Auto: plan.fraction = kAutoFractionWithoutProfile; break;
+  }
+  return plan;
+}
+
+// The GPU could not do its part. Under strategy gpu that is the caller's error; otherwise the
+// CPU takes over, with one warning per process.
+void gpu_unavailable(const Plan& plan, const Error& e, Report& r) {
+  if (plan.requested == Strategy::Gpu) throw e;
+  r.fell_back = true;
+  r.fallback_reason = e.what();
+  warn_once("gpu-fallback", std::string("GPU path unavailable, computing on the CPU: ") + e.what());
+}
+
+}  // namespace
+
+CpuMode cpu_mode() { return g_cpu_mode.load(); }
+void set_cpu_mode(CpuMode mode) { g_cpu_mode.store(mode); }
+
+int64_t gpu_rows(double fraction, int64_t m, int64_t tile) {
+  if (fraction <= 0.0 || m <= 0) return 0;
+  if (fraction >= 1.0) return m;
+  const int64_t rows = std::llround(fraction * static_cast<double>(m));
+  if (tile > 1) {
+    const int64_t rounded = std::llround(static_cast<double>(rows) / static_cast<double>(tile)) * tile;
+    if (rounded > 0 && rounded < m) return rounded;
+  }
+  return std::clamp<int64_t>(rows, 0, m);
+}
+
+template <class T>
+void execute(const Problem<T>& p, const Options& o, Report& r) {
+  r.t_start = now_ns();
+  const Plan pl = plan(o);
+  r.gpu_fraction = pl.fraction;
+
+  std::unique_ptr<gpu::InFlight> inflight;
+  int64_t mg = 0;
+  if (pl.fraction > 0) {
+    try {
+      const std::string selector = o.device.value_or(env_config().device.value_or(""));
+      auto device = gpu::open_device(selector);
+      const gpu::DeviceInfo& di = gpu::info(*device);
+      r.device = di.describe();
+      constexpr bool fp64 = std::is_same_v<T, double>;
+      if (fp64 && !di.fp64)
+        throw Error(Error::Kind::Runtime, "device " + di.describe() + " has no fp64 support");
+      const gpu::Params params = gpu::resolve_params(*device, fp64, o.kernel_params);
+      r.kernel = gpu::describe(params);
+      mg = gpu_rows(pl.fraction, p.m, gpu::row_tile(params));
+      if (mg > 0) {
+        gpu::Share<T> s{p.trans_a, p.trans_b, mg,  p.n,    p.k,  p.alpha, p.a,
+                        p.lda,     p.b,       p.ldb, p.beta, p.c, p.ldc};
+        inflight = gpu::enqueue(*device, params, s);
+        r.t_gpu_enqueued = now_ns();
+        inflight->flush();
+        r.t_flush = now_ns();
+        r.a = inflight->a_path;
+        r.b = inflight->b_path;
+        r.c = inflight->c_path;
+      }
+    } catch (const gpu::Failure& e) {
+      if (e.c_touched() && p.beta != T(0) && pl.requested != Strategy::Gpu)
+        throw Error(Error::Kind::Runtime,
+                    std::string("GPU failed after writing C in place; C is not recoverable: ") +
+                        e.what());
+      gpu_unavailable(pl, e, r);
+      inflight.reset();
+      mg = 0;
+    } catch (const Error& e) {
+      if (e.kind() == Error::Kind::InvalidArgument) throw;
+      gpu_unavailable(pl, e, r);
+      inflight.reset();
+      mg = 0;
+    }
+  }
+
+  const int cores = topology::physical_cores();
+  const int threads = o.cpu_threads.value_or(
+      std::max(1, cores - (inflight && o.reserve_feeder_core && cores > 1 ? 1 : 0)));
+  r.cpu_threads = mg < p.m ? threads : 0;
+  r.t_cpu_start = now_ns();
+  cpu_share(p, mg, p.m - mg, threads);
+  r.t_cpu_end = now_ns();
+
+  if (inflight) {
+    try {
+      inflight->wait();
+      r.t_gpu_done = now_ns();
+      r.gpu_kernel_seconds = inflight->kernel_seconds;
+    } catch (const gpu::Failure& e) {
+      if (e.c_touched() && p.beta != T(0) && pl.requested != Strategy::Gpu)
+        throw Error(Error::Kind::Runtime,
+                    std::string("GPU failed after writing C in place; C is not recoverable: ") +
+                        e.what());
+      gpu_unavailable(pl, e, r);
+      cpu_share(p, 0, mg, threads);
+      mg = 0;
+    }
+  }
+  r.gpu_rows = mg;
+  r.cpu_rows = p.m - mg;
+  r.strategy = mg == 0 ? Strategy::Cpu : mg == p.m ? Strategy::Gpu : Strategy::Hybrid;
+  r.t_end = now_ns();
+}
+
+template void execute<float>(const Problem<float>&, const Options&, Report&);
+template void execute<double>(const Problem<double>&, const Options&, Report&);
+
+}  // namespace tandem::detail

@@ -1,0 +1,42 @@
+// The hybrid executor: splits a row-major GEMM's rows between the GPU and the CPU BLAS and runs
+// both at once, in the order RaijinCL found essential (enqueue all GPU work, flush, CPU share on
+// the calling thread, wait on the GPU's last event).
+#pragma once
+
+#include <atomic>
+#include <cstdint>
+
+#include "tandem/tandem.hpp"
+
+namespace tandem::detail {
+
+// A GEMM already normalised to row-major: C[m x n] = alpha * op(A) * op(B) + beta * C.
+template <class T>
+struct Problem {
+  bool trans_a = false, trans_b = false;
+  int64_t m = 0, n = 0, k = 0;
+  T alpha{};
+  const T* a = nullptr;
+  int64_t lda = 0;
+  const T* b = nullptr;
+  int64_t ldb = 0;
+  T beta{};
+  T* c = nullptr;
+  int64_t ldc = 0;
+};
+
+// How the CPU share is run inside its oneTBB arena: one OpenBLAS call using all the arena's
+// threads, or row panels, one per arena thread, each a single-threaded OpenBLAS call.
+enum class CpuMode { SingleCall, Panels };
+CpuMode cpu_mode();
+void set_cpu_mode(CpuMode mode);  // for benchmarks that compare the two
+
+// The GPU's rows for a fraction f of m rows: round(f * m), moved to the nearest multiple of the
+// kernel's row tile when that keeps both sides non-empty; f = 0 gives 0 and f = 1 gives m.
+int64_t gpu_rows(double fraction, int64_t m, int64_t tile);
+
+// Runs p (m, n > 0, k > 0, alpha != 0) under `options`, filling `report`.
+template <class T>
+void execute(const Problem<T>& p, const Options& options, Report& report);
+
+}  // namespace tandem::detail

@@ -1,0 +1,568 @@
+// OpenCL behind gpu.hpp: finds and opens devices, builds the embedded GEMM kernel once per
+// (device, precision, layout, parameters), and runs one GPU share with zero-copy or staged
+// operands. Every OpenCL status is checked (opencl.hpp throws cl::Error) and turned into a
+// tandem::Error naming the call. No callbacks are registered; completion is awaited on events.
+#include "gpu.hpp"
+
+#include <CL/opencl.hpp>
+
+#include <algorithm>
+#include <cctype>
+#include <cstring>
+#include <mutex>
+#include <sstream>
+#include <type_traits>
+#include <unordered_map>
+
+#include "tandem_kernels.hpp"
+
+namespace tandem::detail::gpu {
+namespace {
+
+const char* status_name(cl_int code) {
+  switch (code) {
+    case CL_DEVICE_NOT_FOUND: return "CL_DEVICE_NOT_FOUND";
+    case CL_DEVICE_NOT_AVAILABLE: return "CL_DEVICE_NOT_AVAILABLE";
+    case CL_COMPILER_NOT_AVAILABLE: return "CL_COMPILER_NOT_AVAILABLE";
+    case CL_MEM_OBJECT_ALLOCATION_FAILURE: return "CL_MEM_OBJECT_ALLOCATION_FAILURE";
+    case CL_OUT_OF_RESOURCES: return "CL_OUT_OF_RESOURCES";
+    case CL_OUT_OF_HOST_MEMORY: return "CL_OUT_OF_HOST_MEMORY";
+    case CL_BUILD_PROGRAM_FAILURE: return "CL_BUILD_PROGRAM_FAILURE";
+    case CL_MAP_FAILURE: return "CL_MAP_FAILURE";
+    case CL_EXEC_STATUS_ERROR_FOR_EVENTS_IN_WAIT_LIST:
+      return "CL_EXEC_STATUS_ERROR_FOR_EVENTS_IN_WAIT_LIST";
+    case CL_INVALID_VALUE: return "CL_INVALID_VALUE";
+    case CL_INVALID_DEVICE: return "CL_INVALID_DEVICE";
+    case CL_INVALID_CONTEXT: return "CL_INVALID_CONTEXT";
+    case CL_INVALID_COMMAND_QUEUE: return "CL_INVALID_COMMAND_QUEUE";
+    case CL_INVALID_HOST_PTR: return "CL_INVALID_HOST_PTR";
+    case CL_INVALID_MEM_OBJECT: return "CL_INVALID_MEM_OBJECT";
+    case CL_INVALID_BUILD_OPTIONS: return "CL_INVALID_BUILD_OPTIONS";
+    case CL_INVALID_PROGRAM_EXECUTABLE: return "CL_INVALID_PROGRAM_EXECUTABLE";
+    case CL_INVALID_KERNEL_NAME: return "CL_INVALID_KERNEL_NAME";
+    case CL_INVALID_KERNEL_ARGS: return "CL_INVALID_KERNEL_ARGS";
+    case CL_INVALID_WORK_GROUP_SIZE: return "CL_INVALID_WORK_GROUP_SIZE";
+    case CL_INVALID_WORK_ITEM_SIZE: return "CL_INVALID_WORK_ITEM_SIZE";
+    case CL_INVALID_GLOBAL_WORK_SIZE: return "CL_INVALID_GLOBAL_WORK_SIZE";
+    case CL_INVALID_BUFFER_SIZE: return "CL_INVALID_BUFFER_SIZE";
+    case CL_INVALID_OPERATION: return "CL_INVALID_OPERATION";
+    case -1001: return "CL_PLATFORM_NOT_FOUND_KHR";
+    default: return "CL error";
+  }
+}
+
+Error opencl_error(const std::string& call, cl_int code, const std::string& detail = {}) {
+  std::ostringstream msg;
+  msg << call << " failed: " << status_name(code) << " (" << code << ")";
+  if (!detail.empty()) msg << ": " << detail;
+  return Error(Error::Kind::OpenCL, msg.str(), 0, call, code);
+}
+
+Error translate(const cl::Error& e, const std::string& context = {}) {
+  return opencl_error(e.what() != nullptr ? e.what() : "OpenCL", e.err(), context);
+}
+
+std::string lower(std::string s) {
+  std::transform(s.begin(), s.end(), s.begin(),
+                 [](unsigned char ch) { return static_cast<char>(std::tolower(ch)); });
+  return s;
+}
+
+struct Found {
+  DeviceInfo info;
+  cl::Device device;
+};
+
+std::vector<Found> enumerate() {
+  std::vector<cl::Platform> platforms;
+  try {
+    cl::Platform::get(&platforms);
+  } catch (const cl::Error& e) {
+    if (e.err() == -1001) throw Error(Error::Kind::Runtime, "no OpenCL platform is installed");
+    throw translate(e);
+  }
+  std::vector<Found> found;
+  for (const auto& platform : platforms) {
+    std::vector<cl::Device> devices;
+    try {
+      platform.getDevices(CL_DEVICE_TYPE_ALL, &devices);
+    } catch (const cl::Error& e) {
+      if (e.err() == CL_DEVICE_NOT_FOUND) continue;
+      throw translate(e);
+    }
+    for (const auto& d : devices) {
+      DeviceInfo info;
+      info.index = static_cast<int>(found.size());
+      info.platform = platform.getInfo<CL_PLATFORM_NAME>();
+      info.name = d.getInfo<CL_DEVICE_NAME>();
+      info.vendor = d.getInfo<CL_DEVICE_VENDOR>();
+      info.driver = d.getInfo<CL_DRIVER_VERSION>();
+      info.version = d.getInfo<CL_DEVICE_VERSION>();
+      info.is_gpu = (d.getInfo<CL_DEVICE_TYPE>() & CL_DEVICE_TYPE_GPU) != 0;
+      info.unified_memory = d.getInfo<CL_DEVICE_HOST_UNIFIED_MEMORY>() != CL_FALSE;
+      info.fp64 = d.getInfo<CL_DEVICE_DOUBLE_FP_CONFIG>() != 0;
+      info.compute_units = static_cast<int>(d.getInfo<CL_DEVICE_MAX_COMPUTE_UNITS>());
+      info.max_work_group = d.getInfo<CL_DEVICE_MAX_WORK_GROUP_SIZE>();
+      info.local_mem_bytes = d.getInfo<CL_DEVICE_LOCAL_MEM_SIZE>();
+      info.global_mem_bytes = d.getInfo<CL_DEVICE_GLOBAL_MEM_SIZE>();
+      info.max_alloc_bytes = d.getInfo<CL_DEVICE_MAX_MEM_ALLOC_SIZE>();
+      info.base_addr_align_bytes = static_cast<int>(d.getInfo<CL_DEVICE_MEM_BASE_ADDR_ALIGN>() / 8);
+      found.push_back({info, d});
+    }
+  }
+  return found;
+}
+
+// Default kernel parameters by kind of device, until a tuned profile supplies better ones.
+// Discrete and integrated GPUs get a 64x64 tile of 16x16 work-items; a CPU device (PoCL), whose
+// work-groups become loops, a smaller group with a wider register tile.
+const Params& defaults_for(const DeviceInfo& info) {
+  static const Params gpu{{"MWG", 64}, {"NWG", 64}, {"KWG", 16}, {"MDIMC", 16}, {"NDIMC", 16},
+                          {"KUNROLL", 4}, {"VW", 4}, {"SA", 1}, {"SB", 1}, {"STRIDED", 1}};
+  static const Params cpu{{"MWG", 32}, {"NWG", 32}, {"KWG", 16}, {"MDIMC", 8}, {"NDIMC", 8},
+                          {"KUNROLL", 4}, {"VW", 4}, {"SA", 1}, {"SB", 1}, {"STRIDED", 1}};
+  return info.is_gpu ? gpu : cpu;
+}
+
+struct Program {
+  cl::Program program;
+  std::string error;  // non-empty: the build failed, and this says why
+};
+
+}  // namespace
+
+std::string DeviceInfo::describe() const { return platform + " / " + name; }
+
+class Device {
+ public:
+  explicit Device(const Found& found)
+      : info_(found.info), device_(found.device), context_(found.device) {}
+
+  const DeviceInfo& info() const { return info_; }
+  const cl::Context& context() const { return context_; }
+  const cl::Device& device() const { return device_; }
+
+  // The compiled program for `defines`, built once; a failed build is remembered too.
+  const cl::Program& program(const std::string& defines) {
+    std::lock_guard<std::mutex> lock(mutex_);
+    auto it = programs_.find(defines);
+    if (it == programs_.end()) it = programs_.emplace(defines, build(defines)).first;
+    if (!it->second.error.empty())
+      throw opencl_error("clBuildProgram", CL_BUILD_PROGRAM_FAILURE, it->second.error);
+    return it->second.program;
+  }
+
+ private:
+  Program build(const std::string& defines) {
+    Program result;
+    const std::string source = defines + kernels::gemm;
+    try {
+      result.program = cl::Program(context_, source);
+      result.program.build({device_}, "-cl-std=CL1.2");
+    } catch (const cl::Error& e) {
+      std::string log;
+      try {
+        log = result.program.getBuildInfo<CL_PROGRAM_BUILD_LOG>(device_);
+      } catch (const cl::Error&) {
+      }
+      // Keep the first lines of the compiler's log: enough to name the cause.
+      if (log.size() > 2000) log.resize(2000);
+      result.error = std::string(e.what()) + " for [" + defines + "]" +
+                     (log.empty() ? "" : ": " + log);
+      std::replace(result.error.begin(), result.error.end(), '\n', ' ');
+    }
+    return result;
+  }
+
+  DeviceInfo info_;
+  cl::Device device_;
+  cl::Context context_;
+  std::mutex mutex_;
+  std::unordered_map<std::string, Program> programs_;
+};
+
+std::vector<DeviceInfo> list_devices() {
+  try {
+    std::vector<DeviceInfo> out;
+    for (const auto& f : enumerate()) out.push_back(f.info);
+    return out;
+  } catch (const cl::Error& e) {
+    throw translate(e);
+  }
+}
+
+std::shared_ptr<Device> open_device(const std::string& selector) {
+  // Opening is cached per selector, failures included, so a missing device costs one discovery.
+  struct Entry {
+    std::shared_ptr<Device> device;
+    std::unique_ptr<Error> error;
+  };
+  static std::mutex mutex;
+  static std::map<std::string, Entry> cache;
+  std::lock_guard<std::mutex> lock(mutex);
+  auto it = cache.find(selector);
+  if (it == cache.end()) {
+    Entry entry;
+    try {
+      const auto found = enumerate();
+      if (found.empty()) throw Error(Error::Kind::Runtime, "OpenCL reports no device");
+      const Found* chosen = nullptr;
+      if (selector.empty()) {
+        auto gpu = std::find_if(found.begin(), found.end(), [](const Found& f) { return f.info.is_gpu; });
+        chosen = gpu != found.end() ? &*gpu : &found.front();
+      } else if (std::all_of(selector.begin(), selector.end(),
+                             [](unsigned char ch) { return std::isdigit(ch) != 0; })) {
+        const size_t index = std::stoul(selector);
+        if (index < found.size()) chosen = &found[index];
+      } else {
+        const std::string needle = lower(selector);
+        for (const auto& f : found)
+          if (lower(f.info.describe()).find(needle) != std::string::npos) {
+            chosen = &f;
+            break;
+          }
+      }
+      if (chosen == nullptr) {
+        std::string available;
+        for (const auto& f : found)
+          available += (available.empty() ? "" : "; ") + std::to_string(f.info.index) + ": " +
+                       f.info.describe();
+        throw Error(Error::Kind::Runtime,
+                    "device selector '" + selector + "' matches no OpenCL device (available: " +
+                        available + ")");
+      }
+      entry.device = std::make_shared<Device>(*chosen);
+    } catch (const cl::Error& e) {
+      entry.error = std::make_unique<Error>(translate(e));
+    } catch (const Error& e) {
+      entry.error = std::make_unique<Error>(e);
+    }
+    it = cache.emplace(selector, std::move(entry)).first;
+  }
+  if (it->second.error) throw *it->second.error;
+  return it->second.device;
+}
+
+const DeviceInfo& info(const Device& device) { return device.info(); }
+
+Params resolve_params(const Device& device, bool fp64, const std::map<std::string, int>& overrides) {
+  const DeviceInfo& di = device.info();
+  Params p = defaults_for(di);
+  for (const auto& [name, value] : overrides) {
+    if (p.find(name) == p.end())
+      throw Error(Error::Kind::InvalidArgument, "unknown kernel parameter '" + name + "'");
+    p[name] = value;
+  }
+  for (const char* positive : {"MWG", "NWG", "KWG", "MDIMC", "NDIMC", "KUNROLL", "VW"})
+    if (p[positive] <= 0)
+      throw Error(Error::Kind::Runtime,
+                  std::string("kernel parameter ") + positive + " must be positive");
+  const uint64_t group = static_cast<uint64_t>(p["MDIMC"]) * static_cast<uint64_t>(p["NDIMC"]);
+  if (group > di.max_work_group)
+    throw Error(Error::Kind::Runtime, "work-group of " + std::to_string(group) +
+                                          " work-items exceeds the device's limit of " +
+                                          std::to_string(di.max_work_group));
+  const uint64_t elem = fp64 ? 8 : 4;
+  const uint64_t local = elem * static_cast<uint64_t>(p["KWG"]) *
+                         (static_cast<uint64_t>(p["SA"] ? p["MWG"] + 1 : 0) +
+                          static_cast<uint64_t>(p["SB"] ? p["NWG"] + 1 : 0));
+  if (local > di.local_mem_bytes)
+    throw Error(Error::Kind::Runtime, "kernel needs " + std::to_string(local) +
+                                          " bytes of local memory; the device has " +
+                                          std::to_string(di.local_mem_bytes));
+  return p;
+}
+
+std::string describe(const Params& params) {
+  std::string s;
+  for (const auto& [name, value] : params) s += (s.empty() ? "" : " ") + name + "=" + std::to_string(value);
+  return s;
+}
+
+int64_t row_tile(const Params& params) {
+  auto it = params.find("MWG");
+  return it != params.end() && it->second > 0 ? it->second : 1;
+}
+
+namespace {
+
+// Elements spanned by a rows x cols row-major block with leading dimension ld.
+int64_t span(int64_t rows, int64_t cols, int64_t ld) { return rows == 0 || cols == 0 ? 0 : (rows - 1) * ld + cols; }
+
+template <class T>
+void pack(const T* src, int64_t rows, int64_t cols, int64_t ld, T* dst) {
+  if (ld == cols) {
+    std::memcpy(dst, src, static_cast<size_t>(rows * cols) * sizeof(T));
+    return;
+  }
+  for (int64_t r = 0; r < rows; ++r)
+    std::memcpy(dst + r * cols, src + r * ld, static_cast<size_t>(cols) * sizeof(T));
+}
+
+template <class T>
+void unpack(const T* src, int64_t rows, int64_t cols, T* dst, int64_t ld) {
+  if (ld == cols) {
+    std::memcpy(dst, src, static_cast<size_t>(rows * cols) * sizeof(T));
+    return;
+  }
+  for (int64_t r = 0; r < rows; ++r)
+    std::memcpy(dst + r * ld, src + r * cols, static_cast<size_t>(cols) * sizeof(T));
+}
+
+// One operand on the device: either the caller's memory in place (zero-copy), or a packed copy
+// in a pinned host buffer (CL_MEM_ALLOC_HOST_PTR) that the kernel reads directly on a
+// unified-memory device, or that is copied into a device buffer on a discrete one.
+template <class T>
+struct Operand {
+  Report::Buffer path = Report::Buffer::None;
+  cl::Buffer in_place;  // zero-copy
+  cl::Buffer pinned;    // staged: host-visible
+  T* mapped = nullptr;  // staged: pinned's host pointer while mapped
+  cl::Buffer device;    // staged, discrete devices: the kernel's copy
+  int64_t ld = 0;       // leading dimension the kernel sees
+
+  const cl::Buffer& kernel_buffer() const {
+    if (path == Report::Buffer::ZeroCopy) return in_place;
+    return device() != nullptr ? device : pinned;
+  }
+};
+
+template <class T>
+class InFlightImpl final : public InFlight {
+ public:
+  InFlightImpl(Device& dev, const Share<T>& s) : dev_(dev), s_(s) {}
+
+  // Enqueues everything; on a throw, kernel_enqueued() says whether the kernel may still run.
+  void start(const Params& params) {
+    Device& dev = dev_;
+    const Share<T>& s = s_;
+    const DeviceInfo& di = dev.info();
+    queue_ = cl::CommandQueue(dev.context(), dev.device(), CL_QUEUE_PROFILING_ENABLE);
+    zero_copy_align_ = static_cast<uintptr_t>(std::max(64, di.base_addr_align_bytes));
+    // Intel's integrated GPUs share host memory only from page-aligned pointers.
+    if (lower(di.vendor).find("intel") != std::string::npos) zero_copy_align_ = 4096;
+
+    const int64_t a_rows = s.trans_a ? s.k : s.m, a_cols = s.trans_a ? s.m : s.k;
+    const int64_t b_rows = s.trans_b ? s.n : s.k, b_cols = s.trans_b ? s.k : s.n;
+    input(a_, s.a, a_rows, a_cols, s.lda);
+    input(b_, s.b, b_rows, b_cols, s.ldb);
+    output(c_, s.c, s.m, s.n, s.ldc, s.beta != T(0));
+    a_path = a_.path;
+    b_path = b_.path;
+    c_path = c_.path;
+
+    const bool long_index = std::max({span(a_rows, a_cols, a_.ld), span(b_rows, b_cols, b_.ld),
+                                      span(s.m, s.n, c_.ld)}) +
+                                static_cast<int64_t>(params.at("MWG") + params.at("NWG") +
+                                                     params.at("KWG")) *
+                                    std::max({a_.ld, b_.ld, c_.ld, int64_t{1}}) >=
+                            (int64_t{1} << 31) - 1;
+    std::string defines;
+    if (std::is_same_v<T, double>) defines += "#define USE_DOUBLE 1\n";
+    if (long_index) defines += "#define INDEX_LONG 1\n";
+    defines += "#define TRANS_A " + std::to_string(s.trans_a ? 1 : 0) + "\n";
+    defines += "#define TRANS_B " + std::to_string(s.trans_b ? 1 : 0) + "\n";
+    for (const auto& [name, value] : params)
+      defines += "#define " + name + " " + std::to_string(value) + "\n";
+    cl::Kernel kernel(dev.program(defines), "gemm");
+
+    int arg = 0;
+    auto index = [&](int64_t v) {
+      if (long_index)
+        kernel.setArg(arg++, static_cast<cl_long>(v));
+      else
+        kernel.setArg(arg++, static_cast<cl_int>(v));
+    };
+    index(s.m);
+    index(s.n);
+    index(s.k);
+    kernel.setArg(arg++, s.alpha);
+    kernel.setArg(arg++, a_.kernel_buffer());
+    index(0);
+    index(a_.ld);
+    kernel.setArg(arg++, b_.kernel_buffer());
+    index(0);
+    index(b_.ld);
+    kernel.setArg(arg++, s.beta);
+    kernel.setArg(arg++, c_.kernel_buffer());
+    index(0);
+    index(c_.ld);
+
+    const auto groups = [](int64_t extent, int tile) { return (extent + tile - 1) / tile; };
+    const size_t gx = static_cast<size_t>(groups(s.n, params.at("NWG")) * params.at("NDIMC"));
+    const size_t gy = static_cast<size_t>(groups(s.m, params.at("MWG")) * params.at("MDIMC"));
+    queue_.enqueueNDRangeKernel(kernel, cl::NullRange, cl::NDRange(gx, gy),
+                                cl::NDRange(static_cast<size_t>(params.at("NDIMC")),
+                                            static_cast<size_t>(params.at("MDIMC"))),
+                                nullptr, &kernel_event_);
+    kernel_enqueued_ = true;
+
+    // The last command makes C visible to the host: a map of the caller's own memory, or a
+    // read-back (discrete) / map (unified) of the staged copy.
+    const size_t c_bytes = static_cast<size_t>(span(s.m, s.n, c_.ld)) * sizeof(T);
+    if (c_.path == Report::Buffer::ZeroCopy) {
+      c_map_ = queue_.enqueueMapBuffer(c_.in_place, CL_FALSE, CL_MAP_READ | CL_MAP_WRITE, 0,
+                                       c_bytes, nullptr, &last_event_);
+    } else if (c_.device() != nullptr) {
+      queue_.enqueueReadBuffer(c_.device, CL_FALSE, 0, c_bytes, c_.mapped, nullptr, &last_event_);
+    } else {
+      c_.mapped = static_cast<T*>(queue_.enqueueMapBuffer(c_.pinned, CL_FALSE, CL_MAP_READ, 0,
+                                                          c_bytes, nullptr, &last_event_));
+    }
+  }
+
+  bool kernel_enqueued() const { return kernel_enqueued_; }
+
+  // After a failure once the kernel was enqueued: let the device finish before C is reused.
+  void drain() noexcept {
+    try {
+      queue_.finish();
+    } catch (const cl::Error&) {
+    }
+  }
+
+  void flush() override { queue_.flush(); }
+
+  void wait() override {
+    cl::WaitForEvents({last_event_});
+    const cl_ulong start = kernel_event_.getProfilingInfo<CL_PROFILING_COMMAND_START>();
+    const cl_ulong end = kernel_event_.getProfilingInfo<CL_PROFILING_COMMAND_END>();
+    kernel_seconds = static_cast<double>(end - start) * 1e-9;
+
+    std::vector<cl::Event> unmaps;
+    auto unmap = [&](const cl::Buffer& buffer, void* ptr) {
+      cl::Event e;
+      queue_.enqueueUnmapMemObject(buffer, ptr, nullptr, &e);
+      unmaps.push_back(e);
+    };
+    if (c_.path == Report::Buffer::ZeroCopy) {
+      unmap(c_.in_place, c_map_);
+    } else {
+      unpack(c_.mapped, s_.m, s_.n, s_.c, s_.ldc);
+      unmap(c_.pinned, c_.mapped);
+    }
+    for (Operand<T>* op : {&a_, &b_})
+      if (op->mapped != nullptr) unmap(op->pinned, op->mapped);
+    cl::WaitForEvents(unmaps);
+  }
+
+ private:
+  bool in_place_ok(const void* p) const {
+    return dev_.info().unified_memory && reinterpret_cast<uintptr_t>(p) % zero_copy_align_ == 0;
+  }
+
+  void input(Operand<T>& op, const T* host, int64_t rows, int64_t cols, int64_t ld) {
+    const size_t bytes = static_cast<size_t>(span(rows, cols, ld)) * sizeof(T);
+    if (in_place_ok(host)) {
+      op.path = Report::Buffer::ZeroCopy;
+      op.ld = ld;
+      op.in_place = cl::Buffer(dev_.context(), CL_MEM_READ_ONLY | CL_MEM_USE_HOST_PTR, bytes,
+                               const_cast<T*>(host));
+      return;
+    }
+    op.path = Report::Buffer::Copy;
+    op.ld = cols;
+    const size_t packed = static_cast<size_t>(rows * cols) * sizeof(T);
+    op.pinned = cl::Buffer(dev_.context(), CL_MEM_READ_WRITE | CL_MEM_ALLOC_HOST_PTR, packed);
+    op.mapped = static_cast<T*>(
+        queue_.enqueueMapBuffer(op.pinned, CL_TRUE, CL_MAP_WRITE_INVALIDATE_REGION, 0, packed));
+    pack(host, rows, cols, ld, op.mapped);
+    if (dev_.info().unified_memory) {
+      // The kernel reads the pinned buffer itself; it must be unmapped first.
+      queue_.enqueueUnmapMemObject(op.pinned, op.mapped);
+      op.mapped = nullptr;
+    } else {
+      op.device = cl::Buffer(dev_.context(), CL_MEM_READ_ONLY, packed);
+      queue_.enqueueWriteBuffer(op.device, CL_FALSE, 0, packed, op.mapped);
+    }
+  }
+
+  void output(Operand<T>& op, T* host, int64_t rows, int64_t cols, int64_t ld, bool read_c) {
+    const size_t bytes = static_cast<size_t>(span(rows, cols, ld)) * sizeof(T);
+    if (in_place_ok(host)) {
+      op.path = Report::Buffer::ZeroCopy;
+      op.ld = ld;
+      op.in_place = cl::Buffer(dev_.context(), CL_MEM_READ_WRITE | CL_MEM_USE_HOST_PTR, bytes, host);
+      return;
+    }
+    op.path = Report::Buffer::Copy;
+    op.ld = cols;
+    const size_t packed = static_cast<size_t>(rows * cols) * sizeof(T);
+    op.pinned = cl::Buffer(dev_.context(), CL_MEM_READ_WRITE | CL_MEM_ALLOC_HOST_PTR, packed);
+    op.mapped = static_cast<T*>(queue_.enqueueMapBuffer(
+        op.pinned, CL_TRUE, read_c ? CL_MAP_WRITE : CL_MAP_WRITE_INVALIDATE_REGION, 0, packed));
+    if (read_c) pack(static_cast<const T*>(host), rows, cols, ld, op.mapped);
+    if (dev_.info().unified_memory) {
+      queue_.enqueueUnmapMemObject(op.pinned, op.mapped);
+      op.mapped = nullptr;
+    } else {
+      op.device = cl::Buffer(dev_.context(), CL_MEM_READ_WRITE, packed);
+      if (read_c) queue_.enqueueWriteBuffer(op.device, CL_FALSE, 0, packed, op.mapped);
+    }
+  }
+
+  Device& dev_;
+  Share<T> s_;
+  uintptr_t zero_copy_align_ = 64;
+  cl::CommandQueue queue_;
+  Operand<T> a_, b_, c_;
+  void* c_map_ = nullptr;
+  cl::Event kernel_event_, last_event_;
+  bool kernel_enqueued_ = false;
+};
+
+// Runs `f`, turning OpenCL failures into Failure. `touched` says whether C may have been written
+// in place by then.
+template <class F>
+auto guarded(F&& f, bool touched) -> decltype(f()) {
+  try {
+    return f();
+  } catch (const cl::Error& e) {
+    throw Failure(translate(e), touched);
+  } catch (const Failure&) {
+    throw;
+  } catch (const Error& e) {
+    throw Failure(e, touched);
+  }
+}
+
+template <class T>
+class Guarded final : public InFlight {
+ public:
+  explicit Guarded(std::unique_ptr<InFlightImpl<T>> impl) : impl_(std::move(impl)) {
+    a_path = impl_->a_path;
+    b_path = impl_->b_path;
+    c_path = impl_->c_path;
+  }
+  void flush() override { guarded([&] { impl_->flush(); }, touched()); }
+  void wait() override {
+    guarded([&] { impl_->wait(); }, touched());
+    kernel_seconds = impl_->kernel_seconds;
+  }
+
+ private:
+  bool touched() const { return c_path == Report::Buffer::ZeroCopy; }
+  std::unique_ptr<InFlightImpl<T>> impl_;
+};
+
+}  // namespace
+
+template <class T>
+std::unique_ptr<InFlight> enqueue(Device& device, const Params& params, const Share<T>& share) {
+  auto impl = std::make_unique<InFlightImpl<T>>(device, share);
+  try {
+    impl->start(params);
+  } catch (const cl::Error& e) {
+    if (impl->kernel_enqueued()) impl->drain();
+    throw Failure(translate(e), impl->kernel_enqueued() && impl->c_path == Report::Buffer::ZeroCopy);
+  } catch (const Error& e) {
+    if (impl->kernel_enqueued()) impl->drain();
+    throw Failure(e, impl->kernel_enqueued() && impl->c_path == Report::Buffer::ZeroCopy);
+  }
+  return std::make_unique<Guarded<T>>(std::move(impl));
+}
+
+template std::unique_ptr<InFlight> enqueue<float>(Device&, const Params&, const Share<float>&);
+template std::unique_ptr<InFlight> enqueue<double>(Device&, const Params&, const Share<double>&);
+
+}  // namespace tandem::detail::gpu

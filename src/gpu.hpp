@@ -1,0 +1,95 @@
+// The OpenCL side of tandem: device discovery and selection, the GEMM kernel's parameters and
+// compiled-program cache, and one GPU share of a GEMM in flight. gpu.cpp is the only file that
+// includes OpenCL headers.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "tandem/tandem.hpp"
+
+namespace tandem::detail::gpu {
+
+struct DeviceInfo {
+  int index = -1;  // position in list_devices()
+  std::string platform, name, vendor, driver, version;
+  bool is_gpu = false;
+  bool unified_memory = false;  // CL_DEVICE_HOST_UNIFIED_MEMORY
+  bool fp64 = false;
+  int compute_units = 0;
+  uint64_t max_work_group = 0, local_mem_bytes = 0, global_mem_bytes = 0, max_alloc_bytes = 0;
+  int base_addr_align_bytes = 0;
+  std::string describe() const;  // "platform / device"
+};
+
+// Every OpenCL device of every platform, in a stable order. Throws Error if OpenCL has no
+// platform or fails.
+std::vector<DeviceInfo> list_devices();
+
+class Device;
+
+// The device `selector` names (decimal index into list_devices(), or a case-insensitive
+// substring of "platform / device"); empty selects the first GPU, else the first device. Opened
+// once per selector and kept for the process. Throws Error naming the cause.
+std::shared_ptr<Device> open_device(const std::string& selector);
+const DeviceInfo& info(const Device& device);
+
+// Kernel parameters, name -> value (kernels/gemm.cl's macros).
+using Params = std::map<std::string, int>;
+
+// The device's default parameters overlaid with `overrides`. Throws Error (InvalidArgument) for an
+// unknown name, and Error (Runtime) when the set cannot run on the device (work-group size or
+// local memory over its limits).
+Params resolve_params(const Device& device, bool fp64, const std::map<std::string, int>& overrides);
+std::string describe(const Params& params);
+// Rows of C one work-group computes: the GPU's share is best a multiple of it.
+int64_t row_tile(const Params& params);
+
+// One GPU share of a row-major GEMM.
+template <class T>
+struct Share {
+  bool trans_a = false, trans_b = false;
+  int64_t m = 0, n = 0, k = 0;
+  T alpha{};
+  const T* a = nullptr;
+  int64_t lda = 0;
+  const T* b = nullptr;
+  int64_t ldb = 0;
+  T beta{};
+  T* c = nullptr;
+  int64_t ldc = 0;
+};
+
+// A share whose commands are all enqueued. flush() submits them to the device without waiting;
+// wait() blocks on the last event (clWaitForEvents), after which C holds the result. No OpenCL
+// callbacks are used.
+class InFlight {
+ public:
+  virtual ~InFlight() = default;
+  virtual void flush() = 0;
+  virtual void wait() = 0;
+  Report::Buffer a_path = Report::Buffer::None, b_path = Report::Buffer::None,
+                 c_path = Report::Buffer::None;
+  double kernel_seconds = 0;  // from the kernel's profiling event, after wait()
+};
+
+// A GPU failure. c_touched says whether the kernel may have written the caller's C in place
+// (zero-copy), in which case C can no longer be recomputed from its old values.
+class Failure : public Error {
+ public:
+  Failure(const Error& e, bool c_touched) : Error(e), c_touched_(c_touched) {}
+  bool c_touched() const noexcept { return c_touched_; }
+
+ private:
+  bool c_touched_;
+};
+
+// Enqueues transfers (if any), the kernel and the read-back of C. Throws Failure (flush and wait
+// too) on any OpenCL failure.
+template <class T>
+std::unique_ptr<InFlight> enqueue(Device& device, const Params& params, const Share<T>& share);
+
+}  // namespace tandem::detail::gpu

@@ -1,0 +1,15 @@
+// Diagnostics on stderr: warnings printed once per process per key, and TANDEM_VERBOSE lines.
+#pragma once
+
+#include <string>
+
+namespace tandem::detail {
+
+// Prints "tandem: warning: <message>" the first time `key` is seen in this process. Returns
+// whether it printed.
+bool warn_once(const std::string& key, const std::string& message);
+
+// Prints "tandem: <line>" as one write, so lines from concurrent calls do not interleave.
+void log_line(const std::string& line);
+
+}  // namespace tandem::detail
