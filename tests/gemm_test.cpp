@@ -1,0 +1,176 @@
+// Differential tests of tandem::gemm against a double-precision reference: every strategy (cpu,
+// gpu, hybrid at several fractions), both precisions and layouts, all four op combinations,
+// awkward sizes, padded leading dimensions, alpha and beta in {0, 1, other}, and the NaN rules.
+#include <gtest/gtest.h>
+
+#include <limits>
+#include <random>
+#include <sstream>
+#include <tuple>
+
+#include "reference.hpp"
+
+namespace tandem::test {
+namespace {
+
+struct StrategyCase {
+  const char* name;
+  Strategy strategy;
+  double fraction;
+};
+
+const StrategyCase kStrategies[] = {
+    {"cpu", Strategy::Cpu, 0.0},          {"gpu", Strategy::Gpu, 1.0},
+    {"hybrid0", Strategy::Hybrid, 0.0},   {"hybrid30", Strategy::Hybrid, 0.3},
+    {"hybrid50", Strategy::Hybrid, 0.5},  {"hybrid100", Strategy::Hybrid, 1.0},
+};
+
+struct Size {
+  int64_t m, n, k;
+};
+
+// Multiples of no tile, degenerate extents, long and thin shapes.
+const Size kSizes[] = {{0, 5, 3},  {5, 0, 3},     {4, 5, 0},     {1, 1, 1},    {7, 63, 1},
+                       {63, 7, 100}, {1000, 7, 63}, {33, 1537, 9}, {1537, 3, 65}, {100, 130, 257},
+                       {64, 64, 64}};
+
+Options options_for(const StrategyCase& s) {
+  Options o;
+  o.strategy = s.strategy;
+  if (s.strategy == Strategy::Hybrid) o.gpu_fraction = s.fraction;
+  return o;
+}
+
+template <class T>
+void run_case(const StrategyCase& s, Layout layout, Op op_a, Op op_b, const Size& size,
+              double alpha, double beta, int64_t pad, uint64_t seed) {
+  std::mt19937_64 rng(seed);
+  const bool ta = op_a != Op::NoTrans, tb = op_b != Op::NoTrans;
+  const T sentinel = static_cast<T>(-777.25);
+  auto a = make_matrix<T>(layout, ta, size.m, size.k, pad, rng, sentinel);
+  auto b = make_matrix<T>(layout, tb, size.k, size.n, pad + 1, rng, sentinel);
+  auto c = make_matrix<T>(layout, false, size.m, size.n, pad, rng, sentinel);
+  if (beta == 0) {
+    // C is poisoned: with beta = 0 none of it may be read.
+    for (int64_t i = 0; i < size.m; ++i)
+      for (int64_t j = 0; j < size.n; ++j) c.at(i, j) = std::numeric_limits<T>::quiet_NaN();
+  }
+  const auto before = c;
+  const Reference ref = reference(a, b, c, alpha, beta);
+
+  std::ostringstream what;
+  what << s.name << " " << (layout == Layout::RowMajor ? "row" : "col") << " " << (ta ? "T" : "N")
+       << (tb ? "T" : "N") << " m=" << size.m << " n=" << size.n << " k=" << size.k
+       << " alpha=" << alpha << " beta=" << beta << " pad=" << pad;
+  Report report;
+  gemm<T>(layout, op_a, op_b, size.m, size.n, size.k, static_cast<T>(alpha), a.data.data(), a.ld,
+          b.data.data(), b.ld, static_cast<T>(beta), c.data.data(), c.ld, options_for(s), &report);
+  expect_matches(c, before, ref, size.k, what.str());
+  EXPECT_FALSE(report.fell_back) << what.str() << ": " << report.fallback_reason;
+  if (size.m > 0 && size.n > 0 && size.k > 0 && alpha != 0) {
+    // Hybrid splits really split: both sides hold rows when 0 < fraction < 1 and m allows.
+    const int64_t rows = layout == Layout::RowMajor ? size.m : size.n;
+    EXPECT_EQ(report.gpu_rows + report.cpu_rows, rows) << what.str();
+    if (s.fraction == 0.0) {
+      EXPECT_EQ(report.gpu_rows, 0) << what.str();
+    }
+    if (s.fraction == 1.0) {
+      EXPECT_EQ(report.cpu_rows, 0) << what.str();
+    }
+    if (s.fraction > 0 && s.fraction < 1 && rows >= 4) {
+      EXPECT_GT(report.gpu_rows, 0) << what.str();
+      EXPECT_GT(report.cpu_rows, 0) << what.str();
+    }
+  }
+}
+
+using Param = std::tuple<int /*strategy*/, bool /*double*/, Layout, Op, Op>;
+
+class GemmTest : public ::testing::TestWithParam<Param> {};
+
+TEST_P(GemmTest, MatchesReference) {
+  const auto [si, dbl, layout, op_a, op_b] = GetParam();
+  const double values[] = {0.0, 1.0, -1.5};
+  int combo = 0;
+  uint64_t seed = 1234 + static_cast<uint64_t>(si) * 97;
+  for (const Size& size : kSizes) {
+    const int64_t pad = (combo / 3) % 2 == 0 ? 0 : 3;
+    for (int j = 0; j < 3; ++j, ++combo) {
+      const double alpha = values[(combo / 3) % 3], beta = values[combo % 3];
+      if (dbl)
+        run_case<double>(kStrategies[si], layout, op_a, op_b, size, alpha, beta, pad, ++seed);
+      else
+        run_case<float>(kStrategies[si], layout, op_a, op_b, size, alpha, beta, pad, ++seed);
+    }
+  }
+}
+
+std::string param_name(const ::testing::TestParamInfo<Param>& info) {
+  const auto [si, dbl, layout, op_a, op_b] = info.param;
+  std::string s = std::string(kStrategies[si].name) + (dbl ? "_d_" : "_s_") +
+                  (layout == Layout::RowMajor ? "row_" : "col_");
+  auto op = [](Op o) { return o == Op::NoTrans ? "N" : o == Op::Trans ? "T" : "C"; };
+  return s + op(op_a) + op(op_b);
+}
+
+INSTANTIATE_TEST_SUITE_P(All, GemmTest,
+                         ::testing::Combine(::testing::Range(0, 6), ::testing::Bool(),
+                                            ::testing::Values(Layout::RowMajor, Layout::ColMajor),
+                                            ::testing::Values(Op::NoTrans, Op::Trans),
+                                            ::testing::Values(Op::NoTrans, Op::ConjTrans)),
+                         param_name);
+
+// alpha = 0 reads neither A nor B; beta = 0 does not read C; k = 0 means C = beta * C.
+class NanRules : public ::testing::TestWithParam<std::tuple<int, bool>> {};
+
+template <class T>
+void nan_rules(const StrategyCase& s) {
+  const T nan = std::numeric_limits<T>::quiet_NaN(), inf = std::numeric_limits<T>::infinity();
+  const int64_t m = 37, n = 29, k = 19;
+  std::vector<T> a(m * k, nan), b(k * n, inf), c(m * n);
+  for (size_t i = 0; i < c.size(); ++i) c[i] = static_cast<T>(i % 7) - T(3);
+  const Options o = options_for(s);
+
+  // alpha = 0, beta = 2: C doubles, whatever A and B hold.
+  auto c1 = c;
+  gemm<T>(Layout::RowMajor, Op::NoTrans, Op::NoTrans, m, n, k, T(0), a.data(), k, b.data(), n,
+          T(2), c1.data(), n, o);
+  for (size_t i = 0; i < c.size(); ++i) ASSERT_EQ(c1[i], T(2) * c[i]) << s.name << " at " << i;
+
+  // alpha = 0, beta = 0: C becomes zero even if it held NaN.
+  std::vector<T> c2(m * n, nan);
+  gemm<T>(Layout::ColMajor, Op::Trans, Op::NoTrans, m, n, k, T(0), a.data(), k, b.data(), k, T(0),
+          c2.data(), m, o);
+  for (size_t i = 0; i < c2.size(); ++i) ASSERT_EQ(c2[i], T(0)) << s.name << " at " << i;
+
+  // k = 0: C = beta * C, A and B never touched (null is fine).
+  auto c3 = c;
+  gemm<T>(Layout::RowMajor, Op::NoTrans, Op::NoTrans, m, n, 0, T(1), nullptr, 1, nullptr, n,
+          T(-1), c3.data(), n, o);
+  for (size_t i = 0; i < c.size(); ++i) ASSERT_EQ(c3[i], -c[i]) << s.name << " at " << i;
+
+  // beta = 0 with NaN in C and a real product: NaN is overwritten.
+  std::vector<T> ones_a(m * k, T(1)), ones_b(k * n, T(0.5));
+  std::vector<T> c4(m * n, nan);
+  gemm<T>(Layout::RowMajor, Op::NoTrans, Op::NoTrans, m, n, k, T(2), ones_a.data(), k,
+          ones_b.data(), n, T(0), c4.data(), n, o);
+  for (size_t i = 0; i < c4.size(); ++i) ASSERT_EQ(c4[i], T(k)) << s.name << " at " << i;
+}
+
+TEST_P(NanRules, Hold) {
+  const auto [si, dbl] = GetParam();
+  if (dbl)
+    nan_rules<double>(kStrategies[si]);
+  else
+    nan_rules<float>(kStrategies[si]);
+}
+
+std::string nan_name(const ::testing::TestParamInfo<std::tuple<int, bool>>& p) {
+  return std::string(kStrategies[std::get<0>(p.param)].name) + (std::get<1>(p.param) ? "_d" : "_s");
+}
+
+INSTANTIATE_TEST_SUITE_P(All, NanRules, ::testing::Combine(::testing::Range(0, 6), ::testing::Bool()),
+                         nan_name);
+
+}  // namespace
+}  // namespace tandem::test

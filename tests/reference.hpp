@@ -1,0 +1,124 @@
+// Test helpers: operands in any layout with padded leading dimensions, a reference GEMM computed
+// in double by plain loops, and an element-wise error bound scaled with k and the precision.
+#pragma once
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstdint>
+#include <limits>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "tandem/tandem.hpp"
+
+namespace tandem::test {
+
+// A stored operand whose op() is rows x cols.
+template <class T>
+struct Matrix {
+  Layout layout = Layout::RowMajor;
+  bool trans = false;
+  int64_t rows = 0, cols = 0, ld = 1;
+  std::vector<T, Allocator<T>> data;
+
+  int64_t stored_rows() const { return trans ? cols : rows; }
+  int64_t stored_cols() const { return trans ? rows : cols; }
+  // Element (i, j) of op(X).
+  size_t index(int64_t i, int64_t j) const {
+    const int64_t r = trans ? j : i, c = trans ? i : j;
+    return static_cast<size_t>(layout == Layout::RowMajor ? r * ld + c : c * ld + r);
+  }
+  T& at(int64_t i, int64_t j) { return data[index(i, j)]; }
+  T at(int64_t i, int64_t j) const { return data[index(i, j)]; }
+  // Whether storage position p lies in the padding between leading dimension and extent.
+  bool is_padding(size_t p) const {
+    const int64_t inner = layout == Layout::RowMajor ? stored_cols() : stored_rows();
+    return static_cast<int64_t>(p) % ld >= inner;
+  }
+};
+
+template <class T>
+Matrix<T> make_matrix(Layout layout, bool trans, int64_t rows, int64_t cols, int64_t pad,
+                      std::mt19937_64& rng, T padding_value) {
+  Matrix<T> m;
+  m.layout = layout;
+  m.trans = trans;
+  m.rows = rows;
+  m.cols = cols;
+  const int64_t inner = layout == Layout::RowMajor ? m.stored_cols() : m.stored_rows();
+  const int64_t outer = layout == Layout::RowMajor ? m.stored_rows() : m.stored_cols();
+  m.ld = std::max<int64_t>(1, inner + pad);
+  m.data.assign(static_cast<size_t>(std::max<int64_t>(1, outer * m.ld)), padding_value);
+  std::uniform_real_distribution<double> dist(-1.0, 1.0);
+  for (int64_t i = 0; i < rows; ++i)
+    for (int64_t j = 0; j < cols; ++j) m.at(i, j) = static_cast<T>(dist(rng));
+  return m;
+}
+
+// C = alpha * op(A) * op(B) + beta * C0 in double, with bound[i, j] = sum |alpha a b| + |beta c|.
+struct Reference {
+  std::vector<double> value, magnitude;
+};
+
+template <class T>
+Reference reference(const Matrix<T>& a, const Matrix<T>& b, const Matrix<T>& c0, double alpha,
+                    double beta) {
+  const int64_t m = c0.rows, n = c0.cols, k = a.cols;
+  Reference r;
+  r.value.assign(static_cast<size_t>(m * n), 0.0);
+  r.magnitude.assign(static_cast<size_t>(m * n), 0.0);
+  for (int64_t i = 0; i < m; ++i)
+    for (int64_t j = 0; j < n; ++j) {
+      double sum = 0, mag = 0;
+      if (alpha != 0)
+        for (int64_t p = 0; p < k; ++p) {
+          const double x = static_cast<double>(a.at(i, p)) * static_cast<double>(b.at(p, j));
+          sum += x;
+          mag += std::fabs(x);
+        }
+      double v = alpha * sum, bound = std::fabs(alpha) * mag;
+      if (beta != 0) {
+        v += beta * static_cast<double>(c0.at(i, j));
+        bound += std::fabs(beta * static_cast<double>(c0.at(i, j)));
+      }
+      r.value[static_cast<size_t>(i * n + j)] = v;
+      r.magnitude[static_cast<size_t>(i * n + j)] = bound;
+    }
+  return r;
+}
+
+// Every element within (k + 2) * eps * bound of the reference (twice that for slack in the
+// accumulation order), NaN never; padding of C unchanged. Returns the max relative error.
+template <class T>
+double expect_matches(const Matrix<T>& c, const Matrix<T>& c_before, const Reference& ref,
+                      int64_t k, const std::string& what) {
+  const double eps = std::numeric_limits<T>::epsilon();
+  double worst = 0;
+  int failures = 0;
+  for (int64_t i = 0; i < c.rows; ++i)
+    for (int64_t j = 0; j < c.cols; ++j) {
+      const size_t q = static_cast<size_t>(i * c.cols + j);
+      const double got = static_cast<double>(c.at(i, j));
+      const double tol = 2.0 * static_cast<double>(k + 2) * eps * ref.magnitude[q] +
+                         std::numeric_limits<T>::min();
+      const double err = std::fabs(got - ref.value[q]);
+      if (!(err <= tol)) {
+        if (++failures <= 5)
+          ADD_FAILURE() << what << ": C(" << i << "," << j << ") = " << got << ", expected "
+                        << ref.value[q] << " (tolerance " << tol << ")";
+      }
+      if (ref.magnitude[q] > 0) worst = std::max(worst, err / ref.magnitude[q]);
+    }
+  for (size_t p = 0; p < c.data.size(); ++p)
+    if (c.is_padding(p) && !(c.data[p] == c_before.data[p] ||
+                             (std::isnan(c.data[p]) && std::isnan(c_before.data[p])))) {
+      ADD_FAILURE() << what << ": padding of C at storage index " << p << " was written";
+      break;
+    }
+  EXPECT_EQ(failures, 0) << what << ": " << failures << " wrong elements";
+  return worst;
+}
+
+}  // namespace tandem::test
