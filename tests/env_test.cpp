@@ -1,0 +1,131 @@
+// The TANDEM_* environment: parsing rules through a fake lookup, and whole-process behaviour
+// under variables that ctest sets (see tests/CMakeLists.txt).
+#include <gtest/gtest.h>
+
+#include <cstdlib>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "config.hpp"
+#include "tandem/tandem.hpp"
+
+namespace tandem::test {
+namespace {
+
+std::map<std::string, std::string>* g_fake = nullptr;
+
+const char* fake_lookup(const char* name) {
+  auto it = g_fake->find(name);
+  return it == g_fake->end() ? nullptr : it->second.c_str();
+}
+
+detail::EnvConfig parse(std::map<std::string, std::string> vars) {
+  g_fake = &vars;
+  auto cfg = detail::parse_env(fake_lookup);
+  g_fake = nullptr;
+  return cfg;
+}
+
+TEST(EnvParse, ValidValues) {
+  auto cfg = parse({{"TANDEM_STRATEGY", "Hybrid"}, {"TANDEM_GPU_FRACTION", "0.25"},
+                    {"TANDEM_DEVICE", "pocl"}, {"TANDEM_VERBOSE", "1"}});
+  EXPECT_EQ(cfg.strategy, Strategy::Hybrid);
+  EXPECT_EQ(cfg.gpu_fraction, 0.25);
+  EXPECT_EQ(cfg.device, "pocl");
+  EXPECT_TRUE(cfg.verbose);
+  EXPECT_FALSE(parse({}).strategy.has_value());
+}
+
+TEST(EnvParse, MalformedValuesWarnOnceAndAreIgnored) {
+  ::testing::internal::CaptureStderr();
+  auto cfg = parse({{"TANDEM_STRATEGY", "fastest"}, {"TANDEM_GPU_FRACTION", "1.5"}});
+  auto again = parse({{"TANDEM_STRATEGY", "fastest"}, {"TANDEM_GPU_FRACTION", "1.5"}});
+  auto nan = parse({{"TANDEM_GPU_FRACTION", "nan"}, {"TANDEM_VERBOSE", "loud"}});
+  const std::string err = ::testing::internal::GetCapturedStderr();
+  EXPECT_FALSE(cfg.strategy.has_value());
+  EXPECT_FALSE(cfg.gpu_fraction.has_value());
+  EXPECT_FALSE(nan.gpu_fraction.has_value());
+  EXPECT_FALSE(nan.verbose);
+  EXPECT_NE(err.find("TANDEM_STRATEGY='fastest'"), std::string::npos) << err;
+  EXPECT_NE(err.find("TANDEM_GPU_FRACTION='1.5'"), std::string::npos) << err;
+  EXPECT_NE(err.find("TANDEM_GPU_FRACTION='nan'"), std::string::npos) << err;
+  EXPECT_NE(err.find("TANDEM_VERBOSE='loud'"), std::string::npos) << err;
+  // Once each: the second identical parse printed nothing more.
+  EXPECT_EQ(err.find("TANDEM_STRATEGY='fastest'"), err.rfind("TANDEM_STRATEGY='fastest'")) << err;
+}
+
+// The process tests below only mean something under the variables ctest gives them.
+bool env_is(const char* name, const char* value) {
+  const char* v = std::getenv(name);
+  return v != nullptr && std::string(v) == value;
+}
+
+TEST(EnvProcess, DeviceNamingNothingFallsBackToCpu) {
+  ASSERT_TRUE(env_is("TANDEM_DEVICE", "no-such-device")) << "run through ctest";
+  ASSERT_TRUE(env_is("TANDEM_STRATEGY", "hybrid"));
+  std::vector<float> a(40 * 30, 1.0f), b(30 * 20, 2.0f), c(40 * 20, -1.0f);
+  Report r;
+  ::testing::internal::CaptureStderr();
+  gemm<float>(Layout::RowMajor, Op::NoTrans, Op::NoTrans, 40, 20, 30, 1.0f, a.data(), 30,
+              b.data(), 20, 1.0f, c.data(), 20, {}, &r);
+  gemm<float>(Layout::RowMajor, Op::NoTrans, Op::NoTrans, 40, 20, 30, 1.0f, a.data(), 30,
+              b.data(), 20, 0.0f, c.data(), 20, {}, &r);
+  const std::string err = ::testing::internal::GetCapturedStderr();
+  for (float x : c) ASSERT_EQ(x, 60.0f);
+  EXPECT_TRUE(r.fell_back);
+  EXPECT_NE(err.find("no-such-device"), std::string::npos) << err;
+  EXPECT_EQ(err.find("warning"), err.rfind("warning")) << "one warning only: " << err;
+}
+
+TEST(EnvProcess, ExplicitOptionsOverrideTheEnvironment) {
+  ASSERT_TRUE(env_is("TANDEM_DEVICE", "no-such-device")) << "run through ctest";
+  std::vector<float> a(64 * 64, 1.0f), b(64 * 64, 1.0f), c(64 * 64, 0.0f);
+  Options o;
+  o.strategy = Strategy::Cpu;
+  Report r;
+  gemm<float>(Layout::RowMajor, Op::NoTrans, Op::NoTrans, 64, 64, 64, 1.0f, a.data(), 64,
+              b.data(), 64, 0.0f, c.data(), 64, o, &r);
+  EXPECT_EQ(r.strategy, Strategy::Cpu);
+  EXPECT_FALSE(r.fell_back);
+  o.strategy = Strategy::Hybrid;
+  o.device = "0";  // overrides TANDEM_DEVICE
+  gemm<float>(Layout::RowMajor, Op::NoTrans, Op::NoTrans, 64, 64, 64, 1.0f, a.data(), 64,
+              b.data(), 64, 0.0f, c.data(), 64, o, &r);
+  EXPECT_FALSE(r.fell_back) << r.fallback_reason;
+  EXPECT_GT(r.gpu_rows, 0);
+  for (float x : c) ASSERT_EQ(x, 64.0f);
+}
+
+TEST(EnvVerbose, OneLinePerCall) {
+  ASSERT_TRUE(env_is("TANDEM_VERBOSE", "1")) << "run through ctest";
+  std::vector<double, Allocator<double>> a(100 * 50, 1.0), b(50 * 70, 1.0), c(100 * 70, 0.0);
+  ::testing::internal::CaptureStderr();
+  tandem_dgemm(TANDEM_ROW_MAJOR, TANDEM_NO_TRANS, TANDEM_NO_TRANS, 100, 70, 50, 1.0, a.data(), 50,
+               b.data(), 70, 0.0, c.data(), 70);
+  const std::string err = ::testing::internal::GetCapturedStderr();
+  EXPECT_NE(err.find("dgemm m=100 n=70 k=50 strategy=hybrid"), std::string::npos) << err;
+  EXPECT_NE(err.find("A=zero-copy B=zero-copy C=zero-copy"), std::string::npos) << err;
+  EXPECT_NE(err.find("cpu_rows="), std::string::npos) << err;
+  EXPECT_NE(err.find("gpu="), std::string::npos) << err;
+  EXPECT_EQ(err.find('\n'), err.size() - 1) << "exactly one line: " << err;
+}
+
+TEST(EnvMalformed, WarnsNamingVariableAndValue) {
+  ASSERT_TRUE(env_is("TANDEM_GPU_FRACTION", "lots")) << "run through ctest";
+  ::testing::internal::CaptureStderr();
+  std::vector<float> a(4, 1.0f), b(4, 1.0f), c(4, 0.0f);
+  ASSERT_EQ(tandem_sgemm(TANDEM_ROW_MAJOR, TANDEM_NO_TRANS, TANDEM_NO_TRANS, 2, 2, 2, 1.0f,
+                         a.data(), 2, b.data(), 2, 0.0f, c.data(), 2),
+            0);
+  ASSERT_EQ(tandem_sgemm(TANDEM_ROW_MAJOR, TANDEM_NO_TRANS, TANDEM_NO_TRANS, 2, 2, 2, 1.0f,
+                         a.data(), 2, b.data(), 2, 0.0f, c.data(), 2),
+            0);
+  const std::string err = ::testing::internal::GetCapturedStderr();
+  EXPECT_NE(err.find("TANDEM_GPU_FRACTION='lots'"), std::string::npos) << err;
+  EXPECT_EQ(err.find("TANDEM_GPU_FRACTION"), err.rfind("TANDEM_GPU_FRACTION")) << "once: " << err;
+  for (float x : c) EXPECT_EQ(x, 2.0f);
+}
+
+}  // namespace
+}  // namespace tandem::test

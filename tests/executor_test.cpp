@@ -1,0 +1,255 @@
+// The hybrid executor on the default OpenCL device (PoCL here): the order of enqueue, flush, CPU
+// share and wait; zero-copy for aligned host memory and copies otherwise; calls from many
+// threads; the split's rounding; and the CPU fallback when the GPU cannot run.
+#include <gtest/gtest.h>
+
+#include <random>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "executor.hpp"
+#include "gpu.hpp"
+#include "reference.hpp"
+
+namespace tandem::test {
+namespace {
+
+// Row-major, no transposes, in tandem_malloc memory (offset elements in, to misalign on demand).
+template <class T>
+struct Case {
+  int64_t m, n, k, offset;
+  std::vector<T, Allocator<T>> a, b, c;
+  std::vector<T> expected;
+
+  Case(int64_t m_, int64_t n_, int64_t k_, uint64_t seed, int64_t offset_ = 0)
+      : m(m_), n(n_), k(k_), offset(offset_) {
+    std::mt19937_64 rng(seed);
+    std::uniform_real_distribution<double> dist(-1, 1);
+    a.resize(static_cast<size_t>(m * k + offset));
+    b.resize(static_cast<size_t>(k * n + offset));
+    c.resize(static_cast<size_t>(m * n + offset));
+    for (auto& x : a) x = static_cast<T>(dist(rng));
+    for (auto& x : b) x = static_cast<T>(dist(rng));
+    for (auto& x : c) x = static_cast<T>(dist(rng));
+    expected.assign(static_cast<size_t>(m * n), T(0));
+    for (int64_t i = 0; i < m; ++i)
+      for (int64_t j = 0; j < n; ++j) {
+        double s = 0;
+        for (int64_t p = 0; p < k; ++p) s += double(A()[i * k + p]) * double(B()[p * n + j]);
+        expected[static_cast<size_t>(i * n + j)] = static_cast<T>(0.5 * s - double(C()[i * n + j]));
+      }
+  }
+  const T* A() const { return a.data() + offset; }
+  const T* B() const { return b.data() + offset; }
+  T* C() { return c.data() + offset; }
+  const T* C() const { return c.data() + offset; }
+
+  void run(const Options& o, Report* r = nullptr) {
+    gemm<T>(Layout::RowMajor, Op::NoTrans, Op::NoTrans, m, n, k, T(0.5), A(), k, B(), n, T(-1),
+            C(), n, o, r);
+  }
+  void check(const std::string& what) const {
+    const double tol = static_cast<double>(k + 2) * 4.0 * std::numeric_limits<T>::epsilon() * double(k);
+    int bad = 0;
+    for (int64_t i = 0; i < m * n; ++i)
+      if (!(std::fabs(double(C()[i]) - double(expected[static_cast<size_t>(i)])) <= tol)) ++bad;
+    EXPECT_EQ(bad, 0) << what;
+  }
+};
+
+Options hybrid(double f) {
+  Options o;
+  o.strategy = Strategy::Hybrid;
+  o.gpu_fraction = f;
+  return o;
+}
+
+bool default_device_is_unified() {
+  return detail::gpu::info(*detail::gpu::open_device("")).unified_memory;
+}
+
+TEST(Executor, FlushesBeforeTheCpuShareAndWaitsAfterIt) {
+  Case<float> t(300, 200, 150, 1);
+  Report r;
+  t.run(hybrid(0.5), &r);
+  t.check("hybrid 0.5");
+  ASSERT_EQ(r.strategy, Strategy::Hybrid);
+  ASSERT_GT(r.gpu_rows, 0);
+  ASSERT_GT(r.cpu_rows, 0);
+  EXPECT_EQ(r.gpu_rows + r.cpu_rows, 300);
+  EXPECT_LE(r.t_start, r.t_gpu_enqueued);
+  EXPECT_LE(r.t_gpu_enqueued, r.t_flush);
+  EXPECT_LE(r.t_flush, r.t_cpu_start);
+  EXPECT_LE(r.t_cpu_start, r.t_cpu_end);
+  EXPECT_LE(r.t_cpu_end, r.t_gpu_done);
+  EXPECT_LE(r.t_gpu_done, r.t_end);
+  EXPECT_GT(r.gpu_kernel_seconds, 0.0);
+  EXPECT_FALSE(r.device.empty());
+  EXPECT_NE(r.kernel.find("MWG="), std::string::npos);
+}
+
+TEST(Executor, HybridSplitFollowsTheKernelTile) {
+  Case<double> t(256, 64, 32, 2);
+  Report r;
+  t.run(hybrid(0.3), &r);
+  t.check("hybrid 0.3");
+  const auto params = detail::gpu::resolve_params(*detail::gpu::open_device(""), true, {});
+  EXPECT_EQ(r.gpu_rows % detail::gpu::row_tile(params), 0) << r.gpu_rows;
+}
+
+TEST(Executor, ZeroCopyForTandemMallocMemoryOnUnifiedDevices) {
+  ASSERT_TRUE(default_device_is_unified()) << "the test machine's OpenCL device (PoCL) shares memory";
+  Case<float> t(128, 96, 80, 3);
+  Report r;
+  Options o;
+  o.strategy = Strategy::Gpu;
+  t.run(o, &r);
+  t.check("gpu zero-copy");
+  EXPECT_EQ(r.a, Report::Buffer::ZeroCopy);
+  EXPECT_EQ(r.b, Report::Buffer::ZeroCopy);
+  EXPECT_EQ(r.c, Report::Buffer::ZeroCopy);
+}
+
+TEST(Executor, CopiesWhenMemoryIsMisaligned) {
+  Case<float> t(128, 96, 80, 4, /*offset=*/1);
+  Report r;
+  Options o;
+  o.strategy = Strategy::Gpu;
+  t.run(o, &r);
+  t.check("gpu copy");
+  EXPECT_EQ(r.a, Report::Buffer::Copy);
+  EXPECT_EQ(r.b, Report::Buffer::Copy);
+  EXPECT_EQ(r.c, Report::Buffer::Copy);
+}
+
+TEST(Executor, ConcurrentCallsFromEightThreads) {
+  // Each thread checks its own results (GoogleTest's assertions are thread-safe here).
+  std::vector<std::thread> threads;
+  for (int t = 0; t < 8; ++t)
+    threads.emplace_back([t] {
+      for (int rep = 0; rep < 3; ++rep) {
+        const int64_t m = 97 + 13 * t, n = 61 + 7 * rep, k = 45 + t;
+        const Options o = hybrid(0.2 * ((t + rep) % 4 + 1));
+        const std::string what = "thread " + std::to_string(t) + " rep " + std::to_string(rep);
+        if (t % 2 == 0) {
+          Case<float> c(m, n, k, static_cast<uint64_t>(100 + t * 10 + rep), t % 3 == 0 ? 1 : 0);
+          c.run(o);
+          c.check(what);
+        } else {
+          Case<double> c(m, n, k, static_cast<uint64_t>(200 + t * 10 + rep));
+          c.run(o);
+          c.check(what);
+        }
+      }
+    });
+  for (auto& th : threads) th.join();
+}
+
+TEST(Executor, GpuRowsRounding) {
+  EXPECT_EQ(detail::gpu_rows(0.0, 1000, 64), 0);
+  EXPECT_EQ(detail::gpu_rows(1.0, 1000, 64), 1000);
+  EXPECT_EQ(detail::gpu_rows(0.5, 1000, 64), 512);  // 500 -> nearest multiple of 64
+  EXPECT_EQ(detail::gpu_rows(0.3, 7, 64), 2);       // too small to round: round(2.1)
+  EXPECT_EQ(detail::gpu_rows(0.99, 100, 64), 99);   // rounding would leave the CPU nothing
+  EXPECT_EQ(detail::gpu_rows(0.01, 10, 64), 0);
+}
+
+TEST(Executor, CpuModesAgree) {
+  for (auto mode : {detail::CpuMode::SingleCall, detail::CpuMode::Panels}) {
+    detail::set_cpu_mode(mode);
+    Case<double> t(211, 67, 33, 5);
+    Options o;
+    o.strategy = Strategy::Cpu;
+    o.cpu_threads = 2;
+    t.run(o);
+    t.check(mode == detail::CpuMode::Panels ? "panels" : "single call");
+  }
+  detail::set_cpu_mode(detail::CpuMode::SingleCall);
+}
+
+// Each fallback test runs in its own process under ctest, so "one warning per process" is
+// checked from a clean start.
+TEST(Fallback, NoMatchingDeviceFallsBackOnceWithOneWarning) {
+  ::testing::internal::CaptureStderr();
+  for (int i = 0; i < 3; ++i) {
+    Case<float> t(70, 50, 30, static_cast<uint64_t>(10 + i));
+    Options o = hybrid(0.5);
+    o.device = "no-such-device";
+    Report r;
+    t.run(o, &r);
+    t.check("fallback");
+    EXPECT_TRUE(r.fell_back);
+    EXPECT_EQ(r.gpu_rows, 0);
+    EXPECT_NE(r.fallback_reason.find("no-such-device"), std::string::npos) << r.fallback_reason;
+  }
+  const std::string err = ::testing::internal::GetCapturedStderr();
+  size_t count = 0;
+  for (size_t p = err.find("warning:"); p != std::string::npos; p = err.find("warning:", p + 1)) ++count;
+  EXPECT_EQ(count, 1u) << err;
+}
+
+TEST(Fallback, GpuStrategyReportsTheCauseAndLeavesCUntouched) {
+  Case<float> t(70, 50, 30, 20);
+  const auto before = t.c;
+  Options o;
+  o.strategy = Strategy::Gpu;
+  o.device = "no-such-device";
+  try {
+    t.run(o);
+    FAIL() << "expected tandem::Error";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("matches no OpenCL device"), std::string::npos) << e.what();
+  }
+  EXPECT_EQ(t.c, before);
+}
+
+TEST(Fallback, BrokenKernelBuildFallsBackUnderHybrid) {
+  // MWG not a multiple of MDIMC trips the kernel's own #error: a build that fails.
+  Case<double> t(90, 40, 20, 30);
+  Options o = hybrid(0.5);
+  o.kernel_params = {{"MWG", 30}, {"MDIMC", 8}};
+  Report r;
+  t.run(o, &r);
+  t.check("broken kernel, hybrid");
+  EXPECT_TRUE(r.fell_back);
+  EXPECT_NE(r.fallback_reason.find("clBuildProgram"), std::string::npos) << r.fallback_reason;
+}
+
+TEST(Fallback, BrokenKernelBuildIsAnErrorUnderGpu) {
+  Case<double> t(90, 40, 20, 31);
+  const auto before = t.c;
+  Options o;
+  o.strategy = Strategy::Gpu;
+  o.kernel_params = {{"MWG", 30}, {"MDIMC", 8}};
+  try {
+    t.run(o);
+    FAIL() << "expected tandem::Error";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.kind(), Error::Kind::OpenCL);
+    EXPECT_EQ(e.cl_call(), "clBuildProgram");
+    EXPECT_NE(std::string(e.what()).find("MWG"), std::string::npos) << e.what();
+  }
+  EXPECT_EQ(t.c, before);
+}
+
+TEST(Fallback, ParametersOverTheDeviceLimitsFallBack) {
+  Case<float> t(64, 64, 64, 40);
+  Options o = hybrid(0.5);
+  o.kernel_params = {{"MDIMC", 1 << 12}, {"NDIMC", 1 << 12}, {"MWG", 1 << 12}, {"NWG", 1 << 12}};
+  Report r;
+  t.run(o, &r);
+  t.check("oversized work-group");
+  EXPECT_TRUE(r.fell_back);
+  EXPECT_NE(r.fallback_reason.find("work-group"), std::string::npos) << r.fallback_reason;
+}
+
+TEST(Fallback, UnknownKernelParameterIsAnInvalidArgument) {
+  Case<float> t(16, 16, 16, 50);
+  Options o = hybrid(0.5);
+  o.kernel_params = {{"NOPE", 1}};
+  EXPECT_THROW(t.run(o), Error);
+}
+
+}  // namespace
+}  // namespace tandem::test
