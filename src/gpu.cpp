@@ -7,6 +7,7 @@
 #include <CL/opencl.hpp>
 
 #include <algorithm>
+#include <atomic>
 #include <cctype>
 #include <cstring>
 #include <mutex>
@@ -124,6 +125,8 @@ const Params& defaults_for(const DeviceInfo& info) {
                           {"KUNROLL", 4}, {"VW", 4}, {"SA", 1}, {"SB", 1}, {"STRIDED", 1}};
   return info.is_gpu ? gpu : cpu;
 }
+
+std::atomic<bool> g_assume_discrete{false};
 
 struct Program {
   cl::Program program;
@@ -246,6 +249,8 @@ std::shared_ptr<Device> open_device(const std::string& selector) {
 
 const DeviceInfo& info(const Device& device) { return device.info(); }
 
+void set_assume_discrete(bool on) { g_assume_discrete.store(on); }
+
 Params resolve_params(const Device& device, bool fp64, const std::map<std::string, int>& overrides) {
   const DeviceInfo& di = device.info();
   Params p = defaults_for(di);
@@ -331,7 +336,8 @@ struct Operand {
 template <class T>
 class InFlightImpl final : public InFlight {
  public:
-  InFlightImpl(Device& dev, const Share<T>& s) : dev_(dev), s_(s) {}
+  InFlightImpl(Device& dev, const Share<T>& s)
+      : dev_(dev), s_(s), unified_(dev.info().unified_memory && !g_assume_discrete.load()) {}
 
   // Enqueues everything; on a throw, kernel_enqueued() says whether the kernel may still run.
   void start(const Params& params) {
@@ -449,7 +455,7 @@ class InFlightImpl final : public InFlight {
 
  private:
   bool in_place_ok(const void* p) const {
-    return dev_.info().unified_memory && reinterpret_cast<uintptr_t>(p) % zero_copy_align_ == 0;
+    return unified_ && reinterpret_cast<uintptr_t>(p) % zero_copy_align_ == 0;
   }
 
   void input(Operand<T>& op, const T* host, int64_t rows, int64_t cols, int64_t ld) {
@@ -468,7 +474,7 @@ class InFlightImpl final : public InFlight {
     op.mapped = static_cast<T*>(
         queue_.enqueueMapBuffer(op.pinned, CL_TRUE, CL_MAP_WRITE_INVALIDATE_REGION, 0, packed));
     pack(host, rows, cols, ld, op.mapped);
-    if (dev_.info().unified_memory) {
+    if (unified_) {
       // The kernel reads the pinned buffer itself; it must be unmapped first.
       queue_.enqueueUnmapMemObject(op.pinned, op.mapped);
       op.mapped = nullptr;
@@ -493,7 +499,7 @@ class InFlightImpl final : public InFlight {
     op.mapped = static_cast<T*>(queue_.enqueueMapBuffer(
         op.pinned, CL_TRUE, read_c ? CL_MAP_WRITE : CL_MAP_WRITE_INVALIDATE_REGION, 0, packed));
     if (read_c) pack(static_cast<const T*>(host), rows, cols, ld, op.mapped);
-    if (dev_.info().unified_memory) {
+    if (unified_) {
       queue_.enqueueUnmapMemObject(op.pinned, op.mapped);
       op.mapped = nullptr;
     } else {
@@ -504,6 +510,7 @@ class InFlightImpl final : public InFlight {
 
   Device& dev_;
   Share<T> s_;
+  bool unified_;
   uintptr_t zero_copy_align_ = 64;
   cl::CommandQueue queue_;
   Operand<T> a_, b_, c_;

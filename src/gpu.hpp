@@ -37,6 +37,10 @@ class Device;
 std::shared_ptr<Device> open_device(const std::string& selector);
 const DeviceInfo& info(const Device& device);
 
+// Treat every device as discrete: no zero-copy, operands staged in pinned memory and copied to
+// device buffers. Lets the discrete path be tested on a unified-memory device such as PoCL.
+void set_assume_discrete(bool on);
+
 // Kernel parameters, name -> value (kernels/gemm.cl's macros).
 using Params = std::map<std::string, int>;
 

@@ -123,6 +123,20 @@ TEST(Executor, CopiesWhenMemoryIsMisaligned) {
   EXPECT_EQ(r.c, Report::Buffer::Copy);
 }
 
+TEST(Executor, DiscretePathStagesEveryOperand) {
+  detail::gpu::set_assume_discrete(true);
+  Case<double> t(150, 90, 70, 6);
+  Report r;
+  Options o;
+  o.strategy = Strategy::Gpu;
+  t.run(o, &r);  // beta = -1: C goes to the device and back
+  detail::gpu::set_assume_discrete(false);
+  t.check("gpu discrete");
+  EXPECT_EQ(r.a, Report::Buffer::Copy);
+  EXPECT_EQ(r.b, Report::Buffer::Copy);
+  EXPECT_EQ(r.c, Report::Buffer::Copy);
+}
+
 TEST(Executor, ConcurrentCallsFromEightThreads) {
   // Each thread checks its own results (GoogleTest's assertions are thread-safe here).
   std::vector<std::thread> threads;

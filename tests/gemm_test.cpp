@@ -8,6 +8,7 @@
 #include <sstream>
 #include <tuple>
 
+#include "gpu.hpp"
 #include "reference.hpp"
 
 namespace tandem::test {
@@ -17,12 +18,25 @@ struct StrategyCase {
   const char* name;
   Strategy strategy;
   double fraction;
+  bool discrete;  // stage operands as for a discrete GPU (device buffers, copies)
 };
 
 const StrategyCase kStrategies[] = {
-    {"cpu", Strategy::Cpu, 0.0},          {"gpu", Strategy::Gpu, 1.0},
-    {"hybrid0", Strategy::Hybrid, 0.0},   {"hybrid30", Strategy::Hybrid, 0.3},
-    {"hybrid50", Strategy::Hybrid, 0.5},  {"hybrid100", Strategy::Hybrid, 1.0},
+    {"cpu", Strategy::Cpu, 0.0, false},
+    {"gpu", Strategy::Gpu, 1.0, false},
+    {"hybrid0", Strategy::Hybrid, 0.0, false},
+    {"hybrid30", Strategy::Hybrid, 0.3, false},
+    {"hybrid50", Strategy::Hybrid, 0.5, false},
+    {"hybrid100", Strategy::Hybrid, 1.0, false},
+    {"gpu_discrete", Strategy::Gpu, 1.0, true},
+    {"hybrid50_discrete", Strategy::Hybrid, 0.5, true},
+};
+constexpr int kStrategyCount = static_cast<int>(sizeof(kStrategies) / sizeof(kStrategies[0]));
+
+// Sets the discrete-path switch for one test and clears it after.
+struct DiscreteScope {
+  explicit DiscreteScope(bool on) { detail::gpu::set_assume_discrete(on); }
+  ~DiscreteScope() { detail::gpu::set_assume_discrete(false); }
 };
 
 struct Size {
@@ -63,6 +77,7 @@ void run_case(const StrategyCase& s, Layout layout, Op op_a, Op op_b, const Size
        << (tb ? "T" : "N") << " m=" << size.m << " n=" << size.n << " k=" << size.k
        << " alpha=" << alpha << " beta=" << beta << " pad=" << pad;
   Report report;
+  DiscreteScope discrete(s.discrete);
   gemm<T>(layout, op_a, op_b, size.m, size.n, size.k, static_cast<T>(alpha), a.data.data(), a.ld,
           b.data.data(), b.ld, static_cast<T>(beta), c.data.data(), c.ld, options_for(s), &report);
   expect_matches(c, before, ref, size.k, what.str());
@@ -114,7 +129,7 @@ std::string param_name(const ::testing::TestParamInfo<Param>& info) {
 }
 
 INSTANTIATE_TEST_SUITE_P(All, GemmTest,
-                         ::testing::Combine(::testing::Range(0, 6), ::testing::Bool(),
+                         ::testing::Combine(::testing::Range(0, kStrategyCount), ::testing::Bool(),
                                             ::testing::Values(Layout::RowMajor, Layout::ColMajor),
                                             ::testing::Values(Op::NoTrans, Op::Trans),
                                             ::testing::Values(Op::NoTrans, Op::ConjTrans)),
@@ -130,6 +145,7 @@ void nan_rules(const StrategyCase& s) {
   std::vector<T> a(m * k, nan), b(k * n, inf), c(m * n);
   for (size_t i = 0; i < c.size(); ++i) c[i] = static_cast<T>(i % 7) - T(3);
   const Options o = options_for(s);
+  DiscreteScope discrete(s.discrete);
 
   // alpha = 0, beta = 2: C doubles, whatever A and B hold.
   auto c1 = c;
@@ -169,7 +185,7 @@ std::string nan_name(const ::testing::TestParamInfo<std::tuple<int, bool>>& p) {
   return std::string(kStrategies[std::get<0>(p.param)].name) + (std::get<1>(p.param) ? "_d" : "_s");
 }
 
-INSTANTIATE_TEST_SUITE_P(All, NanRules, ::testing::Combine(::testing::Range(0, 6), ::testing::Bool()),
+INSTANTIATE_TEST_SUITE_P(All, NanRules, ::testing::Combine(::testing::Range(0, kStrategyCount), ::testing::Bool()),
                          nan_name);
 
 }  // namespace
