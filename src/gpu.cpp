@@ -118,11 +118,14 @@ std::vector<Found> enumerate() {
 // Discrete and integrated GPUs get a 64x64 tile of 16x16 work-items; a CPU device (PoCL), whose
 // work-groups become vectorised loops, a 4x8 group with a 16x8 register tile (a hand sweep on
 // PoCL 3.1, 2-core EPYC, sgemm 512: 20.5 GFLOPS against 4.2 for a 32x32 tile on 8x8).
+// INDEX_LONG = 1 forces 64-bit index arithmetic; 0 leaves it to the operands' extents.
 const Params& defaults_for(const DeviceInfo& info) {
-  static const Params gpu{{"MWG", 64}, {"NWG", 64}, {"KWG", 16}, {"MDIMC", 16}, {"NDIMC", 16},
-                          {"KUNROLL", 4}, {"VW", 4}, {"SA", 1}, {"SB", 1}, {"STRIDED", 1}};
-  static const Params cpu{{"MWG", 64}, {"NWG", 64}, {"KWG", 16}, {"MDIMC", 4}, {"NDIMC", 8},
-                          {"KUNROLL", 4}, {"VW", 4}, {"SA", 1}, {"SB", 1}, {"STRIDED", 1}};
+  static const Params gpu{{"MWG", 64},   {"NWG", 64},     {"KWG", 16}, {"MDIMC", 16},
+                          {"NDIMC", 16}, {"KUNROLL", 4},  {"VW", 4},   {"SA", 1},
+                          {"SB", 1},     {"STRIDED", 1},  {"INDEX_LONG", 0}};
+  static const Params cpu{{"MWG", 64},   {"NWG", 64},     {"KWG", 16}, {"MDIMC", 4},
+                          {"NDIMC", 8},  {"KUNROLL", 4},  {"VW", 4},   {"SA", 1},
+                          {"SB", 1},     {"STRIDED", 1},  {"INDEX_LONG", 0}};
   return info.is_gpu ? gpu : cpu;
 }
 
@@ -358,7 +361,8 @@ class InFlightImpl final : public InFlight {
     b_path = b_.path;
     c_path = c_.path;
 
-    const bool long_index = std::max({span(a_rows, a_cols, a_.ld), span(b_rows, b_cols, b_.ld),
+    const bool long_index = params.at("INDEX_LONG") != 0 ||
+                            std::max({span(a_rows, a_cols, a_.ld), span(b_rows, b_cols, b_.ld),
                                       span(s.m, s.n, c_.ld)}) +
                                 static_cast<int64_t>(params.at("MWG") + params.at("NWG") +
                                                      params.at("KWG")) *
@@ -367,10 +371,11 @@ class InFlightImpl final : public InFlight {
     std::string defines;
     if (std::is_same_v<T, double>) defines += "#define USE_DOUBLE 1\n";
     if (long_index) defines += "#define INDEX_LONG 1\n";
+    // The kernel's own macros; INDEX_LONG was decided above.
     defines += "#define TRANS_A " + std::to_string(s.trans_a ? 1 : 0) + "\n";
     defines += "#define TRANS_B " + std::to_string(s.trans_b ? 1 : 0) + "\n";
     for (const auto& [name, value] : params)
-      defines += "#define " + name + " " + std::to_string(value) + "\n";
+      if (name != "INDEX_LONG") defines += "#define " + name + " " + std::to_string(value) + "\n";
     cl::Kernel kernel(dev.program(defines), "gemm");
 
     int arg = 0;

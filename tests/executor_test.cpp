@@ -258,6 +258,37 @@ TEST(Fallback, ParametersOverTheDeviceLimitsFallBack) {
   EXPECT_NE(r.fallback_reason.find("work-group"), std::string::npos) << r.fallback_reason;
 }
 
+// B spans more than PoCL's largest allocation (1 GiB) through its leading dimension, so the
+// zero-copy clCreateBuffer fails for real. Only the touched rows use physical memory.
+TEST(Fallback, BufferTooLargeForTheDeviceFallsBackUnderHybrid) {
+  const auto& di = detail::gpu::info(*detail::gpu::open_device(""));
+  ASSERT_TRUE(di.unified_memory);
+  const int64_t m = 64, n = 4, k = 3;
+  const int64_t ldb = static_cast<int64_t>(di.max_alloc_bytes / sizeof(float) / 2 + 64);
+  float* b = static_cast<float*>(tandem_malloc(static_cast<size_t>(k * ldb) * sizeof(float)));
+  ASSERT_NE(b, nullptr);
+  for (int64_t p = 0; p < k; ++p)
+    for (int64_t j = 0; j < n; ++j) b[p * ldb + j] = static_cast<float>(p + 1);
+  std::vector<float, Allocator<float>> a(static_cast<size_t>(m * k), 1.0f), c(static_cast<size_t>(m * n), 0.0f);
+  Report r;
+  gemm<float>(Layout::RowMajor, Op::NoTrans, Op::NoTrans, m, n, k, 1.0f, a.data(), k, b, ldb, 0.0f,
+              c.data(), n, hybrid(0.5), &r);
+  for (float x : c) EXPECT_EQ(x, 6.0f);  // 1 + 2 + 3
+  EXPECT_TRUE(r.fell_back);
+  EXPECT_NE(r.fallback_reason.find("clCreateBuffer"), std::string::npos) << r.fallback_reason;
+  Options o;
+  o.strategy = Strategy::Gpu;
+  try {
+    gemm<float>(Layout::RowMajor, Op::NoTrans, Op::NoTrans, m, n, k, 1.0f, a.data(), k, b, ldb,
+                0.0f, c.data(), n, o);
+    ADD_FAILURE() << "expected tandem::Error";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.kind(), Error::Kind::OpenCL);
+    EXPECT_EQ(e.cl_call(), "clCreateBuffer");
+  }
+  tandem_free(b);
+}
+
 TEST(Fallback, UnknownKernelParameterIsAnInvalidArgument) {
   Case<float> t(16, 16, 16, 50);
   Options o = hybrid(0.5);

@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include <limits>
+#include <map>
 #include <random>
 #include <sstream>
 #include <tuple>
@@ -19,6 +20,7 @@ struct StrategyCase {
   Strategy strategy;
   double fraction;
   bool discrete;  // stage operands as for a discrete GPU (device buffers, copies)
+  std::map<std::string, int> kernel_params = {};
 };
 
 const StrategyCase kStrategies[] = {
@@ -30,6 +32,15 @@ const StrategyCase kStrategies[] = {
     {"hybrid100", Strategy::Hybrid, 1.0, false},
     {"gpu_discrete", Strategy::Gpu, 1.0, true},
     {"hybrid50_discrete", Strategy::Hybrid, 0.5, true},
+    // 64-bit index arithmetic, which real extents reach only past PoCL's 1 GiB allocations.
+    {"gpu_long_index", Strategy::Gpu, 1.0, false, {{"INDEX_LONG", 1}}},
+    // Other corners of the kernel family: no local memory, consecutive elements, scalar loads.
+    {"gpu_variant", Strategy::Gpu, 1.0, false,
+     {{"SA", 0}, {"SB", 1}, {"STRIDED", 0}, {"VW", 1}, {"MWG", 16}, {"NWG", 32}, {"MDIMC", 4},
+      {"NDIMC", 8}, {"KWG", 8}}},
+    {"gpu_variant2", Strategy::Gpu, 1.0, false,
+     {{"SA", 1}, {"SB", 0}, {"VW", 2}, {"MWG", 32}, {"NWG", 16}, {"MDIMC", 8}, {"NDIMC", 4},
+      {"KWG", 32}, {"KUNROLL", 1}}},
 };
 constexpr int kStrategyCount = static_cast<int>(sizeof(kStrategies) / sizeof(kStrategies[0]));
 
@@ -52,6 +63,7 @@ Options options_for(const StrategyCase& s) {
   Options o;
   o.strategy = s.strategy;
   if (s.strategy == Strategy::Hybrid) o.gpu_fraction = s.fraction;
+  o.kernel_params = s.kernel_params;
   return o;
 }
 
