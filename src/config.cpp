@@ -1,4 +1,5 @@
-// Reads TANDEM_STRATEGY, TANDEM_GPU_FRACTION, TANDEM_DEVICE and TANDEM_VERBOSE once.
+// Reads TANDEM_STRATEGY, TANDEM_GPU_FRACTION, TANDEM_DEVICE, TANDEM_MIN_MNK and TANDEM_VERBOSE
+// once.
 #include "config.hpp"
 
 #include <algorithm>
@@ -48,6 +49,14 @@ EnvConfig parse_env(const char* (*lookup)(const char*)) {
       reject("TANDEM_GPU_FRACTION", v, "a number from 0 to 1");
   }
   if (const char* v = lookup("TANDEM_DEVICE"); v != nullptr && *v != '\0') cfg.device = v;
+  if (const char* v = lookup("TANDEM_MIN_MNK"); v != nullptr && *v != '\0') {
+    char* end = nullptr;
+    const double work = std::strtod(v, &end);
+    if (end != v && *end == '\0' && std::isfinite(work) && work >= 0.0)
+      cfg.min_mnk = work;
+    else
+      reject("TANDEM_MIN_MNK", v, "a non-negative number (m*n*k)");
+  }
   if (const char* v = lookup("TANDEM_VERBOSE"); v != nullptr && *v != '\0') {
     const std::string s = lower(v);
     if (s == "1" || s == "true" || s == "yes" || s == "on")

@@ -13,6 +13,8 @@ struct EnvConfig {
   std::optional<double> gpu_fraction;  // TANDEM_GPU_FRACTION=0..1
   std::optional<std::string> device;   // TANDEM_DEVICE=<index or name substring>
   bool verbose = false;                // TANDEM_VERBOSE=1
+  // TANDEM_MIN_MNK=<m*n*k>: drop-in BLAS calls below it go to the CPU BLAS without OpenCL.
+  std::optional<double> min_mnk;
 };
 
 // The process's environment configuration (parsed on first use, thread-safe).

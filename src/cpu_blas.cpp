@@ -1,11 +1,18 @@
 // OpenBLAS behind cpu_blas.hpp: the row-major CBLAS calls and the process-wide thread count.
+//
+// The GEMM entry points are looked up in OpenBLAS's own library with dlsym rather than bound by
+// name: when libtandem_blas.so is preloaded, the names cblas_sgemm and cblas_dgemm are tandem's,
+// and calling them here would recurse.
 #include "cpu_blas.hpp"
 
 #include <cblas.h>
+#include <dlfcn.h>
 
 #include <climits>
 #include <mutex>
+#include <shared_mutex>
 #include <sstream>
+#include <stdexcept>
 
 namespace tandem::detail::cpu_blas {
 namespace {
@@ -13,8 +20,38 @@ namespace {
 CBLAS_TRANSPOSE op(bool trans) { return trans ? CblasTrans : CblasNoTrans; }
 blasint narrow(int64_t v) { return static_cast<blasint>(v); }
 
-std::mutex& threads_mutex() {
-  static std::mutex m;
+using sgemm_fn = decltype(&cblas_sgemm);
+using dgemm_fn = decltype(&cblas_dgemm);
+
+struct Entry {
+  sgemm_fn sgemm = nullptr;
+  dgemm_fn dgemm = nullptr;
+};
+
+// OpenBLAS's own cblas_sgemm and cblas_dgemm, found through the library that defines
+// openblas_get_config (a name no drop-in interposes).
+const Entry& entry() {
+  static const Entry e = [] {
+    Entry found;
+    Dl_info info{};
+    if (dladdr(reinterpret_cast<void*>(&openblas_get_config), &info) != 0 &&
+        info.dli_fname != nullptr) {
+      if (void* lib = dlopen(info.dli_fname, RTLD_NOW | RTLD_NOLOAD | RTLD_LOCAL)) {
+        found.sgemm = reinterpret_cast<sgemm_fn>(dlsym(lib, "cblas_sgemm"));
+        found.dgemm = reinterpret_cast<dgemm_fn>(dlsym(lib, "cblas_dgemm"));
+      }
+    }
+    if (found.sgemm == nullptr || found.dgemm == nullptr)
+      throw std::runtime_error("cannot locate OpenBLAS's cblas_sgemm/cblas_dgemm");
+    return found;
+  }();
+  return e;
+}
+
+// Shared by scopes that keep OpenBLAS's own thread count (calls run concurrently), exclusive for
+// a scope that changes it.
+std::shared_mutex& threads_mutex() {
+  static std::shared_mutex m;
   return m;
 }
 
@@ -29,29 +66,34 @@ bool fits(int64_t value) { return value >= 0 && value <= static_cast<int64_t>(IN
 
 void gemm(bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t k, float alpha, const float* a,
           int64_t lda, const float* b, int64_t ldb, float beta, float* c, int64_t ldc) {
-  cblas_sgemm(CblasRowMajor, op(trans_a), op(trans_b), narrow(m), narrow(n), narrow(k), alpha, a,
+  entry().sgemm(CblasRowMajor, op(trans_a), op(trans_b), narrow(m), narrow(n), narrow(k), alpha, a,
               narrow(lda), b, narrow(ldb), beta, c, narrow(ldc));
 }
 
 void gemm(bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t k, double alpha,
           const double* a, int64_t lda, const double* b, int64_t ldb, double beta, double* c,
           int64_t ldc) {
-  cblas_dgemm(CblasRowMajor, op(trans_a), op(trans_b), narrow(m), narrow(n), narrow(k), alpha, a,
+  entry().dgemm(CblasRowMajor, op(trans_a), op(trans_b), narrow(m), narrow(n), narrow(k), alpha, a,
               narrow(lda), b, narrow(ldb), beta, c, narrow(ldc));
 }
 
 struct Threads::Lock {
-  std::unique_lock<std::mutex> lock{threads_mutex()};
+  std::shared_lock<std::shared_mutex> shared;
+  std::unique_lock<std::shared_mutex> exclusive;
 };
 
-Threads::Threads(int threads) {
-  const int before = initial_threads();  // captured before the first change
-  lock_ = std::make_unique<Lock>();
-  if (threads != before) openblas_set_num_threads(threads);
+Threads::Threads(int threads) : lock_(std::make_unique<Lock>()) {
+  const int usual = initial_threads();  // captured before the first change
+  if (threads == usual) {
+    lock_->shared = std::shared_lock<std::shared_mutex>(threads_mutex());
+  } else {
+    lock_->exclusive = std::unique_lock<std::shared_mutex>(threads_mutex());
+    openblas_set_num_threads(threads);
+  }
 }
 
 Threads::~Threads() {
-  if (openblas_get_num_threads() != initial_threads()) openblas_set_num_threads(initial_threads());
+  if (lock_->exclusive.owns_lock()) openblas_set_num_threads(initial_threads());
 }
 
 std::string name() { return "OpenBLAS"; }

@@ -19,10 +19,9 @@ void gemm(bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t k, double al
 // Whether a value fits the BLAS's integer arguments.
 bool fits(int64_t value);
 
-// While alive, the BLAS runs with `threads` threads and no other Threads scope exists: the BLAS's
-// thread count is process-wide state, so scopes are serialised. The count the BLAS had before
-// tandem first touched it is restored at the end of each scope, so a program's own BLAS calls see
-// their usual setting.
+// While alive, the BLAS runs with `threads` threads. The BLAS's thread count is process-wide
+// state: scopes that keep its usual count run concurrently, a scope that changes it runs alone
+// and restores the usual count at its end, so a program's own BLAS calls see their setting.
 class Threads {
  public:
   explicit Threads(int threads);

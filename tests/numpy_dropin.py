@@ -1,0 +1,35 @@
+"""A real client: numpy's a @ b for 2048-square float32 and float64 (numpy calls cblas_sgemm and
+cblas_dgemm through libblas.so.3). `run OUT` computes on fixed random inputs and saves the results;
+`compare REF OUT` checks the two runs agree."""
+import sys
+
+import numpy as np
+
+
+def run(out):
+    rng = np.random.default_rng(2026)
+    results = {}
+    for dtype in (np.float32, np.float64):
+        a = rng.standard_normal((2048, 2048)).astype(dtype)
+        b = rng.standard_normal((2048, 2048)).astype(dtype)
+        results[np.dtype(dtype).name] = a @ b
+    np.savez(out, **results)
+
+
+def compare(ref_file, out_file):
+    ref, out = np.load(ref_file), np.load(out_file)
+    ok = True
+    for name in ("float32", "float64"):
+        r, o = ref[name].astype(np.float64), out[name].astype(np.float64)
+        err = np.max(np.abs(r - o)) / np.max(np.abs(r))
+        tol = 1e-5 if name == "float32" else 1e-12
+        print(f"{name}: max relative difference with and without tandem = {err:.3e} (tolerance {tol:g})")
+        ok = ok and bool(np.isfinite(err)) and err <= tol
+    return ok
+
+
+if __name__ == "__main__":
+    if sys.argv[1] == "run":
+        run(sys.argv[2])
+    else:
+        sys.exit(0 if compare(sys.argv[2], sys.argv[3]) else 1)
