@@ -119,19 +119,44 @@ std::vector<Found> enumerate() {
 // work-groups become vectorised loops, a 4x8 group with a 16x8 register tile (a hand sweep on
 // PoCL 3.1, 2-core EPYC, sgemm 512: 20.5 GFLOPS against 4.2 for a 32x32 tile on 8x8).
 // INDEX_LONG = 1 forces 64-bit index arithmetic; 0 leaves it to the operands' extents.
+// A_T and B_T choose the layout the kernel reads each operand in (RaijinCL's NN, NT and TN
+// codelets): 0 as op(X) itself, 1 transposed, -1 whatever the caller stored.
 const Params& defaults_for(const DeviceInfo& info) {
   static const Params gpu{{"MWG", 64},   {"NWG", 64},     {"KWG", 16}, {"MDIMC", 16},
                           {"NDIMC", 16}, {"KUNROLL", 4},  {"VW", 4},   {"SA", 1},
-                          {"SB", 1},     {"STRIDED", 1},  {"INDEX_LONG", 0}};
+                          {"SB", 1},     {"STRIDED", 1},  {"INDEX_LONG", 0},
+                          {"A_T", -1},   {"B_T", -1}};
   static const Params cpu{{"MWG", 64},   {"NWG", 64},     {"KWG", 16}, {"MDIMC", 4},
                           {"NDIMC", 8},  {"KUNROLL", 4},  {"VW", 4},   {"SA", 1},
-                          {"SB", 1},     {"STRIDED", 1},  {"INDEX_LONG", 0}};
+                          {"SB", 1},     {"STRIDED", 1},  {"INDEX_LONG", 0},
+                          {"A_T", -1},   {"B_T", -1}};
   return info.is_gpu ? gpu : cpu;
+}
+
+// The kernel source's #defines for one precision, read layout and parameter set.
+std::string defines_for(bool fp64, bool trans_a, bool trans_b, bool long_index, const Params& params) {
+  std::string defines;
+  if (fp64) defines += "#define USE_DOUBLE 1\n";
+  if (long_index) defines += "#define INDEX_LONG 1\n";
+  defines += "#define TRANS_A " + std::to_string(trans_a ? 1 : 0) + "\n";
+  defines += "#define TRANS_B " + std::to_string(trans_b ? 1 : 0) + "\n";
+  // The kernel's own macros; the host decides index width and read layouts above.
+  for (const auto& [name, value] : params)
+    if (name != "INDEX_LONG" && name != "A_T" && name != "B_T")
+      defines += "#define " + name + " " + std::to_string(value) + "\n";
+  return defines;
+}
+
+// The layout the kernel reads an operand in: the parameter's, or the caller's when it is -1.
+bool read_transposed(const Params& params, const char* name, bool caller) {
+  const int v = params.at(name);
+  return v < 0 ? caller : v == 1;
 }
 
 std::atomic<bool> g_assume_discrete{false};
 
 struct Program {
+  std::once_flag built;
   cl::Program program;
   std::string error;  // non-empty: the build failed, and this says why
 };
@@ -149,19 +174,24 @@ class Device {
   const cl::Context& context() const { return context_; }
   const cl::Device& device() const { return device_; }
 
-  // The compiled program for `defines`, built once; a failed build is remembered too.
+  // The compiled program for `defines`, built once; a failed build is remembered too. Builds of
+  // different programs run concurrently (the tuner compiles candidates ahead of measuring them).
   const cl::Program& program(const std::string& defines) {
-    std::lock_guard<std::mutex> lock(mutex_);
-    auto it = programs_.find(defines);
-    if (it == programs_.end()) it = programs_.emplace(defines, build(defines)).first;
-    if (!it->second.error.empty())
-      throw opencl_error("clBuildProgram", CL_BUILD_PROGRAM_FAILURE, it->second.error);
-    return it->second.program;
+    std::shared_ptr<Program> entry;
+    {
+      std::lock_guard<std::mutex> lock(mutex_);
+      auto& slot = programs_[defines];
+      if (!slot) slot = std::make_shared<Program>();
+      entry = slot;
+    }
+    std::call_once(entry->built, [&] { build(defines, *entry); });
+    if (!entry->error.empty())
+      throw opencl_error("clBuildProgram", CL_BUILD_PROGRAM_FAILURE, entry->error);
+    return entry->program;
   }
 
  private:
-  Program build(const std::string& defines) {
-    Program result;
+  void build(const std::string& defines, Program& result) {
     const std::string source = defines + kernels::gemm;
     try {
       result.program = cl::Program(context_, source);
@@ -178,14 +208,13 @@ class Device {
                      (log.empty() ? "" : ": " + log);
       std::replace(result.error.begin(), result.error.end(), '\n', ' ');
     }
-    return result;
   }
 
   DeviceInfo info_;
   cl::Device device_;
   cl::Context context_;
   std::mutex mutex_;
-  std::unordered_map<std::string, Program> programs_;
+  std::unordered_map<std::string, std::shared_ptr<Program>> programs_;
 };
 
 std::vector<DeviceInfo> list_devices() {
@@ -262,6 +291,9 @@ Params resolve_params(const Device& device, bool fp64, const std::map<std::strin
       throw Error(Error::Kind::InvalidArgument, "unknown kernel parameter '" + name + "'");
     p[name] = value;
   }
+  for (const char* layout : {"A_T", "B_T"})
+    if (p[layout] < -1 || p[layout] > 1)
+      throw Error(Error::Kind::Runtime, std::string("kernel parameter ") + layout + " must be -1, 0 or 1");
   for (const char* positive : {"MWG", "NWG", "KWG", "MDIMC", "NDIMC", "KUNROLL", "VW"})
     if (p[positive] <= 0)
       throw Error(Error::Kind::Runtime,
@@ -308,6 +340,17 @@ void pack(const T* src, int64_t rows, int64_t cols, int64_t ld, T* dst) {
     std::memcpy(dst + r * cols, src + r * ld, static_cast<size_t>(cols) * sizeof(T));
 }
 
+// dst (cols x rows, tight) = the transpose of src (rows x cols, leading dimension ld), in blocks
+// so both sides stay in cache.
+template <class T>
+void pack_transposed(const T* src, int64_t rows, int64_t cols, int64_t ld, T* dst) {
+  constexpr int64_t kBlock = 32;
+  for (int64_t r0 = 0; r0 < rows; r0 += kBlock)
+    for (int64_t c0 = 0; c0 < cols; c0 += kBlock)
+      for (int64_t r = r0; r < std::min(rows, r0 + kBlock); ++r)
+        for (int64_t c = c0; c < std::min(cols, c0 + kBlock); ++c) dst[c * rows + r] = src[r * ld + c];
+}
+
 template <class T>
 void unpack(const T* src, int64_t rows, int64_t cols, T* dst, int64_t ld) {
   if (ld == cols) {
@@ -352,30 +395,28 @@ class InFlightImpl final : public InFlight {
     // Intel's integrated GPUs share host memory only from page-aligned pointers.
     if (lower(di.vendor).find("intel") != std::string::npos) zero_copy_align_ = 4096;
 
+    // The caller's stored operands, and the layouts the kernel reads them in.
     const int64_t a_rows = s.trans_a ? s.k : s.m, a_cols = s.trans_a ? s.m : s.k;
     const int64_t b_rows = s.trans_b ? s.n : s.k, b_cols = s.trans_b ? s.k : s.n;
-    input(a_, s.a, a_rows, a_cols, s.lda);
-    input(b_, s.b, b_rows, b_cols, s.ldb);
+    const bool ka = read_transposed(params, "A_T", s.trans_a);
+    const bool kb = read_transposed(params, "B_T", s.trans_b);
+    input(a_, s.a, a_rows, a_cols, s.lda, ka != s.trans_a);
+    input(b_, s.b, b_rows, b_cols, s.ldb, kb != s.trans_b);
     output(c_, s.c, s.m, s.n, s.ldc, s.beta != T(0));
     a_path = a_.path;
     b_path = b_.path;
     c_path = c_.path;
 
+    const int64_t ka_rows = ka ? s.k : s.m, ka_cols = ka ? s.m : s.k;
+    const int64_t kb_rows = kb ? s.n : s.k, kb_cols = kb ? s.k : s.n;
     const bool long_index = params.at("INDEX_LONG") != 0 ||
-                            std::max({span(a_rows, a_cols, a_.ld), span(b_rows, b_cols, b_.ld),
+                            std::max({span(ka_rows, ka_cols, a_.ld), span(kb_rows, kb_cols, b_.ld),
                                       span(s.m, s.n, c_.ld)}) +
                                 static_cast<int64_t>(params.at("MWG") + params.at("NWG") +
                                                      params.at("KWG")) *
                                     std::max({a_.ld, b_.ld, c_.ld, int64_t{1}}) >=
                             (int64_t{1} << 31) - 1;
-    std::string defines;
-    if (std::is_same_v<T, double>) defines += "#define USE_DOUBLE 1\n";
-    if (long_index) defines += "#define INDEX_LONG 1\n";
-    // The kernel's own macros; INDEX_LONG was decided above.
-    defines += "#define TRANS_A " + std::to_string(s.trans_a ? 1 : 0) + "\n";
-    defines += "#define TRANS_B " + std::to_string(s.trans_b ? 1 : 0) + "\n";
-    for (const auto& [name, value] : params)
-      if (name != "INDEX_LONG") defines += "#define " + name + " " + std::to_string(value) + "\n";
+    const std::string defines = defines_for(std::is_same_v<T, double>, ka, kb, long_index, params);
     cl::Kernel kernel(dev.program(defines), "gemm");
 
     int arg = 0;
@@ -463,9 +504,11 @@ class InFlightImpl final : public InFlight {
     return unified_ && reinterpret_cast<uintptr_t>(p) % zero_copy_align_ == 0;
   }
 
-  void input(Operand<T>& op, const T* host, int64_t rows, int64_t cols, int64_t ld) {
+  // Stages one stored rows x cols operand; `transpose` packs it as cols x rows for a kernel that
+  // reads the other layout (only a copy can change the layout).
+  void input(Operand<T>& op, const T* host, int64_t rows, int64_t cols, int64_t ld, bool transpose) {
     const size_t bytes = static_cast<size_t>(span(rows, cols, ld)) * sizeof(T);
-    if (in_place_ok(host)) {
+    if (!transpose && in_place_ok(host)) {
       op.path = Report::Buffer::ZeroCopy;
       op.ld = ld;
       op.in_place = cl::Buffer(dev_.context(), CL_MEM_READ_ONLY | CL_MEM_USE_HOST_PTR, bytes,
@@ -473,12 +516,15 @@ class InFlightImpl final : public InFlight {
       return;
     }
     op.path = Report::Buffer::Copy;
-    op.ld = cols;
+    op.ld = transpose ? rows : cols;
     const size_t packed = static_cast<size_t>(rows * cols) * sizeof(T);
     op.pinned = cl::Buffer(dev_.context(), CL_MEM_READ_WRITE | CL_MEM_ALLOC_HOST_PTR, packed);
     op.mapped = static_cast<T*>(
         queue_.enqueueMapBuffer(op.pinned, CL_TRUE, CL_MAP_WRITE_INVALIDATE_REGION, 0, packed));
-    pack(host, rows, cols, ld, op.mapped);
+    if (transpose)
+      pack_transposed(host, rows, cols, ld, op.mapped);
+    else
+      pack(host, rows, cols, ld, op.mapped);
     if (unified_) {
       // The kernel reads the pinned buffer itself; it must be unmapped first.
       queue_.enqueueUnmapMemObject(op.pinned, op.mapped);
@@ -559,6 +605,15 @@ class Guarded final : public InFlight {
 };
 
 }  // namespace
+
+void prebuild(Device& device, bool fp64, bool trans_a, bool trans_b, const Params& params) {
+  const bool ka = read_transposed(params, "A_T", trans_a), kb = read_transposed(params, "B_T", trans_b);
+  try {
+    device.program(defines_for(fp64, ka, kb, params.at("INDEX_LONG") != 0, params));
+  } catch (const cl::Error& e) {
+    throw translate(e);
+  }
+}
 
 template <class T>
 std::unique_ptr<InFlight> enqueue(Device& device, const Params& params, const Share<T>& share) {

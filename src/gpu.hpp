@@ -41,7 +41,9 @@ const DeviceInfo& info(const Device& device);
 // device buffers. Lets the discrete path be tested on a unified-memory device such as PoCL.
 void set_assume_discrete(bool on);
 
-// Kernel parameters, name -> value (kernels/gemm.cl's macros).
+// Kernel parameters, name -> value: kernels/gemm.cl's macros, plus INDEX_LONG (1 forces 64-bit
+// indexing) and A_T, B_T (the layout the kernel reads each operand in: 0 op(X), 1 op(X)^T,
+// -1 the caller's; a layout other than the caller's costs a transposing copy).
 using Params = std::map<std::string, int>;
 
 // The device's default parameters overlaid with `overrides`. Throws Error (InvalidArgument) for an
@@ -79,6 +81,11 @@ class InFlight {
                  c_path = Report::Buffer::None;
   double kernel_seconds = 0;  // from the kernel's profiling event, after wait()
 };
+
+// Builds (and caches) the program a share with these read layouts and parameters will use,
+// without running it: the tuner compiles upcoming candidates while it measures another. Throws
+// Error if the build fails. Safe to call from several threads.
+void prebuild(Device& device, bool fp64, bool trans_a, bool trans_b, const Params& params);
 
 // A GPU failure. c_touched says whether the kernel may have written the caller's C in place
 // (zero-copy), in which case C can no longer be recomputed from its old values.

@@ -34,6 +34,9 @@ const StrategyCase kStrategies[] = {
     {"hybrid50_discrete", Strategy::Hybrid, 0.5, true},
     // 64-bit index arithmetic, which real extents reach only past PoCL's 1 GiB allocations.
     {"gpu_long_index", Strategy::Gpu, 1.0, false, {{"INDEX_LONG", 1}}},
+    // RaijinCL's codelets: the kernel reads an operand in the other layout (a transposing copy).
+    {"gpu_codelet_TN", Strategy::Gpu, 1.0, false, {{"A_T", 1}, {"B_T", 0}}},
+    {"hybrid_codelet_NT_discrete", Strategy::Hybrid, 0.5, true, {{"A_T", 0}, {"B_T", 1}}},
     // Other corners of the kernel family: no local memory, consecutive elements, scalar loads.
     {"gpu_variant", Strategy::Gpu, 1.0, false,
      {{"SA", 0}, {"SB", 1}, {"STRIDED", 0}, {"VW", 1}, {"MWG", 16}, {"NWG", 32}, {"MDIMC", 4},
