@@ -90,7 +90,7 @@
 #define VSTORE VSTORE_(VW)
 
 // Element (m, k) of op(A) and (k, n) of op(B), in bounds or zero.
-inline real load_a(const __global real* a, idx_t lda, idx_t M, idx_t K, idx_t m, idx_t k) {
+real load_a(const __global real* a, idx_t lda, idx_t M, idx_t K, idx_t m, idx_t k) {
   if (m >= M || k >= K) return (real)0;
 #if TRANS_A == 0
   return a[m * lda + k];
@@ -99,7 +99,7 @@ inline real load_a(const __global real* a, idx_t lda, idx_t M, idx_t K, idx_t m,
 #endif
 }
 
-inline real load_b(const __global real* b, idx_t ldb, idx_t K, idx_t N, idx_t k, idx_t n) {
+real load_b(const __global real* b, idx_t ldb, idx_t K, idx_t N, idx_t k, idx_t n) {
   if (k >= K || n >= N) return (real)0;
 #if TRANS_B == 0
   return b[k * ldb + n];
@@ -125,7 +125,7 @@ inline real load_b(const __global real* b, idx_t ldb, idx_t K, idx_t N, idx_t k,
 #if SA
 // Copies the KWG x MWG tile of op(A) at (m0, k0) into als[k * ALD + m]; consecutive work-items read
 // consecutive addresses of A, VW elements at a time where the whole vector is in bounds.
-inline void stage_a(__local real* als, const __global real* a, idx_t lda, idx_t M, idx_t K,
+void stage_a(__local real* als, const __global real* a, idx_t lda, idx_t M, idx_t K,
                     idx_t m0, idx_t k0, int lid) {
 #if TRANS_A == 0
   const int per_row = KWG / VW;            // vectors along k
@@ -163,7 +163,7 @@ inline void stage_a(__local real* als, const __global real* a, idx_t lda, idx_t 
 
 #if SB
 // Copies the KWG x NWG tile of op(B) at (k0, n0) into bls[k * BLD + n].
-inline void stage_b(__local real* bls, const __global real* b, idx_t ldb, idx_t K, idx_t N,
+void stage_b(__local real* bls, const __global real* b, idx_t ldb, idx_t K, idx_t N,
                     idx_t k0, idx_t n0, int lid) {
 #if TRANS_B == 0
   const int per_row = NWG / VW;            // vectors along n

@@ -12,6 +12,8 @@
 #include <cblas.h>
 
 #include <cctype>
+#include <cstdlib>
+#include <functional>
 #include <cstddef>
 #include <cstdio>
 #include <string>
@@ -39,7 +41,7 @@ tandem::Options route(int64_t m, int64_t n, int64_t k) {
       threshold < 0) {
     o.strategy = tandem::Strategy::Cpu;
     // Keep the program's own OpenBLAS thread setting, so concurrent small calls stay concurrent.
-    o.cpu_threads = tandem::detail::cpu_blas::default_threads();
+    o.cpu_threads = tandem::detail::cpu_blas::current_threads();
   }
   return o;
 }
@@ -70,28 +72,54 @@ int cblas_position(tandem::Layout layout, int position) {
   }
 }
 
-void runtime_failure(const char* routine, const std::exception& e) {
-  // BLAS has no status to return: report on stderr, as xerbla would.
-  tandem::detail::log_line(std::string("error: ") + routine + ": " + e.what());
+// A BLAS routine has no status to return, so a call that fails must still compute C: a GPU
+// failure (even under TANDEM_STRATEGY=gpu) is retried on the CPU, with one warning. Only C lost to
+// a GPU that failed after writing it in place is fatal: carrying on would hand back wrong numbers.
+[[noreturn]] void fatal(const char* routine, const char* what) {
+  tandem::detail::log_line(std::string("fatal: ") + routine + ": " + what);
+  std::abort();
+}
+
+void recover(const char* routine, const std::exception& e, const std::function<void()>& on_cpu) {
+  if (const auto* te = dynamic_cast<const tandem::Error*>(&e);
+      te != nullptr && te->kind() == tandem::Error::Kind::OutputLost)
+    fatal(routine, e.what());
+  tandem::detail::warn_once(std::string("dropin-retry"),
+                            std::string(routine) + ": " + e.what() + "; computing on the CPU");
+  try {
+    on_cpu();
+  } catch (const std::exception& again) {
+    fatal(routine, again.what());
+  }
+}
+
+tandem::Options cpu_only() {
+  tandem::Options o;
+  o.strategy = tandem::Strategy::Cpu;
+  return o;
 }
 
 template <class T>
 void cblas_gemm(const char* routine, int layout, int ta, int tb, blasint m, blasint n, blasint k,
                 T alpha, const T* a, blasint lda, const T* b, blasint ldb, T beta, T* c,
                 blasint ldc) {
+  const auto lay = static_cast<tandem::Layout>(layout);
+  auto call = [&](const tandem::Options& o) {
+    tandem::gemm<T>(lay, cblas_op(ta), cblas_op(tb), m, n, k, alpha, a, lda, b, ldb, beta, c, ldc, o);
+  };
   try {
-    tandem::gemm<T>(static_cast<tandem::Layout>(layout), cblas_op(ta), cblas_op(tb), m, n, k, alpha,
-                    a, lda, b, ldb, beta, c, ldc, route(m, n, k));
+    call(route(m, n, k));
   } catch (const tandem::Error& e) {
     if (e.kind() == tandem::Error::Kind::InvalidArgument) {
-      // OpenBLAS's cblas.h declares cblas_xerbla's strings non-const.
-      std::string name(routine), form("Parameter %d to routine %s was incorrect\n");
-      cblas_xerbla(cblas_position(static_cast<tandem::Layout>(layout), e.argument()), name.data(),
-                   form.data(), e.argument(), routine);
-    } else
-      runtime_failure(routine, e);
+      // As the reference CBLAS: the position and routine name, an empty message (the system's
+      // cblas_xerbla prints its own). OpenBLAS's cblas.h declares the strings non-const.
+      std::string name(routine), form;
+      cblas_xerbla(cblas_position(lay, e.argument()), name.data(), form.data());
+    } else {
+      recover(routine, e, [&] { call(cpu_only()); });
+    }
   } catch (const std::exception& e) {
-    runtime_failure(routine, e);
+    recover(routine, e, [&] { call(cpu_only()); });
   }
 }
 
@@ -100,19 +128,22 @@ void fortran_gemm(const char* name, const char* transa, const char* transb, cons
                   const blasint* n, const blasint* k, const T* alpha, const T* a,
                   const blasint* lda, const T* b, const blasint* ldb, const T* beta, T* c,
                   const blasint* ldc) {
-  try {
+  auto call = [&](const tandem::Options& o) {
     tandem::gemm<T>(tandem::Layout::ColMajor, fortran_op(*transa), fortran_op(*transb), *m, *n, *k,
-                    *alpha, a, *lda, b, *ldb, *beta, c, *ldc, route(*m, *n, *k));
+                    *alpha, a, *lda, b, *ldb, *beta, c, *ldc, o);
+  };
+  try {
+    call(route(*m, *n, *k));
   } catch (const tandem::Error& e) {
     if (e.kind() == tandem::Error::Kind::InvalidArgument) {
       // Fortran GEMM has no layout argument: its positions are one less than tandem's.
       const blasint info = e.argument() - 1;
       xerbla_(name, &info, 6);
     } else {
-      runtime_failure(name, e);
+      recover(name, e, [&] { call(cpu_only()); });
     }
   } catch (const std::exception& e) {
-    runtime_failure(name, e);
+    recover(name, e, [&] { call(cpu_only()); });
   }
 }
 

@@ -55,11 +55,6 @@ std::shared_mutex& threads_mutex() {
   return m;
 }
 
-int initial_threads() {
-  static const int n = openblas_get_num_threads();
-  return n;
-}
-
 }  // namespace
 
 bool fits(int64_t value) { return value >= 0 && value <= static_cast<int64_t>(INT_MAX); }
@@ -80,20 +75,23 @@ void gemm(bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t k, double al
 struct Threads::Lock {
   std::shared_lock<std::shared_mutex> shared;
   std::unique_lock<std::shared_mutex> exclusive;
+  int restore = 0;
 };
 
 Threads::Threads(int threads) : lock_(std::make_unique<Lock>()) {
-  const int usual = initial_threads();  // captured before the first change
-  if (threads == usual) {
-    lock_->shared = std::shared_lock<std::shared_mutex>(threads_mutex());
-  } else {
-    lock_->exclusive = std::unique_lock<std::shared_mutex>(threads_mutex());
-    openblas_set_num_threads(threads);
-  }
+  // No exclusive scope runs while the shared lock is held, so the count read here is the
+  // program's own (it may have changed it since the last call).
+  lock_->shared = std::shared_lock<std::shared_mutex>(threads_mutex());
+  if (openblas_get_num_threads() == threads) return;
+  lock_->shared.unlock();
+  lock_->exclusive = std::unique_lock<std::shared_mutex>(threads_mutex());
+  lock_->restore = openblas_get_num_threads();
+  if (lock_->restore != threads) openblas_set_num_threads(threads);
 }
 
 Threads::~Threads() {
-  if (lock_->exclusive.owns_lock()) openblas_set_num_threads(initial_threads());
+  if (lock_->exclusive.owns_lock() && openblas_get_num_threads() != lock_->restore)
+    openblas_set_num_threads(lock_->restore);
 }
 
 std::string name() { return "OpenBLAS"; }
@@ -116,6 +114,9 @@ std::string core_type() {
   return c != nullptr ? c : "";
 }
 
-int default_threads() { return initial_threads(); }
+int current_threads() {
+  std::shared_lock<std::shared_mutex> lock(threads_mutex());
+  return openblas_get_num_threads();
+}
 
 }  // namespace tandem::detail::cpu_blas

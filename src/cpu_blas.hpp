@@ -20,8 +20,8 @@ void gemm(bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t k, double al
 bool fits(int64_t value);
 
 // While alive, the BLAS runs with `threads` threads. The BLAS's thread count is process-wide
-// state: scopes that keep its usual count run concurrently, a scope that changes it runs alone
-// and restores the usual count at its end, so a program's own BLAS calls see their setting.
+// state: scopes that keep the program's current count run concurrently; a scope that changes it
+// runs alone and puts back the count it found, so the program's own BLAS calls see their setting.
 class Threads {
  public:
   explicit Threads(int threads);
@@ -38,6 +38,6 @@ std::string name();      // "OpenBLAS"
 std::string version();   // e.g. "0.3.21"
 std::string config();    // OpenBLAS's build configuration string
 std::string core_type(); // the kernel set it chose, e.g. "Haswell"
-int default_threads();   // the thread count it had before tandem changed anything
+int current_threads();   // the program's setting (OPENBLAS_NUM_THREADS, openblas_set_num_threads)
 
 }  // namespace tandem::detail::cpu_blas

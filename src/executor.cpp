@@ -111,6 +111,12 @@ void gpu_unavailable(const Plan& plan, const Error& e, Report& r) {
   warn_once("gpu-fallback", std::string("GPU path unavailable, computing on the CPU: ") + e.what());
 }
 
+Error output_lost(const Error& e) {
+  return Error(Error::Kind::OutputLost,
+               std::string("the GPU failed after writing C in place and beta != 0, so C's old "
+                           "values are lost: ") + e.what());
+}
+
 }  // namespace
 
 CpuMode cpu_mode() { return g_cpu_mode.load(); }
@@ -153,16 +159,13 @@ void execute(const Problem<T>& p, const Options& o, Report& r) {
         inflight = gpu::enqueue(*device, params, s);
         r.t_gpu_enqueued = now_ns();
         inflight->flush();
-        r.t_flush = now_ns();
+        r.t_flush = inflight->flushed_at_ns;  // set by the OpenCL layer when clFlush returned
         r.a = inflight->a_path;
         r.b = inflight->b_path;
         r.c = inflight->c_path;
       }
     } catch (const gpu::Failure& e) {
-      if (e.c_touched() && p.beta != T(0) && pl.requested != Strategy::Gpu)
-        throw Error(Error::Kind::Runtime,
-                    std::string("GPU failed after writing C in place; C is not recoverable: ") +
-                        e.what());
+      if (e.c_touched() && p.beta != T(0)) throw output_lost(e);
       gpu_unavailable(pl, e, r);
       inflight.reset();
       mg = 0;
@@ -174,10 +177,19 @@ void execute(const Problem<T>& p, const Options& o, Report& r) {
     }
   }
 
-  const int cores = topology::physical_cores();
+  // Physical cores, but never more than the program allows OpenBLAS (OPENBLAS_NUM_THREADS); in
+  // hybrid mode one fewer, for the thread that feeds the GPU.
+  const int cores = std::min(topology::physical_cores(), cpu_blas::current_threads());
   const int threads = o.cpu_threads.value_or(
       std::max(1, cores - (inflight && o.reserve_feeder_core && cores > 1 ? 1 : 0)));
   r.cpu_threads = mg < p.m ? threads : 0;
+  if (inflight) {
+    try {
+      r.gpu_submitted_at_cpu_start = inflight->submitted();
+    } catch (const Error&) {
+      // A status that cannot be read now surfaces, with its cause, at the wait below.
+    }
+  }
   r.t_cpu_start = now_ns();
   cpu_share(p, mg, p.m - mg, threads);
   r.t_cpu_end = now_ns();
@@ -188,10 +200,7 @@ void execute(const Problem<T>& p, const Options& o, Report& r) {
       r.t_gpu_done = now_ns();
       r.gpu_kernel_seconds = inflight->kernel_seconds;
     } catch (const gpu::Failure& e) {
-      if (e.c_touched() && p.beta != T(0) && pl.requested != Strategy::Gpu)
-        throw Error(Error::Kind::Runtime,
-                    std::string("GPU failed after writing C in place; C is not recoverable: ") +
-                        e.what());
+      if (e.c_touched() && p.beta != T(0)) throw output_lost(e);
       gpu_unavailable(pl, e, r);
       cpu_share(p, 0, mg, threads);
       mg = 0;

@@ -8,6 +8,7 @@
 
 #include <algorithm>
 #include <atomic>
+#include <chrono>
 #include <cctype>
 #include <cstring>
 #include <mutex>
@@ -233,8 +234,10 @@ std::shared_ptr<Device> open_device(const std::string& selector) {
     std::shared_ptr<Device> device;
     std::unique_ptr<Error> error;
   };
-  static std::mutex mutex;
-  static std::map<std::string, Entry> cache;
+  // Deliberately never destroyed: releasing OpenCL objects from static destructors, after the
+  // driver may have shut down, can crash or hang at exit.
+  static std::mutex& mutex = *new std::mutex;
+  static std::map<std::string, Entry>& cache = *new std::map<std::string, Entry>;
   std::lock_guard<std::mutex> lock(mutex);
   auto it = cache.find(selector);
   if (it == cache.end()) {
@@ -327,8 +330,20 @@ int64_t row_tile(const Params& params) {
 
 namespace {
 
+// The bytes a stored block occupies, for overlap tests.
+struct Range {
+  uintptr_t begin = 0, end = 0;
+  bool overlaps(const Range& o) const { return begin < o.end && o.begin < end; }
+};
+
 // Elements spanned by a rows x cols row-major block with leading dimension ld.
 int64_t span(int64_t rows, int64_t cols, int64_t ld) { return rows == 0 || cols == 0 ? 0 : (rows - 1) * ld + cols; }
+
+template <class T>
+Range range_of(const T* p, int64_t rows, int64_t cols, int64_t ld) {
+  const auto b = reinterpret_cast<uintptr_t>(p);
+  return {b, b + static_cast<uintptr_t>(span(rows, cols, ld)) * sizeof(T)};
+}
 
 template <class T>
 void pack(const T* src, int64_t rows, int64_t cols, int64_t ld, T* dst) {
@@ -385,6 +400,12 @@ class InFlightImpl final : public InFlight {
   InFlightImpl(Device& dev, const Share<T>& s)
       : dev_(dev), s_(s), unified_(dev.info().unified_memory && !g_assume_discrete.load()) {}
 
+  // Whatever happened, nothing may still read or write host memory (the caller's, or pinned
+  // buffers about to be released) once this object is gone.
+  ~InFlightImpl() override { drain(); }
+  InFlightImpl(const InFlightImpl&) = delete;
+  InFlightImpl& operator=(const InFlightImpl&) = delete;
+
   // Enqueues everything; on a throw, kernel_enqueued() says whether the kernel may still run.
   void start(const Params& params) {
     Device& dev = dev_;
@@ -400,9 +421,20 @@ class InFlightImpl final : public InFlight {
     const int64_t b_rows = s.trans_b ? s.n : s.k, b_cols = s.trans_b ? s.k : s.n;
     const bool ka = read_transposed(params, "A_T", s.trans_a);
     const bool kb = read_transposed(params, "B_T", s.trans_b);
-    input(a_, s.a, a_rows, a_cols, s.lda, ka != s.trans_a);
-    input(b_, s.b, b_rows, b_cols, s.ldb, kb != s.trans_b);
-    output(c_, s.c, s.m, s.n, s.ldc, s.beta != T(0));
+    // OpenCL leaves commands on USE_HOST_PTR buffers with overlapping host regions undefined
+    // (A @ A, or blocks of one array), so an operand overlapping one already in place is copied.
+    // C is in place only when its rows leave no gaps (ldc == n): a runtime that shadows host
+    // memory copies the whole span back, gaps included, which may belong to another thread.
+    const Range rc = range_of(s.c, s.m, s.n, s.ldc);
+    const Range ra = range_of(s.a, a_rows, a_cols, s.lda);
+    const Range rb = range_of(s.b, b_rows, b_cols, s.ldb);
+    const bool c_in_place = in_place_ok(s.c) && (s.ldc == s.n || s.m == 1);
+    const bool a_in_place = ka == s.trans_a && in_place_ok(s.a) && !(c_in_place && ra.overlaps(rc));
+    const bool b_in_place = kb == s.trans_b && in_place_ok(s.b) &&
+                            !(c_in_place && rb.overlaps(rc)) && !(a_in_place && rb.overlaps(ra));
+    input(a_, s.a, a_rows, a_cols, s.lda, ka != s.trans_a, a_in_place);
+    input(b_, s.b, b_rows, b_cols, s.ldb, kb != s.trans_b, b_in_place);
+    output(c_, s.c, s.m, s.n, s.ldc, s.beta != T(0), c_in_place);
     a_path = a_.path;
     b_path = b_.path;
     c_path = c_.path;
@@ -449,13 +481,15 @@ class InFlightImpl final : public InFlight {
                                             static_cast<size_t>(params.at("MDIMC"))),
                                 nullptr, &kernel_event_);
     kernel_enqueued_ = true;
+    if (c_.path == Report::Buffer::ZeroCopy) c_written_ = true;
 
     // The last command makes C visible to the host: a map of the caller's own memory, or a
     // read-back (discrete) / map (unified) of the staged copy.
     const size_t c_bytes = static_cast<size_t>(span(s.m, s.n, c_.ld)) * sizeof(T);
     if (c_.path == Report::Buffer::ZeroCopy) {
-      c_map_ = queue_.enqueueMapBuffer(c_.in_place, CL_FALSE, CL_MAP_READ | CL_MAP_WRITE, 0,
-                                       c_bytes, nullptr, &last_event_);
+      // Read-only: the host only reads C here, so nothing is written back at unmap.
+      c_map_ = queue_.enqueueMapBuffer(c_.in_place, CL_FALSE, CL_MAP_READ, 0, c_bytes, nullptr,
+                                       &last_event_);
     } else if (c_.device() != nullptr) {
       queue_.enqueueReadBuffer(c_.device, CL_FALSE, 0, c_bytes, c_.mapped, nullptr, &last_event_);
     } else {
@@ -469,12 +503,19 @@ class InFlightImpl final : public InFlight {
   // After a failure once the kernel was enqueued: let the device finish before C is reused.
   void drain() noexcept {
     try {
-      queue_.finish();
-    } catch (const cl::Error&) {
+      if (queue_() != nullptr) queue_.finish();
+    } catch (...) {
     }
   }
 
+  // Whether the caller's C may have been written (in place by the kernel, or by unpacking).
+  bool c_written() const { return c_written_; }
+
   void flush() override { queue_.flush(); }
+
+  bool submitted() override {
+    return kernel_event_.getInfo<CL_EVENT_COMMAND_EXECUTION_STATUS>() <= CL_SUBMITTED;
+  }
 
   void wait() override {
     cl::WaitForEvents({last_event_});
@@ -491,6 +532,7 @@ class InFlightImpl final : public InFlight {
     if (c_.path == Report::Buffer::ZeroCopy) {
       unmap(c_.in_place, c_map_);
     } else {
+      c_written_ = true;
       unpack(c_.mapped, s_.m, s_.n, s_.c, s_.ldc);
       unmap(c_.pinned, c_.mapped);
     }
@@ -506,9 +548,10 @@ class InFlightImpl final : public InFlight {
 
   // Stages one stored rows x cols operand; `transpose` packs it as cols x rows for a kernel that
   // reads the other layout (only a copy can change the layout).
-  void input(Operand<T>& op, const T* host, int64_t rows, int64_t cols, int64_t ld, bool transpose) {
+  void input(Operand<T>& op, const T* host, int64_t rows, int64_t cols, int64_t ld, bool transpose,
+             bool in_place) {
     const size_t bytes = static_cast<size_t>(span(rows, cols, ld)) * sizeof(T);
-    if (!transpose && in_place_ok(host)) {
+    if (in_place) {
       op.path = Report::Buffer::ZeroCopy;
       op.ld = ld;
       op.in_place = cl::Buffer(dev_.context(), CL_MEM_READ_ONLY | CL_MEM_USE_HOST_PTR, bytes,
@@ -535,9 +578,10 @@ class InFlightImpl final : public InFlight {
     }
   }
 
-  void output(Operand<T>& op, T* host, int64_t rows, int64_t cols, int64_t ld, bool read_c) {
+  void output(Operand<T>& op, T* host, int64_t rows, int64_t cols, int64_t ld, bool read_c,
+              bool in_place) {
     const size_t bytes = static_cast<size_t>(span(rows, cols, ld)) * sizeof(T);
-    if (in_place_ok(host)) {
+    if (in_place) {
       op.path = Report::Buffer::ZeroCopy;
       op.ld = ld;
       op.in_place = cl::Buffer(dev_.context(), CL_MEM_READ_WRITE | CL_MEM_USE_HOST_PTR, bytes, host);
@@ -568,6 +612,7 @@ class InFlightImpl final : public InFlight {
   void* c_map_ = nullptr;
   cl::Event kernel_event_, last_event_;
   bool kernel_enqueued_ = false;
+  bool c_written_ = false;
 };
 
 // Runs `f`, turning OpenCL failures into Failure. `touched` says whether C may have been written
@@ -593,14 +638,20 @@ class Guarded final : public InFlight {
     b_path = impl_->b_path;
     c_path = impl_->c_path;
   }
-  void flush() override { guarded([&] { impl_->flush(); }, touched()); }
+  void flush() override {
+    guarded([&] { impl_->flush(); }, touched());
+    flushed_at_ns = std::chrono::duration_cast<std::chrono::nanoseconds>(
+                        std::chrono::steady_clock::now().time_since_epoch())
+                        .count();
+  }
+  bool submitted() override { return guarded([&] { return impl_->submitted(); }, touched()); }
   void wait() override {
     guarded([&] { impl_->wait(); }, touched());
     kernel_seconds = impl_->kernel_seconds;
   }
 
  private:
-  bool touched() const { return c_path == Report::Buffer::ZeroCopy; }
+  bool touched() const { return impl_->c_written(); }
   std::unique_ptr<InFlightImpl<T>> impl_;
 };
 
@@ -621,11 +672,11 @@ std::unique_ptr<InFlight> enqueue(Device& device, const Params& params, const Sh
   try {
     impl->start(params);
   } catch (const cl::Error& e) {
-    if (impl->kernel_enqueued()) impl->drain();
-    throw Failure(translate(e), impl->kernel_enqueued() && impl->c_path == Report::Buffer::ZeroCopy);
+    impl->drain();
+    throw Failure(translate(e), impl->c_written());
   } catch (const Error& e) {
-    if (impl->kernel_enqueued()) impl->drain();
-    throw Failure(e, impl->kernel_enqueued() && impl->c_path == Report::Buffer::ZeroCopy);
+    impl->drain();
+    throw Failure(e, impl->c_written());
   }
   return std::make_unique<Guarded<T>>(std::move(impl));
 }

@@ -77,9 +77,12 @@ class InFlight {
   virtual ~InFlight() = default;
   virtual void flush() = 0;
   virtual void wait() = 0;
+  // Whether the kernel has been submitted to the device (or runs, or is done).
+  virtual bool submitted() = 0;
   Report::Buffer a_path = Report::Buffer::None, b_path = Report::Buffer::None,
                  c_path = Report::Buffer::None;
   double kernel_seconds = 0;  // from the kernel's profiling event, after wait()
+  int64_t flushed_at_ns = 0;  // steady clock when clFlush returned (0: never flushed)
 };
 
 // Builds (and caches) the program a share with these read layouts and parameters will use,

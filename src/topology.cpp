@@ -3,7 +3,12 @@
 
 #include <hwloc.h>
 
+#include <strings.h>
+
 #include <algorithm>
+#include <fstream>
+#include <sstream>
+#include <vector>
 #include <thread>
 
 namespace tandem::detail::topology {
@@ -12,6 +17,7 @@ namespace {
 struct Counts {
   int cores = 0;
   int pus = 0;
+  std::string model;
 };
 
 Counts read_counts() {
@@ -21,6 +27,8 @@ Counts read_counts() {
     if (hwloc_topology_load(topo) == 0) {
       counts.cores = hwloc_get_nbobjs_by_type(topo, HWLOC_OBJ_CORE);
       counts.pus = hwloc_get_nbobjs_by_type(topo, HWLOC_OBJ_PU);
+      if (hwloc_obj_t pkg = hwloc_get_obj_by_type(topo, HWLOC_OBJ_PACKAGE, 0))
+        if (const char* model = hwloc_obj_get_info_by_name(pkg, "CPUModel")) counts.model = model;
     }
     hwloc_topology_destroy(topo);
   }
@@ -39,5 +47,52 @@ const Counts& counts() {
 
 int physical_cores() { return std::max(1, counts().cores); }
 int logical_cpus() { return std::max(1, counts().pus); }
+
+std::string cpu_model() { return counts().model.empty() ? "unknown" : counts().model; }
+
+std::set<std::string> cpu_flags() {
+  std::set<std::string> flags;
+  std::ifstream in("/proc/cpuinfo");
+  std::string line;
+  while (std::getline(in, line)) {
+    if (line.rfind("flags", 0) != 0) continue;
+    std::istringstream words(line.substr(line.find(':') + 1));
+    for (std::string w; words >> w;) flags.insert(w);
+    break;
+  }
+  return flags;
+}
+
+namespace {
+// OpenBLAS's x86-64 kernel sets, weakest first (the ones a VM's CPUID can make it fall back to).
+const std::vector<std::string>& core_order() {
+  static const std::vector<std::string> order{"Prescott", "Core2",      "Penryn",
+                                              "Dunnington", "Nehalem",  "Sandybridge",
+                                              "Haswell",  "Zen",        "SkylakeX",
+                                              "Cooperlake", "SapphireRapids"};
+  return order;
+}
+int rank(const std::string& core) {
+  const auto& o = core_order();
+  for (size_t i = 0; i < o.size(); ++i)
+    if (strcasecmp(o[i].c_str(), core.c_str()) == 0) return static_cast<int>(i);
+  return -1;
+}
+}  // namespace
+
+std::string best_openblas_core(const std::set<std::string>& f) {
+  auto has = [&f](const char* x) { return f.count(x) != 0; };
+  if (has("avx512f") && has("avx512vl") && has("avx512bw") && has("avx512dq"))
+    return has("avx512_bf16") ? "Cooperlake" : "SkylakeX";
+  if (has("avx2") && has("fma")) return "Haswell";
+  if (has("avx")) return "Sandybridge";
+  if (has("sse4_2")) return "Nehalem";
+  return "Prescott";
+}
+
+bool weaker_core(const std::string& core, const std::string& best) {
+  const int c = rank(core), b = rank(best);
+  return c >= 0 && b >= 0 && c < b;
+}
 
 }  // namespace tandem::detail::topology

@@ -8,6 +8,8 @@
 #include <thread>
 #include <vector>
 
+#include <cblas.h>
+
 #include "executor.hpp"
 #include "gpu.hpp"
 #include "reference.hpp"
@@ -79,12 +81,16 @@ TEST(Executor, FlushesBeforeTheCpuShareAndWaitsAfterIt) {
   ASSERT_GT(r.cpu_rows, 0);
   EXPECT_EQ(r.gpu_rows + r.cpu_rows, 300);
   EXPECT_LE(r.t_start, r.t_gpu_enqueued);
+  ASSERT_GT(r.t_flush, 0) << "clFlush was never called";
   EXPECT_LE(r.t_gpu_enqueued, r.t_flush);
   EXPECT_LE(r.t_flush, r.t_cpu_start);
   EXPECT_LE(r.t_cpu_start, r.t_cpu_end);
   EXPECT_LE(r.t_cpu_end, r.t_gpu_done);
   EXPECT_LE(r.t_gpu_done, r.t_end);
   EXPECT_GT(r.gpu_kernel_seconds, 0.0);
+  // The kernel had left the host's queue before the CPU share started. (PoCL submits eagerly, so
+  // here this holds even without the flush; t_flush above is what catches a missing flush.)
+  EXPECT_TRUE(r.gpu_submitted_at_cpu_start);
   EXPECT_FALSE(r.device.empty());
   EXPECT_NE(r.kernel.find("MWG="), std::string::npos);
 }
@@ -135,6 +141,44 @@ TEST(Executor, DiscretePathStagesEveryOperand) {
   EXPECT_EQ(r.a, Report::Buffer::Copy);
   EXPECT_EQ(r.b, Report::Buffer::Copy);
   EXPECT_EQ(r.c, Report::Buffer::Copy);
+}
+
+// A * A^T with one pointer for both operands: two USE_HOST_PTR buffers over the same memory
+// would be undefined in OpenCL, so the second operand is copied.
+TEST(Executor, SameMemoryForAAndB) {
+  const int64_t m = 130, k = 70;
+  std::vector<float, Allocator<float>> a(static_cast<size_t>(m * k)), c(static_cast<size_t>(m * m), 0.0f);
+  std::mt19937_64 rng(9);
+  std::uniform_real_distribution<double> d(-1, 1);
+  for (auto& x : a) x = static_cast<float>(d(rng));
+  Options o;
+  o.strategy = Strategy::Gpu;
+  Report r;
+  gemm<float>(Layout::RowMajor, Op::NoTrans, Op::Trans, m, m, k, 1.0f, a.data(), k, a.data(), k,
+              0.0f, c.data(), m, o, &r);
+  for (int64_t i = 0; i < m; ++i)
+    for (int64_t j = 0; j < m; ++j) {
+      double s = 0;
+      for (int64_t p = 0; p < k; ++p) s += double(a[i * k + p]) * double(a[j * k + p]);
+      ASSERT_NEAR(c[i * m + j], s, 1e-4) << i << "," << j;
+    }
+  EXPECT_EQ(r.a, Report::Buffer::ZeroCopy);
+  EXPECT_EQ(r.b, Report::Buffer::Copy);
+}
+
+// The program's own OpenBLAS thread count, even one it changes between tandem calls, is what
+// it finds after each call.
+TEST(Executor, ProgramThreadCountSurvivesCalls) {
+  openblas_set_num_threads(2);
+  Case<double> t(120, 80, 60, 7);
+  t.run(hybrid(0.5));  // CPU share with one core left to the GPU feeder
+  EXPECT_EQ(openblas_get_num_threads(), 2);
+  openblas_set_num_threads(1);
+  Options o;
+  o.strategy = Strategy::Cpu;
+  o.cpu_threads = 2;
+  t.run(o);
+  EXPECT_EQ(openblas_get_num_threads(), 1);
 }
 
 TEST(Executor, ConcurrentCallsFromEightThreads) {

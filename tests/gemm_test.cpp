@@ -21,6 +21,7 @@ struct StrategyCase {
   double fraction;
   bool discrete;  // stage operands as for a discrete GPU (device buffers, copies)
   std::map<std::string, int> kernel_params = {};
+  int64_t offset = 0;  // 1: operands one element off alignment, so the unified copy path runs
 };
 
 const StrategyCase kStrategies[] = {
@@ -31,6 +32,8 @@ const StrategyCase kStrategies[] = {
     {"hybrid50", Strategy::Hybrid, 0.5, false},
     {"hybrid100", Strategy::Hybrid, 1.0, false},
     {"gpu_discrete", Strategy::Gpu, 1.0, true},
+    {"gpu_misaligned", Strategy::Gpu, 1.0, false, {}, 1},
+    {"hybrid30_misaligned", Strategy::Hybrid, 0.3, false, {}, 1},
     {"hybrid50_discrete", Strategy::Hybrid, 0.5, true},
     // 64-bit index arithmetic, which real extents reach only past PoCL's 1 GiB allocations.
     {"gpu_long_index", Strategy::Gpu, 1.0, false, {{"INDEX_LONG", 1}}},
@@ -76,9 +79,9 @@ void run_case(const StrategyCase& s, Layout layout, Op op_a, Op op_b, const Size
   std::mt19937_64 rng(seed);
   const bool ta = op_a != Op::NoTrans, tb = op_b != Op::NoTrans;
   const T sentinel = static_cast<T>(-777.25);
-  auto a = make_matrix<T>(layout, ta, size.m, size.k, pad, rng, sentinel);
-  auto b = make_matrix<T>(layout, tb, size.k, size.n, pad + 1, rng, sentinel);
-  auto c = make_matrix<T>(layout, false, size.m, size.n, pad, rng, sentinel);
+  auto a = make_matrix<T>(layout, ta, size.m, size.k, pad, rng, sentinel, s.offset);
+  auto b = make_matrix<T>(layout, tb, size.k, size.n, pad + 1, rng, sentinel, s.offset);
+  auto c = make_matrix<T>(layout, false, size.m, size.n, pad, rng, sentinel, s.offset);
   if (beta == 0) {
     // C is poisoned: with beta = 0 none of it may be read.
     for (int64_t i = 0; i < size.m; ++i)
@@ -93,8 +96,8 @@ void run_case(const StrategyCase& s, Layout layout, Op op_a, Op op_b, const Size
        << " alpha=" << alpha << " beta=" << beta << " pad=" << pad;
   Report report;
   DiscreteScope discrete(s.discrete);
-  gemm<T>(layout, op_a, op_b, size.m, size.n, size.k, static_cast<T>(alpha), a.data.data(), a.ld,
-          b.data.data(), b.ld, static_cast<T>(beta), c.data.data(), c.ld, options_for(s), &report);
+  gemm<T>(layout, op_a, op_b, size.m, size.n, size.k, static_cast<T>(alpha), a.ptr(), a.ld, b.ptr(),
+          b.ld, static_cast<T>(beta), c.ptr(), c.ld, options_for(s), &report);
   expect_matches(c, before, ref, size.k, what.str());
   EXPECT_FALSE(report.fell_back) << what.str() << ": " << report.fallback_reason;
   if (size.m > 0 && size.n > 0 && size.k > 0 && alpha != 0) {

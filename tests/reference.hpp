@@ -21,28 +21,32 @@ struct Matrix {
   Layout layout = Layout::RowMajor;
   bool trans = false;
   int64_t rows = 0, cols = 0, ld = 1;
+  int64_t offset = 0;  // elements before the matrix: 1 misaligns it (no zero-copy)
   std::vector<T, Allocator<T>> data;
+  T* ptr() { return data.data() + offset; }
 
   int64_t stored_rows() const { return trans ? cols : rows; }
   int64_t stored_cols() const { return trans ? rows : cols; }
   // Element (i, j) of op(X).
   size_t index(int64_t i, int64_t j) const {
     const int64_t r = trans ? j : i, c = trans ? i : j;
-    return static_cast<size_t>(layout == Layout::RowMajor ? r * ld + c : c * ld + r);
+    return static_cast<size_t>(offset + (layout == Layout::RowMajor ? r * ld + c : c * ld + r));
   }
   T& at(int64_t i, int64_t j) { return data[index(i, j)]; }
   T at(int64_t i, int64_t j) const { return data[index(i, j)]; }
   // Whether storage position p lies in the padding between leading dimension and extent.
   bool is_padding(size_t p) const {
     const int64_t inner = layout == Layout::RowMajor ? stored_cols() : stored_rows();
-    return static_cast<int64_t>(p) % ld >= inner;
+    const int64_t q = static_cast<int64_t>(p) - offset;
+    return q < 0 || q % ld >= inner;
   }
 };
 
 template <class T>
 Matrix<T> make_matrix(Layout layout, bool trans, int64_t rows, int64_t cols, int64_t pad,
-                      std::mt19937_64& rng, T padding_value) {
+                      std::mt19937_64& rng, T padding_value, int64_t offset = 0) {
   Matrix<T> m;
+  m.offset = offset;
   m.layout = layout;
   m.trans = trans;
   m.rows = rows;
@@ -50,7 +54,7 @@ Matrix<T> make_matrix(Layout layout, bool trans, int64_t rows, int64_t cols, int
   const int64_t inner = layout == Layout::RowMajor ? m.stored_cols() : m.stored_rows();
   const int64_t outer = layout == Layout::RowMajor ? m.stored_rows() : m.stored_cols();
   m.ld = std::max<int64_t>(1, inner + pad);
-  m.data.assign(static_cast<size_t>(std::max<int64_t>(1, outer * m.ld)), padding_value);
+  m.data.assign(static_cast<size_t>(offset + std::max<int64_t>(1, outer * m.ld)), padding_value);
   std::uniform_real_distribution<double> dist(-1.0, 1.0);
   for (int64_t i = 0; i < rows; ++i)
     for (int64_t j = 0; j < cols; ++j) m.at(i, j) = static_cast<T>(dist(rng));

@@ -57,6 +57,9 @@ struct Report {
   int64_t t_start = 0, t_gpu_enqueued = 0, t_flush = 0, t_cpu_start = 0, t_cpu_end = 0,
           t_gpu_done = 0, t_end = 0;
   double gpu_kernel_seconds = 0;  // from OpenCL profiling events
+  // Whether the GPU's kernel had left the host's queue (submitted, running or done) when the CPU
+  // share started: what the explicit flush is for.
+  bool gpu_submitted_at_cpu_start = false;
   double cpu_seconds() const { return static_cast<double>(t_cpu_end - t_cpu_start) * 1e-9; }
   double gpu_seconds() const {
     return t_gpu_done > 0 ? static_cast<double>(t_gpu_done - t_start) * 1e-9 : 0.0;
@@ -68,9 +71,11 @@ const char* to_string(Report::Buffer b);
 
 // A tandem failure. For an invalid argument, argument() is its 1-based position in the C
 // signature; for an OpenCL failure, cl_call() names the call and cl_code() is its status.
+// OutputLost: the GPU failed after writing part of C in place with beta != 0, so C's old values
+// are gone and the call cannot be completed; every other failure leaves C as it was.
 class Error : public std::runtime_error {
  public:
-  enum class Kind { InvalidArgument, OpenCL, TooLarge, Runtime };
+  enum class Kind { InvalidArgument, OpenCL, TooLarge, Runtime, OutputLost };
   Error(Kind kind, const std::string& what, int argument = 0, std::string cl_call = {},
         int cl_code = 0)
       : std::runtime_error(what), kind_(kind), argument_(argument), cl_call_(std::move(cl_call)),

@@ -1,0 +1,108 @@
+// Device profiles: what the co-tuner measured on one machine (kernel parameters, the hybrid split
+// per size bucket, each side's rates), stored as JSON and applied by every later call. profile.cpp
+// is the only file that touches nlohmann-json.
+#pragma once
+
+#include <cstdint>
+#include <filesystem>
+#include <map>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace tandem::detail::gpu {
+struct DeviceInfo;
+}
+
+namespace tandem::detail::profile {
+
+// What a profile is valid for: the OpenCL device and driver, and the CPU side.
+struct Identity {
+  std::string platform, device, driver;
+  int compute_units = 0;
+  std::string cpu_model, blas, blas_version, blas_core;
+  int threads = 0;
+  bool operator==(const Identity& o) const;
+  // The first field that differs from `o`, as "driver 'x' vs 'y'", or "" if none.
+  std::string difference(const Identity& o) const;
+  std::string file_name() const;  // stable and filesystem-safe
+};
+
+// This machine's identity with `device` as its OpenCL side.
+Identity identity_for(const gpu::DeviceInfo& device);
+
+// One tuned size: the best hybrid (kernel, split) measured at m = n = k = size.
+struct Bucket {
+  int64_t size = 0;
+  int parts = 64;      // P
+  int gpu_parts = 0;   // p_g: the GPU computes p_g / P of C's rows (0: the CPU alone is best)
+  int cpu_threads = 0; // CPU BLAS threads for the hybrid's CPU share (0: the default)
+  std::map<std::string, int> kernel;  // the hybrid's kernel parameters
+  double cpu_gflops = 0, gpu_gflops = 0, best_gflops = 0;
+  double fraction() const { return parts > 0 ? double(gpu_parts) / parts : 0.0; }
+};
+
+struct PrecisionProfile {
+  std::map<std::string, int> gpu_kernel;  // the best GPU-only kernel
+  int64_t gpu_size = 0;                   // where it was measured
+  double gpu_gflops = 0;
+  std::vector<Bucket> buckets;  // ascending size
+};
+
+struct Tuning {
+  std::string strategy, objective, date;
+  int budget_evaluations = 0, evaluations = 0;
+  double budget_seconds = 0, seconds = 0;
+};
+
+struct Profile {
+  int format = 1;
+  std::string tandem_version;
+  Identity identity;
+  // How widely a built-in profile applies: "device" (same platform, device and compute units),
+  // "platform" (any device of the platform: the vendor fallback) or "any" (the global one).
+  // Local profiles are always "device" and need the whole identity to match.
+  std::string match = "device";
+  std::map<char, PrecisionProfile> precisions;  // 's' and 'd'
+  Tuning tuning;
+  std::string origin;  // where it was read from; not stored
+};
+
+std::string to_json(const Profile& p);
+// Throws std::runtime_error naming what is wrong.
+Profile from_json(const std::string& text);
+
+// $TANDEM_PROFILE_DIR, else $XDG_CACHE_HOME/tandem, else ~/.cache/tandem.
+std::filesystem::path directory();
+std::filesystem::path path_for(const Identity& id);
+// Writes atomically (a temporary file, then rename). Throws std::runtime_error.
+void save(const Profile& p, const std::filesystem::path& file);
+// Reads one file. Throws std::runtime_error naming the file and the problem.
+Profile load(const std::filesystem::path& file);
+// Whether a profile written by another tandem can be used by this one.
+bool compatible(const Profile& p, std::string* why = nullptr);
+
+// The built-in database (tuner/profiles/*.json, embedded at build time).
+const std::vector<Profile>& builtin();
+
+// The profile that applies to `id`: the local file for exactly this identity, else the built-in
+// database's closest entry (device, then platform, then any), else none. A local profile for
+// the same device that differs in driver, CPU, BLAS or version, or one that cannot be read, is
+// reported once on stderr and not applied. Cached until forget().
+std::shared_ptr<const Profile> active(const Identity& id);
+void forget();
+
+// What a profile says for one call.
+struct Choice {
+  double fraction = 0;                // GPU share of C's rows
+  std::map<std::string, int> kernel;  // kernel parameters (may be empty)
+  int cpu_threads = 0;                // 0: the default
+  int64_t bucket = 0;                 // the tuned size used (0: none)
+};
+
+// The bucket nearest to cbrt(m n k) on a log scale; below half the smallest tuned size the CPU
+// alone (the GPU was not measured there). The GPU-only kernel when the bucket has none.
+Choice choose(const Profile& p, bool fp64, int64_t m, int64_t n, int64_t k);
+
+}  // namespace tandem::detail::profile
