@@ -11,11 +11,13 @@
 #include <map>
 #include <memory>
 #include <mutex>
+#include <optional>
 
 #include "config.hpp"
 #include "cpu_blas.hpp"
 #include "gpu.hpp"
 #include "log.hpp"
+#include "profile.hpp"
 #include "topology.hpp"
 
 namespace tandem::detail {
@@ -25,9 +27,6 @@ namespace {
 // threads beats row panels of single-threaded calls, whose narrow panels repack B per panel.
 std::atomic<CpuMode> g_cpu_mode{CpuMode::SingleCall};
 
-// Without a tuned profile, auto keeps everything on the CPU: a GPU share only pays once the
-// co-tuner has measured that it does.
-constexpr double kAutoFractionWithoutProfile = 0.0;
 // hybrid without a fraction from options, environment or profile splits the rows evenly.
 constexpr double kHybridDefaultFraction = 0.5;
 
@@ -77,7 +76,7 @@ void cpu_share(const Problem<T>& p, int64_t row0, int64_t rows, int threads) {
 
 struct Plan {
   Strategy requested = Strategy::Auto;
-  double fraction = 0;
+  std::optional<double> fraction;  // from the options or the environment (hybrid only)
 };
 
 Plan plan(const Options& o) {
@@ -91,13 +90,11 @@ Plan plan(const Options& o) {
   if (o.cpu_threads && *o.cpu_threads < 1)
     throw Error(Error::Kind::InvalidArgument,
                 "options.cpu_threads = " + std::to_string(*o.cpu_threads) + " must be at least 1");
-  switch (plan.requested) {
-    case Strategy::Cpu: plan.fraction = 0; break;
-    case Strategy::Gpu: plan.fraction = 1; break;
-    case Strategy::Hybrid:
-      plan.fraction = o.gpu_fraction.value_or(env.gpu_fraction.value_or(kHybridDefaultFraction));
-      break;
-    case Strategy::Auto: plan.fraction = kAutoFractionWithoutProfile; break;
+  if (plan.requested == Strategy::Hybrid) {
+    if (o.gpu_fraction)
+      plan.fraction = o.gpu_fraction;
+    else if (env.gpu_fraction)
+      plan.fraction = env.gpu_fraction;
   }
   return plan;
 }
@@ -133,26 +130,58 @@ int64_t gpu_rows(double fraction, int64_t m, int64_t tile) {
   return std::clamp<int64_t>(rows, 0, m);
 }
 
+namespace {
+
+// The profile that applies to a device, looked up once per device.
+std::shared_ptr<const profile::Profile> profile_for(const gpu::DeviceInfo& di) {
+  static std::mutex& mutex = *new std::mutex;
+  static auto& identities = *new std::map<int, profile::Identity>;
+  profile::Identity id;
+  {
+    std::lock_guard<std::mutex> lock(mutex);
+    auto it = identities.find(di.index);
+    if (it == identities.end()) it = identities.emplace(di.index, profile::identity_for(di)).first;
+    id = it->second;
+  }
+  return profile::active(id);
+}
+
+}  // namespace
+
 template <class T>
 void execute(const Problem<T>& p, const Options& o, Report& r) {
   r.t_start = now_ns();
   const Plan pl = plan(o);
-  r.gpu_fraction = pl.fraction;
+  constexpr bool fp64 = std::is_same_v<T, double>;
 
   std::unique_ptr<gpu::InFlight> inflight;
   int64_t mg = 0;
-  if (pl.fraction > 0) {
+  int profile_threads = 0;
+  if (pl.requested != Strategy::Cpu) {
     try {
       const std::string selector = o.device.value_or(env_config().device.value_or(""));
       auto device = gpu::open_device(selector);
       const gpu::DeviceInfo& di = gpu::info(*device);
       r.device = di.describe();
-      constexpr bool fp64 = std::is_same_v<T, double>;
-      if (fp64 && !di.fp64)
+      // The device's profile: auto's split, and the kernel parameters when none are given.
+      profile::Choice choice;
+      if (auto prof = profile_for(di)) {
+        choice = profile::choose(*prof, fp64, p.m, p.n, p.k);
+        r.profile = prof->origin;
+        r.profile_bucket = choice.bucket;
+      }
+      double fraction = 1.0;
+      if (pl.requested == Strategy::Auto) fraction = choice.fraction;
+      if (pl.requested == Strategy::Hybrid)
+        fraction = pl.fraction.value_or(choice.fraction > 0 ? choice.fraction : kHybridDefaultFraction);
+      r.gpu_fraction = fraction;
+      if (fraction > 0 && pl.requested != Strategy::Gpu) profile_threads = choice.cpu_threads;
+      if (fraction > 0 && fp64 && !di.fp64)
         throw Error(Error::Kind::Runtime, "device " + di.describe() + " has no fp64 support");
-      const gpu::Params params = gpu::resolve_params(*device, fp64, o.kernel_params);
-      r.kernel = gpu::describe(params);
-      mg = gpu_rows(pl.fraction, p.m, gpu::row_tile(params));
+      const gpu::Params params = gpu::resolve_params(
+          *device, fp64, o.kernel_params.empty() ? choice.kernel : o.kernel_params);
+      if (fraction > 0) r.kernel = gpu::describe(params);
+      mg = gpu_rows(fraction, p.m, gpu::row_tile(params));
       if (mg > 0) {
         gpu::Share<T> s{p.trans_a, p.trans_b, mg,  p.n,    p.k,  p.alpha, p.a,
                         p.lda,     p.b,       p.ldb, p.beta, p.c, p.ldc};
@@ -181,7 +210,9 @@ void execute(const Problem<T>& p, const Options& o, Report& r) {
   // hybrid mode one fewer, for the thread that feeds the GPU.
   const int cores = std::min(topology::physical_cores(), cpu_blas::current_threads());
   const int threads = o.cpu_threads.value_or(
-      std::max(1, cores - (inflight && o.reserve_feeder_core && cores > 1 ? 1 : 0)));
+      inflight && profile_threads > 0
+          ? std::min(profile_threads, cores)
+          : std::max(1, cores - (inflight && o.reserve_feeder_core && cores > 1 ? 1 : 0)));
   r.cpu_threads = mg < p.m ? threads : 0;
   if (inflight) {
     try {

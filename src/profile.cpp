@@ -1,0 +1,351 @@
+// Device profiles as JSON (nlohmann-json is used here only): reading, writing, the profile
+// directory, the built-in database, and the choice a profile makes for one call.
+#include "profile.hpp"
+
+#include <nlohmann/json.hpp>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdlib>
+#include <fstream>
+#include <functional>
+#include <iomanip>
+#include <mutex>
+#include <sstream>
+#include <stdexcept>
+
+#include "cpu_blas.hpp"
+#include "gpu.hpp"
+#include "log.hpp"
+#include "tandem_builtin_profiles.hpp"
+#include "topology.hpp"
+
+namespace tandem::detail::profile {
+namespace fs = std::filesystem;
+using nlohmann::json;
+
+namespace {
+
+constexpr int kFormat = 1;
+
+// "major.minor" of a version string.
+std::string major_minor(const std::string& v) {
+  const auto first = v.find('.');
+  if (first == std::string::npos) return v;
+  const auto second = v.find('.', first + 1);
+  return v.substr(0, second);
+}
+
+std::string safe(const std::string& s) {
+  std::string out;
+  for (char ch : s) out += std::isalnum(static_cast<unsigned char>(ch)) ? ch : '_';
+  while (out.find("__") != std::string::npos) out.replace(out.find("__"), 2, "_");
+  return out.substr(0, 48);
+}
+
+json kernel_json(const std::map<std::string, int>& k) { return json(k); }
+std::map<std::string, int> kernel_of(const json& j) { return j.get<std::map<std::string, int>>(); }
+
+}  // namespace
+
+bool Identity::operator==(const Identity& o) const { return difference(o).empty(); }
+
+std::string Identity::difference(const Identity& o) const {
+  auto diff = [](const char* what, const std::string& a, const std::string& b) {
+    return a == b ? std::string() : std::string(what) + " '" + a + "' vs '" + b + "'";
+  };
+  for (auto d : {diff("platform", platform, o.platform), diff("device", device, o.device),
+                 diff("driver", driver, o.driver),
+                 diff("compute units", std::to_string(compute_units), std::to_string(o.compute_units)),
+                 diff("CPU", cpu_model, o.cpu_model), diff("BLAS", blas, o.blas),
+                 diff("BLAS version", blas_version, o.blas_version),
+                 diff("BLAS core type", blas_core, o.blas_core),
+                 diff("threads", std::to_string(threads), std::to_string(o.threads))})
+    if (!d.empty()) return d;
+  return "";
+}
+
+std::string Identity::file_name() const {
+  // Readable prefix, plus a hash of every field so distinct identities never share a file.
+  const std::string all = platform + '\n' + device + '\n' + driver + '\n' +
+                          std::to_string(compute_units) + '\n' + cpu_model + '\n' + blas + '\n' +
+                          blas_version + '\n' + blas_core + '\n' + std::to_string(threads);
+  uint64_t h = 1469598103934665603ull;  // FNV-1a: stable across runs and builds
+  for (unsigned char ch : all) h = (h ^ ch) * 1099511628211ull;
+  std::ostringstream name;
+  name << safe(device) << "-" << std::hex << std::setw(16) << std::setfill('0') << h << ".json";
+  return name.str();
+}
+
+Identity identity_for(const gpu::DeviceInfo& d) {
+  Identity id;
+  id.platform = d.platform;
+  id.device = d.name;
+  id.driver = d.driver;
+  id.compute_units = d.compute_units;
+  id.cpu_model = topology::cpu_model();
+  id.blas = cpu_blas::name();
+  id.blas_version = cpu_blas::version();
+  id.blas_core = cpu_blas::core_type();
+  id.threads = topology::physical_cores();
+  return id;
+}
+
+std::string to_json(const Profile& p) {
+  json j;
+  j["format"] = p.format;
+  j["tandem_version"] = p.tandem_version;
+  j["match"] = p.match;
+  const Identity& id = p.identity;
+  j["identity"] = {{"platform", id.platform},       {"device", id.device},
+                   {"driver", id.driver},           {"compute_units", id.compute_units},
+                   {"cpu_model", id.cpu_model},     {"blas", id.blas},
+                   {"blas_version", id.blas_version}, {"blas_core", id.blas_core},
+                   {"threads", id.threads}};
+  for (const auto& [prec, pp] : p.precisions) {
+    json buckets = json::array();
+    for (const auto& b : pp.buckets)
+      buckets.push_back({{"size", b.size},
+                         {"parts", b.parts},
+                         {"gpu_parts", b.gpu_parts},
+                         {"cpu_threads", b.cpu_threads},
+                         {"kernel", kernel_json(b.kernel)},
+                         {"cpu_gflops", b.cpu_gflops},
+                         {"gpu_gflops", b.gpu_gflops},
+                         {"best_gflops", b.best_gflops}});
+    j["precisions"][std::string(1, prec)] = {{"gpu_kernel", kernel_json(pp.gpu_kernel)},
+                                              {"gpu_size", pp.gpu_size},
+                                              {"gpu_gflops", pp.gpu_gflops},
+                                              {"buckets", buckets}};
+  }
+  const Tuning& t = p.tuning;
+  j["tuning"] = {{"strategy", t.strategy},
+                 {"objective", t.objective},
+                 {"date", t.date},
+                 {"budget_evaluations", t.budget_evaluations},
+                 {"budget_seconds", t.budget_seconds},
+                 {"evaluations", t.evaluations},
+                 {"seconds", t.seconds}};
+  return j.dump(2) + "\n";
+}
+
+Profile from_json(const std::string& text) {
+  try {
+    const json j = json::parse(text);
+    Profile p;
+    p.format = j.at("format").get<int>();
+    p.tandem_version = j.at("tandem_version").get<std::string>();
+    p.match = j.value("match", std::string("device"));
+    if (p.match != "device" && p.match != "platform" && p.match != "any")
+      throw std::runtime_error("match must be device, platform or any, not '" + p.match + "'");
+    const json& id = j.at("identity");
+    p.identity.platform = id.at("platform").get<std::string>();
+    p.identity.device = id.at("device").get<std::string>();
+    p.identity.driver = id.at("driver").get<std::string>();
+    p.identity.compute_units = id.at("compute_units").get<int>();
+    p.identity.cpu_model = id.at("cpu_model").get<std::string>();
+    p.identity.blas = id.at("blas").get<std::string>();
+    p.identity.blas_version = id.at("blas_version").get<std::string>();
+    p.identity.blas_core = id.at("blas_core").get<std::string>();
+    p.identity.threads = id.at("threads").get<int>();
+    for (const auto& [key, pj] : j.at("precisions").items()) {
+      if (key != "s" && key != "d") throw std::runtime_error("unknown precision '" + key + "'");
+      PrecisionProfile pp;
+      pp.gpu_kernel = kernel_of(pj.at("gpu_kernel"));
+      pp.gpu_size = pj.at("gpu_size").get<int64_t>();
+      pp.gpu_gflops = pj.at("gpu_gflops").get<double>();
+      for (const auto& bj : pj.at("buckets")) {
+        Bucket b;
+        b.size = bj.at("size").get<int64_t>();
+        b.parts = bj.at("parts").get<int>();
+        b.gpu_parts = bj.at("gpu_parts").get<int>();
+        b.cpu_threads = bj.at("cpu_threads").get<int>();
+        b.kernel = kernel_of(bj.at("kernel"));
+        b.cpu_gflops = bj.at("cpu_gflops").get<double>();
+        b.gpu_gflops = bj.at("gpu_gflops").get<double>();
+        b.best_gflops = bj.at("best_gflops").get<double>();
+        if (b.size <= 0 || b.parts <= 0 || b.gpu_parts < 0 || b.gpu_parts > b.parts)
+          throw std::runtime_error("bucket with size " + std::to_string(b.size) + " and split " +
+                                   std::to_string(b.gpu_parts) + "/" + std::to_string(b.parts) +
+                                   " is out of range");
+        pp.buckets.push_back(b);
+      }
+      std::sort(pp.buckets.begin(), pp.buckets.end(),
+                [](const Bucket& a, const Bucket& b) { return a.size < b.size; });
+      p.precisions[key[0]] = pp;
+    }
+    if (const auto t = j.find("tuning"); t != j.end()) {
+      p.tuning.strategy = t->value("strategy", "");
+      p.tuning.objective = t->value("objective", "");
+      p.tuning.date = t->value("date", "");
+      p.tuning.budget_evaluations = t->value("budget_evaluations", 0);
+      p.tuning.budget_seconds = t->value("budget_seconds", 0.0);
+      p.tuning.evaluations = t->value("evaluations", 0);
+      p.tuning.seconds = t->value("seconds", 0.0);
+    }
+    return p;
+  } catch (const json::exception& e) {
+    throw std::runtime_error(std::string("not a valid profile: ") + e.what());
+  }
+}
+
+fs::path directory() {
+  if (const char* d = std::getenv("TANDEM_PROFILE_DIR"); d != nullptr && *d != '\0') return d;
+  if (const char* x = std::getenv("XDG_CACHE_HOME"); x != nullptr && *x != '\0')
+    return fs::path(x) / "tandem";
+  if (const char* h = std::getenv("HOME"); h != nullptr && *h != '\0')
+    return fs::path(h) / ".cache" / "tandem";
+  return fs::temp_directory_path() / "tandem";
+}
+
+fs::path path_for(const Identity& id) { return directory() / id.file_name(); }
+
+void save(const Profile& p, const fs::path& file) {
+  std::error_code ec;
+  fs::create_directories(file.parent_path(), ec);
+  const fs::path tmp = file.string() + ".tmp";
+  {
+    std::ofstream out(tmp);
+    out << to_json(p);
+    if (!out) throw std::runtime_error("cannot write " + tmp.string());
+  }
+  fs::rename(tmp, file, ec);
+  if (ec) throw std::runtime_error("cannot write " + file.string() + ": " + ec.message());
+}
+
+Profile load(const fs::path& file) {
+  std::ifstream in(file);
+  if (!in) throw std::runtime_error("cannot read " + file.string());
+  std::stringstream text;
+  text << in.rdbuf();
+  try {
+    Profile p = from_json(text.str());
+    p.origin = file.string();
+    return p;
+  } catch (const std::exception& e) {
+    throw std::runtime_error(file.string() + ": " + e.what());
+  }
+}
+
+bool compatible(const Profile& p, std::string* why) {
+  if (p.format != kFormat) {
+    if (why) *why = "profile format " + std::to_string(p.format) + ", this tandem reads " + std::to_string(kFormat);
+    return false;
+  }
+  if (major_minor(p.tandem_version) != major_minor(TANDEM_VERSION)) {
+    if (why) *why = "tuned by tandem " + p.tandem_version + ", this is " + TANDEM_VERSION;
+    return false;
+  }
+  return true;
+}
+
+const std::vector<Profile>& builtin() {
+  static const std::vector<Profile> db = [] {
+    std::vector<Profile> out;
+    for (const auto& [name, text] : builtin_profiles::all) {
+      try {
+        Profile p = from_json(text);
+        p.origin = std::string("built-in:") + name;
+        out.push_back(std::move(p));
+      } catch (const std::exception& e) {
+        warn_once(std::string("builtin:") + name, std::string("built-in profile ") + name + " ignored: " + e.what());
+      }
+    }
+    return out;
+  }();
+  return db;
+}
+
+namespace {
+
+std::shared_ptr<const Profile> find(const Identity& id) {
+  // A local profile for exactly this machine.
+  const fs::path dir = directory();
+  std::error_code ec;
+  if (fs::is_directory(dir, ec)) {
+    const fs::path exact = dir / id.file_name();
+    for (const auto& entry : fs::directory_iterator(dir, ec)) {
+      if (entry.path().extension() != ".json") continue;
+      Profile p;
+      try {
+        p = load(entry.path());
+      } catch (const std::exception& e) {
+        warn_once("profile:" + entry.path().string(), std::string("ignoring profile: ") + e.what());
+        continue;
+      }
+      if (p.identity.device != id.device && entry.path() != exact) continue;  // another device's
+      std::string why;
+      if (const std::string d = p.identity.difference(id); !d.empty())
+        why = "it was tuned for another setup (" + d + ")";
+      else if (!compatible(p, &why))
+        why = "it is incompatible (" + why + ")";
+      if (!why.empty()) {
+        warn_once("profile:" + entry.path().string(),
+                  "not applying profile " + entry.path().string() + ": " + why +
+                      "; using defaults (run `tandem tune` to tune this setup)");
+        continue;
+      }
+      return std::make_shared<const Profile>(std::move(p));
+    }
+  }
+  // The built-in database: this device, then its platform (vendor), then anything.
+  for (const char* level : {"device", "platform", "any"}) {
+    for (const Profile& p : builtin()) {
+      if (p.match != level || !compatible(p)) continue;
+      const bool hit =
+          p.match == "any" ||
+          (p.match == "platform" && p.identity.platform == id.platform) ||
+          (p.match == "device" && p.identity.platform == id.platform &&
+           p.identity.device == id.device && p.identity.compute_units == id.compute_units);
+      if (hit) return std::make_shared<const Profile>(p);
+    }
+  }
+  return nullptr;
+}
+
+std::mutex& cache_mutex() {
+  static std::mutex& m = *new std::mutex;
+  return m;
+}
+
+std::map<std::string, std::shared_ptr<const Profile>>& cache() {
+  static auto& c = *new std::map<std::string, std::shared_ptr<const Profile>>;
+  return c;
+}
+
+}  // namespace
+
+std::shared_ptr<const Profile> active(const Identity& id) {
+  std::lock_guard<std::mutex> lock(cache_mutex());
+  const std::string key = directory().string() + "\n" + id.file_name();
+  auto it = cache().find(key);
+  if (it == cache().end()) it = cache().emplace(key, find(id)).first;
+  return it->second;
+}
+
+void forget() {
+  std::lock_guard<std::mutex> lock(cache_mutex());
+  cache().clear();
+}
+
+Choice choose(const Profile& p, bool fp64, int64_t m, int64_t n, int64_t k) {
+  Choice c;
+  auto it = p.precisions.find(fp64 ? 'd' : 's');
+  if (it == p.precisions.end()) return c;
+  const PrecisionProfile& pp = it->second;
+  c.kernel = pp.gpu_kernel;
+  if (pp.buckets.empty()) return c;
+  const double size = std::cbrt(static_cast<double>(m) * static_cast<double>(n) * static_cast<double>(k));
+  if (size < 0.5 * static_cast<double>(pp.buckets.front().size)) return c;  // unmeasured: CPU
+  const Bucket* best = &pp.buckets.front();
+  for (const auto& b : pp.buckets)
+    if (std::fabs(std::log(size / double(b.size))) < std::fabs(std::log(size / double(best->size))))
+      best = &b;
+  c.fraction = best->fraction();
+  if (!best->kernel.empty()) c.kernel = best->kernel;
+  c.cpu_threads = best->cpu_threads;
+  c.bucket = best->size;
+  return c;
+}
+
+}  // namespace tandem::detail::profile
