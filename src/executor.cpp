@@ -1,9 +1,5 @@
-// Hybrid execution of one normalised GEMM; the only file that uses oneTBB.
+// Hybrid execution of one normalised GEMM.
 #include "executor.hpp"
-
-#include <oneapi/tbb/blocked_range.h>
-#include <oneapi/tbb/parallel_for.h>
-#include <oneapi/tbb/task_arena.h>
 
 #include <algorithm>
 #include <chrono>
@@ -18,6 +14,7 @@
 #include "gpu.hpp"
 #include "log.hpp"
 #include "profile.hpp"
+#include "tasks.hpp"
 #include "topology.hpp"
 
 namespace tandem::detail {
@@ -36,15 +33,6 @@ int64_t now_ns() {
       .count();
 }
 
-tbb::task_arena& arena(int threads) {
-  static std::mutex mutex;
-  static std::map<int, std::unique_ptr<tbb::task_arena>> arenas;
-  std::lock_guard<std::mutex> lock(mutex);
-  auto& slot = arenas[threads];
-  if (!slot) slot = std::make_unique<tbb::task_arena>(threads);
-  return *slot;
-}
-
 // Rows [row0, row0 + rows) of C on the CPU BLAS.
 template <class T>
 void cpu_share(const Problem<T>& p, int64_t row0, int64_t rows, int threads) {
@@ -56,21 +44,16 @@ void cpu_share(const Problem<T>& p, int64_t row0, int64_t rows, int threads) {
   };
   if (cpu_mode() == CpuMode::SingleCall || threads == 1) {
     cpu_blas::Threads scope(threads);
-    arena(threads).execute([&] { run_rows(row0, rows); });
+    tasks::in_arena(threads, [&] { run_rows(row0, rows); });
     return;
   }
   cpu_blas::Threads scope(1);
   const int64_t panels = std::min<int64_t>(threads, rows);
-  arena(threads).execute([&] {
-    tbb::parallel_for(
-        tbb::blocked_range<int64_t>(0, panels, 1),
-        [&](const tbb::blocked_range<int64_t>& range) {
-          for (int64_t i = range.begin(); i != range.end(); ++i) {
-            const int64_t begin = row0 + rows * i / panels, end = row0 + rows * (i + 1) / panels;
-            run_rows(begin, end - begin);
-          }
-        },
-        tbb::simple_partitioner());
+  tasks::in_arena(threads, [&] {
+    tasks::parallel_for(panels, [&](int64_t i) {
+      const int64_t begin = row0 + rows * i / panels, end = row0 + rows * (i + 1) / panels;
+      run_rows(begin, end - begin);
+    });
   });
 }
 

@@ -348,4 +348,41 @@ Choice choose(const Profile& p, bool fp64, int64_t m, int64_t n, int64_t k) {
   return c;
 }
 
+std::string to_log_line(const LogRecord& r) {
+  json j = {{"kind", r.kind},     {"precision", std::string(1, r.precision)},
+            {"size", r.size},     {"point", r.point},
+            {"kernel", r.kernel}, {"gpu_parts", r.gpu_parts},
+            {"parts", r.parts},   {"cpu_threads", r.cpu_threads},
+            {"min", r.min},       {"max", r.max},
+            {"spread", r.spread}, {"kernel_seconds", r.kernel_seconds},
+            {"bimodal", r.bimodal}, {"failure", r.failure}};
+  j["seconds"] = r.seconds ? json(*r.seconds) : json(nullptr);
+  return j.dump();
+}
+
+std::optional<LogRecord> from_log_line(const std::string& line) {
+  try {
+    const json j = json::parse(line);
+    LogRecord r;
+    r.kind = j.at("kind").get<std::string>();
+    r.precision = j.at("precision").get<std::string>().at(0);
+    r.size = j.at("size").get<int64_t>();
+    r.point = j.at("point").get<std::vector<int>>();
+    r.kernel = kernel_of(j.at("kernel"));
+    r.gpu_parts = j.at("gpu_parts").get<int>();
+    r.parts = j.at("parts").get<int>();
+    r.cpu_threads = j.at("cpu_threads").get<int>();
+    if (!j.at("seconds").is_null()) r.seconds = j.at("seconds").get<double>();
+    r.min = j.at("min").get<double>();
+    r.max = j.at("max").get<double>();
+    r.spread = j.at("spread").get<double>();
+    r.kernel_seconds = j.at("kernel_seconds").get<double>();
+    r.bimodal = j.at("bimodal").get<bool>();
+    r.failure = j.at("failure").get<std::string>();
+    return r;
+  } catch (const std::exception&) {
+    return std::nullopt;  // a line cut short by an interrupted run, say
+  }
+}
+
 }  // namespace tandem::detail::profile

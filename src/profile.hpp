@@ -105,4 +105,21 @@ struct Choice {
 // alone (the GPU was not measured there). The GPU-only kernel when the bucket has none.
 Choice choose(const Profile& p, bool fp64, int64_t m, int64_t n, int64_t k);
 
+// One line of a tuning log (JSON lines, appended as measurements come, so an interrupted run
+// resumes where it stopped).
+struct LogRecord {
+  std::string kind;  // "kernel" (GPU-only candidate) or "split" (one hybrid configuration)
+  char precision = 's';
+  int64_t size = 0;
+  std::vector<int> point;             // the candidate in its search space
+  std::map<std::string, int> kernel;  // its kernel parameters
+  int gpu_parts = 0, parts = 0, cpu_threads = 0;  // "split" records
+  std::optional<double> seconds;      // median wall time; none if it failed
+  double min = 0, max = 0, spread = 0, kernel_seconds = 0;
+  bool bimodal = false;
+  std::string failure;
+};
+std::string to_log_line(const LogRecord& r);             // one line, no newline
+std::optional<LogRecord> from_log_line(const std::string& line);  // nullopt if malformed
+
 }  // namespace tandem::detail::profile

@@ -342,6 +342,12 @@ const std::vector<std::string>& strategy_names() {
 
 Result search(const std::string& strategy, Evaluator& ev, uint64_t seed) {
   std::mt19937_64 rng(seed);
+  const auto& names = strategy_names();
+  if (std::find(names.begin(), names.end(), strategy) == names.end())
+    throw std::invalid_argument("unknown search strategy '" + strategy +
+                                "' (exhaustive, random, alternating, phased, annealing)");
+  // A known-good start (the device's defaults) is measured first, so no search ends worse.
+  if (ev.space().start && !ev.space().violated(*ev.space().start)) ev(*ev.space().start);
   if (strategy == "exhaustive")
     exhaustive(ev);
   else if (strategy == "random")
@@ -350,11 +356,8 @@ Result search(const std::string& strategy, Evaluator& ev, uint64_t seed) {
     alternating(ev, rng);
   else if (strategy == "phased")
     phased(ev, rng);
-  else if (strategy == "annealing")
-    annealing(ev, rng);
   else
-    throw std::invalid_argument("unknown search strategy '" + strategy +
-                                "' (exhaustive, random, alternating, phased, annealing)");
+    annealing(ev, rng);
   Result r;
   r.strategy = strategy;
   r.best = ev.best();

@@ -98,8 +98,9 @@ struct Result {
 // "exhaustive", "random", "alternating", "phased", "annealing".
 const std::vector<std::string>& strategy_names();
 
-// Runs one strategy until it finishes or the evaluator's budget is spent. Deterministic for a
-// given seed and objective. Throws std::invalid_argument for an unknown name.
+// Runs one strategy until it finishes or the evaluator's budget is spent, after measuring the
+// space's start point if it has one. Deterministic for a given seed and objective. Throws
+// std::invalid_argument for an unknown name.
 Result search(const std::string& strategy, Evaluator& evaluator, uint64_t seed);
 
 // Minimises f over the integers [lo, hi], assuming it is nearly unimodal (the split p_g of a

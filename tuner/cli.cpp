@@ -1,0 +1,420 @@
+// The `tandem` command: devices (what this machine offers), tune (the co-tuner), profile (show,
+// path, export, import, reset) and gemm (one checked call). Every command takes --json.
+#include <unistd.h>
+
+#include <CLI/CLI.hpp>
+#include <nlohmann/json.hpp>
+
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <filesystem>
+#include <iostream>
+#include <random>
+#include <sstream>
+
+#include "cotuner.hpp"
+#include "search.hpp"
+#include "cpu_blas.hpp"
+#include "gpu.hpp"
+#include "profile.hpp"
+#include "tandem/tandem.hpp"
+#include "topology.hpp"
+
+namespace {
+
+namespace fs = std::filesystem;
+namespace prof = tandem::detail::profile;
+namespace gpu = tandem::detail::gpu;
+using nlohmann::json;
+
+std::string kernel_text(const std::map<std::string, int>& k) {
+  std::string s;
+  for (const auto& [n, v] : k) s += (s.empty() ? "" : " ") + n + "=" + std::to_string(v);
+  return s.empty() ? "(defaults)" : s;
+}
+
+// ---- devices -------------------------------------------------------------------------------------
+
+int devices(bool as_json) {
+  json out;
+  try {
+    for (const auto& d : gpu::list_devices())
+      out["opencl"].push_back({{"index", d.index},
+                               {"platform", d.platform},
+                               {"device", d.name},
+                               {"vendor", d.vendor},
+                               {"driver", d.driver},
+                               {"version", d.version},
+                               {"type", d.is_gpu ? "GPU" : "other"},
+                               {"unified_memory", d.unified_memory},
+                               {"fp64", d.fp64},
+                               {"compute_units", d.compute_units},
+                               {"local_memory_bytes", d.local_mem_bytes},
+                               {"max_work_group", d.max_work_group},
+                               {"global_memory_bytes", d.global_mem_bytes}});
+  } catch (const tandem::Error& e) {
+    out["opencl_unavailable"] = e.what();
+  }
+  namespace topo = tandem::detail::topology;
+  namespace blas = tandem::detail::cpu_blas;
+  const std::string best = topo::best_openblas_core(topo::cpu_flags());
+  const std::string core = blas::core_type();
+  out["cpu"] = {{"model", topo::cpu_model()},
+                {"physical_cores", topo::physical_cores()},
+                {"hardware_threads", topo::logical_cpus()}};
+  out["blas"] = {{"name", blas::name()},
+                 {"version", blas::version()},
+                 {"core_type", core},
+                 {"best_core_type", best},
+                 {"threads", blas::current_threads()}};
+  if (topo::weaker_core(core, best))
+    out["advice"] = "OpenBLAS chose its " + core + " kernels, but this CPU supports " + best +
+                    ": set OPENBLAS_CORETYPE=" + best + " (often several times faster)";
+  out["profile_directory"] = prof::directory().string();
+  if (as_json) {
+    std::cout << out.dump(2) << "\n";
+    return 0;
+  }
+  if (out.contains("opencl")) {
+    std::cout << "OpenCL devices:\n";
+    for (const auto& d : out["opencl"])
+      std::printf("  %d: %s / %s\n     %s, driver %s, unified memory %s, fp64 %s, %d compute units, "
+                  "%llu KiB local memory, work-groups up to %llu\n",
+                  d["index"].get<int>(), d["platform"].get<std::string>().c_str(),
+                  d["device"].get<std::string>().c_str(), d["type"].get<std::string>().c_str(),
+                  d["driver"].get<std::string>().c_str(), d["unified_memory"].get<bool>() ? "yes" : "no",
+                  d["fp64"].get<bool>() ? "yes" : "no", d["compute_units"].get<int>(),
+                  static_cast<unsigned long long>(d["local_memory_bytes"].get<uint64_t>() / 1024),
+                  static_cast<unsigned long long>(d["max_work_group"].get<uint64_t>()));
+  } else {
+    std::cout << "OpenCL: unavailable: " << out["opencl_unavailable"].get<std::string>() << "\n";
+  }
+  std::printf("CPU: %s, %d physical cores, %d hardware threads\n", topo::cpu_model().c_str(),
+              topo::physical_cores(), topo::logical_cpus());
+  std::printf("CPU BLAS: %s %s, core type %s, %d threads\n", blas::name().c_str(), blas::version().c_str(),
+              core.c_str(), blas::current_threads());
+  if (out.contains("advice")) std::printf("  warning: %s\n", out["advice"].get<std::string>().c_str());
+  std::printf("Profile directory: %s\n", prof::directory().string().c_str());
+  return 0;
+}
+
+// ---- profile -------------------------------------------------------------------------------------
+
+prof::Identity identity(const std::string& device) {
+  return prof::identity_for(gpu::info(*gpu::open_device(device)));
+}
+
+json profile_json(const prof::Profile& p) {
+  json j = json::parse(prof::to_json(p));
+  j["origin"] = p.origin;
+  return j;
+}
+
+void print_profile(const prof::Profile& p) {
+  std::printf("profile: %s\n", p.origin.c_str());
+  std::printf("  for %s / %s (driver %s, %d compute units), CPU %s, %s %s (%s), %d threads\n",
+              p.identity.platform.c_str(), p.identity.device.c_str(), p.identity.driver.c_str(),
+              p.identity.compute_units, p.identity.cpu_model.c_str(), p.identity.blas.c_str(),
+              p.identity.blas_version.c_str(), p.identity.blas_core.c_str(), p.identity.threads);
+  std::printf("  tuned %s by tandem %s: strategy %s, %d evaluations, %.0f s\n", p.tuning.date.c_str(),
+              p.tandem_version.c_str(), p.tuning.strategy.c_str(), p.tuning.evaluations, p.tuning.seconds);
+  for (const auto& [prec, pp] : p.precisions) {
+    std::printf("  %cgemm: best GPU-only kernel %.1f GFLOPS at %lld: %s\n", prec, pp.gpu_gflops,
+                static_cast<long long>(pp.gpu_size), kernel_text(pp.gpu_kernel).c_str());
+    std::printf("    %8s %10s %10s %10s %10s  %s\n", "size", "GPU share", "CPU GF/s", "GPU GF/s", "best GF/s",
+                "hybrid kernel");
+    for (const auto& b : pp.buckets)
+      std::printf("    %8lld %7d/%-3d %9.1f %10.1f %10.1f  %s\n", static_cast<long long>(b.size), b.gpu_parts,
+                  b.parts, b.cpu_gflops, b.gpu_gflops, b.best_gflops,
+                  b.gpu_parts ? kernel_text(b.kernel).c_str() : "-");
+  }
+}
+
+int profile_command(const std::string& action, const std::string& file, const std::string& device,
+                    bool as_json) {
+  const prof::Identity id = identity(device);
+  if (action == "path") {
+    if (as_json)
+      std::cout << json{{"path", prof::path_for(id).string()}}.dump(2) << "\n";
+    else
+      std::cout << prof::path_for(id).string() << "\n";
+    return 0;
+  }
+  if (action == "show" || action == "export") {
+    auto p = prof::active(id);
+    if (!p) {
+      std::cerr << "tandem: no profile applies to this device; run `tandem tune`\n";
+      return 1;
+    }
+    if (action == "export") {
+      prof::save(*p, file);
+      if (as_json)
+        std::cout << json{{"exported", file}, {"from", p->origin}}.dump(2) << "\n";
+      else
+        std::cout << "exported " << p->origin << " to " << file << "\n";
+      return 0;
+    }
+    if (as_json)
+      std::cout << profile_json(*p).dump(2) << "\n";
+    else
+      print_profile(*p);
+    return 0;
+  }
+  if (action == "import") {
+    prof::Profile p = prof::load(file);  // throws with the reason if it is not a valid profile
+    std::string why;
+    if (!prof::compatible(p, &why)) {
+      std::cerr << "tandem: cannot import " << file << ": " << why << "\n";
+      return 1;
+    }
+    const fs::path to = prof::path_for(p.identity);
+    prof::save(p, to);
+    prof::forget();
+    const std::string diff = p.identity.difference(id);
+    if (as_json) {
+      std::cout << json{{"imported", to.string()}, {"applies_here", diff.empty()}, {"difference", diff}}.dump(2)
+                << "\n";
+    } else {
+      std::cout << "imported to " << to.string() << "\n";
+      if (!diff.empty())
+        std::cout << "note: it does not apply to this setup (" << diff << ") and stays unused here\n";
+    }
+    return 0;
+  }
+  if (action == "reset") {
+    std::error_code ec;
+    const fs::path path = prof::path_for(id);
+    const bool removed = fs::remove(path, ec);
+    fs::remove(prof::directory() / ("tune-" + id.file_name() + "l"), ec);
+    prof::forget();
+    if (as_json)
+      std::cout << json{{"removed", removed ? path.string() : ""}}.dump(2) << "\n";
+    else
+      std::cout << (removed ? "removed " + path.string() : "no local profile for this device") << "\n";
+    return 0;
+  }
+  std::cerr << "tandem: unknown profile action '" << action << "'\n";
+  return 2;
+}
+
+// ---- tune ----------------------------------------------------------------------------------------
+
+std::string clock_text(double s) {
+  char buf[32];
+  const int t = static_cast<int>(std::max(0.0, s));
+  std::snprintf(buf, sizeof buf, "%02d:%02d", t / 60, t % 60);
+  return buf;
+}
+
+int tune_command(tandem::tuner::TuneOptions o, const std::string& precision, bool as_json) {
+  o.precisions = precision == "both" ? std::vector<char>{'s', 'd'} : std::vector<char>{precision[0]};
+  const bool tty = isatty(STDERR_FILENO) != 0;
+  o.on_progress = [tty](const tandem::tuner::Progress& p) {
+    if (tty) {
+      const int width = 24, filled = p.budget > 0 ? std::min(width, width * p.done / p.budget) : 0;
+      std::fprintf(stderr, "\r\033[K%cgemm %-7s [%s%s] %d/%d  best %.1f GFLOPS  %s elapsed  ~%s left",
+                   p.precision, p.phase.c_str(), std::string(filled, '#').c_str(),
+                   std::string(width - filled, '.').c_str(), p.done, p.budget, p.best_gflops,
+                   clock_text(p.elapsed).c_str(), clock_text(p.remaining).c_str());
+    } else {
+      std::fprintf(stderr, "tune: %cgemm %s %d/%d best %.1f GFLOPS, %s elapsed: %s\n", p.precision,
+                   p.phase.c_str(), p.done, p.budget, p.best_gflops, clock_text(p.elapsed).c_str(),
+                   p.last.c_str());
+    }
+    std::fflush(stderr);
+  };
+  const auto report = tandem::tuner::tune(o);
+  if (tty) std::fprintf(stderr, "\n");
+  if (as_json) {
+    json j = profile_json(report.profile);
+    j["saved"] = report.saved.string();
+    j["log"] = report.log.string();
+    for (const auto& s : report.precisions)
+      j["summary"].push_back({{"precision", std::string(1, s.precision)},
+                              {"evaluations", s.evaluations},
+                              {"failures", s.failures},
+                              {"resumed", s.resumed},
+                              {"failure_reasons", s.failure_reasons}});
+    std::cout << j.dump(2) << "\n";
+    return 0;
+  }
+  for (const auto& s : report.precisions) {
+    std::printf("%cgemm: %d kernel candidates measured (%d resumed from the log), %d excluded\n", s.precision,
+                s.evaluations, s.resumed, s.failures);
+    for (const auto& r : s.failure_reasons) std::printf("  excluded: %s\n", r.c_str());
+  }
+  print_profile(report.profile);
+  std::printf("log: %s\n", report.log.string().c_str());
+  return 0;
+}
+
+// ---- gemm ----------------------------------------------------------------------------------------
+
+template <class T>
+int gemm_command(int64_t m, int64_t n, int64_t k, const tandem::Options& o, int reps, bool as_json) {
+  std::mt19937_64 rng(1);
+  std::uniform_real_distribution<double> d(-1, 1);
+  std::vector<T> a(m * k), b(k * n), c(m * n);
+  for (auto& x : a) x = static_cast<T>(d(rng));
+  for (auto& x : b) x = static_cast<T>(d(rng));
+  tandem::Report r;
+  std::vector<double> times;
+  for (int i = 0; i <= reps; ++i) {  // the first call is a warm-up
+    const auto t0 = std::chrono::steady_clock::now();
+    tandem::gemm<T>(tandem::Layout::RowMajor, tandem::Op::NoTrans, tandem::Op::NoTrans, m, n, k, T(1), a.data(),
+                    k, b.data(), n, T(0), c.data(), n, o, &r);
+    if (i > 0) times.push_back(std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
+  }
+  std::sort(times.begin(), times.end());
+  const double median = times[times.size() / 2];
+  // The check: the CPU BLAS in double on the same inputs.
+  std::vector<double> ad(a.begin(), a.end()), bd(b.begin(), b.end()), ref(m * n);
+  tandem::Options cpu;
+  cpu.strategy = tandem::Strategy::Cpu;
+  tandem::gemm<double>(tandem::Layout::RowMajor, tandem::Op::NoTrans, tandem::Op::NoTrans, m, n, k, 1.0,
+                       ad.data(), k, bd.data(), n, 0.0, ref.data(), n, cpu);
+  double err = 0, scale = 0;
+  for (int64_t i = 0; i < m * n; ++i) {
+    err = std::max(err, std::fabs(double(c[i]) - ref[i]));
+    scale = std::max(scale, std::fabs(ref[i]));
+  }
+  const double rel = scale > 0 ? err / scale : err;
+  const bool ok = std::isfinite(rel) && rel <= 8.0 * std::sqrt(double(k)) * std::numeric_limits<T>::epsilon();
+  const double gflops = 2.0 * double(m) * double(n) * double(k) * 1e-9 / median;
+  if (as_json) {
+    std::cout << json{{"gflops", gflops},        {"seconds", median},
+                      {"strategy", tandem::to_string(r.strategy)},
+                      {"gpu_rows", r.gpu_rows},  {"cpu_rows", r.cpu_rows},
+                      {"cpu_threads", r.cpu_threads},
+                      {"buffers", {tandem::to_string(r.a), tandem::to_string(r.b), tandem::to_string(r.c)}},
+                      {"device", r.device},      {"kernel", r.kernel},
+                      {"profile", r.profile},    {"max_relative_error", rel},
+                      {"fell_back", r.fell_back}, {"ok", ok}}
+                     .dump(2)
+              << "\n";
+  } else {
+    std::printf("%cgemm %lldx%lldx%lld: %.1f GFLOPS (median of %d), strategy %s, rows GPU %lld / CPU %lld, "
+                "max relative error %.2e%s\n",
+                std::is_same_v<T, double> ? 'd' : 's', static_cast<long long>(m), static_cast<long long>(n),
+                static_cast<long long>(k), gflops, reps, tandem::to_string(r.strategy),
+                static_cast<long long>(r.gpu_rows), static_cast<long long>(r.cpu_rows), rel,
+                ok ? "" : "  WRONG");
+    if (!r.profile.empty()) std::printf("  profile: %s\n", r.profile.c_str());
+    if (r.fell_back) std::printf("  GPU failed, computed on the CPU: %s\n", r.fallback_reason.c_str());
+  }
+  return ok ? 0 : 1;
+}
+
+}  // namespace
+
+// CLI11's own range messages print the whole double range; these name the rule instead.
+const CLI::Validator kPositive(
+    [](std::string& v) {
+      try {
+        size_t used = 0;
+        if (std::stod(v, &used) > 0 && used == v.size()) return std::string();
+      } catch (const std::exception&) {
+      }
+      return "must be a positive number, not '" + v + "'";
+    },
+    "POSITIVE");
+const CLI::Validator kNonNegative(
+    [](std::string& v) {
+      try {
+        size_t used = 0;
+        if (std::stod(v, &used) >= 0 && used == v.size()) return std::string();
+      } catch (const std::exception&) {
+      }
+      return "must be zero or more, not '" + v + "'";
+    },
+    "NON-NEGATIVE");
+
+int main(int argc, char** argv) {
+  CLI::App app{"tandem: hybrid CPU+GPU GEMM, its co-tuner and device profiles"};
+  app.require_subcommand(1);
+  app.fallthrough();  // --json is accepted after any subcommand too
+  bool as_json = false;
+  app.add_flag("--json", as_json, "machine-readable output");
+
+  auto* dev = app.add_subcommand("devices", "OpenCL devices, CPU topology and the CPU BLAS");
+
+  tandem::tuner::TuneOptions topt;
+  std::string tprecision = "both";
+  auto* tune = app.add_subcommand("tune", "co-tune the GPU kernel and the CPU/GPU split; save the profile");
+  tune->add_option("--precision", tprecision, "s, d or both")->check(CLI::IsMember({"s", "d", "both"}));
+  tune->add_option("--strategy", topt.strategy, "search strategy")
+      ->check(CLI::IsMember(tandem::tuner::strategy_names()));
+  tune->add_option("--budget-evals", topt.budget_evaluations, "kernel candidates to measure, per precision")
+      ->check(kPositive);
+  tune->add_option("--budget-seconds", topt.budget_seconds, "wall-time budget")->check(kPositive);
+  tune->add_option("--sizes", topt.sizes, "size buckets (m = n = k)")->delimiter(',')->check(kPositive);
+  tune->add_option("--kernel-size", topt.kernel_size, "size at which kernels are compared")
+      ->check(kNonNegative);
+  tune->add_option("--device", topt.device, "device index or name");
+  tune->add_option("--reps", topt.reps, "timed repetitions per configuration")->check(kPositive);
+  tune->add_option("--parts", topt.parts, "P, the split's granularity")->check(CLI::Range(2, 1024));
+  tune->add_option("--top-kernels", topt.top_kernels, "kernels whose split is searched")->check(kPositive);
+  tune->add_option("--compile-jobs", topt.compile_jobs, "programs built ahead in parallel (-1: by device)");
+  tune->add_option("--seed", topt.seed, "random seed");
+  std::string log;
+  tune->add_option("--log", log, "JSON-lines log (resumes from it)");
+  tune->add_flag("--small-space", topt.small_space, "the small, enumerable kernel space");
+  bool no_save = false;
+  tune->add_flag("--no-save", no_save, "do not write the profile");
+
+  std::string action, file, pdevice;
+  auto* profile = app.add_subcommand("profile", "the device profile: show, path, export FILE, import FILE, reset");
+  profile->add_option("action", action, "show, path, export, import or reset")
+      ->required()
+      ->check(CLI::IsMember({"show", "path", "export", "import", "reset"}));
+  profile->add_option("file", file, "for export and import");
+  profile->add_option("--device", pdevice, "device index or name");
+
+  std::string gprecision = "s", gstrategy = "auto", gdevice;
+  int64_t gm = 1024, gn = 1024, gk = 1024;
+  int greps = 3;
+  double gfraction = -1;
+  auto* g = app.add_subcommand("gemm", "one checked GEMM: GFLOPS, split and error");
+  g->add_option("--precision", gprecision, "s or d")->check(CLI::IsMember({"s", "d"}));
+  g->add_option("--m", gm, "rows of C")->check(kPositive);
+  g->add_option("--n", gn, "columns of C")->check(kPositive);
+  g->add_option("--k", gk, "inner dimension")->check(kPositive);
+  g->add_option("--strategy", gstrategy, "auto, cpu, gpu or hybrid")
+      ->check(CLI::IsMember({"auto", "cpu", "gpu", "hybrid"}));
+  g->add_option("--fraction", gfraction, "GPU share under hybrid")->check(CLI::Range(0.0, 1.0));
+  g->add_option("--device", gdevice, "device index or name");
+  g->add_option("--reps", greps, "timed repetitions")->check(kPositive);
+
+  CLI11_PARSE(app, argc, argv);
+  try {
+    if (dev->parsed()) return devices(as_json);
+    if (tune->parsed()) {
+      topt.log = log;
+      topt.save = !no_save;
+      return tune_command(topt, tprecision, as_json);
+    }
+    if (profile->parsed()) {
+      if ((action == "export" || action == "import") && file.empty()) {
+        std::cerr << "tandem: profile " << action << " needs a FILE\n";
+        return 2;
+      }
+      return profile_command(action, file, pdevice, as_json);
+    }
+    if (g->parsed()) {
+      tandem::Options o;
+      o.strategy = gstrategy == "cpu" ? tandem::Strategy::Cpu
+                   : gstrategy == "gpu" ? tandem::Strategy::Gpu
+                   : gstrategy == "hybrid" ? tandem::Strategy::Hybrid
+                                           : tandem::Strategy::Auto;
+      if (gfraction >= 0) o.gpu_fraction = gfraction;
+      if (!gdevice.empty()) o.device = gdevice;
+      return gprecision == "d" ? gemm_command<double>(gm, gn, gk, o, greps, as_json)
+                               : gemm_command<float>(gm, gn, gk, o, greps, as_json);
+    }
+  } catch (const std::exception& e) {
+    std::cerr << "tandem: " << e.what() << "\n";
+    return 1;
+  }
+  return 0;
+}

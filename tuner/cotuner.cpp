@@ -1,0 +1,494 @@
+// The co-tuner. Phase 1 searches the kernel space for the fastest GPU-only call at one size, with
+// the chosen strategy under the evaluation and time budgets; every run gets a cheap check on
+// inputs whose result is known exactly, and every new best a full check on random inputs
+// against the CPU BLAS. Phase 2 takes the best kernels and, at each size bucket, searches the
+// split p_g/P (nearly unimodal in p_g) and the CPU thread count. Both phases append to a
+// JSON-lines log and reuse what it already holds, so an interrupted run resumes.
+#include "cotuner.hpp"
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <ctime>
+#include <fstream>
+#include <limits>
+#include <mutex>
+#include <random>
+#include <set>
+#include <sstream>
+#include <stdexcept>
+
+#include "gemm_space.hpp"
+#include "gpu.hpp"
+#include "measure.hpp"
+#include "search.hpp"
+#include "tandem/tandem.hpp"
+#include "tasks.hpp"
+#include "topology.hpp"
+
+namespace tandem::tuner {
+namespace {
+
+namespace prof = detail::profile;
+using Clock = std::chrono::steady_clock;
+
+double gflop(int64_t s) { return 2.0 * double(s) * double(s) * double(s) * 1e-9; }
+
+std::string today() {
+  const std::time_t t = std::time(nullptr);
+  char buf[32];
+  std::strftime(buf, sizeof buf, "%Y-%m-%d", std::gmtime(&t));
+  return buf;
+}
+
+std::string describe(const std::map<std::string, int>& k) {
+  std::string s;
+  for (const auto& [n, v] : k) s += (s.empty() ? "" : " ") + n + "=" + std::to_string(v);
+  return s;
+}
+
+// Square problems in ordinary host memory, with inputs whose product is known exactly (small
+// integers: every partial sum is an integer that float represents exactly) for the cheap check.
+template <class T>
+struct Workspace {
+  int64_t n = 0;
+  std::vector<T> a, b, c;
+  explicit Workspace(int64_t size) : n(size), a(size * size), b(size * size), c(size * size) {
+    for (int64_t i = 0; i < n; ++i)
+      for (int64_t p = 0; p < n; ++p) {
+        a[i * n + p] = static_cast<T>((i * 7 + p * 3) % 5 - 2);
+        b[i * n + p] = static_cast<T>((i * 5 + p * 11) % 7 - 3);
+      }
+  }
+  double exact(int64_t i, int64_t j) const {
+    double s = 0;
+    for (int64_t p = 0; p < n; ++p) s += double(a[i * n + p]) * double(b[p * n + j]);
+    return s;
+  }
+  // The corners, the middle and a seeded sample: a wrong tile, fringe or index shows here.
+  std::string cheap_check() const {
+    std::vector<std::pair<int64_t, int64_t>> at{{0, 0}, {0, n - 1}, {n - 1, 0}, {n - 1, n - 1}, {n / 2, n / 2}};
+    std::mt19937_64 rng(static_cast<uint64_t>(n));
+    for (int s = 0; s < 27; ++s)
+      at.emplace_back(std::uniform_int_distribution<int64_t>(0, n - 1)(rng),
+                      std::uniform_int_distribution<int64_t>(0, n - 1)(rng));
+    for (auto [i, j] : at) {
+      const double want = exact(i, j), got = double(c[i * n + j]);
+      if (got != want) {
+        std::ostringstream msg;
+        msg << "cheap check: C(" << i << "," << j << ") = " << got << ", expected " << want;
+        return msg.str();
+      }
+    }
+    return "";
+  }
+};
+
+// Random inputs, the whole of C against the CPU BLAS in double.
+template <class T>
+std::string full_check(int64_t n, const Options& o, uint64_t seed,
+                       const std::function<void(void*, int64_t, bool)>& tamper) {
+  std::mt19937_64 rng(seed);
+  std::uniform_real_distribution<double> d(-1, 1);
+  std::vector<T> a(n * n), b(n * n), c(n * n, std::numeric_limits<T>::quiet_NaN());
+  for (auto& x : a) x = static_cast<T>(d(rng));
+  for (auto& x : b) x = static_cast<T>(d(rng));
+  gemm<T>(Layout::RowMajor, Op::NoTrans, Op::NoTrans, n, n, n, T(1), a.data(), n, b.data(), n, T(0),
+          c.data(), n, o);
+  if (tamper) tamper(c.data(), n * n, std::is_same_v<T, double>);
+  std::vector<double> ad(a.begin(), a.end()), bd(b.begin(), b.end()), ref(n * n);
+  Options cpu;
+  cpu.strategy = Strategy::Cpu;
+  gemm<double>(Layout::RowMajor, Op::NoTrans, Op::NoTrans, n, n, n, 1.0, ad.data(), n, bd.data(), n,
+               0.0, ref.data(), n, cpu);
+  // |a|, |b| <= 1: every element's rounding error is below k * eps (with room for the order).
+  const double tol = 4.0 * double(n + 2) * std::numeric_limits<T>::epsilon();
+  for (int64_t i = 0; i < n * n; ++i) {
+    const double err = std::fabs(double(c[i]) - ref[i]);
+    if (!(err <= tol * std::max(1.0, std::sqrt(double(n))))) {
+      std::ostringstream msg;
+      msg << "full check: C(" << i / n << "," << i % n << ") = " << c[i] << ", expected " << ref[i];
+      return msg.str();
+    }
+  }
+  return "";
+}
+
+struct Timed {
+  Stats wall;
+  double kernel = 0;  // median kernel time from profiling events
+  std::string failure;
+};
+
+class Tuner {
+ public:
+  explicit Tuner(const TuneOptions& o) : o_(o), start_(Clock::now()) {
+    if (o_.sizes.empty()) throw std::invalid_argument("no sizes to tune at");
+    if (o_.parts < 2) throw std::invalid_argument("the split needs at least 2 parts");
+    for (int64_t s : o_.sizes)
+      if (s <= 0) throw std::invalid_argument("sizes must be positive");
+    std::sort(o_.sizes.begin(), o_.sizes.end());
+    if (o_.kernel_size <= 0) o_.kernel_size = o_.sizes[o_.sizes.size() / 2];
+    device_ = detail::gpu::open_device(o_.device);
+    info_ = detail::gpu::info(*device_);
+    if (o_.compile_jobs < 0) o_.compile_jobs = info_.is_gpu ? 3 : 0;
+    report_.profile.identity = prof::identity_for(info_);
+    report_.profile.tandem_version = TANDEM_VERSION;
+    report_.log = o_.log.empty() ? prof::directory() / ("tune-" + report_.profile.identity.file_name() + "l")
+                                 : o_.log;
+    read_log();
+  }
+
+  TuneReport run() {
+    for (char prec : o_.precisions) {
+      if (prec != 's' && prec != 'd') throw std::invalid_argument("precision must be s or d");
+      if (prec == 'd' && !info_.fp64) continue;  // nothing to tune: dgemm stays on the CPU
+      if (prec == 's')
+        tune_precision<float>('s');
+      else
+        tune_precision<double>('d');
+    }
+    prof::Tuning& t = report_.profile.tuning;
+    t.strategy = o_.strategy;
+    t.objective = "time";
+    t.date = today();
+    t.budget_evaluations = o_.budget_evaluations;
+    t.budget_seconds = o_.budget_seconds;
+    t.seconds = elapsed();
+    for (const auto& p : report_.precisions) t.evaluations += p.evaluations;
+    report_.seconds = elapsed();
+    if (o_.save) {
+      report_.saved = prof::path_for(report_.profile.identity);
+      prof::save(report_.profile, report_.saved);
+      report_.profile.origin = report_.saved.string();
+      prof::forget();
+    }
+    return report_;
+  }
+
+ private:
+  double elapsed() const { return std::chrono::duration<double>(Clock::now() - start_).count(); }
+  bool out_of_time() const { return elapsed() >= o_.budget_seconds; }
+
+  void read_log() {
+    std::ifstream in(report_.log);
+    for (std::string line; std::getline(in, line);)
+      if (auto r = prof::from_log_line(line)) log_.push_back(*r);
+  }
+
+  void append(const prof::LogRecord& r) {
+    std::error_code ec;
+    std::filesystem::create_directories(report_.log.parent_path(), ec);
+    std::ofstream out(report_.log, std::ios::app);
+    out << prof::to_log_line(r) << "\n";
+    log_.push_back(r);
+  }
+
+  const prof::LogRecord* logged_split(char prec, int64_t size, const std::map<std::string, int>& kernel,
+                                      int gpu_parts, int threads) const {
+    for (const auto& r : log_)
+      if (r.kind == "split" && r.precision == prec && r.size == size && r.kernel == kernel &&
+          r.gpu_parts == gpu_parts && r.parts == o_.parts && r.cpu_threads == threads)
+        return &r;
+    return nullptr;
+  }
+
+  void progress(const std::string& phase, char prec, int done, int budget, double best_seconds,
+                int64_t size, const std::string& last) {
+    if (!o_.on_progress) return;
+    Progress p;
+    p.phase = phase;
+    p.precision = prec;
+    p.done = done;
+    p.budget = budget;
+    p.best_gflops = best_seconds > 0 ? gflop(size) / best_seconds : 0;
+    p.elapsed = elapsed();
+    p.remaining = done > 0 ? std::min(o_.budget_seconds - p.elapsed, p.elapsed / done * (budget - done))
+                           : o_.budget_seconds - p.elapsed;
+    p.last = last;
+    o_.on_progress(p);
+  }
+
+  // Times one configuration on ws (after warm-up), checking each result cheaply.
+  template <class T>
+  Timed time(Workspace<T>& ws, const Options& opt) {
+    Timed t;
+    std::vector<double> wall, kernel;
+    try {
+      for (int i = 0; i < o_.warmup + o_.reps; ++i) {
+        std::fill(ws.c.begin(), ws.c.end(), std::numeric_limits<T>::quiet_NaN());
+        Report r;
+        const auto t0 = Clock::now();
+        gemm<T>(Layout::RowMajor, Op::NoTrans, Op::NoTrans, ws.n, ws.n, ws.n, T(1), ws.a.data(), ws.n,
+                ws.b.data(), ws.n, T(0), ws.c.data(), ws.n, opt, &r);
+        const double s = std::chrono::duration<double>(Clock::now() - t0).count();
+        if (r.fell_back) {
+          t.failure = "GPU failed: " + r.fallback_reason;
+          return t;
+        }
+        if (o_.tamper && r.gpu_rows > 0) o_.tamper(ws.c.data(), ws.n * ws.n, std::is_same_v<T, double>);
+        if (s > o_.timeout_seconds) {
+          t.failure = "timeout: one call took " + std::to_string(s) + " s";
+          return t;
+        }
+        if (const std::string bad = ws.cheap_check(); !bad.empty()) {
+          t.failure = bad;
+          return t;
+        }
+        if (i >= o_.warmup) {
+          wall.push_back(s);
+          kernel.push_back(r.gpu_kernel_seconds);
+        }
+      }
+    } catch (const Error& e) {
+      t.failure = e.what();
+      return t;
+    }
+    t.wall = summarize(wall);
+    t.kernel = summarize(kernel).median;
+    return t;
+  }
+
+  // Builds p's program and, on a GPU, those of its likely successors, in parallel.
+  template <class T>
+  void prebuild(const Space& space, const Point& p) {
+    std::vector<std::map<std::string, int>> batch{kernel_params(space, p)};
+    if (o_.compile_jobs > 0) {
+      for (size_t i = 0; i < p.size() && static_cast<int>(batch.size()) <= o_.compile_jobs; ++i)
+        for (int d : {-1, 1}) {
+          Point q = p;
+          q[i] += d;
+          if (q[i] < 0 || q[i] >= static_cast<int>(space.parameters[i].values.size()) || space.violated(q))
+            continue;
+          const auto k = kernel_params(space, q);
+          if (!built_.count(describe(k)) && static_cast<int>(batch.size()) <= o_.compile_jobs)
+            batch.push_back(k);
+        }
+    }
+    std::vector<std::map<std::string, int>> todo;
+    for (auto& k : batch)
+      if (built_.insert(describe(k)).second) todo.push_back(k);
+    if (todo.empty()) return;
+    constexpr bool fp64 = std::is_same_v<T, double>;
+    detail::tasks::in_arena(static_cast<int>(todo.size()), [&] {
+      detail::tasks::parallel_for(static_cast<int64_t>(todo.size()), [&](int64_t i) {
+        try {
+          const auto params = detail::gpu::resolve_params(*device_, fp64, todo[i]);
+          detail::gpu::prebuild(*device_, fp64, false, false, params);
+        } catch (const Error&) {
+          // Remembered by the program cache; the measurement reports it.
+        }
+      });
+    });
+  }
+
+  Options gpu_options(const std::map<std::string, int>& kernel) const {
+    Options opt;
+    opt.strategy = Strategy::Gpu;
+    opt.device = o_.device;
+    opt.kernel_params = kernel;
+    return opt;
+  }
+
+  template <class T>
+  void tune_precision(char prec) {
+    constexpr bool fp64 = std::is_same_v<T, double>;
+    PrecisionSummary summary;
+    summary.precision = prec;
+    DeviceLimits limits{info_.max_work_group, info_.local_mem_bytes, info_.is_gpu};
+    const auto defaults = detail::gpu::resolve_params(*device_, fp64, {});
+    const Space space = o_.small_space ? small_gemm_space(limits, fp64) : gemm_space(limits, fp64, defaults);
+
+    // Phase 1: kernels, GPU alone, at the kernel size.
+    Workspace<T> ws(o_.kernel_size);
+    double best = 0;
+    std::vector<std::pair<double, std::map<std::string, int>>> measured;
+    auto objective = [&](const Point& p) -> Outcome {
+      const auto kernel = kernel_params(space, p);
+      prebuild<T>(space, p);
+      Timed t = time(ws, gpu_options(kernel));
+      const bool new_best = t.failure.empty() && (best == 0 || t.wall.median < best);
+      if (new_best) {
+        const std::string bad = full_check<T>(std::min<int64_t>(ws.n, 512), gpu_options(kernel),
+                                              o_.seed + measured.size(), o_.tamper);
+        if (!bad.empty()) t.failure = bad;
+      }
+      prof::LogRecord rec;
+      rec.kind = "kernel";
+      rec.precision = prec;
+      rec.size = ws.n;
+      rec.point = p;
+      rec.kernel = kernel;
+      rec.failure = t.failure;
+      if (t.failure.empty()) {
+        rec.seconds = t.wall.median;
+        rec.min = t.wall.min;
+        rec.max = t.wall.max;
+        rec.spread = t.wall.spread;
+        rec.bimodal = t.wall.bimodal;
+        rec.kernel_seconds = t.kernel;
+        measured.emplace_back(t.wall.median, kernel);
+        if (new_best) best = t.wall.median;
+      } else {
+        ++summary.failures;
+        if (summary.failure_reasons.size() < 8)
+          summary.failure_reasons.push_back(describe(kernel) + ": " + t.failure.substr(0, 300));
+      }
+      append(rec);
+      return t.failure.empty() ? Outcome{t.wall.median, ""} : Outcome{std::nullopt, t.failure};
+    };
+    Evaluator ev(space, objective,
+                 Budget{o_.budget_evaluations, std::max(0.0, o_.budget_seconds - elapsed())},
+                 [&](const Point& p, const Outcome& out, const Evaluator& e) {
+                   progress("kernels", prec, e.evaluations(), o_.budget_evaluations, best, ws.n,
+                            space.describe(p) + (out.cost ? "" : "  [" + out.failure.substr(0, 80) + "]"));
+                 });
+    // What an earlier, interrupted run measured is not measured again.
+    for (const auto& r : log_)
+      if (r.kind == "kernel" && r.precision == prec && r.size == ws.n && r.point.size() == space.dimension() &&
+          !space.violated(r.point) && kernel_params(space, r.point) == r.kernel) {
+        ev.preload(r.point, Outcome{r.seconds, r.failure});
+        if (r.seconds) {
+          measured.emplace_back(*r.seconds, r.kernel);
+          if (best == 0 || *r.seconds < best) best = *r.seconds;
+        }
+        ++summary.resumed;
+      }
+    search(o_.strategy, ev, o_.seed);
+    summary.evaluations = ev.evaluations();
+
+    prof::PrecisionProfile pp;
+    std::sort(measured.begin(), measured.end(),
+              [](const auto& x, const auto& y) { return x.first < y.first; });
+    if (!measured.empty()) {
+      pp.gpu_kernel = measured.front().second;
+      pp.gpu_size = ws.n;
+      pp.gpu_gflops = gflop(ws.n) / measured.front().first;
+      summary.best_gpu_gflops = pp.gpu_gflops;
+    }
+    std::vector<std::map<std::string, int>> top;
+    for (const auto& [s, k] : measured)
+      if (static_cast<int>(top.size()) < o_.top_kernels && std::find(top.begin(), top.end(), k) == top.end())
+        top.push_back(k);
+
+    // Phase 2: the split, per size bucket, for each of the best kernels.
+    for (int64_t size : o_.sizes) {
+      if (out_of_time() && !pp.buckets.empty()) break;
+      pp.buckets.push_back(split_bucket<T>(prec, size, top));
+    }
+    report_.profile.precisions[prec] = pp;
+    report_.precisions.push_back(summary);
+  }
+
+  // Wall time of one hybrid configuration, from the log when already measured.
+  template <class T>
+  double hybrid_time(char prec, Workspace<T>& ws, const std::map<std::string, int>& kernel, int gpu_parts,
+                     int threads) {
+    if (const auto* r = logged_split(prec, ws.n, kernel, gpu_parts, threads))
+      return r->seconds.value_or(std::numeric_limits<double>::infinity());
+    Options opt;
+    opt.device = o_.device;
+    if (threads > 0) opt.cpu_threads = threads;
+    if (gpu_parts == 0) {
+      opt.strategy = Strategy::Cpu;
+    } else if (gpu_parts == o_.parts) {
+      opt = gpu_options(kernel);
+    } else {
+      opt.strategy = Strategy::Hybrid;
+      opt.gpu_fraction = double(gpu_parts) / o_.parts;
+      opt.kernel_params = kernel;
+    }
+    Timed t = time(ws, opt);
+    prof::LogRecord rec;
+    rec.kind = "split";
+    rec.precision = prec;
+    rec.size = ws.n;
+    rec.kernel = kernel;
+    rec.gpu_parts = gpu_parts;
+    rec.parts = o_.parts;
+    rec.cpu_threads = threads;
+    rec.failure = t.failure;
+    if (t.failure.empty()) {
+      rec.seconds = t.wall.median;
+      rec.min = t.wall.min;
+      rec.max = t.wall.max;
+      rec.spread = t.wall.spread;
+      rec.bimodal = t.wall.bimodal;
+      rec.kernel_seconds = t.kernel;
+    }
+    append(rec);
+    if (t.failure.empty() && (bucket_best_ == 0 || t.wall.median < bucket_best_)) bucket_best_ = t.wall.median;
+    progress("split", prec, gpu_parts, o_.parts, bucket_best_, ws.n,
+             "size " + std::to_string(ws.n) + " p_g=" + std::to_string(gpu_parts) + "/" +
+                 std::to_string(o_.parts) + (threads ? " threads=" + std::to_string(threads) : "") +
+                 (t.failure.empty() ? "" : "  [" + t.failure.substr(0, 80) + "]"));
+    return t.failure.empty() ? t.wall.median : std::numeric_limits<double>::infinity();
+  }
+
+  template <class T>
+  prof::Bucket split_bucket(char prec, int64_t size, const std::vector<std::map<std::string, int>>& top) {
+    Workspace<T> ws(size);
+    bucket_best_ = 0;
+    prof::Bucket b;
+    b.size = size;
+    b.parts = o_.parts;
+    const double cpu = hybrid_time<T>(prec, ws, {}, 0, 0);
+    b.cpu_gflops = std::isfinite(cpu) ? gflop(size) / cpu : 0;
+    double best = cpu;
+    for (const auto& kernel : top) {
+      if (out_of_time()) break;
+      const double gpu = hybrid_time<T>(prec, ws, kernel, o_.parts, 0);
+      b.gpu_gflops = std::max(b.gpu_gflops, std::isfinite(gpu) ? gflop(size) / gpu : 0.0);
+      const int pg = minimize_unimodal(
+          [&](int g) { return g == 0 ? cpu : g == o_.parts ? gpu : hybrid_time<T>(prec, ws, kernel, g, 0); }, 0,
+          o_.parts);
+      const double t = pg == 0 ? cpu : pg == o_.parts ? gpu : hybrid_time<T>(prec, ws, kernel, pg, 0);
+      if (t < best) {
+        best = t;
+        b.gpu_parts = pg;
+        b.kernel = kernel;
+        b.cpu_threads = 0;
+      }
+    }
+    // The CPU thread count in hybrid mode: every core, against one left to the GPU's feeder.
+    if (b.gpu_parts > 0 && b.gpu_parts < o_.parts && !out_of_time()) {
+      const int cores = detail::topology::physical_cores();
+      const double all = hybrid_time<T>(prec, ws, b.kernel, b.gpu_parts, cores);
+      if (all < best) {
+        best = all;
+        b.cpu_threads = cores;
+      }
+    }
+    // The winner gets the full check; one that fails it leaves the bucket to the CPU.
+    if (b.gpu_parts > 0) {
+      Options opt;
+      opt.device = o_.device;
+      opt.strategy = b.gpu_parts == o_.parts ? Strategy::Gpu : Strategy::Hybrid;
+      opt.gpu_fraction = b.fraction();
+      opt.kernel_params = b.kernel;
+      if (b.cpu_threads > 0) opt.cpu_threads = b.cpu_threads;
+      if (!full_check<T>(std::min<int64_t>(size, 512), opt, o_.seed + 99, o_.tamper).empty()) {
+        b.gpu_parts = 0;
+        b.kernel.clear();
+        best = cpu;
+      }
+    }
+    b.best_gflops = std::isfinite(best) ? gflop(size) / best : 0;
+    return b;
+  }
+
+  TuneOptions o_;
+  Clock::time_point start_;
+  std::shared_ptr<detail::gpu::Device> device_;
+  detail::gpu::DeviceInfo info_;
+  TuneReport report_;
+  std::vector<prof::LogRecord> log_;
+  std::set<std::string> built_;
+  double bucket_best_ = 0;  // fastest configuration of the bucket being split, for progress
+};
+
+}  // namespace
+
+TuneReport tune(const TuneOptions& options) { return Tuner(options).run(); }
+
+}  // namespace tandem::tuner

@@ -1,0 +1,67 @@
+// The co-tuner: searches the GPU kernel's parameters, then, for the best kernels, the split p_g/P
+// of C's rows between that kernel and the CPU BLAS, at several sizes, and writes the result as
+// the device's profile. The objective is the wall time of the whole call with operands in
+// ordinary host memory (transfers included), which is what a drop-in call pays.
+#pragma once
+
+#include <cstdint>
+#include <filesystem>
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "profile.hpp"
+
+namespace tandem::tuner {
+
+struct Progress {
+  std::string phase;     // "kernels" or "split"
+  char precision = 's';
+  int done = 0, budget = 0;
+  double best_gflops = 0;
+  double elapsed = 0, remaining = 0;  // seconds; remaining is an estimate
+  std::string last;      // what was just measured, and how it went
+};
+
+struct TuneOptions {
+  std::string device;                     // selector ("" default device)
+  std::vector<char> precisions{'s', 'd'};
+  std::string strategy = "phased";
+  int budget_evaluations = 40;            // kernel candidates measured, per precision
+  double budget_seconds = 900;            // the whole run
+  std::vector<int64_t> sizes{256, 512, 1024};  // the size buckets (m = n = k)
+  int64_t kernel_size = 0;                // where kernels are compared (0: the middle size)
+  int warmup = 1, reps = 3;
+  int parts = 64;                         // P
+  int top_kernels = 2;                    // kernels whose split is searched
+  int compile_jobs = -1;                  // programs built ahead in parallel; -1: 3 on a GPU,
+                                          // 0 on a CPU device (builds would disturb timings)
+  double timeout_seconds = 20;            // a single call slower than this is excluded
+  bool small_space = false;               // the enumerable subspace (for comparing strategies)
+  uint64_t seed = 1;
+  std::filesystem::path log;              // JSON-lines log; "" : next to the profile
+  bool save = true;                       // write the profile to the profile directory
+  std::function<void(const Progress&)> on_progress;
+  // Testing hook: called on C after each measured GPU call, e.g. to play a wrong kernel.
+  std::function<void(void* c, int64_t elements, bool fp64)> tamper;
+};
+
+struct PrecisionSummary {
+  char precision = 's';
+  int evaluations = 0, failures = 0, resumed = 0;
+  std::vector<std::string> failure_reasons;  // "params: reason", the first few
+  double best_gpu_gflops = 0;
+};
+
+struct TuneReport {
+  detail::profile::Profile profile;
+  std::filesystem::path saved;  // where the profile was written ("" if not)
+  std::filesystem::path log;
+  std::vector<PrecisionSummary> precisions;
+  double seconds = 0;
+};
+
+// Throws tandem::Error when the device cannot be opened, std::invalid_argument for bad options.
+TuneReport tune(const TuneOptions& options);
+
+}  // namespace tandem::tuner

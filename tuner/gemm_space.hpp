@@ -1,0 +1,35 @@
+// The GEMM kernel family of kernels/gemm.cl as a tuner::Space: parameters with their values and
+// the constraints that prune a point before anything is compiled (divisibility, the device's
+// work-group and local-memory limits, an estimate of registers per work-item).
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <string>
+
+#include "search.hpp"
+
+namespace tandem::tuner {
+
+struct DeviceLimits {
+  uint64_t max_work_group = 256;
+  uint64_t local_mem_bytes = 32768;
+  bool is_gpu = true;
+};
+
+// The full family: tile and work-group shapes (group 0), and K step, unroll, vector width, local
+// memory for A and B, element assignment and operand layout, RaijinCL's NN/NT/TN codelets
+// (group 1). `start` (kernel parameters) becomes the space's start point when it fits.
+Space gemm_space(const DeviceLimits& limits, bool fp64, const std::map<std::string, int>& start = {});
+
+// A space small enough to search exhaustively (for comparing strategies), on the same rules.
+Space small_gemm_space(const DeviceLimits& limits, bool fp64);
+
+// The kernel parameters (tandem::Options::kernel_params) of a point: LAYOUT becomes A_T and B_T.
+std::map<std::string, int> kernel_params(const Space& space, const Point& p);
+
+// Registers per work-item the estimate gives (32-bit registers): accumulators plus one column of
+// A and one row of B, doubled for fp64. RaijinCL pruned above 128.
+int estimated_registers(const std::map<std::string, int>& values, bool fp64);
+
+}  // namespace tandem::tuner
