@@ -264,24 +264,29 @@ std::shared_ptr<const Profile> find(const Identity& id) {
   std::error_code ec;
   if (fs::is_directory(dir, ec)) {
     const fs::path exact = dir / id.file_name();
-    for (const auto& entry : fs::directory_iterator(dir, ec)) {
-      if (entry.path().extension() != ".json") continue;
+    // This identity's own file first, then any other file that claims the same device.
+    std::vector<fs::path> files;
+    if (fs::exists(exact, ec)) files.push_back(exact);
+    for (const auto& entry : fs::directory_iterator(dir, ec))
+      if (entry.path().extension() == ".json" && entry.path() != exact) files.push_back(entry.path());
+    std::sort(files.begin() + (files.empty() || files.front() != exact ? 0 : 1), files.end());
+    for (const fs::path& file : files) {
       Profile p;
       try {
-        p = load(entry.path());
+        p = load(file);
       } catch (const std::exception& e) {
-        warn_once("profile:" + entry.path().string(), std::string("ignoring profile: ") + e.what());
+        warn_once("profile:" + file.string(), std::string("ignoring profile: ") + e.what());
         continue;
       }
-      if (p.identity.device != id.device && entry.path() != exact) continue;  // another device's
+      if (p.identity.device != id.device && file != exact) continue;  // another device's
       std::string why;
       if (const std::string d = p.identity.difference(id); !d.empty())
         why = "it was tuned for another setup (" + d + ")";
       else if (!compatible(p, &why))
         why = "it is incompatible (" + why + ")";
       if (!why.empty()) {
-        warn_once("profile:" + entry.path().string(),
-                  "not applying profile " + entry.path().string() + ": " + why +
+        warn_once("profile:" + file.string(),
+                  "not applying profile " + file.string() + ": " + why +
                       "; using defaults (run `tandem tune` to tune this setup)");
         continue;
       }

@@ -142,6 +142,12 @@ TEST(Search, PreloadedResultsAreNotMeasuredAgain) {
   for (const auto& [p, n] : first.calls) ev2.preload(p, Outcome{bowl(s.values(p)), ""});
   search("exhaustive", ev2, 5);
   EXPECT_EQ(second.calls.size(), 2752u - first.calls.size());
+  // A resumed run continues the interrupted one's budget.
+  Counting third{s};
+  Evaluator ev3(s, third.objective(), Budget{60, 1e9});
+  for (const auto& [p, n] : first.calls) ev3.preload(p, Outcome{bowl(s.values(p)), ""});
+  search("random", ev3, 5);
+  EXPECT_EQ(third.calls.size(), 10u);
   for (const auto& [p, n] : first.calls) EXPECT_EQ(second.calls.count(p), 0u);
   EXPECT_NEAR(ev2.best_cost(), 1.1, 1e-12);
 }

@@ -57,10 +57,12 @@ double Evaluator::elapsed_seconds() const {
 }
 
 bool Evaluator::exhausted() const {
-  return evaluations_ >= budget_.max_evaluations || elapsed_seconds() >= budget_.max_seconds;
+  return evaluations_ + preloaded_ >= budget_.max_evaluations ||
+         elapsed_seconds() >= budget_.max_seconds;
 }
 
 void Evaluator::preload(const Point& p, const Outcome& o) {
+  if (memo_.count(p) == 0) ++preloaded_;
   memo_[p] = o;
   if (o.cost && (!best_ || *o.cost < best_cost_)) {
     best_ = p;

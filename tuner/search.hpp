@@ -63,7 +63,8 @@ class Evaluator {
 
   // The point's cost; nullopt if it is invalid, failed, or the budget ran out before it.
   std::optional<double> operator()(const Point& p);
-  // Records a result measured earlier (a resumed log): it counts toward neither budget.
+  // Records a result measured earlier by an interrupted run: it counts toward the evaluation
+  // budget (the run goes on where it stopped), not toward the time budget.
   void preload(const Point& p, const Outcome& o);
 
   bool exhausted() const;
@@ -82,6 +83,7 @@ class Evaluator {
   Observer observer_;
   std::map<Point, Outcome> memo_;
   int evaluations_ = 0;
+  int preloaded_ = 0;
   std::optional<Point> best_;
   double best_cost_ = 0;
   std::chrono::steady_clock::time_point start_;

@@ -1,0 +1,56 @@
+#!/usr/bin/env bash
+# The `tandem` command end to end, in a temporary profile directory: every subcommand, --json
+# output that parses, and clear errors (non-zero exit) for bad arguments.
+#
+#   cli_test.sh TANDEM
+set -u  # no pipefail: `grep -q` may close a pipe early, which is fine here
+tandem=$(readlink -f "$1")
+export TANDEM_PROFILE_DIR=$(mktemp -d)
+trap 'rm -rf "$TANDEM_PROFILE_DIR"' EXIT
+py=/usr/bin/python3
+fails=0
+ok() { echo "ok: $*"; }
+bad() { echo "FAILED: $*"; fails=$((fails + 1)); }
+json_ok() { "$py" -c 'import json,sys; json.load(sys.stdin)' 2>/dev/null; }
+
+# devices
+out=$("$tandem" devices) && grep -q "CPU BLAS: OpenBLAS" <<<"$out" && ok devices || bad "devices: $out"
+"$tandem" devices --json | json_ok && ok "devices --json" || bad "devices --json"
+
+# gemm: a checked call, in text and JSON, under each strategy
+for s in auto cpu gpu hybrid; do
+  out=$("$tandem" gemm --precision d --m 150 --n 70 --k 90 --strategy "$s" --json) &&
+    "$py" -c 'import json,sys; d=json.loads(sys.argv[1]); assert d["ok"] and d["gflops"] > 0, d' "$out" &&
+    ok "gemm --strategy $s" || bad "gemm --strategy $s: $out"
+done
+"$tandem" gemm --m 64 --n 64 --k 64 | grep -q "GFLOPS" && ok "gemm text" || bad "gemm text"
+
+# bad arguments: a message naming the problem, a non-zero exit
+for args in "gemm --m -3" "gemm --precision q" "tune --strategy best" "tune --sizes 0" "profile frobnicate" "profile import" "nosuch"; do
+  msg=$("$tandem" $args 2>&1 >/dev/null)
+  rc=$?
+  [ $rc -ne 0 ] && [ -n "$msg" ] && ok "rejects '$args': $(head -1 <<<"$msg")" || bad "accepted '$args' (rc $rc)"
+done
+"$tandem" tune --help | grep -q -- "--budget-evals" && ok "tune --help" || bad "tune --help"
+
+# tune (tiny), then every profile action
+out=$("$tandem" tune --precision s --budget-evals 2 --sizes 64,96 --top-kernels 1 --parts 8 --reps 1 --json 2>/dev/null) &&
+  "$py" -c 'import json,sys; d=json.loads(sys.argv[1]); assert d["saved"] and "s" in d["precisions"], d' "$out" &&
+  ok "tune --json" || bad "tune: $out"
+path=$("$tandem" profile path)
+[ -f "$path" ] && ok "profile path: $path" || bad "profile path $path does not exist"
+"$tandem" profile show | grep -q "sgemm" && ok "profile show" || bad "profile show"
+"$tandem" profile show --json | json_ok && ok "profile show --json" || bad "profile show --json"
+"$tandem" profile export "$TANDEM_PROFILE_DIR/exported.json" >/dev/null && cmp -s "$path" "$TANDEM_PROFILE_DIR/exported.json" &&
+  ok "profile export" || bad "profile export"
+"$tandem" gemm --m 96 --n 96 --k 96 --json | grep -q "\"profile\": \"$path\"" && ok "gemm uses the tuned profile" ||
+  bad "gemm does not name the profile"
+"$tandem" profile reset | grep -q removed && [ ! -f "$path" ] && ok "profile reset" || bad "profile reset"
+"$tandem" profile import "$TANDEM_PROFILE_DIR/exported.json" | grep -q imported && [ -f "$path" ] &&
+  ok "profile import" || bad "profile import"
+echo '{"format": 1' > "$TANDEM_PROFILE_DIR/broken.txt"
+msg=$("$tandem" profile import "$TANDEM_PROFILE_DIR/broken.txt" 2>&1) && bad "imported a broken file" ||
+  ok "rejects a broken import: $msg"
+
+echo "$fails failed"
+[ $fails -eq 0 ]

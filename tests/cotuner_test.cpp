@@ -1,0 +1,238 @@
+// The co-tuner end to end on the default OpenCL device (PoCL here) with tiny budgets, and device
+// profiles: round trip, a profile for another setup, an incompatible or corrupt file, and the
+// choice a profile makes for a call.
+#include <gtest/gtest.h>
+
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <random>
+#include <string>
+
+#include "cotuner.hpp"
+#include "gpu.hpp"
+#include "profile.hpp"
+#include "tandem/tandem.hpp"
+
+namespace tandem::test {
+namespace {
+
+namespace fs = std::filesystem;
+namespace prof = detail::profile;
+
+// Each test gets its own profile directory.
+class ProfileDir : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    dir_ = fs::temp_directory_path() /
+           ("tandem-test-" + std::to_string(::getpid()) + "-" +
+            ::testing::UnitTest::GetInstance()->current_test_info()->name());
+    fs::remove_all(dir_);
+    fs::create_directories(dir_);
+    setenv("TANDEM_PROFILE_DIR", dir_.c_str(), 1);
+    prof::forget();
+  }
+  void TearDown() override {
+    fs::remove_all(dir_);
+    prof::forget();
+  }
+  prof::Identity here() const { return prof::identity_for(detail::gpu::info(*detail::gpu::open_device(""))); }
+  fs::path dir_;
+};
+
+tuner::TuneOptions tiny() {
+  tuner::TuneOptions o;
+  o.precisions = {'s', 'd'};
+  o.budget_evaluations = 3;
+  o.sizes = {64, 128};
+  o.kernel_size = 128;
+  o.reps = 2;
+  o.top_kernels = 1;
+  o.parts = 16;
+  return o;
+}
+
+Report run_auto(int64_t n) {
+  std::vector<float> a(n * n, 1.0f), b(n * n, 1.0f), c(n * n, 0.0f);
+  Report r;
+  gemm<float>(Layout::RowMajor, Op::NoTrans, Op::NoTrans, n, n, n, 1.0f, a.data(), n, b.data(), n, 0.0f,
+              c.data(), n, {}, &r);
+  for (float x : c) EXPECT_EQ(x, float(n));
+  return r;
+}
+
+TEST_F(ProfileDir, TuneWritesAValidProfileThatAutoThenUses) {
+  const auto report = tuner::tune(tiny());
+  ASSERT_EQ(report.saved, prof::path_for(here()));
+  const prof::Profile p = prof::load(report.saved);
+  EXPECT_EQ(p.identity, here());
+  EXPECT_TRUE(prof::compatible(p));
+  for (char prec : {'s', 'd'}) {
+    ASSERT_TRUE(p.precisions.count(prec)) << prec;
+    const auto& pp = p.precisions.at(prec);
+    EXPECT_FALSE(pp.gpu_kernel.empty()) << "a GPU-only kernel is always stored";
+    EXPECT_GT(pp.gpu_gflops, 0.0);
+    ASSERT_EQ(pp.buckets.size(), 2u);
+    for (const auto& b : pp.buckets) {
+      EXPECT_GT(b.cpu_gflops, 0.0);
+      EXPECT_GE(b.gpu_parts, 0);
+      EXPECT_LE(b.gpu_parts, b.parts);
+      EXPECT_EQ(b.parts, 16);
+      EXPECT_NEAR(b.best_gflops, std::max({b.cpu_gflops, b.gpu_gflops, b.best_gflops}), 1e-9);
+    }
+  }
+  EXPECT_EQ(p.tuning.strategy, "phased");
+  EXPECT_GE(p.tuning.evaluations, 2);
+
+  // auto now follows it: the report names the profile and the bucket, and the split is the
+  // bucket's.
+  const Report r = run_auto(128);
+  EXPECT_EQ(r.profile, report.saved.string());
+  EXPECT_EQ(r.profile_bucket, 128);
+  const auto& bucket = p.precisions.at('s').buckets.back();
+  EXPECT_EQ(r.gpu_rows > 0, bucket.gpu_parts > 0);
+  EXPECT_NEAR(r.gpu_fraction, bucket.fraction(), 1e-12);
+  // Below half the smallest tuned size the CPU alone is used: nothing was measured there.
+  EXPECT_EQ(run_auto(16).gpu_rows, 0);
+}
+
+TEST_F(ProfileDir, WrongResultsAreExcluded) {
+  auto o = tiny();
+  o.precisions = {'s'};
+  o.save = false;
+  // Play a kernel that gets one element wrong: every GPU run must fail its check.
+  o.tamper = [](void* c, int64_t n, bool fp64) {
+    if (!fp64 && n > 0) static_cast<float*>(c)[0] += 1.0f;
+  };
+  const auto report = tuner::tune(o);
+  ASSERT_EQ(report.precisions.size(), 1u);
+  const auto& s = report.precisions[0];
+  EXPECT_EQ(s.failures, s.evaluations);
+  ASSERT_FALSE(s.failure_reasons.empty());
+  EXPECT_NE(s.failure_reasons[0].find("check"), std::string::npos) << s.failure_reasons[0];
+  const auto& pp = report.profile.precisions.at('s');
+  EXPECT_TRUE(pp.gpu_kernel.empty());
+  for (const auto& b : pp.buckets) EXPECT_EQ(b.gpu_parts, 0) << "a wrong GPU must never get rows";
+}
+
+TEST_F(ProfileDir, AnInterruptedRunResumesFromItsLog) {
+  auto o = tiny();
+  o.precisions = {'s'};
+  o.log = dir_ / "tune.jsonl";
+  o.budget_evaluations = 2;
+  const auto first = tuner::tune(o);
+  auto count = [&] {
+    std::ifstream in(o.log);
+    return static_cast<int>(std::count(std::istreambuf_iterator<char>(in), {}, '\n'));
+  };
+  const int lines = count();
+  EXPECT_GT(lines, 2);
+  // The same run again: everything is in the log, nothing is measured twice.
+  const auto second = tuner::tune(o);
+  EXPECT_EQ(second.precisions[0].resumed, first.precisions[0].evaluations);
+  EXPECT_EQ(second.precisions[0].evaluations, 0);
+  EXPECT_EQ(count(), lines);
+  // A bigger budget measures only the new candidates.
+  o.budget_evaluations = 3;
+  const auto third = tuner::tune(o);
+  EXPECT_EQ(third.precisions[0].evaluations, 1);
+}
+
+prof::Profile sample(const prof::Identity& id) {
+  prof::Profile p;
+  p.tandem_version = TANDEM_VERSION;
+  p.identity = id;
+  prof::PrecisionProfile pp;
+  pp.gpu_kernel = {{"MWG", 32}, {"NWG", 32}, {"MDIMC", 8}, {"NDIMC", 8}};
+  pp.gpu_size = 512;
+  pp.gpu_gflops = 12.5;
+  prof::Bucket small;
+  small.size = 256;
+  small.parts = 64;
+  small.gpu_parts = 0;
+  prof::Bucket big = small;
+  big.size = 2048;
+  big.gpu_parts = 48;
+  big.cpu_threads = 3;
+  big.kernel = {{"MWG", 64}, {"NWG", 64}, {"MDIMC", 16}, {"NDIMC", 16}};
+  big.cpu_gflops = 100;
+  big.gpu_gflops = 300;
+  big.best_gflops = 390;
+  pp.buckets = {small, big};
+  p.precisions['s'] = pp;
+  p.tuning.strategy = "annealing";
+  p.tuning.evaluations = 42;
+  return p;
+}
+
+TEST_F(ProfileDir, RoundTrip) {
+  const prof::Profile p = sample(here());
+  const prof::Profile q = prof::from_json(prof::to_json(p));
+  EXPECT_EQ(prof::to_json(q), prof::to_json(p));
+  EXPECT_EQ(q.identity, p.identity);
+  EXPECT_EQ(q.precisions.at('s').buckets.at(1).kernel.at("MWG"), 64);
+  prof::save(p, prof::path_for(here()));
+  auto active = prof::active(here());
+  ASSERT_TRUE(active);
+  EXPECT_EQ(active->origin, prof::path_for(here()).string());
+  EXPECT_EQ(active->tuning.evaluations, 42);
+}
+
+TEST_F(ProfileDir, ChoiceFollowsTheNearestBucket) {
+  const prof::Profile p = sample(here());
+  EXPECT_EQ(prof::choose(p, false, 100, 100, 100).fraction, 0.0);  // under half of 256: CPU
+  EXPECT_EQ(prof::choose(p, false, 100, 100, 100).bucket, 0);
+  EXPECT_EQ(prof::choose(p, false, 300, 300, 300).bucket, 256);
+  const auto c = prof::choose(p, false, 4096, 4096, 1024);  // cbrt = 2580: nearest 2048
+  EXPECT_EQ(c.bucket, 2048);
+  EXPECT_DOUBLE_EQ(c.fraction, 0.75);
+  EXPECT_EQ(c.cpu_threads, 3);
+  EXPECT_EQ(c.kernel.at("MWG"), 64);
+  EXPECT_EQ(prof::choose(p, true, 4096, 4096, 4096).fraction, 0.0) << "no dgemm entry: CPU";
+}
+
+TEST_F(ProfileDir, AProfileForAnotherSetupWarnsAndIsNotApplied) {
+  prof::Identity other = here();
+  other.driver = "some other driver";
+  prof::save(sample(other), dir_ / "stale.json");
+  ::testing::internal::CaptureStderr();
+  auto active = prof::active(here());
+  const std::string err = ::testing::internal::GetCapturedStderr();
+  EXPECT_TRUE(!active || active->origin.rfind("built-in:", 0) == 0) << "the stale profile was applied";
+  EXPECT_NE(err.find("not applying profile"), std::string::npos) << err;
+  EXPECT_NE(err.find("some other driver"), std::string::npos) << err;
+}
+
+TEST_F(ProfileDir, AnIncompatibleVersionWarnsAndIsNotApplied) {
+  prof::Profile p = sample(here());
+  p.tandem_version = "9.9.0";
+  prof::save(p, prof::path_for(here()));
+  ::testing::internal::CaptureStderr();
+  auto active = prof::active(here());
+  const std::string err = ::testing::internal::GetCapturedStderr();
+  EXPECT_TRUE(!active || active->origin.rfind("built-in:", 0) == 0);
+  EXPECT_NE(err.find("9.9.0"), std::string::npos) << err;
+}
+
+TEST_F(ProfileDir, ACorruptFileWarnsAndCallsStillWork) {
+  { std::ofstream(prof::path_for(here())) << "{ \"format\": 1, \"identity\": [ truncated"; }
+  { std::ofstream(dir_ / "empty.json") << ""; }
+  ::testing::internal::CaptureStderr();
+  const Report r = run_auto(96);
+  const std::string err = ::testing::internal::GetCapturedStderr();
+  EXPECT_NE(err.find("ignoring profile"), std::string::npos) << err;
+  EXPECT_TRUE(r.profile.empty() || r.profile.rfind("built-in:", 0) == 0) << r.profile;
+  EXPECT_THROW(prof::load(prof::path_for(here())), std::runtime_error);
+  EXPECT_THROW(prof::from_json("{\"format\": 1}"), std::runtime_error);
+  EXPECT_FALSE(prof::from_log_line("{\"kind\": \"kernel\"").has_value());
+}
+
+TEST_F(ProfileDir, BuiltInDatabaseParses) {
+  for (const auto& p : prof::builtin()) {
+    EXPECT_TRUE(prof::compatible(p)) << p.origin;
+    EXPECT_TRUE(p.match == "device" || p.match == "platform" || p.match == "any") << p.origin;
+  }
+}
+
+}  // namespace
+}  // namespace tandem::test
