@@ -2,11 +2,19 @@
 # Runs tandem's tests and demo on the offline GPU host (../shared/gpu-host/README.md).
 #
 #   bash bench/gpu_host.sh pack        # here: build, then bundle programs and libraries into .gpu/
-#   bash bench/gpu_host.sh run [OUT]   # there, from the repo root: unpack, run, logs into OUT
+#   bash bench/gpu_host.sh run [OUT]   # there, from the repo root: unpack, run tests and demo
+#   bash bench/gpu_host.sh tune [OUT]  # there: co-tune both precisions, export the profile
 set -euo pipefail
 cd "$(dirname "$0")/.."
 programs=(build/tests/gemm_test build/tests/executor_test build/tests/api_test
-          build/bench/tandem_demo build/bench/gemm_bench)
+          build/bench/tandem_demo build/bench/gemm_bench build/tandem build/bench/strategy_eval)
+
+unpack() {
+  tar xJf .gpu/bundle.tar.xz -C /tmp
+  # shellcheck disable=SC1091
+  source /tmp/bundle/env.sh
+  export OPENBLAS_CORETYPE=${OPENBLAS_CORETYPE:-SkylakeX}
+}
 
 case "${1:-}" in
   pack)
@@ -17,10 +25,7 @@ case "${1:-}" in
   run)
     out=${2:-${OUT:-/tmp/tandem-out}}
     mkdir -p "$out"
-    tar xJf .gpu/bundle.tar.xz -C /tmp
-    # shellcheck disable=SC1091
-    source /tmp/bundle/env.sh
-    export OPENBLAS_CORETYPE=${OPENBLAS_CORETYPE:-SkylakeX}
+    unpack
     nvidia-smi --query-gpu=name,driver_version,clocks.sm,temperature.gpu --format=csv | tee "$out/gpu.txt"
     status=0
     # Tests that assume a unified-memory device (PoCL) are left out on a discrete GPU.
@@ -37,8 +42,28 @@ case "${1:-}" in
     tandem_demo --sizes "${TANDEM_DEMO_SIZES:-1024,2048,4096}" --reps 5 | tee "$out/demo.txt"
     exit $status
     ;;
+  tune)
+    out=${2:-${OUT:-/tmp/tandem-out}}
+    mkdir -p "$out"
+    unpack
+    export TANDEM_PROFILE_DIR=/tmp/tandem-profiles
+    tandem devices | tee "$out/devices.txt"
+    # Warm-up: the host's memory grows on first use and its first minute is slow.
+    tandem gemm --m 4096 --n 4096 --k 4096 --strategy gpu --reps 3 > /dev/null
+    tandem gemm --precision d --m 4096 --n 4096 --k 4096 --strategy cpu --reps 3 > /dev/null
+    tandem tune --precision "${TANDEM_TUNE_PRECISION:-both}" --budget-evals "${TANDEM_TUNE_EVALS:-40}" \
+      --budget-seconds "${TANDEM_TUNE_SECONDS:-420}" --sizes "${TANDEM_TUNE_SIZES:-1024,2048,4096}" \
+      --kernel-size "${TANDEM_TUNE_KERNEL_SIZE:-2048}" 2> "$out/tune-progress.txt" | tee "$out/tune.txt"
+    tandem profile export "$out/profile.json"
+    cp "$TANDEM_PROFILE_DIR"/tune-*.jsonl "$out/tune-log.jsonl"
+    for p in s d; do
+      tandem gemm --precision $p --m 4096 --n 4096 --k 4096 --reps 5
+      tandem gemm --precision $p --m 4096 --n 4096 --k 4096 --reps 5 --strategy gpu
+      tandem gemm --precision $p --m 4096 --n 4096 --k 4096 --reps 5 --strategy cpu
+    done | tee "$out/gemm.txt"
+    ;;
   *)
-    echo "usage: $0 pack | run [OUT]" >&2
+    echo "usage: $0 pack | run [OUT] | tune [OUT]" >&2
     exit 2
     ;;
 esac

@@ -31,7 +31,7 @@ struct TuneOptions {
   double budget_seconds = 900;            // the whole run
   std::vector<int64_t> sizes{256, 512, 1024};  // the size buckets (m = n = k)
   int64_t kernel_size = 0;                // where kernels are compared (0: the middle size)
-  int warmup = 1, reps = 3;
+  int warmup = 1, reps = 5;              // 5: enough samples for the bimodality flag
   int parts = 64;                         // P
   int top_kernels = 2;                    // kernels whose split is searched
   int compile_jobs = -1;                  // programs built ahead in parallel; -1: 3 on a GPU,

@@ -100,12 +100,12 @@ Space small_gemm_space(const DeviceLimits& limits, bool fp64) {
       {"NWG", {16, 32, 64}, 0},
       {"MDIMC", {4, 8}, 0},
       {"NDIMC", {4, 8}, 0},
-      {"KWG", {16}, 1},
+      {"KWG", {8, 16}, 1},
       {"KUNROLL", {4}, 1},
       {"VW", {1, 4}, 1},
       {"SA", {0, 1}, 1},
       {"SB", {1}, 1},
-      {"STRIDED", {1}, 1},
+      {"STRIDED", {0, 1}, 1},
       {"LAYOUT", {0}, 1},
   };
   add_constraints(s, limits, fp64);
