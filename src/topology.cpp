@@ -64,7 +64,8 @@ std::set<std::string> cpu_flags() {
 }
 
 namespace {
-// OpenBLAS's x86-64 kernel sets, weakest first (the ones a VM's CPUID can make it fall back to).
+// OpenBLAS's x86-64 kernel sets, weakest first (the ones a VM's CPUID can make it fall back to);
+// the AVX-512 sets share a rank, since their sgemm and dgemm kernels are the same.
 const std::vector<std::string>& core_order() {
   static const std::vector<std::string> order{"Prescott", "Core2",      "Penryn",
                                               "Dunnington", "Nehalem",  "Sandybridge",
@@ -75,15 +76,16 @@ const std::vector<std::string>& core_order() {
 int rank(const std::string& core) {
   const auto& o = core_order();
   for (size_t i = 0; i < o.size(); ++i)
-    if (strcasecmp(o[i].c_str(), core.c_str()) == 0) return static_cast<int>(i);
+    if (strcasecmp(o[i].c_str(), core.c_str()) == 0)
+      return std::min(static_cast<int>(i), 8);  // SkylakeX, Cooperlake, SapphireRapids: 8
   return -1;
 }
 }  // namespace
 
 std::string best_openblas_core(const std::set<std::string>& f) {
   auto has = [&f](const char* x) { return f.count(x) != 0; };
-  if (has("avx512f") && has("avx512vl") && has("avx512bw") && has("avx512dq"))
-    return has("avx512_bf16") ? "Cooperlake" : "SkylakeX";
+  // Cooperlake and SapphireRapids add bf16 kernels only: for sgemm and dgemm, SkylakeX is best.
+  if (has("avx512f") && has("avx512vl") && has("avx512bw") && has("avx512dq")) return "SkylakeX";
   if (has("avx2") && has("fma")) return "Haswell";
   if (has("avx")) return "Sandybridge";
   if (has("sse4_2")) return "Nehalem";

@@ -16,8 +16,9 @@ TEST(Topology, CountsAndModel) {
 TEST(Topology, BestOpenBlasCoreFromFlags) {
   EXPECT_EQ(best_openblas_core({"sse4_2", "avx", "avx2", "fma", "avx512f", "avx512vl", "avx512bw", "avx512dq"}),
             "SkylakeX");
+  // bf16 adds nothing to sgemm/dgemm: no advice to move from SkylakeX to Cooperlake.
   EXPECT_EQ(best_openblas_core({"avx2", "fma", "avx512f", "avx512vl", "avx512bw", "avx512dq", "avx512_bf16"}),
-            "Cooperlake");
+            "SkylakeX");
   EXPECT_EQ(best_openblas_core({"sse4_2", "avx", "avx2", "fma"}), "Haswell");
   EXPECT_EQ(best_openblas_core({"sse4_2", "avx"}), "Sandybridge");
   EXPECT_EQ(best_openblas_core({"sse2"}), "Prescott");
@@ -25,7 +26,9 @@ TEST(Topology, BestOpenBlasCoreFromFlags) {
 
 TEST(Topology, WeakerCoreTypes) {
   EXPECT_TRUE(weaker_core("Prescott", "SkylakeX"));  // the GPU host's case
-  EXPECT_TRUE(weaker_core("Haswell", "Cooperlake"));
+  EXPECT_TRUE(weaker_core("Haswell", "SkylakeX"));
+  EXPECT_FALSE(weaker_core("SkylakeX", "Cooperlake"));
+  EXPECT_FALSE(weaker_core("Cooperlake", "SkylakeX"));
   EXPECT_FALSE(weaker_core("SkylakeX", "SkylakeX"));
   EXPECT_FALSE(weaker_core("Zen", "Haswell"));       // AMD's own kernels are not weaker
   EXPECT_FALSE(weaker_core("unknown-core", "Haswell"));
