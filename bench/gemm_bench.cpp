@@ -34,14 +34,16 @@ void BM_OpenBLAS(benchmark::State& state) {
   set_gflops(state, n);
 }
 
-// range(1): 0 cpu, 1 gpu, 2 hybrid; range(2): the hybrid GPU fraction in percent.
+// range(1): 0 cpu, 1 gpu, 2 hybrid, 3 auto (the device profile's choice); range(2): the hybrid
+// GPU fraction in percent.
 template <class T>
 void BM_Tandem(benchmark::State& state) {
   const int64_t n = state.range(0);
   tandem::Options o;
   o.strategy = state.range(1) == 0   ? tandem::Strategy::Cpu
                : state.range(1) == 1 ? tandem::Strategy::Gpu
-                                     : tandem::Strategy::Hybrid;
+               : state.range(1) == 2 ? tandem::Strategy::Hybrid
+                                     : tandem::Strategy::Auto;
   if (state.range(1) == 2) o.gpu_fraction = static_cast<double>(state.range(2)) / 100.0;
   Problem<T> p(n, n, n, 1);
   tandem::Report r;
@@ -72,6 +74,7 @@ void sizes(benchmark::internal::Benchmark* b) {
 
 void strategies(benchmark::internal::Benchmark* b) {
   for (int64_t n : {256, 512, 1024, 2048}) {
+    b->Args({n, 3, 0});
     b->Args({n, 0, 0});
     b->Args({n, 1, 100});
     for (int64_t f : {25, 50, 75}) b->Args({n, 2, f});
