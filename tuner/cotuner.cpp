@@ -372,9 +372,11 @@ class Tuner {
         top.push_back(k);
 
     // Phase 2: the split, per size bucket, for each of the best kernels.
+    bucket_index_ = 0;
     for (int64_t size : o_.sizes) {
       if (out_of_time() && !pp.buckets.empty()) break;
       pp.buckets.push_back(split_bucket<T>(prec, size, top));
+      ++bucket_index_;
     }
     report_.profile.precisions[prec] = pp;
     report_.precisions.push_back(summary);
@@ -418,7 +420,7 @@ class Tuner {
     }
     append(rec);
     if (t.failure.empty() && (bucket_best_ == 0 || t.wall.median < bucket_best_)) bucket_best_ = t.wall.median;
-    progress("split", prec, gpu_parts, o_.parts, bucket_best_, ws.n,
+    progress("split", prec, bucket_index_, static_cast<int>(o_.sizes.size()), bucket_best_, ws.n,
              "size " + std::to_string(ws.n) + " p_g=" + std::to_string(gpu_parts) + "/" +
                  std::to_string(o_.parts) + (threads ? " threads=" + std::to_string(threads) : "") +
                  (t.failure.empty() ? "" : "  [" + t.failure.substr(0, 80) + "]"));
@@ -485,6 +487,7 @@ class Tuner {
   std::vector<prof::LogRecord> log_;
   std::set<std::string> built_;
   double bucket_best_ = 0;  // fastest configuration of the bucket being split, for progress
+  int bucket_index_ = 0;    // buckets finished in this precision, for progress
 };
 
 }  // namespace

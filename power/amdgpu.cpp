@@ -1,0 +1,116 @@
+// amdgpu through hwmon: power1_input (else power1_average), in microwatts, sampled and
+// integrated. On an APU this is the whole socket (PPT), so Meter never adds it to RAPL.
+#include <cerrno>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <optional>
+
+#include "power.hpp"
+
+namespace tandem::power {
+namespace {
+
+namespace fs = std::filesystem;
+
+class Amdgpu final : public Source {
+ public:
+  explicit Amdgpu(const std::string& root) {
+    std::error_code ec;
+    if (!fs::is_directory(root, ec)) {
+      reason_ = "no " + root;
+      return;
+    }
+    for (const auto& entry : fs::directory_iterator(root, ec)) {
+      std::ifstream name(entry.path() / "name");
+      std::string n;
+      std::getline(name, n);
+      if (n != "amdgpu") continue;
+      for (const char* file : {"power1_input", "power1_average"}) {
+        const fs::path p = entry.path() / file;
+        if (!fs::exists(p, ec)) continue;
+        std::string error;
+        if (read_watts(p, &error)) {
+          cards_.push_back({entry.path().filename().string(), p, 0.0, 0.0});
+        } else if (reason_.empty()) {
+          reason_ = error;
+        }
+        break;
+      }
+    }
+    if (cards_.empty() && reason_.empty()) reason_ = "no amdgpu sensor under " + root;
+  }
+
+  SourceStatus status() const override {
+    SourceStatus s;
+    s.name = "amdgpu";
+    s.available = !cards_.empty();
+    if (s.available) {
+      s.detail = "amdgpu hwmon:";
+      for (const auto& c : cards_) s.detail += " " + c.file.string();
+    } else {
+      s.detail = "unavailable: " + reason_;
+    }
+    return s;
+  }
+
+  bool needs_sampling() const override { return true; }
+
+  void start() override {
+    std::string error;
+    for (auto& c : cards_) {
+      c.joules = 0;
+      c.last_watts = read_watts(c.file, &error).value_or(0);
+    }
+  }
+
+  // Trapezoids between consecutive readings.
+  void sample(double dt) override {
+    std::string error;
+    for (auto& c : cards_) {
+      const double w = read_watts(c.file, &error).value_or(c.last_watts);
+      c.joules += 0.5 * (w + c.last_watts) * dt;
+      c.last_watts = w;
+    }
+  }
+
+  std::vector<DomainEnergy> stop() override {
+    std::vector<DomainEnergy> out;
+    for (const auto& c : cards_) out.push_back({"amdgpu", c.name, c.joules});
+    return out;
+  }
+
+ private:
+  struct Card {
+    std::string name;
+    fs::path file;
+    double joules, last_watts;
+  };
+
+  static std::optional<double> read_watts(const fs::path& file, std::string* error) {
+    std::ifstream in(file);
+    if (!in) {
+      *error = file.string() + ": " + std::strerror(errno);
+      return std::nullopt;
+    }
+    std::string text;
+    std::getline(in, text);
+    try {
+      size_t used = 0;
+      const double microwatts = std::stod(text, &used);
+      if (used == text.size() && microwatts >= 0) return microwatts * 1e-6;
+    } catch (const std::exception&) {
+    }
+    *error = file.string() + ": not a number ('" + text.substr(0, 40) + "')";
+    return std::nullopt;
+  }
+
+  std::vector<Card> cards_;
+  std::string reason_;
+};
+
+}  // namespace
+
+std::unique_ptr<Source> make_amdgpu(const std::string& hwmon_root) { return std::make_unique<Amdgpu>(hwmon_root); }
+
+}  // namespace tandem::power
