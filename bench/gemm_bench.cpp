@@ -7,7 +7,7 @@
 
 #include "cpu_blas.hpp"
 #include "executor.hpp"
-#include "measure.hpp"
+#include "gemm_measure.hpp"
 #include "topology.hpp"
 
 namespace {
@@ -27,8 +27,7 @@ void BM_OpenBLAS(benchmark::State& state) {
   Problem<T> p(n, n, n, 1);
   tandem::detail::cpu_blas::Threads threads(tandem::detail::topology::physical_cores());
   for (auto _ : state) {
-    tandem::detail::cpu_blas::gemm(false, false, n, n, n, T(1), p.a.data(), n, p.b.data(), n, T(0),
-                                   p.c.data(), n);
+    tandem::detail::cpu_blas::gemm(false, false, n, n, n, T(1), p.a, n, p.b, n, T(0), p.c, n);
     benchmark::ClobberMemory();
   }
   set_gflops(state, n);

@@ -7,7 +7,7 @@
 #include <string>
 #include <vector>
 
-#include "measure.hpp"
+#include "gemm_measure.hpp"
 
 namespace {
 

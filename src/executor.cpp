@@ -161,10 +161,26 @@ void execute(const Problem<T>& p, const Options& o, Report& r) {
       if (fraction > 0 && pl.requested != Strategy::Gpu) profile_threads = choice.cpu_threads;
       if (fraction > 0 && fp64 && !di.fp64)
         throw Error(Error::Kind::Runtime, "device " + di.describe() + " has no fp64 support");
-      const gpu::Params params = gpu::resolve_params(
-          *device, fp64, o.kernel_params.empty() ? choice.kernel : o.kernel_params);
-      if (fraction > 0) r.kernel = gpu::describe(params);
-      mg = gpu_rows(fraction, p.m, gpu::row_tile(params));
+      // Explicit parameters are the caller's to get right; a profile's that do not fit this
+      // device (a platform-wide profile, a hand-edited file) give way to the defaults.
+      gpu::Params params;
+      if (fraction > 0) {
+        const auto& profile_kernel = pl.requested == Strategy::Gpu ? choice.gpu_kernel : choice.kernel;
+        if (!o.kernel_params.empty()) {
+          params = gpu::resolve_params(*device, fp64, o.kernel_params);
+        } else {
+          try {
+            params = gpu::resolve_params(*device, fp64, profile_kernel);
+          } catch (const Error& e) {
+            warn_once("profile-kernel:" + r.profile,
+                      "the profile's kernel does not fit " + di.describe() + " (" + e.what() +
+                          "); using the default kernel");
+            params = gpu::resolve_params(*device, fp64, {});
+          }
+        }
+        r.kernel = gpu::describe(params);
+      }
+      mg = fraction > 0 ? gpu_rows(fraction, p.m, gpu::row_tile(params)) : 0;
       if (mg > 0) {
         gpu::Share<T> s{p.trans_a, p.trans_b, mg,  p.n,    p.k,  p.alpha, p.a,
                         p.lda,     p.b,       p.ldb, p.beta, p.c, p.ldc};

@@ -102,6 +102,7 @@ std::string to_json(const Profile& p) {
                    {"cpu_model", id.cpu_model},     {"blas", id.blas},
                    {"blas_version", id.blas_version}, {"blas_core", id.blas_core},
                    {"threads", id.threads}};
+  j["precisions"] = json::object();  // present even when empty (a device without fp64, say)
   for (const auto& [prec, pp] : p.precisions) {
     json buckets = json::array();
     for (const auto& b : pp.buckets)
@@ -328,6 +329,19 @@ std::shared_ptr<const Profile> active(const Identity& id) {
   return it->second;
 }
 
+std::vector<fs::path> local_files(const Identity& id) {
+  std::vector<fs::path> out;
+  std::error_code ec;
+  for (const auto& entry : fs::directory_iterator(directory(), ec)) {
+    if (entry.path().extension() != ".json") continue;
+    try {
+      if (load(entry.path()).identity == id) out.push_back(entry.path());
+    } catch (const std::exception&) {
+    }
+  }
+  return out;
+}
+
 void forget() {
   std::lock_guard<std::mutex> lock(cache_mutex());
   cache().clear();
@@ -339,6 +353,7 @@ Choice choose(const Profile& p, bool fp64, int64_t m, int64_t n, int64_t k) {
   if (it == p.precisions.end()) return c;
   const PrecisionProfile& pp = it->second;
   c.kernel = pp.gpu_kernel;
+  c.gpu_kernel = pp.gpu_kernel;
   if (pp.buckets.empty()) return c;
   const double size = std::cbrt(static_cast<double>(m) * static_cast<double>(n) * static_cast<double>(k));
   if (size < 0.5 * static_cast<double>(pp.buckets.front().size)) return c;  // unmeasured: CPU

@@ -86,7 +86,11 @@ bool compatible(const Profile& p, std::string* why = nullptr);
 // The built-in database (tuner/profiles/*.json, embedded at build time).
 const std::vector<Profile>& builtin();
 
-// The profile that applies to `id`: the local file for exactly this identity, else the built-in
+// Every local profile file whose identity is `id` (what `tandem profile reset` removes).
+std::vector<std::filesystem::path> local_files(const Identity& id);
+
+// The profile that applies to `id`: a local file for exactly this identity (its own file name
+// first), else the built-in
 // database's closest entry (device, then platform, then any), else none. A local profile for
 // the same device that differs in driver, CPU, BLAS or version, or one that cannot be read, is
 // reported once on stderr and not applied. Cached until forget().
@@ -99,6 +103,7 @@ struct Choice {
   std::map<std::string, int> kernel;  // kernel parameters (may be empty)
   int cpu_threads = 0;                // 0: the default
   int64_t bucket = 0;                 // the tuned size used (0: none)
+  std::map<std::string, int> gpu_kernel;  // the best GPU-only kernel (for strategy gpu)
 };
 
 // The bucket nearest to cbrt(m n k) on a log scale; below half the smallest tuned size the CPU

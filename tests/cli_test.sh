@@ -6,7 +6,8 @@
 set -u  # no pipefail: `grep -q` may close a pipe early, which is fine here
 tandem=$(readlink -f "$1")
 export TANDEM_PROFILE_DIR=$(mktemp -d)
-trap 'rm -rf "$TANDEM_PROFILE_DIR"' EXIT
+keep=""
+trap 'rm -rf "$TANDEM_PROFILE_DIR" $keep' EXIT
 py=/usr/bin/python3
 fails=0
 ok() { echo "ok: $*"; }
@@ -43,9 +44,14 @@ path=$("$tandem" profile path)
 "$tandem" profile show --json | json_ok && ok "profile show --json" || bad "profile show --json"
 "$tandem" profile export "$TANDEM_PROFILE_DIR/exported.json" >/dev/null && cmp -s "$path" "$TANDEM_PROFILE_DIR/exported.json" &&
   ok "profile export" || bad "profile export"
+keep=$(mktemp) && cp "$path" "$keep"
 "$tandem" gemm --m 96 --n 96 --k 96 --json | grep -q "\"profile\": \"$path\"" && ok "gemm uses the tuned profile" ||
   bad "gemm does not name the profile"
-"$tandem" profile reset | grep -q removed && [ ! -f "$path" ] && ok "profile reset" || bad "profile reset"
+"$tandem" profile reset | grep -q removed && [ ! -f "$path" ] && [ ! -f "$TANDEM_PROFILE_DIR/exported.json" ] &&
+  ok "profile reset (every local copy)" || bad "profile reset"
+"$tandem" gemm --m 96 --n 96 --k 96 --json | grep -q "\"profile\": \"$TANDEM_PROFILE_DIR" &&
+  bad "a reset profile still applies" || ok "after reset no local profile applies"
+cp "$keep" "$TANDEM_PROFILE_DIR/exported.json"
 "$tandem" profile import "$TANDEM_PROFILE_DIR/exported.json" | grep -q imported && [ -f "$path" ] &&
   ok "profile import" || bad "profile import"
 echo '{"format": 1' > "$TANDEM_PROFILE_DIR/broken.txt"

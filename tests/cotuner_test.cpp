@@ -101,7 +101,7 @@ TEST_F(ProfileDir, WrongResultsAreExcluded) {
   o.precisions = {'s'};
   o.save = false;
   // Play a kernel that gets one element wrong: every GPU run must fail its check.
-  o.tamper = [](void* c, int64_t n, bool fp64) {
+  o.tamper = [](void* c, int64_t n, bool fp64, bool) {
     if (!fp64 && n > 0) static_cast<float*>(c)[0] += 1.0f;
   };
   const auto report = tuner::tune(o);
@@ -113,6 +113,25 @@ TEST_F(ProfileDir, WrongResultsAreExcluded) {
   const auto& pp = report.profile.precisions.at('s');
   EXPECT_TRUE(pp.gpu_kernel.empty());
   for (const auto& b : pp.buckets) EXPECT_EQ(b.gpu_parts, 0) << "a wrong GPU must never get rows";
+}
+
+// Only split runs are wrong: the kernels pass, the split search must never choose a hybrid.
+TEST_F(ProfileDir, AWrongHybridIsNeverChosen) {
+  auto o = tiny();
+  o.precisions = {'s'};
+  o.save = false;
+  int tampered = 0;
+  o.tamper = [&tampered](void* c, int64_t n, bool fp64, bool split) {
+    if (split && !fp64 && n > 0) {
+      static_cast<float*>(c)[n - 1] += 1.0f;  // the corner the cheap check reads
+      ++tampered;
+    }
+  };
+  const auto report = tuner::tune(o);
+  EXPECT_GT(tampered, 0) << "the split search measured no hybrid";
+  EXPECT_EQ(report.precisions[0].failures, 0);
+  for (const auto& b : report.profile.precisions.at('s').buckets)
+    EXPECT_TRUE(b.gpu_parts == 0 || b.gpu_parts == b.parts) << "a wrong hybrid was chosen at " << b.size;
 }
 
 TEST_F(ProfileDir, AnInterruptedRunResumesFromItsLog) {
@@ -178,6 +197,40 @@ TEST_F(ProfileDir, RoundTrip) {
   EXPECT_EQ(active->tuning.evaluations, 42);
 }
 
+TEST_F(ProfileDir, RoundTripOfTheCorners) {
+  prof::Profile p = sample(here());
+  p.precisions.clear();  // a device without fp64 tuned for dgemm only keeps nothing
+  p.match = "platform";
+  const prof::Profile q = prof::from_json(prof::to_json(p));
+  EXPECT_TRUE(q.precisions.empty());
+  EXPECT_EQ(q.match, "platform");
+  prof::LogRecord r;
+  r.kind = "split";
+  r.precision = 'd';
+  r.size = 512;
+  r.point = {1, 2, 3};
+  r.kernel = {{"MWG", 32}};
+  r.gpu_parts = 20;
+  r.parts = 64;
+  r.cpu_threads = 3;
+  r.seconds = 0.25;
+  r.spread = 0.1;
+  r.bimodal = true;
+  const auto back = prof::from_log_line(prof::to_log_line(r));
+  ASSERT_TRUE(back.has_value());
+  EXPECT_EQ(back->kind, "split");
+  EXPECT_EQ(back->precision, 'd');
+  EXPECT_EQ(back->point, r.point);
+  EXPECT_EQ(back->kernel, r.kernel);
+  EXPECT_EQ(back->gpu_parts, 20);
+  EXPECT_EQ(back->cpu_threads, 3);
+  EXPECT_EQ(back->seconds, 0.25);
+  EXPECT_TRUE(back->bimodal);
+  r.seconds.reset();
+  r.failure = "build failed";
+  EXPECT_FALSE(prof::from_log_line(prof::to_log_line(r))->seconds.has_value());
+}
+
 TEST_F(ProfileDir, ChoiceFollowsTheNearestBucket) {
   const prof::Profile p = sample(here());
   EXPECT_EQ(prof::choose(p, false, 100, 100, 100).fraction, 0.0);  // under half of 256: CPU
@@ -188,6 +241,7 @@ TEST_F(ProfileDir, ChoiceFollowsTheNearestBucket) {
   EXPECT_DOUBLE_EQ(c.fraction, 0.75);
   EXPECT_EQ(c.cpu_threads, 3);
   EXPECT_EQ(c.kernel.at("MWG"), 64);
+  EXPECT_EQ(c.gpu_kernel.at("MWG"), 32) << "strategy gpu takes the GPU-only kernel";
   EXPECT_EQ(prof::choose(p, true, 4096, 4096, 4096).fraction, 0.0) << "no dgemm entry: CPU";
 }
 

@@ -176,14 +176,35 @@ TEST(Search, UnimodalMinimisation) {
     const int x = minimize_unimodal([&](int v) {
       ++calls;
       EXPECT_TRUE(seen.insert(v).second) << "evaluated twice: " << v;
-      // A hybrid split's time: max of the two sides, plus a little.
-      return std::max(double(v), double(2 * (64 - v))) + 0.01 * std::abs(v - target);
+      return double((v - target) * (v - target));
     }, 0, 64);
-    EXPECT_EQ(x, 43) << "balanced split";  // v = 2 (64 - v) at 42.67: 43 is the integer best
-    EXPECT_LE(calls, 16);
+    EXPECT_EQ(x, target);
+    EXPECT_LE(calls, 16) << target;
   }
+  // A hybrid split's time: the slower of the two sides.
+  EXPECT_EQ(minimize_unimodal([](int v) { return std::max(double(v), double(2 * (64 - v))); }, 0, 64), 43);
   EXPECT_EQ(minimize_unimodal([](int v) { return double(v); }, 0, 64), 0);
   EXPECT_EQ(minimize_unimodal([](int v) { return double(64 - v); }, 0, 64), 64);
+  EXPECT_EQ(minimize_unimodal([](int v) { return double(v); }, 5, 5), 5);
+  EXPECT_EQ(minimize_unimodal([](int v) { return double(-v); }, 3, 5), 5);
+}
+
+TEST(Search, TinySpacesAndBudgetsLargerThanTheSpace) {
+  Space one;
+  one.parameters = {{"A", {7}, 0}, {"B", {1, 2}, 0}};
+  one.constraints = {{"B == 2", [](const std::map<std::string, int>& v) { return v.at("B") == 2; }}};
+  Space none = one;
+  none.constraints.push_back({"never", [](const std::map<std::string, int>&) { return false; }});
+  for (const auto& name : strategy_names()) {
+    int calls = 0;
+    Evaluator ev(one, [&](const Point&) { ++calls; return Outcome{1.0, ""}; }, Budget{1000, 5});
+    auto r = search(name, ev, 3);
+    EXPECT_EQ(calls, 1) << name;
+    ASSERT_TRUE(r.best.has_value()) << name;
+    Evaluator empty(none, [&](const Point&) { ++calls; return Outcome{1.0, ""}; }, Budget{1000, 5});
+    EXPECT_FALSE(search(name, empty, 3).best.has_value()) << name;
+    EXPECT_EQ(calls, 1) << name << " measured a point of an empty space";
+  }
 }
 
 }  // namespace

@@ -184,14 +184,17 @@ int profile_command(const std::string& action, const std::string& file, const st
   }
   if (action == "reset") {
     std::error_code ec;
-    const fs::path path = prof::path_for(id);
-    const bool removed = fs::remove(path, ec);
+    std::vector<std::string> removed;
+    for (const fs::path& f : prof::local_files(id))
+      if (fs::remove(f, ec)) removed.push_back(f.string());
     fs::remove(prof::directory() / ("tune-" + id.file_name() + "l"), ec);
     prof::forget();
-    if (as_json)
-      std::cout << json{{"removed", removed ? path.string() : ""}}.dump(2) << "\n";
-    else
-      std::cout << (removed ? "removed " + path.string() : "no local profile for this device") << "\n";
+    if (as_json) {
+      std::cout << json{{"removed", removed}}.dump(2) << "\n";
+    } else {
+      if (removed.empty()) std::cout << "no local profile for this device\n";
+      for (const auto& f : removed) std::cout << "removed " << f << "\n";
+    }
     return 0;
   }
   std::cerr << "tandem: unknown profile action '" << action << "'\n";
@@ -357,6 +360,8 @@ int main(int argc, char** argv) {
   tune->add_option("--top-kernels", topt.top_kernels, "kernels whose split is searched")->check(kPositive);
   tune->add_option("--compile-jobs", topt.compile_jobs, "programs built ahead in parallel (-1: by device)");
   tune->add_option("--seed", topt.seed, "random seed");
+  tune->add_option("--timeout", topt.timeout_seconds, "a call slower than this (seconds) excludes its candidate")
+      ->check(kPositive);
   std::string log;
   tune->add_option("--log", log, "JSON-lines log (resumes from it)");
   tune->add_flag("--small-space", topt.small_space, "the small, enumerable kernel space");

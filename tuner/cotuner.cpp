@@ -24,6 +24,7 @@
 #include "search.hpp"
 #include "tandem/tandem.hpp"
 #include "tasks.hpp"
+#include "cpu_blas.hpp"
 #include "topology.hpp"
 
 namespace tandem::tuner {
@@ -85,17 +86,24 @@ struct Workspace {
 };
 
 // Random inputs, the whole of C against the CPU BLAS in double.
+// A GPU that fails here, or falls back to the CPU (whose result would pass), fails the check.
 template <class T>
 std::string full_check(int64_t n, const Options& o, uint64_t seed,
-                       const std::function<void(void*, int64_t, bool)>& tamper) {
+                       const std::function<void(void*, int64_t, bool, bool)>& tamper) {
   std::mt19937_64 rng(seed);
   std::uniform_real_distribution<double> d(-1, 1);
   std::vector<T> a(n * n), b(n * n), c(n * n, std::numeric_limits<T>::quiet_NaN());
   for (auto& x : a) x = static_cast<T>(d(rng));
   for (auto& x : b) x = static_cast<T>(d(rng));
-  gemm<T>(Layout::RowMajor, Op::NoTrans, Op::NoTrans, n, n, n, T(1), a.data(), n, b.data(), n, T(0),
-          c.data(), n, o);
-  if (tamper) tamper(c.data(), n * n, std::is_same_v<T, double>);
+  Report r;
+  try {
+    gemm<T>(Layout::RowMajor, Op::NoTrans, Op::NoTrans, n, n, n, T(1), a.data(), n, b.data(), n, T(0),
+            c.data(), n, o, &r);
+  } catch (const Error& e) {
+    return std::string("full check: ") + e.what();
+  }
+  if (r.fell_back) return "full check: GPU failed: " + r.fallback_reason;
+  if (tamper && r.gpu_rows > 0) tamper(c.data(), n * n, std::is_same_v<T, double>, r.cpu_rows > 0);
   std::vector<double> ad(a.begin(), a.end()), bd(b.begin(), b.end()), ref(n * n);
   Options cpu;
   cpu.strategy = Strategy::Cpu;
@@ -140,9 +148,13 @@ class Tuner {
   }
 
   TuneReport run() {
-    for (char prec : o_.precisions) {
+    for (char prec : o_.precisions)
       if (prec != 's' && prec != 'd') throw std::invalid_argument("precision must be s or d");
+    for (size_t i = 0; i < o_.precisions.size(); ++i) {
+      const char prec = o_.precisions[i];
       if (prec == 'd' && !info_.fp64) continue;  // nothing to tune: dgemm stays on the CPU
+      // Each precision gets its share of what is left of the time budget.
+      precision_deadline_ = elapsed() + (o_.budget_seconds - elapsed()) / double(o_.precisions.size() - i);
       if (prec == 's')
         tune_precision<float>('s');
       else
@@ -168,7 +180,7 @@ class Tuner {
 
  private:
   double elapsed() const { return std::chrono::duration<double>(Clock::now() - start_).count(); }
-  bool out_of_time() const { return elapsed() >= o_.budget_seconds; }
+  bool out_of_time() const { return elapsed() >= precision_deadline_; }
 
   void read_log() {
     std::ifstream in(report_.log);
@@ -226,7 +238,8 @@ class Tuner {
           t.failure = "GPU failed: " + r.fallback_reason;
           return t;
         }
-        if (o_.tamper && r.gpu_rows > 0) o_.tamper(ws.c.data(), ws.n * ws.n, std::is_same_v<T, double>);
+        if (o_.tamper && r.gpu_rows > 0)
+          o_.tamper(ws.c.data(), ws.n * ws.n, std::is_same_v<T, double>, r.cpu_rows > 0);
         if (s > o_.timeout_seconds) {
           t.failure = "timeout: one call took " + std::to_string(s) + " s";
           return t;
@@ -249,6 +262,11 @@ class Tuner {
     return t;
   }
 
+  template <class T>
+  static std::string build_key(const std::map<std::string, int>& k) {
+    return (std::is_same_v<T, double> ? "d " : "s ") + describe(k);
+  }
+
   // Builds p's program and, on a GPU, those of its likely successors, in parallel.
   template <class T>
   void prebuild(const Space& space, const Point& p) {
@@ -261,13 +279,13 @@ class Tuner {
           if (q[i] < 0 || q[i] >= static_cast<int>(space.parameters[i].values.size()) || space.violated(q))
             continue;
           const auto k = kernel_params(space, q);
-          if (!built_.count(describe(k)) && static_cast<int>(batch.size()) <= o_.compile_jobs)
+          if (!built_.count(build_key<T>(k)) && static_cast<int>(batch.size()) <= o_.compile_jobs)
             batch.push_back(k);
         }
     }
     std::vector<std::map<std::string, int>> todo;
     for (auto& k : batch)
-      if (built_.insert(describe(k)).second) todo.push_back(k);
+      if (built_.insert(build_key<T>(k)).second) todo.push_back(k);
     if (todo.empty()) return;
     constexpr bool fp64 = std::is_same_v<T, double>;
     detail::tasks::in_arena(static_cast<int>(todo.size()), [&] {
@@ -338,7 +356,10 @@ class Tuner {
       return t.failure.empty() ? Outcome{t.wall.median, ""} : Outcome{std::nullopt, t.failure};
     };
     Evaluator ev(space, objective,
-                 Budget{o_.budget_evaluations, std::max(0.0, o_.budget_seconds - elapsed())},
+                 // The kernel search may take two thirds of this precision's share; the split
+                 // search the rest. The start point is measured whatever the clock says.
+                 Budget{o_.budget_evaluations,
+                        std::max(1e-3, (precision_deadline_ - elapsed()) * 2.0 / 3.0)},
                  [&](const Point& p, const Outcome& out, const Evaluator& e) {
                    progress("kernels", prec, e.evaluations(), o_.budget_evaluations, best, ws.n,
                             space.describe(p) + (out.cost ? "" : "  [" + out.failure.substr(0, 80) + "]"));
@@ -388,9 +409,12 @@ class Tuner {
                      int threads) {
     if (const auto* r = logged_split(prec, ws.n, kernel, gpu_parts, threads))
       return r->seconds.value_or(std::numeric_limits<double>::infinity());
+    if (gpu_parts > 0 && gpu_parts < o_.parts && out_of_time())
+      return std::numeric_limits<double>::infinity();  // the split search stops with the clock
     Options opt;
     opt.device = o_.device;
-    if (threads > 0) opt.cpu_threads = threads;
+    // Always explicit, so an active profile's thread count never leaks into the comparison.
+    opt.cpu_threads = threads > 0 ? threads : default_threads(gpu_parts);
     if (gpu_parts == 0) {
       opt.strategy = Strategy::Cpu;
     } else if (gpu_parts == o_.parts) {
@@ -427,6 +451,13 @@ class Tuner {
     return t.failure.empty() ? t.wall.median : std::numeric_limits<double>::infinity();
   }
 
+  // The CPU share's threads when the tuner does not vary them: every core alone, one fewer
+  // beside a GPU share (the feeder's).
+  static int default_threads(int gpu_parts) {
+    const int cores = std::min(detail::topology::physical_cores(), detail::cpu_blas::current_threads());
+    return gpu_parts > 0 ? std::max(1, cores - 1) : cores;
+  }
+
   template <class T>
   prof::Bucket split_bucket(char prec, int64_t size, const std::vector<std::map<std::string, int>>& top) {
     Workspace<T> ws(size);
@@ -434,31 +465,36 @@ class Tuner {
     prof::Bucket b;
     b.size = size;
     b.parts = o_.parts;
-    const double cpu = hybrid_time<T>(prec, ws, {}, 0, 0);
+    const double cpu = hybrid_time<T>(prec, ws, {}, 0, default_threads(0));
     b.cpu_gflops = std::isfinite(cpu) ? gflop(size) / cpu : 0;
     double best = cpu;
     for (const auto& kernel : top) {
       if (out_of_time()) break;
-      const double gpu = hybrid_time<T>(prec, ws, kernel, o_.parts, 0);
+      const double gpu = hybrid_time<T>(prec, ws, kernel, o_.parts, 0);  // no CPU share
       b.gpu_gflops = std::max(b.gpu_gflops, std::isfinite(gpu) ? gflop(size) / gpu : 0.0);
       const int pg = minimize_unimodal(
-          [&](int g) { return g == 0 ? cpu : g == o_.parts ? gpu : hybrid_time<T>(prec, ws, kernel, g, 0); }, 0,
-          o_.parts);
-      const double t = pg == 0 ? cpu : pg == o_.parts ? gpu : hybrid_time<T>(prec, ws, kernel, pg, 0);
+          [&](int g) {
+            return g == 0 ? cpu : g == o_.parts ? gpu : hybrid_time<T>(prec, ws, kernel, g, default_threads(g));
+          },
+          0, o_.parts);
+      const double t =
+          pg == 0 ? cpu : pg == o_.parts ? gpu : hybrid_time<T>(prec, ws, kernel, pg, default_threads(pg));
       if (t < best) {
         best = t;
         b.gpu_parts = pg;
         b.kernel = kernel;
-        b.cpu_threads = 0;
       }
     }
     // The CPU thread count in hybrid mode: every core, against one left to the GPU's feeder.
     if (b.gpu_parts > 0 && b.gpu_parts < o_.parts && !out_of_time()) {
-      const int cores = detail::topology::physical_cores();
-      const double all = hybrid_time<T>(prec, ws, b.kernel, b.gpu_parts, cores);
-      if (all < best) {
-        best = all;
-        b.cpu_threads = cores;
+      b.cpu_threads = default_threads(b.gpu_parts);
+      const int cores = std::min(detail::topology::physical_cores(), detail::cpu_blas::current_threads());
+      if (cores != b.cpu_threads) {
+        const double all = hybrid_time<T>(prec, ws, b.kernel, b.gpu_parts, cores);
+        if (all < best) {
+          best = all;
+          b.cpu_threads = cores;
+        }
       }
     }
     // The winner gets the full check; one that fails it leaves the bucket to the CPU.
@@ -486,6 +522,7 @@ class Tuner {
   TuneReport report_;
   std::vector<prof::LogRecord> log_;
   std::set<std::string> built_;
+  double precision_deadline_ = 0;  // elapsed seconds by which this precision must be done
   double bucket_best_ = 0;  // fastest configuration of the bucket being split, for progress
   int bucket_index_ = 0;    // buckets finished in this precision, for progress
 };

@@ -42,8 +42,9 @@ struct TuneOptions {
   std::filesystem::path log;              // JSON-lines log; "" : next to the profile
   bool save = true;                       // write the profile to the profile directory
   std::function<void(const Progress&)> on_progress;
-  // Testing hook: called on C after each measured GPU call, e.g. to play a wrong kernel.
-  std::function<void(void* c, int64_t elements, bool fp64)> tamper;
+  // Testing hook: called on C after each measured call that gave the GPU rows, e.g. to play a
+  // wrong kernel; `split` says whether the CPU had rows too.
+  std::function<void(void* c, int64_t elements, bool fp64, bool split)> tamper;
 };
 
 struct PrecisionSummary {

@@ -1,5 +1,6 @@
-// Shared by the demo and the benchmarks: operands in tandem_malloc memory, one timed call, and
-// the error against a CPU reference computed in double.
+// The measuring code `tandem compare`, the benchmarks and the demo share: operands in
+// tandem_malloc memory (resident) or ordinary host memory, one timed call, and the error
+// against a CPU reference computed in double.
 #pragma once
 
 #include <algorithm>
@@ -29,28 +30,33 @@ inline double gflop(int64_t m, int64_t n, int64_t k) {
   return 2.0 * static_cast<double>(m) * static_cast<double>(n) * static_cast<double>(k) * 1e-9;
 }
 
-// Square-or-not row-major problem with operands allocated once.
+// A row-major problem with operands allocated once. `resident` puts them in tandem_malloc
+// memory (page-aligned: a unified-memory device uses them in place); otherwise they sit one
+// element past such an address, as ordinary malloc'd memory usually does, and are copied.
 template <class T>
 struct Problem {
   int64_t m, n, k;
-  Buffer<T> a, b, c;
-  Problem(int64_t m_, int64_t n_, int64_t k_, uint64_t seed)
+  Buffer<T> storage_a, storage_b, storage_c;
+  T *a, *b, *c;
+  Problem(int64_t m_, int64_t n_, int64_t k_, uint64_t seed, bool resident = true)
       : m(m_), n(n_), k(k_),
-        a(random_buffer<T>(static_cast<size_t>(m * k), seed)),
-        b(random_buffer<T>(static_cast<size_t>(k * n), seed + 1)),
-        c(static_cast<size_t>(m * n), T(0)) {}
+        storage_a(random_buffer<T>(static_cast<size_t>(m * k + 1), seed)),
+        storage_b(random_buffer<T>(static_cast<size_t>(k * n + 1), seed + 1)),
+        storage_c(static_cast<size_t>(m * n + 1), T(0)),
+        a(storage_a.data() + (resident ? 0 : 1)),
+        b(storage_b.data() + (resident ? 0 : 1)),
+        c(storage_c.data() + (resident ? 0 : 1)) {}
 
   // One call of C = A B; returns its wall time in seconds.
   double run(const Options& o, Report* r = nullptr) {
     const auto t0 = std::chrono::steady_clock::now();
-    gemm<T>(Layout::RowMajor, Op::NoTrans, Op::NoTrans, m, n, k, T(1), a.data(), k, b.data(), n,
-            T(0), c.data(), n, o, r);
+    gemm<T>(Layout::RowMajor, Op::NoTrans, Op::NoTrans, m, n, k, T(1), a, k, b, n, T(0), c, n, o, r);
     return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   }
 
   // The same product in double on the CPU BLAS: the reference for the error.
   std::vector<double> reference() const {
-    std::vector<double> ad(a.begin(), a.end()), bd(b.begin(), b.end()), cd(c.size(), 0.0);
+    std::vector<double> ad(a, a + m * k), bd(b, b + k * n), cd(static_cast<size_t>(m * n), 0.0);
     Options o;
     o.strategy = Strategy::Cpu;
     gemm<double>(Layout::RowMajor, Op::NoTrans, Op::NoTrans, m, n, k, 1.0, ad.data(), k,

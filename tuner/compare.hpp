@@ -1,0 +1,72 @@
+// `tandem compare`: CPU-only, GPU-only, hybrid and auto side by side on this machine, per size
+// and precision: throughput (median of the repetitions after a warm-up, with min and max), the
+// split, each side's time, speedup over the best single device, the error against a CPU
+// reference, and, where power can be read, energy, average watts and GFLOPS per watt.
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "power.hpp"
+
+namespace tandem::tuner {
+
+struct CompareOptions {
+  std::vector<char> precisions{'s', 'd'};
+  std::vector<std::array<int64_t, 3>> shapes;  // (m, n, k)
+  std::vector<std::string> strategies{"cpu", "gpu", "hybrid", "auto"};
+  int warmup = 1, reps = 3;
+  bool resident = false;  // operands in tandem_malloc memory (in place on unified devices)
+  std::string device;
+  bool power = true;
+  double idle_seconds = 1.0;  // the idle baseline's length
+  power::Config power_config;
+  std::function<void(const struct CompareRow&)> on_row;
+};
+
+struct CompareRow {
+  char precision = 's';
+  int64_t m = 0, n = 0, k = 0;
+  std::string strategy;  // as asked
+  std::string ran;       // what ran: cpu, gpu or hybrid
+  double gflops = 0, gflops_min = 0, gflops_max = 0, seconds = 0;
+  int64_t gpu_rows = 0, cpu_rows = 0;
+  double cpu_seconds = 0, gpu_seconds = 0, kernel_seconds = 0;  // medians; gpu: enqueue to done
+  double kernel_gflops = 0;   // from the kernel's own time (GPU-only)
+  double speedup = 0;         // over the faster of cpu and gpu for this shape (0 if not both ran)
+  double max_error = 0;       // max |C - ref| / max |ref|, ref: the CPU BLAS in double
+  std::string buffers;        // A/B/C paths
+  bool fell_back = false;
+  bool power = false;
+  double joules = 0, watts = 0, gflops_per_watt = 0;  // per call, over the timed calls
+};
+
+struct CompareResult {
+  std::vector<CompareRow> rows;
+  std::vector<power::SourceStatus> sources;
+  bool power = false;
+  power::Measurement idle;          // the idle baseline, measured before anything runs
+  double sampling_overhead = 0;     // relative cost of reading power during a run
+  std::string overhead_note;
+  std::string device;
+};
+
+// Throws std::invalid_argument for bad options.
+CompareResult compare(const CompareOptions& options);
+
+// Square shapes for sizes; "tall" is (4s, s/4, s) and "wide" (s/4, 4s, s): the same work.
+std::vector<std::array<int64_t, 3>> shapes_for(const std::string& kind, const std::vector<int64_t>& sizes);
+// "256,512" or "256:4096:x2" (a geometric range).
+std::vector<int64_t> parse_sizes(const std::string& text);
+// "square", "tall", "wide" or "MxNxK,MxNxK".
+std::vector<std::array<int64_t, 3>> parse_shapes(const std::string& text, const std::vector<int64_t>& sizes);
+
+std::string to_csv(const CompareResult& r);
+// Throughput against size, one line per strategy and precision, and a GFLOPS/W panel when power
+// was read.
+std::string to_svg(const CompareResult& r);
+
+}  // namespace tandem::tuner
