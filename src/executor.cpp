@@ -115,18 +115,27 @@ int64_t gpu_rows(double fraction, int64_t m, int64_t tile) {
 
 namespace {
 
-// The profile that applies to a device, looked up once per device.
+// The profile that applies to a device, looked up once per device (and again after
+// profile::forget()): a call pays one locked map read for it.
 std::shared_ptr<const profile::Profile> profile_for(const gpu::DeviceInfo& di) {
+  struct Cached {
+    uint64_t generation = 0;
+    std::shared_ptr<const profile::Profile> profile;
+  };
   static std::mutex& mutex = *new std::mutex;
-  static auto& identities = *new std::map<int, profile::Identity>;
-  profile::Identity id;
+  static auto& cache = *new std::map<int, Cached>;
+  const uint64_t gen = profile::generation();
   {
     std::lock_guard<std::mutex> lock(mutex);
-    auto it = identities.find(di.index);
-    if (it == identities.end()) it = identities.emplace(di.index, profile::identity_for(di)).first;
-    id = it->second;
+    auto it = cache.find(di.index);
+    if (it != cache.end() && it->second.generation == gen) return it->second.profile;
   }
-  return profile::active(id);
+  Cached c;
+  c.generation = gen;
+  c.profile = profile::active(profile::identity_for(di));
+  std::lock_guard<std::mutex> lock(mutex);
+  cache[di.index] = c;
+  return c.profile;
 }
 
 }  // namespace

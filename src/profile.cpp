@@ -5,6 +5,7 @@
 #include <nlohmann/json.hpp>
 
 #include <algorithm>
+#include <atomic>
 #include <cmath>
 #include <cstdlib>
 #include <fstream>
@@ -342,10 +343,17 @@ std::vector<fs::path> local_files(const Identity& id) {
   return out;
 }
 
+namespace {
+std::atomic<uint64_t> g_generation{1};
+}  // namespace
+
 void forget() {
   std::lock_guard<std::mutex> lock(cache_mutex());
   cache().clear();
+  ++g_generation;
 }
+
+uint64_t generation() { return g_generation.load(); }
 
 Choice choose(const Profile& p, bool fp64, int64_t m, int64_t n, int64_t k) {
   Choice c;

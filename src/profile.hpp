@@ -96,6 +96,8 @@ std::vector<std::filesystem::path> local_files(const Identity& id);
 // reported once on stderr and not applied. Cached until forget().
 std::shared_ptr<const Profile> active(const Identity& id);
 void forget();
+// Changes whenever forget() runs, so callers may cache what active() returned.
+uint64_t generation();
 
 // What a profile says for one call.
 struct Choice {
