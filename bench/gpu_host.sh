@@ -4,6 +4,7 @@
 #   bash bench/gpu_host.sh pack        # here: build, then bundle programs and libraries into .gpu/
 #   bash bench/gpu_host.sh run [OUT]   # there, from the repo root: unpack, run tests and demo
 #   bash bench/gpu_host.sh tune [OUT]  # there: co-tune both precisions, export the profile
+#   bash bench/gpu_host.sh compare [OUT]  # there: tandem compare, both precisions, 1024 to 8192
 set -euo pipefail
 cd "$(dirname "$0")/.."
 programs=(build/tests/gemm_test build/tests/executor_test build/tests/api_test
@@ -62,8 +63,21 @@ case "${1:-}" in
       tandem gemm --precision $p --m 4096 --n 4096 --k 4096 --reps 5 --strategy cpu
     done | tee "$out/gemm.txt"
     ;;
+  compare)
+    out=${2:-${OUT:-/tmp/tandem-out}}
+    mkdir -p "$out"
+    unpack
+    export TANDEM_PROFILE_DIR=/tmp/tandem-profiles  # empty: the built-in H100 profile applies
+    nvidia-smi --query-gpu=name,driver_version,power.draw --format=csv | tee "$out/gpu.txt"
+    # Warm-up: the host's memory grows on first use; touch as much as the largest size needs.
+    tandem gemm --precision d --m 8192 --n 8192 --k 8192 --strategy gpu --reps 1 > /dev/null
+    tandem gemm --precision d --m 8192 --n 8192 --k 4096 --strategy cpu --reps 2 > /dev/null
+    tandem gemm --m 4096 --n 4096 --k 4096 --strategy hybrid --reps 3 > /dev/null
+    tandem compare --precision both --sizes "${TANDEM_COMPARE_SIZES:-1024:8192:x2}" --reps 5 \
+      --csv "$out/compare.csv" --json "$out/compare.json" --plot "$out/compare.svg" | tee "$out/compare.txt"
+    ;;
   *)
-    echo "usage: $0 pack | run [OUT] | tune [OUT]" >&2
+    echo "usage: $0 pack | run [OUT] | tune [OUT] | compare [OUT]" >&2
     exit 2
     ;;
 esac

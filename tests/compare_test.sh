@@ -8,7 +8,8 @@ tandem=$(readlink -f "$1")
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 export TANDEM_PROFILE_DIR=$work/profiles
-# No local profile: compare tunes quickly first, then compares (the README's main job).
+# No profile tuned for this device (PoCL's built-in one is a platform fallback): compare tunes
+# quickly first, then compares (the README's main job).
 "$tandem" compare --sizes 32,48 --shape square --reps 2 --csv "$work/c.csv" --json "$work/c.json" \
   --plot "$work/c.svg" > "$work/out.txt" 2> "$work/err.txt"
 cat "$work/out.txt"

@@ -19,6 +19,7 @@
 #include "search.hpp"
 #include "cpu_blas.hpp"
 #include "gpu.hpp"
+#include "power.hpp"
 #include "profile.hpp"
 #include "tandem/tandem.hpp"
 #include "topology.hpp"
@@ -74,6 +75,9 @@ int devices(bool as_json) {
     out["advice"] = "OpenBLAS chose its " + core + " kernels, but this CPU supports " + best +
                     ": set OPENBLAS_CORETYPE=" + best + " (often several times faster)";
   out["profile_directory"] = prof::directory().string();
+  tandem::power::Meter meter;
+  for (const auto& src : meter.sources())
+    out["power"].push_back({{"source", src.name}, {"available", src.available}, {"detail", src.detail}});
   if (as_json) {
     std::cout << out.dump(2) << "\n";
     return 0;
@@ -97,6 +101,9 @@ int devices(bool as_json) {
   std::printf("CPU BLAS: %s %s, core type %s, %d threads\n", blas::name().c_str(), blas::version().c_str(),
               core.c_str(), blas::current_threads());
   if (out.contains("advice")) std::printf("  warning: %s\n", out["advice"].get<std::string>().c_str());
+  std::printf("Power sources:\n");
+  for (const auto& p : out["power"])
+    std::printf("  %s: %s\n", p["source"].get<std::string>().c_str(), p["detail"].get<std::string>().c_str());
   std::printf("Profile directory: %s\n", prof::directory().string().c_str());
   return 0;
 }
@@ -306,11 +313,13 @@ int compare_command(const CompareArgs& a) {
   o.device = a.device;
   o.power = !a.no_power;
 
-  // Without a local profile, a quick co-tune first, so auto has something measured to follow.
+  // Without a profile tuned for this device (a platform or global fallback does not count), a
+  // quick co-tune first, so auto has something measured here to follow.
   if (!a.no_tune) {
     const prof::Identity id = identity(a.device);
-    if (prof::local_files(id).empty()) {
-      std::fprintf(stderr, "compare: no local profile for this device: a quick tune first (tandem tune for a full one)\n");
+    const auto applies = prof::active(id);
+    if (!applies || applies->match != "device") {
+      std::fprintf(stderr, "compare: no profile tuned for this device: a quick tune first (tandem tune for a full one)\n");
       tandem::tuner::TuneOptions t;
       t.device = a.device;
       t.precisions = o.precisions;

@@ -4,12 +4,14 @@
 #include "compare.hpp"
 
 #include <algorithm>
+#include <chrono>
 #include <cmath>
 #include <cstdio>
 #include <map>
 #include <set>
 #include <sstream>
 #include <stdexcept>
+#include <thread>
 
 #include "gemm_measure.hpp"
 
@@ -50,9 +52,12 @@ void measure_shape(const CompareOptions& o, char prec, const std::array<int64_t,
     row.k = k;
     row.strategy = name;
     Report r;
+    // Let the previous strategy's threads go idle first (OpenBLAS's and an OpenCL runtime's
+    // workers keep spinning a while after their last job, and on a CPU device they would
+    // compete with this one's).
+    std::this_thread::sleep_for(std::chrono::duration<double>(o.settle_seconds));
     for (int i = 0; i < o.warmup; ++i) p.run(opt, &r);
     std::vector<double> wall, cpu, gpu, kernel;
-    if (meter) meter->start();
     for (int i = 0; i < o.reps; ++i) {
       wall.push_back(p.run(opt, &r));
       cpu.push_back(r.cpu_seconds());
@@ -60,10 +65,20 @@ void measure_shape(const CompareOptions& o, char prec, const std::array<int64_t,
       kernel.push_back(r.gpu_kernel_seconds);
       row.fell_back = row.fell_back || r.fell_back;
     }
+    // Energy over a window of its own, long enough for coarse counters (NVML's updates every
+    // few tens of milliseconds): as many calls as fill energy_seconds, at least reps.
     if (meter) {
+      int calls = 0;
+      meter->start();
+      const auto t0 = std::chrono::steady_clock::now();
+      do {
+        p.run(opt);
+        ++calls;
+      } while (calls < o.reps ||
+               std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count() < o.energy_seconds);
       const power::Measurement e = meter->stop();
       row.power = true;
-      row.joules = e.joules / o.reps;
+      row.joules = e.joules / calls;
       row.watts = e.watts();
       row.gflops_per_watt = row.joules > 0 ? gflop / row.joules : 0;
     }
@@ -256,7 +271,7 @@ const char* colour(const std::string& strategy) {
 // One panel: value(row) against cbrt(m n k) on a log2 axis.
 void panel(std::ostringstream& s, const CompareResult& r, double top, const char* title, const char* unit,
            const std::function<double(const CompareRow&)>& value) {
-  const double left = 80, width = 760, height = 260;
+  const double left = 80, width = 620, height = 260;  // the legend sits to the right
   double lo = 1e300, hi = 0, vmax = 0;
   for (const auto& x : r.rows) {
     const double size = std::cbrt(double(x.m) * double(x.n) * double(x.k));
@@ -298,10 +313,10 @@ void panel(std::ostringstream& s, const CompareResult& r, double top, const char
     s << "'/>\n";
     for (const auto& [size, v] : pts)
       s << "<circle cx='" << X(size) << "' cy='" << Y(v) << "' r='3' fill='" << colour(key.second) << "'/>\n";
-    const double ly = top + 14 + 16 * legend++;
-    s << "<line x1='" << left + 12 << "' x2='" << left + 40 << "' y1='" << ly << "' y2='" << ly << "' stroke='"
+    const double ly = top + 14 + 16 * legend++, lx = left + width + 14;
+    s << "<line x1='" << lx << "' x2='" << lx + 28 << "' y1='" << ly << "' y2='" << ly << "' stroke='"
       << colour(key.second) << "' stroke-width='2'" << (key.first == 'd' ? " stroke-dasharray='6 4'" : "")
-      << "/><text x='" << left + 46 << "' y='" << ly + 4 << "' font-size='12'>" << key.first << "gemm "
+      << "/><text x='" << lx + 34 << "' y='" << ly + 4 << "' font-size='12'>" << key.first << "gemm "
       << escape(key.second) << "</text>\n";
   }
 }

@@ -22,7 +22,9 @@ struct CompareOptions {
   bool resident = false;  // operands in tandem_malloc memory (in place on unified devices)
   std::string device;
   bool power = true;
-  double idle_seconds = 1.0;  // the idle baseline's length
+  double idle_seconds = 1.0;    // the idle baseline's length
+  double energy_seconds = 1.0;  // energy is read over at least this long (counters are coarse)
+  double settle_seconds = 0.3;  // pause before each strategy, for the last one's threads to idle
   power::Config power_config;
   std::function<void(const struct CompareRow&)> on_row;
 };
