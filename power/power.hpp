@@ -36,7 +36,9 @@ struct Config {
   std::string powercap_root = "/sys/class/powercap";
   std::string hwmon_root = "/sys/class/hwmon";
   std::string nvml_library = "libnvidia-ml.so.1";
-  double sample_interval_seconds = 0.01;  // for sources read as power, not as energy
+  // For sources read as power, not energy. 50 ms: under 1% of a CPU run on two cores (measured,
+  // docs/PERFORMANCE.md), and amdgpu averages its own reading anyway.
+  double sample_interval_seconds = 0.05;
 };
 
 // One kind of reading.

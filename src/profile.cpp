@@ -383,7 +383,7 @@ std::string to_log_line(const LogRecord& r) {
             {"parts", r.parts},   {"cpu_threads", r.cpu_threads},
             {"min", r.min},       {"max", r.max},
             {"spread", r.spread}, {"kernel_seconds", r.kernel_seconds},
-            {"bimodal", r.bimodal}, {"failure", r.failure}};
+            {"bimodal", r.bimodal}, {"failure", r.failure}, {"cost", r.cost}};
   j["seconds"] = r.seconds ? json(*r.seconds) : json(nullptr);
   return j.dump();
 }
@@ -407,6 +407,7 @@ std::optional<LogRecord> from_log_line(const std::string& line) {
     r.kernel_seconds = j.at("kernel_seconds").get<double>();
     r.bimodal = j.at("bimodal").get<bool>();
     r.failure = j.at("failure").get<std::string>();
+    r.cost = j.value("cost", r.seconds.value_or(0.0));
     return r;
   } catch (const std::exception&) {
     return std::nullopt;  // a line cut short by an interrupted run, say

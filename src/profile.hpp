@@ -122,6 +122,7 @@ struct LogRecord {
   std::map<std::string, int> kernel;  // its kernel parameters
   int gpu_parts = 0, parts = 0, cpu_threads = 0;  // "split" records
   std::optional<double> seconds;      // median wall time; none if it failed
+  double cost = 0;                    // what the search minimised (seconds, joules or J*s)
   double min = 0, max = 0, spread = 0, kernel_seconds = 0;
   bool bimodal = false;
   std::string failure;

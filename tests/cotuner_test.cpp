@@ -157,6 +157,35 @@ TEST_F(ProfileDir, AnInterruptedRunResumesFromItsLog) {
   EXPECT_EQ(third.precisions[0].evaluations, 1);
 }
 
+// --objective energy reads power: on a fake amdgpu sensor at a constant 20 W the run goes through
+// and records its objective; with nothing readable it is refused with the reason.
+TEST_F(ProfileDir, EnergyObjective) {
+  auto o = tiny();
+  o.precisions = {'s'};
+  o.save = false;
+  o.objective = "energy";
+  o.energy_seconds = 0.05;
+  o.power_config.powercap_root = (dir_ / "none").string();
+  o.power_config.hwmon_root = (dir_ / "hwmon").string();
+  o.power_config.nvml_library = "libnvidia-ml-absent-for-tests.so.1";
+  try {
+    tuner::tune(o);
+    FAIL() << "tuned for energy with no power source";
+  } catch (const std::invalid_argument& e) {
+    EXPECT_NE(std::string(e.what()).find("needs a readable power source"), std::string::npos) << e.what();
+  }
+  fs::create_directories(dir_ / "hwmon" / "hwmon0");
+  std::ofstream(dir_ / "hwmon" / "hwmon0" / "name") << "amdgpu\n";
+  std::ofstream(dir_ / "hwmon" / "hwmon0" / "power1_input") << "20000000\n";
+  const auto report = tuner::tune(o);
+  EXPECT_EQ(report.profile.tuning.objective, "energy");
+  EXPECT_GE(report.precisions[0].evaluations, 2);
+  EXPECT_EQ(report.precisions[0].failures, 0);
+  EXPECT_FALSE(report.profile.precisions.at('s').gpu_kernel.empty());
+  o.objective = "speed";
+  EXPECT_THROW(tuner::tune(o), std::invalid_argument);
+}
+
 prof::Profile sample(const prof::Identity& id) {
   prof::Profile p;
   p.tandem_version = TANDEM_VERSION;

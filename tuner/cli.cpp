@@ -474,6 +474,8 @@ int main(int argc, char** argv) {
   tune->add_option("--top-kernels", topt.top_kernels, "kernels whose split is searched")->check(kPositive);
   tune->add_option("--compile-jobs", topt.compile_jobs, "programs built ahead in parallel (-1: by device)");
   tune->add_option("--seed", topt.seed, "random seed");
+  tune->add_option("--objective", topt.objective, "minimise time, energy or energy x delay (edp)")
+      ->check(CLI::IsMember({"time", "energy", "edp"}));
   tune->add_option("--timeout", topt.timeout_seconds, "a call slower than this (seconds) excludes its candidate")
       ->check(kPositive);
   std::string log;

@@ -17,6 +17,7 @@
 #include <set>
 #include <sstream>
 #include <stdexcept>
+#include <tuple>
 
 #include "gemm_space.hpp"
 #include "gpu.hpp"
@@ -125,6 +126,8 @@ std::string full_check(int64_t n, const Options& o, uint64_t seed,
 struct Timed {
   Stats wall;
   double kernel = 0;  // median kernel time from profiling events
+  double joules = 0;  // per call, when the objective reads energy
+  double cost = 0;    // what the search minimises: seconds, joules or joule-seconds
   std::string failure;
 };
 
@@ -140,6 +143,16 @@ class Tuner {
     device_ = detail::gpu::open_device(o_.device);
     info_ = detail::gpu::info(*device_);
     if (o_.compile_jobs < 0) o_.compile_jobs = info_.is_gpu ? 3 : 0;
+    if (o_.objective != "time" && o_.objective != "energy" && o_.objective != "edp")
+      throw std::invalid_argument("objective must be time, energy or edp, not '" + o_.objective + "'");
+    if (o_.objective != "time") {
+      meter_ = std::make_unique<power::Meter>(o_.power_config);
+      if (!meter_->any()) {
+        std::string why;
+        for (const auto& s : meter_->sources()) why += (why.empty() ? "" : "; ") + s.name + ": " + s.detail;
+        throw std::invalid_argument("--objective " + o_.objective + " needs a readable power source (" + why + ")");
+      }
+    }
     report_.profile.identity = prof::identity_for(info_);
     report_.profile.tandem_version = TANDEM_VERSION;
     report_.log = o_.log.empty() ? prof::directory() / ("tune-" + report_.profile.identity.file_name() + "l")
@@ -162,7 +175,7 @@ class Tuner {
     }
     prof::Tuning& t = report_.profile.tuning;
     t.strategy = o_.strategy;
-    t.objective = "time";
+    t.objective = o_.objective;
     t.date = today();
     t.budget_evaluations = o_.budget_evaluations;
     t.budget_seconds = o_.budget_seconds;
@@ -259,6 +272,26 @@ class Tuner {
     }
     t.wall = summarize(wall);
     t.kernel = summarize(kernel).median;
+    t.cost = t.wall.median;
+    if (meter_) {
+      // Energy over its own window, long enough for coarse counters.
+      int calls = 0;
+      meter_->start();
+      const auto t0 = Clock::now();
+      try {
+        do {
+          gemm<T>(Layout::RowMajor, Op::NoTrans, Op::NoTrans, ws.n, ws.n, ws.n, T(1), ws.a.data(), ws.n,
+                  ws.b.data(), ws.n, T(0), ws.c.data(), ws.n, opt);
+          ++calls;
+        } while (calls < o_.reps || std::chrono::duration<double>(Clock::now() - t0).count() < o_.energy_seconds);
+      } catch (const Error& e) {
+        meter_->stop();
+        t.failure = e.what();
+        return t;
+      }
+      t.joules = meter_->stop().joules / calls;
+      t.cost = o_.objective == "energy" ? t.joules : t.joules * t.wall.median;
+    }
     return t;
   }
 
@@ -320,12 +353,13 @@ class Tuner {
     // Phase 1: kernels, GPU alone, at the kernel size.
     Workspace<T> ws(o_.kernel_size);
     double best = 0;
-    std::vector<std::pair<double, std::map<std::string, int>>> measured;
+    // (cost, seconds, kernel) of every candidate that passed.
+    std::vector<std::tuple<double, double, std::map<std::string, int>>> measured;
     auto objective = [&](const Point& p) -> Outcome {
       const auto kernel = kernel_params(space, p);
       prebuild<T>(space, p);
       Timed t = time(ws, gpu_options(kernel));
-      const bool new_best = t.failure.empty() && (best == 0 || t.wall.median < best);
+      const bool new_best = t.failure.empty() && (best == 0 || t.cost < best);
       if (new_best) {
         const std::string bad = full_check<T>(std::min<int64_t>(ws.n, 512), gpu_options(kernel),
                                               o_.seed + measured.size(), o_.tamper);
@@ -340,20 +374,21 @@ class Tuner {
       rec.failure = t.failure;
       if (t.failure.empty()) {
         rec.seconds = t.wall.median;
+        rec.cost = t.cost;
         rec.min = t.wall.min;
         rec.max = t.wall.max;
         rec.spread = t.wall.spread;
         rec.bimodal = t.wall.bimodal;
         rec.kernel_seconds = t.kernel;
-        measured.emplace_back(t.wall.median, kernel);
-        if (new_best) best = t.wall.median;
+        measured.emplace_back(t.cost, t.wall.median, kernel);
+        if (new_best) best = t.cost;
       } else {
         ++summary.failures;
         if (summary.failure_reasons.size() < 8)
           summary.failure_reasons.push_back(describe(kernel) + ": " + t.failure.substr(0, 300));
       }
       append(rec);
-      return t.failure.empty() ? Outcome{t.wall.median, ""} : Outcome{std::nullopt, t.failure};
+      return t.failure.empty() ? Outcome{t.cost, ""} : Outcome{std::nullopt, t.failure};
     };
     Evaluator ev(space, objective,
                  // The kernel search may take two thirds of this precision's share; the split
@@ -368,10 +403,11 @@ class Tuner {
     for (const auto& r : log_)
       if (r.kind == "kernel" && r.precision == prec && r.size == ws.n && r.point.size() == space.dimension() &&
           !space.violated(r.point) && kernel_params(space, r.point) == r.kernel) {
-        ev.preload(r.point, Outcome{r.seconds, r.failure});
-        if (r.seconds) {
-          measured.emplace_back(*r.seconds, r.kernel);
-          if (best == 0 || *r.seconds < best) best = *r.seconds;
+        const std::optional<double> cost = r.seconds ? std::optional<double>(r.cost) : std::nullopt;
+        ev.preload(r.point, Outcome{cost, r.failure});
+        if (cost) {
+          measured.emplace_back(*cost, *r.seconds, r.kernel);
+          if (best == 0 || *cost < best) best = *cost;
         }
         ++summary.resumed;
       }
@@ -380,15 +416,15 @@ class Tuner {
 
     prof::PrecisionProfile pp;
     std::sort(measured.begin(), measured.end(),
-              [](const auto& x, const auto& y) { return x.first < y.first; });
+              [](const auto& x, const auto& y) { return std::get<0>(x) < std::get<0>(y); });
     if (!measured.empty()) {
-      pp.gpu_kernel = measured.front().second;
+      pp.gpu_kernel = std::get<2>(measured.front());
       pp.gpu_size = ws.n;
-      pp.gpu_gflops = gflop(ws.n) / measured.front().first;
+      pp.gpu_gflops = gflop(ws.n) / std::get<1>(measured.front());
       summary.best_gpu_gflops = pp.gpu_gflops;
     }
     std::vector<std::map<std::string, int>> top;
-    for (const auto& [s, k] : measured)
+    for (const auto& [c, secs, k] : measured)
       if (static_cast<int>(top.size()) < o_.top_kernels && std::find(top.begin(), top.end(), k) == top.end())
         top.push_back(k);
 
@@ -403,14 +439,20 @@ class Tuner {
     report_.precisions.push_back(summary);
   }
 
-  // Wall time of one hybrid configuration, from the log when already measured.
+  // One hybrid configuration's cost (what the objective minimises) and wall time, from the log
+  // when already measured; infinite if it failed.
+  struct Measured {
+    double cost = std::numeric_limits<double>::infinity();
+    double seconds = std::numeric_limits<double>::infinity();
+  };
+
   template <class T>
-  double hybrid_time(char prec, Workspace<T>& ws, const std::map<std::string, int>& kernel, int gpu_parts,
+  Measured hybrid_time(char prec, Workspace<T>& ws, const std::map<std::string, int>& kernel, int gpu_parts,
                      int threads) {
     if (const auto* r = logged_split(prec, ws.n, kernel, gpu_parts, threads))
-      return r->seconds.value_or(std::numeric_limits<double>::infinity());
+      return r->seconds ? Measured{r->cost, *r->seconds} : Measured{};
     if (gpu_parts > 0 && gpu_parts < o_.parts && out_of_time())
-      return std::numeric_limits<double>::infinity();  // the split search stops with the clock
+      return Measured{};  // the split search stops with the clock
     Options opt;
     opt.device = o_.device;
     // Always explicit, so an active profile's thread count never leaks into the comparison.
@@ -436,6 +478,7 @@ class Tuner {
     rec.failure = t.failure;
     if (t.failure.empty()) {
       rec.seconds = t.wall.median;
+      rec.cost = t.cost;
       rec.min = t.wall.min;
       rec.max = t.wall.max;
       rec.spread = t.wall.spread;
@@ -448,7 +491,7 @@ class Tuner {
              "size " + std::to_string(ws.n) + " p_g=" + std::to_string(gpu_parts) + "/" +
                  std::to_string(o_.parts) + (threads ? " threads=" + std::to_string(threads) : "") +
                  (t.failure.empty() ? "" : "  [" + t.failure.substr(0, 80) + "]"));
-    return t.failure.empty() ? t.wall.median : std::numeric_limits<double>::infinity();
+    return t.failure.empty() ? Measured{t.cost, t.wall.median} : Measured{};
   }
 
   // The CPU share's threads when the tuner does not vary them: every core alone, one fewer
@@ -465,21 +508,19 @@ class Tuner {
     prof::Bucket b;
     b.size = size;
     b.parts = o_.parts;
-    const double cpu = hybrid_time<T>(prec, ws, {}, 0, default_threads(0));
-    b.cpu_gflops = std::isfinite(cpu) ? gflop(size) / cpu : 0;
-    double best = cpu;
+    const Measured cpu = hybrid_time<T>(prec, ws, {}, 0, default_threads(0));
+    b.cpu_gflops = std::isfinite(cpu.seconds) ? gflop(size) / cpu.seconds : 0;
+    Measured best = cpu;
     for (const auto& kernel : top) {
       if (out_of_time()) break;
-      const double gpu = hybrid_time<T>(prec, ws, kernel, o_.parts, 0);  // no CPU share
-      b.gpu_gflops = std::max(b.gpu_gflops, std::isfinite(gpu) ? gflop(size) / gpu : 0.0);
-      const int pg = minimize_unimodal(
-          [&](int g) {
-            return g == 0 ? cpu : g == o_.parts ? gpu : hybrid_time<T>(prec, ws, kernel, g, default_threads(g));
-          },
-          0, o_.parts);
-      const double t =
-          pg == 0 ? cpu : pg == o_.parts ? gpu : hybrid_time<T>(prec, ws, kernel, pg, default_threads(pg));
-      if (t < best) {
+      const Measured gpu = hybrid_time<T>(prec, ws, kernel, o_.parts, 0);  // no CPU share
+      b.gpu_gflops = std::max(b.gpu_gflops, std::isfinite(gpu.seconds) ? gflop(size) / gpu.seconds : 0.0);
+      auto at = [&](int g) {
+        return g == 0 ? cpu : g == o_.parts ? gpu : hybrid_time<T>(prec, ws, kernel, g, default_threads(g));
+      };
+      const int pg = minimize_unimodal([&](int g) { return at(g).cost; }, 0, o_.parts);
+      const Measured t = at(pg);
+      if (t.cost < best.cost) {
         best = t;
         b.gpu_parts = pg;
         b.kernel = kernel;
@@ -490,8 +531,8 @@ class Tuner {
       b.cpu_threads = default_threads(b.gpu_parts);
       const int cores = std::min(detail::topology::physical_cores(), detail::cpu_blas::current_threads());
       if (cores != b.cpu_threads) {
-        const double all = hybrid_time<T>(prec, ws, b.kernel, b.gpu_parts, cores);
-        if (all < best) {
+        const Measured all = hybrid_time<T>(prec, ws, b.kernel, b.gpu_parts, cores);
+        if (all.cost < best.cost) {
           best = all;
           b.cpu_threads = cores;
         }
@@ -511,7 +552,7 @@ class Tuner {
         best = cpu;
       }
     }
-    b.best_gflops = std::isfinite(best) ? gflop(size) / best : 0;
+    b.best_gflops = std::isfinite(best.seconds) ? gflop(size) / best.seconds : 0;
     return b;
   }
 
@@ -522,6 +563,7 @@ class Tuner {
   TuneReport report_;
   std::vector<prof::LogRecord> log_;
   std::set<std::string> built_;
+  std::unique_ptr<power::Meter> meter_;  // for the energy and edp objectives
   double precision_deadline_ = 0;  // elapsed seconds by which this precision must be done
   double bucket_best_ = 0;  // fastest configuration of the bucket being split, for progress
   int bucket_index_ = 0;    // buckets finished in this precision, for progress

@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "power.hpp"
 #include "profile.hpp"
 
 namespace tandem::tuner {
@@ -27,6 +28,11 @@ struct TuneOptions {
   std::string device;                     // selector ("" default device)
   std::vector<char> precisions{'s', 'd'};
   std::string strategy = "phased";
+  // What to minimise: "time" (the call's wall time), "energy" (joules per call) or "edp"
+  // (energy times delay). The last two need a readable power source.
+  std::string objective = "time";
+  power::Config power_config;
+  double energy_seconds = 0.5;            // energy is read over at least this long per candidate
   int budget_evaluations = 40;            // kernel candidates measured, per precision
   double budget_seconds = 900;            // the whole run
   std::vector<int64_t> sizes{256, 512, 1024};  // the size buckets (m = n = k)
