@@ -191,8 +191,8 @@ void execute(const Problem<T>& p, const Options& o, Report& r) {
       }
       mg = fraction > 0 ? gpu_rows(fraction, p.m, gpu::row_tile(params)) : 0;
       if (mg > 0) {
-        gpu::Share<T> s{p.trans_a, p.trans_b, mg,  p.n,    p.k,  p.alpha, p.a,
-                        p.lda,     p.b,       p.ldb, p.beta, p.c, p.ldc};
+        gpu::Share<T> s = p;  // the top mg rows of C
+        s.m = mg;
         inflight = gpu::enqueue(*device, params, s);
         r.t_gpu_enqueued = now_ns();
         inflight->flush();

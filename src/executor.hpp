@@ -6,24 +6,10 @@
 #include <atomic>
 #include <cstdint>
 
+#include "problem.hpp"
 #include "tandem/tandem.hpp"
 
 namespace tandem::detail {
-
-// A GEMM already normalised to row-major: C[m x n] = alpha * op(A) * op(B) + beta * C.
-template <class T>
-struct Problem {
-  bool trans_a = false, trans_b = false;
-  int64_t m = 0, n = 0, k = 0;
-  T alpha{};
-  const T* a = nullptr;
-  int64_t lda = 0;
-  const T* b = nullptr;
-  int64_t ldb = 0;
-  T beta{};
-  T* c = nullptr;
-  int64_t ldc = 0;
-};
 
 // How the CPU share is run inside its oneTBB arena: one OpenBLAS call using all the arena's
 // threads, or row panels, one per arena thread, each a single-threaded OpenBLAS call.

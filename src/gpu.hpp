@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "problem.hpp"
 #include "tandem/tandem.hpp"
 
 namespace tandem::detail::gpu {
@@ -54,20 +55,9 @@ std::string describe(const Params& params);
 // Rows of C one work-group computes: the GPU's share is best a multiple of it.
 int64_t row_tile(const Params& params);
 
-// One GPU share of a row-major GEMM.
+// One GPU share of a row-major GEMM: the rows [0, m) of C it computes.
 template <class T>
-struct Share {
-  bool trans_a = false, trans_b = false;
-  int64_t m = 0, n = 0, k = 0;
-  T alpha{};
-  const T* a = nullptr;
-  int64_t lda = 0;
-  const T* b = nullptr;
-  int64_t ldb = 0;
-  T beta{};
-  T* c = nullptr;
-  int64_t ldc = 0;
-};
+using Share = Problem<T>;
 
 // A share whose commands are all enqueued. flush() submits them to the device without waiting;
 // wait() blocks on the last event (clWaitForEvents), after which C holds the result. No OpenCL

@@ -131,6 +131,19 @@ struct Timed {
   std::string failure;
 };
 
+// A log record's measurement fields from one timing.
+void fill(prof::LogRecord& rec, const Timed& t) {
+  rec.failure = t.failure;
+  if (!t.failure.empty()) return;
+  rec.seconds = t.wall.median;
+  rec.cost = t.cost;
+  rec.min = t.wall.min;
+  rec.max = t.wall.max;
+  rec.spread = t.wall.spread;
+  rec.bimodal = t.wall.bimodal;
+  rec.kernel_seconds = t.kernel;
+}
+
 class Tuner {
  public:
   explicit Tuner(const TuneOptions& o) : o_(o), start_(Clock::now()) {
@@ -371,15 +384,8 @@ class Tuner {
       rec.size = ws.n;
       rec.point = p;
       rec.kernel = kernel;
-      rec.failure = t.failure;
+      fill(rec, t);
       if (t.failure.empty()) {
-        rec.seconds = t.wall.median;
-        rec.cost = t.cost;
-        rec.min = t.wall.min;
-        rec.max = t.wall.max;
-        rec.spread = t.wall.spread;
-        rec.bimodal = t.wall.bimodal;
-        rec.kernel_seconds = t.kernel;
         measured.emplace_back(t.cost, t.wall.median, kernel);
         if (new_best) best = t.cost;
       } else {
@@ -475,16 +481,7 @@ class Tuner {
     rec.gpu_parts = gpu_parts;
     rec.parts = o_.parts;
     rec.cpu_threads = threads;
-    rec.failure = t.failure;
-    if (t.failure.empty()) {
-      rec.seconds = t.wall.median;
-      rec.cost = t.cost;
-      rec.min = t.wall.min;
-      rec.max = t.wall.max;
-      rec.spread = t.wall.spread;
-      rec.bimodal = t.wall.bimodal;
-      rec.kernel_seconds = t.kernel;
-    }
+    fill(rec, t);
     append(rec);
     if (t.failure.empty() && (bucket_best_ == 0 || t.wall.median < bucket_best_)) bucket_best_ = t.wall.median;
     progress("split", prec, bucket_index_, static_cast<int>(o_.sizes.size()), bucket_best_, ws.n,
