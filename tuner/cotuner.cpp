@@ -329,15 +329,15 @@ class Tuner {
             batch.push_back(k);
         }
     }
-    std::vector<std::map<std::string, int>> todo;
+    std::vector<std::map<std::string, int>> to_build;
     for (auto& k : batch)
-      if (built_.insert(build_key<T>(k)).second) todo.push_back(k);
-    if (todo.empty()) return;
+      if (built_.insert(build_key<T>(k)).second) to_build.push_back(k);
+    if (to_build.empty()) return;
     constexpr bool fp64 = std::is_same_v<T, double>;
-    detail::tasks::in_arena(static_cast<int>(todo.size()), [&] {
-      detail::tasks::parallel_for(static_cast<int64_t>(todo.size()), [&](int64_t i) {
+    detail::tasks::in_arena(static_cast<int>(to_build.size()), [&] {
+      detail::tasks::parallel_for(static_cast<int64_t>(to_build.size()), [&](int64_t i) {
         try {
-          const auto params = detail::gpu::resolve_params(*device_, fp64, todo[i]);
+          const auto params = detail::gpu::resolve_params(*device_, fp64, to_build[i]);
           detail::gpu::prebuild(*device_, fp64, false, false, params);
         } catch (const Error&) {
           // Remembered by the program cache; the measurement reports it.
