@@ -204,6 +204,15 @@ TEST(Search, TinySpacesAndBudgetsLargerThanTheSpace) {
     Evaluator empty(none, [&](const Point&) { ++calls; return Outcome{1.0, ""}; }, Budget{1000, 5});
     EXPECT_FALSE(search(name, empty, 3).best.has_value()) << name;
     EXPECT_EQ(calls, 1) << name << " measured a point of an empty space";
+    // No parameters at all, or one with no values: nothing to measure, no crash.
+    Space nothing;
+    Evaluator e0(nothing, [&](const Point&) { ++calls; return Outcome{1.0, ""}; }, Budget{10, 5});
+    EXPECT_FALSE(search(name, e0, 3).best.has_value()) << name;
+    Space hollow;
+    hollow.parameters = {{"A", {1, 2}, 0}, {"B", {}, 0}};
+    Evaluator e1(hollow, [&](const Point&) { ++calls; return Outcome{1.0, ""}; }, Budget{10, 5});
+    EXPECT_FALSE(search(name, e1, 3).best.has_value()) << name;
+    EXPECT_EQ(calls, 1) << name;
   }
 }
 

@@ -348,9 +348,15 @@ Result search(const std::string& strategy, Evaluator& ev, uint64_t seed) {
   if (std::find(names.begin(), names.end(), strategy) == names.end())
     throw std::invalid_argument("unknown search strategy '" + strategy +
                                 "' (exhaustive, random, alternating, phased, annealing)");
+  // A space with no parameters, or a parameter with no values, has no point to measure.
+  const auto& params = ev.space().parameters;
+  const bool empty = params.empty() || std::any_of(params.begin(), params.end(),
+                                                   [](const Parameter& p) { return p.values.empty(); });
   // A known-good start (the device's defaults) is measured first, so no search ends worse.
-  if (ev.space().start && !ev.space().violated(*ev.space().start)) ev(*ev.space().start);
-  if (strategy == "exhaustive")
+  if (!empty && ev.space().start && !ev.space().violated(*ev.space().start)) ev(*ev.space().start);
+  if (empty)
+    ;
+  else if (strategy == "exhaustive")
     exhaustive(ev);
   else if (strategy == "random")
     random_sample(ev, rng);
