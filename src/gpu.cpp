@@ -11,12 +11,15 @@
 #include <chrono>
 #include <cctype>
 #include <cstring>
+#include <functional>
 #include <mutex>
 #include <sstream>
 #include <type_traits>
 #include <unordered_map>
 
 #include "tandem_kernels.hpp"
+#include "tasks.hpp"
+#include "topology.hpp"
 
 namespace tandem::detail::gpu {
 namespace {
@@ -166,6 +169,14 @@ struct Program {
 
 std::string DeviceInfo::describe() const { return platform + " / " + name; }
 
+// Staging for a discrete device: a pinned host buffer, mapped once for its lifetime, and a
+// device buffer of the same size.
+struct Staging {
+  cl::Buffer pinned, device;
+  void* mapped = nullptr;
+  size_t bytes = 0;
+};
+
 class Device {
  public:
   explicit Device(const Found& found)
@@ -174,6 +185,47 @@ class Device {
   const DeviceInfo& info() const { return info_; }
   const cl::Context& context() const { return context_; }
   const cl::Device& device() const { return device_; }
+
+  // Staging of at least `bytes`, reused across calls: allocating and pinning it anew each call
+  // cost more than the kernel on the H100 host (docs/PERFORMANCE.md). The smallest idle one that
+  // fits, else a new one.
+  std::unique_ptr<Staging> take_staging(size_t bytes) {
+    {
+      std::lock_guard<std::mutex> lock(mutex_);
+      auto best = idle_.end();
+      for (auto it = idle_.begin(); it != idle_.end(); ++it)
+        if ((*it)->bytes >= bytes && (best == idle_.end() || (*it)->bytes < (*best)->bytes)) best = it;
+      // A buffer more than twice the need would tie up memory another call could use.
+      if (best != idle_.end() && (*best)->bytes <= 2 * bytes + (1u << 20)) {
+        auto st = std::move(*best);
+        idle_.erase(best);
+        idle_bytes_ -= st->bytes;
+        return st;
+      }
+    }
+    auto st = std::make_unique<Staging>();
+    st->bytes = (bytes + (1u << 20) - 1) / (1u << 20) * (1u << 20);  // whole MiB, to reuse well
+    st->pinned = cl::Buffer(context_, CL_MEM_READ_WRITE | CL_MEM_ALLOC_HOST_PTR, st->bytes);
+    st->device = cl::Buffer(context_, CL_MEM_READ_WRITE, st->bytes);
+    cl::CommandQueue q(context_, device_);
+    st->mapped = q.enqueueMapBuffer(st->pinned, CL_TRUE, CL_MAP_READ | CL_MAP_WRITE, 0, st->bytes);
+    return st;
+  }
+
+  // Returns staging no command uses any more. Idle staging beyond a quarter of the device's
+  // memory is released, largest first.
+  void give_staging(std::unique_ptr<Staging> st) {
+    std::lock_guard<std::mutex> lock(mutex_);
+    idle_bytes_ += st->bytes;
+    idle_.push_back(std::move(st));
+    const uint64_t cap = info_.global_mem_bytes / 4;
+    while (idle_bytes_ > cap && !idle_.empty()) {
+      auto largest = std::max_element(idle_.begin(), idle_.end(),
+                                      [](const auto& x, const auto& y) { return x->bytes < y->bytes; });
+      idle_bytes_ -= (*largest)->bytes;
+      idle_.erase(largest);  // the mapped pinned buffer is released with it
+    }
+  }
 
   // The compiled program for `defines`, built once; a failed build is remembered too. Builds of
   // different programs run concurrently (the tuner compiles candidates ahead of measuring them).
@@ -216,6 +268,8 @@ class Device {
   cl::Context context_;
   std::mutex mutex_;
   std::unordered_map<std::string, std::shared_ptr<Program>> programs_;
+  std::vector<std::unique_ptr<Staging>> idle_;
+  uint64_t idle_bytes_ = 0;
 };
 
 std::vector<DeviceInfo> list_devices() {
@@ -345,14 +399,31 @@ Range range_of(const T* p, int64_t rows, int64_t cols, int64_t ld) {
   return {b, b + static_cast<uintptr_t>(span(rows, cols, ld)) * sizeof(T)};
 }
 
-template <class T>
-void pack(const T* src, int64_t rows, int64_t cols, int64_t ld, T* dst) {
-  if (ld == cols) {
-    std::memcpy(dst, src, static_cast<size_t>(rows * cols) * sizeof(T));
+// Runs f(r0, r1) over [0, rows) in blocks: in parallel on the cores when the copy is large
+// enough to pay for it (packing stands between the call and the GPU's start).
+void over_rows(int64_t rows, size_t bytes, const std::function<void(int64_t, int64_t)>& f) {
+  constexpr size_t kParallelFrom = size_t{8} << 20;
+  const int cores = topology::physical_cores();
+  if (bytes < kParallelFrom || cores < 2 || rows < 2) {
+    f(0, rows);
     return;
   }
-  for (int64_t r = 0; r < rows; ++r)
-    std::memcpy(dst + r * cols, src + r * ld, static_cast<size_t>(cols) * sizeof(T));
+  const int64_t blocks = std::min<int64_t>(rows, 4 * cores);
+  tasks::in_arena(cores, [&] {
+    tasks::parallel_for(blocks, [&](int64_t i) { f(rows * i / blocks, rows * (i + 1) / blocks); });
+  });
+}
+
+template <class T>
+void pack(const T* src, int64_t rows, int64_t cols, int64_t ld, T* dst) {
+  over_rows(rows, static_cast<size_t>(rows * cols) * sizeof(T), [&](int64_t r0, int64_t r1) {
+    if (ld == cols) {
+      std::memcpy(dst + r0 * cols, src + r0 * ld, static_cast<size_t>((r1 - r0) * cols) * sizeof(T));
+      return;
+    }
+    for (int64_t r = r0; r < r1; ++r)
+      std::memcpy(dst + r * cols, src + r * ld, static_cast<size_t>(cols) * sizeof(T));
+  });
 }
 
 // dst (cols x rows, tight) = the transpose of src (rows x cols, leading dimension ld), in blocks
@@ -368,12 +439,14 @@ void pack_transposed(const T* src, int64_t rows, int64_t cols, int64_t ld, T* ds
 
 template <class T>
 void unpack(const T* src, int64_t rows, int64_t cols, T* dst, int64_t ld) {
-  if (ld == cols) {
-    std::memcpy(dst, src, static_cast<size_t>(rows * cols) * sizeof(T));
-    return;
-  }
-  for (int64_t r = 0; r < rows; ++r)
-    std::memcpy(dst + r * ld, src + r * cols, static_cast<size_t>(cols) * sizeof(T));
+  over_rows(rows, static_cast<size_t>(rows * cols) * sizeof(T), [&](int64_t r0, int64_t r1) {
+    if (ld == cols) {
+      std::memcpy(dst + r0 * ld, src + r0 * cols, static_cast<size_t>((r1 - r0) * cols) * sizeof(T));
+      return;
+    }
+    for (int64_t r = r0; r < r1; ++r)
+      std::memcpy(dst + r * ld, src + r * cols, static_cast<size_t>(cols) * sizeof(T));
+  });
 }
 
 // One operand on the device: either the caller's memory in place (zero-copy), or a packed copy
@@ -386,6 +459,7 @@ struct Operand {
   cl::Buffer pinned;    // staged: host-visible
   T* mapped = nullptr;  // staged: pinned's host pointer while mapped
   cl::Buffer device;    // staged, discrete devices: the kernel's copy
+  std::unique_ptr<Staging> pooled;  // discrete devices: pinned + device buffers from the pool
   int64_t ld = 0;       // leading dimension the kernel sees
 
   const cl::Buffer& kernel_buffer() const {
@@ -402,7 +476,12 @@ class InFlightImpl final : public InFlight {
 
   // Whatever happened, nothing may still read or write host memory (the caller's, or pinned
   // buffers about to be released) once this object is gone.
-  ~InFlightImpl() override { drain(); }
+  ~InFlightImpl() override {
+    // Staging goes back to the pool only once nothing uses it (a failed drain keeps it out).
+    if (!drain()) return;
+    for (Operand<T>* op : {&a_, &b_, &c_})
+      if (op->pooled) dev_.give_staging(std::move(op->pooled));
+  }
   InFlightImpl(const InFlightImpl&) = delete;
   InFlightImpl& operator=(const InFlightImpl&) = delete;
 
@@ -501,10 +580,12 @@ class InFlightImpl final : public InFlight {
   bool kernel_enqueued() const { return kernel_enqueued_; }
 
   // After a failure once the kernel was enqueued: let the device finish before C is reused.
-  void drain() noexcept {
+  bool drain() noexcept {
     try {
       if (queue_() != nullptr) queue_.finish();
+      return true;
     } catch (...) {
+      return false;
     }
   }
 
@@ -534,11 +615,11 @@ class InFlightImpl final : public InFlight {
     } else {
       c_written_ = true;
       unpack(c_.mapped, s_.m, s_.n, s_.c, s_.ldc);
-      unmap(c_.pinned, c_.mapped);
+      if (!c_.pooled) unmap(c_.pinned, c_.mapped);  // pooled staging stays mapped
     }
     for (Operand<T>* op : {&a_, &b_})
-      if (op->mapped != nullptr) unmap(op->pinned, op->mapped);
-    cl::WaitForEvents(unmaps);
+      if (op->mapped != nullptr && !op->pooled) unmap(op->pinned, op->mapped);
+    if (!unmaps.empty()) cl::WaitForEvents(unmaps);
   }
 
  private:
@@ -561,9 +642,7 @@ class InFlightImpl final : public InFlight {
     op.path = Report::Buffer::Copy;
     op.ld = transpose ? rows : cols;
     const size_t packed = static_cast<size_t>(rows * cols) * sizeof(T);
-    op.pinned = cl::Buffer(dev_.context(), CL_MEM_READ_WRITE | CL_MEM_ALLOC_HOST_PTR, packed);
-    op.mapped = static_cast<T*>(
-        queue_.enqueueMapBuffer(op.pinned, CL_TRUE, CL_MAP_WRITE_INVALIDATE_REGION, 0, packed));
+    stage(op, packed, /*write_only=*/true);
     if (transpose)
       pack_transposed(host, rows, cols, ld, op.mapped);
     else
@@ -573,9 +652,23 @@ class InFlightImpl final : public InFlight {
       queue_.enqueueUnmapMemObject(op.pinned, op.mapped);
       op.mapped = nullptr;
     } else {
-      op.device = cl::Buffer(dev_.context(), CL_MEM_READ_ONLY, packed);
       queue_.enqueueWriteBuffer(op.device, CL_FALSE, 0, packed, op.mapped);
     }
+  }
+
+  // Host-visible staging for `bytes`: on a unified device a pinned buffer the kernel reads
+  // itself, mapped for now; on a discrete one pooled pinned and device buffers.
+  void stage(Operand<T>& op, size_t bytes, bool write_only) {
+    if (unified_) {
+      op.pinned = cl::Buffer(dev_.context(), CL_MEM_READ_WRITE | CL_MEM_ALLOC_HOST_PTR, bytes);
+      op.mapped = static_cast<T*>(queue_.enqueueMapBuffer(
+          op.pinned, CL_TRUE, write_only ? CL_MAP_WRITE_INVALIDATE_REGION : CL_MAP_WRITE, 0, bytes));
+      return;
+    }
+    op.pooled = dev_.take_staging(bytes);
+    op.pinned = op.pooled->pinned;
+    op.device = op.pooled->device;
+    op.mapped = static_cast<T*>(op.pooled->mapped);
   }
 
   void output(Operand<T>& op, T* host, int64_t rows, int64_t cols, int64_t ld, bool read_c,
@@ -590,16 +683,13 @@ class InFlightImpl final : public InFlight {
     op.path = Report::Buffer::Copy;
     op.ld = cols;
     const size_t packed = static_cast<size_t>(rows * cols) * sizeof(T);
-    op.pinned = cl::Buffer(dev_.context(), CL_MEM_READ_WRITE | CL_MEM_ALLOC_HOST_PTR, packed);
-    op.mapped = static_cast<T*>(queue_.enqueueMapBuffer(
-        op.pinned, CL_TRUE, read_c ? CL_MAP_WRITE : CL_MAP_WRITE_INVALIDATE_REGION, 0, packed));
+    stage(op, packed, /*write_only=*/!read_c);
     if (read_c) pack(static_cast<const T*>(host), rows, cols, ld, op.mapped);
     if (unified_) {
       queue_.enqueueUnmapMemObject(op.pinned, op.mapped);
       op.mapped = nullptr;
-    } else {
-      op.device = cl::Buffer(dev_.context(), CL_MEM_READ_WRITE, packed);
-      if (read_c) queue_.enqueueWriteBuffer(op.device, CL_FALSE, 0, packed, op.mapped);
+    } else if (read_c) {
+      queue_.enqueueWriteBuffer(op.device, CL_FALSE, 0, packed, op.mapped);
     }
   }
 

@@ -210,6 +210,33 @@ TEST(Executor, ConcurrentCallsFromEightThreads) {
   for (auto& th : threads) th.join();
 }
 
+// The discrete path's staging is pooled and reused across calls: eight threads at once, sizes
+// that fit and outgrow one another's buffers.
+TEST(Executor, ConcurrentCallsShareTheStagingPool) {
+  detail::gpu::set_assume_discrete(true);
+  std::vector<std::thread> threads;
+  for (int t = 0; t < 8; ++t)
+    threads.emplace_back([t] {
+      for (int rep = 0; rep < 4; ++rep) {
+        const int64_t m = 60 + 41 * ((t + rep) % 5), n = 50 + 17 * rep, k = 33 + 9 * t;
+        const std::string what = "discrete thread " + std::to_string(t) + " rep " + std::to_string(rep);
+        Options o = hybrid(0.5);
+        if (rep % 2) o.strategy = Strategy::Gpu;
+        if (t % 2 == 0) {
+          Case<float> c(m, n, k, static_cast<uint64_t>(300 + t * 10 + rep));
+          c.run(o);
+          c.check(what);
+        } else {
+          Case<double> c(m, n, k, static_cast<uint64_t>(400 + t * 10 + rep));
+          c.run(o);
+          c.check(what);
+        }
+      }
+    });
+  for (auto& th : threads) th.join();
+  detail::gpu::set_assume_discrete(false);
+}
+
 TEST(Executor, GpuRowsRounding) {
   EXPECT_EQ(detail::gpu_rows(0.0, 1000, 64), 0);
   EXPECT_EQ(detail::gpu_rows(1.0, 1000, 64), 1000);
