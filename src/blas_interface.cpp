@@ -37,8 +37,7 @@ tandem::Options route(int64_t m, int64_t n, int64_t k) {
   const auto& env = tandem::detail::env_config();
   const double threshold = env.min_mnk.value_or(kDefaultMinMnk);
   tandem::Options o;
-  if (static_cast<double>(m) * static_cast<double>(n) * static_cast<double>(k) < threshold ||
-      threshold < 0) {
+  if (static_cast<double>(m) * static_cast<double>(n) * static_cast<double>(k) < threshold) {
     o.strategy = tandem::Strategy::Cpu;
     // Keep the program's own OpenBLAS thread setting, so concurrent small calls stay concurrent.
     o.cpu_threads = tandem::detail::cpu_blas::current_threads();

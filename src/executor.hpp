@@ -3,7 +3,6 @@
 // the calling thread, wait on the GPU's last event).
 #pragma once
 
-#include <atomic>
 #include <cstdint>
 
 #include "problem.hpp"

@@ -186,6 +186,16 @@ class Device {
   const cl::Context& context() const { return context_; }
   const cl::Device& device() const { return device_; }
 
+  // PoCL 3.1 can abort in its kernel-library cache ("pocl_release_dlhandle_cache: Assertion
+  // `found->ref_count > 0' failed") when kernel commands run from several threads at once:
+  // reproduced here with eight threads calling hybrid GEMMs, 1 run in ~50 under load. On PoCL a
+  // GPU share therefore holds this lock from enqueue until its queue has drained; its shares run
+  // on the same CPU cores anyway. Real GPUs run shares concurrently.
+  std::unique_lock<std::mutex> exclusive_if_needed() {
+    if (info_.platform.find("Portable Computing Language") == std::string::npos) return {};
+    return std::unique_lock<std::mutex>(run_mutex_);
+  }
+
   // Staging of at least `bytes`, reused across calls: allocating and pinning it anew each call
   // cost more than the kernel on the H100 host (docs/PERFORMANCE.md). The smallest idle one that
   // fits, else a new one.
@@ -267,6 +277,7 @@ class Device {
   cl::Device device_;
   cl::Context context_;
   std::mutex mutex_;
+  std::mutex run_mutex_;  // see exclusive_if_needed()
   std::unordered_map<std::string, std::shared_ptr<Program>> programs_;
   std::vector<std::unique_ptr<Staging>> idle_;
   uint64_t idle_bytes_ = 0;
@@ -456,7 +467,7 @@ template <class T>
 struct Operand {
   Report::Buffer path = Report::Buffer::None;
   cl::Buffer in_place;  // zero-copy
-  cl::Buffer pinned;    // staged: host-visible
+  cl::Buffer pinned;    // staged on a unified device: host-visible, read by the kernel
   T* mapped = nullptr;  // staged: pinned's host pointer while mapped
   cl::Buffer device;    // staged, discrete devices: the kernel's copy
   std::unique_ptr<Staging> pooled;  // discrete devices: pinned + device buffers from the pool
@@ -478,6 +489,7 @@ class InFlightImpl final : public InFlight {
   // buffers about to be released) once this object is gone.
   ~InFlightImpl() override {
     // Staging goes back to the pool only once nothing uses it (a failed drain keeps it out).
+    // The device's exclusive lock, if held, is released after the drain, as a member.
     if (!drain()) return;
     for (Operand<T>* op : {&a_, &b_, &c_})
       if (op->pooled) dev_.give_staging(std::move(op->pooled));
@@ -487,6 +499,7 @@ class InFlightImpl final : public InFlight {
 
   // Enqueues everything; on a throw, kernel_enqueued() says whether the kernel may still run.
   void start(const Params& params) {
+    exclusive_ = dev_.exclusive_if_needed();
     Device& dev = dev_;
     const Share<T>& s = s_;
     const DeviceInfo& di = dev.info();
@@ -666,7 +679,6 @@ class InFlightImpl final : public InFlight {
       return;
     }
     op.pooled = dev_.take_staging(bytes);
-    op.pinned = op.pooled->pinned;
     op.device = op.pooled->device;
     op.mapped = static_cast<T*>(op.pooled->mapped);
   }
@@ -694,6 +706,7 @@ class InFlightImpl final : public InFlight {
   }
 
   Device& dev_;
+  std::unique_lock<std::mutex> exclusive_;  // declared first: released last, after the queue
   Share<T> s_;
   bool unified_;
   uintptr_t zero_copy_align_ = 64;

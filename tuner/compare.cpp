@@ -224,8 +224,6 @@ CompareResult compare(const CompareOptions& o) {
     sampling_overhead<float>(o, o.shapes.back(), *m, out);
   else
     out.overhead_note = "no power source is readable here, so nothing is sampled";
-  for (const auto& r : out.rows)
-    if (r.gpu_rows > 0) out.device = "GPU rows ran";
   return out;
 }
 

@@ -53,7 +53,6 @@ struct CompareResult {
   power::Measurement idle;          // the idle baseline, measured before anything runs
   double sampling_overhead = 0;     // relative cost of reading power during a run
   std::string overhead_note;
-  std::string device;
 };
 
 // Throws std::invalid_argument for bad options.

@@ -202,6 +202,7 @@ void alternating(Evaluator& ev, std::mt19937_64& rng) {
   for (size_t i = 0; i < s.dimension(); ++i)
     group_of[i] = groups.size() > 1 ? s.parameters[i].group : (i < s.dimension() / 2 ? 0 : 1);
   std::set<int> ids(group_of.begin(), group_of.end());
+  const auto all = all_indices(s);
 
   auto current = start_point(s, rng);
   for (int restart = 0; !ev.exhausted(); ++restart) {
@@ -212,7 +213,6 @@ void alternating(Evaluator& ev, std::mt19937_64& rng) {
       improved = false;
       for (int g : ids) {
         std::vector<std::vector<int>> choices(s.dimension());
-        const auto all = all_indices(s);
         for (size_t i = 0; i < s.dimension(); ++i)
           choices[i] = group_of[i] == g ? all[i] : std::vector<int>{(*current)[i]};
         auto [best, best_cost] = best_of(ev, enumerate(s, choices), *current, cost);
