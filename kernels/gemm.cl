@@ -59,21 +59,37 @@
 #ifndef STRIDED
   #define STRIDED 1   // 1: a work-item's elements are MDIMC/NDIMC apart; 0: consecutive
 #endif
+#ifndef KERNEL
+  #define KERNEL 0    // 0: the general kernel; 1: the tiled kernel (vector local reads, an
+#endif                // unchecked path for interior tiles, optional double buffering)
+#ifndef VWM
+  #define VWM 1       // KERNEL 1: a work-item's rows come in vectors of VWM consecutive rows
+#endif
+#ifndef VWN
+  #define VWN 1       // KERNEL 1: its columns in vectors of VWN consecutive columns
+#endif
+#ifndef DB
+  #define DB 0        // KERNEL 1: 1 double-buffers the local tiles, the next one prefetched
+#endif                // into registers while the current one is used (one barrier per K step)
+// NV_MAXRREG is read by the host only: -cl-nv-maxrregcount for NVIDIA's compiler.
 
 #define MWI (MWG / MDIMC)  // rows of C per work-item (register tile)
 #define NWI (NWG / NDIMC)  // columns of C per work-item
 
 // ---- validity: a parameter set the tuner must not build ----------------------------------------
+#if KERNEL != 0 && KERNEL != 1
+  #error "KERNEL must be 0 or 1"
+#endif
 #if MWG % MDIMC != 0 || NWG % NDIMC != 0
   #error "MWG must be a multiple of MDIMC and NWG a multiple of NDIMC"
 #endif
 #if VW != 1 && VW != 2 && VW != 4 && VW != 8
   #error "VW must be 1, 2, 4 or 8"
 #endif
-#if SA && ((TRANS_A == 0 && KWG % VW != 0) || (TRANS_A == 1 && MWG % VW != 0))
+#if KERNEL == 0 && SA && ((TRANS_A == 0 && KWG % VW != 0) || (TRANS_A == 1 && MWG % VW != 0))
   #error "the contiguous side of the A tile must be a multiple of VW"
 #endif
-#if SB && ((TRANS_B == 0 && NWG % VW != 0) || (TRANS_B == 1 && KWG % VW != 0))
+#if KERNEL == 0 && SB && ((TRANS_B == 0 && NWG % VW != 0) || (TRANS_B == 1 && KWG % VW != 0))
   #error "the contiguous side of the B tile must be a multiple of VW"
 #endif
 
@@ -107,6 +123,11 @@ real load_b(const __global real* b, idx_t ldb, idx_t K, idx_t N, idx_t k, idx_t 
   return b[n * ldb + k];
 #endif
 }
+
+#if KERNEL == 0
+// ================================================================================================
+// KERNEL 0: the general kernel. Any layout, optional local staging of either operand, every load
+// bounds-checked.
 
 // Index of a work-item's i-th row (or column) inside the work-group tile.
 #if STRIDED
@@ -269,3 +290,259 @@ void gemm(const idx_t M, const idx_t N, const idx_t K, const real alpha,
     }
   }
 }
+#endif  // KERNEL == 0
+
+#if KERNEL == 1
+// ================================================================================================
+// KERNEL 1: the tiled kernel. Both operands are staged in local memory k-major ([k][m], [k][n])
+// without padding, so a work-item reads its rows and columns as whole vectors. Rows of a
+// work-item come in vectors of VWM consecutive rows, MDIMC * VWM apart ("offset" assignment), and
+// likewise its columns, so neighbouring work-items read neighbouring vectors. A work-group whose
+// tile lies inside C, on operands whose rows are vector-aligned, loads whole vectors with no
+// checks; edge tiles take the checked loads of KERNEL 0.
+
+#if MWG % (MDIMC * VWM) != 0 || NWG % (NDIMC * VWN) != 0
+  #error "MWG must be a multiple of MDIMC * VWM and NWG of NDIMC * VWN"
+#endif
+#if (MWG * KWG) % (WGS * VW) != 0 || (NWG * KWG) % (WGS * VW) != 0
+  #error "each work-item must load a whole number of VW-vectors of each tile"
+#endif
+#if KWG % VW != 0 || MWG % VW != 0 || NWG % VW != 0
+  #error "VW must divide KWG, MWG and NWG"
+#endif
+#if (VWM != 1 && VWM != 2 && VWM != 4 && VWM != 8) || (VWN != 1 && VWN != 2 && VWN != 4 && VWN != 8)
+  #error "VWM and VWN must be 1, 2, 4 or 8"
+#endif
+
+#ifdef USE_DOUBLE
+  #define SCALAR_ double
+#else
+  #define SCALAR_ float
+#endif
+#define VTYPE_CAT_(t, n) t##n
+#define VTYPE_(t, n) VTYPE_CAT_(t, n)
+#if VW == 1
+  typedef real realV;
+#else
+  typedef VTYPE_(SCALAR_, VW) realV;
+#endif
+#if VWM == 1
+  typedef real realM;
+#else
+  typedef VTYPE_(SCALAR_, VWM) realM;
+#endif
+#if VWN == 1
+  typedef real realN;
+#else
+  typedef VTYPE_(SCALAR_, VWN) realN;
+#endif
+
+#define LOADS_A ((MWG * KWG) / (WGS * VW))  // VW-vectors of the A tile each work-item loads
+#define LOADS_B ((NWG * KWG) / (WGS * VW))
+
+// One VW-vector of a tile, from global memory: whole when `fast` (in bounds and aligned), else
+// element by element with the bounds checks of load_a / load_b.
+#if VW == 1
+  #define SET_LANE(v, e, x) ((v) = (x))
+  #define GET_LANE(v, e) (v)
+#else
+  #define SET_LANE(v, e, x) (((real*)&(v))[e] = (x))
+  #define GET_LANE(v, e) (((real*)&(v))[e])
+#endif
+
+// Reads the work-item's share of the KWG x MWG tile of op(A) at (m0, k0) into registers. With A
+// stored as op(A) (TRANS_A 0) the vectors run along k and consecutive work-items take
+// consecutive rows, so the transposing stores into [k][m] fall on distinct banks; with A stored
+// transposed they run along m, straight into the local layout.
+void fetch_a(realV* ra, const __global real* a, idx_t lda, idx_t M, idx_t K, idx_t m0, idx_t k0,
+             int lid, bool fast) {
+  for (int t = 0; t < LOADS_A; ++t) {
+    const int v = lid + t * WGS;
+#if TRANS_A == 0
+    const int m = v % MWG, k = (v / MWG) * VW;
+    if (fast) {
+      ra[t] = *(const __global realV*)(a + (m0 + m) * lda + k0 + k);
+    } else {
+      for (int e = 0; e < VW; ++e) SET_LANE(ra[t], e, load_a(a, lda, M, K, m0 + m, k0 + k + e));
+    }
+#else
+    const int k = v / (MWG / VW), m = (v % (MWG / VW)) * VW;
+    if (fast) {
+      ra[t] = *(const __global realV*)(a + (k0 + k) * lda + m0 + m);
+    } else {
+      for (int e = 0; e < VW; ++e) SET_LANE(ra[t], e, load_a(a, lda, M, K, m0 + m + e, k0 + k));
+    }
+#endif
+  }
+}
+
+void store_a(__local real* als, const realV* ra, int lid) {
+  for (int t = 0; t < LOADS_A; ++t) {
+    const int v = lid + t * WGS;
+#if TRANS_A == 0
+    const int m = v % MWG, k = (v / MWG) * VW;
+    for (int e = 0; e < VW; ++e) als[(k + e) * MWG + m] = GET_LANE(ra[t], e);
+#else
+    const int k = v / (MWG / VW), m = (v % (MWG / VW)) * VW;
+    *(__local realV*)(als + k * MWG + m) = ra[t];
+#endif
+  }
+}
+
+// The same for the KWG x NWG tile of op(B) at (k0, n0), into [k][n].
+void fetch_b(realV* rb, const __global real* b, idx_t ldb, idx_t K, idx_t N, idx_t k0, idx_t n0,
+             int lid, bool fast) {
+  for (int t = 0; t < LOADS_B; ++t) {
+    const int v = lid + t * WGS;
+#if TRANS_B == 0
+    const int k = v / (NWG / VW), n = (v % (NWG / VW)) * VW;
+    if (fast) {
+      rb[t] = *(const __global realV*)(b + (k0 + k) * ldb + n0 + n);
+    } else {
+      for (int e = 0; e < VW; ++e) SET_LANE(rb[t], e, load_b(b, ldb, K, N, k0 + k, n0 + n + e));
+    }
+#else
+    const int n = v % NWG, k = (v / NWG) * VW;
+    if (fast) {
+      rb[t] = *(const __global realV*)(b + (n0 + n) * ldb + k0 + k);
+    } else {
+      for (int e = 0; e < VW; ++e) SET_LANE(rb[t], e, load_b(b, ldb, K, N, k0 + k + e, n0 + n));
+    }
+#endif
+  }
+}
+
+void store_b(__local real* bls, const realV* rb, int lid) {
+  for (int t = 0; t < LOADS_B; ++t) {
+    const int v = lid + t * WGS;
+#if TRANS_B == 0
+    const int k = v / (NWG / VW), n = (v % (NWG / VW)) * VW;
+    *(__local realV*)(bls + k * NWG + n) = rb[t];
+#else
+    const int n = v % NWG, k = (v / NWG) * VW;
+    for (int e = 0; e < VW; ++e) bls[(k + e) * NWG + n] = GET_LANE(rb[t], e);
+#endif
+  }
+}
+
+// Row (column) of the work-item's i-th element inside the work-group tile.
+#define ROW1(tm, i) ((((i) / VWM) * MDIMC + (tm)) * VWM + (i) % VWM)
+#define COL1(tn, j) ((((j) / VWN) * NDIMC + (tn)) * VWN + (j) % VWN)
+
+// acc += the product of one local tile pair, for this work-item's elements.
+#define MULTIPLY_TILE(als, bls)                                                        \
+  UNROLL(KUNROLL)                                                                      \
+  for (int kk = 0; kk < KWG; ++kk) {                                                   \
+    real ar[MWI], br[NWI];                                                             \
+    for (int i = 0; i < MWI / VWM; ++i) {                                              \
+      const realM x = ((__local const realM*)(als + kk * MWG))[i * MDIMC + tm];        \
+      for (int e = 0; e < VWM; ++e) ar[i * VWM + e] = ((const real*)&x)[e];            \
+    }                                                                                  \
+    for (int j = 0; j < NWI / VWN; ++j) {                                              \
+      const realN y = ((__local const realN*)(bls + kk * NWG))[j * NDIMC + tn];        \
+      for (int e = 0; e < VWN; ++e) br[j * VWN + e] = ((const real*)&y)[e];            \
+    }                                                                                  \
+    for (int i = 0; i < MWI; ++i)                                                      \
+      for (int j = 0; j < NWI; ++j) acc[i][j] += ar[i] * br[j];                        \
+  }
+
+__kernel __attribute__((reqd_work_group_size(NDIMC, MDIMC, 1)))
+void gemm(const idx_t M, const idx_t N, const idx_t K, const real alpha,
+          const __global real* restrict a, const idx_t a_offset, const idx_t lda,
+          const __global real* restrict b, const idx_t b_offset, const idx_t ldb,
+          const real beta, __global real* c, const idx_t c_offset, const idx_t ldc) {
+  const int tn = get_local_id(0), tm = get_local_id(1);
+  const int lid = tm * NDIMC + tn;
+  const idx_t m0 = (idx_t)get_group_id(1) * MWG, n0 = (idx_t)get_group_id(0) * NWG;
+  a += a_offset;
+  b += b_offset;
+  c += c_offset;
+
+  // Uniform across the work-group: whether its tiles can be loaded as whole, unchecked vectors.
+  const bool a_full = m0 + MWG <= M && lda % VW == 0 && a_offset % VW == 0;
+  const bool b_full = n0 + NWG <= N && ldb % VW == 0 && b_offset % VW == 0;
+
+  // Aligned for the vector reads and stores (double8 is 64 bytes).
+  __local real als[1 + DB][KWG * MWG] __attribute__((aligned(64)));
+  __local real bls[1 + DB][KWG * NWG] __attribute__((aligned(64)));
+
+  real acc[MWI][NWI];
+  for (int i = 0; i < MWI; ++i)
+    for (int j = 0; j < NWI; ++j) acc[i][j] = (real)0;
+
+  realV ra[LOADS_A], rb[LOADS_B];
+#if DB
+  // Prologue: the first tile pair into buffer 0. In the loop, the next pair is read from global
+  // memory into registers before the current one is multiplied, and stored into the other buffer
+  // after it; one barrier per step keeps both buffers consistent.
+  if (K > 0) {
+    const bool k_full = KWG <= K;
+    fetch_a(ra, a, lda, M, K, m0, 0, lid, a_full && k_full);
+    fetch_b(rb, b, ldb, K, N, 0, n0, lid, b_full && k_full);
+    store_a(als[0], ra, lid);
+    store_b(bls[0], rb, lid);
+    barrier(CLK_LOCAL_MEM_FENCE);
+  }
+  int cur = 0;
+  for (idx_t k0 = 0; k0 < K; k0 += KWG) {
+    const idx_t next = k0 + KWG;
+    if (next < K) {
+      const bool k_full = next + KWG <= K;
+      fetch_a(ra, a, lda, M, K, m0, next, lid, a_full && k_full);
+      fetch_b(rb, b, ldb, K, N, next, n0, lid, b_full && k_full);
+    }
+    {
+      __local const real* al = als[cur];
+      __local const real* bl = bls[cur];
+      MULTIPLY_TILE(al, bl)
+    }
+    if (next < K) {
+      store_a(als[1 - cur], ra, lid);
+      store_b(bls[1 - cur], rb, lid);
+    }
+    barrier(CLK_LOCAL_MEM_FENCE);
+    cur = 1 - cur;
+  }
+#else
+  for (idx_t k0 = 0; k0 < K; k0 += KWG) {
+    const bool k_full = k0 + KWG <= K;
+    fetch_a(ra, a, lda, M, K, m0, k0, lid, a_full && k_full);
+    fetch_b(rb, b, ldb, K, N, k0, n0, lid, b_full && k_full);
+    store_a(als[0], ra, lid);
+    store_b(bls[0], rb, lid);
+    barrier(CLK_LOCAL_MEM_FENCE);
+    {
+      __local const real* al = als[0];
+      __local const real* bl = bls[0];
+      MULTIPLY_TILE(al, bl)
+    }
+    barrier(CLK_LOCAL_MEM_FENCE);
+  }
+#endif
+
+  // beta == 0 must not read C: whatever it holds (NaN included) is overwritten.
+  const bool c_full = m0 + MWG <= M && n0 + NWG <= N && ldc % VWN == 0 && c_offset % VWN == 0;
+  if (c_full) {
+    for (int i = 0; i < MWI; ++i) {
+      __global real* row = c + (m0 + ROW1(tm, i)) * ldc + n0;
+      for (int j = 0; j < NWI / VWN; ++j) {
+        __global realN* out = (__global realN*)(row + (j * NDIMC + tn) * VWN);
+        realN x;
+        for (int e = 0; e < VWN; ++e) ((real*)&x)[e] = acc[i][j * VWN + e];
+        *out = beta == (real)0 ? alpha * x : alpha * x + beta * *out;
+      }
+    }
+    return;
+  }
+  for (int i = 0; i < MWI; ++i) {
+    const idx_t gm = m0 + ROW1(tm, i);
+    if (gm >= M) continue;
+    for (int j = 0; j < NWI; ++j) {
+      const idx_t gn = n0 + COL1(tn, j);
+      if (gn >= N) continue;
+      __global real* out = c + gm * ldc + gn;
+      *out = beta == (real)0 ? alpha * acc[i][j] : alpha * acc[i][j] + beta * *out;
+    }
+  }
+}
+#endif  // KERNEL == 1

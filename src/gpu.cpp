@@ -112,6 +112,8 @@ std::vector<Found> enumerate() {
       info.global_mem_bytes = d.getInfo<CL_DEVICE_GLOBAL_MEM_SIZE>();
       info.max_alloc_bytes = d.getInfo<CL_DEVICE_MAX_MEM_ALLOC_SIZE>();
       info.base_addr_align_bytes = static_cast<int>(d.getInfo<CL_DEVICE_MEM_BASE_ADDR_ALIGN>() / 8);
+      info.nv_compiler_options =
+          d.getInfo<CL_DEVICE_EXTENSIONS>().find("cl_nv_compiler_options") != std::string::npos;
       found.push_back({info, d});
     }
   }
@@ -129,11 +131,13 @@ const Params& defaults_for(const DeviceInfo& info) {
   static const Params gpu{{"MWG", 64},   {"NWG", 64},     {"KWG", 16}, {"MDIMC", 16},
                           {"NDIMC", 16}, {"KUNROLL", 4},  {"VW", 4},   {"SA", 1},
                           {"SB", 1},     {"STRIDED", 1},  {"INDEX_LONG", 0},
-                          {"A_T", -1},   {"B_T", -1}};
+                          {"A_T", -1},   {"B_T", -1},     {"KERNEL", 0}, {"VWM", 1},
+                          {"VWN", 1},    {"DB", 0},       {"NV_MAXRREG", 0}};
   static const Params cpu{{"MWG", 64},   {"NWG", 64},     {"KWG", 16}, {"MDIMC", 4},
                           {"NDIMC", 8},  {"KUNROLL", 4},  {"VW", 4},   {"SA", 1},
                           {"SB", 1},     {"STRIDED", 1},  {"INDEX_LONG", 0},
-                          {"A_T", -1},   {"B_T", -1}};
+                          {"A_T", -1},   {"B_T", -1},     {"KERNEL", 0}, {"VWM", 1},
+                          {"VWN", 1},    {"DB", 0},       {"NV_MAXRREG", 0}};
   return info.is_gpu ? gpu : cpu;
 }
 
@@ -144,11 +148,21 @@ std::string defines_for(bool fp64, bool trans_a, bool trans_b, bool long_index, 
   if (long_index) defines += "#define INDEX_LONG 1\n";
   defines += "#define TRANS_A " + std::to_string(trans_a ? 1 : 0) + "\n";
   defines += "#define TRANS_B " + std::to_string(trans_b ? 1 : 0) + "\n";
-  // The kernel's own macros; the host decides index width and read layouts above.
+  // The kernel's own macros; the host decides index width and read layouts above, and
+  // NV_MAXRREG is a compiler option (build_options).
   for (const auto& [name, value] : params)
-    if (name != "INDEX_LONG" && name != "A_T" && name != "B_T")
+    if (name != "INDEX_LONG" && name != "A_T" && name != "B_T" && name != "NV_MAXRREG")
       defines += "#define " + name + " " + std::to_string(value) + "\n";
   return defines;
+}
+
+// Options for clBuildProgram. NVIDIA's register cap is a tuning parameter; other devices ignore it.
+std::string build_options(const DeviceInfo& info, const Params& params) {
+  std::string options = "-cl-std=CL1.2";
+  auto it = params.find("NV_MAXRREG");
+  if (info.nv_compiler_options && it != params.end() && it->second > 0)
+    options += " -cl-nv-maxrregcount=" + std::to_string(it->second);
+  return options;
 }
 
 // The layout the kernel reads an operand in: the parameter's, or the caller's when it is -1.
@@ -239,26 +253,26 @@ class Device {
 
   // The compiled program for `defines`, built once; a failed build is remembered too. Builds of
   // different programs run concurrently (the tuner compiles candidates ahead of measuring them).
-  const cl::Program& program(const std::string& defines) {
+  const cl::Program& program(const std::string& defines, const std::string& options) {
     std::shared_ptr<Program> entry;
     {
       std::lock_guard<std::mutex> lock(mutex_);
-      auto& slot = programs_[defines];
+      auto& slot = programs_[options + "\n" + defines];
       if (!slot) slot = std::make_shared<Program>();
       entry = slot;
     }
-    std::call_once(entry->built, [&] { build(defines, *entry); });
+    std::call_once(entry->built, [&] { build(defines, options, *entry); });
     if (!entry->error.empty())
       throw opencl_error("clBuildProgram", CL_BUILD_PROGRAM_FAILURE, entry->error);
     return entry->program;
   }
 
  private:
-  void build(const std::string& defines, Program& result) {
+  void build(const std::string& defines, const std::string& options, Program& result) {
     const std::string source = defines + kernels::gemm;
     try {
       result.program = cl::Program(context_, source);
-      result.program.build({device_}, "-cl-std=CL1.2");
+      result.program.build({device_}, options.c_str());
     } catch (const cl::Error& e) {
       std::string log;
       try {
@@ -267,7 +281,7 @@ class Device {
       }
       // Keep the first lines of the compiler's log: enough to name the cause.
       if (log.size() > 2000) log.resize(2000);
-      result.error = std::string(e.what()) + " for [" + defines + "]" +
+      result.error = std::string(e.what()) + " for [" + options + " " + defines + "]" +
                      (log.empty() ? "" : ": " + log);
       std::replace(result.error.begin(), result.error.end(), '\n', ' ');
     }
@@ -351,6 +365,13 @@ const DeviceInfo& info(const Device& device) { return device.info(); }
 
 void set_assume_discrete(bool on) { g_assume_discrete.store(on); }
 
+uint64_t local_bytes(const Params& p, uint64_t elem) {
+  const auto at = [&](const char* name) { return static_cast<uint64_t>(p.at(name)); };
+  if (p.count("KERNEL") && p.at("KERNEL") == 1)
+    return elem * at("KWG") * (at("MWG") + at("NWG")) * (p.at("DB") ? 2 : 1);
+  return elem * at("KWG") * ((at("SA") ? at("MWG") + 1 : 0) + (at("SB") ? at("NWG") + 1 : 0));
+}
+
 Params resolve_params(const Device& device, bool fp64, const std::map<std::string, int>& overrides) {
   const DeviceInfo& di = device.info();
   Params p = defaults_for(di);
@@ -371,10 +392,23 @@ Params resolve_params(const Device& device, bool fp64, const std::map<std::strin
     throw Error(Error::Kind::Runtime, "work-group of " + std::to_string(group) +
                                           " work-items exceeds the device's limit of " +
                                           std::to_string(di.max_work_group));
+  if (p["KERNEL"] != 0 && p["KERNEL"] != 1)
+    throw Error(Error::Kind::Runtime, "kernel parameter KERNEL must be 0 or 1");
+  for (const char* width : {"VWM", "VWN"})
+    if (p[width] != 1 && p[width] != 2 && p[width] != 4 && p[width] != 8)
+      throw Error(Error::Kind::Runtime, std::string("kernel parameter ") + width + " must be 1, 2, 4 or 8");
+  if (p["NV_MAXRREG"] < 0 || p["NV_MAXRREG"] > 255)
+    throw Error(Error::Kind::Runtime, "kernel parameter NV_MAXRREG must be 0 (none) to 255");
+  if (p["KERNEL"] == 1) {
+    const int64_t wgs = static_cast<int64_t>(group) * p["VW"];
+    if (p["MWG"] % (p["MDIMC"] * p["VWM"]) != 0 || p["NWG"] % (p["NDIMC"] * p["VWN"]) != 0 ||
+        (int64_t{p["MWG"]} * p["KWG"]) % wgs != 0 || (int64_t{p["NWG"]} * p["KWG"]) % wgs != 0 ||
+        p["KWG"] % p["VW"] != 0 || p["MWG"] % p["VW"] != 0 || p["NWG"] % p["VW"] != 0)
+      throw Error(Error::Kind::Runtime,
+                  "kernel parameters do not fit KERNEL 1's tiling: " + describe(p));
+  }
   const uint64_t elem = fp64 ? 8 : 4;
-  const uint64_t local = elem * static_cast<uint64_t>(p["KWG"]) *
-                         (static_cast<uint64_t>(p["SA"] ? p["MWG"] + 1 : 0) +
-                          static_cast<uint64_t>(p["SB"] ? p["NWG"] + 1 : 0));
+  const uint64_t local = local_bytes(p, elem);
   if (local > di.local_mem_bytes)
     throw Error(Error::Kind::Runtime, "kernel needs " + std::to_string(local) +
                                           " bytes of local memory; the device has " +
@@ -541,7 +575,7 @@ class InFlightImpl final : public InFlight {
                                     std::max({a_.ld, b_.ld, c_.ld, int64_t{1}}) >=
                             (int64_t{1} << 31) - 1;
     const std::string defines = defines_for(std::is_same_v<T, double>, ka, kb, long_index, params);
-    cl::Kernel kernel(dev.program(defines), "gemm");
+    cl::Kernel kernel(dev.program(defines, build_options(di, params)), "gemm");
 
     int arg = 0;
     auto index = [&](int64_t v) {
@@ -763,7 +797,8 @@ class Guarded final : public InFlight {
 void prebuild(Device& device, bool fp64, bool trans_a, bool trans_b, const Params& params) {
   const bool ka = read_transposed(params, "A_T", trans_a), kb = read_transposed(params, "B_T", trans_b);
   try {
-    device.program(defines_for(fp64, ka, kb, params.at("INDEX_LONG") != 0, params));
+    device.program(defines_for(fp64, ka, kb, params.at("INDEX_LONG") != 0, params),
+                   build_options(device.info(), params));
   } catch (const cl::Error& e) {
     throw translate(e);
   }

@@ -23,6 +23,7 @@ struct DeviceInfo {
   int compute_units = 0;
   uint64_t max_work_group = 0, local_mem_bytes = 0, global_mem_bytes = 0, max_alloc_bytes = 0;
   int base_addr_align_bytes = 0;
+  bool nv_compiler_options = false;  // cl_nv_compiler_options (-cl-nv-maxrregcount and others)
   std::string describe() const;  // "platform / device"
 };
 
@@ -52,6 +53,8 @@ using Params = std::map<std::string, int>;
 // local memory over its limits).
 Params resolve_params(const Device& device, bool fp64, const std::map<std::string, int>& overrides);
 std::string describe(const Params& params);
+// Bytes of local memory a parameter set's kernel uses, for elements of `elem` bytes.
+uint64_t local_bytes(const Params& params, uint64_t elem);
 // Rows of C one work-group computes: the GPU's share is best a multiple of it.
 int64_t row_tile(const Params& params);
 

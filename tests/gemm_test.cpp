@@ -47,6 +47,19 @@ const StrategyCase kStrategies[] = {
     {"gpu_variant2", Strategy::Gpu, 1.0, false,
      {{"SA", 1}, {"SB", 0}, {"VW", 2}, {"MWG", 32}, {"NWG", 16}, {"MDIMC", 8}, {"NDIMC", 4},
       {"KWG", 32}, {"KUNROLL", 1}}},
+    // KERNEL 1, the tiled kernel: vector widths, double buffering, read layouts, discrete path.
+    {"gpu_tiled", Strategy::Gpu, 1.0, false,
+     {{"KERNEL", 1}, {"MWG", 32}, {"NWG", 32}, {"KWG", 8}, {"MDIMC", 8}, {"NDIMC", 8},
+      {"VWM", 2}, {"VWN", 2}, {"VW", 2}, {"DB", 0}}},
+    {"gpu_tiled_db", Strategy::Gpu, 1.0, false,
+     {{"KERNEL", 1}, {"MWG", 32}, {"NWG", 64}, {"KWG", 16}, {"MDIMC", 8}, {"NDIMC", 8},
+      {"VWM", 4}, {"VWN", 4}, {"VW", 4}, {"DB", 1}, {"KUNROLL", 2}}},
+    {"gpu_tiled_TN_discrete", Strategy::Gpu, 1.0, true,
+     {{"KERNEL", 1}, {"A_T", 1}, {"B_T", 0}, {"MWG", 16}, {"NWG", 64}, {"KWG", 16}, {"MDIMC", 4},
+      {"NDIMC", 8}, {"VWM", 1}, {"VWN", 8}, {"VW", 4}, {"DB", 1}}},
+    {"hybrid_tiled_NT", Strategy::Hybrid, 0.5, false,
+     {{"KERNEL", 1}, {"A_T", 0}, {"B_T", 1}, {"MWG", 16}, {"NWG", 16}, {"KWG", 8}, {"MDIMC", 4},
+      {"NDIMC", 4}, {"VWM", 2}, {"VWN", 4}, {"VW", 1}, {"DB", 1}, {"KUNROLL", 8}}},
 };
 constexpr int kStrategyCount = static_cast<int>(sizeof(kStrategies) / sizeof(kStrategies[0]));
 
