@@ -368,6 +368,25 @@ int compare_command(const CompareArgs& a) {
 
 // ---- gemm ----------------------------------------------------------------------------------------
 
+// NAME=VALUE items, as --kernel and --start take them.
+std::map<std::string, int> parse_assignments(const std::vector<std::string>& items, const char* option) {
+  std::map<std::string, int> out;
+  for (const auto& kv : items) {
+    const auto eq = kv.find('=');
+    size_t used = 0;
+    int value = 0;
+    try {
+      if (eq != std::string::npos && eq > 0) value = std::stoi(kv.substr(eq + 1), &used);
+    } catch (const std::exception&) {
+      used = 0;
+    }
+    if (eq == std::string::npos || eq == 0 || used == 0 || eq + 1 + used != kv.size())
+      throw std::invalid_argument(std::string(option) + " wants NAME=INTEGER, not '" + kv + "'");
+    out[kv.substr(0, eq)] = value;
+  }
+  return out;
+}
+
 template <class T>
 int gemm_command(int64_t m, int64_t n, int64_t k, const tandem::Options& o, int reps, bool as_json) {
   std::mt19937_64 rng(1);
@@ -376,15 +395,23 @@ int gemm_command(int64_t m, int64_t n, int64_t k, const tandem::Options& o, int 
   for (auto& x : a) x = static_cast<T>(d(rng));
   for (auto& x : b) x = static_cast<T>(d(rng));
   tandem::Report r;
-  std::vector<double> times;
+  std::vector<double> times, kernel_times;
   for (int i = 0; i <= reps; ++i) {  // the first call is a warm-up
     const auto t0 = std::chrono::steady_clock::now();
     tandem::gemm<T>(tandem::Layout::RowMajor, tandem::Op::NoTrans, tandem::Op::NoTrans, m, n, k, T(1), a.data(),
                     k, b.data(), n, T(0), c.data(), n, o, &r);
-    if (i > 0) times.push_back(std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
+    if (i > 0) {
+      times.push_back(std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
+      kernel_times.push_back(r.gpu_kernel_seconds);
+    }
   }
   std::sort(times.begin(), times.end());
+  std::sort(kernel_times.begin(), kernel_times.end());
   const double median = times[times.size() / 2];
+  const double kernel_median = kernel_times[kernel_times.size() / 2];
+  // The kernel's own rate (profiling events), for a call that ran on the GPU alone.
+  const double kernel_gflops =
+      kernel_median > 0 && r.cpu_rows == 0 ? 2.0 * double(m) * double(n) * double(k) * 1e-9 / kernel_median : 0;
   // The check: the CPU BLAS in double on the same inputs.
   std::vector<double> ad(a.begin(), a.end()), bd(b.begin(), b.end()), ref(m * n);
   tandem::Options cpu;
@@ -407,6 +434,7 @@ int gemm_command(int64_t m, int64_t n, int64_t k, const tandem::Options& o, int 
                       {"buffers", {tandem::to_string(r.a), tandem::to_string(r.b), tandem::to_string(r.c)}},
                       {"device", r.device},      {"kernel", r.kernel},
                       {"profile", r.profile},    {"max_relative_error", rel},
+                      {"kernel_seconds", kernel_median}, {"kernel_gflops", kernel_gflops},
                       {"fell_back", r.fell_back}, {"ok", ok}}
                      .dump(2)
               << "\n";
@@ -417,6 +445,7 @@ int gemm_command(int64_t m, int64_t n, int64_t k, const tandem::Options& o, int 
                 static_cast<long long>(k), gflops, reps, tandem::to_string(r.strategy),
                 static_cast<long long>(r.gpu_rows), static_cast<long long>(r.cpu_rows), rel,
                 ok ? "" : "  WRONG");
+    if (kernel_gflops > 0) std::printf("  kernel alone: %.1f GFLOPS (%s)\n", kernel_gflops, r.kernel.c_str());
     if (!r.profile.empty()) std::printf("  profile: %s\n", r.profile.c_str());
     if (r.fell_back) std::printf("  GPU failed, computed on the CPU: %s\n", r.fallback_reason.c_str());
   }
@@ -481,6 +510,8 @@ int main(int argc, char** argv) {
   std::string log;
   tune->add_option("--log", log, "JSON-lines log (resumes from it)");
   tune->add_flag("--small-space", topt.small_space, "the small, enumerable kernel space");
+  std::vector<std::string> tstart;
+  tune->add_option("--start", tstart, "start point: kernel parameters NAME=VALUE,...")->delimiter(',');
   bool no_save = false;
   tune->add_flag("--no-save", no_save, "do not write the profile");
 
@@ -506,6 +537,8 @@ int main(int argc, char** argv) {
   g->add_option("--fraction", gfraction, "GPU share under hybrid")->check(CLI::Range(0.0, 1.0));
   g->add_option("--device", gdevice, "device index or name");
   g->add_option("--reps", greps, "timed repetitions")->check(kPositive);
+  std::vector<std::string> gkernel;
+  g->add_option("--kernel", gkernel, "kernel parameters NAME=VALUE,...")->delimiter(',');
 
   CompareArgs ca;
   auto* cmp = app.add_subcommand("compare", "CPU-only, GPU-only, hybrid and auto side by side: throughput, energy, plot");
@@ -528,6 +561,7 @@ int main(int argc, char** argv) {
     if (dev->parsed()) return devices(as_json);
     if (tune->parsed()) {
       topt.log = log;
+      topt.start = parse_assignments(tstart, "--start");
       topt.save = !no_save;
       return tune_command(topt, tprecision, as_json);
     }
@@ -546,6 +580,7 @@ int main(int argc, char** argv) {
                                            : tandem::Strategy::Auto;
       if (gfraction >= 0) o.gpu_fraction = gfraction;
       if (!gdevice.empty()) o.device = gdevice;
+      o.kernel_params = parse_assignments(gkernel, "--kernel");
       return gprecision == "d" ? gemm_command<double>(gm, gn, gk, o, greps, as_json)
                                : gemm_command<float>(gm, gn, gk, o, greps, as_json);
     }

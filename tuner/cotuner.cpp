@@ -359,8 +359,9 @@ class Tuner {
     constexpr bool fp64 = std::is_same_v<T, double>;
     PrecisionSummary summary;
     summary.precision = prec;
-    DeviceLimits limits{info_.max_work_group, info_.local_mem_bytes, info_.is_gpu};
-    const auto defaults = detail::gpu::resolve_params(*device_, fp64, {});
+    DeviceLimits limits{info_.max_work_group, info_.local_mem_bytes, info_.is_gpu,
+                        info_.nv_compiler_options};
+    const auto defaults = detail::gpu::resolve_params(*device_, fp64, o_.start);
     const Space space = o_.small_space ? small_gemm_space(limits, fp64) : gemm_space(limits, fp64, defaults);
 
     // Phase 1: kernels, GPU alone, at the kernel size.
@@ -372,6 +373,10 @@ class Tuner {
       const auto kernel = kernel_params(space, p);
       prebuild<T>(space, p);
       Timed t = time(ws, gpu_options(kernel));
+      // On a discrete GPU the candidates differ in the kernel, not in the copies (the same for
+      // all, and overlapped with the kernel): rank them by the kernel's own time.
+      if (t.failure.empty() && !info_.unified_memory && o_.objective == "time" && t.kernel > 0)
+        t.cost = t.kernel;
       const bool new_best = t.failure.empty() && (best == 0 || t.cost < best);
       if (new_best) {
         const std::string bad = full_check<T>(std::min<int64_t>(ws.n, 512), gpu_options(kernel),

@@ -7,6 +7,7 @@
 #include <cstdint>
 #include <filesystem>
 #include <functional>
+#include <map>
 #include <string>
 #include <vector>
 
@@ -44,6 +45,8 @@ struct TuneOptions {
                                           // 0 on a CPU device (builds would disturb timings)
   double timeout_seconds = 20;            // a single call slower than this is excluded
   bool small_space = false;               // the enumerable subspace (for comparing strategies)
+  std::map<std::string, int> start;       // kernel parameters of the start point, over the
+                                          // device's defaults (ignored if it is not in the space)
   uint64_t seed = 1;
   std::filesystem::path log;              // JSON-lines log; "" : next to the profile
   bool save = true;                       // write the profile to the profile directory

@@ -9,11 +9,36 @@ namespace {
 int a_t(int layout) { return layout == 2 ? 1 : 0; }
 int b_t(int layout) { return layout == 1 ? 1 : 0; }
 
+// A parameter's value, or the kernel's default where the space leaves it out.
+int get(const std::map<std::string, int>& v, const char* name, int fallback) {
+  auto it = v.find(name);
+  return it == v.end() ? fallback : it->second;
+}
+
 void add_constraints(Space& s, const DeviceLimits& limits, bool fp64) {
   const uint64_t elem = fp64 ? 8 : 4;
-  const int register_limit = limits.is_gpu ? 128 : 256;
+  const int register_limit = limits.is_gpu ? 200 : 256;
   using V = std::map<std::string, int>;
   s.constraints = {
+      {"KERNEL 0 has no VWM, VWN or DB",
+       [](const V& v) {
+         return get(v, "KERNEL", 0) == 1 ||
+                (get(v, "VWM", 1) == 1 && get(v, "VWN", 1) == 1 && get(v, "DB", 0) == 0);
+       }},
+      {"KERNEL 1 always stages both tiles (SA, SB, STRIDED unused)",
+       [](const V& v) {
+         return get(v, "KERNEL", 0) == 0 ||
+                (v.at("SA") == 1 && v.at("SB") == 1 && v.at("STRIDED") == 1);
+       }},
+      {"KERNEL 1's tiling divides evenly",
+       [](const V& v) {
+         if (get(v, "KERNEL", 0) == 0) return true;
+         const int mwg = v.at("MWG"), nwg = v.at("NWG"), kwg = v.at("KWG"), vw = v.at("VW");
+         const int loads = v.at("MDIMC") * v.at("NDIMC") * vw;
+         return mwg % (v.at("MDIMC") * get(v, "VWM", 1)) == 0 &&
+                nwg % (v.at("NDIMC") * get(v, "VWN", 1)) == 0 && (mwg * kwg) % loads == 0 &&
+                (nwg * kwg) % loads == 0 && kwg % vw == 0 && mwg % vw == 0 && nwg % vw == 0;
+       }},
       {"MWG % MDIMC == 0", [](const V& v) { return v.at("MWG") % v.at("MDIMC") == 0; }},
       {"NWG % NDIMC == 0", [](const V& v) { return v.at("NWG") % v.at("NDIMC") == 0; }},
       {"work-group size within the device's limit",
@@ -22,9 +47,12 @@ void add_constraints(Space& s, const DeviceLimits& limits, bool fp64) {
        }},
       {"local memory within the device's",
        [limits, elem](const V& v) {
-         const uint64_t words = static_cast<uint64_t>(v.at("KWG")) *
-                                static_cast<uint64_t>((v.at("SA") ? v.at("MWG") + 1 : 0) +
-                                                      (v.at("SB") ? v.at("NWG") + 1 : 0));
+         const uint64_t kwg = static_cast<uint64_t>(v.at("KWG"));
+         const uint64_t words =
+             get(v, "KERNEL", 0) == 1
+                 ? kwg * static_cast<uint64_t>(v.at("MWG") + v.at("NWG")) * (get(v, "DB", 0) ? 2 : 1)
+                 : kwg * static_cast<uint64_t>((v.at("SA") ? v.at("MWG") + 1 : 0) +
+                                               (v.at("SB") ? v.at("NWG") + 1 : 0));
          return words * elem <= limits.local_mem_bytes;
        }},
       {"registers per work-item within the limit",
@@ -32,6 +60,7 @@ void add_constraints(Space& s, const DeviceLimits& limits, bool fp64) {
       {"vector loads fit the staged tiles",
        [](const V& v) {
          const int vw = v.at("VW");
+         if (get(v, "KERNEL", 0) == 1) return true;  // checked above
          if (v.at("SA") == 0 && v.at("SB") == 0) return vw == 1;  // VW only stages tiles
          const int a_side = a_t(v.at("LAYOUT")) ? v.at("MWG") : v.at("KWG");
          const int b_side = b_t(v.at("LAYOUT")) ? v.at("KWG") : v.at("NWG");
@@ -70,7 +99,12 @@ void set_start(Space& s, const std::map<std::string, int>& start) {
 
 int estimated_registers(const std::map<std::string, int>& v, bool fp64) {
   const int mwi = v.at("MWG") / v.at("MDIMC"), nwi = v.at("NWG") / v.at("NDIMC");
-  return (mwi * nwi + mwi + nwi) * (fp64 ? 2 : 1);
+  int prefetch = 0;
+  if (get(v, "KERNEL", 0) == 1) {
+    const int group = v.at("MDIMC") * v.at("NDIMC");
+    prefetch = (v.at("MWG") + v.at("NWG")) * v.at("KWG") / group;  // elements staged per work-item
+  }
+  return (mwi * nwi + mwi + nwi + prefetch) * (fp64 ? 2 : 1);
 }
 
 Space gemm_space(const DeviceLimits& limits, bool fp64, const std::map<std::string, int>& start) {
@@ -87,7 +121,12 @@ Space gemm_space(const DeviceLimits& limits, bool fp64, const std::map<std::stri
       {"SB", {0, 1}, 1},
       {"STRIDED", {0, 1}, 1},
       {"LAYOUT", {0, 1, 2}, 1},
+      {"KERNEL", {0, 1}, 0},
+      {"VWM", {1, 2, 4, 8}, 0},
+      {"VWN", {1, 2, 4, 8}, 0},
+      {"DB", {0, 1}, 1},
   };
+  if (limits.nv_compiler_options) s.parameters.push_back({"NV_MAXRREG", {0, 96, 128, 168, 255}, 1});
   add_constraints(s, limits, fp64);
   set_start(s, start);
   return s;

@@ -15,6 +15,7 @@ struct DeviceLimits {
   uint64_t max_work_group = 256;
   uint64_t local_mem_bytes = 32768;
   bool is_gpu = true;
+  bool nv_compiler_options = false;  // NVIDIA: the register cap NV_MAXRREG is searched too
 };
 
 // The full family: tile and work-group shapes (group 0), and K step, unroll, vector width, local
@@ -29,7 +30,8 @@ Space small_gemm_space(const DeviceLimits& limits, bool fp64);
 std::map<std::string, int> kernel_params(const Space& space, const Point& p);
 
 // Registers per work-item the estimate gives (32-bit registers): accumulators plus one column of
-// A and one row of B, doubled for fp64. RaijinCL pruned above 128.
+// A and one row of B (and KERNEL 1's prefetched tile elements), doubled for fp64. RaijinCL
+// pruned above 128; NVIDIA allows 255, which large fp64 tiles need.
 int estimated_registers(const std::map<std::string, int>& values, bool fp64);
 
 }  // namespace tandem::tuner
