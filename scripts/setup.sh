@@ -10,6 +10,7 @@ packages=(
   libgtest-dev libgmock-dev libbenchmark-dev
   libblas-test libblas3 python3-numpy
   nlohmann-json3-dev libcli11-dev
+  libclblast-dev  # bench only (bench/vs_clblast): never linked into the library
 )
 
 missing=()

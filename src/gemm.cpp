@@ -29,6 +29,7 @@ const char* to_string(Report::Buffer b) {
     case Report::Buffer::None: return "none";
     case Report::Buffer::ZeroCopy: return "zero-copy";
     case Report::Buffer::Copy: return "copy";
+    case Report::Buffer::Pinned: return "pinned";
   }
   return "?";
 }

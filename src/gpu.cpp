@@ -172,6 +172,10 @@ bool read_transposed(const Params& params, const char* name, bool caller) {
 }
 
 std::atomic<bool> g_assume_discrete{false};
+// Copies smaller than this (A, B and C together) run as one chunk: overlapping them would not pay.
+std::atomic<size_t> g_overlap_from{size_t{16} << 20};
+// tandem_malloc pins blocks of at least this many bytes on a discrete device.
+std::atomic<size_t> g_pinned_from{size_t{1} << 20};
 
 struct Program {
   std::once_flag built;
@@ -189,6 +193,7 @@ struct Staging {
   cl::Buffer pinned, device;
   void* mapped = nullptr;
   size_t bytes = 0;
+  bool host = true;  // false: a device buffer alone, for operands copied from pinned memory
 };
 
 class Device {
@@ -213,12 +218,14 @@ class Device {
   // Staging of at least `bytes`, reused across calls: allocating and pinning it anew each call
   // cost more than the kernel on the H100 host (docs/PERFORMANCE.md). The smallest idle one that
   // fits, else a new one.
-  std::unique_ptr<Staging> take_staging(size_t bytes) {
+  std::unique_ptr<Staging> take_staging(size_t bytes, bool with_host = true) {
     {
       std::lock_guard<std::mutex> lock(mutex_);
       auto best = idle_.end();
       for (auto it = idle_.begin(); it != idle_.end(); ++it)
-        if ((*it)->bytes >= bytes && (best == idle_.end() || (*it)->bytes < (*best)->bytes)) best = it;
+        if ((*it)->host == with_host && (*it)->bytes >= bytes &&
+            (best == idle_.end() || (*it)->bytes < (*best)->bytes))
+          best = it;
       // A buffer more than twice the need would tie up memory another call could use.
       if (best != idle_.end() && (*best)->bytes <= 2 * bytes + (1u << 20)) {
         auto st = std::move(*best);
@@ -229,10 +236,13 @@ class Device {
     }
     auto st = std::make_unique<Staging>();
     st->bytes = (bytes + (1u << 20) - 1) / (1u << 20) * (1u << 20);  // whole MiB, to reuse well
-    st->pinned = cl::Buffer(context_, CL_MEM_READ_WRITE | CL_MEM_ALLOC_HOST_PTR, st->bytes);
+    st->host = with_host;
     st->device = cl::Buffer(context_, CL_MEM_READ_WRITE, st->bytes);
-    cl::CommandQueue q(context_, device_);
-    st->mapped = q.enqueueMapBuffer(st->pinned, CL_TRUE, CL_MAP_READ | CL_MAP_WRITE, 0, st->bytes);
+    if (with_host) {
+      st->pinned = cl::Buffer(context_, CL_MEM_READ_WRITE | CL_MEM_ALLOC_HOST_PTR, st->bytes);
+      cl::CommandQueue q(context_, device_);
+      st->mapped = q.enqueueMapBuffer(st->pinned, CL_TRUE, CL_MAP_READ | CL_MAP_WRITE, 0, st->bytes);
+    }
     return st;
   }
 
@@ -365,6 +375,87 @@ const DeviceInfo& info(const Device& device) { return device.info(); }
 
 void set_assume_discrete(bool on) { g_assume_discrete.store(on); }
 
+void set_overlap_from(size_t bytes) { g_overlap_from.store(bytes); }
+size_t pinned_from() { return g_pinned_from.load(); }
+void set_pinned_from(size_t bytes) { g_pinned_from.store(bytes); }
+
+bool is_discrete(const Device& device) {
+  return !device.info().unified_memory || g_assume_discrete.load();
+}
+
+namespace {
+
+// Pinned allocations handed out by pinned_alloc, by the address the caller got.
+struct PinnedBlock {
+  uintptr_t end = 0;
+  std::shared_ptr<Device> device;
+  cl::Buffer buffer;
+  void* mapped = nullptr;
+};
+
+std::mutex& pinned_mutex() {
+  static std::mutex& m = *new std::mutex;  // never destroyed, like the device cache
+  return m;
+}
+
+std::map<uintptr_t, PinnedBlock>& pinned_blocks() {
+  static auto& blocks = *new std::map<uintptr_t, PinnedBlock>;
+  return blocks;
+}
+
+// Whether [p, p + bytes) lies inside one pinned block of `device`.
+bool in_pinned_block(const Device& device, const void* p, size_t bytes) {
+  const auto begin = reinterpret_cast<uintptr_t>(p);
+  std::lock_guard<std::mutex> lock(pinned_mutex());
+  auto& blocks = pinned_blocks();
+  auto it = blocks.upper_bound(begin);
+  if (it == blocks.begin()) return false;
+  --it;
+  return it->second.device.get() == &device && begin + bytes <= it->second.end;
+}
+
+}  // namespace
+
+void* pinned_alloc(const std::shared_ptr<Device>& device, size_t bytes) {
+  constexpr size_t kPage = 4096;
+  if (bytes == 0 || bytes > SIZE_MAX - 2 * kPage) return nullptr;
+  try {
+    PinnedBlock block;
+    block.device = device;
+    const size_t size = (bytes + kPage - 1) / kPage * kPage + kPage;  // room to page-align
+    block.buffer = cl::Buffer(device->context(), CL_MEM_READ_WRITE | CL_MEM_ALLOC_HOST_PTR, size);
+    cl::CommandQueue q(device->context(), device->device());
+    block.mapped = q.enqueueMapBuffer(block.buffer, CL_TRUE, CL_MAP_READ | CL_MAP_WRITE, 0, size);
+    const uintptr_t base = reinterpret_cast<uintptr_t>(block.mapped);
+    const uintptr_t aligned = (base + kPage - 1) / kPage * kPage;
+    block.end = aligned + bytes;
+    std::lock_guard<std::mutex> lock(pinned_mutex());
+    pinned_blocks().emplace(aligned, std::move(block));
+    return reinterpret_cast<void*>(aligned);
+  } catch (const cl::Error&) {
+    return nullptr;  // the caller falls back to ordinary memory
+  }
+}
+
+bool pinned_free(void* p) {
+  PinnedBlock block;
+  {
+    std::lock_guard<std::mutex> lock(pinned_mutex());
+    auto it = pinned_blocks().find(reinterpret_cast<uintptr_t>(p));
+    if (it == pinned_blocks().end()) return false;
+    block = std::move(it->second);
+    pinned_blocks().erase(it);
+  }
+  try {
+    cl::CommandQueue q(block.device->context(), block.device->device());
+    q.enqueueUnmapMemObject(block.buffer, block.mapped);
+    q.finish();
+  } catch (const cl::Error&) {
+    // Released with the buffer below either way.
+  }
+  return true;
+}
+
 uint64_t local_bytes(const Params& p, uint64_t elem) {
   const auto at = [&](const char* name) { return static_cast<uint64_t>(p.at(name)); };
   if (p.count("KERNEL") && p.at("KERNEL") == 1)
@@ -429,6 +520,42 @@ int64_t row_tile(const Params& params) {
 
 namespace {
 
+// One operand as the kernel sees it: buffer, element offset and leading dimension.
+struct KernelOperand {
+  const cl::Buffer* buffer;
+  int64_t offset, ld;
+};
+
+// Sets the gemm kernel's arguments, indices 32- or 64-bit as the program was built.
+template <class T>
+void set_gemm_args(cl::Kernel& kernel, bool long_index, int64_t m, int64_t n, int64_t k, T alpha,
+                   const KernelOperand& a, const KernelOperand& b, T beta, const KernelOperand& c) {
+  int arg = 0;
+  auto index = [&](int64_t v) {
+    if (long_index)
+      kernel.setArg(arg++, static_cast<cl_long>(v));
+    else
+      kernel.setArg(arg++, static_cast<cl_int>(v));
+  };
+  index(m);
+  index(n);
+  index(k);
+  kernel.setArg(arg++, alpha);
+  for (const KernelOperand* op : {&a, &b, &c}) {
+    if (op == &c) kernel.setArg(arg++, beta);
+    kernel.setArg(arg++, *op->buffer);
+    index(op->offset);
+    index(op->ld);
+  }
+}
+
+// How long a command ran on the device, from its profiling event.
+double ran_for(const cl::Event& e) {
+  return static_cast<double>(e.getProfilingInfo<CL_PROFILING_COMMAND_END>() -
+                             e.getProfilingInfo<CL_PROFILING_COMMAND_START>()) *
+         1e-9;
+}
+
 // The bytes a stored block occupies, for overlap tests.
 struct Range {
   uintptr_t begin = 0, end = 0;
@@ -472,14 +599,16 @@ void pack(const T* src, int64_t rows, int64_t cols, int64_t ld, T* dst) {
 }
 
 // dst (cols x rows, tight) = the transpose of src (rows x cols, leading dimension ld), in blocks
-// so both sides stay in cache.
+// so both sides stay in cache; columns of src (rows of dst) are shared among the cores.
 template <class T>
 void pack_transposed(const T* src, int64_t rows, int64_t cols, int64_t ld, T* dst) {
   constexpr int64_t kBlock = 32;
-  for (int64_t r0 = 0; r0 < rows; r0 += kBlock)
-    for (int64_t c0 = 0; c0 < cols; c0 += kBlock)
-      for (int64_t r = r0; r < std::min(rows, r0 + kBlock); ++r)
-        for (int64_t c = c0; c < std::min(cols, c0 + kBlock); ++c) dst[c * rows + r] = src[r * ld + c];
+  over_rows(cols, static_cast<size_t>(rows * cols) * sizeof(T), [&](int64_t c_begin, int64_t c_end) {
+    for (int64_t r0 = 0; r0 < rows; r0 += kBlock)
+      for (int64_t c0 = c_begin; c0 < c_end; c0 += kBlock)
+        for (int64_t r = r0; r < std::min(rows, r0 + kBlock); ++r)
+          for (int64_t c = c0; c < std::min(c_end, c0 + kBlock); ++c) dst[c * rows + r] = src[r * ld + c];
+  });
 }
 
 template <class T>
@@ -547,6 +676,10 @@ class InFlightImpl final : public InFlight {
     const int64_t b_rows = s.trans_b ? s.n : s.k, b_cols = s.trans_b ? s.k : s.n;
     const bool ka = read_transposed(params, "A_T", s.trans_a);
     const bool kb = read_transposed(params, "B_T", s.trans_b);
+    if (!unified_) {
+      start_discrete(params, ka, kb);
+      return;
+    }
     // OpenCL leaves commands on USE_HOST_PTR buffers with overlapping host regions undefined
     // (A @ A, or blocks of one array), so an operand overlapping one already in place is copied.
     // C is in place only when its rows leave no gaps (ldc == n): a runtime that shadows host
@@ -577,27 +710,8 @@ class InFlightImpl final : public InFlight {
     const std::string defines = defines_for(std::is_same_v<T, double>, ka, kb, long_index, params);
     cl::Kernel kernel(dev.program(defines, build_options(di, params)), "gemm");
 
-    int arg = 0;
-    auto index = [&](int64_t v) {
-      if (long_index)
-        kernel.setArg(arg++, static_cast<cl_long>(v));
-      else
-        kernel.setArg(arg++, static_cast<cl_int>(v));
-    };
-    index(s.m);
-    index(s.n);
-    index(s.k);
-    kernel.setArg(arg++, s.alpha);
-    kernel.setArg(arg++, a_.kernel_buffer());
-    index(0);
-    index(a_.ld);
-    kernel.setArg(arg++, b_.kernel_buffer());
-    index(0);
-    index(b_.ld);
-    kernel.setArg(arg++, s.beta);
-    kernel.setArg(arg++, c_.kernel_buffer());
-    index(0);
-    index(c_.ld);
+    set_gemm_args(kernel, long_index, s.m, s.n, s.k, s.alpha, {&a_.kernel_buffer(), 0, a_.ld},
+                  {&b_.kernel_buffer(), 0, b_.ld}, s.beta, {&c_.kernel_buffer(), 0, c_.ld});
 
     const auto groups = [](int64_t extent, int tile) { return (extent + tile - 1) / tile; };
     const size_t gx = static_cast<size_t>(groups(s.n, params.at("NWG")) * params.at("NDIMC"));
@@ -629,7 +743,8 @@ class InFlightImpl final : public InFlight {
   // After a failure once the kernel was enqueued: let the device finish before C is reused.
   bool drain() noexcept {
     try {
-      if (queue_() != nullptr) queue_.finish();
+      for (cl::CommandQueue* q : {&in_q_, &queue_, &out_q_})
+        if ((*q)() != nullptr) q->finish();
       return true;
     } catch (...) {
       return false;
@@ -639,13 +754,20 @@ class InFlightImpl final : public InFlight {
   // Whether the caller's C may have been written (in place by the kernel, or by unpacking).
   bool c_written() const { return c_written_; }
 
-  void flush() override { queue_.flush(); }
+  void flush() override {
+    for (cl::CommandQueue* q : {&in_q_, &queue_, &out_q_})
+      if ((*q)() != nullptr) q->flush();
+  }
 
   bool submitted() override {
     return kernel_event_.getInfo<CL_EVENT_COMMAND_EXECUTION_STATUS>() <= CL_SUBMITTED;
   }
 
   void wait() override {
+    if (!unified_) {
+      wait_discrete();
+      return;
+    }
     cl::WaitForEvents({last_event_});
     const cl_ulong start = kernel_event_.getProfilingInfo<CL_PROFILING_COMMAND_START>();
     const cl_ulong end = kernel_event_.getProfilingInfo<CL_PROFILING_COMMAND_END>();
@@ -670,6 +792,194 @@ class InFlightImpl final : public InFlight {
   }
 
  private:
+  // ---- discrete devices: C's rows in chunks, copies overlapped with the kernel -----------------
+  //
+  // B goes first (in pieces, so its copy overlaps its packing); then, chunk by chunk, the rows of
+  // A (and of C when beta != 0) that the chunk needs go in on one queue, the chunk's kernel runs
+  // on a second once its inputs are there, and its rows of C come back on a third. Queues are
+  // linked by events, not callbacks, and flushed as they fill, so the device copies and computes
+  // while the host packs the next chunk. Each chunk is a GEMM of its own on tight panels in the
+  // device buffers. An operand in the caller's pinned memory (tandem_malloc) is copied straight
+  // from (and C straight into) the caller's arrays, with no packing.
+  struct Chunk {
+    int64_t r0 = 0, r1 = 0;
+    cl::Event kernel, read;
+  };
+
+  // Rows of C per chunk: enough work-groups per chunk to fill the device several times over, at
+  // most kMaxChunks chunks, and one chunk when the copies are too small to be worth overlapping.
+  static int64_t chunk_rows(const Share<T>& s, const Params& params, const DeviceInfo& di) {
+    constexpr int64_t kMaxChunks = 8;
+    const int64_t mwg = params.at("MWG"), nwg = params.at("NWG");
+    const size_t bytes = static_cast<size_t>(s.m * s.k + s.k * s.n + s.m * s.n) * sizeof(T);
+    if (bytes < g_overlap_from.load()) return s.m;
+    const int64_t groups_n = (s.n + nwg - 1) / nwg;
+    const int64_t fill = 4 * std::max(1, di.compute_units);  // work-groups to fill the device
+    const int64_t min_rows = (fill + groups_n - 1) / groups_n * mwg;
+    int64_t rows = std::max(min_rows, (s.m + kMaxChunks - 1) / kMaxChunks);
+    rows = (rows + mwg - 1) / mwg * mwg;
+    return std::min(rows, s.m);
+  }
+
+  // A rows x cols block at host (leading dimension host_ld) into `buffer` at byte `offset`, tight
+  // (leading dimension cols); a rectangle copy unless the host block is tight too.
+  void write_block(const cl::Buffer& buffer, size_t offset, const T* host, int64_t rows, int64_t cols,
+                   int64_t host_ld, const std::vector<cl::Event>* waits, cl::Event* done) {
+    const size_t row = static_cast<size_t>(cols) * sizeof(T);
+    if (host_ld == cols || rows == 1) {
+      in_q_.enqueueWriteBuffer(buffer, CL_FALSE, offset, row * static_cast<size_t>(rows), host, waits, done);
+      return;
+    }
+    in_q_.enqueueWriteBufferRect(buffer, CL_FALSE, {offset, 0, 0}, {0, 0, 0},
+                                 {row, static_cast<size_t>(rows), 1}, row, 0,
+                                 static_cast<size_t>(host_ld) * sizeof(T), 0, host, waits, done);
+  }
+
+  void start_discrete(const Params& params, bool ka, bool kb) {
+    const Share<T>& s = s_;
+    const DeviceInfo& di = dev_.info();
+    in_q_ = cl::CommandQueue(dev_.context(), dev_.device());
+    out_q_ = cl::CommandQueue(dev_.context(), dev_.device());
+    constexpr size_t e = sizeof(T);
+
+    // The caller's stored operands; "direct" ones are pinned and need no change of layout.
+    const int64_t a_rows = s.trans_a ? s.k : s.m, a_cols = s.trans_a ? s.m : s.k;
+    const int64_t b_rows = s.trans_b ? s.n : s.k, b_cols = s.trans_b ? s.k : s.n;
+    const bool read_c = s.beta != T(0);
+    const bool a_direct = ka == s.trans_a &&
+                          in_pinned_block(dev_, s.a, static_cast<size_t>(span(a_rows, a_cols, s.lda)) * e);
+    const bool b_direct = kb == s.trans_b &&
+                          in_pinned_block(dev_, s.b, static_cast<size_t>(span(b_rows, b_cols, s.ldb)) * e);
+    c_direct_ = in_pinned_block(dev_, s.c, static_cast<size_t>(span(s.m, s.n, s.ldc)) * e);
+    a_path = a_.path = a_direct ? Report::Buffer::Pinned : Report::Buffer::Copy;
+    b_path = b_.path = b_direct ? Report::Buffer::Pinned : Report::Buffer::Copy;
+    c_path = c_.path = c_direct_ ? Report::Buffer::Pinned : Report::Buffer::Copy;
+    const auto take = [&](Operand<T>& op, int64_t elements, bool direct) {
+      op.pooled = dev_.take_staging(std::max<size_t>(static_cast<size_t>(elements) * e, e), !direct);
+      op.device = op.pooled->device;
+      op.mapped = static_cast<T*>(op.pooled->mapped);
+    };
+    take(a_, s.m * s.k, a_direct);
+    take(b_, s.k * s.n, b_direct);
+    take(c_, s.m * s.n, c_direct_);
+    b_.ld = kb ? s.k : s.n;
+    c_.ld = s.n;
+
+    const int64_t step = chunk_rows(s, params, di);
+    for (int64_t r0 = 0; r0 < s.m; r0 += step) chunks_.push_back({r0, std::min(s.m, r0 + step), {}, {}});
+
+    const int64_t tiles = params.at("MWG") + params.at("NWG") + params.at("KWG");
+    const bool long_index =
+        params.at("INDEX_LONG") != 0 ||
+        std::max({s.m * s.k, s.k * s.n, s.m * s.n}) + tiles * std::max({s.m, s.n, s.k, int64_t{1}}) >=
+            (int64_t{1} << 31) - 1;
+    const std::string defines = defines_for(std::is_same_v<T, double>, ka, kb, long_index, params);
+    cl::Kernel kernel(dev_.program(defines, build_options(di, params)), "gemm");
+
+    // B, whole: the caller's pinned array, or packed in pieces each copied as soon as it is ready.
+    std::vector<cl::Event> b_ready;
+    const auto copy_b = [&](const T* host, int64_t rows, int64_t cols, int64_t ld, size_t offset) {
+      b_ready.emplace_back();
+      write_block(b_.device, offset, host, rows, cols, ld, nullptr, &b_ready.back());
+      in_q_.flush();
+    };
+    if (b_direct) {
+      copy_b(s.b, b_rows, b_cols, s.ldb, 0);
+    } else if (kb != s.trans_b) {
+      pack_transposed(s.b, b_rows, b_cols, s.ldb, b_.mapped);
+      copy_b(b_.mapped, b_cols, b_rows, b_rows, 0);
+    } else {
+      const int64_t pieces = std::min<int64_t>(4, static_cast<int64_t>(chunks_.size()));
+      for (int64_t i = 0; i < pieces; ++i) {
+        const int64_t q0 = b_rows * i / pieces, q1 = b_rows * (i + 1) / pieces;
+        if (q1 == q0) continue;
+        pack(s.b + q0 * s.ldb, q1 - q0, b_cols, s.ldb, b_.mapped + q0 * b_cols);
+        copy_b(b_.mapped + q0 * b_cols, q1 - q0, b_cols, b_cols, static_cast<size_t>(q0 * b_cols) * e);
+      }
+    }
+
+    for (Chunk& ch : chunks_) {
+      const int64_t rows = ch.r1 - ch.r0;
+      std::vector<cl::Event> ready = b_ready;
+      // The chunk's panel of op(A), tight at element r0 * k: rows x k (ka = 0) or k x rows (1).
+      const size_t a_offset = static_cast<size_t>(ch.r0 * s.k);
+      const T* a_block = s.trans_a ? s.a + ch.r0 : s.a + ch.r0 * s.lda;  // its stored block
+      const int64_t block_rows = s.trans_a ? s.k : rows, block_cols = s.trans_a ? rows : s.k;
+      ready.emplace_back();
+      if (a_direct) {
+        write_block(a_.device, a_offset * e, a_block, block_rows, block_cols, s.lda, nullptr, &ready.back());
+      } else {
+        T* panel = a_.mapped + a_offset;
+        if (ka == s.trans_a)
+          pack(a_block, block_rows, block_cols, s.lda, panel);
+        else
+          pack_transposed(a_block, block_rows, block_cols, s.lda, panel);
+        in_q_.enqueueWriteBuffer(a_.device, CL_FALSE, a_offset * e, static_cast<size_t>(rows * s.k) * e, panel,
+                                 nullptr, &ready.back());
+      }
+      // Its rows of C, when beta makes the kernel read them.
+      const size_t c_offset = static_cast<size_t>(ch.r0 * s.n);
+      if (read_c) {
+        ready.emplace_back();
+        if (c_direct_) {
+          write_block(c_.device, c_offset * e, s.c + ch.r0 * s.ldc, rows, s.n, s.ldc, nullptr, &ready.back());
+        } else {
+          pack(static_cast<const T*>(s.c + ch.r0 * s.ldc), rows, s.n, s.ldc, c_.mapped + c_offset);
+          in_q_.enqueueWriteBuffer(c_.device, CL_FALSE, c_offset * e, static_cast<size_t>(rows * s.n) * e,
+                                   c_.mapped + c_offset, nullptr, &ready.back());
+        }
+      }
+      in_q_.flush();
+
+      set_gemm_args(kernel, long_index, rows, s.n, s.k, s.alpha,
+                    {&a_.device, static_cast<int64_t>(a_offset), ka ? rows : s.k}, {&b_.device, 0, b_.ld},
+                    s.beta, {&c_.device, static_cast<int64_t>(c_offset), s.n});
+      const auto groups = [](int64_t extent, int tile) { return (extent + tile - 1) / tile; };
+      const size_t gx = static_cast<size_t>(groups(s.n, params.at("NWG")) * params.at("NDIMC"));
+      const size_t gy = static_cast<size_t>(groups(rows, params.at("MWG")) * params.at("MDIMC"));
+      queue_.enqueueNDRangeKernel(kernel, cl::NullRange, cl::NDRange(gx, gy),
+                                  cl::NDRange(static_cast<size_t>(params.at("NDIMC")),
+                                              static_cast<size_t>(params.at("MDIMC"))),
+                                  &ready, &ch.kernel);
+      kernel_enqueued_ = true;
+      queue_.flush();
+
+      const std::vector<cl::Event> computed{ch.kernel};
+      if (c_direct_) {
+        // Straight into the caller's C: from here on its old values may be gone.
+        c_written_ = true;
+        const size_t row = static_cast<size_t>(s.n) * e;
+        if (s.ldc == s.n || rows == 1)
+          out_q_.enqueueReadBuffer(c_.device, CL_FALSE, c_offset * e, row * static_cast<size_t>(rows),
+                                   s.c + ch.r0 * s.ldc, &computed, &ch.read);
+        else
+          out_q_.enqueueReadBufferRect(c_.device, CL_FALSE, {c_offset * e, 0, 0}, {0, 0, 0},
+                                       {row, static_cast<size_t>(rows), 1}, row, 0,
+                                       static_cast<size_t>(s.ldc) * e, 0, s.c + ch.r0 * s.ldc, &computed,
+                                       &ch.read);
+      } else {
+        out_q_.enqueueReadBuffer(c_.device, CL_FALSE, c_offset * e, static_cast<size_t>(rows * s.n) * e,
+                                 c_.mapped + c_offset, &computed, &ch.read);
+      }
+      out_q_.flush();
+    }
+    kernel_event_ = chunks_.front().kernel;
+    last_event_ = chunks_.back().read;
+  }
+
+  // Chunk by chunk, as each arrives: its rows of C into the caller's array.
+  void wait_discrete() {
+    kernel_seconds = 0;
+    for (const Chunk& ch : chunks_) {
+      cl::WaitForEvents({ch.read});
+      kernel_seconds += ran_for(ch.kernel);
+      if (!c_direct_) {
+        c_written_ = true;
+        unpack(c_.mapped + ch.r0 * s_.n, ch.r1 - ch.r0, s_.n, s_.c + ch.r0 * s_.ldc, s_.ldc);
+      }
+    }
+  }
+
   bool in_place_ok(const void* p) const {
     return unified_ && reinterpret_cast<uintptr_t>(p) % zero_copy_align_ == 0;
   }
@@ -744,7 +1054,10 @@ class InFlightImpl final : public InFlight {
   Share<T> s_;
   bool unified_;
   uintptr_t zero_copy_align_ = 64;
-  cl::CommandQueue queue_;
+  cl::CommandQueue queue_;         // kernels (and, on unified devices, everything)
+  cl::CommandQueue in_q_, out_q_;  // discrete devices: copies in, copies out
+  std::vector<Chunk> chunks_;      // discrete devices
+  bool c_direct_ = false;          // C is copied straight into the caller's pinned memory
   Operand<T> a_, b_, c_;
   void* c_map_ = nullptr;
   cl::Event kernel_event_, last_event_;

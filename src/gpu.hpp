@@ -42,6 +42,25 @@ const DeviceInfo& info(const Device& device);
 // Treat every device as discrete: no zero-copy, operands staged in pinned memory and copied to
 // device buffers. Lets the discrete path be tested on a unified-memory device such as PoCL.
 void set_assume_discrete(bool on);
+// For tests: copies (A, B and C together) of at least `bytes` are split into overlapped chunks
+// (default 16 MiB); 0 chunks every share.
+void set_overlap_from(size_t bytes);
+// tandem_malloc pins blocks of at least pinned_from() bytes on a discrete device (default 1 MiB;
+// settable for tests).
+size_t pinned_from();
+void set_pinned_from(size_t bytes);
+
+// Whether operands are staged and copied for this device (not unified, or set_assume_discrete).
+bool is_discrete(const Device& device);
+
+// Pinned (page-locked) host memory from `device`'s context, page-aligned and mapped for its
+// lifetime: the device copies it at the bus's full speed, straight from and into the caller's
+// arrays with no packing. nullptr if the device cannot give it. tandem_malloc's memory on a
+// discrete device.
+void* pinned_alloc(const std::shared_ptr<Device>& device, size_t bytes);
+// Releases memory from pinned_alloc, after the device is done with it; false if `p` is not such
+// memory (then nothing happens).
+bool pinned_free(void* p);
 
 // Kernel parameters, name -> value: kernels/gemm.cl's macros, plus INDEX_LONG (1 forces 64-bit
 // indexing) and A_T, B_T (the layout the kernel reads each operand in: 0 op(X), 1 op(X)^T,

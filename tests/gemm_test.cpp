@@ -22,6 +22,7 @@ struct StrategyCase {
   bool discrete;  // stage operands as for a discrete GPU (device buffers, copies)
   std::map<std::string, int> kernel_params = {};
   int64_t offset = 0;  // 1: operands one element off alignment, so the unified copy path runs
+  bool pinned = false;  // operands in pinned tandem_malloc memory (discrete path, direct copies)
 };
 
 const StrategyCase kStrategies[] = {
@@ -57,16 +58,32 @@ const StrategyCase kStrategies[] = {
     {"gpu_tiled_TN_discrete", Strategy::Gpu, 1.0, true,
      {{"KERNEL", 1}, {"A_T", 1}, {"B_T", 0}, {"MWG", 16}, {"NWG", 64}, {"KWG", 16}, {"MDIMC", 4},
       {"NDIMC", 8}, {"VWM", 1}, {"VWN", 8}, {"VW", 4}, {"DB", 1}}},
+    // tandem_malloc's pinned memory on a discrete device: copies straight from and into it.
+    {"gpu_pinned", Strategy::Gpu, 1.0, true, {}, 0, true},
+    {"hybrid_pinned_tiled", Strategy::Hybrid, 0.5, true,
+     {{"KERNEL", 1}, {"MWG", 32}, {"NWG", 32}, {"KWG", 8}, {"MDIMC", 8}, {"NDIMC", 8},
+      {"VWM", 2}, {"VWN", 2}, {"VW", 2}, {"DB", 1}}, 0, true},
+    {"gpu_pinned_TN", Strategy::Gpu, 1.0, true, {{"A_T", 1}, {"B_T", 0}}, 0, true},
     {"hybrid_tiled_NT", Strategy::Hybrid, 0.5, false,
      {{"KERNEL", 1}, {"A_T", 0}, {"B_T", 1}, {"MWG", 16}, {"NWG", 16}, {"KWG", 8}, {"MDIMC", 4},
       {"NDIMC", 4}, {"VWM", 2}, {"VWN", 4}, {"VW", 1}, {"DB", 1}, {"KUNROLL", 8}}},
 };
 constexpr int kStrategyCount = static_cast<int>(sizeof(kStrategies) / sizeof(kStrategies[0]));
 
-// Sets the discrete-path switch for one test and clears it after.
+// Sets the discrete-path switch for one test and clears it after. Every discrete share is split
+// into chunks, however small; with `pinned`, tandem_malloc pins every block.
 struct DiscreteScope {
-  explicit DiscreteScope(bool on) { detail::gpu::set_assume_discrete(on); }
-  ~DiscreteScope() { detail::gpu::set_assume_discrete(false); }
+  DiscreteScope(bool on, bool pinned) {
+    detail::gpu::set_assume_discrete(on);
+    detail::gpu::set_overlap_from(on ? 0 : kOverlapFrom);
+    if (pinned) detail::gpu::set_pinned_from(0);
+  }
+  ~DiscreteScope() {
+    detail::gpu::set_assume_discrete(false);
+    detail::gpu::set_overlap_from(kOverlapFrom);
+    detail::gpu::set_pinned_from(kPinnedFrom);
+  }
+  static constexpr size_t kOverlapFrom = size_t{16} << 20, kPinnedFrom = size_t{1} << 20;
 };
 
 struct Size {
@@ -89,6 +106,7 @@ Options options_for(const StrategyCase& s) {
 template <class T>
 void run_case(const StrategyCase& s, Layout layout, Op op_a, Op op_b, const Size& size,
               double alpha, double beta, int64_t pad, uint64_t seed) {
+  DiscreteScope discrete(s.discrete, s.pinned);  // first: tandem_malloc pins under it
   std::mt19937_64 rng(seed);
   const bool ta = op_a != Op::NoTrans, tb = op_b != Op::NoTrans;
   const T sentinel = static_cast<T>(-777.25);
@@ -108,11 +126,20 @@ void run_case(const StrategyCase& s, Layout layout, Op op_a, Op op_b, const Size
        << (tb ? "T" : "N") << " m=" << size.m << " n=" << size.n << " k=" << size.k
        << " alpha=" << alpha << " beta=" << beta << " pad=" << pad;
   Report report;
-  DiscreteScope discrete(s.discrete);
   gemm<T>(layout, op_a, op_b, size.m, size.n, size.k, static_cast<T>(alpha), a.ptr(), a.ld, b.ptr(),
           b.ld, static_cast<T>(beta), c.ptr(), c.ld, options_for(s), &report);
   expect_matches(c, before, ref, size.k, what.str());
   EXPECT_FALSE(report.fell_back) << what.str() << ": " << report.fallback_reason;
+  if (s.pinned && report.gpu_rows > 0 && size.k > 0 && alpha != 0) {
+    // A is copied straight from the caller's memory when the kernel reads it as stored (its
+    // A_T is -1, or the caller's layout); C always is.
+    const bool a_as_stored = report.kernel.find("A_T=-1") != std::string::npos ||
+                             report.kernel.find(ta ? "A_T=1" : "A_T=0") != std::string::npos;
+    if (a_as_stored && layout == Layout::RowMajor) {
+      EXPECT_EQ(report.a, Report::Buffer::Pinned) << what.str();
+    }
+    EXPECT_EQ(report.c, Report::Buffer::Pinned) << what.str();
+  }
   if (size.m > 0 && size.n > 0 && size.k > 0 && alpha != 0) {
     // Hybrid splits really split: both sides hold rows when 0 < fraction < 1 and m allows.
     const int64_t rows = layout == Layout::RowMajor ? size.m : size.n;
@@ -176,7 +203,7 @@ void nan_rules(const StrategyCase& s) {
   std::vector<T> a(m * k, nan), b(k * n, inf), c(m * n);
   for (size_t i = 0; i < c.size(); ++i) c[i] = static_cast<T>(i % 7) - T(3);
   const Options o = options_for(s);
-  DiscreteScope discrete(s.discrete);
+  DiscreteScope discrete(s.discrete, false);
 
   // alpha = 0, beta = 2: C doubles, whatever A and B hold.
   auto c1 = c;

@@ -47,8 +47,11 @@ int tandem_dgemm(int layout, int trans_a, int trans_b, int64_t m, int64_t n, int
 const char *tandem_last_error(void);
 
 /* Memory aligned to 4096 bytes and padded to a multiple of 64 bytes: operands that live in it can
- * be used by a unified-memory GPU in place (zero-copy). NULL on failure or when bytes == 0.
- * Free with tandem_free (NULL is accepted). */
+ * be used by a unified-memory GPU in place (zero-copy). When the device tandem uses (TANDEM_DEVICE,
+ * else the first GPU) is a discrete GPU, blocks of 1 MiB and more are pinned (page-locked) host
+ * memory from that device instead, which it copies at the bus's full speed with no packing; the
+ * first such call opens the device. NULL on failure or when bytes == 0. Free with tandem_free
+ * (NULL is accepted). */
 void *tandem_malloc(size_t bytes);
 void tandem_free(void *p);
 

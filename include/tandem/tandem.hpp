@@ -43,7 +43,9 @@ struct Options {
 // What happened in one call. Times are steady-clock nanoseconds since an arbitrary epoch; 0 means
 // the step did not happen.
 struct Report {
-  enum class Buffer { None, ZeroCopy, Copy };
+  // How an operand reached the GPU: in place (zero-copy), packed into staging and copied, or
+  // copied straight from the caller's pinned memory (tandem_malloc on a discrete GPU).
+  enum class Buffer { None, ZeroCopy, Copy, Pinned };
   Strategy strategy = Strategy::Auto;  // the strategy that ran (never Auto)
   bool fell_back = false;              // the GPU failed and the CPU computed its rows
   std::string fallback_reason;
