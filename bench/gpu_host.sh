@@ -5,6 +5,8 @@
 #   bash bench/gpu_host.sh run [OUT]   # there, from the repo root: unpack, run tests and demo
 #   bash bench/gpu_host.sh tune [OUT]  # there: co-tune both precisions, export the profile
 #   bash bench/gpu_host.sh compare [OUT]  # there: tandem compare, both precisions, 1024 to 8192
+#   bash bench/gpu_host.sh sweep [OUT]    # there: the kernels of bench/kernel_candidates.txt,
+#                                         # GPU alone at SWEEP_SIZE (4096), kernel rate and check
 set -euo pipefail
 cd "$(dirname "$0")/.."
 programs=(build/tests/gemm_test build/tests/executor_test build/tests/api_test
@@ -54,7 +56,8 @@ case "${1:-}" in
     tandem gemm --precision d --m 4096 --n 4096 --k 4096 --strategy cpu --reps 3 > /dev/null
     tandem tune --precision "${TANDEM_TUNE_PRECISION:-both}" --budget-evals "${TANDEM_TUNE_EVALS:-40}" \
       --budget-seconds "${TANDEM_TUNE_SECONDS:-420}" --sizes "${TANDEM_TUNE_SIZES:-1024,2048,4096}" \
-      --kernel-size "${TANDEM_TUNE_KERNEL_SIZE:-2048}" 2> "$out/tune-progress.txt" | tee "$out/tune.txt"
+      --kernel-size "${TANDEM_TUNE_KERNEL_SIZE:-2048}" ${TANDEM_TUNE_START:+--start "$TANDEM_TUNE_START"} \
+      ${TANDEM_TUNE_START_D:+--start-d "$TANDEM_TUNE_START_D"} 2> "$out/tune-progress.txt" | tee "$out/tune.txt"
     tandem profile export "$out/profile.json"
     cp "$TANDEM_PROFILE_DIR"/tune-*.jsonl "$out/tune-log.jsonl"
     for p in s d; do
@@ -76,8 +79,25 @@ case "${1:-}" in
     tandem compare --precision both --sizes "${TANDEM_COMPARE_SIZES:-1024:8192:x2}" --reps 5 \
       --csv "$out/compare.csv" --json "$out/compare.json" --plot "$out/compare.svg" | tee "$out/compare.txt"
     ;;
+  sweep)
+    out=${2:-${OUT:-/tmp/tandem-out}}
+    mkdir -p "$out"
+    unpack
+    size=${SWEEP_SIZE:-4096}
+    tandem gemm --m "$size" --n "$size" --k "$size" --strategy gpu --reps 3 > /dev/null  # warm-up
+    while read -r prec kernel; do
+      case "$prec" in ''|'#'*) continue ;; esac
+      args=(gemm --precision "$prec" --m "$size" --n "$size" --k "$size" --strategy gpu --reps "${SWEEP_REPS:-5}" --json)
+      [ "$kernel" = "-" ] || args+=(--kernel "$kernel")
+      if r=$(tandem "${args[@]}" 2>>"$out/sweep-stderr.txt"); then
+        python3 -c 'import json,sys; j=json.loads(sys.argv[1]); print("%s %8.0f kernel %8.0f call  ok=%s fell_back=%s  %s" % (sys.argv[2], j["kernel_gflops"], j["gflops"], j["ok"], j["fell_back"], j["kernel"]))' "$r" "$prec"
+      else
+        echo "$prec FAILED $kernel: $(tail -c 300 "$out/sweep-stderr.txt")"
+      fi
+    done < bench/kernel_candidates.txt | tee "$out/sweep-$size.txt"
+    ;;
   *)
-    echo "usage: $0 pack | run [OUT] | tune [OUT] | compare [OUT]" >&2
+    echo "usage: $0 pack | run [OUT] | tune [OUT] | compare [OUT] | sweep [OUT]" >&2
     exit 2
     ;;
 esac

@@ -68,6 +68,9 @@
 #ifndef VWN
   #define VWN 1       // KERNEL 1: its columns in vectors of VWN consecutive columns
 #endif
+#ifndef AK
+  #define AK 0        // KERNEL 1, A stored as op(A): 1 loads its tile k-fastest (whole rows of
+#endif                // the tile per few work-items, coalesced), 0 m-fastest (no bank conflicts)
 #ifndef DB
   #define DB 0        // KERNEL 1: 1 double-buffers the local tiles, the next one prefetched
 #endif                // into registers while the current one is used (one barrier per K step)
@@ -122,6 +125,24 @@ real load_b(const __global real* b, idx_t ldb, idx_t K, idx_t N, idx_t k, idx_t 
 #else
   return b[n * ldb + k];
 #endif
+}
+
+// ---- transpose: dst (cols x rows) = src (rows x cols)^T, for operands a kernel reads in the other
+// layout; a discrete device transposes its own copy instead of the host packing it transposed.
+// 16 x 16 work-groups through a padded local tile, so reads and writes are both coalesced.
+#define TILE_T 16
+__kernel __attribute__((reqd_work_group_size(TILE_T, TILE_T, 1)))
+void transpose(const idx_t rows, const idx_t cols, const __global real* restrict src,
+               const idx_t src_offset, const idx_t ld_src, __global real* restrict dst,
+               const idx_t dst_offset, const idx_t ld_dst) {
+  __local real tile[TILE_T][TILE_T + 1];
+  const int tx = get_local_id(0), ty = get_local_id(1);
+  const idx_t c0 = (idx_t)get_group_id(0) * TILE_T, r0 = (idx_t)get_group_id(1) * TILE_T;
+  src += src_offset;
+  dst += dst_offset;
+  if (r0 + ty < rows && c0 + tx < cols) tile[ty][tx] = src[(r0 + ty) * ld_src + c0 + tx];
+  barrier(CLK_LOCAL_MEM_FENCE);
+  if (c0 + ty < cols && r0 + tx < rows) dst[(c0 + ty) * ld_dst + r0 + tx] = tile[tx][ty];
 }
 
 #if KERNEL == 0
@@ -359,7 +380,11 @@ void fetch_a(realV* ra, const __global real* a, idx_t lda, idx_t M, idx_t K, idx
   for (int t = 0; t < LOADS_A; ++t) {
     const int v = lid + t * WGS;
 #if TRANS_A == 0
+#if AK
+    const int m = v / (KWG / VW), k = (v % (KWG / VW)) * VW;
+#else
     const int m = v % MWG, k = (v / MWG) * VW;
+#endif
     if (fast) {
       ra[t] = *(const __global realV*)(a + (m0 + m) * lda + k0 + k);
     } else {
@@ -380,7 +405,11 @@ void store_a(__local real* als, const realV* ra, int lid) {
   for (int t = 0; t < LOADS_A; ++t) {
     const int v = lid + t * WGS;
 #if TRANS_A == 0
+#if AK
+    const int m = v / (KWG / VW), k = (v % (KWG / VW)) * VW;
+#else
     const int m = v % MWG, k = (v / MWG) * VW;
+#endif
     for (int e = 0; e < VW; ++e) als[(k + e) * MWG + m] = GET_LANE(ra[t], e);
 #else
     const int k = v / (MWG / VW), m = (v % (MWG / VW)) * VW;

@@ -132,12 +132,12 @@ const Params& defaults_for(const DeviceInfo& info) {
                           {"NDIMC", 16}, {"KUNROLL", 4},  {"VW", 4},   {"SA", 1},
                           {"SB", 1},     {"STRIDED", 1},  {"INDEX_LONG", 0},
                           {"A_T", -1},   {"B_T", -1},     {"KERNEL", 0}, {"VWM", 1},
-                          {"VWN", 1},    {"DB", 0},       {"NV_MAXRREG", 0}};
+                          {"VWN", 1},    {"DB", 0},       {"NV_MAXRREG", 0}, {"AK", 0}};
   static const Params cpu{{"MWG", 64},   {"NWG", 64},     {"KWG", 16}, {"MDIMC", 4},
                           {"NDIMC", 8},  {"KUNROLL", 4},  {"VW", 4},   {"SA", 1},
                           {"SB", 1},     {"STRIDED", 1},  {"INDEX_LONG", 0},
                           {"A_T", -1},   {"B_T", -1},     {"KERNEL", 0}, {"VWM", 1},
-                          {"VWN", 1},    {"DB", 0},       {"NV_MAXRREG", 0}};
+                          {"VWN", 1},    {"DB", 0},       {"NV_MAXRREG", 0}, {"AK", 0}};
   return info.is_gpu ? gpu : cpu;
 }
 
@@ -520,6 +520,14 @@ int64_t row_tile(const Params& params) {
 
 namespace {
 
+// Sets argument `arg` (then the next) to an index, 32- or 64-bit as the program was built.
+void set_index(cl::Kernel& kernel, int& arg, bool long_index, int64_t v) {
+  if (long_index)
+    kernel.setArg(arg++, static_cast<cl_long>(v));
+  else
+    kernel.setArg(arg++, static_cast<cl_int>(v));
+}
+
 // One operand as the kernel sees it: buffer, element offset and leading dimension.
 struct KernelOperand {
   const cl::Buffer* buffer;
@@ -531,12 +539,7 @@ template <class T>
 void set_gemm_args(cl::Kernel& kernel, bool long_index, int64_t m, int64_t n, int64_t k, T alpha,
                    const KernelOperand& a, const KernelOperand& b, T beta, const KernelOperand& c) {
   int arg = 0;
-  auto index = [&](int64_t v) {
-    if (long_index)
-      kernel.setArg(arg++, static_cast<cl_long>(v));
-    else
-      kernel.setArg(arg++, static_cast<cl_int>(v));
-  };
+  auto index = [&](int64_t v) { set_index(kernel, arg, long_index, v); };
   index(m);
   index(n);
   index(k);
@@ -547,6 +550,22 @@ void set_gemm_args(cl::Kernel& kernel, bool long_index, int64_t m, int64_t n, in
     index(op->offset);
     index(op->ld);
   }
+}
+
+// The transpose kernel's arguments: dst (cols x rows) = src (rows x cols)^T, both tight at `offset`
+// elements of their buffers.
+void set_transpose_args(cl::Kernel& kernel, bool long_index, int64_t rows, int64_t cols,
+                        const cl::Buffer& src, int64_t src_offset, const cl::Buffer& dst, int64_t dst_offset) {
+  int arg = 0;
+  auto index = [&](int64_t v) { set_index(kernel, arg, long_index, v); };
+  index(rows);
+  index(cols);
+  kernel.setArg(arg++, src);
+  index(src_offset);
+  index(cols);
+  kernel.setArg(arg++, dst);
+  index(dst_offset);
+  index(rows);
 }
 
 // How long a command ran on the device, from its profiling event.
@@ -656,6 +675,8 @@ class InFlightImpl final : public InFlight {
     if (!drain()) return;
     for (Operand<T>* op : {&a_, &b_, &c_})
       if (op->pooled) dev_.give_staging(std::move(op->pooled));
+    for (auto* raw : {&a_raw_, &b_raw_})
+      if (*raw) dev_.give_staging(std::move(*raw));
   }
   InFlightImpl(const InFlightImpl&) = delete;
   InFlightImpl& operator=(const InFlightImpl&) = delete;
@@ -846,10 +867,11 @@ class InFlightImpl final : public InFlight {
     const int64_t a_rows = s.trans_a ? s.k : s.m, a_cols = s.trans_a ? s.m : s.k;
     const int64_t b_rows = s.trans_b ? s.n : s.k, b_cols = s.trans_b ? s.k : s.n;
     const bool read_c = s.beta != T(0);
-    const bool a_direct = ka == s.trans_a &&
-                          in_pinned_block(dev_, s.a, static_cast<size_t>(span(a_rows, a_cols, s.lda)) * e);
-    const bool b_direct = kb == s.trans_b &&
-                          in_pinned_block(dev_, s.b, static_cast<size_t>(span(b_rows, b_cols, s.ldb)) * e);
+    // An operand the kernel reads in the other layout goes to the device as stored, into
+    // scratch, and the device transposes it (a host-side transposing pack cost more than the
+    // copy on the H100 host).
+    const bool a_direct = in_pinned_block(dev_, s.a, static_cast<size_t>(span(a_rows, a_cols, s.lda)) * e);
+    const bool b_direct = in_pinned_block(dev_, s.b, static_cast<size_t>(span(b_rows, b_cols, s.ldb)) * e);
     c_direct_ = in_pinned_block(dev_, s.c, static_cast<size_t>(span(s.m, s.n, s.ldc)) * e);
     a_path = a_.path = a_direct ? Report::Buffer::Pinned : Report::Buffer::Copy;
     b_path = b_.path = b_direct ? Report::Buffer::Pinned : Report::Buffer::Copy;
@@ -874,20 +896,36 @@ class InFlightImpl final : public InFlight {
         std::max({s.m * s.k, s.k * s.n, s.m * s.n}) + tiles * std::max({s.m, s.n, s.k, int64_t{1}}) >=
             (int64_t{1} << 31) - 1;
     const std::string defines = defines_for(std::is_same_v<T, double>, ka, kb, long_index, params);
-    cl::Kernel kernel(dev_.program(defines, build_options(di, params)), "gemm");
+    const cl::Program& program = dev_.program(defines, build_options(di, params));
+    cl::Kernel kernel(program, "gemm");
+    cl::Kernel transpose(program, "transpose");
+    if (ka != s.trans_a) a_raw_ = dev_.take_staging(std::max<size_t>(static_cast<size_t>(s.m * s.k) * e, e), false);
+    if (kb != s.trans_b) b_raw_ = dev_.take_staging(std::max<size_t>(static_cast<size_t>(s.k * s.n) * e, e), false);
+    // dst (cols x rows) = src (rows x cols)^T on the device, after `waits`; both tight at `offset`.
+    const auto transpose_on_device = [&](const cl::Buffer& src, const cl::Buffer& dst, int64_t offset,
+                                         int64_t rows, int64_t cols, std::vector<cl::Event>& waits,
+                                         cl::Event* done) {
+      set_transpose_args(transpose, long_index, rows, cols, src, offset, dst, offset);
+      constexpr size_t kTile = 16;
+      const auto up = [](int64_t x) { return static_cast<size_t>((x + kTile - 1) / kTile * kTile); };
+      transposes_.emplace_back();
+      queue_.enqueueNDRangeKernel(transpose, cl::NullRange, cl::NDRange(up(cols), up(rows)),
+                                  cl::NDRange(kTile, kTile), &waits, &transposes_.back());
+      *done = transposes_.back();
+      queue_.flush();
+    };
 
-    // B, whole: the caller's pinned array, or packed in pieces each copied as soon as it is ready.
+    // B, whole: the caller's pinned array, or packed in pieces each copied as soon as it is ready;
+    // transposed on the device if the kernel reads it the other way.
     std::vector<cl::Event> b_ready;
+    const cl::Buffer& b_target = b_raw_ ? b_raw_->device : b_.device;
     const auto copy_b = [&](const T* host, int64_t rows, int64_t cols, int64_t ld, size_t offset) {
       b_ready.emplace_back();
-      write_block(b_.device, offset, host, rows, cols, ld, nullptr, &b_ready.back());
+      write_block(b_target, offset, host, rows, cols, ld, nullptr, &b_ready.back());
       in_q_.flush();
     };
     if (b_direct) {
       copy_b(s.b, b_rows, b_cols, s.ldb, 0);
-    } else if (kb != s.trans_b) {
-      pack_transposed(s.b, b_rows, b_cols, s.ldb, b_.mapped);
-      copy_b(b_.mapped, b_cols, b_rows, b_rows, 0);
     } else {
       const int64_t pieces = std::min<int64_t>(4, static_cast<int64_t>(chunks_.size()));
       for (int64_t i = 0; i < pieces; ++i) {
@@ -897,6 +935,11 @@ class InFlightImpl final : public InFlight {
         copy_b(b_.mapped + q0 * b_cols, q1 - q0, b_cols, b_cols, static_cast<size_t>(q0 * b_cols) * e);
       }
     }
+    if (b_raw_) {
+      cl::Event done;
+      transpose_on_device(b_raw_->device, b_.device, 0, b_rows, b_cols, b_ready, &done);
+      b_ready = {done};
+    }
 
     for (Chunk& ch : chunks_) {
       const int64_t rows = ch.r1 - ch.r0;
@@ -905,17 +948,24 @@ class InFlightImpl final : public InFlight {
       const size_t a_offset = static_cast<size_t>(ch.r0 * s.k);
       const T* a_block = s.trans_a ? s.a + ch.r0 : s.a + ch.r0 * s.lda;  // its stored block
       const int64_t block_rows = s.trans_a ? s.k : rows, block_cols = s.trans_a ? rows : s.k;
-      ready.emplace_back();
+      // As stored, into the kernel's buffer or, to be transposed there, into scratch.
+      const cl::Buffer& a_target = a_raw_ ? a_raw_->device : a_.device;
+      std::vector<cl::Event> a_in(1);
       if (a_direct) {
-        write_block(a_.device, a_offset * e, a_block, block_rows, block_cols, s.lda, nullptr, &ready.back());
+        write_block(a_target, a_offset * e, a_block, block_rows, block_cols, s.lda, nullptr, &a_in[0]);
       } else {
         T* panel = a_.mapped + a_offset;
-        if (ka == s.trans_a)
-          pack(a_block, block_rows, block_cols, s.lda, panel);
-        else
-          pack_transposed(a_block, block_rows, block_cols, s.lda, panel);
-        in_q_.enqueueWriteBuffer(a_.device, CL_FALSE, a_offset * e, static_cast<size_t>(rows * s.k) * e, panel,
-                                 nullptr, &ready.back());
+        pack(a_block, block_rows, block_cols, s.lda, panel);
+        in_q_.enqueueWriteBuffer(a_target, CL_FALSE, a_offset * e, static_cast<size_t>(rows * s.k) * e, panel,
+                                 nullptr, &a_in[0]);
+      }
+      ready.emplace_back();
+      if (a_raw_) {
+        in_q_.flush();
+        transpose_on_device(a_raw_->device, a_.device, static_cast<int64_t>(a_offset), block_rows, block_cols,
+                            a_in, &ready.back());
+      } else {
+        ready.back() = a_in[0];
       }
       // Its rows of C, when beta makes the kernel read them.
       const size_t c_offset = static_cast<size_t>(ch.r0 * s.n);
@@ -970,6 +1020,8 @@ class InFlightImpl final : public InFlight {
   // Chunk by chunk, as each arrives: its rows of C into the caller's array.
   void wait_discrete() {
     kernel_seconds = 0;
+    if (!chunks_.empty()) cl::WaitForEvents({chunks_.back().kernel});
+    for (const cl::Event& t : transposes_) kernel_seconds += ran_for(t);
     for (const Chunk& ch : chunks_) {
       cl::WaitForEvents({ch.read});
       kernel_seconds += ran_for(ch.kernel);
@@ -1057,6 +1109,8 @@ class InFlightImpl final : public InFlight {
   cl::CommandQueue queue_;         // kernels (and, on unified devices, everything)
   cl::CommandQueue in_q_, out_q_;  // discrete devices: copies in, copies out
   std::vector<Chunk> chunks_;      // discrete devices
+  std::vector<cl::Event> transposes_;         // discrete devices: operands transposed there
+  std::unique_ptr<Staging> a_raw_, b_raw_;    // their scratch: as stored, before transposition
   bool c_direct_ = false;          // C is copied straight into the caller's pinned memory
   Operand<T> a_, b_, c_;
   void* c_map_ = nullptr;

@@ -512,6 +512,8 @@ int main(int argc, char** argv) {
   tune->add_flag("--small-space", topt.small_space, "the small, enumerable kernel space");
   std::vector<std::string> tstart;
   tune->add_option("--start", tstart, "start point: kernel parameters NAME=VALUE,...")->delimiter(',');
+  std::vector<std::string> tstart_d;
+  tune->add_option("--start-d", tstart_d, "dgemm's start point, if not --start's")->delimiter(',');
   bool no_save = false;
   tune->add_flag("--no-save", no_save, "do not write the profile");
 
@@ -562,6 +564,7 @@ int main(int argc, char** argv) {
     if (tune->parsed()) {
       topt.log = log;
       topt.start = parse_assignments(tstart, "--start");
+      topt.start_d = parse_assignments(tstart_d, "--start-d");
       topt.save = !no_save;
       return tune_command(topt, tprecision, as_json);
     }

@@ -361,7 +361,8 @@ class Tuner {
     summary.precision = prec;
     DeviceLimits limits{info_.max_work_group, info_.local_mem_bytes, info_.is_gpu,
                         info_.nv_compiler_options};
-    const auto defaults = detail::gpu::resolve_params(*device_, fp64, o_.start);
+    const auto defaults =
+        detail::gpu::resolve_params(*device_, fp64, fp64 && !o_.start_d.empty() ? o_.start_d : o_.start);
     const Space space = o_.small_space ? small_gemm_space(limits, fp64) : gemm_space(limits, fp64, defaults);
 
     // Phase 1: kernels, GPU alone, at the kernel size.

@@ -47,6 +47,7 @@ struct TuneOptions {
   bool small_space = false;               // the enumerable subspace (for comparing strategies)
   std::map<std::string, int> start;       // kernel parameters of the start point, over the
                                           // device's defaults (ignored if it is not in the space)
+  std::map<std::string, int> start_d;     // the same for dgemm, if given (else `start`)
   uint64_t seed = 1;
   std::filesystem::path log;              // JSON-lines log; "" : next to the profile
   bool save = true;                       // write the profile to the profile directory

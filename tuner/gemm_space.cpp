@@ -20,10 +20,10 @@ void add_constraints(Space& s, const DeviceLimits& limits, bool fp64) {
   const int register_limit = limits.is_gpu ? 200 : 256;
   using V = std::map<std::string, int>;
   s.constraints = {
-      {"KERNEL 0 has no VWM, VWN or DB",
+      {"KERNEL 0 has no VWM, VWN, DB or AK",
        [](const V& v) {
-         return get(v, "KERNEL", 0) == 1 ||
-                (get(v, "VWM", 1) == 1 && get(v, "VWN", 1) == 1 && get(v, "DB", 0) == 0);
+         return get(v, "KERNEL", 0) == 1 || (get(v, "VWM", 1) == 1 && get(v, "VWN", 1) == 1 &&
+                                             get(v, "DB", 0) == 0 && get(v, "AK", 0) == 0);
        }},
       {"KERNEL 1 always stages both tiles (SA, SB, STRIDED unused)",
        [](const V& v) {
@@ -125,6 +125,7 @@ Space gemm_space(const DeviceLimits& limits, bool fp64, const std::map<std::stri
       {"VWM", {1, 2, 4, 8}, 0},
       {"VWN", {1, 2, 4, 8}, 0},
       {"DB", {0, 1}, 1},
+      {"AK", {0, 1}, 1},
   };
   if (limits.nv_compiler_options) s.parameters.push_back({"NV_MAXRREG", {0, 96, 128, 168, 255}, 1});
   add_constraints(s, limits, fp64);
