@@ -827,15 +827,15 @@ class InFlightImpl final : public InFlight {
     cl::Event kernel, read;
   };
 
-  // Rows of C per chunk: enough work-groups per chunk to fill the device several times over, at
-  // most kMaxChunks chunks, and one chunk when the copies are too small to be worth overlapping.
+  // Rows of C per chunk: enough work-groups per chunk to give every compute unit one (a chunk of
+  // a 128 x 256 tile at 4096 would otherwise be the whole matrix), at most kMaxChunks chunks, and one chunk when the copies are too small to be worth overlapping.
   static int64_t chunk_rows(const Share<T>& s, const Params& params, const DeviceInfo& di) {
     constexpr int64_t kMaxChunks = 8;
     const int64_t mwg = params.at("MWG"), nwg = params.at("NWG");
     const size_t bytes = static_cast<size_t>(s.m * s.k + s.k * s.n + s.m * s.n) * sizeof(T);
     if (bytes < g_overlap_from.load()) return s.m;
     const int64_t groups_n = (s.n + nwg - 1) / nwg;
-    const int64_t fill = 4 * std::max(1, di.compute_units);  // work-groups to fill the device
+    const int64_t fill = std::max(1, di.compute_units);  // one work-group per compute unit, at least
     const int64_t min_rows = (fill + groups_n - 1) / groups_n * mwg;
     int64_t rows = std::max(min_rows, (s.m + kMaxChunks - 1) / kMaxChunks);
     rows = (rows + mwg - 1) / mwg * mwg;

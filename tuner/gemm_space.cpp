@@ -110,12 +110,12 @@ int estimated_registers(const std::map<std::string, int>& v, bool fp64) {
 Space gemm_space(const DeviceLimits& limits, bool fp64, const std::map<std::string, int>& start) {
   Space s;
   s.parameters = {
-      {"MWG", {16, 32, 64, 128}, 0},
-      {"NWG", {16, 32, 64, 128}, 0},
+      {"MWG", {16, 32, 64, 128, 256}, 0},
+      {"NWG", {16, 32, 64, 128, 256}, 0},
       {"MDIMC", {4, 8, 16, 32}, 0},
       {"NDIMC", {4, 8, 16, 32}, 0},
       {"KWG", {8, 16, 32}, 1},
-      {"KUNROLL", {1, 2, 4, 8}, 1},
+      {"KUNROLL", {1, 2, 4, 8, 16}, 1},
       {"VW", fp64 ? std::vector<int>{1, 2, 4} : std::vector<int>{1, 2, 4, 8}, 1},
       {"SA", {0, 1}, 1},
       {"SB", {0, 1}, 1},
