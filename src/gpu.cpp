@@ -605,16 +605,24 @@ void over_rows(int64_t rows, size_t bytes, const std::function<void(int64_t, int
   });
 }
 
+// dst (leading dimension dst_ld) = the rows x cols block at src (leading dimension src_ld), in
+// parallel for large blocks; one memcpy per block of rows when both sides are tight.
 template <class T>
-void pack(const T* src, int64_t rows, int64_t cols, int64_t ld, T* dst) {
+void copy_rows(const T* src, int64_t src_ld, int64_t rows, int64_t cols, T* dst, int64_t dst_ld) {
   over_rows(rows, static_cast<size_t>(rows * cols) * sizeof(T), [&](int64_t r0, int64_t r1) {
-    if (ld == cols) {
-      std::memcpy(dst + r0 * cols, src + r0 * ld, static_cast<size_t>((r1 - r0) * cols) * sizeof(T));
+    if (src_ld == cols && dst_ld == cols) {
+      std::memcpy(dst + r0 * cols, src + r0 * cols, static_cast<size_t>((r1 - r0) * cols) * sizeof(T));
       return;
     }
     for (int64_t r = r0; r < r1; ++r)
-      std::memcpy(dst + r * cols, src + r * ld, static_cast<size_t>(cols) * sizeof(T));
+      std::memcpy(dst + r * dst_ld, src + r * src_ld, static_cast<size_t>(cols) * sizeof(T));
   });
+}
+
+// Packs a rows x cols block (leading dimension ld) tight into dst.
+template <class T>
+void pack(const T* src, int64_t rows, int64_t cols, int64_t ld, T* dst) {
+  copy_rows(src, ld, rows, cols, dst, cols);
 }
 
 // dst (cols x rows, tight) = the transpose of src (rows x cols, leading dimension ld), in blocks
@@ -630,16 +638,10 @@ void pack_transposed(const T* src, int64_t rows, int64_t cols, int64_t ld, T* ds
   });
 }
 
+// Unpacks a tight rows x cols block into dst (leading dimension ld).
 template <class T>
 void unpack(const T* src, int64_t rows, int64_t cols, T* dst, int64_t ld) {
-  over_rows(rows, static_cast<size_t>(rows * cols) * sizeof(T), [&](int64_t r0, int64_t r1) {
-    if (ld == cols) {
-      std::memcpy(dst + r0 * ld, src + r0 * cols, static_cast<size_t>((r1 - r0) * cols) * sizeof(T));
-      return;
-    }
-    for (int64_t r = r0; r < r1; ++r)
-      std::memcpy(dst + r * ld, src + r * cols, static_cast<size_t>(cols) * sizeof(T));
-  });
+  copy_rows(src, cols, rows, cols, dst, ld);
 }
 
 // One operand on the device: either the caller's memory in place (zero-copy), or a packed copy
@@ -1020,8 +1022,6 @@ class InFlightImpl final : public InFlight {
   // Chunk by chunk, as each arrives: its rows of C into the caller's array.
   void wait_discrete() {
     kernel_seconds = 0;
-    if (!chunks_.empty()) cl::WaitForEvents({chunks_.back().kernel});
-    for (const cl::Event& t : transposes_) kernel_seconds += ran_for(t);
     for (const Chunk& ch : chunks_) {
       cl::WaitForEvents({ch.read});
       kernel_seconds += ran_for(ch.kernel);
@@ -1030,6 +1030,8 @@ class InFlightImpl final : public InFlight {
         unpack(c_.mapped + ch.r0 * s_.n, ch.r1 - ch.r0, s_.n, s_.c + ch.r0 * s_.ldc, s_.ldc);
       }
     }
+    // Transposes ran on the kernels' in-order queue before them, so they are done too.
+    for (const cl::Event& t : transposes_) kernel_seconds += ran_for(t);
   }
 
   bool in_place_ok(const void* p) const {
