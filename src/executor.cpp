@@ -9,6 +9,7 @@
 #include <memory>
 #include <mutex>
 #include <optional>
+#include <thread>
 
 #include "config.hpp"
 #include "cpu_blas.hpp"
@@ -230,22 +231,50 @@ void execute(const Problem<T>& p, const Options& o, Report& r) {
       // A status that cannot be read now surfaces, with its cause, at the wait below.
     }
   }
-  r.t_cpu_start = now_ns();
-  cpu_share(p, mg, p.m - mg, threads);
-  r.t_cpu_end = now_ns();
+  // On a discrete device the calling thread keeps feeding the GPU (packing the rest of its rows,
+  // unpacking C as it lands) on the cores the CPU share leaves free, while the CPU share runs on
+  // a thread of its own; otherwise the CPU share runs here and the GPU is waited for after it.
+  const bool beside = inflight && mg < p.m && inflight->feeds();
+  std::exception_ptr cpu_error;
+  std::thread cpu_thread;
+  const auto run_cpu = [&] {
+    r.t_cpu_start = now_ns();
+    try {
+      cpu_share(p, mg, p.m - mg, threads);
+    } catch (...) {
+      cpu_error = std::current_exception();
+    }
+    r.t_cpu_end = now_ns();
+  };
+  if (beside)
+    cpu_thread = std::thread(run_cpu);
+  else
+    run_cpu();
+  // Joined on every way out: the CPU share reads the caller's arrays.
+  struct Joiner {
+    std::thread& t;
+    ~Joiner() {
+      if (t.joinable()) t.join();
+    }
+  } joiner{cpu_thread};
 
   if (inflight) {
     try {
+      inflight->feed(beside ? std::max(1, cores - threads) : cores);
       inflight->wait();
       r.t_gpu_done = now_ns();
       r.gpu_kernel_seconds = inflight->kernel_seconds;
     } catch (const gpu::Failure& e) {
+      if (cpu_thread.joinable()) cpu_thread.join();
       if (e.c_touched() && p.beta != T(0)) throw output_lost(e);
       gpu_unavailable(pl, e, r);
+      inflight.reset();
       cpu_share(p, 0, mg, threads);
       mg = 0;
     }
   }
+  if (cpu_thread.joinable()) cpu_thread.join();
+  if (cpu_error) std::rethrow_exception(cpu_error);
   r.gpu_rows = mg;
   r.cpu_rows = p.m - mg;
   r.strategy = mg == 0 ? Strategy::Cpu : mg == p.m ? Strategy::Gpu : Strategy::Hybrid;

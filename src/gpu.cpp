@@ -132,12 +132,14 @@ const Params& defaults_for(const DeviceInfo& info) {
                           {"NDIMC", 16}, {"KUNROLL", 4},  {"VW", 4},   {"SA", 1},
                           {"SB", 1},     {"STRIDED", 1},  {"INDEX_LONG", 0},
                           {"A_T", -1},   {"B_T", -1},     {"KERNEL", 0}, {"VWM", 1},
-                          {"VWN", 1},    {"DB", 0},       {"NV_MAXRREG", 0}, {"AK", 0}};
+                          {"VWN", 1},    {"DB", 0},       {"NV_MAXRREG", 0}, {"AK", 0},
+                          {"CHUNK_FILL", 1}};
   static const Params cpu{{"MWG", 64},   {"NWG", 64},     {"KWG", 16}, {"MDIMC", 4},
                           {"NDIMC", 8},  {"KUNROLL", 4},  {"VW", 4},   {"SA", 1},
                           {"SB", 1},     {"STRIDED", 1},  {"INDEX_LONG", 0},
                           {"A_T", -1},   {"B_T", -1},     {"KERNEL", 0}, {"VWM", 1},
-                          {"VWN", 1},    {"DB", 0},       {"NV_MAXRREG", 0}, {"AK", 0}};
+                          {"VWN", 1},    {"DB", 0},       {"NV_MAXRREG", 0}, {"AK", 0},
+                          {"CHUNK_FILL", 1}};
   return info.is_gpu ? gpu : cpu;
 }
 
@@ -148,10 +150,10 @@ std::string defines_for(bool fp64, bool trans_a, bool trans_b, bool long_index, 
   if (long_index) defines += "#define INDEX_LONG 1\n";
   defines += "#define TRANS_A " + std::to_string(trans_a ? 1 : 0) + "\n";
   defines += "#define TRANS_B " + std::to_string(trans_b ? 1 : 0) + "\n";
-  // The kernel's own macros; the host decides index width and read layouts above, and
-  // NV_MAXRREG is a compiler option (build_options).
+  // The kernel's own macros; the host decides index width and read layouts above, NV_MAXRREG
+  // is a compiler option (build_options) and CHUNK_FILL the host's chunking (chunk_rows).
   for (const auto& [name, value] : params)
-    if (name != "INDEX_LONG" && name != "A_T" && name != "B_T" && name != "NV_MAXRREG")
+    if (name != "INDEX_LONG" && name != "A_T" && name != "B_T" && name != "NV_MAXRREG" && name != "CHUNK_FILL")
       defines += "#define " + name + " " + std::to_string(value) + "\n";
   return defines;
 }
@@ -488,6 +490,8 @@ Params resolve_params(const Device& device, bool fp64, const std::map<std::strin
   for (const char* width : {"VWM", "VWN"})
     if (p[width] != 1 && p[width] != 2 && p[width] != 4 && p[width] != 8)
       throw Error(Error::Kind::Runtime, std::string("kernel parameter ") + width + " must be 1, 2, 4 or 8");
+  if (p["CHUNK_FILL"] < 1 || p["CHUNK_FILL"] > 64)
+    throw Error(Error::Kind::Runtime, "kernel parameter CHUNK_FILL must be 1 to 64");
   if (p["NV_MAXRREG"] < 0 || p["NV_MAXRREG"] > 255)
     throw Error(Error::Kind::Runtime, "kernel parameter NV_MAXRREG must be 0 (none) to 255");
   if (p["KERNEL"] == 1) {
@@ -590,26 +594,25 @@ Range range_of(const T* p, int64_t rows, int64_t cols, int64_t ld) {
   return {b, b + static_cast<uintptr_t>(span(rows, cols, ld)) * sizeof(T)};
 }
 
-// Runs f(r0, r1) over [0, rows) in blocks: in parallel on the cores when the copy is large
-// enough to pay for it (packing stands between the call and the GPU's start).
-void over_rows(int64_t rows, size_t bytes, const std::function<void(int64_t, int64_t)>& f) {
+// Runs f(r0, r1) over [0, rows) in blocks: on `threads` threads when the copy is large enough to
+// pay for it (packing stands between the call and the GPU's start).
+void over_rows(int64_t rows, size_t bytes, int threads, const std::function<void(int64_t, int64_t)>& f) {
   constexpr size_t kParallelFrom = size_t{8} << 20;
-  const int cores = topology::physical_cores();
-  if (bytes < kParallelFrom || cores < 2 || rows < 2) {
+  if (bytes < kParallelFrom || threads < 2 || rows < 2) {
     f(0, rows);
     return;
   }
-  const int64_t blocks = std::min<int64_t>(rows, 4 * cores);
-  tasks::in_arena(cores, [&] {
+  const int64_t blocks = std::min<int64_t>(rows, 4 * threads);
+  tasks::in_arena(threads, [&] {
     tasks::parallel_for(blocks, [&](int64_t i) { f(rows * i / blocks, rows * (i + 1) / blocks); });
   });
 }
 
-// dst (leading dimension dst_ld) = the rows x cols block at src (leading dimension src_ld), in
-// parallel for large blocks; one memcpy per block of rows when both sides are tight.
+// dst (leading dimension dst_ld) = the rows x cols block at src (leading dimension src_ld), on
+// `threads` threads for large blocks; one memcpy per block of rows when both sides are tight.
 template <class T>
-void copy_rows(const T* src, int64_t src_ld, int64_t rows, int64_t cols, T* dst, int64_t dst_ld) {
-  over_rows(rows, static_cast<size_t>(rows * cols) * sizeof(T), [&](int64_t r0, int64_t r1) {
+void copy_rows(const T* src, int64_t src_ld, int64_t rows, int64_t cols, T* dst, int64_t dst_ld, int threads) {
+  over_rows(rows, static_cast<size_t>(rows * cols) * sizeof(T), threads, [&](int64_t r0, int64_t r1) {
     if (src_ld == cols && dst_ld == cols) {
       std::memcpy(dst + r0 * cols, src + r0 * cols, static_cast<size_t>((r1 - r0) * cols) * sizeof(T));
       return;
@@ -621,16 +624,16 @@ void copy_rows(const T* src, int64_t src_ld, int64_t rows, int64_t cols, T* dst,
 
 // Packs a rows x cols block (leading dimension ld) tight into dst.
 template <class T>
-void pack(const T* src, int64_t rows, int64_t cols, int64_t ld, T* dst) {
-  copy_rows(src, ld, rows, cols, dst, cols);
+void pack(const T* src, int64_t rows, int64_t cols, int64_t ld, T* dst, int threads) {
+  copy_rows(src, ld, rows, cols, dst, cols, threads);
 }
 
 // dst (cols x rows, tight) = the transpose of src (rows x cols, leading dimension ld), in blocks
-// so both sides stay in cache; columns of src (rows of dst) are shared among the cores.
+// so both sides stay in cache; columns of src (rows of dst) are shared among the threads.
 template <class T>
-void pack_transposed(const T* src, int64_t rows, int64_t cols, int64_t ld, T* dst) {
+void pack_transposed(const T* src, int64_t rows, int64_t cols, int64_t ld, T* dst, int threads) {
   constexpr int64_t kBlock = 32;
-  over_rows(cols, static_cast<size_t>(rows * cols) * sizeof(T), [&](int64_t c_begin, int64_t c_end) {
+  over_rows(cols, static_cast<size_t>(rows * cols) * sizeof(T), threads, [&](int64_t c_begin, int64_t c_end) {
     for (int64_t r0 = 0; r0 < rows; r0 += kBlock)
       for (int64_t c0 = c_begin; c0 < c_end; c0 += kBlock)
         for (int64_t r = r0; r < std::min(rows, r0 + kBlock); ++r)
@@ -640,8 +643,8 @@ void pack_transposed(const T* src, int64_t rows, int64_t cols, int64_t ld, T* ds
 
 // Unpacks a tight rows x cols block into dst (leading dimension ld).
 template <class T>
-void unpack(const T* src, int64_t rows, int64_t cols, T* dst, int64_t ld) {
-  copy_rows(src, cols, rows, cols, dst, ld);
+void unpack(const T* src, int64_t rows, int64_t cols, T* dst, int64_t ld, int threads) {
+  copy_rows(src, cols, rows, cols, dst, ld, threads);
 }
 
 // One operand on the device: either the caller's memory in place (zero-copy), or a packed copy
@@ -806,7 +809,7 @@ class InFlightImpl final : public InFlight {
       unmap(c_.in_place, c_map_);
     } else {
       c_written_ = true;
-      unpack(c_.mapped, s_.m, s_.n, s_.c, s_.ldc);
+      unpack(c_.mapped, s_.m, s_.n, s_.c, s_.ldc, host_threads_);
       if (!c_.pooled) unmap(c_.pinned, c_.mapped);  // pooled staging stays mapped
     }
     for (Operand<T>* op : {&a_, &b_})
@@ -829,15 +832,16 @@ class InFlightImpl final : public InFlight {
     cl::Event kernel, read;
   };
 
-  // Rows of C per chunk: enough work-groups per chunk to give every compute unit one (a chunk of
-  // a 128 x 256 tile at 4096 would otherwise be the whole matrix), at most kMaxChunks chunks, and one chunk when the copies are too small to be worth overlapping.
+  // Rows of C per chunk: enough work-groups per chunk to give every compute unit CHUNK_FILL of
+  // them (a trade between the kernel's occupancy and the overlap of copies with it), at most
+  // kMaxChunks chunks, and one chunk when the copies are too small to be worth overlapping.
   static int64_t chunk_rows(const Share<T>& s, const Params& params, const DeviceInfo& di) {
     constexpr int64_t kMaxChunks = 8;
     const int64_t mwg = params.at("MWG"), nwg = params.at("NWG");
     const size_t bytes = static_cast<size_t>(s.m * s.k + s.k * s.n + s.m * s.n) * sizeof(T);
     if (bytes < g_overlap_from.load()) return s.m;
     const int64_t groups_n = (s.n + nwg - 1) / nwg;
-    const int64_t fill = std::max(1, di.compute_units);  // one work-group per compute unit, at least
+    const int64_t fill = int64_t{std::max(1, di.compute_units)} * std::max(1, params.at("CHUNK_FILL"));
     const int64_t min_rows = (fill + groups_n - 1) / groups_n * mwg;
     int64_t rows = std::max(min_rows, (s.m + kMaxChunks - 1) / kMaxChunks);
     rows = (rows + mwg - 1) / mwg * mwg;
@@ -864,18 +868,24 @@ class InFlightImpl final : public InFlight {
     in_q_ = cl::CommandQueue(dev_.context(), dev_.device());
     out_q_ = cl::CommandQueue(dev_.context(), dev_.device());
     constexpr size_t e = sizeof(T);
+    Feed& f = feed_;
+    f.ka = ka;
+    f.kb = kb;
+    f.mwg = params.at("MWG");
+    f.nwg = params.at("NWG");
+    f.mdimc = params.at("MDIMC");
+    f.ndimc = params.at("NDIMC");
 
     // The caller's stored operands; "direct" ones are pinned and need no change of layout.
     const int64_t a_rows = s.trans_a ? s.k : s.m, a_cols = s.trans_a ? s.m : s.k;
     const int64_t b_rows = s.trans_b ? s.n : s.k, b_cols = s.trans_b ? s.k : s.n;
-    const bool read_c = s.beta != T(0);
     // An operand the kernel reads in the other layout goes to the device as stored, into
     // scratch, and the device transposes it (a host-side transposing pack cost more than the
     // copy on the H100 host).
-    const bool a_direct = in_pinned_block(dev_, s.a, static_cast<size_t>(span(a_rows, a_cols, s.lda)) * e);
+    f.a_direct = in_pinned_block(dev_, s.a, static_cast<size_t>(span(a_rows, a_cols, s.lda)) * e);
     const bool b_direct = in_pinned_block(dev_, s.b, static_cast<size_t>(span(b_rows, b_cols, s.ldb)) * e);
     c_direct_ = in_pinned_block(dev_, s.c, static_cast<size_t>(span(s.m, s.n, s.ldc)) * e);
-    a_path = a_.path = a_direct ? Report::Buffer::Pinned : Report::Buffer::Copy;
+    a_path = a_.path = f.a_direct ? Report::Buffer::Pinned : Report::Buffer::Copy;
     b_path = b_.path = b_direct ? Report::Buffer::Pinned : Report::Buffer::Copy;
     c_path = c_.path = c_direct_ ? Report::Buffer::Pinned : Report::Buffer::Copy;
     const auto take = [&](Operand<T>& op, int64_t elements, bool direct) {
@@ -883,7 +893,7 @@ class InFlightImpl final : public InFlight {
       op.device = op.pooled->device;
       op.mapped = static_cast<T*>(op.pooled->mapped);
     };
-    take(a_, s.m * s.k, a_direct);
+    take(a_, s.m * s.k, f.a_direct);
     take(b_, s.k * s.n, b_direct);
     take(c_, s.m * s.n, c_direct_);
     b_.ld = kb ? s.k : s.n;
@@ -893,37 +903,23 @@ class InFlightImpl final : public InFlight {
     for (int64_t r0 = 0; r0 < s.m; r0 += step) chunks_.push_back({r0, std::min(s.m, r0 + step), {}, {}});
 
     const int64_t tiles = params.at("MWG") + params.at("NWG") + params.at("KWG");
-    const bool long_index =
+    f.long_index =
         params.at("INDEX_LONG") != 0 ||
         std::max({s.m * s.k, s.k * s.n, s.m * s.n}) + tiles * std::max({s.m, s.n, s.k, int64_t{1}}) >=
             (int64_t{1} << 31) - 1;
-    const std::string defines = defines_for(std::is_same_v<T, double>, ka, kb, long_index, params);
+    const std::string defines = defines_for(std::is_same_v<T, double>, ka, kb, f.long_index, params);
     const cl::Program& program = dev_.program(defines, build_options(di, params));
-    cl::Kernel kernel(program, "gemm");
-    cl::Kernel transpose(program, "transpose");
+    f.kernel = cl::Kernel(program, "gemm");
+    f.transpose = cl::Kernel(program, "transpose");
     if (ka != s.trans_a) a_raw_ = dev_.take_staging(std::max<size_t>(static_cast<size_t>(s.m * s.k) * e, e), false);
     if (kb != s.trans_b) b_raw_ = dev_.take_staging(std::max<size_t>(static_cast<size_t>(s.k * s.n) * e, e), false);
-    // dst (cols x rows) = src (rows x cols)^T on the device, after `waits`; both tight at `offset`.
-    const auto transpose_on_device = [&](const cl::Buffer& src, const cl::Buffer& dst, int64_t offset,
-                                         int64_t rows, int64_t cols, std::vector<cl::Event>& waits,
-                                         cl::Event* done) {
-      set_transpose_args(transpose, long_index, rows, cols, src, offset, dst, offset);
-      constexpr size_t kTile = 16;
-      const auto up = [](int64_t x) { return static_cast<size_t>((x + kTile - 1) / kTile * kTile); };
-      transposes_.emplace_back();
-      queue_.enqueueNDRangeKernel(transpose, cl::NullRange, cl::NDRange(up(cols), up(rows)),
-                                  cl::NDRange(kTile, kTile), &waits, &transposes_.back());
-      *done = transposes_.back();
-      queue_.flush();
-    };
 
     // B, whole: the caller's pinned array, or packed in pieces each copied as soon as it is ready;
     // transposed on the device if the kernel reads it the other way.
-    std::vector<cl::Event> b_ready;
     const cl::Buffer& b_target = b_raw_ ? b_raw_->device : b_.device;
     const auto copy_b = [&](const T* host, int64_t rows, int64_t cols, int64_t ld, size_t offset) {
-      b_ready.emplace_back();
-      write_block(b_target, offset, host, rows, cols, ld, nullptr, &b_ready.back());
+      f.b_ready.emplace_back();
+      write_block(b_target, offset, host, rows, cols, ld, nullptr, &f.b_ready.back());
       in_q_.flush();
     };
     if (b_direct) {
@@ -933,101 +929,132 @@ class InFlightImpl final : public InFlight {
       for (int64_t i = 0; i < pieces; ++i) {
         const int64_t q0 = b_rows * i / pieces, q1 = b_rows * (i + 1) / pieces;
         if (q1 == q0) continue;
-        pack(s.b + q0 * s.ldb, q1 - q0, b_cols, s.ldb, b_.mapped + q0 * b_cols);
+        pack(s.b + q0 * s.ldb, q1 - q0, b_cols, s.ldb, b_.mapped + q0 * b_cols, host_threads_);
         copy_b(b_.mapped + q0 * b_cols, q1 - q0, b_cols, b_cols, static_cast<size_t>(q0 * b_cols) * e);
       }
     }
     if (b_raw_) {
       cl::Event done;
-      transpose_on_device(b_raw_->device, b_.device, 0, b_rows, b_cols, b_ready, &done);
-      b_ready = {done};
+      transpose_on_device(b_raw_->device, b_.device, 0, b_rows, b_cols, f.b_ready, &done);
+      f.b_ready = {done};
     }
-
-    for (Chunk& ch : chunks_) {
-      const int64_t rows = ch.r1 - ch.r0;
-      std::vector<cl::Event> ready = b_ready;
-      // The chunk's panel of op(A), tight at element r0 * k: rows x k (ka = 0) or k x rows (1).
-      const size_t a_offset = static_cast<size_t>(ch.r0 * s.k);
-      const T* a_block = s.trans_a ? s.a + ch.r0 : s.a + ch.r0 * s.lda;  // its stored block
-      const int64_t block_rows = s.trans_a ? s.k : rows, block_cols = s.trans_a ? rows : s.k;
-      // As stored, into the kernel's buffer or, to be transposed there, into scratch.
-      const cl::Buffer& a_target = a_raw_ ? a_raw_->device : a_.device;
-      std::vector<cl::Event> a_in(1);
-      if (a_direct) {
-        write_block(a_target, a_offset * e, a_block, block_rows, block_cols, s.lda, nullptr, &a_in[0]);
-      } else {
-        T* panel = a_.mapped + a_offset;
-        pack(a_block, block_rows, block_cols, s.lda, panel);
-        in_q_.enqueueWriteBuffer(a_target, CL_FALSE, a_offset * e, static_cast<size_t>(rows * s.k) * e, panel,
-                                 nullptr, &a_in[0]);
-      }
-      ready.emplace_back();
-      if (a_raw_) {
-        in_q_.flush();
-        transpose_on_device(a_raw_->device, a_.device, static_cast<int64_t>(a_offset), block_rows, block_cols,
-                            a_in, &ready.back());
-      } else {
-        ready.back() = a_in[0];
-      }
-      // Its rows of C, when beta makes the kernel read them.
-      const size_t c_offset = static_cast<size_t>(ch.r0 * s.n);
-      if (read_c) {
-        ready.emplace_back();
-        if (c_direct_) {
-          write_block(c_.device, c_offset * e, s.c + ch.r0 * s.ldc, rows, s.n, s.ldc, nullptr, &ready.back());
-        } else {
-          pack(static_cast<const T*>(s.c + ch.r0 * s.ldc), rows, s.n, s.ldc, c_.mapped + c_offset);
-          in_q_.enqueueWriteBuffer(c_.device, CL_FALSE, c_offset * e, static_cast<size_t>(rows * s.n) * e,
-                                   c_.mapped + c_offset, nullptr, &ready.back());
-        }
-      }
-      in_q_.flush();
-
-      set_gemm_args(kernel, long_index, rows, s.n, s.k, s.alpha,
-                    {&a_.device, static_cast<int64_t>(a_offset), ka ? rows : s.k}, {&b_.device, 0, b_.ld},
-                    s.beta, {&c_.device, static_cast<int64_t>(c_offset), s.n});
-      const auto groups = [](int64_t extent, int tile) { return (extent + tile - 1) / tile; };
-      const size_t gx = static_cast<size_t>(groups(s.n, params.at("NWG")) * params.at("NDIMC"));
-      const size_t gy = static_cast<size_t>(groups(rows, params.at("MWG")) * params.at("MDIMC"));
-      queue_.enqueueNDRangeKernel(kernel, cl::NullRange, cl::NDRange(gx, gy),
-                                  cl::NDRange(static_cast<size_t>(params.at("NDIMC")),
-                                              static_cast<size_t>(params.at("MDIMC"))),
-                                  &ready, &ch.kernel);
-      kernel_enqueued_ = true;
-      queue_.flush();
-
-      const std::vector<cl::Event> computed{ch.kernel};
-      if (c_direct_) {
-        // Straight into the caller's C: from here on its old values may be gone.
-        c_written_ = true;
-        const size_t row = static_cast<size_t>(s.n) * e;
-        if (s.ldc == s.n || rows == 1)
-          out_q_.enqueueReadBuffer(c_.device, CL_FALSE, c_offset * e, row * static_cast<size_t>(rows),
-                                   s.c + ch.r0 * s.ldc, &computed, &ch.read);
-        else
-          out_q_.enqueueReadBufferRect(c_.device, CL_FALSE, {c_offset * e, 0, 0}, {0, 0, 0},
-                                       {row, static_cast<size_t>(rows), 1}, row, 0,
-                                       static_cast<size_t>(s.ldc) * e, 0, s.c + ch.r0 * s.ldc, &computed,
-                                       &ch.read);
-      } else {
-        out_q_.enqueueReadBuffer(c_.device, CL_FALSE, c_offset * e, static_cast<size_t>(rows * s.n) * e,
-                                 c_.mapped + c_offset, &computed, &ch.read);
-      }
-      out_q_.flush();
-    }
+    // The first chunk, so the device has work before the host turns to anything else; feed()
+    // enqueues the rest.
+    enqueue_chunk(chunks_.front());
+    f.next = 1;
     kernel_event_ = chunks_.front().kernel;
+  }
+
+  // dst (cols x rows) = src (rows x cols)^T on the device, after `waits`; both tight at `offset`.
+  void transpose_on_device(const cl::Buffer& src, const cl::Buffer& dst, int64_t offset, int64_t rows,
+                           int64_t cols, std::vector<cl::Event>& waits, cl::Event* done) {
+    set_transpose_args(feed_.transpose, feed_.long_index, rows, cols, src, offset, dst, offset);
+    constexpr size_t kTile = 16;
+    const auto up = [](int64_t x) { return static_cast<size_t>((x + kTile - 1) / kTile * kTile); };
+    transposes_.emplace_back();
+    queue_.enqueueNDRangeKernel(feed_.transpose, cl::NullRange, cl::NDRange(up(cols), up(rows)),
+                                cl::NDRange(kTile, kTile), &waits, &transposes_.back());
+    *done = transposes_.back();
+    queue_.flush();
+  }
+
+  // One chunk: its rows of op(A) (and of C when beta != 0) in, its kernel, its rows of C out.
+  void enqueue_chunk(Chunk& ch) {
+    const Share<T>& s = s_;
+    const Feed& f = feed_;
+    constexpr size_t e = sizeof(T);
+    const int64_t rows = ch.r1 - ch.r0;
+    std::vector<cl::Event> ready = f.b_ready;
+    // The chunk's panel of op(A), tight at element r0 * k: rows x k (ka = 0) or k x rows (1).
+    const size_t a_offset = static_cast<size_t>(ch.r0 * s.k);
+    const T* a_block = s.trans_a ? s.a + ch.r0 : s.a + ch.r0 * s.lda;  // its stored block
+    const int64_t block_rows = s.trans_a ? s.k : rows, block_cols = s.trans_a ? rows : s.k;
+    // As stored, into the kernel's buffer or, to be transposed there, into scratch.
+    const cl::Buffer& a_target = a_raw_ ? a_raw_->device : a_.device;
+    std::vector<cl::Event> a_in(1);
+    if (f.a_direct) {
+      write_block(a_target, a_offset * e, a_block, block_rows, block_cols, s.lda, nullptr, &a_in[0]);
+    } else {
+      T* panel = a_.mapped + a_offset;
+      pack(a_block, block_rows, block_cols, s.lda, panel, host_threads_);
+      in_q_.enqueueWriteBuffer(a_target, CL_FALSE, a_offset * e, static_cast<size_t>(rows * s.k) * e, panel,
+                               nullptr, &a_in[0]);
+    }
+    ready.emplace_back();
+    if (a_raw_) {
+      in_q_.flush();
+      transpose_on_device(a_raw_->device, a_.device, static_cast<int64_t>(a_offset), block_rows, block_cols,
+                          a_in, &ready.back());
+    } else {
+      ready.back() = a_in[0];
+    }
+    // Its rows of C, when beta makes the kernel read them.
+    const size_t c_offset = static_cast<size_t>(ch.r0 * s.n);
+    if (s.beta != T(0)) {
+      ready.emplace_back();
+      if (c_direct_) {
+        write_block(c_.device, c_offset * e, s.c + ch.r0 * s.ldc, rows, s.n, s.ldc, nullptr, &ready.back());
+      } else {
+        pack(static_cast<const T*>(s.c + ch.r0 * s.ldc), rows, s.n, s.ldc, c_.mapped + c_offset, host_threads_);
+        in_q_.enqueueWriteBuffer(c_.device, CL_FALSE, c_offset * e, static_cast<size_t>(rows * s.n) * e,
+                                 c_.mapped + c_offset, nullptr, &ready.back());
+      }
+    }
+    in_q_.flush();
+
+    cl::Kernel& kernel = feed_.kernel;
+    set_gemm_args(kernel, f.long_index, rows, s.n, s.k, s.alpha,
+                  {&a_.device, static_cast<int64_t>(a_offset), f.ka ? rows : s.k}, {&b_.device, 0, b_.ld},
+                  s.beta, {&c_.device, static_cast<int64_t>(c_offset), s.n});
+    const auto groups = [](int64_t extent, int64_t tile) { return (extent + tile - 1) / tile; };
+    const size_t gx = static_cast<size_t>(groups(s.n, f.nwg) * f.ndimc);
+    const size_t gy = static_cast<size_t>(groups(rows, f.mwg) * f.mdimc);
+    queue_.enqueueNDRangeKernel(kernel, cl::NullRange, cl::NDRange(gx, gy),
+                                cl::NDRange(static_cast<size_t>(f.ndimc), static_cast<size_t>(f.mdimc)), &ready,
+                                &ch.kernel);
+    kernel_enqueued_ = true;
+    queue_.flush();
+
+    const std::vector<cl::Event> computed{ch.kernel};
+    if (c_direct_) {
+      // Straight into the caller's C: from here on its old values may be gone.
+      c_written_ = true;
+      const size_t row = static_cast<size_t>(s.n) * e;
+      if (s.ldc == s.n || rows == 1)
+        out_q_.enqueueReadBuffer(c_.device, CL_FALSE, c_offset * e, row * static_cast<size_t>(rows),
+                                 s.c + ch.r0 * s.ldc, &computed, &ch.read);
+      else
+        out_q_.enqueueReadBufferRect(c_.device, CL_FALSE, {c_offset * e, 0, 0}, {0, 0, 0},
+                                     {row, static_cast<size_t>(rows), 1}, row, 0, static_cast<size_t>(s.ldc) * e,
+                                     0, s.c + ch.r0 * s.ldc, &computed, &ch.read);
+    } else {
+      out_q_.enqueueReadBuffer(c_.device, CL_FALSE, c_offset * e, static_cast<size_t>(rows * s.n) * e,
+                               c_.mapped + c_offset, &computed, &ch.read);
+    }
+    out_q_.flush();
+  }
+
+ public:
+  bool feeds() const override { return !unified_; }
+
+  void feed(int host_threads) override {
+    host_threads_ = std::max(1, host_threads);
+    if (unified_) return;
+    for (; feed_.next < chunks_.size(); ++feed_.next) enqueue_chunk(chunks_[feed_.next]);
     last_event_ = chunks_.back().read;
   }
 
+ private:
   // Chunk by chunk, as each arrives: its rows of C into the caller's array.
   void wait_discrete() {
+    if (feed_.next < chunks_.size()) feed(host_threads_);
     kernel_seconds = 0;
     for (const Chunk& ch : chunks_) {
       cl::WaitForEvents({ch.read});
       kernel_seconds += ran_for(ch.kernel);
       if (!c_direct_) {
         c_written_ = true;
-        unpack(c_.mapped + ch.r0 * s_.n, ch.r1 - ch.r0, s_.n, s_.c + ch.r0 * s_.ldc, s_.ldc);
+        unpack(c_.mapped + ch.r0 * s_.n, ch.r1 - ch.r0, s_.n, s_.c + ch.r0 * s_.ldc, s_.ldc, host_threads_);
       }
     }
     // Transposes ran on the kernels' in-order queue before them, so they are done too.
@@ -1055,9 +1082,9 @@ class InFlightImpl final : public InFlight {
     const size_t packed = static_cast<size_t>(rows * cols) * sizeof(T);
     stage(op, packed, /*write_only=*/true);
     if (transpose)
-      pack_transposed(host, rows, cols, ld, op.mapped);
+      pack_transposed(host, rows, cols, ld, op.mapped, host_threads_);
     else
-      pack(host, rows, cols, ld, op.mapped);
+      pack(host, rows, cols, ld, op.mapped, host_threads_);
     if (unified_) {
       // The kernel reads the pinned buffer itself; it must be unmapped first.
       queue_.enqueueUnmapMemObject(op.pinned, op.mapped);
@@ -1094,7 +1121,7 @@ class InFlightImpl final : public InFlight {
     op.ld = cols;
     const size_t packed = static_cast<size_t>(rows * cols) * sizeof(T);
     stage(op, packed, /*write_only=*/!read_c);
-    if (read_c) pack(static_cast<const T*>(host), rows, cols, ld, op.mapped);
+    if (read_c) pack(static_cast<const T*>(host), rows, cols, ld, op.mapped, host_threads_);
     if (unified_) {
       queue_.enqueueUnmapMemObject(op.pinned, op.mapped);
       op.mapped = nullptr;
@@ -1111,6 +1138,15 @@ class InFlightImpl final : public InFlight {
   cl::CommandQueue queue_;         // kernels (and, on unified devices, everything)
   cl::CommandQueue in_q_, out_q_;  // discrete devices: copies in, copies out
   std::vector<Chunk> chunks_;      // discrete devices
+  // Discrete devices: what enqueue_chunk needs, kept from start_discrete for feed().
+  struct Feed {
+    cl::Kernel kernel, transpose;
+    std::vector<cl::Event> b_ready;  // B is on the device, in the kernel's layout
+    bool ka = false, kb = false, a_direct = false, long_index = false;
+    int64_t mwg = 1, nwg = 1, mdimc = 1, ndimc = 1;
+    size_t next = 0;  // the first chunk not yet enqueued
+  } feed_;
+  int host_threads_ = topology::physical_cores();  // threads for packing and unpacking
   std::vector<cl::Event> transposes_;         // discrete devices: operands transposed there
   std::unique_ptr<Staging> a_raw_, b_raw_;    // their scratch: as stored, before transposition
   bool c_direct_ = false;          // C is copied straight into the caller's pinned memory
@@ -1151,6 +1187,8 @@ class Guarded final : public InFlight {
                         .count();
   }
   bool submitted() override { return guarded([&] { return impl_->submitted(); }, touched()); }
+  void feed(int host_threads) override { guarded([&] { impl_->feed(host_threads); }, touched()); }
+  bool feeds() const override { return impl_->feeds(); }
   void wait() override {
     guarded([&] { impl_->wait(); }, touched());
     kernel_seconds = impl_->kernel_seconds;

@@ -89,6 +89,14 @@ class InFlight {
   virtual ~InFlight() = default;
   virtual void flush() = 0;
   virtual void wait() = 0;
+  // Discrete devices: enqueue() sent B and the first chunk of C's rows; feed() packs and enqueues
+  // the rest on `host_threads` threads, which wait() then uses to unpack C. Meant for the thread
+  // that called enqueue(), while the CPU share runs on others. Unified devices: everything was
+  // enqueued already, and this only sets the thread count for wait().
+  virtual void feed(int host_threads) = 0;
+  // Whether feed() and wait() do host work (packing, unpacking) worth overlapping with the CPU
+  // share: true on a discrete device.
+  virtual bool feeds() const = 0;
   // Whether the kernel has been submitted to the device (or runs, or is done).
   virtual bool submitted() = 0;
   Report::Buffer a_path = Report::Buffer::None, b_path = Report::Buffer::None,

@@ -106,15 +106,18 @@ std::string to_json(const Profile& p) {
   j["precisions"] = json::object();  // present even when empty (a device without fp64, say)
   for (const auto& [prec, pp] : p.precisions) {
     json buckets = json::array();
-    for (const auto& b : pp.buckets)
-      buckets.push_back({{"size", b.size},
-                         {"parts", b.parts},
-                         {"gpu_parts", b.gpu_parts},
-                         {"cpu_threads", b.cpu_threads},
-                         {"kernel", kernel_json(b.kernel)},
-                         {"cpu_gflops", b.cpu_gflops},
-                         {"gpu_gflops", b.gpu_gflops},
-                         {"best_gflops", b.best_gflops}});
+    for (const auto& b : pp.buckets) {
+      json bj = {{"size", b.size},
+                 {"parts", b.parts},
+                 {"gpu_parts", b.gpu_parts},
+                 {"cpu_threads", b.cpu_threads},
+                 {"kernel", kernel_json(b.kernel)},
+                 {"cpu_gflops", b.cpu_gflops},
+                 {"gpu_gflops", b.gpu_gflops},
+                 {"best_gflops", b.best_gflops}};
+      if (!b.gpu_kernel.empty()) bj["gpu_kernel"] = kernel_json(b.gpu_kernel);
+      buckets.push_back(bj);
+    }
     j["precisions"][std::string(1, prec)] = {{"gpu_kernel", kernel_json(pp.gpu_kernel)},
                                               {"gpu_size", pp.gpu_size},
                                               {"gpu_gflops", pp.gpu_gflops},
@@ -163,6 +166,7 @@ Profile from_json(const std::string& text) {
         b.gpu_parts = bj.at("gpu_parts").get<int>();
         b.cpu_threads = bj.at("cpu_threads").get<int>();
         b.kernel = kernel_of(bj.at("kernel"));
+        if (const auto g = bj.find("gpu_kernel"); g != bj.end()) b.gpu_kernel = kernel_of(*g);
         b.cpu_gflops = bj.at("cpu_gflops").get<double>();
         b.gpu_gflops = bj.at("gpu_gflops").get<double>();
         b.best_gflops = bj.at("best_gflops").get<double>();
@@ -371,6 +375,7 @@ Choice choose(const Profile& p, bool fp64, int64_t m, int64_t n, int64_t k) {
       best = &b;
   c.fraction = best->fraction();
   if (!best->kernel.empty()) c.kernel = best->kernel;
+  if (!best->gpu_kernel.empty()) c.gpu_kernel = best->gpu_kernel;
   c.cpu_threads = best->cpu_threads;
   c.bucket = best->size;
   return c;

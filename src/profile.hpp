@@ -39,6 +39,8 @@ struct Bucket {
   int gpu_parts = 0;   // p_g: the GPU computes p_g / P of C's rows (0: the CPU alone is best)
   int cpu_threads = 0; // CPU BLAS threads for the hybrid's CPU share (0: the default)
   std::map<std::string, int> kernel;  // the hybrid's kernel parameters
+  // The fastest GPU-only kernel at this size (strategy gpu); empty: the precision's gpu_kernel.
+  std::map<std::string, int> gpu_kernel;
   double cpu_gflops = 0, gpu_gflops = 0, best_gflops = 0;
   double fraction() const { return parts > 0 ? double(gpu_parts) / parts : 0.0; }
 };
@@ -109,7 +111,8 @@ struct Choice {
 };
 
 // The bucket nearest to cbrt(m n k) on a log scale; below half the smallest tuned size the CPU
-// alone (the GPU was not measured there). The GPU-only kernel when the bucket has none.
+// alone (the GPU was not measured there). The GPU-only kernel when the bucket has none; for
+// strategy gpu the bucket's own GPU-only kernel when it has one.
 Choice choose(const Profile& p, bool fp64, int64_t m, int64_t n, int64_t k);
 
 // One line of a tuning log (JSON lines, appended as measurements come, so an interrupted run

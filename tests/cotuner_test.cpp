@@ -203,10 +203,13 @@ prof::Profile sample(const prof::Identity& id) {
   big.gpu_parts = 48;
   big.cpu_threads = 3;
   big.kernel = {{"MWG", 64}, {"NWG", 64}, {"MDIMC", 16}, {"NDIMC", 16}};
+  prof::Bucket huge = big;
+  huge.size = 8192;
+  huge.gpu_kernel = {{"MWG", 128}, {"NWG", 64}, {"MDIMC", 16}, {"NDIMC", 16}};
   big.cpu_gflops = 100;
   big.gpu_gflops = 300;
   big.best_gflops = 390;
-  pp.buckets = {small, big};
+  pp.buckets = {small, big, huge};
   p.precisions['s'] = pp;
   p.tuning.strategy = "annealing";
   p.tuning.evaluations = 42;
@@ -219,6 +222,8 @@ TEST_F(ProfileDir, RoundTrip) {
   EXPECT_EQ(prof::to_json(q), prof::to_json(p));
   EXPECT_EQ(q.identity, p.identity);
   EXPECT_EQ(q.precisions.at('s').buckets.at(1).kernel.at("MWG"), 64);
+  EXPECT_TRUE(q.precisions.at('s').buckets.at(1).gpu_kernel.empty());
+  EXPECT_EQ(q.precisions.at('s').buckets.at(2).gpu_kernel.at("MWG"), 128);
   prof::save(p, prof::path_for(here()));
   auto active = prof::active(here());
   ASSERT_TRUE(active);
@@ -271,6 +276,9 @@ TEST_F(ProfileDir, ChoiceFollowsTheNearestBucket) {
   EXPECT_EQ(c.cpu_threads, 3);
   EXPECT_EQ(c.kernel.at("MWG"), 64);
   EXPECT_EQ(c.gpu_kernel.at("MWG"), 32) << "strategy gpu takes the GPU-only kernel";
+  const auto h = prof::choose(p, false, 8000, 8000, 8000);
+  EXPECT_EQ(h.bucket, 8192);
+  EXPECT_EQ(h.gpu_kernel.at("MWG"), 128) << "the bucket's own GPU-only kernel comes first";
   EXPECT_EQ(prof::choose(p, true, 4096, 4096, 4096).fraction, 0.0) << "no dgemm entry: CPU";
 }
 

@@ -148,6 +148,35 @@ TEST(Executor, DiscretePathStagesEveryOperand) {
   EXPECT_EQ(r.c, Report::Buffer::Copy);
 }
 
+// On a discrete device the CPU share runs on a thread of its own while the calling thread packs
+// the GPU's remaining chunks and unpacks C: the flush still comes before the CPU share starts,
+// and both sides' rows are right (beta != 0: C goes to the device and back).
+TEST(Executor, DiscreteHybridFeedsBesideTheCpuShare) {
+  detail::gpu::set_assume_discrete(true);
+  detail::gpu::set_overlap_from(0);  // every share in chunks
+  for (int threads : {1, 2}) {
+    Case<float> t(700, 260, 190, 11 + threads);
+    Report r;
+    Options o = hybrid(0.6);
+    o.cpu_threads = threads;  // 2: the feeder gets one thread, as many as it is ever given
+    o.kernel_params = {{"MWG", 32}, {"NWG", 32}, {"MDIMC", 8}, {"NDIMC", 8}};  // several chunks
+    t.run(o, &r);
+    t.check("discrete hybrid, threads " + std::to_string(threads));
+    ASSERT_EQ(r.strategy, Strategy::Hybrid);
+    EXPECT_GT(r.gpu_rows, 0);
+    EXPECT_GT(r.cpu_rows, 0);
+    EXPECT_EQ(r.cpu_threads, threads);
+    ASSERT_GT(r.t_flush, 0);
+    EXPECT_LE(r.t_flush, r.t_cpu_start);
+    EXPECT_LE(r.t_cpu_start, r.t_cpu_end);
+    EXPECT_LE(r.t_cpu_end, r.t_end);
+    EXPECT_LE(r.t_gpu_done, r.t_end);
+    EXPECT_GT(r.gpu_kernel_seconds, 0.0);
+  }
+  detail::gpu::set_overlap_from(size_t{16} << 20);
+  detail::gpu::set_assume_discrete(false);
+}
+
 // A * A^T with one pointer for both operands: two USE_HOST_PTR buffers over the same memory
 // would be undefined in OpenCL, so the second operand is copied.
 TEST(Executor, SameMemoryForAAndB) {

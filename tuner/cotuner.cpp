@@ -513,11 +513,15 @@ class Tuner {
     b.parts = o_.parts;
     const Measured cpu = hybrid_time<T>(prec, ws, {}, 0, default_threads(0));
     b.cpu_gflops = std::isfinite(cpu.seconds) ? gflop(size) / cpu.seconds : 0;
-    Measured best = cpu;
+    Measured best = cpu, best_gpu;
     for (const auto& kernel : top) {
       if (out_of_time()) break;
       const Measured gpu = hybrid_time<T>(prec, ws, kernel, o_.parts, 0);  // no CPU share
       b.gpu_gflops = std::max(b.gpu_gflops, std::isfinite(gpu.seconds) ? gflop(size) / gpu.seconds : 0.0);
+      if (gpu.cost < best_gpu.cost) {
+        best_gpu = gpu;
+        b.gpu_kernel = kernel;  // strategy gpu's kernel at this size
+      }
       auto at = [&](int g) {
         return g == 0 ? cpu : g == o_.parts ? gpu : hybrid_time<T>(prec, ws, kernel, g, default_threads(g));
       };
@@ -529,15 +533,29 @@ class Tuner {
         b.kernel = kernel;
       }
     }
-    // The CPU thread count in hybrid mode: every core, against one left to the GPU's feeder.
-    if (b.gpu_parts > 0 && b.gpu_parts < o_.parts && !out_of_time()) {
+    // The CPU share's thread count at the best split (the cores it leaves pack and unpack the
+    // GPU's share on a discrete device), then the split again next to it with that count.
+    if (b.gpu_parts > 0 && b.gpu_parts < o_.parts) {
       b.cpu_threads = default_threads(b.gpu_parts);
       const int cores = std::min(detail::topology::physical_cores(), detail::cpu_blas::current_threads());
-      if (cores != b.cpu_threads) {
-        const Measured all = hybrid_time<T>(prec, ws, b.kernel, b.gpu_parts, cores);
-        if (all.cost < best.cost) {
-          best = all;
-          b.cpu_threads = cores;
+      std::set<int> counts;
+      for (int c : {cores, cores - 2, cores - 4, cores / 2, cores / 4})
+        if (c >= 1 && c <= cores && c != b.cpu_threads) counts.insert(c);
+      const int split = b.gpu_parts;
+      for (int c : counts) {
+        if (out_of_time()) break;
+        const Measured m = hybrid_time<T>(prec, ws, b.kernel, split, c);
+        if (m.cost < best.cost) {
+          best = m;
+          b.cpu_threads = c;
+        }
+      }
+      for (int g : {split - 2, split - 1, split + 1, split + 2}) {
+        if (g <= 0 || g >= o_.parts || out_of_time()) continue;
+        const Measured m = hybrid_time<T>(prec, ws, b.kernel, g, b.cpu_threads);
+        if (m.cost < best.cost) {
+          best = m;
+          b.gpu_parts = g;
         }
       }
     }
@@ -554,6 +572,12 @@ class Tuner {
         b.kernel.clear();
         best = cpu;
       }
+    }
+    // So does the GPU-only kernel where it is another; one that fails leaves strategy gpu the
+    // precision's kernel (checked in phase 1).
+    if (!b.gpu_kernel.empty() && !(b.gpu_parts == o_.parts && b.gpu_kernel == b.kernel)) {
+      Options opt = gpu_options(b.gpu_kernel);
+      if (!full_check<T>(std::min<int64_t>(size, 512), opt, o_.seed + 98, o_.tamper).empty()) b.gpu_kernel.clear();
     }
     b.best_gflops = std::isfinite(best.seconds) ? gflop(size) / best.seconds : 0;
     return b;
