@@ -7,6 +7,9 @@
 #   bash bench/gpu_host.sh compare [OUT]  # there: tandem compare, both precisions, 1024 to 8192
 #   bash bench/gpu_host.sh sweep [OUT]    # there: the kernels of bench/kernel_candidates.txt,
 #                                         # GPU alone at SWEEP_SIZE (4096), kernel rate and check
+#   bash bench/gpu_host.sh split [OUT]    # there: the lines of bench/split_cases.txt (GPU alone
+#                                         # at several CHUNK_FILLs, hybrid at several splits and
+#                                         # CPU thread counts), one checked JSON line per call
 set -euo pipefail
 cd "$(dirname "$0")/.."
 programs=(build/tests/gemm_test build/tests/executor_test build/tests/api_test
@@ -96,8 +99,31 @@ case "${1:-}" in
       fi
     done < bench/kernel_candidates.txt | tee "$out/sweep-$size.txt"
     ;;
+  split)
+    out=${2:-${OUT:-/tmp/tandem-out}}
+    mkdir -p "$out"
+    unpack
+    tandem gemm --m 4096 --n 4096 --k 4096 --strategy gpu --reps 3 > /dev/null  # warm-up
+    # Each line: precision size strategy fraction threads kernel ("-" leaves one out).
+    while read -r prec size strategy fraction threads kernel; do
+      case "$prec" in ''|'#'*) continue ;; esac
+      args=(--json gemm --precision "$prec" --m "$size" --n "$size" --k "$size" --strategy "$strategy"
+            --reps "${SPLIT_REPS:-5}")
+      [ "$fraction" = "-" ] || args+=(--fraction "$fraction")
+      [ "$threads" = "-" ] || args+=(--threads "$threads")
+      [ "$kernel" = "-" ] || args+=(--kernel "$kernel")
+      if r=$(tandem "${args[@]}" 2>>"$out/split-stderr.txt"); then
+        python3 -c 'import json,sys; j=json.loads(sys.argv[1]); j["case"]=sys.argv[2]; print(json.dumps(j, sort_keys=True))' \
+          "$r" "$prec $size $strategy $fraction $threads" >> "$out/split.jsonl"
+        python3 -c 'import json,sys; j=json.loads(sys.argv[1]); print("%-32s %8.0f GFLOPS  kernel %8.0f  cpu %.4fs gpu %.4fs rows %d/%d ok=%s %s" % (sys.argv[2], j["gflops"], j["kernel_gflops"], j["cpu_share_seconds"], j["gpu_done_seconds"], j["gpu_rows"], j["cpu_rows"], j["ok"], "FELL BACK" if j["fell_back"] else ""))' \
+          "$r" "$prec $size $strategy $fraction $threads"
+      else
+        echo "$prec $size $strategy FAILED: $(tail -c 300 "$out/split-stderr.txt")"
+      fi
+    done < "${SPLIT_CASES:-bench/split_cases.txt}" | tee "$out/split.txt"
+    ;;
   *)
-    echo "usage: $0 pack | run [OUT] | tune [OUT] | compare [OUT] | sweep [OUT]" >&2
+    echo "usage: $0 pack | run [OUT] | tune [OUT] | compare [OUT] | sweep [OUT] | split [OUT]" >&2
     exit 2
     ;;
 esac

@@ -435,7 +435,10 @@ int gemm_command(int64_t m, int64_t n, int64_t k, const tandem::Options& o, int 
                       {"device", r.device},      {"kernel", r.kernel},
                       {"profile", r.profile},    {"max_relative_error", rel},
                       {"kernel_seconds", kernel_median}, {"kernel_gflops", kernel_gflops},
-                      {"fell_back", r.fell_back}, {"ok", ok}}
+                      {"fell_back", r.fell_back}, {"ok", ok},
+                      // The last call's timeline: each side's busy time, from the call's start.
+                      {"cpu_share_seconds", r.t_cpu_end > r.t_cpu_start ? static_cast<double>(r.t_cpu_end - r.t_cpu_start) * 1e-9 : 0.0},
+                      {"gpu_done_seconds", r.t_gpu_done > 0 ? static_cast<double>(r.t_gpu_done - r.t_start) * 1e-9 : 0.0}}
                      .dump(2)
               << "\n";
   } else {
@@ -527,7 +530,7 @@ int main(int argc, char** argv) {
 
   std::string gprecision = "s", gstrategy = "auto", gdevice;
   int64_t gm = 1024, gn = 1024, gk = 1024;
-  int greps = 3;
+  int greps = 3, gthreads = 0;
   double gfraction = -1;
   auto* g = app.add_subcommand("gemm", "one checked GEMM: GFLOPS, split and error");
   g->add_option("--precision", gprecision, "s or d")->check(CLI::IsMember({"s", "d"}));
@@ -539,6 +542,7 @@ int main(int argc, char** argv) {
   g->add_option("--fraction", gfraction, "GPU share under hybrid")->check(CLI::Range(0.0, 1.0));
   g->add_option("--device", gdevice, "device index or name");
   g->add_option("--reps", greps, "timed repetitions")->check(kPositive);
+  g->add_option("--threads", gthreads, "CPU BLAS threads for the CPU share")->check(kPositive);
   std::vector<std::string> gkernel;
   g->add_option("--kernel", gkernel, "kernel parameters NAME=VALUE,...")->delimiter(',');
 
@@ -582,6 +586,7 @@ int main(int argc, char** argv) {
                    : gstrategy == "hybrid" ? tandem::Strategy::Hybrid
                                            : tandem::Strategy::Auto;
       if (gfraction >= 0) o.gpu_fraction = gfraction;
+      if (gthreads > 0) o.cpu_threads = gthreads;
       if (!gdevice.empty()) o.device = gdevice;
       o.kernel_params = parse_assignments(gkernel, "--kernel");
       return gprecision == "d" ? gemm_command<double>(gm, gn, gk, o, greps, as_json)
