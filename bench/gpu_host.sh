@@ -57,14 +57,21 @@ case "${1:-}" in
     # Warm-up: the host's memory grows on first use and its first minute is slow.
     tandem gemm --m 4096 --n 4096 --k 4096 --strategy gpu --reps 3 > /dev/null
     tandem gemm --precision d --m 4096 --n 4096 --k 4096 --strategy cpu --reps 3 > /dev/null
+    # One log for every run in this profile directory; TANDEM_TUNE_SEED (a log from an earlier run,
+    # say its kernel records only) starts it, so those measurements are not repeated.
+    log="$TANDEM_PROFILE_DIR/tune-log.jsonl"
+    mkdir -p "$TANDEM_PROFILE_DIR"
+    if [ -n "${TANDEM_TUNE_SEED:-}" ] && [ ! -e "$log" ]; then cp "$TANDEM_TUNE_SEED" "$log"; fi
     tandem tune --precision "${TANDEM_TUNE_PRECISION:-both}" --budget-evals "${TANDEM_TUNE_EVALS:-40}" \
       --budget-seconds "${TANDEM_TUNE_SECONDS:-420}" --sizes "${TANDEM_TUNE_SIZES:-1024,2048,4096}" \
-      --kernel-size "${TANDEM_TUNE_KERNEL_SIZE:-2048}" ${TANDEM_TUNE_START:+--start "$TANDEM_TUNE_START"} \
+      --kernel-size "${TANDEM_TUNE_KERNEL_SIZE:-2048}" --top-kernels "${TANDEM_TUNE_TOP:-2}" --log "$log" \
+      ${TANDEM_TUNE_START:+--start "$TANDEM_TUNE_START"} \
       ${TANDEM_TUNE_START_D:+--start-d "$TANDEM_TUNE_START_D"} 2> "$out/tune-progress.txt" | tee "$out/tune.txt"
     tandem profile export "$out/profile.json"
-    cp "$TANDEM_PROFILE_DIR"/tune-*.jsonl "$out/tune-log.jsonl"
+    cp "$log" "$out/tune-log.jsonl"
     for p in s d; do
       tandem gemm --precision $p --m 4096 --n 4096 --k 4096 --reps 5
+      tandem gemm --precision $p --m 4096 --n 4096 --k 4096 --reps 5 --resident
       tandem gemm --precision $p --m 4096 --n 4096 --k 4096 --reps 5 --strategy gpu
       tandem gemm --precision $p --m 4096 --n 4096 --k 4096 --reps 5 --strategy cpu
     done | tee "$out/gemm.txt"
@@ -104,19 +111,22 @@ case "${1:-}" in
     mkdir -p "$out"
     unpack
     tandem gemm --m 4096 --n 4096 --k 4096 --strategy gpu --reps 3 > /dev/null  # warm-up
-    # Each line: precision size strategy fraction threads kernel ("-" leaves one out).
+    # Each line: precision size strategy[:r] fraction threads kernel ("-" leaves one out).
     while read -r prec size strategy fraction threads kernel; do
       case "$prec" in ''|'#'*) continue ;; esac
+      # A strategy ending in ":r" runs on tandem_malloc memory (--resident).
+      memory=()
+      case "$strategy" in *:r) memory=(--resident); strategy=${strategy%:r} ;; esac
       args=(--json gemm --precision "$prec" --m "$size" --n "$size" --k "$size" --strategy "$strategy"
-            --reps "${SPLIT_REPS:-5}")
+            --reps "${SPLIT_REPS:-5}" "${memory[@]}")
       [ "$fraction" = "-" ] || args+=(--fraction "$fraction")
       [ "$threads" = "-" ] || args+=(--threads "$threads")
       [ "$kernel" = "-" ] || args+=(--kernel "$kernel")
       if r=$(tandem "${args[@]}" 2>>"$out/split-stderr.txt"); then
         python3 -c 'import json,sys; j=json.loads(sys.argv[1]); j["case"]=sys.argv[2]; print(json.dumps(j, sort_keys=True))' \
-          "$r" "$prec $size $strategy $fraction $threads" >> "$out/split.jsonl"
+          "$r" "$prec $size $strategy${memory:+:r} $fraction $threads" >> "$out/split.jsonl"
         python3 -c 'import json,sys; j=json.loads(sys.argv[1]); print("%-32s %8.0f GFLOPS  kernel %8.0f  cpu %.4fs gpu %.4fs rows %d/%d ok=%s %s" % (sys.argv[2], j["gflops"], j["kernel_gflops"], j["cpu_share_seconds"], j["gpu_done_seconds"], j["gpu_rows"], j["cpu_rows"], j["ok"], "FELL BACK" if j["fell_back"] else ""))' \
-          "$r" "$prec $size $strategy $fraction $threads"
+          "$r" "$prec $size $strategy${memory:+:r} $fraction $threads"
       else
         echo "$prec $size $strategy FAILED: $(tail -c 300 "$out/split-stderr.txt")"
       fi

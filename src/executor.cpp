@@ -160,9 +160,13 @@ void execute(const Problem<T>& p, const Options& o, Report& r) {
       // The device's profile: auto's split, and the kernel parameters when none are given.
       profile::Choice choice;
       if (auto prof = profile_for(di)) {
-        choice = profile::choose(*prof, fp64, p.m, p.n, p.k);
+        // Operands a discrete device copies without packing leave the host's cores to the CPU
+        // share: the profile may hold a split for them.
+        const bool resident = gpu::is_discrete(*device) && gpu::operands_pinned(*device, p);
+        choice = profile::choose(*prof, fp64, p.m, p.n, p.k, resident);
         r.profile = prof->origin;
         r.profile_bucket = choice.bucket;
+        r.profile_resident = choice.resident;
       }
       double fraction = 1.0;
       if (pl.requested == Strategy::Auto) fraction = choice.fraction;

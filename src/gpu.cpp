@@ -1212,6 +1212,18 @@ void prebuild(Device& device, bool fp64, bool trans_a, bool trans_b, const Param
 }
 
 template <class T>
+bool operands_pinned(const Device& device, const Share<T>& s) {
+  const auto bytes = [](int64_t rows, int64_t cols, int64_t ld) {
+    return static_cast<size_t>(span(rows, cols, ld)) * sizeof(T);
+  };
+  return in_pinned_block(device, s.a, bytes(s.trans_a ? s.k : s.m, s.trans_a ? s.m : s.k, s.lda)) &&
+         in_pinned_block(device, s.b, bytes(s.trans_b ? s.n : s.k, s.trans_b ? s.k : s.n, s.ldb)) &&
+         in_pinned_block(device, s.c, bytes(s.m, s.n, s.ldc));
+}
+template bool operands_pinned<float>(const Device&, const Share<float>&);
+template bool operands_pinned<double>(const Device&, const Share<double>&);
+
+template <class T>
 std::unique_ptr<InFlight> enqueue(Device& device, const Params& params, const Share<T>& share) {
   auto impl = std::make_unique<InFlightImpl<T>>(device, share);
   try {

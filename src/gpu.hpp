@@ -58,6 +58,11 @@ bool is_discrete(const Device& device);
 // arrays with no packing. nullptr if the device cannot give it. tandem_malloc's memory on a
 // discrete device.
 void* pinned_alloc(const std::shared_ptr<Device>& device, size_t bytes);
+// Whether a share's A, B and C all lie in `device`'s pinned memory (pinned_alloc): such a share
+// is copied with no packing, and auto uses the split tuned for it.
+template <class T>
+bool operands_pinned(const Device& device, const Problem<T>& share);
+
 // Releases memory from pinned_alloc, after the device is done with it; false if `p` is not such
 // memory (then nothing happens).
 bool pinned_free(void* p);

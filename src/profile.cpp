@@ -116,6 +116,12 @@ std::string to_json(const Profile& p) {
                  {"gpu_gflops", b.gpu_gflops},
                  {"best_gflops", b.best_gflops}};
       if (!b.gpu_kernel.empty()) bj["gpu_kernel"] = kernel_json(b.gpu_kernel);
+      if (b.resident)
+        bj["resident"] = {{"gpu_parts", b.resident->gpu_parts},
+                          {"cpu_threads", b.resident->cpu_threads},
+                          {"kernel", kernel_json(b.resident->kernel)},
+                          {"gpu_gflops", b.resident->gpu_gflops},
+                          {"best_gflops", b.resident->best_gflops}};
       buckets.push_back(bj);
     }
     j["precisions"][std::string(1, prec)] = {{"gpu_kernel", kernel_json(pp.gpu_kernel)},
@@ -167,6 +173,19 @@ Profile from_json(const std::string& text) {
         b.cpu_threads = bj.at("cpu_threads").get<int>();
         b.kernel = kernel_of(bj.at("kernel"));
         if (const auto g = bj.find("gpu_kernel"); g != bj.end()) b.gpu_kernel = kernel_of(*g);
+        if (const auto rj = bj.find("resident"); rj != bj.end()) {
+          ResidentSplit r;
+          r.gpu_parts = rj->at("gpu_parts").get<int>();
+          r.cpu_threads = rj->at("cpu_threads").get<int>();
+          r.kernel = kernel_of(rj->at("kernel"));
+          r.gpu_gflops = rj->at("gpu_gflops").get<double>();
+          r.best_gflops = rj->at("best_gflops").get<double>();
+          if (r.gpu_parts < 0 || r.gpu_parts > b.parts)
+            throw std::runtime_error("bucket with size " + std::to_string(b.size) + ": resident split " +
+                                     std::to_string(r.gpu_parts) + "/" + std::to_string(b.parts) +
+                                     " is out of range");
+          b.resident = r;
+        }
         b.cpu_gflops = bj.at("cpu_gflops").get<double>();
         b.gpu_gflops = bj.at("gpu_gflops").get<double>();
         b.best_gflops = bj.at("best_gflops").get<double>();
@@ -359,7 +378,7 @@ void forget() {
 
 uint64_t generation() { return g_generation.load(); }
 
-Choice choose(const Profile& p, bool fp64, int64_t m, int64_t n, int64_t k) {
+Choice choose(const Profile& p, bool fp64, int64_t m, int64_t n, int64_t k, bool resident) {
   Choice c;
   auto it = p.precisions.find(fp64 ? 'd' : 's');
   if (it == p.precisions.end()) return c;
@@ -378,6 +397,13 @@ Choice choose(const Profile& p, bool fp64, int64_t m, int64_t n, int64_t k) {
   if (!best->gpu_kernel.empty()) c.gpu_kernel = best->gpu_kernel;
   c.cpu_threads = best->cpu_threads;
   c.bucket = best->size;
+  if (resident && best->resident) {
+    const ResidentSplit& r = *best->resident;
+    c.fraction = best->parts > 0 ? double(r.gpu_parts) / best->parts : 0.0;
+    if (!r.kernel.empty()) c.kernel = r.kernel;
+    c.cpu_threads = r.cpu_threads;
+    c.resident = true;
+  }
   return c;
 }
 
@@ -389,6 +415,7 @@ std::string to_log_line(const LogRecord& r) {
             {"min", r.min},       {"max", r.max},
             {"spread", r.spread}, {"kernel_seconds", r.kernel_seconds},
             {"bimodal", r.bimodal}, {"failure", r.failure}, {"cost", r.cost}};
+  if (r.resident) j["resident"] = true;
   j["seconds"] = r.seconds ? json(*r.seconds) : json(nullptr);
   return j.dump();
 }
@@ -412,6 +439,7 @@ std::optional<LogRecord> from_log_line(const std::string& line) {
     r.kernel_seconds = j.at("kernel_seconds").get<double>();
     r.bimodal = j.at("bimodal").get<bool>();
     r.failure = j.at("failure").get<std::string>();
+    r.resident = j.value("resident", false);
     r.cost = j.value("cost", r.seconds.value_or(0.0));
     return r;
   } catch (const std::exception&) {

@@ -32,6 +32,15 @@ struct Identity {
 // This machine's identity with `device` as its OpenCL side.
 Identity identity_for(const gpu::DeviceInfo& device);
 
+// A split measured with every operand in tandem_malloc memory, which a discrete GPU copies
+// with no packing: the host's cores are free for the CPU share, so its best split differs.
+struct ResidentSplit {
+  int gpu_parts = 0;
+  int cpu_threads = 0;
+  std::map<std::string, int> kernel;
+  double best_gflops = 0, gpu_gflops = 0;
+};
+
 // One tuned size: the best hybrid (kernel, split) measured at m = n = k = size.
 struct Bucket {
   int64_t size = 0;
@@ -42,6 +51,7 @@ struct Bucket {
   // The fastest GPU-only kernel at this size (strategy gpu); empty: the precision's gpu_kernel.
   std::map<std::string, int> gpu_kernel;
   double cpu_gflops = 0, gpu_gflops = 0, best_gflops = 0;
+  std::optional<ResidentSplit> resident;  // discrete devices only
   double fraction() const { return parts > 0 ? double(gpu_parts) / parts : 0.0; }
 };
 
@@ -107,13 +117,16 @@ struct Choice {
   std::map<std::string, int> kernel;  // kernel parameters (may be empty)
   int cpu_threads = 0;                // 0: the default
   int64_t bucket = 0;                 // the tuned size used (0: none)
+  bool resident = false;              // the bucket's resident split was used
   std::map<std::string, int> gpu_kernel;  // the best GPU-only kernel (for strategy gpu)
 };
 
 // The bucket nearest to cbrt(m n k) on a log scale; below half the smallest tuned size the CPU
 // alone (the GPU was not measured there). The GPU-only kernel when the bucket has none; for
 // strategy gpu the bucket's own GPU-only kernel when it has one.
-Choice choose(const Profile& p, bool fp64, int64_t m, int64_t n, int64_t k);
+// `resident`: every operand is in tandem_malloc memory on a discrete device; the bucket's
+// resident split applies where it has one.
+Choice choose(const Profile& p, bool fp64, int64_t m, int64_t n, int64_t k, bool resident = false);
 
 // One line of a tuning log (JSON lines, appended as measurements come, so an interrupted run
 // resumes where it stopped).
@@ -124,6 +137,7 @@ struct LogRecord {
   std::vector<int> point;             // the candidate in its search space
   std::map<std::string, int> kernel;  // its kernel parameters
   int gpu_parts = 0, parts = 0, cpu_threads = 0;  // "split" records
+  bool resident = false;              // measured on tandem_malloc memory
   std::optional<double> seconds;      // median wall time; none if it failed
   double cost = 0;                    // what the search minimised (seconds, joules or J*s)
   double min = 0, max = 0, spread = 0, kernel_seconds = 0;

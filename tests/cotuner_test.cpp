@@ -96,6 +96,20 @@ TEST_F(ProfileDir, TuneWritesAValidProfileThatAutoThenUses) {
   EXPECT_EQ(run_auto(16).gpu_rows, 0);
 }
 
+// Tuning one precision keeps what the saved profile holds for the other.
+TEST_F(ProfileDir, TuningOnePrecisionKeepsTheOther) {
+  auto o = tiny();
+  o.precisions = {'s'};
+  o.sizes = {64};
+  o.kernel_size = 64;
+  tuner::tune(o);
+  o.precisions = {'d'};
+  const auto report = tuner::tune(o);
+  const prof::Profile p = prof::load(report.saved);
+  EXPECT_EQ(p.precisions.count('s'), 1u) << "sgemm's tuning was lost";
+  EXPECT_EQ(p.precisions.count('d'), 1u);
+}
+
 TEST_F(ProfileDir, WrongResultsAreExcluded) {
   auto o = tiny();
   o.precisions = {'s'};
@@ -206,6 +220,12 @@ prof::Profile sample(const prof::Identity& id) {
   prof::Bucket huge = big;
   huge.size = 8192;
   huge.gpu_kernel = {{"MWG", 128}, {"NWG", 64}, {"MDIMC", 16}, {"NDIMC", 16}};
+  prof::ResidentSplit resident;
+  resident.gpu_parts = 60;
+  resident.cpu_threads = 7;
+  resident.kernel = {{"MWG", 32}, {"NWG", 64}, {"MDIMC", 8}, {"NDIMC", 16}};
+  resident.best_gflops = 450;
+  huge.resident = resident;
   big.cpu_gflops = 100;
   big.gpu_gflops = 300;
   big.best_gflops = 390;
@@ -224,6 +244,9 @@ TEST_F(ProfileDir, RoundTrip) {
   EXPECT_EQ(q.precisions.at('s').buckets.at(1).kernel.at("MWG"), 64);
   EXPECT_TRUE(q.precisions.at('s').buckets.at(1).gpu_kernel.empty());
   EXPECT_EQ(q.precisions.at('s').buckets.at(2).gpu_kernel.at("MWG"), 128);
+  EXPECT_FALSE(q.precisions.at('s').buckets.at(1).resident.has_value());
+  ASSERT_TRUE(q.precisions.at('s').buckets.at(2).resident.has_value());
+  EXPECT_EQ(q.precisions.at('s').buckets.at(2).resident->cpu_threads, 7);
   prof::save(p, prof::path_for(here()));
   auto active = prof::active(here());
   ASSERT_TRUE(active);
@@ -265,6 +288,66 @@ TEST_F(ProfileDir, RoundTripOfTheCorners) {
   EXPECT_FALSE(prof::from_log_line(prof::to_log_line(r))->seconds.has_value());
 }
 
+// On a discrete device (played here by PoCL with set_assume_discrete) the split is searched on
+// tandem_malloc memory too, and the log says which runs were.
+TEST_F(ProfileDir, DiscreteDevicesTuneASplitForTandemMemory) {
+  detail::gpu::set_assume_discrete(true);
+  detail::gpu::set_pinned_from(0);
+  auto o = tiny();
+  o.precisions = {'s'};
+  const auto report = tuner::tune(o);
+  detail::gpu::set_pinned_from(size_t{1} << 20);
+  detail::gpu::set_assume_discrete(false);
+  std::ifstream log(report.log);
+  int resident = 0, ordinary = 0;
+  for (std::string line; std::getline(log, line);) {
+    const auto r = prof::from_log_line(line);
+    ASSERT_TRUE(r.has_value()) << line;
+    if (r->kind == "split") ++(r->resident ? resident : ordinary);
+  }
+  EXPECT_GT(resident, 0);
+  EXPECT_GT(ordinary, 0);
+  for (const auto& b : report.profile.precisions.at('s').buckets)
+    if (b.resident) {
+      EXPECT_GT(b.resident->gpu_parts, 0) << "only a split that uses the GPU is stored";
+      EXPECT_LE(b.resident->gpu_parts, b.parts);
+      EXPECT_FALSE(b.resident->kernel.empty());
+    }
+}
+
+// auto takes the resident split only when A, B and C are all in the device's pinned memory.
+TEST_F(ProfileDir, AutoUsesTheResidentSplitForTandemMemory) {
+  prof::Profile p = sample(here());
+  auto& huge = p.precisions.at('s').buckets.at(2);
+  huge.size = 256;  // the nearest bucket for the calls below
+  huge.gpu_parts = 16;
+  huge.resident->gpu_parts = 48;
+  huge.resident->kernel = {};  // the bucket's kernel
+  huge.resident->cpu_threads = 1;
+  p.precisions.at('s').buckets = {huge};
+  prof::save(p, prof::path_for(here()));
+  detail::gpu::set_assume_discrete(true);
+  detail::gpu::set_pinned_from(0);
+  const int64_t n = 256;
+  std::vector<float, Allocator<float>> a(n * n, 1.0f), b(n * n, 1.0f), c(n * n, 0.0f);
+  std::vector<float> c_plain(n * n, 0.0f);
+  Report pinned, plain;
+  gemm<float>(Layout::RowMajor, Op::NoTrans, Op::NoTrans, n, n, n, 1.0f, a.data(), n, b.data(), n, 0.0f,
+              c.data(), n, {}, &pinned);
+  gemm<float>(Layout::RowMajor, Op::NoTrans, Op::NoTrans, n, n, n, 1.0f, a.data(), n, b.data(), n, 0.0f,
+              c_plain.data(), n, {}, &plain);  // C in ordinary memory
+  detail::gpu::set_pinned_from(size_t{1} << 20);
+  detail::gpu::set_assume_discrete(false);
+  for (float x : c) ASSERT_EQ(x, float(n));
+  for (float x : c_plain) ASSERT_EQ(x, float(n));
+  EXPECT_TRUE(pinned.profile_resident);
+  EXPECT_DOUBLE_EQ(pinned.gpu_fraction, 48.0 / 64.0);
+  EXPECT_EQ(pinned.c, Report::Buffer::Pinned);
+  EXPECT_EQ(pinned.cpu_threads, 1);
+  EXPECT_FALSE(plain.profile_resident);
+  EXPECT_DOUBLE_EQ(plain.gpu_fraction, 16.0 / 64.0);
+}
+
 TEST_F(ProfileDir, ChoiceFollowsTheNearestBucket) {
   const prof::Profile p = sample(here());
   EXPECT_EQ(prof::choose(p, false, 100, 100, 100).fraction, 0.0);  // under half of 256: CPU
@@ -279,6 +362,17 @@ TEST_F(ProfileDir, ChoiceFollowsTheNearestBucket) {
   const auto h = prof::choose(p, false, 8000, 8000, 8000);
   EXPECT_EQ(h.bucket, 8192);
   EXPECT_EQ(h.gpu_kernel.at("MWG"), 128) << "the bucket's own GPU-only kernel comes first";
+  EXPECT_FALSE(h.resident);
+  EXPECT_DOUBLE_EQ(h.fraction, 0.75);
+  const auto hr = prof::choose(p, false, 8000, 8000, 8000, /*resident=*/true);
+  EXPECT_TRUE(hr.resident);
+  EXPECT_DOUBLE_EQ(hr.fraction, 60.0 / 64.0);
+  EXPECT_EQ(hr.cpu_threads, 7);
+  EXPECT_EQ(hr.kernel.at("MWG"), 32);
+  EXPECT_EQ(hr.gpu_kernel.at("MWG"), 128);
+  const auto cr = prof::choose(p, false, 4096, 4096, 1024, /*resident=*/true);
+  EXPECT_FALSE(cr.resident) << "a bucket without a resident split keeps its own";
+  EXPECT_DOUBLE_EQ(cr.fraction, 0.75);
   EXPECT_EQ(prof::choose(p, true, 4096, 4096, 4096).fraction, 0.0) << "no dgemm entry: CPU";
 }
 

@@ -387,11 +387,12 @@ std::map<std::string, int> parse_assignments(const std::vector<std::string>& ite
   return out;
 }
 
-template <class T>
+// Alloc: std::allocator (ordinary memory) or tandem::Allocator (tandem_malloc memory, --resident).
+template <class T, class Alloc = std::allocator<T>>
 int gemm_command(int64_t m, int64_t n, int64_t k, const tandem::Options& o, int reps, bool as_json) {
   std::mt19937_64 rng(1);
   std::uniform_real_distribution<double> d(-1, 1);
-  std::vector<T> a(m * k), b(k * n), c(m * n);
+  std::vector<T, Alloc> a(m * k), b(k * n), c(m * n);
   for (auto& x : a) x = static_cast<T>(d(rng));
   for (auto& x : b) x = static_cast<T>(d(rng));
   tandem::Report r;
@@ -430,7 +431,7 @@ int gemm_command(int64_t m, int64_t n, int64_t k, const tandem::Options& o, int 
     std::cout << json{{"gflops", gflops},        {"seconds", median},
                       {"strategy", tandem::to_string(r.strategy)},
                       {"gpu_rows", r.gpu_rows},  {"cpu_rows", r.cpu_rows},
-                      {"cpu_threads", r.cpu_threads},
+                      {"cpu_threads", r.cpu_threads}, {"profile_resident", r.profile_resident},
                       {"buffers", {tandem::to_string(r.a), tandem::to_string(r.b), tandem::to_string(r.c)}},
                       {"device", r.device},      {"kernel", r.kernel},
                       {"profile", r.profile},    {"max_relative_error", rel},
@@ -531,6 +532,7 @@ int main(int argc, char** argv) {
   std::string gprecision = "s", gstrategy = "auto", gdevice;
   int64_t gm = 1024, gn = 1024, gk = 1024;
   int greps = 3, gthreads = 0;
+  bool gresident = false;
   double gfraction = -1;
   auto* g = app.add_subcommand("gemm", "one checked GEMM: GFLOPS, split and error");
   g->add_option("--precision", gprecision, "s or d")->check(CLI::IsMember({"s", "d"}));
@@ -543,6 +545,7 @@ int main(int argc, char** argv) {
   g->add_option("--device", gdevice, "device index or name");
   g->add_option("--reps", greps, "timed repetitions")->check(kPositive);
   g->add_option("--threads", gthreads, "CPU BLAS threads for the CPU share")->check(kPositive);
+  g->add_flag("--resident", gresident, "operands in tandem_malloc memory (pinned on a discrete GPU)");
   std::vector<std::string> gkernel;
   g->add_option("--kernel", gkernel, "kernel parameters NAME=VALUE,...")->delimiter(',');
 
@@ -589,6 +592,9 @@ int main(int argc, char** argv) {
       if (gthreads > 0) o.cpu_threads = gthreads;
       if (!gdevice.empty()) o.device = gdevice;
       o.kernel_params = parse_assignments(gkernel, "--kernel");
+      if (gresident)
+        return gprecision == "d" ? gemm_command<double, tandem::Allocator<double>>(gm, gn, gk, o, greps, as_json)
+                                 : gemm_command<float, tandem::Allocator<float>>(gm, gn, gk, o, greps, as_json);
       return gprecision == "d" ? gemm_command<double>(gm, gn, gk, o, greps, as_json)
                                : gemm_command<float>(gm, gn, gk, o, greps, as_json);
     }

@@ -49,13 +49,45 @@ std::string describe(const std::map<std::string, int>& k) {
   return s;
 }
 
-// Square problems in ordinary host memory, with inputs whose product is known exactly (small
-// integers: every partial sum is an integer that float represents exactly) for the cheap check.
+// Host memory for a workspace: ordinary (pageable) by default, tandem_malloc's when `resident`.
+template <class T>
+struct HostAllocator {
+  using value_type = T;
+  bool resident = false;
+  HostAllocator() noexcept = default;
+  explicit HostAllocator(bool r) noexcept : resident(r) {}
+  template <class U>
+  HostAllocator(const HostAllocator<U>& o) noexcept : resident(o.resident) {}
+  T* allocate(std::size_t count) {
+    if (!resident) return std::allocator<T>().allocate(count);
+    return Allocator<T>().allocate(count);
+  }
+  void deallocate(T* p, std::size_t count) noexcept {
+    if (resident)
+      Allocator<T>().deallocate(p, count);
+    else
+      std::allocator<T>().deallocate(p, count);
+  }
+  template <class U>
+  bool operator==(const HostAllocator<U>& o) const noexcept { return resident == o.resident; }
+  template <class U>
+  bool operator!=(const HostAllocator<U>& o) const noexcept { return resident != o.resident; }
+};
+
+// Square problems in ordinary host memory, or in tandem_malloc memory (`resident`), with inputs
+// whose product is known exactly (small integers: every partial sum is an integer that float
+// represents exactly) for the cheap check.
 template <class T>
 struct Workspace {
   int64_t n = 0;
-  std::vector<T> a, b, c;
-  explicit Workspace(int64_t size) : n(size), a(size * size), b(size * size), c(size * size) {
+  bool resident = false;
+  std::vector<T, HostAllocator<T>> a, b, c;
+  explicit Workspace(int64_t size, bool in_tandem_memory = false)
+      : n(size),
+        resident(in_tandem_memory),
+        a(size * size, T(0), HostAllocator<T>(in_tandem_memory)),
+        b(size * size, T(0), HostAllocator<T>(in_tandem_memory)),
+        c(size * size, T(0), HostAllocator<T>(in_tandem_memory)) {
     for (int64_t i = 0; i < n; ++i)
       for (int64_t p = 0; p < n; ++p) {
         a[i * n + p] = static_cast<T>((i * 7 + p * 3) % 5 - 2);
@@ -197,6 +229,20 @@ class Tuner {
     report_.seconds = elapsed();
     if (o_.save) {
       report_.saved = prof::path_for(report_.profile.identity);
+      // Precisions this run did not tune keep what the saved profile had for them (tune s, then
+      // d, and both are there).
+      std::error_code ec;
+      if (std::filesystem::exists(report_.saved, ec)) {
+        try {
+          const prof::Profile old = prof::load(report_.saved);
+          if (prof::compatible(old) && old.identity == report_.profile.identity)
+            for (const auto& [prec, pp] : old.precisions)
+              if (std::find(o_.precisions.begin(), o_.precisions.end(), prec) == o_.precisions.end())
+                report_.profile.precisions.emplace(prec, pp);
+        } catch (const std::exception&) {
+          // An unreadable old file is simply replaced.
+        }
+      }
       prof::save(report_.profile, report_.saved);
       report_.profile.origin = report_.saved.string();
       prof::forget();
@@ -223,10 +269,11 @@ class Tuner {
   }
 
   const prof::LogRecord* logged_split(char prec, int64_t size, const std::map<std::string, int>& kernel,
-                                      int gpu_parts, int threads) const {
+                                      int gpu_parts, int threads, bool resident) const {
     for (const auto& r : log_)
       if (r.kind == "split" && r.precision == prec && r.size == size && r.kernel == kernel &&
-          r.gpu_parts == gpu_parts && r.parts == o_.parts && r.cpu_threads == threads)
+          r.gpu_parts == gpu_parts && r.parts == o_.parts && r.cpu_threads == threads &&
+          r.resident == resident)
         return &r;
     return nullptr;
   }
@@ -461,7 +508,7 @@ class Tuner {
   template <class T>
   Measured hybrid_time(char prec, Workspace<T>& ws, const std::map<std::string, int>& kernel, int gpu_parts,
                      int threads) {
-    if (const auto* r = logged_split(prec, ws.n, kernel, gpu_parts, threads))
+    if (const auto* r = logged_split(prec, ws.n, kernel, gpu_parts, threads, ws.resident))
       return r->seconds ? Measured{r->cost, *r->seconds} : Measured{};
     if (gpu_parts > 0 && gpu_parts < o_.parts && out_of_time())
       return Measured{};  // the split search stops with the clock
@@ -487,11 +534,13 @@ class Tuner {
     rec.gpu_parts = gpu_parts;
     rec.parts = o_.parts;
     rec.cpu_threads = threads;
+    rec.resident = ws.resident;
     fill(rec, t);
     append(rec);
     if (t.failure.empty() && (bucket_best_ == 0 || t.wall.median < bucket_best_)) bucket_best_ = t.wall.median;
     progress("split", prec, bucket_index_, static_cast<int>(o_.sizes.size()), bucket_best_, ws.n,
-             "size " + std::to_string(ws.n) + " p_g=" + std::to_string(gpu_parts) + "/" +
+             "size " + std::to_string(ws.n) + (ws.resident ? " resident" : "") + " p_g=" +
+                 std::to_string(gpu_parts) + "/" +
                  std::to_string(o_.parts) + (threads ? " threads=" + std::to_string(threads) : "") +
                  (t.failure.empty() ? "" : "  [" + t.failure.substr(0, 80) + "]"));
     return t.failure.empty() ? Measured{t.cost, t.wall.median} : Measured{};
@@ -504,82 +553,137 @@ class Tuner {
     return gpu_parts > 0 ? std::max(1, cores - 1) : cores;
   }
 
+  // The CPU share's threads while the split is searched: one core fewer than all for the
+  // feeder, or half the cores where the feeder packs and unpacks the GPU's operands (a discrete
+  // device, ordinary memory), which one core could not keep up with on the H100 host
+  // (docs/PERFORMANCE.md). The thread search afterwards tries other counts.
+  int search_threads(bool resident) const {
+    const int cores = std::min(detail::topology::physical_cores(), detail::cpu_blas::current_threads());
+    if (detail::gpu::is_discrete(*device_) && !resident) return std::max(1, cores / 2);
+    return default_threads(1);
+  }
+
+  // One workspace's best split over the kernels `top`: the CPU alone, each kernel alone, the
+  // split p_g/P (nearly unimodal), then at the best split the CPU share's thread count (the
+  // cores it leaves feed the GPU on a discrete device) and the split again next to it.
+  struct Split {
+    Measured best, best_gpu;
+    int gpu_parts = 0, cpu_threads = 0;
+    std::map<std::string, int> kernel, gpu_kernel;
+    double gpu_gflops = 0;
+  };
+
   template <class T>
-  prof::Bucket split_bucket(char prec, int64_t size, const std::vector<std::map<std::string, int>>& top) {
-    Workspace<T> ws(size);
-    bucket_best_ = 0;
-    prof::Bucket b;
-    b.size = size;
-    b.parts = o_.parts;
-    const Measured cpu = hybrid_time<T>(prec, ws, {}, 0, default_threads(0));
-    b.cpu_gflops = std::isfinite(cpu.seconds) ? gflop(size) / cpu.seconds : 0;
-    Measured best = cpu, best_gpu;
+  Split search_split(char prec, Workspace<T>& ws, const Measured& cpu,
+                     const std::vector<std::map<std::string, int>>& top) {
+    Split sp;
+    sp.best = cpu;
     for (const auto& kernel : top) {
       if (out_of_time()) break;
       const Measured gpu = hybrid_time<T>(prec, ws, kernel, o_.parts, 0);  // no CPU share
-      b.gpu_gflops = std::max(b.gpu_gflops, std::isfinite(gpu.seconds) ? gflop(size) / gpu.seconds : 0.0);
-      if (gpu.cost < best_gpu.cost) {
-        best_gpu = gpu;
-        b.gpu_kernel = kernel;  // strategy gpu's kernel at this size
+      sp.gpu_gflops = std::max(sp.gpu_gflops, std::isfinite(gpu.seconds) ? gflop(ws.n) / gpu.seconds : 0.0);
+      if (gpu.cost < sp.best_gpu.cost) {
+        sp.best_gpu = gpu;
+        sp.gpu_kernel = kernel;  // strategy gpu's kernel at this size
       }
       auto at = [&](int g) {
-        return g == 0 ? cpu : g == o_.parts ? gpu : hybrid_time<T>(prec, ws, kernel, g, default_threads(g));
+        return g == 0 ? cpu : g == o_.parts ? gpu : hybrid_time<T>(prec, ws, kernel, g, search_threads(ws.resident));
       };
       const int pg = minimize_unimodal([&](int g) { return at(g).cost; }, 0, o_.parts);
       const Measured t = at(pg);
-      if (t.cost < best.cost) {
-        best = t;
-        b.gpu_parts = pg;
-        b.kernel = kernel;
+      if (t.cost < sp.best.cost) {
+        sp.best = t;
+        sp.gpu_parts = pg;
+        sp.kernel = kernel;
       }
     }
-    // The CPU share's thread count at the best split (the cores it leaves pack and unpack the
-    // GPU's share on a discrete device), then the split again next to it with that count.
-    if (b.gpu_parts > 0 && b.gpu_parts < o_.parts) {
-      b.cpu_threads = default_threads(b.gpu_parts);
+    if (sp.gpu_parts > 0 && sp.gpu_parts < o_.parts) {
+      sp.cpu_threads = search_threads(ws.resident);
       const int cores = std::min(detail::topology::physical_cores(), detail::cpu_blas::current_threads());
       std::set<int> counts;
-      for (int c : {cores, cores - 2, cores - 4, cores / 2, cores / 4})
-        if (c >= 1 && c <= cores && c != b.cpu_threads) counts.insert(c);
-      const int split = b.gpu_parts;
+      for (int c : {cores, cores - 1, cores - 2, cores - 4, cores / 2, cores / 4})
+        if (c >= 1 && c <= cores && c != sp.cpu_threads) counts.insert(c);
+      const int split = sp.gpu_parts;
       for (int c : counts) {
         if (out_of_time()) break;
-        const Measured m = hybrid_time<T>(prec, ws, b.kernel, split, c);
-        if (m.cost < best.cost) {
-          best = m;
-          b.cpu_threads = c;
+        const Measured m = hybrid_time<T>(prec, ws, sp.kernel, split, c);
+        if (m.cost < sp.best.cost) {
+          sp.best = m;
+          sp.cpu_threads = c;
         }
       }
       for (int g : {split - 2, split - 1, split + 1, split + 2}) {
         if (g <= 0 || g >= o_.parts || out_of_time()) continue;
-        const Measured m = hybrid_time<T>(prec, ws, b.kernel, g, b.cpu_threads);
-        if (m.cost < best.cost) {
-          best = m;
-          b.gpu_parts = g;
+        const Measured m = hybrid_time<T>(prec, ws, sp.kernel, g, sp.cpu_threads);
+        if (m.cost < sp.best.cost) {
+          sp.best = m;
+          sp.gpu_parts = g;
         }
       }
     }
+    return sp;
+  }
+
+  // The full check of a split's winner (on ordinary memory); false if it failed.
+  template <class T>
+  bool winner_checks(int64_t size, int gpu_parts, int cpu_threads, const std::map<std::string, int>& kernel,
+                     uint64_t seed) {
+    Options opt;
+    opt.device = o_.device;
+    opt.strategy = gpu_parts == o_.parts ? Strategy::Gpu : Strategy::Hybrid;
+    opt.gpu_fraction = double(gpu_parts) / o_.parts;
+    opt.kernel_params = kernel;
+    if (cpu_threads > 0) opt.cpu_threads = cpu_threads;
+    return full_check<T>(std::min<int64_t>(size, 512), opt, seed, o_.tamper).empty();
+  }
+
+  template <class T>
+  prof::Bucket split_bucket(char prec, int64_t size, const std::vector<std::map<std::string, int>>& top) {
+    bucket_best_ = 0;
+    prof::Bucket b;
+    b.size = size;
+    b.parts = o_.parts;
+    Measured cpu, best;
+    {
+      Workspace<T> ws(size);
+      cpu = hybrid_time<T>(prec, ws, {}, 0, default_threads(0));
+      b.cpu_gflops = std::isfinite(cpu.seconds) ? gflop(size) / cpu.seconds : 0;
+      const Split sp = search_split<T>(prec, ws, cpu, top);
+      best = sp.best;
+      b.gpu_parts = sp.gpu_parts;
+      b.cpu_threads = sp.cpu_threads;
+      b.kernel = sp.kernel;
+      b.gpu_kernel = sp.gpu_kernel;
+      b.gpu_gflops = sp.gpu_gflops;
+    }
     // The winner gets the full check; one that fails it leaves the bucket to the CPU.
-    if (b.gpu_parts > 0) {
-      Options opt;
-      opt.device = o_.device;
-      opt.strategy = b.gpu_parts == o_.parts ? Strategy::Gpu : Strategy::Hybrid;
-      opt.gpu_fraction = b.fraction();
-      opt.kernel_params = b.kernel;
-      if (b.cpu_threads > 0) opt.cpu_threads = b.cpu_threads;
-      if (!full_check<T>(std::min<int64_t>(size, 512), opt, o_.seed + 99, o_.tamper).empty()) {
-        b.gpu_parts = 0;
-        b.kernel.clear();
-        best = cpu;
-      }
+    if (b.gpu_parts > 0 && !winner_checks<T>(size, b.gpu_parts, b.cpu_threads, b.kernel, o_.seed + 99)) {
+      b.gpu_parts = 0;
+      b.kernel.clear();
+      best = cpu;
     }
     // So does the GPU-only kernel where it is another; one that fails leaves strategy gpu the
     // precision's kernel (checked in phase 1).
-    if (!b.gpu_kernel.empty() && !(b.gpu_parts == o_.parts && b.gpu_kernel == b.kernel)) {
-      Options opt = gpu_options(b.gpu_kernel);
-      if (!full_check<T>(std::min<int64_t>(size, 512), opt, o_.seed + 98, o_.tamper).empty()) b.gpu_kernel.clear();
-    }
+    if (!b.gpu_kernel.empty() && !(b.gpu_parts == o_.parts && b.gpu_kernel == b.kernel) &&
+        !winner_checks<T>(size, o_.parts, 0, b.gpu_kernel, o_.seed + 98))
+      b.gpu_kernel.clear();
     b.best_gflops = std::isfinite(best.seconds) ? gflop(size) / best.seconds : 0;
+
+    // On a discrete device, operands in tandem_malloc memory are copied with no packing, which
+    // leaves the host's cores to the CPU share: their split is searched on such memory too.
+    if (detail::gpu::is_discrete(*device_) && !out_of_time()) {
+      Workspace<T> ws(size, /*in_tandem_memory=*/true);
+      const Split sp = search_split<T>(prec, ws, cpu, top);
+      if (sp.gpu_parts > 0 && winner_checks<T>(size, sp.gpu_parts, sp.cpu_threads, sp.kernel, o_.seed + 97)) {
+        prof::ResidentSplit r;
+        r.gpu_parts = sp.gpu_parts;
+        r.cpu_threads = sp.cpu_threads;
+        r.kernel = sp.kernel;
+        r.gpu_gflops = sp.gpu_gflops;
+        r.best_gflops = std::isfinite(sp.best.seconds) ? gflop(size) / sp.best.seconds : 0;
+        b.resident = r;
+      }
+    }
     return b;
   }
 

@@ -58,6 +58,7 @@ struct Report {
   std::string kernel;                  // its kernel parameters, "NAME=v ..."
   std::string profile;                 // the device profile applied ("" if none), by origin
   int64_t profile_bucket = 0;          // the profile's tuned size whose split was used
+  bool profile_resident = false;       // and its split for operands in tandem_malloc memory
   int64_t t_start = 0, t_gpu_enqueued = 0, t_flush = 0, t_cpu_start = 0, t_cpu_end = 0,
           t_gpu_done = 0, t_end = 0;
   double gpu_kernel_seconds = 0;  // from OpenCL profiling events
