@@ -35,15 +35,38 @@ int64_t now_ns() {
       .count();
 }
 
-// Rows [row0, row0 + rows) of C on the CPU BLAS.
+// A hybrid's CPU share with fewer rows than this per thread is cut into column panels: OpenBLAS
+// 0.3.21 gives each of its threads a band of rows (32 or more), so a share of 256 rows used 8 of
+// 15 threads and ran at half the CPU's rate beside the H100 (docs/PERFORMANCE.md).
+constexpr int64_t kRowsPerThread = 64;
+constexpr int64_t kPanelColumns = 64;  // panel widths are multiples of this
+
+// Rows [row0, row0 + rows) of C on the CPU BLAS. `beside_gpu`: the rest of C is the GPU's.
 template <class T>
-void cpu_share(const Problem<T>& p, int64_t row0, int64_t rows, int threads) {
+void cpu_share(const Problem<T>& p, int64_t row0, int64_t rows, int threads, bool beside_gpu) {
   if (rows <= 0) return;
   auto run_rows = [&p](int64_t r0, int64_t count) {
     const T* a = p.trans_a ? p.a + r0 : p.a + r0 * p.lda;
     cpu_blas::gemm(p.trans_a, p.trans_b, count, p.n, p.k, p.alpha, a, p.lda, p.b, p.ldb, p.beta,
                    p.c + r0 * p.ldc, p.ldc);
   };
+  const int64_t column_panels = std::min<int64_t>(threads, p.n / kPanelColumns);
+  if (beside_gpu && cpu_mode() == CpuMode::SingleCall && rows < kRowsPerThread * threads && column_panels > 1) {
+    // One single-threaded call per panel of columns, each on all the share's rows.
+    const T* a = p.trans_a ? p.a + row0 : p.a + row0 * p.lda;
+    const int64_t units = p.n / kPanelColumns;  // whole panels of kPanelColumns; the last takes the rest
+    cpu_blas::Threads scope(1);
+    tasks::in_arena(threads, [&] {
+      tasks::parallel_for(column_panels, [&](int64_t i) {
+        const int64_t j0 = units * i / column_panels * kPanelColumns;
+        const int64_t j1 = i + 1 == column_panels ? p.n : units * (i + 1) / column_panels * kPanelColumns;
+        const T* b = p.trans_b ? p.b + j0 * p.ldb : p.b + j0;
+        cpu_blas::gemm(p.trans_a, p.trans_b, rows, j1 - j0, p.k, p.alpha, a, p.lda, b, p.ldb, p.beta,
+                       p.c + row0 * p.ldc + j0, p.ldc);
+      });
+    });
+    return;
+  }
   if (cpu_mode() == CpuMode::SingleCall || threads == 1) {
     cpu_blas::Threads scope(threads);
     tasks::in_arena(threads, [&] { run_rows(row0, rows); });
@@ -244,7 +267,7 @@ void execute(const Problem<T>& p, const Options& o, Report& r) {
   const auto run_cpu = [&] {
     r.t_cpu_start = now_ns();
     try {
-      cpu_share(p, mg, p.m - mg, threads);
+      cpu_share(p, mg, p.m - mg, threads, mg > 0);
     } catch (...) {
       cpu_error = std::current_exception();
     }
@@ -273,7 +296,7 @@ void execute(const Problem<T>& p, const Options& o, Report& r) {
       if (e.c_touched() && p.beta != T(0)) throw output_lost(e);
       gpu_unavailable(pl, e, r);
       inflight.reset();
-      cpu_share(p, 0, mg, threads);
+      cpu_share(p, 0, mg, threads, false);
       mg = 0;
     }
   }

@@ -23,6 +23,7 @@ struct StrategyCase {
   std::map<std::string, int> kernel_params = {};
   int64_t offset = 0;  // 1: operands one element off alignment, so the unified copy path runs
   bool pinned = false;  // operands in pinned tandem_malloc memory (discrete path, direct copies)
+  int cpu_threads = 0;  // the CPU share's threads (0: the default)
 };
 
 const StrategyCase kStrategies[] = {
@@ -67,6 +68,9 @@ const StrategyCase kStrategies[] = {
     {"hybrid_tiled_NT", Strategy::Hybrid, 0.5, false,
      {{"KERNEL", 1}, {"A_T", 0}, {"B_T", 1}, {"MWG", 16}, {"NWG", 16}, {"KWG", 8}, {"MDIMC", 4},
       {"NDIMC", 4}, {"VWM", 2}, {"VWN", 4}, {"VW", 1}, {"DB", 1}, {"KUNROLL", 8}}},
+    // A CPU share of few rows per thread: column panels, one single-threaded call each.
+    {"hybrid90_columns", Strategy::Hybrid, 0.9, false, {}, 0, false, 2},
+    {"hybrid70_columns_discrete", Strategy::Hybrid, 0.7, true, {}, 0, false, 2},
 };
 constexpr int kStrategyCount = static_cast<int>(sizeof(kStrategies) / sizeof(kStrategies[0]));
 
@@ -100,6 +104,7 @@ Options options_for(const StrategyCase& s) {
   o.strategy = s.strategy;
   if (s.strategy == Strategy::Hybrid) o.gpu_fraction = s.fraction;
   o.kernel_params = s.kernel_params;
+  if (s.cpu_threads > 0) o.cpu_threads = s.cpu_threads;
   return o;
 }
 
