@@ -830,6 +830,7 @@ class InFlightImpl final : public InFlight {
   struct Chunk {
     int64_t r0 = 0, r1 = 0;
     cl::Event kernel, read;
+    std::vector<cl::Event> slabs;  // the first chunk: its kernels on the earlier slabs of K
   };
 
   // Rows of C per chunk: enough work-groups per chunk to give every compute unit CHUNK_FILL of
@@ -900,7 +901,7 @@ class InFlightImpl final : public InFlight {
     c_.ld = s.n;
 
     const int64_t step = chunk_rows(s, params, di);
-    for (int64_t r0 = 0; r0 < s.m; r0 += step) chunks_.push_back({r0, std::min(s.m, r0 + step), {}, {}});
+    for (int64_t r0 = 0; r0 < s.m; r0 += step) chunks_.push_back({r0, std::min(s.m, r0 + step), {}, {}, {}});
 
     const int64_t tiles = params.at("MWG") + params.at("NWG") + params.at("KWG");
     f.long_index =
@@ -922,17 +923,23 @@ class InFlightImpl final : public InFlight {
       write_block(b_target, offset, host, rows, cols, ld, nullptr, &f.b_ready.back());
       in_q_.flush();
     };
-    if (b_direct) {
-      copy_b(s.b, b_rows, b_cols, s.ldb, 0);
-    } else {
-      const int64_t pieces = std::min<int64_t>(4, static_cast<int64_t>(chunks_.size()));
-      for (int64_t i = 0; i < pieces; ++i) {
-        const int64_t q0 = b_rows * i / pieces, q1 = b_rows * (i + 1) / pieces;
-        if (q1 == q0) continue;
+    // In pieces of its stored rows (packed, unless pinned), each copied as soon as it is ready.
+    const int64_t pieces = std::min<int64_t>(4, static_cast<int64_t>(chunks_.size()));
+    for (int64_t i = 0; i < pieces; ++i) {
+      const int64_t q0 = b_rows * i / pieces, q1 = b_rows * (i + 1) / pieces;
+      if (q1 == q0) continue;
+      f.b_rows.push_back(q1);
+      if (b_direct) {
+        copy_b(s.b + q0 * s.ldb, q1 - q0, b_cols, s.ldb, static_cast<size_t>(q0 * b_cols) * e);
+      } else {
         pack(s.b + q0 * s.ldb, q1 - q0, b_cols, s.ldb, b_.mapped + q0 * b_cols, host_threads_);
         copy_b(b_.mapped + q0 * b_cols, q1 - q0, b_cols, b_cols, static_cast<size_t>(q0 * b_cols) * e);
       }
     }
+    // B's pieces are slabs of K when the kernel reads B as stored and untransposed (k x n): then
+    // the first chunk runs slab by slab, each kernel waiting only for its piece, so the device
+    // computes while the rest of B arrives.
+    f.k_slabs = !kb && !s.trans_b && !b_raw_ && f.b_ready.size() > 1;
     if (b_raw_) {
       cl::Event done;
       transpose_on_device(b_raw_->device, b_.device, 0, b_rows, b_cols, f.b_ready, &done);
@@ -1003,17 +1010,38 @@ class InFlightImpl final : public InFlight {
     in_q_.flush();
 
     cl::Kernel& kernel = feed_.kernel;
-    set_gemm_args(kernel, f.long_index, rows, s.n, s.k, s.alpha,
-                  {&a_.device, static_cast<int64_t>(a_offset), f.ka ? rows : s.k}, {&b_.device, 0, b_.ld},
-                  s.beta, {&c_.device, static_cast<int64_t>(c_offset), s.n});
     const auto groups = [](int64_t extent, int64_t tile) { return (extent + tile - 1) / tile; };
     const size_t gx = static_cast<size_t>(groups(s.n, f.nwg) * f.ndimc);
     const size_t gy = static_cast<size_t>(groups(rows, f.mwg) * f.mdimc);
-    queue_.enqueueNDRangeKernel(kernel, cl::NullRange, cl::NDRange(gx, gy),
-                                cl::NDRange(static_cast<size_t>(f.ndimc), static_cast<size_t>(f.mdimc)), &ready,
-                                &ch.kernel);
-    kernel_enqueued_ = true;
-    queue_.flush();
+    const int64_t lda = f.ka ? rows : s.k;
+    // C's rows += alpha op(A)[rows, p0:p1] op(B)[p0:p1, :] (the first slab with the caller's beta).
+    const auto run = [&](int64_t p0, int64_t p1, T beta, std::vector<cl::Event>* waits, cl::Event* done) {
+      const int64_t a_at = static_cast<int64_t>(a_offset) + (f.ka ? p0 * rows : p0);
+      set_gemm_args(kernel, f.long_index, rows, s.n, p1 - p0, s.alpha, {&a_.device, a_at, lda},
+                    {&b_.device, p0 * b_.ld, b_.ld}, beta, {&c_.device, static_cast<int64_t>(c_offset), s.n});
+      queue_.enqueueNDRangeKernel(kernel, cl::NullRange, cl::NDRange(gx, gy),
+                                  cl::NDRange(static_cast<size_t>(f.ndimc), static_cast<size_t>(f.mdimc)), waits,
+                                  done);
+      kernel_enqueued_ = true;
+      queue_.flush();
+    };
+    if (&ch == &chunks_.front() && f.k_slabs) {
+      // Slab q waits for B's piece q (and the chunk's own inputs); the in-order queue keeps the
+      // slabs in sequence, each adding to what the one before wrote.
+      std::vector<cl::Event> own(ready.begin() + static_cast<std::ptrdiff_t>(f.b_ready.size()), ready.end());
+      int64_t p0 = 0;
+      for (size_t q = 0; q < f.b_ready.size(); ++q) {
+        std::vector<cl::Event> waits = own;
+        waits.push_back(f.b_ready[q]);
+        const int64_t p1 = f.b_rows[q];
+        const bool last = q + 1 == f.b_ready.size();
+        if (!last) ch.slabs.emplace_back();
+        run(p0, p1, q == 0 ? s.beta : T(1), &waits, last ? &ch.kernel : &ch.slabs.back());
+        p0 = p1;
+      }
+    } else {
+      run(0, s.k, s.beta, &ready, &ch.kernel);
+    }
 
     const std::vector<cl::Event> computed{ch.kernel};
     if (c_direct_) {
@@ -1052,6 +1080,7 @@ class InFlightImpl final : public InFlight {
     for (const Chunk& ch : chunks_) {
       cl::WaitForEvents({ch.read});
       kernel_seconds += ran_for(ch.kernel);
+      for (const cl::Event& slab : ch.slabs) kernel_seconds += ran_for(slab);
       if (!c_direct_) {
         c_written_ = true;
         unpack(c_.mapped + ch.r0 * s_.n, ch.r1 - ch.r0, s_.n, s_.c + ch.r0 * s_.ldc, s_.ldc, host_threads_);
@@ -1142,6 +1171,8 @@ class InFlightImpl final : public InFlight {
   struct Feed {
     cl::Kernel kernel, transpose;
     std::vector<cl::Event> b_ready;  // B is on the device, in the kernel's layout
+    std::vector<int64_t> b_rows;     // the stored row at which each of B's pieces ends
+    bool k_slabs = false;            // the first chunk runs slab by slab of K (see start_discrete)
     bool ka = false, kb = false, a_direct = false, long_index = false;
     int64_t mwg = 1, nwg = 1, mdimc = 1, ndimc = 1;
     size_t next = 0;  // the first chunk not yet enqueued
