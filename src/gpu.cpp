@@ -13,6 +13,7 @@
 #include <cstring>
 #include <functional>
 #include <mutex>
+#include <optional>
 #include <sstream>
 #include <type_traits>
 #include <unordered_map>
@@ -924,7 +925,12 @@ class InFlightImpl final : public InFlight {
       in_q_.flush();
     };
     // In pieces of its stored rows (packed, unless pinned), each copied as soon as it is ready.
+    // B's pieces are slabs of K when the kernel reads B as stored and untransposed (k x n): then
+    // the first chunk's rows of A go right after B's first piece and the chunk runs slab by slab,
+    // each kernel waiting only for its piece, so the device computes while the rest of B arrives.
     const int64_t pieces = std::min<int64_t>(4, static_cast<int64_t>(chunks_.size()));
+    f.k_slabs = !kb && !s.trans_b && !b_raw_ && pieces > 1 && b_rows >= pieces;
+    std::optional<std::vector<cl::Event>> first_inputs;
     for (int64_t i = 0; i < pieces; ++i) {
       const int64_t q0 = b_rows * i / pieces, q1 = b_rows * (i + 1) / pieces;
       if (q1 == q0) continue;
@@ -935,11 +941,8 @@ class InFlightImpl final : public InFlight {
         pack(s.b + q0 * s.ldb, q1 - q0, b_cols, s.ldb, b_.mapped + q0 * b_cols, host_threads_);
         copy_b(b_.mapped + q0 * b_cols, q1 - q0, b_cols, b_cols, static_cast<size_t>(q0 * b_cols) * e);
       }
+      if (f.k_slabs && i == 0) first_inputs = send_inputs(chunks_.front());
     }
-    // B's pieces are slabs of K when the kernel reads B as stored and untransposed (k x n): then
-    // the first chunk runs slab by slab, each kernel waiting only for its piece, so the device
-    // computes while the rest of B arrives.
-    f.k_slabs = !kb && !s.trans_b && !b_raw_ && f.b_ready.size() > 1;
     if (b_raw_) {
       cl::Event done;
       transpose_on_device(b_raw_->device, b_.device, 0, b_rows, b_cols, f.b_ready, &done);
@@ -947,7 +950,8 @@ class InFlightImpl final : public InFlight {
     }
     // The first chunk, so the device has work before the host turns to anything else; feed()
     // enqueues the rest.
-    enqueue_chunk(chunks_.front());
+    if (!first_inputs) first_inputs = send_inputs(chunks_.front());
+    launch(chunks_.front(), *first_inputs);
     f.next = 1;
     kernel_event_ = chunks_.front().kernel;
   }
@@ -966,12 +970,15 @@ class InFlightImpl final : public InFlight {
   }
 
   // One chunk: its rows of op(A) (and of C when beta != 0) in, its kernel, its rows of C out.
-  void enqueue_chunk(Chunk& ch) {
+  void enqueue_chunk(Chunk& ch) { launch(ch, send_inputs(ch)); }
+
+  // The chunk's rows of op(A) (and of C when beta != 0) to the device; the events they complete.
+  std::vector<cl::Event> send_inputs(const Chunk& ch) {
     const Share<T>& s = s_;
     const Feed& f = feed_;
     constexpr size_t e = sizeof(T);
     const int64_t rows = ch.r1 - ch.r0;
-    std::vector<cl::Event> ready = f.b_ready;
+    std::vector<cl::Event> ready;
     // The chunk's panel of op(A), tight at element r0 * k: rows x k (ka = 0) or k x rows (1).
     const size_t a_offset = static_cast<size_t>(ch.r0 * s.k);
     const T* a_block = s.trans_a ? s.a + ch.r0 : s.a + ch.r0 * s.lda;  // its stored block
@@ -1008,7 +1015,18 @@ class InFlightImpl final : public InFlight {
       }
     }
     in_q_.flush();
+    return ready;
+  }
 
+  // The chunk's kernel (after B and `own`, its inputs) and the copy of its rows of C back.
+  void launch(Chunk& ch, const std::vector<cl::Event>& own) {
+    const Share<T>& s = s_;
+    const Feed& f = feed_;
+    constexpr size_t e = sizeof(T);
+    const int64_t rows = ch.r1 - ch.r0;
+    const size_t a_offset = static_cast<size_t>(ch.r0 * s.k), c_offset = static_cast<size_t>(ch.r0 * s.n);
+    std::vector<cl::Event> ready = f.b_ready;
+    ready.insert(ready.end(), own.begin(), own.end());
     cl::Kernel& kernel = feed_.kernel;
     const auto groups = [](int64_t extent, int64_t tile) { return (extent + tile - 1) / tile; };
     const size_t gx = static_cast<size_t>(groups(s.n, f.nwg) * f.ndimc);
@@ -1028,7 +1046,6 @@ class InFlightImpl final : public InFlight {
     if (&ch == &chunks_.front() && f.k_slabs) {
       // Slab q waits for B's piece q (and the chunk's own inputs); the in-order queue keeps the
       // slabs in sequence, each adding to what the one before wrote.
-      std::vector<cl::Event> own(ready.begin() + static_cast<std::ptrdiff_t>(f.b_ready.size()), ready.end());
       int64_t p0 = 0;
       for (size_t q = 0; q < f.b_ready.size(); ++q) {
         std::vector<cl::Event> waits = own;
