@@ -769,21 +769,29 @@ int main(int argc, char** argv) {
 
   // Table 2: ratios.
   std::printf("\n## Ratios\n\n| case | tandem kernel / CLBlast device | tandem gpu / CLBlast, pageable "
-              "| tandem gpu / CLBlast, pinned | auto / max(cpu, gpu) | hybrid gain |\n"
-              "| --- | ---: | ---: | ---: | ---: | ---: |\n");
+              "| tandem gpu / CLBlast, pinned | auto / max(cpu, gpu) | hybrid gain "
+              "| auto / max(cpu, gpu), tandem_malloc | hybrid gain, tandem_malloc |\n"
+              "| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: |\n");
   for (const auto& o : outcomes) {
-    const double cpu = gflops_of(o, "openblas"), gpu = gflops_of(o, "tandem_gpu_pageable"),
-                 au = gflops_of(o, "tandem_auto");
-    const double best = std::max(cpu, gpu), worst = std::min(cpu, gpu);  // NaN if either is NaN
+    const double cpu = gflops_of(o, "openblas");
+    // auto against the better single strategy on the same memory, and the gain over it as a
+    // fraction of the slower one's rate (NaN if a rate is missing).
+    const auto against = [&](const char* gpu_id, const char* auto_id) {
+      const double gpu = gflops_of(o, gpu_id), au = gflops_of(o, auto_id);
+      const bool ok = !std::isnan(cpu) && !std::isnan(gpu);
+      const double best = std::max(cpu, gpu), worst = std::min(cpu, gpu);
+      return fmt("%.2f", ok ? au / best : NAN) + " | " + fmt("%+.3f", ok ? (au - best) / worst : NAN);
+    };
     std::printf("| %s | %s | %s | %s | %s | %s |\n", o.c.name().c_str(),
                 fmt("%.2f", gflops_of(o, "tandem_kernel") / gflops_of(o, "clblast_device")).c_str(),
-                fmt("%.2f", gpu / gflops_of(o, "clblast_pageable")).c_str(),
+                fmt("%.2f", gflops_of(o, "tandem_gpu_pageable") / gflops_of(o, "clblast_pageable")).c_str(),
                 fmt("%.2f", gflops_of(o, "tandem_gpu_pinned") / gflops_of(o, "clblast_pinned")).c_str(),
-                fmt("%.2f", std::isnan(cpu) || std::isnan(gpu) ? NAN : au / best).c_str(),
-                fmt("%+.3f", std::isnan(cpu) || std::isnan(gpu) ? NAN : (au - best) / worst).c_str());
+                against("tandem_gpu_pageable", "tandem_auto").c_str(),
+                against("tandem_gpu_pinned", "tandem_hybrid_pinned").c_str());
   }
   std::printf("\nhybrid gain: (auto - max(cpu, gpu)) / min(cpu, gpu), the gain as a fraction of the "
-              "slower strategy's rate; cpu = OpenBLAS, gpu = tandem gpu from std::vector.\n");
+              "slower strategy's rate; cpu = OpenBLAS, gpu = tandem gpu from std::vector, or from "
+              "tandem_malloc memory in the last two columns.\n");
 
   // Table 3: check errors.
   std::printf("\n## Check errors (max |C - C_ref| / (K max|A| max|B| eps), must be < %g)\n\n| case | "

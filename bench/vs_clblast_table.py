@@ -97,22 +97,28 @@ def table(vs, cu):
 
     out += ["", "| case | tandem kernel / cuBLAS | CLBlast device / cuBLAS | tandem kernel / "
             "CLBlast device | tandem gpu / CLBlast, pageable | tandem gpu / CLBlast, pinned | "
-            "auto / max(cpu, gpu) | hybrid gain |",
-            "| --- |" + " ---: |" * 7]
+            "auto / max(cpu, gpu) | hybrid gain | auto / max(cpu, gpu), tandem_malloc | "
+            "hybrid gain, tandem_malloc |",
+            "| --- |" + " ---: |" * 9]
     for name in order:
         g = {k: rate(v) for k, v in rows[name].items()}
         cpu, gpu, au = g.get("openblas"), g.get("tandem_gpu_pageable"), g.get("tandem_auto")
         best = max(cpu, gpu) if cpu is not None and gpu is not None else None
         worst = min(cpu, gpu) if cpu is not None and gpu is not None else None
         gain = ratio(au - best, worst, "{:+.3f}") if au is not None and best is not None else "-"
+        # The same on tandem_malloc memory: auto there against the GPU alone there.
+        gpu_r, au_r = g.get("tandem_gpu_pinned"), g.get("tandem_hybrid_pinned")
+        best_r = max(cpu, gpu_r) if cpu is not None and gpu_r is not None else None
+        worst_r = min(cpu, gpu_r) if cpu is not None and gpu_r is not None else None
+        gain_r = ratio(au_r - best_r, worst_r, "{:+.3f}") if au_r is not None and best_r is not None else "-"
         out.append(f"| {name} | {ratio(g.get('tandem_kernel'), g.get('cublas'))} | "
                    f"{ratio(g.get('clblast_device'), g.get('cublas'))} | "
                    f"{ratio(g.get('tandem_kernel'), g.get('clblast_device'))} | "
                    f"{ratio(gpu, g.get('clblast_pageable'))} | "
                    f"{ratio(g.get('tandem_gpu_pinned'), g.get('clblast_pinned'))} | "
-                   f"{ratio(au, best)} | {gain} |")
-    out += ["", "cpu = OpenBLAS, gpu = tandem gpu from std::vector; hybrid gain = (auto - max(cpu, "
-            "gpu)) / min(cpu, gpu). tandem kernel is OpenCL profiling time of tandem's kernel, "
+                   f"{ratio(au, best)} | {gain} | {ratio(au_r, best_r)} | {gain_r} |")
+    out += ["", "cpu = OpenBLAS, gpu = tandem gpu from std::vector (tandem_malloc memory in the last "
+            "two columns); hybrid gain = (auto - max(cpu, gpu)) / min(cpu, gpu). tandem kernel is OpenCL profiling time of tandem's kernel, "
             "cuBLAS is CUDA event time, CLBlast device is wall time of the call plus clFinish."]
     return "\n".join(out)
 
