@@ -169,6 +169,21 @@ TEST(Search, UnknownStrategyIsAnError) {
   EXPECT_THROW(search("gradient", ev, 1), std::invalid_argument);
 }
 
+// A split is kept only when it beats the better single strategy by more than the margin.
+TEST(Search, ASplitMustBeatTheBetterSingleStrategyByTheMargin) {
+  // cpu 10 s, gpu 1 s: a split at 0.96 s is 4% faster than the GPU alone.
+  EXPECT_EQ(keep_split(10, 1, 60, 0.96, 64, 0.0), 60);
+  EXPECT_EQ(keep_split(10, 1, 60, 0.96, 64, 0.03), 60);
+  EXPECT_EQ(keep_split(10, 1, 60, 0.96, 64, 0.05), 64) << "4% is under a 5% margin";
+  EXPECT_EQ(keep_split(10, 1, 60, 1.5, 64, 0.0), 64) << "a slower split";
+  EXPECT_EQ(keep_split(1, 10, 4, 0.9, 64, 0.05), 4);
+  EXPECT_EQ(keep_split(1, 10, 4, 0.99, 64, 0.05), 0) << "the CPU alone, when it is the better single";
+  EXPECT_EQ(keep_split(2, 2, 30, 2.5, 64, 0.05), 0) << "a tie between singles keeps the CPU";
+  // The ends themselves are single strategies whatever their cost.
+  EXPECT_EQ(keep_split(10, 1, 64, 0.5, 64, 0.05), 64);
+  EXPECT_EQ(keep_split(1, 10, 0, 0.5, 64, 0.05), 0);
+}
+
 TEST(Search, UnimodalMinimisation) {
   for (int target : {0, 1, 17, 37, 63, 64}) {
     int calls = 0;

@@ -505,6 +505,9 @@ int main(int argc, char** argv) {
   tune->add_option("--reps", topt.reps, "timed repetitions per configuration")->check(kPositive);
   tune->add_option("--parts", topt.parts, "P, the split's granularity")->check(CLI::Range(2, 1024));
   tune->add_option("--top-kernels", topt.top_kernels, "kernels whose split is searched")->check(kPositive);
+  tune->add_option("--split-margin", topt.split_margin,
+                   "how much faster a split must be than the better single strategy (0.05: 5%)")
+      ->check(CLI::Range(0.0, 1.0));
   tune->add_option("--compile-jobs", topt.compile_jobs, "programs built ahead in parallel (-1: by device)");
   tune->add_option("--seed", topt.seed, "random seed");
   tune->add_option("--objective", topt.objective, "minimise time, energy or energy x delay (edp)")

@@ -620,6 +620,14 @@ class Tuner {
           sp.gpu_parts = g;
         }
       }
+      // A split must beat the better single strategy by the margin, or that one is kept.
+      const int keep = keep_split(cpu.cost, sp.best_gpu.cost, sp.gpu_parts, sp.best.cost, o_.parts, o_.split_margin);
+      if (keep != sp.gpu_parts) {
+        sp.best = keep == 0 ? cpu : sp.best_gpu;
+        sp.gpu_parts = keep;
+        sp.kernel = keep == 0 ? std::map<std::string, int>{} : sp.gpu_kernel;
+        sp.cpu_threads = 0;
+      }
     }
     return sp;
   }

@@ -398,4 +398,11 @@ int minimize_unimodal(const std::function<double(int)>& f, int lo, int hi) {
       ->first;
 }
 
+int keep_split(double cpu_cost, double gpu_cost, int split, double split_cost, int parts, double margin) {
+  const bool gpu_better = gpu_cost < cpu_cost;
+  const double single = gpu_better ? gpu_cost : cpu_cost;
+  if (split > 0 && split < parts && split_cost < single * (1.0 - margin)) return split;
+  return gpu_better ? parts : 0;
+}
+
 }  // namespace tandem::tuner
