@@ -401,6 +401,8 @@ Choice choose(const Profile& p, bool fp64, int64_t m, int64_t n, int64_t k, bool
     const ResidentSplit& r = *best->resident;
     c.fraction = best->parts > 0 ? double(r.gpu_parts) / best->parts : 0.0;
     if (!r.kernel.empty()) c.kernel = r.kernel;
+    // The GPU alone was best there: its kernel is the one measured on this memory.
+    if (r.gpu_parts == best->parts && !r.kernel.empty()) c.gpu_kernel = r.kernel;
     c.cpu_threads = r.cpu_threads;
     c.resident = true;
   }

@@ -125,7 +125,8 @@ struct Choice {
 // alone (the GPU was not measured there). The GPU-only kernel when the bucket has none; for
 // strategy gpu the bucket's own GPU-only kernel when it has one.
 // `resident`: every operand is in tandem_malloc memory on a discrete device; the bucket's
-// resident split applies where it has one.
+// resident split applies where it has one (and its kernel for strategy gpu too, where that
+// split is the GPU alone).
 Choice choose(const Profile& p, bool fp64, int64_t m, int64_t n, int64_t k, bool resident = false);
 
 // One line of a tuning log (JSON lines, appended as measurements come, so an interrupted run

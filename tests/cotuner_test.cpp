@@ -370,6 +370,11 @@ TEST_F(ProfileDir, ChoiceFollowsTheNearestBucket) {
   EXPECT_EQ(hr.cpu_threads, 7);
   EXPECT_EQ(hr.kernel.at("MWG"), 32);
   EXPECT_EQ(hr.gpu_kernel.at("MWG"), 128);
+  prof::Profile q = p;
+  q.precisions.at('s').buckets.at(2).resident->gpu_parts = 64;  // the GPU alone on that memory
+  const auto gr = prof::choose(q, false, 8000, 8000, 8000, /*resident=*/true);
+  EXPECT_DOUBLE_EQ(gr.fraction, 1.0);
+  EXPECT_EQ(gr.gpu_kernel.at("MWG"), 32) << "strategy gpu takes the kernel measured on that memory";
   const auto cr = prof::choose(p, false, 4096, 4096, 1024, /*resident=*/true);
   EXPECT_FALSE(cr.resident) << "a bucket without a resident split keeps its own";
   EXPECT_DOUBLE_EQ(cr.fraction, 0.75);
