@@ -9,6 +9,7 @@
 #include <memory>
 #include <mutex>
 #include <optional>
+#include <system_error>
 #include <thread>
 
 #include "config.hpp"
@@ -273,10 +274,15 @@ void execute(const Problem<T>& p, const Options& o, Report& r) {
     }
     r.t_cpu_end = now_ns();
   };
-  if (beside)
-    cpu_thread = std::thread(run_cpu);
-  else
+  if (beside) {
+    try {
+      cpu_thread = std::thread(run_cpu);
+    } catch (const std::system_error&) {
+      run_cpu();  // no thread to be had: the CPU share runs here, the feeding after it
+    }
+  } else {
     run_cpu();
+  }
   // Joined on every way out: the CPU share reads the caller's arrays.
   struct Joiner {
     std::thread& t;
