@@ -86,7 +86,9 @@ case "${1:-}" in
     tandem gemm --precision d --m 8192 --n 8192 --k 8192 --strategy gpu --reps 1 > /dev/null
     tandem gemm --precision d --m 8192 --n 8192 --k 4096 --strategy cpu --reps 2 > /dev/null
     tandem gemm --m 4096 --n 4096 --k 4096 --strategy hybrid --reps 3 > /dev/null
+    # TANDEM_COMPARE_RESIDENT=1: operands in tandem_malloc memory (pinned on this GPU).
     tandem compare --precision both --sizes "${TANDEM_COMPARE_SIZES:-1024:8192:x2}" --reps 5 \
+      ${TANDEM_COMPARE_RESIDENT:+--resident} \
       --csv "$out/compare.csv" --json "$out/compare.json" --plot "$out/compare.svg" | tee "$out/compare.txt"
     ;;
   sweep)

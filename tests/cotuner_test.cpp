@@ -10,6 +10,7 @@
 #include <string>
 
 #include "cotuner.hpp"
+#include "gemm_measure.hpp"
 #include "gpu.hpp"
 #include "profile.hpp"
 #include "tandem/tandem.hpp"
@@ -198,6 +199,26 @@ TEST_F(ProfileDir, EnergyObjective) {
   EXPECT_FALSE(report.profile.precisions.at('s').gpu_kernel.empty());
   o.objective = "speed";
   EXPECT_THROW(tuner::tune(o), std::invalid_argument);
+}
+
+// tandem compare and the benchmarks: without --resident the operands are in ordinary memory,
+// which a discrete device packs and copies; with it, in tandem_malloc memory, which it copies
+// straight (pinned).
+TEST(Measure, OrdinaryMemoryIsPackedAndTandemMemoryIsPinnedOnADiscreteDevice) {
+  detail::gpu::set_assume_discrete(true);
+  detail::gpu::set_pinned_from(0);
+  bench::Problem<float> plain(70, 50, 30, 1, /*resident=*/false), resident(70, 50, 30, 2, /*resident=*/true);
+  Options o;
+  o.strategy = Strategy::Gpu;
+  Report rp, rr;
+  plain.run(o, &rp);
+  resident.run(o, &rr);
+  detail::gpu::set_pinned_from(size_t{1} << 20);
+  detail::gpu::set_assume_discrete(false);
+  for (auto b : {rp.a, rp.b, rp.c}) EXPECT_EQ(b, Report::Buffer::Copy);
+  for (auto b : {rr.a, rr.b, rr.c}) EXPECT_EQ(b, Report::Buffer::Pinned);
+  EXPECT_LT(plain.max_relative_error(plain.reference()), 1e-5);
+  EXPECT_LT(resident.max_relative_error(resident.reference()), 1e-5);
 }
 
 prof::Profile sample(const prof::Identity& id) {

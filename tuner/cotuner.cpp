@@ -19,6 +19,7 @@
 #include <stdexcept>
 #include <tuple>
 
+#include "gemm_measure.hpp"
 #include "gemm_space.hpp"
 #include "gpu.hpp"
 #include "measure.hpp"
@@ -49,31 +50,6 @@ std::string describe(const std::map<std::string, int>& k) {
   return s;
 }
 
-// Host memory for a workspace: ordinary (pageable) by default, tandem_malloc's when `resident`.
-template <class T>
-struct HostAllocator {
-  using value_type = T;
-  bool resident = false;
-  HostAllocator() noexcept = default;
-  explicit HostAllocator(bool r) noexcept : resident(r) {}
-  template <class U>
-  HostAllocator(const HostAllocator<U>& o) noexcept : resident(o.resident) {}
-  T* allocate(std::size_t count) {
-    if (!resident) return std::allocator<T>().allocate(count);
-    return Allocator<T>().allocate(count);
-  }
-  void deallocate(T* p, std::size_t count) noexcept {
-    if (resident)
-      Allocator<T>().deallocate(p, count);
-    else
-      std::allocator<T>().deallocate(p, count);
-  }
-  template <class U>
-  bool operator==(const HostAllocator<U>& o) const noexcept { return resident == o.resident; }
-  template <class U>
-  bool operator!=(const HostAllocator<U>& o) const noexcept { return resident != o.resident; }
-};
-
 // Square problems in ordinary host memory, or in tandem_malloc memory (`resident`), with inputs
 // whose product is known exactly (small integers: every partial sum is an integer that float
 // represents exactly) for the cheap check.
@@ -81,13 +57,13 @@ template <class T>
 struct Workspace {
   int64_t n = 0;
   bool resident = false;
-  std::vector<T, HostAllocator<T>> a, b, c;
+  std::vector<T, bench::HostAllocator<T>> a, b, c;
   explicit Workspace(int64_t size, bool in_tandem_memory = false)
       : n(size),
         resident(in_tandem_memory),
-        a(size * size, T(0), HostAllocator<T>(in_tandem_memory)),
-        b(size * size, T(0), HostAllocator<T>(in_tandem_memory)),
-        c(size * size, T(0), HostAllocator<T>(in_tandem_memory)) {
+        a(size * size, T(0), bench::HostAllocator<T>(in_tandem_memory)),
+        b(size * size, T(0), bench::HostAllocator<T>(in_tandem_memory)),
+        c(size * size, T(0), bench::HostAllocator<T>(in_tandem_memory)) {
     for (int64_t i = 0; i < n; ++i)
       for (int64_t p = 0; p < n; ++p) {
         a[i * n + p] = static_cast<T>((i * 7 + p * 3) % 5 - 2);

@@ -7,6 +7,7 @@
 #include <chrono>
 #include <cmath>
 #include <cstdint>
+#include <memory>
 #include <random>
 #include <vector>
 
@@ -14,12 +15,37 @@
 
 namespace tandem::bench {
 
+// Host memory chosen at run time: ordinary (pageable) by default, tandem_malloc's when
+// `resident` (pinned on a discrete GPU, zero-copy-ready on a unified one).
 template <class T>
-using Buffer = std::vector<T, Allocator<T>>;
+struct HostAllocator {
+  using value_type = T;
+  bool resident = false;
+  HostAllocator() noexcept = default;
+  explicit HostAllocator(bool r) noexcept : resident(r) {}
+  template <class U>
+  HostAllocator(const HostAllocator<U>& o) noexcept : resident(o.resident) {}
+  T* allocate(std::size_t count) {
+    return resident ? Allocator<T>().allocate(count) : std::allocator<T>().allocate(count);
+  }
+  void deallocate(T* p, std::size_t count) noexcept {
+    if (resident)
+      Allocator<T>().deallocate(p, count);
+    else
+      std::allocator<T>().deallocate(p, count);
+  }
+  template <class U>
+  bool operator==(const HostAllocator<U>& o) const noexcept { return resident == o.resident; }
+  template <class U>
+  bool operator!=(const HostAllocator<U>& o) const noexcept { return resident != o.resident; }
+};
 
 template <class T>
-Buffer<T> random_buffer(size_t count, uint64_t seed) {
-  Buffer<T> v(count);
+using Buffer = std::vector<T, HostAllocator<T>>;
+
+template <class T>
+Buffer<T> random_buffer(size_t count, uint64_t seed, bool resident) {
+  Buffer<T> v(count, T(0), HostAllocator<T>(resident));
   std::mt19937_64 rng(seed);
   std::uniform_real_distribution<double> dist(-1, 1);
   for (auto& x : v) x = static_cast<T>(dist(rng));
@@ -31,8 +57,9 @@ inline double gflop(int64_t m, int64_t n, int64_t k) {
 }
 
 // A row-major problem with operands allocated once. `resident` puts them in tandem_malloc
-// memory (page-aligned: a unified-memory device uses them in place); otherwise they sit one
-// element past such an address, as ordinary malloc'd memory usually does, and are copied.
+// memory (page-aligned: a unified-memory device uses them in place, a discrete one copies them
+// without packing); otherwise they are in ordinary memory, one element past its start, as
+// malloc'd arrays often are, and are packed and copied.
 template <class T>
 struct Problem {
   int64_t m, n, k;
@@ -40,9 +67,9 @@ struct Problem {
   T *a, *b, *c;
   Problem(int64_t m_, int64_t n_, int64_t k_, uint64_t seed, bool resident = true)
       : m(m_), n(n_), k(k_),
-        storage_a(random_buffer<T>(static_cast<size_t>(m * k + 1), seed)),
-        storage_b(random_buffer<T>(static_cast<size_t>(k * n + 1), seed + 1)),
-        storage_c(static_cast<size_t>(m * n + 1), T(0)),
+        storage_a(random_buffer<T>(static_cast<size_t>(m * k + 1), seed, resident)),
+        storage_b(random_buffer<T>(static_cast<size_t>(k * n + 1), seed + 1, resident)),
+        storage_c(static_cast<size_t>(m * n + 1), T(0), HostAllocator<T>(resident)),
         a(storage_a.data() + (resident ? 0 : 1)),
         b(storage_b.data() + (resident ? 0 : 1)),
         c(storage_c.data() + (resident ? 0 : 1)) {}
