@@ -125,10 +125,14 @@ case "${1:-}" in
       [ "$threads" = "-" ] || args+=(--threads "$threads")
       [ "$kernel" = "-" ] || args+=(--kernel "$kernel")
       if r=$(tandem "${args[@]}" 2>>"$out/split-stderr.txt"); then
-        python3 -c 'import json,sys; j=json.loads(sys.argv[1]); j["case"]=sys.argv[2]; print(json.dumps(j, sort_keys=True))' \
-          "$r" "$prec $size $strategy${memory:+:r} $fraction $threads" >> "$out/split.jsonl"
-        python3 -c 'import json,sys; j=json.loads(sys.argv[1]); print("%-32s %8.0f GFLOPS  kernel %8.0f  cpu %.4fs gpu %.4fs rows %d/%d ok=%s %s" % (sys.argv[2], j["gflops"], j["kernel_gflops"], j["cpu_share_seconds"], j["gpu_done_seconds"], j["gpu_rows"], j["cpu_rows"], j["ok"], "FELL BACK" if j["fell_back"] else ""))' \
-          "$r" "$prec $size $strategy${memory:+:r} $fraction $threads"
+        # One JSON line per call (with its case) to split.jsonl, one summary line to the output.
+        python3 -c '
+import json, sys
+j = json.loads(sys.argv[1]); j["case"] = sys.argv[2]
+with open(sys.argv[3], "a") as f: f.write(json.dumps(j, sort_keys=True) + "\n")
+print("%-32s %8.0f GFLOPS  kernel %8.0f  cpu %.4fs gpu %.4fs rows %d/%d ok=%s %s" % (sys.argv[2], j["gflops"],
+      j["kernel_gflops"], j["cpu_share_seconds"], j["gpu_done_seconds"], j["gpu_rows"], j["cpu_rows"], j["ok"],
+      "FELL BACK" if j["fell_back"] else ""))' "$r" "$prec $size $strategy${memory:+:r} $fraction $threads" "$out/split.jsonl"
       else
         echo "$prec $size $strategy FAILED: $(tail -c 300 "$out/split-stderr.txt")"
       fi

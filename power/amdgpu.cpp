@@ -42,16 +42,9 @@ class Amdgpu final : public Source {
   }
 
   SourceStatus status() const override {
-    SourceStatus s;
-    s.name = "amdgpu";
-    s.available = !cards_.empty();
-    if (s.available) {
-      s.detail = "amdgpu hwmon:";
-      for (const auto& c : cards_) s.detail += " " + c.file.string();
-    } else {
-      s.detail = "unavailable: " + reason_;
-    }
-    return s;
+    std::vector<std::string> files;
+    for (const auto& c : cards_) files.push_back(c.file.string());
+    return status_of("amdgpu", "amdgpu hwmon:", files, reason_);
   }
 
   bool needs_sampling() const override { return true; }

@@ -4,6 +4,7 @@
 #include <dlfcn.h>
 
 #include <string>
+#include <vector>
 
 #include "power.hpp"
 
@@ -60,16 +61,9 @@ class Nvml final : public Source {
   }
 
   SourceStatus status() const override {
-    SourceStatus s;
-    s.name = "nvml";
-    s.available = !gpus_.empty();
-    if (s.available) {
-      s.detail = "NVML:";
-      for (const auto& g : gpus_) s.detail += " " + g.name + (g.counter ? " (energy counter)" : " (power, sampled)");
-    } else {
-      s.detail = "unavailable: " + reason_;
-    }
-    return s;
+    std::vector<std::string> gpus;
+    for (const auto& g : gpus_) gpus.push_back(g.name + (g.counter ? " (energy counter)" : " (power, sampled)"));
+    return status_of("nvml", "NVML:", gpus, reason_);
   }
 
   bool needs_sampling() const override {

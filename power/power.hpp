@@ -32,6 +32,22 @@ struct SourceStatus {
   std::string detail;  // what it reads, or "unavailable: reason"
 };
 
+// A source's status: available when it found something to read (`items`, listed after
+// `heading`), else unavailable for `reason`.
+inline SourceStatus status_of(const std::string& name, const std::string& heading,
+                              const std::vector<std::string>& items, const std::string& reason) {
+  SourceStatus s;
+  s.name = name;
+  s.available = !items.empty();
+  if (s.available) {
+    s.detail = heading;
+    for (const auto& item : items) s.detail += " " + item;
+  } else {
+    s.detail = "unavailable: " + reason;
+  }
+  return s;
+}
+
 struct Config {
   std::string powercap_root = "/sys/class/powercap";
   std::string hwmon_root = "/sys/class/hwmon";

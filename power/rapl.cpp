@@ -85,16 +85,9 @@ class Rapl final : public Source {
   }
 
   SourceStatus status() const override {
-    SourceStatus s;
-    s.name = "rapl";
-    s.available = !zones_.empty();
-    if (s.available) {
-      s.detail = "RAPL zones:";
-      for (const auto& z : zones_) s.detail += " " + z.name;
-    } else {
-      s.detail = "unavailable: " + reason_;
-    }
-    return s;
+    std::vector<std::string> names;
+    for (const auto& z : zones_) names.push_back(z.name);
+    return status_of("rapl", "RAPL zones:", names, reason_);
   }
 
   void start() override {

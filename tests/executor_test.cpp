@@ -60,6 +60,15 @@ struct Case {
   }
 };
 
+// One call on a fresh case, checked against its reference.
+template <class T>
+void run_checked(int64_t m, int64_t n, int64_t k, uint64_t seed, const Options& o, const std::string& what,
+                 int64_t offset = 0) {
+  Case<T> c(m, n, k, seed, offset);
+  c.run(o);
+  c.check(what);
+}
+
 Options hybrid(double f) {
   Options o;
   o.strategy = Strategy::Hybrid;
@@ -233,15 +242,10 @@ TEST(Executor, ConcurrentCallsFromEightThreads) {
         const int64_t m = 97 + 13 * t, n = 61 + 7 * rep, k = 45 + t;
         const Options o = hybrid(0.2 * ((t + rep) % 4 + 1));
         const std::string what = "thread " + std::to_string(t) + " rep " + std::to_string(rep);
-        if (t % 2 == 0) {
-          Case<float> c(m, n, k, static_cast<uint64_t>(100 + t * 10 + rep), t % 3 == 0 ? 1 : 0);
-          c.run(o);
-          c.check(what);
-        } else {
-          Case<double> c(m, n, k, static_cast<uint64_t>(200 + t * 10 + rep));
-          c.run(o);
-          c.check(what);
-        }
+        if (t % 2 == 0)
+          run_checked<float>(m, n, k, static_cast<uint64_t>(100 + t * 10 + rep), o, what, t % 3 == 0 ? 1 : 0);
+        else
+          run_checked<double>(m, n, k, static_cast<uint64_t>(200 + t * 10 + rep), o, what);
       }
     });
   for (auto& th : threads) th.join();
@@ -259,15 +263,10 @@ TEST(Executor, ConcurrentCallsShareTheStagingPool) {
         const std::string what = "discrete thread " + std::to_string(t) + " rep " + std::to_string(rep);
         Options o = hybrid(0.5);
         if (rep % 2) o.strategy = Strategy::Gpu;
-        if (t % 2 == 0) {
-          Case<float> c(m, n, k, static_cast<uint64_t>(300 + t * 10 + rep));
-          c.run(o);
-          c.check(what);
-        } else {
-          Case<double> c(m, n, k, static_cast<uint64_t>(400 + t * 10 + rep));
-          c.run(o);
-          c.check(what);
-        }
+        if (t % 2 == 0)
+          run_checked<float>(m, n, k, static_cast<uint64_t>(300 + t * 10 + rep), o, what);
+        else
+          run_checked<double>(m, n, k, static_cast<uint64_t>(400 + t * 10 + rep), o, what);
       }
     });
   for (auto& th : threads) th.join();

@@ -139,10 +139,16 @@ struct Timed {
   std::string failure;
 };
 
-// A log record's measurement fields from one timing.
-void fill(prof::LogRecord& rec, const Timed& t) {
+// A log record of `kind` for one timing of `kernel` at `size`.
+prof::LogRecord record(const char* kind, char precision, int64_t size, const std::map<std::string, int>& kernel,
+                       const Timed& t) {
+  prof::LogRecord rec;
+  rec.kind = kind;
+  rec.precision = precision;
+  rec.size = size;
+  rec.kernel = kernel;
   rec.failure = t.failure;
-  if (!t.failure.empty()) return;
+  if (!t.failure.empty()) return rec;
   rec.seconds = t.wall.median;
   rec.cost = t.cost;
   rec.min = t.wall.min;
@@ -150,6 +156,7 @@ void fill(prof::LogRecord& rec, const Timed& t) {
   rec.spread = t.wall.spread;
   rec.bimodal = t.wall.bimodal;
   rec.kernel_seconds = t.kernel;
+  return rec;
 }
 
 class Tuner {
@@ -407,13 +414,8 @@ class Tuner {
                                               o_.seed + measured.size(), o_.tamper);
         if (!bad.empty()) t.failure = bad;
       }
-      prof::LogRecord rec;
-      rec.kind = "kernel";
-      rec.precision = prec;
-      rec.size = ws.n;
+      prof::LogRecord rec = record("kernel", prec, ws.n, kernel, t);
       rec.point = p;
-      rec.kernel = kernel;
-      fill(rec, t);
       if (t.failure.empty()) {
         measured.emplace_back(t.cost, t.wall.median, kernel);
         if (new_best) best = t.cost;
@@ -502,16 +504,11 @@ class Tuner {
       opt.kernel_params = kernel;
     }
     Timed t = time(ws, opt);
-    prof::LogRecord rec;
-    rec.kind = "split";
-    rec.precision = prec;
-    rec.size = ws.n;
-    rec.kernel = kernel;
+    prof::LogRecord rec = record("split", prec, ws.n, kernel, t);
     rec.gpu_parts = gpu_parts;
     rec.parts = o_.parts;
     rec.cpu_threads = threads;
     rec.resident = ws.resident;
-    fill(rec, t);
     append(rec);
     if (t.failure.empty() && (bucket_best_ == 0 || t.wall.median < bucket_best_)) bucket_best_ = t.wall.median;
     progress("split", prec, bucket_index_, static_cast<int>(o_.sizes.size()), bucket_best_, ws.n,
