@@ -42,8 +42,8 @@ struct TuneOptions {
   int parts = 64;                         // P
   int top_kernels = 2;                    // kernels whose split is searched
   // A split is chosen over the better single strategy only when it is this much faster (0.05:
-  // 5%): on the H100 host, hybrid gains of 1 to 4% measured while tuning did not repeat in later
-  // runs, and one was 8% slower there (docs/PERFORMANCE.md).
+  // 5%): on the H100 host, hybrid gains of 0.6 to 4% measured while tuning did not repeat in a
+  // later side-by-side run, where those splits ran 8% and 28% slower (docs/PERFORMANCE.md).
   double split_margin = 0.05;
   int compile_jobs = -1;                  // programs built ahead in parallel; -1: 3 on a GPU,
                                           // 0 on a CPU device (builds would disturb timings)
