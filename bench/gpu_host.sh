@@ -5,8 +5,10 @@
 #   bash bench/gpu_host.sh run [OUT]   # there, from the repo root: unpack, run tests and demo
 #   bash bench/gpu_host.sh tune [OUT]  # there: co-tune both precisions, export the profile
 #   bash bench/gpu_host.sh compare [OUT]  # there: tandem compare, both precisions, 1024 to 8192
-#   bash bench/gpu_host.sh sweep [OUT]    # there: the kernels of bench/kernel_candidates.txt,
-#                                         # GPU alone at SWEEP_SIZE (4096), kernel rate and check
+#   bash bench/gpu_host.sh sweep [OUT]    # there: the kernels of bench/kernel_candidates.txt
+#                                         # (or SWEEP_FILE), GPU alone at SWEEP_SIZES (4096),
+#                                         # kernel rate and check; SWEEP_INSPECT=1 adds registers,
+#                                         # spills and SASS instruction counts
 #   bash bench/gpu_host.sh split [OUT]    # there: the lines of bench/split_cases.txt (GPU alone
 #                                         # at several CHUNK_FILLs, hybrid at several splits and
 #                                         # CPU thread counts), one checked JSON line per call
@@ -95,18 +97,56 @@ case "${1:-}" in
     out=${2:-${OUT:-/tmp/tandem-out}}
     mkdir -p "$out"
     unpack
-    size=${SWEEP_SIZE:-4096}
-    tandem gemm --m "$size" --n "$size" --k "$size" --strategy gpu --reps 3 > /dev/null  # warm-up
-    while read -r prec kernel; do
-      case "$prec" in ''|'#'*) continue ;; esac
-      args=(gemm --precision "$prec" --m "$size" --n "$size" --k "$size" --strategy gpu --reps "${SWEEP_REPS:-5}" --json)
-      [ "$kernel" = "-" ] || args+=(--kernel "$kernel")
-      if r=$(tandem "${args[@]}" 2>>"$out/sweep-stderr.txt"); then
-        python3 -c 'import json,sys; j=json.loads(sys.argv[1]); print("%s %8.0f kernel %8.0f call  ok=%s fell_back=%s  %s" % (sys.argv[2], j["kernel_gflops"], j["gflops"], j["ok"], j["fell_back"], j["kernel"]))' "$r" "$prec"
-      else
-        echo "$prec FAILED $kernel: $(tail -c 300 "$out/sweep-stderr.txt")"
-      fi
-    done < bench/kernel_candidates.txt | tee "$out/sweep-$size.txt"
+    # SWEEP_SIZES: the sizes (m = n = k); SWEEP_FILE: the candidates; SWEEP_RESIDENT=1: operands in
+    # tandem_malloc memory; SWEEP_INSPECT=1: also each kernel's build (tandem kernel), its registers
+    # and spills from ptxas, and its SASS instruction counts (cuobjdump), to inspect.txt.
+    sizes=${SWEEP_SIZES:-${SWEEP_SIZE:-4096}}
+    file=${SWEEP_FILE:-bench/kernel_candidates.txt}
+    memory=()
+    [ "${SWEEP_RESIDENT:-0}" = 1 ] && memory=(--resident)
+    tandem gemm --m 4096 --n 4096 --k 4096 --strategy gpu --reps 3 > /dev/null  # warm-up
+    if [ "${SWEEP_INSPECT:-0}" = 1 ]; then
+      ptxas=$(command -v ptxas || ls /usr/local/cuda*/bin/ptxas 2>/dev/null | head -1 || true)
+      cuobjdump=$(command -v cuobjdump || ls /usr/local/cuda*/bin/cuobjdump 2>/dev/null | head -1 || true)
+      i=0
+      while read -r prec kernel; do
+        case "$prec" in ''|'#'*) continue ;; esac
+        i=$((i + 1))
+        dir=$out/kernels/$i
+        args=(kernel --precision "$prec" --out "$dir")
+        [ "$kernel" = "-" ] || args+=(--kernel "$kernel")
+        {
+          echo "== $i $prec $kernel"
+          tandem "${args[@]}" | sed -n '2,3p'
+          grep -i "registers\|spill\|stack" "$dir/build.log" || true
+          if [ -n "$ptxas" ] && [ -n "$cuobjdump" ] && [ -s "$dir/kernel.bin" ]; then
+            tr -d '\000' < "$dir/kernel.bin" > "$dir/kernel.ptx"
+            "$ptxas" -arch=sm_90 -v "$dir/kernel.ptx" -o "$dir/kernel.cubin" 2>&1 | grep -i "gemm\|registers\|spill" || true
+            "$cuobjdump" -sass "$dir/kernel.cubin" > "$dir/kernel.sass" 2>&1 || true
+            # Opcode counts of the gemm function (the transpose kernel comes first or after it).
+            awk '/Function : gemm/{f=1} /Function : transpose/{f=0} f' "$dir/kernel.sass" |
+              grep -oE '^ +/\*[0-9a-f]{4}\*/ +[A-Z][A-Z0-9._]*' | awk '{print $2}' | sort | uniq -c | sort -rn |
+              head -25 | tr '\n' ' '
+            echo
+          fi
+        } >> "$out/inspect.txt" 2>&1
+      done < "$file"
+      (cd "$out" && tar cJf kernels.tar.xz kernels && rm -rf kernels)
+      cat "$out/inspect.txt"
+    fi
+    for size in $sizes; do
+      while read -r prec kernel; do
+        case "$prec" in ''|'#'*) continue ;; esac
+        args=(gemm --precision "$prec" --m "$size" --n "$size" --k "$size" --strategy gpu --reps "${SWEEP_REPS:-5}"
+              --json "${memory[@]}")
+        [ "$kernel" = "-" ] || args+=(--kernel "$kernel")
+        if r=$(tandem "${args[@]}" 2>>"$out/sweep-stderr.txt"); then
+          python3 -c 'import json,sys; j=json.loads(sys.argv[1]); print("%s %s %8.0f kernel %8.0f call  ok=%s fell_back=%s  %s" % (sys.argv[2], sys.argv[3], j["kernel_gflops"], j["gflops"], j["ok"], j["fell_back"], j["kernel"]))' "$r" "$prec" "$size"
+        else
+          echo "$prec $size FAILED $kernel: $(tail -c 300 "$out/sweep-stderr.txt")"
+        fi
+      done < "$file" | tee "$out/sweep-$size.txt"
+    done
     ;;
   split)
     out=${2:-${OUT:-/tmp/tandem-out}}

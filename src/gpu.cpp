@@ -264,6 +264,31 @@ class Device {
     }
   }
 
+  // A fresh, uncached build of `defines` for inspection: the source, the options, the compiler's
+  // log and the device binary (PTX on NVIDIA). Throws cl::Error only if no program can be made;
+  // a failed build is reported in the log.
+  BuildReport inspect(const std::string& defines, const std::string& options) {
+    BuildReport r;
+    r.source = defines + kernels::gemm;
+    r.options = options;
+    cl::Program program(context_, r.source);
+    try {
+      program.build({device_}, options.c_str());
+      r.built = true;
+    } catch (const cl::Error&) {
+      r.built = false;
+    }
+    try {
+      r.log = program.getBuildInfo<CL_PROGRAM_BUILD_LOG>(device_);
+    } catch (const cl::Error&) {
+    }
+    if (r.built) {
+      const auto binaries = program.getInfo<CL_PROGRAM_BINARIES>();
+      if (!binaries.empty()) r.binary.assign(binaries.front().begin(), binaries.front().end());
+    }
+    return r;
+  }
+
   // The compiled program for `defines`, built once; a failed build is remembered too. Builds of
   // different programs run concurrently (the tuner compiles candidates ahead of measuring them).
   const cl::Program& program(const std::string& defines, const std::string& options) {
@@ -1254,6 +1279,17 @@ void prebuild(Device& device, bool fp64, bool trans_a, bool trans_b, const Param
   try {
     device.program(defines_for(fp64, ka, kb, params.at("INDEX_LONG") != 0, params),
                    build_options(device.info(), params));
+  } catch (const cl::Error& e) {
+    throw translate(e);
+  }
+}
+
+BuildReport inspect(Device& device, bool fp64, bool trans_a, bool trans_b, const Params& params) {
+  const bool ka = read_transposed(params, "A_T", trans_a), kb = read_transposed(params, "B_T", trans_b);
+  std::string options = build_options(device.info(), params);
+  if (device.info().nv_compiler_options) options += " -cl-nv-verbose";  // registers and spills
+  try {
+    return device.inspect(defines_for(fp64, ka, kb, params.at("INDEX_LONG") != 0, params), options);
   } catch (const cl::Error& e) {
     throw translate(e);
   }

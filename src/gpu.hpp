@@ -115,6 +115,17 @@ class InFlight {
 // Error if the build fails. Safe to call from several threads.
 void prebuild(Device& device, bool fp64, bool trans_a, bool trans_b, const Params& params);
 
+// One build of the kernel, for people tuning it: what was compiled, how, and what came out.
+struct BuildReport {
+  std::string source, options, log;  // log: the compiler's (NVIDIA: registers, spills with -cl-nv-verbose)
+  std::string binary;                // the device binary: PTX text on NVIDIA, empty if the build failed
+  bool built = false;
+};
+// Builds the program a share with these read layouts and parameters would use, uncached, with
+// the compiler's verbose report where the device offers one (cl_nv_compiler_options). A failed
+// build is reported, not thrown.
+BuildReport inspect(Device& device, bool fp64, bool trans_a, bool trans_b, const Params& params);
+
 // A GPU failure. c_touched says whether the kernel may have written the caller's C in place
 // (zero-copy), in which case C can no longer be recomputed from its old values.
 class Failure : public Error {

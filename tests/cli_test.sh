@@ -34,6 +34,22 @@ for args in "gemm --m -3" "gemm --precision q" "tune --strategy best" "tune --si
 done
 "$tandem" tune --help | grep -q -- "--budget-evals" && ok "tune --help" || bad "tune --help"
 
+# kernel: the source as compiled, the build log and the binary; a set that cannot build says so
+kdir="$TANDEM_PROFILE_DIR/kernel"
+out=$("$tandem" kernel --precision d --kernel KERNEL=1,MWG=32,NWG=32,MDIMC=8,NDIMC=8,VWM=2,VWN=2,VW=2 --trans-a \
+        --out "$kdir" --json) &&
+  "$py" -c 'import json,sys; d=json.loads(sys.argv[1]); assert d["built"] and d["binary_bytes"] > 0, d' "$out" &&
+  grep -q "^#define USE_DOUBLE 1" "$kdir/kernel.cl" && grep -q "^#define TRANS_A 1" "$kdir/kernel.cl" &&
+  grep -q "^#define MWG 32" "$kdir/kernel.cl" && [ -s "$kdir/kernel.bin" ] && [ -f "$kdir/build.log" ] &&
+  ok "kernel writes source, log and binary" || bad "kernel: $out"
+rm -rf "$kdir"
+msg=$("$tandem" kernel --kernel KERNEL=1,MWG=24,NWG=32,MDIMC=8,NDIMC=8,VWM=2,VWN=2,VW=2 --out "$kdir" 2>&1)
+rc=$?
+[ $rc -ne 0 ] && grep -q "do not fit" <<<"$msg" && grep -q "MWG=24" <<<"$msg" && [ ! -e "$kdir/kernel.bin" ] &&
+  ok "kernel rejects a set that cannot tile" || bad "kernel accepted a bad set (rc $rc): $msg"
+msg=$("$tandem" kernel --kernel NOSUCH=1 --out "$kdir" 2>&1)
+[ $? -ne 0 ] && grep -q "NOSUCH" <<<"$msg" && ok "kernel rejects an unknown parameter" || bad "kernel NOSUCH: $msg"
+
 # tune (tiny), then every profile action
 out=$("$tandem" tune --precision s --budget-evals 2 --sizes 64,96 --top-kernels 1 --parts 8 --reps 1 --json 2>/dev/null) &&
   "$py" -c 'import json,sys; d=json.loads(sys.argv[1]); assert d["saved"] and "s" in d["precisions"], d' "$out" &&

@@ -1,5 +1,6 @@
 // The `tandem` command: devices (what this machine offers), tune (the co-tuner), profile (show,
-// path, export, import, reset) and gemm (one checked call). Every command takes --json.
+// path, export, import, reset), gemm (one checked call), compare and kernel (one kernel build,
+// inspected). Every command takes --json.
 #include <unistd.h>
 
 #include <CLI/CLI.hpp>
@@ -459,6 +460,41 @@ int gemm_command(int64_t m, int64_t n, int64_t k, const tandem::Options& o, int 
 }  // namespace
 
 // CLI11's own range messages print the whole double range; these name the rule instead.
+// ---- kernel --------------------------------------------------------------------------------------
+
+// Builds one kernel as a GEMM with these layouts would and writes what came out to `dir`:
+// kernel.cl (the source as compiled), build.log (the compiler's report) and, if built,
+// kernel.bin (the device binary: PTX on NVIDIA, which ptxas and cuobjdump read).
+int kernel_command(const std::string& precision, const std::map<std::string, int>& overrides, bool trans_a,
+                   bool trans_b, const std::string& device, const std::string& dir, bool as_json) {
+  auto dev = gpu::open_device(device);
+  const bool fp64 = precision == "d";
+  const gpu::Params params = gpu::resolve_params(*dev, fp64, overrides);
+  const gpu::BuildReport r = gpu::inspect(*dev, fp64, trans_a, trans_b, params);
+  std::error_code ec;
+  fs::create_directories(dir, ec);
+  const fs::path d(dir);
+  if (!write_file((d / "kernel.cl").string(), r.source) || !write_file((d / "build.log").string(), r.log) ||
+      (r.built && !write_file((d / "kernel.bin").string(), r.binary)))
+    return 1;
+  if (as_json) {
+    std::cout << json{{"device", gpu::info(*dev).describe()}, {"precision", precision},
+                      {"kernel", gpu::describe(params)}, {"options", r.options},
+                      {"built", r.built}, {"log", r.log}, {"binary_bytes", r.binary.size()},
+                      {"directory", dir}}
+                     .dump(2)
+              << "\n";
+  } else {
+    std::cout << gpu::info(*dev).describe() << "\n"
+              << (fp64 ? "dgemm" : "sgemm") << " kernel " << gpu::describe(params) << "\n"
+              << "options: " << r.options << "\n"
+              << (r.built ? "built" : "build FAILED") << "; binary " << r.binary.size() << " bytes; files in "
+              << dir << "\n"
+              << r.log << (r.log.empty() || r.log.back() == '\n' ? "" : "\n");
+  }
+  return r.built ? 0 : 1;
+}
+
 const CLI::Validator kPositive(
     [](std::string& v) {
       try {
@@ -552,6 +588,17 @@ int main(int argc, char** argv) {
   std::vector<std::string> gkernel;
   g->add_option("--kernel", gkernel, "kernel parameters NAME=VALUE,...")->delimiter(',');
 
+  std::string kprecision = "s", kdevice, kdir = "tandem-kernel";
+  std::vector<std::string> kkernel;
+  bool ktrans_a = false, ktrans_b = false;
+  auto* kern = app.add_subcommand("kernel", "build one GEMM kernel and write its source, build log and binary");
+  kern->add_option("--precision", kprecision, "s or d")->check(CLI::IsMember({"s", "d"}));
+  kern->add_option("--kernel", kkernel, "kernel parameters NAME=VALUE,...")->delimiter(',');
+  kern->add_flag("--trans-a", ktrans_a, "the caller's A is transposed (op(A) = A^T)");
+  kern->add_flag("--trans-b", ktrans_b, "the caller's B is transposed");
+  kern->add_option("--device", kdevice, "device index or name");
+  kern->add_option("--out", kdir, "directory for kernel.cl, build.log and kernel.bin");
+
   CompareArgs ca;
   auto* cmp = app.add_subcommand("compare", "CPU-only, GPU-only, hybrid and auto side by side: throughput, energy, plot");
   cmp->add_option("--precision", ca.precision, "s, d or both")->check(CLI::IsMember({"s", "d", "both"}));
@@ -571,6 +618,9 @@ int main(int argc, char** argv) {
   try {
     if (cmp->parsed()) return compare_command(ca);
     if (dev->parsed()) return devices(as_json);
+    if (kern->parsed())
+      return kernel_command(kprecision, parse_assignments(kkernel, "--kernel"), ktrans_a, ktrans_b, kdevice, kdir,
+                            as_json);
     if (tune->parsed()) {
       topt.log = log;
       topt.start = parse_assignments(tstart, "--start");
