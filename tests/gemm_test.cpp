@@ -59,6 +59,14 @@ const StrategyCase kStrategies[] = {
     {"gpu_tiled_TN_discrete", Strategy::Gpu, 1.0, true,
      {{"KERNEL", 1}, {"A_T", 1}, {"B_T", 0}, {"MWG", 16}, {"NWG", 64}, {"KWG", 16}, {"MDIMC", 4},
       {"NDIMC", 8}, {"VWM", 1}, {"VWN", 8}, {"VW", 4}, {"DB", 1}}},
+    // Eight-wide vectors: A's rows as double/float8 (the H100 profile's sgemm shape), and lanes
+    // taken one by one where a tile is stored transposed.
+    {"gpu_tiled_vw8_TN", Strategy::Gpu, 1.0, false,
+     {{"KERNEL", 1}, {"A_T", 1}, {"B_T", 0}, {"MWG", 64}, {"NWG", 32}, {"KWG", 16}, {"MDIMC", 4},
+      {"NDIMC", 8}, {"VWM", 8}, {"VWN", 1}, {"VW", 8}, {"DB", 1}, {"KUNROLL", 16}}},
+    {"gpu_tiled_vw8_NT", Strategy::Gpu, 1.0, false,
+     {{"KERNEL", 1}, {"A_T", 0}, {"B_T", 1}, {"MWG", 32}, {"NWG", 64}, {"KWG", 8}, {"MDIMC", 4},
+      {"NDIMC", 8}, {"VWM", 8}, {"VWN", 8}, {"VW", 8}, {"DB", 0}}},
     // tandem_malloc's pinned memory on a discrete device: copies straight from and into it.
     {"gpu_pinned", Strategy::Gpu, 1.0, true, {}, 0, true},
     {"hybrid_pinned_tiled", Strategy::Hybrid, 0.5, true,
