@@ -134,13 +134,13 @@ const Params& defaults_for(const DeviceInfo& info) {
                           {"SB", 1},     {"STRIDED", 1},  {"INDEX_LONG", 0},
                           {"A_T", -1},   {"B_T", -1},     {"KERNEL", 0}, {"VWM", 1},
                           {"VWN", 1},    {"DB", 0},       {"NV_MAXRREG", 0}, {"AK", 0},
-                          {"CHUNK_FILL", 1}};
+                          {"CHUNK_FILL", 1}, {"QUEUES", 2}};
   static const Params cpu{{"MWG", 64},   {"NWG", 64},     {"KWG", 16}, {"MDIMC", 4},
                           {"NDIMC", 8},  {"KUNROLL", 4},  {"VW", 4},   {"SA", 1},
                           {"SB", 1},     {"STRIDED", 1},  {"INDEX_LONG", 0},
                           {"A_T", -1},   {"B_T", -1},     {"KERNEL", 0}, {"VWM", 1},
                           {"VWN", 1},    {"DB", 0},       {"NV_MAXRREG", 0}, {"AK", 0},
-                          {"CHUNK_FILL", 1}};
+                          {"CHUNK_FILL", 1}, {"QUEUES", 2}};
   return info.is_gpu ? gpu : cpu;
 }
 
@@ -152,9 +152,11 @@ std::string defines_for(bool fp64, bool trans_a, bool trans_b, bool long_index, 
   defines += "#define TRANS_A " + std::to_string(trans_a ? 1 : 0) + "\n";
   defines += "#define TRANS_B " + std::to_string(trans_b ? 1 : 0) + "\n";
   // The kernel's own macros; the host decides index width and read layouts above, NV_MAXRREG
-  // is a compiler option (build_options) and CHUNK_FILL the host's chunking (chunk_rows).
+  // is a compiler option (build_options), CHUNK_FILL and QUEUES the host's chunking (chunk_rows,
+  // launch).
   for (const auto& [name, value] : params)
-    if (name != "INDEX_LONG" && name != "A_T" && name != "B_T" && name != "NV_MAXRREG" && name != "CHUNK_FILL")
+    if (name != "INDEX_LONG" && name != "A_T" && name != "B_T" && name != "NV_MAXRREG" && name != "CHUNK_FILL" &&
+        name != "QUEUES")
       defines += "#define " + name + " " + std::to_string(value) + "\n";
   return defines;
 }
@@ -518,6 +520,8 @@ Params resolve_params(const Device& device, bool fp64, const std::map<std::strin
       throw Error(Error::Kind::Runtime, std::string("kernel parameter ") + width + " must be 1, 2, 4 or 8");
   if (p["CHUNK_FILL"] < 1 || p["CHUNK_FILL"] > 64)
     throw Error(Error::Kind::Runtime, "kernel parameter CHUNK_FILL must be 1 to 64");
+  if (p["QUEUES"] < 1 || p["QUEUES"] > 2)
+    throw Error(Error::Kind::Runtime, "kernel parameter QUEUES must be 1 or 2");
   if (p["NV_MAXRREG"] < 0 || p["NV_MAXRREG"] > 255)
     throw Error(Error::Kind::Runtime, "kernel parameter NV_MAXRREG must be 0 (none) to 255");
   if (p["KERNEL"] == 1) {
@@ -596,13 +600,6 @@ void set_transpose_args(cl::Kernel& kernel, bool long_index, int64_t rows, int64
   kernel.setArg(arg++, dst);
   index(dst_offset);
   index(rows);
-}
-
-// How long a command ran on the device, from its profiling event.
-double ran_for(const cl::Event& e) {
-  return static_cast<double>(e.getProfilingInfo<CL_PROFILING_COMMAND_END>() -
-                             e.getProfilingInfo<CL_PROFILING_COMMAND_START>()) *
-         1e-9;
 }
 
 // The bytes a stored block occupies, for overlap tests.
@@ -795,7 +792,7 @@ class InFlightImpl final : public InFlight {
   // After a failure once the kernel was enqueued: let the device finish before C is reused.
   bool drain() noexcept {
     try {
-      for (cl::CommandQueue* q : {&in_q_, &queue_, &out_q_})
+      for (cl::CommandQueue* q : {&in_q_, &queue_, &queue2_, &out_q_})
         if ((*q)() != nullptr) q->finish();
       return true;
     } catch (...) {
@@ -807,7 +804,7 @@ class InFlightImpl final : public InFlight {
   bool c_written() const { return c_written_; }
 
   void flush() override {
-    for (cl::CommandQueue* q : {&in_q_, &queue_, &out_q_})
+    for (cl::CommandQueue* q : {&in_q_, &queue_, &queue2_, &out_q_})
       if ((*q)() != nullptr) q->flush();
   }
 
@@ -894,6 +891,7 @@ class InFlightImpl final : public InFlight {
     const DeviceInfo& di = dev_.info();
     in_q_ = cl::CommandQueue(dev_.context(), dev_.device());
     out_q_ = cl::CommandQueue(dev_.context(), dev_.device());
+    if (params.at("QUEUES") > 1) queue2_ = cl::CommandQueue(dev_.context(), dev_.device(), CL_QUEUE_PROFILING_ENABLE);
     constexpr size_t e = sizeof(T);
     Feed& f = feed_;
     f.ka = ka;
@@ -1053,6 +1051,11 @@ class InFlightImpl final : public InFlight {
     std::vector<cl::Event> ready = f.b_ready;
     ready.insert(ready.end(), own.begin(), own.end());
     cl::Kernel& kernel = feed_.kernel;
+    // Chunks take turns on two in-order queues when there are two: their kernels depend on
+    // nothing but their events, so the device may start one chunk's work-groups while the last
+    // of the one before still run, instead of idling through each chunk's tail.
+    const size_t index = static_cast<size_t>(&ch - chunks_.data());
+    cl::CommandQueue& kq = queue2_() != nullptr && index % 2 == 1 ? queue2_ : queue_;
     const auto groups = [](int64_t extent, int64_t tile) { return (extent + tile - 1) / tile; };
     const size_t gx = static_cast<size_t>(groups(s.n, f.nwg) * f.ndimc);
     const size_t gy = static_cast<size_t>(groups(rows, f.mwg) * f.mdimc);
@@ -1062,11 +1065,10 @@ class InFlightImpl final : public InFlight {
       const int64_t a_at = static_cast<int64_t>(a_offset) + (f.ka ? p0 * rows : p0);
       set_gemm_args(kernel, f.long_index, rows, s.n, p1 - p0, s.alpha, {&a_.device, a_at, lda},
                     {&b_.device, p0 * b_.ld, b_.ld}, beta, {&c_.device, static_cast<int64_t>(c_offset), s.n});
-      queue_.enqueueNDRangeKernel(kernel, cl::NullRange, cl::NDRange(gx, gy),
-                                  cl::NDRange(static_cast<size_t>(f.ndimc), static_cast<size_t>(f.mdimc)), waits,
-                                  done);
+      kq.enqueueNDRangeKernel(kernel, cl::NullRange, cl::NDRange(gx, gy),
+                              cl::NDRange(static_cast<size_t>(f.ndimc), static_cast<size_t>(f.mdimc)), waits, done);
       kernel_enqueued_ = true;
-      queue_.flush();
+      kq.flush();
     };
     if (&ch == &chunks_.front() && f.k_slabs) {
       // Slab q waits for B's piece q (and the chunk's own inputs); the in-order queue keeps the
@@ -1118,18 +1120,41 @@ class InFlightImpl final : public InFlight {
   // Chunk by chunk, as each arrives: its rows of C into the caller's array.
   void wait_discrete() {
     if (feed_.next < chunks_.size()) feed(host_threads_);
-    kernel_seconds = 0;
+    std::vector<std::pair<cl_ulong, cl_ulong>> ran;  // each kernel's start and end on the device
+    const auto add = [&ran](const cl::Event& ev) {
+      ran.emplace_back(ev.getProfilingInfo<CL_PROFILING_COMMAND_START>(), ev.getProfilingInfo<CL_PROFILING_COMMAND_END>());
+    };
     for (const Chunk& ch : chunks_) {
       cl::WaitForEvents({ch.read});
-      kernel_seconds += ran_for(ch.kernel);
-      for (const cl::Event& slab : ch.slabs) kernel_seconds += ran_for(slab);
+      add(ch.kernel);
+      for (const cl::Event& slab : ch.slabs) add(slab);
       if (!c_direct_) {
         c_written_ = true;
         unpack(c_.mapped + ch.r0 * s_.n, ch.r1 - ch.r0, s_.n, s_.c + ch.r0 * s_.ldc, s_.ldc, host_threads_);
       }
     }
-    // Transposes ran on the kernels' in-order queue before them, so they are done too.
-    for (const cl::Event& t : transposes_) kernel_seconds += ran_for(t);
+    // Transposes ran on the first kernel queue before the kernels that wait for them: done too.
+    for (const cl::Event& t : transposes_) add(t);
+    kernel_seconds = busy_seconds(std::move(ran));
+  }
+
+  // How long the device ran at least one of these commands: kernels on two queues may overlap.
+  static double busy_seconds(std::vector<std::pair<cl_ulong, cl_ulong>> ran) {
+    std::sort(ran.begin(), ran.end());
+    cl_ulong busy = 0, from = 0, to = 0;
+    bool open = false;
+    for (const auto& [start, end] : ran) {
+      if (open && start <= to) {
+        to = std::max(to, end);
+        continue;
+      }
+      if (open) busy += to - from;
+      from = start;
+      to = std::max(start, end);
+      open = true;
+    }
+    if (open) busy += to - from;
+    return static_cast<double>(busy) * 1e-9;
   }
 
   bool in_place_ok(const void* p) const {
@@ -1207,6 +1232,7 @@ class InFlightImpl final : public InFlight {
   bool unified_;
   uintptr_t zero_copy_align_ = 64;
   cl::CommandQueue queue_;         // kernels (and, on unified devices, everything)
+  cl::CommandQueue queue2_;        // discrete devices with QUEUES=2: every other chunk's kernel
   cl::CommandQueue in_q_, out_q_;  // discrete devices: copies in, copies out
   std::vector<Chunk> chunks_;      // discrete devices
   // Discrete devices: what enqueue_chunk needs, kept from start_discrete for feed().

@@ -36,9 +36,10 @@ struct Options {
   // Kernel parameters (name -> value, as kernels/gemm.cl's macros: MWG, NWG, KWG, MDIMC, NDIMC,
   // KUNROLL, VW, SA, SB, STRIDED, KERNEL, and KERNEL 1's VWM, VWN, DB, AK; and A_T, B_T, the
   // layout the kernel reads each operand in, 0 op(X), 1 op(X) transposed, -1 as stored;
-  // INDEX_LONG=1 forces 64-bit indexing; NV_MAXRREG, NVIDIA's register cap; CHUNK_FILL, the
-  // work-groups per compute unit in each chunk on a discrete GPU). Empty: the tuned profile's,
-  // else the device's defaults.
+  // INDEX_LONG=1 forces 64-bit indexing; NV_MAXRREG, NVIDIA's register cap; on a discrete GPU
+  // CHUNK_FILL, the work-groups per compute unit in each chunk, and QUEUES, 1 or 2 in-order
+  // queues the chunks' kernels take turns on). Empty: the tuned profile's, else the device's
+  // defaults.
   std::map<std::string, int> kernel_params;
 };
 
