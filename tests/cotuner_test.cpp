@@ -320,20 +320,35 @@ TEST_F(ProfileDir, DiscreteDevicesTuneASplitForTandemMemory) {
   detail::gpu::set_pinned_from(size_t{1} << 20);
   detail::gpu::set_assume_discrete(false);
   std::ifstream log(report.log);
-  int resident = 0, ordinary = 0;
+  int resident = 0, ordinary = 0, kernels = 0, pipelines = 0;
   for (std::string line; std::getline(log, line);) {
     const auto r = prof::from_log_line(line);
     ASSERT_TRUE(r.has_value()) << line;
     if (r->kind == "split") ++(r->resident ? resident : ordinary);
+    // Kernels are ranked as one launch; GPU-alone runs try the pipeline's settings.
+    if (r->kind == "kernel") {
+      ++kernels;
+      EXPECT_EQ(r->kernel.count("CHUNK_FILL") ? r->kernel.at("CHUNK_FILL") : 0, 64) << line;
+    }
+    if (r->kind == "split" && r->gpu_parts == r->parts) {
+      EXPECT_TRUE(r->kernel.count("CHUNK_FILL") && r->kernel.count("QUEUES")) << line;
+      ++pipelines;
+    }
   }
   EXPECT_GT(resident, 0);
   EXPECT_GT(ordinary, 0);
-  for (const auto& b : report.profile.precisions.at('s').buckets)
+  EXPECT_GT(kernels, 0);
+  EXPECT_GE(pipelines, 7) << "each kernel alone with every pipeline setting";
+  for (const auto& b : report.profile.precisions.at('s').buckets) {
+    if (!b.gpu_kernel.empty()) {
+      EXPECT_TRUE(b.gpu_kernel.count("QUEUES")) << "the GPU-only kernel keeps its chunking";
+    }
     if (b.resident) {
       EXPECT_GT(b.resident->gpu_parts, 0) << "only a split that uses the GPU is stored";
       EXPECT_LE(b.resident->gpu_parts, b.parts);
       EXPECT_FALSE(b.resident->kernel.empty());
     }
+  }
 }
 
 // auto takes the resident split only when A, B and C are all in the device's pinned memory.

@@ -384,6 +384,25 @@ class Tuner {
     return opt;
   }
 
+  // Whether kernels are ranked as one launch and the discrete pipeline's host-side parameters
+  // (CHUNK_FILL, QUEUES) are searched per bucket: on a discrete GPU, minimising time.
+  bool discrete_time() const { return detail::gpu::is_discrete(*device_) && o_.objective == "time"; }
+
+  // The kernel as phase 1 measures it: on a discrete GPU as one launch over operands already
+  // copied (CHUNK_FILL=64), so candidates are compared on the kernel alone. Chunked, a large tile
+  // ran at 24k GFLOPS where one launch ran 43k at sgemm 4096 on the H100 host: chunks of one or
+  // two waves each end in a tail (docs/PERFORMANCE.md). Phase 2 then picks the chunking.
+  std::map<std::string, int> ranked_as(std::map<std::string, int> kernel) const {
+    if (discrete_time()) kernel["CHUNK_FILL"] = 64;
+    return kernel;
+  }
+
+  // The discrete pipeline's settings tried for each kernel in phase 2: work-groups per compute
+  // unit in a chunk (64: one chunk, no overlap) and kernel queues.
+  static std::vector<std::pair<int, int>> pipelines() {
+    return {{1, 1}, {1, 2}, {2, 1}, {2, 2}, {4, 1}, {4, 2}, {64, 1}};
+  }
+
   template <class T>
   void tune_precision(char prec) {
     constexpr bool fp64 = std::is_same_v<T, double>;
@@ -403,7 +422,7 @@ class Tuner {
     auto objective = [&](const Point& p) -> Outcome {
       const auto kernel = kernel_params(space, p);
       prebuild<T>(space, p);
-      Timed t = time(ws, gpu_options(kernel));
+      Timed t = time(ws, gpu_options(ranked_as(kernel)));
       // On a discrete GPU the candidates differ in the kernel, not in the copies (the same for
       // all, and overlapped with the kernel): rank them by the kernel's own time.
       if (t.failure.empty() && !info_.unified_memory && o_.objective == "time" && t.kernel > 0)
@@ -414,7 +433,7 @@ class Tuner {
                                               o_.seed + measured.size(), o_.tamper);
         if (!bad.empty()) t.failure = bad;
       }
-      prof::LogRecord rec = record("kernel", prec, ws.n, kernel, t);
+      prof::LogRecord rec = record("kernel", prec, ws.n, ranked_as(kernel), t);
       rec.point = p;
       if (t.failure.empty()) {
         measured.emplace_back(t.cost, t.wall.median, kernel);
@@ -439,11 +458,11 @@ class Tuner {
     // What an earlier, interrupted run measured is not measured again.
     for (const auto& r : log_)
       if (r.kind == "kernel" && r.precision == prec && r.size == ws.n && r.point.size() == space.dimension() &&
-          !space.violated(r.point) && kernel_params(space, r.point) == r.kernel) {
+          !space.violated(r.point) && ranked_as(kernel_params(space, r.point)) == r.kernel) {
         const std::optional<double> cost = r.seconds ? std::optional<double>(r.cost) : std::nullopt;
         ev.preload(r.point, Outcome{cost, r.failure});
         if (cost) {
-          measured.emplace_back(*cost, *r.seconds, r.kernel);
+          measured.emplace_back(*cost, *r.seconds, kernel_params(space, r.point));
           if (best == 0 || *cost < best) best = *cost;
         }
         ++summary.resumed;
@@ -551,9 +570,25 @@ class Tuner {
                      const std::vector<std::map<std::string, int>>& top) {
     Split sp;
     sp.best = cpu;
-    for (const auto& kernel : top) {
+    for (const auto& ranked : top) {
       if (out_of_time()) break;
-      const Measured gpu = hybrid_time<T>(prec, ws, kernel, o_.parts, 0);  // no CPU share
+      // On a discrete GPU, the kernel with the chunking that runs it fastest alone.
+      std::map<std::string, int> kernel = ranked;
+      Measured gpu;  // no CPU share
+      if (!discrete_time())
+        gpu = hybrid_time<T>(prec, ws, kernel, o_.parts, 0);
+      else
+        for (const auto& [fill, queues] : pipelines()) {
+          if (out_of_time()) break;
+          std::map<std::string, int> k = ranked;
+          k["CHUNK_FILL"] = fill;
+          k["QUEUES"] = queues;
+          const Measured m = hybrid_time<T>(prec, ws, k, o_.parts, 0);
+          if (m.cost < gpu.cost) {
+            gpu = m;
+            kernel = k;
+          }
+        }
       sp.gpu_gflops = std::max(sp.gpu_gflops, std::isfinite(gpu.seconds) ? gflop(ws.n) / gpu.seconds : 0.0);
       if (gpu.cost < sp.best_gpu.cost) {
         sp.best_gpu = gpu;
