@@ -13,8 +13,8 @@
 //   clblast_device        clblast::Gemm on device buffers; wall time of the call + clFinish
 //   clblast_pageable      write A and B (non-blocking), Gemm, read C (blocking), from std::vector
 //   clblast_pinned        the same from pinned host memory (CL_MEM_ALLOC_HOST_PTR buffers, mapped)
-//   tandem_kernel         Strategy::Gpu on tandem_malloc memory, the profile's kernel as one launch
-//                         (CHUNK_FILL=64) after the copies; Report::gpu_kernel_seconds
+//   tandem_kernel         Strategy::Gpu on tandem_malloc memory, the profile's GPU-only kernel as
+//                         one launch (CHUNK_FILL=64) after the copies; Report::gpu_kernel_seconds
 //   tandem_gpu_pageable   Strategy::Gpu from std::vector memory; wall time of the call
 //   tandem_gpu_pinned     Strategy::Gpu from tandem_malloc memory; wall time
 //   tandem_auto           Strategy::Auto (the tuned profile's split) from std::vector memory
@@ -49,8 +49,11 @@
 #include <sstream>
 #include <stdexcept>
 #include <string>
+#include <type_traits>
 #include <vector>
 
+#include "gpu.hpp"
+#include "profile.hpp"
 #include "tandem/tandem.hpp"
 
 namespace {
@@ -340,6 +343,17 @@ std::map<std::string, int> parse_kernel(const std::string& text) {
   return params;
 }
 
+// The active profile's fastest GPU-only kernel for this precision (the co-tuner ranks those as
+// one launch on a discrete GPU); empty if there is no profile or it names none.
+std::map<std::string, int> tuned_kernel(bool fp64, const std::optional<std::string>& device) {
+  namespace prof = tandem::detail::profile;
+  const auto dev = tandem::detail::gpu::open_device(device.value_or(""));
+  const auto p = prof::active(prof::identity_for(tandem::detail::gpu::info(*dev)));
+  if (!p) return {};
+  const auto it = p->precisions.find(fp64 ? 'd' : 's');
+  return it == p->precisions.end() ? std::map<std::string, int>{} : it->second.gpu_kernel;
+}
+
 template <class T>
 void tandem_call(CaseData<T>& d, const T* a, const T* b, T* c, const tandem::Options& o,
                  tandem::Report* r) {
@@ -505,13 +519,17 @@ Result run_column(const std::string& id, CaseData<T>& d, const Config& cfg, ClSt
     } else if (id == "tandem_kernel") {
       d.make_pinned();
       tandem::Report r;
-      // The profile's kernel as one launch over operands already on the device, as CLBlast's
-      // column runs: CHUNK_FILL=64 makes the first chunk (at least 64 work-groups per compute
-      // unit) the whole of C at these sizes, so every copy in is done before the kernel starts.
-      // The calls of the other tandem columns run it in overlapped chunks instead.
-      tandem_call(d, d.pa->data(), d.pb->data(), d.pc->data(), gpu, &r);
+      // The tuned profile's GPU-only kernel (else the kernel a call picks) as one launch over
+      // operands already on the device, as CLBlast's column runs: CHUNK_FILL=64 makes the first
+      // chunk (at least 64 work-groups per compute unit) the whole of C at these sizes, so every
+      // copy in is done before the kernel starts. The calls of the other tandem columns run
+      // their bucket's kernel in overlapped chunks instead.
       tandem::Options whole = gpu;
-      whole.kernel_params = parse_kernel(r.kernel);
+      whole.kernel_params = tuned_kernel(std::is_same_v<T, double>, gpu.device);
+      if (whole.kernel_params.empty()) {
+        tandem_call(d, d.pa->data(), d.pb->data(), d.pc->data(), gpu, &r);
+        whole.kernel_params = parse_kernel(r.kernel);
+      }
       whole.kernel_params["CHUNK_FILL"] = 64;
       std::string whole_text;
       for (const auto& [name, value] : whole.kernel_params)

@@ -134,13 +134,13 @@ const Params& defaults_for(const DeviceInfo& info) {
                           {"SB", 1},     {"STRIDED", 1},  {"INDEX_LONG", 0},
                           {"A_T", -1},   {"B_T", -1},     {"KERNEL", 0}, {"VWM", 1},
                           {"VWN", 1},    {"DB", 0},       {"NV_MAXRREG", 0}, {"AK", 0},
-                          {"CHUNK_FILL", 1}, {"QUEUES", 2}};
+                          {"CHUNK_FILL", 1}, {"QUEUES", 1}};
   static const Params cpu{{"MWG", 64},   {"NWG", 64},     {"KWG", 16}, {"MDIMC", 4},
                           {"NDIMC", 8},  {"KUNROLL", 4},  {"VW", 4},   {"SA", 1},
                           {"SB", 1},     {"STRIDED", 1},  {"INDEX_LONG", 0},
                           {"A_T", -1},   {"B_T", -1},     {"KERNEL", 0}, {"VWM", 1},
                           {"VWN", 1},    {"DB", 0},       {"NV_MAXRREG", 0}, {"AK", 0},
-                          {"CHUNK_FILL", 1}, {"QUEUES", 2}};
+                          {"CHUNK_FILL", 1}, {"QUEUES", 1}};
   return info.is_gpu ? gpu : cpu;
 }
 

@@ -37,7 +37,7 @@ const StrategyCase kStrategies[] = {
     {"gpu_misaligned", Strategy::Gpu, 1.0, false, {}, 1},
     {"hybrid30_misaligned", Strategy::Hybrid, 0.3, false, {}, 1},
     {"hybrid50_discrete", Strategy::Hybrid, 0.5, true},
-    {"gpu_discrete_one_queue", Strategy::Gpu, 1.0, true, {{"QUEUES", 1}}},
+    {"gpu_discrete_two_queues", Strategy::Gpu, 1.0, true, {{"QUEUES", 2}}},
     // 64-bit index arithmetic, which real extents reach only past PoCL's 1 GiB allocations.
     {"gpu_long_index", Strategy::Gpu, 1.0, false, {{"INDEX_LONG", 1}}},
     // RaijinCL's codelets: the kernel reads an operand in the other layout (a transposing copy).
