@@ -361,44 +361,14 @@ void gemm(const idx_t M, const idx_t N, const idx_t K, const real alpha,
 #define LOADS_A ((MWG * KWG) / (WGS * VW))  // VW-vectors of the A tile each work-item loads
 #define LOADS_B ((NWG * KWG) / (WGS * VW))
 
-// Lanes of vectors by component name, never through the vector's address: taking an address
-// made NVIDIA's compiler give the accumulators a stack frame (560 bytes, STL.128 in the SASS of
-// a 16x8 tile, bench/gpu_host.sh sweep with SWEEP_INSPECT=1). `e` is a constant once loops unroll.
-#define LANE_1(v, e) (v)
-#define LANE_2(v, e) ((e) == 0 ? (v).s0 : (v).s1)
-#define LANE_4(v, e) ((e) < 2 ? LANE_2((v).s01, (e)) : LANE_2((v).s23, (e) - 2))
-#define LANE_8(v, e) ((e) < 4 ? LANE_4((v).s0123, (e)) : LANE_4((v).s4567, (e) - 4))
-#define SET_1(v, e, x) ((v) = (x))
-#define SET_2(v, e, x) do { if ((e) == 0) (v).s0 = (x); else (v).s1 = (x); } while (0)
-#define SET_4(v, e, x) \
-  do { if ((e) == 0) (v).s0 = (x); else if ((e) == 1) (v).s1 = (x); else if ((e) == 2) (v).s2 = (x); else (v).s3 = (x); } while (0)
-#define SET_8(v, e, x)                                                                            \
-  do {                                                                                            \
-    if ((e) == 0) (v).s0 = (x); else if ((e) == 1) (v).s1 = (x); else if ((e) == 2) (v).s2 = (x); \
-    else if ((e) == 3) (v).s3 = (x); else if ((e) == 4) (v).s4 = (x); else if ((e) == 5) (v).s5 = (x); \
-    else if ((e) == 6) (v).s6 = (x); else (v).s7 = (x);                                           \
-  } while (0)
-#define LANE_CAT_(w) LANE_##w
-#define LANE_OF(w) LANE_CAT_(w)
-#define SET_CAT_(w) SET_##w
-#define SET_OF(w) SET_CAT_(w)
-
 // One VW-vector of a tile, from global memory: whole when `fast` (in bounds and aligned), else
 // element by element with the bounds checks of load_a / load_b.
-#define SET_LANE(v, e, x) SET_OF(VW)(v, e, x)
-#define GET_LANE(v, e) LANE_OF(VW)(v, e)
-
-// acc[i][j * VWN .. j * VWN + VWN - 1] as one realN.
-#if VWN == 1
-  #define ACC_VEC(i, j) (acc[i][j])
-#elif VWN == 2
-  #define ACC_VEC(i, j) ((realN)(acc[i][(j) * 2], acc[i][(j) * 2 + 1]))
-#elif VWN == 4
-  #define ACC_VEC(i, j) ((realN)(acc[i][(j) * 4], acc[i][(j) * 4 + 1], acc[i][(j) * 4 + 2], acc[i][(j) * 4 + 3]))
+#if VW == 1
+  #define SET_LANE(v, e, x) ((v) = (x))
+  #define GET_LANE(v, e) (v)
 #else
-  #define ACC_VEC(i, j)                                                                             \
-    ((realN)(acc[i][(j) * 8], acc[i][(j) * 8 + 1], acc[i][(j) * 8 + 2], acc[i][(j) * 8 + 3],        \
-             acc[i][(j) * 8 + 4], acc[i][(j) * 8 + 5], acc[i][(j) * 8 + 6], acc[i][(j) * 8 + 7]))
+  #define SET_LANE(v, e, x) (((real*)&(v))[e] = (x))
+  #define GET_LANE(v, e) (((real*)&(v))[e])
 #endif
 
 // Reads the work-item's share of the KWG x MWG tile of op(A) at (m0, k0) into registers. With A
@@ -495,11 +465,11 @@ void store_b(__local real* bls, const realV* rb, int lid) {
     real ar[MWI], br[NWI];                                                             \
     for (int i = 0; i < MWI / VWM; ++i) {                                              \
       const realM x = ((__local const realM*)(als + kk * MWG))[i * MDIMC + tm];        \
-      for (int e = 0; e < VWM; ++e) ar[i * VWM + e] = LANE_OF(VWM)(x, e);              \
+      for (int e = 0; e < VWM; ++e) ar[i * VWM + e] = ((const real*)&x)[e];            \
     }                                                                                  \
     for (int j = 0; j < NWI / VWN; ++j) {                                              \
       const realN y = ((__local const realN*)(bls + kk * NWG))[j * NDIMC + tn];        \
-      for (int e = 0; e < VWN; ++e) br[j * VWN + e] = LANE_OF(VWN)(y, e);              \
+      for (int e = 0; e < VWN; ++e) br[j * VWN + e] = ((const real*)&y)[e];            \
     }                                                                                  \
     for (int i = 0; i < MWI; ++i)                                                      \
       for (int j = 0; j < NWI; ++j) acc[i][j] += ar[i] * br[j];                        \
@@ -586,7 +556,8 @@ void gemm(const idx_t M, const idx_t N, const idx_t K, const real alpha,
       __global real* row = c + (m0 + ROW1(tm, i)) * ldc + n0;
       for (int j = 0; j < NWI / VWN; ++j) {
         __global realN* out = (__global realN*)(row + (j * NDIMC + tn) * VWN);
-        const realN x = ACC_VEC(i, j);
+        realN x;
+        for (int e = 0; e < VWN; ++e) ((real*)&x)[e] = acc[i][j * VWN + e];
         *out = beta == (real)0 ? alpha * x : alpha * x + beta * *out;
       }
     }
