@@ -117,7 +117,7 @@ case "${1:-}" in
         [ "$kernel" = "-" ] || args+=(--kernel "$kernel")
         {
           echo "== $i $prec $kernel"
-          tandem "${args[@]}" | sed -n '2,3p'
+          tandem "${args[@]}" | sed -n '2,3p' || echo "(the build failed: $dir/build.log)"
           grep -i "registers\|spill\|stack" "$dir/build.log" || true
           if [ -n "$ptxas" ] && [ -n "$cuobjdump" ] && [ -s "$dir/kernel.bin" ]; then
             tr -d '\000' < "$dir/kernel.bin" > "$dir/kernel.ptx"
@@ -126,7 +126,7 @@ case "${1:-}" in
             # Opcode counts of the gemm function (the transpose kernel comes first or after it).
             awk '/Function : gemm/{f=1} /Function : transpose/{f=0} f' "$dir/kernel.sass" |
               grep -oE '^ +/\*[0-9a-f]{4}\*/ +[A-Z][A-Z0-9._]*' | awk '{print $2}' | sort | uniq -c | sort -rn |
-              head -25 | tr '\n' ' '
+              head -25 | tr '\n' ' ' || true
             echo
           fi
         } >> "$out/inspect.txt" 2>&1

@@ -521,8 +521,9 @@ Result run_column(const std::string& id, CaseData<T>& d, const Config& cfg, ClSt
       tandem::Report r;
       // The tuned profile's GPU-only kernel (else the kernel a call picks) as one launch over
       // operands already on the device, as CLBlast's column runs: CHUNK_FILL=64 makes the first
-      // chunk (at least 64 work-groups per compute unit) the whole of C at these sizes, so every
-      // copy in is done before the kernel starts. The calls of the other tandem columns run
+      // chunk (at least 64 work-groups per compute unit) the whole of C at these sizes with the
+      // H100 profile's tiles (a small tile at a much larger size would still give two chunks),
+      // so every copy in is done before the kernel starts. The calls of the other tandem columns run
       // their bucket's kernel in overlapped chunks instead.
       tandem::Options whole = gpu;
       whole.kernel_params = tuned_kernel(std::is_same_v<T, double>, gpu.device);

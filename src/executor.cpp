@@ -192,7 +192,8 @@ void execute(const Problem<T>& p, const Options& o, Report& r) {
         // share still copies all of B. Where B outweighs A and C together (few rows over a long
         // K), the split measured on square problems costs more than it saves (100x8192x8192
         // sgemm on the H100 host: 0.58 of the GPU alone), so auto keeps the GPU alone.
-        if (gpu::is_discrete(*device) && choice.fraction > 0 && choice.fraction < 1 &&
+        if (pl.requested == Strategy::Auto && gpu::is_discrete(*device) && choice.fraction > 0 &&
+            choice.fraction < 1 &&
             static_cast<double>(p.k) * static_cast<double>(p.n) >
                 static_cast<double>(p.m) * static_cast<double>(p.k + p.n)) {
           choice.fraction = 1.0;

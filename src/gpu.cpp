@@ -162,6 +162,9 @@ std::string defines_for(bool fp64, bool trans_a, bool trans_b, bool long_index, 
 }
 
 // Options for clBuildProgram. NVIDIA's register cap is a tuning parameter; other devices ignore it.
+// With driver 580 on the H100 the driver accepts "-cl-nv-maxrregcount=N" but its own build log
+// shows no cap (a 64x128 kernel used 242 registers under =128), and it rejects the spaced form
+// "-cl-nv-maxrregcount N" (docs/PERFORMANCE.md, fourth session).
 std::string build_options(const DeviceInfo& info, const Params& params) {
   std::string options = "-cl-std=CL1.2";
   auto it = params.find("NV_MAXRREG");

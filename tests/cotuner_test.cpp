@@ -352,7 +352,7 @@ TEST_F(ProfileDir, DiscreteDevicesTuneASplitForTandemMemory) {
 }
 
 // On a discrete device auto keeps the GPU alone where B outweighs A and C together: every
-// share copies all of B, so a row split saves little and costs the CPU share.
+// share copies all of B, so a row split saves little and costs the CPU share. Hybrid does not.
 TEST_F(ProfileDir, AutoKeepsTheGpuAloneWhereBDominatesOnADiscreteDevice) {
   prof::Profile p = sample(here());
   auto bucket = p.precisions.at('s').buckets.at(2);
@@ -363,15 +363,18 @@ TEST_F(ProfileDir, AutoKeepsTheGpuAloneWhereBDominatesOnADiscreteDevice) {
   p.precisions.at('s').buckets = {bucket};
   prof::save(p, prof::path_for(here()));
   detail::gpu::set_assume_discrete(true);
-  const auto run = [](int64_t m, int64_t n, int64_t k) {
+  const auto run = [](int64_t m, int64_t n, int64_t k, Options o = {}) {
     std::vector<float> a(m * k, 1.0f), b(k * n, 1.0f), c(m * n, 0.0f);
     Report r;
     gemm<float>(Layout::RowMajor, Op::NoTrans, Op::NoTrans, m, n, k, 1.0f, a.data(), k, b.data(), n, 0.0f,
-                c.data(), n, {}, &r);
+                c.data(), n, o, &r);
     for (float x : c) EXPECT_EQ(x, float(k));
     return r;
   };
-  const Report square = run(256, 256, 256), thin = run(32, 512, 1024), tall = run(1024, 512, 32);
+  Options hybrid;
+  hybrid.strategy = Strategy::Hybrid;
+  const Report square = run(256, 256, 256), thin = run(32, 512, 1024), tall = run(1024, 512, 32),
+               thin_hybrid = run(32, 512, 1024, hybrid);
   detail::gpu::set_assume_discrete(false);
   EXPECT_DOUBLE_EQ(square.gpu_fraction, 40.0 / 64.0);
   EXPECT_EQ(thin.profile_bucket, 256);
@@ -379,6 +382,7 @@ TEST_F(ProfileDir, AutoKeepsTheGpuAloneWhereBDominatesOnADiscreteDevice) {
   EXPECT_EQ(thin.cpu_rows, 0);
   EXPECT_EQ(tall.profile_bucket, 256);
   EXPECT_DOUBLE_EQ(tall.gpu_fraction, 40.0 / 64.0) << "B is small: the split stands";
+  EXPECT_DOUBLE_EQ(thin_hybrid.gpu_fraction, 40.0 / 64.0) << "hybrid takes the profile's fraction as it is";
 }
 
 // auto takes the resident split only when A, B and C are all in the device's pinned memory.

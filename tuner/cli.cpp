@@ -457,9 +457,6 @@ int gemm_command(int64_t m, int64_t n, int64_t k, const tandem::Options& o, int 
   return ok ? 0 : 1;
 }
 
-}  // namespace
-
-// CLI11's own range messages print the whole double range; these name the rule instead.
 // ---- kernel --------------------------------------------------------------------------------------
 
 // Builds one kernel as a GEMM with these layouts would and writes what came out to `dir`:
@@ -474,6 +471,7 @@ int kernel_command(const std::string& precision, const std::map<std::string, int
   std::error_code ec;
   fs::create_directories(dir, ec);
   const fs::path d(dir);
+  fs::remove(d / "kernel.bin", ec);  // a failed build leaves no binary from an earlier one
   if (!write_file((d / "kernel.cl").string(), r.source) || !write_file((d / "build.log").string(), r.log) ||
       (r.built && !write_file((d / "kernel.bin").string(), r.binary)))
     return 1;
@@ -495,6 +493,9 @@ int kernel_command(const std::string& precision, const std::map<std::string, int
   return r.built ? 0 : 1;
 }
 
+}  // namespace
+
+// CLI11's own range messages print the whole double range; these name the rule instead.
 const CLI::Validator kPositive(
     [](std::string& v) {
       try {

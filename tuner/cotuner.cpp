@@ -579,12 +579,12 @@ class Tuner {
         gpu = hybrid_time<T>(prec, ws, kernel, o_.parts, 0);
       else
         for (const auto& [fill, queues] : pipelines()) {
-          if (out_of_time() && std::isfinite(gpu.cost)) break;  // the first is measured whatever the clock
+          if (out_of_time() && kernel != ranked) break;  // the first is measured whatever the clock
           std::map<std::string, int> k = ranked;
           k["CHUNK_FILL"] = fill;
           k["QUEUES"] = queues;
           const Measured m = hybrid_time<T>(prec, ws, k, o_.parts, 0);
-          if (m.cost < gpu.cost) {
+          if (m.cost < gpu.cost || kernel == ranked) {
             gpu = m;
             kernel = k;
           }
