@@ -2,21 +2,14 @@
 // once.
 #include "config.hpp"
 
-#include <algorithm>
-#include <cctype>
 #include <cmath>
 #include <cstdlib>
 
 #include "log.hpp"
+#include "text.hpp"
 
 namespace tandem::detail {
 namespace {
-
-std::string lower(std::string s) {
-  std::transform(s.begin(), s.end(), s.begin(),
-                 [](unsigned char ch) { return static_cast<char>(std::tolower(ch)); });
-  return s;
-}
 
 void reject(const char* name, const std::string& value, const char* expected) {
   warn_once(std::string("env:") + name + "=" + value,
@@ -26,7 +19,7 @@ void reject(const char* name, const std::string& value, const char* expected) {
 }  // namespace
 
 std::optional<Strategy> parse_strategy(const std::string& text) {
-  const std::string s = lower(text);
+  const std::string s = text::lower(text);
   if (s == "auto") return Strategy::Auto;
   if (s == "cpu") return Strategy::Cpu;
   if (s == "gpu") return Strategy::Gpu;
@@ -58,7 +51,7 @@ EnvConfig parse_env(const char* (*lookup)(const char*)) {
       reject("TANDEM_MIN_MNK", v, "a non-negative number (m*n*k)");
   }
   if (const char* v = lookup("TANDEM_VERBOSE"); v != nullptr && *v != '\0') {
-    const std::string s = lower(v);
+    const std::string s = text::lower(v);
     if (s == "1" || s == "true" || s == "yes" || s == "on")
       cfg.verbose = true;
     else if (!(s == "0" || s == "false" || s == "no" || s == "off"))

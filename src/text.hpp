@@ -1,0 +1,20 @@
+// Small text helpers that the library, the tuner and the benchmarks share: lower-casing, and
+// kernel parameters as "NAME=value" text in both directions.
+#pragma once
+
+#include <map>
+#include <string>
+
+namespace tandem::detail::text {
+
+// ASCII lower case (names of devices, strategies and environment values are ASCII).
+std::string lower(std::string s);
+
+// "NAME=v NAME=v ...", in name order: how reports, logs and the CLI print kernel parameters.
+std::string describe(const std::map<std::string, int>& params);
+
+// The reverse of describe() (spaces or commas between items). Throws std::invalid_argument
+// naming the item that is not NAME=integer.
+std::map<std::string, int> parse_params(const std::string& text);
+
+}  // namespace tandem::detail::text
