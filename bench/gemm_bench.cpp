@@ -7,7 +7,7 @@
 #include <benchmark/benchmark.h>
 
 #include "cpu_blas.hpp"
-#include "executor.hpp"
+#include "testing/seam_override.hpp"
 #include "compare.hpp"
 #include "gemm_measure.hpp"
 #include "power.hpp"
@@ -79,13 +79,14 @@ void BM_Tandem(benchmark::State& state) {
 template <class T>
 void BM_CpuShare(benchmark::State& state) {
   const int64_t n = state.range(0);
-  tandem::detail::set_cpu_mode(state.range(1) == 0 ? tandem::detail::CpuMode::SingleCall
-                                                   : tandem::detail::CpuMode::Panels);
+  tandem::detail::seams::Values mode;
+  mode.cpu_mode = state.range(1) == 0 ? tandem::detail::seams::CpuMode::SingleCall
+                                      : tandem::detail::seams::CpuMode::Panels;
+  tandem::detail::seams::Override seams(mode);
   tandem::Options o;
   o.strategy = tandem::Strategy::Cpu;
   Problem<T> p(n, n, n, 1);
   for (auto _ : state) p.run(o);
-  tandem::detail::set_cpu_mode(tandem::detail::CpuMode::SingleCall);
   set_gflops(state, n);
 }
 

@@ -13,7 +13,7 @@
 #include <numeric>
 
 #include "gemm_space.hpp"
-#include "gpu.hpp"
+#include "gpu/device.hpp"
 #include "profile.hpp"
 #include "search.hpp"
 

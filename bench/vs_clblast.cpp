@@ -52,7 +52,7 @@
 #include <type_traits>
 #include <vector>
 
-#include "gpu.hpp"
+#include "gpu/device.hpp"
 #include "profile.hpp"
 #include "tandem/tandem.hpp"
 

@@ -4,7 +4,9 @@
 #include <cstdlib>
 
 #include "config.hpp"
-#include "gpu.hpp"
+#include "gpu/device.hpp"
+#include "gpu/pinned_memory.hpp"
+#include "seams.hpp"
 #include "tandem/tandem.h"
 
 namespace {
@@ -29,7 +31,7 @@ void* pinned(size_t bytes) {
 extern "C" void* tandem_malloc(size_t bytes) {
   if (bytes == 0) return nullptr;
   // Smaller arrays are not worth pinning: page-locking costs more than their copies save.
-  if (bytes >= tandem::detail::gpu::pinned_from())
+  if (bytes >= tandem::detail::seams::pinned_from())
     if (void* p = pinned(bytes)) return p;
   constexpr size_t kAlign = 4096, kPad = 64;
   if (bytes > SIZE_MAX - kAlign) return nullptr;

@@ -1,9 +1,15 @@
 // A GEMM normalised to row-major, as the executor, the GPU share and the CPU share all see it.
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 
 namespace tandem::detail {
+
+// Elements spanned by a rows x cols row-major block with leading dimension ld.
+inline int64_t span(int64_t rows, int64_t cols, int64_t ld) {
+  return rows == 0 || cols == 0 ? 0 : (rows - 1) * ld + cols;
+}
 
 // C[m x n] = alpha * op(A) * op(B) + beta * C, all row-major with leading dimensions.
 template <class T>
@@ -18,6 +24,16 @@ struct Problem {
   T beta{};
   T* c = nullptr;
   int64_t ldc = 0;
+
+  // A and B as the caller stored them: op(A) is m x k, so stored A is k x m when transposed.
+  int64_t a_rows() const { return trans_a ? k : m; }
+  int64_t a_cols() const { return trans_a ? m : k; }
+  int64_t b_rows() const { return trans_b ? n : k; }
+  int64_t b_cols() const { return trans_b ? k : n; }
+  // Bytes each stored operand spans.
+  size_t a_bytes() const { return static_cast<size_t>(span(a_rows(), a_cols(), lda)) * sizeof(T); }
+  size_t b_bytes() const { return static_cast<size_t>(span(b_rows(), b_cols(), ldb)) * sizeof(T); }
+  size_t c_bytes() const { return static_cast<size_t>(span(m, n, ldc)) * sizeof(T); }
 };
 
 }  // namespace tandem::detail

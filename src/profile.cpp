@@ -5,7 +5,6 @@
 #include <nlohmann/json.hpp>
 
 #include <algorithm>
-#include <atomic>
 #include <cmath>
 #include <cstdlib>
 #include <fstream>
@@ -16,7 +15,7 @@
 #include <stdexcept>
 
 #include "cpu_blas.hpp"
-#include "gpu.hpp"
+#include "gpu/device.hpp"
 #include "log.hpp"
 #include "tandem_builtin_profiles.hpp"
 #include "topology.hpp"
@@ -345,12 +344,37 @@ std::map<std::string, std::shared_ptr<const Profile>>& cache() {
 
 }  // namespace
 
-std::shared_ptr<const Profile> active(const Identity& id) {
+namespace {
+
+std::shared_ptr<const Profile> active_keyed(const Identity& id, const std::string& file_name) {
   std::lock_guard<std::mutex> lock(cache_mutex());
-  const std::string key = directory().string() + "\n" + id.file_name();
+  const std::string key = directory().string() + "\n" + file_name;
   auto it = cache().find(key);
   if (it == cache().end()) it = cache().emplace(key, find(id)).first;
   return it->second;
+}
+
+}  // namespace
+
+std::shared_ptr<const Profile> active(const Identity& id) { return active_keyed(id, id.file_name()); }
+
+std::shared_ptr<const Profile> active_for(const gpu::DeviceInfo& device) {
+  // A device's identity (its driver, this CPU, the BLAS) is fixed for the process, so it is
+  // worked out once per device; the profile itself is cached by active_keyed alone.
+  static std::mutex& mutex = *new std::mutex;
+  static auto& identities = *new std::map<int, std::pair<Identity, std::string>>;
+  std::pair<Identity, std::string> id;
+  {
+    std::lock_guard<std::mutex> lock(mutex);
+    auto it = identities.find(device.index);
+    if (it == identities.end()) {
+      Identity fresh = identity_for(device);
+      const std::string name = fresh.file_name();
+      it = identities.emplace(device.index, std::make_pair(std::move(fresh), name)).first;
+    }
+    id = it->second;
+  }
+  return active_keyed(id.first, id.second);
 }
 
 std::vector<fs::path> local_files(const Identity& id) {
@@ -366,17 +390,10 @@ std::vector<fs::path> local_files(const Identity& id) {
   return out;
 }
 
-namespace {
-std::atomic<uint64_t> g_generation{1};
-}  // namespace
-
 void forget() {
   std::lock_guard<std::mutex> lock(cache_mutex());
   cache().clear();
-  ++g_generation;
 }
-
-uint64_t generation() { return g_generation.load(); }
 
 Choice choose(const Profile& p, bool fp64, int64_t m, int64_t n, int64_t k, bool resident) {
   Choice c;

@@ -105,11 +105,11 @@ std::vector<std::filesystem::path> local_files(const Identity& id);
 // first), else the built-in
 // database's closest entry (device, then platform, then any), else none. A local profile for
 // the same device that differs in driver, CPU, BLAS or version, or one that cannot be read, is
-// reported once on stderr and not applied. Cached until forget().
+// reported once on stderr and not applied. Cached (here, and nowhere else) until forget().
 std::shared_ptr<const Profile> active(const Identity& id);
+// The same for this machine with `device` as its OpenCL side: what a call's plan asks.
+std::shared_ptr<const Profile> active_for(const gpu::DeviceInfo& device);
 void forget();
-// Changes whenever forget() runs, so callers may cache what active() returned.
-uint64_t generation();
 
 // What a profile says for one call.
 struct Choice {

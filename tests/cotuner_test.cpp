@@ -6,13 +6,15 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <optional>
 #include <random>
 #include <string>
 
 #include "cotuner.hpp"
 #include "gemm_measure.hpp"
-#include "gpu.hpp"
+#include "gpu/device.hpp"
 #include "profile.hpp"
+#include "seam_values.hpp"
 #include "tandem/tandem.hpp"
 
 namespace tandem::test {
@@ -205,16 +207,13 @@ TEST_F(ProfileDir, EnergyObjective) {
 // which a discrete device packs and copies; with it, in tandem_malloc memory, which it copies
 // straight (pinned).
 TEST(Measure, OrdinaryMemoryIsPackedAndTandemMemoryIsPinnedOnADiscreteDevice) {
-  detail::gpu::set_assume_discrete(true);
-  detail::gpu::set_pinned_from(0);
+  detail::seams::Override seams(test::discrete(false, /*pin_every_block=*/true));
   bench::Problem<float> plain(70, 50, 30, 1, /*resident=*/false), resident(70, 50, 30, 2, /*resident=*/true);
   Options o;
   o.strategy = Strategy::Gpu;
   Report rp, rr;
   plain.run(o, &rp);
   resident.run(o, &rr);
-  detail::gpu::set_pinned_from(size_t{1} << 20);
-  detail::gpu::set_assume_discrete(false);
   for (auto b : {rp.a, rp.b, rp.c}) EXPECT_EQ(b, Report::Buffer::Copy);
   for (auto b : {rr.a, rr.b, rr.c}) EXPECT_EQ(b, Report::Buffer::Pinned);
   EXPECT_LT(plain.max_relative_error(plain.reference()), 1e-5);
@@ -309,16 +308,14 @@ TEST_F(ProfileDir, RoundTripOfTheCorners) {
   EXPECT_FALSE(prof::from_log_line(prof::to_log_line(r))->seconds.has_value());
 }
 
-// On a discrete device (played here by PoCL with set_assume_discrete) the split is searched on
+// On a discrete device (played here by PoCL through the seam assume_discrete) the split is searched on
 // tandem_malloc memory too, and the log says which runs were.
 TEST_F(ProfileDir, DiscreteDevicesTuneASplitForTandemMemory) {
-  detail::gpu::set_assume_discrete(true);
-  detail::gpu::set_pinned_from(0);
+  std::optional<detail::seams::Override> seams(std::in_place, test::discrete(false, /*pin_every_block=*/true));
   auto o = tiny();
   o.precisions = {'s'};
   const auto report = tuner::tune(o);
-  detail::gpu::set_pinned_from(size_t{1} << 20);
-  detail::gpu::set_assume_discrete(false);
+  seams.reset();
   std::ifstream log(report.log);
   int resident = 0, ordinary = 0, kernels = 0, pipelines = 0;
   for (std::string line; std::getline(log, line);) {
@@ -362,7 +359,7 @@ TEST_F(ProfileDir, AutoKeepsTheGpuAloneWhereBDominatesOnADiscreteDevice) {
   bucket.resident.reset();
   p.precisions.at('s').buckets = {bucket};
   prof::save(p, prof::path_for(here()));
-  detail::gpu::set_assume_discrete(true);
+  std::optional<detail::seams::Override> seams(std::in_place, test::discrete());
   const auto run = [](int64_t m, int64_t n, int64_t k, Options o = {}) {
     std::vector<float> a(m * k, 1.0f), b(k * n, 1.0f), c(m * n, 0.0f);
     Report r;
@@ -375,7 +372,7 @@ TEST_F(ProfileDir, AutoKeepsTheGpuAloneWhereBDominatesOnADiscreteDevice) {
   hybrid.strategy = Strategy::Hybrid;
   const Report square = run(256, 256, 256), thin = run(32, 512, 1024), tall = run(1024, 512, 32),
                thin_hybrid = run(32, 512, 1024, hybrid);
-  detail::gpu::set_assume_discrete(false);
+  seams.reset();
   EXPECT_DOUBLE_EQ(square.gpu_fraction, 40.0 / 64.0);
   EXPECT_EQ(thin.profile_bucket, 256);
   EXPECT_DOUBLE_EQ(thin.gpu_fraction, 1.0) << "32 rows over K = 1024: B is most of the copying";
@@ -396,8 +393,7 @@ TEST_F(ProfileDir, AutoUsesTheResidentSplitForTandemMemory) {
   huge.resident->cpu_threads = 1;
   p.precisions.at('s').buckets = {huge};
   prof::save(p, prof::path_for(here()));
-  detail::gpu::set_assume_discrete(true);
-  detail::gpu::set_pinned_from(0);
+  detail::seams::Override seams(test::discrete(false, /*pin_every_block=*/true));
   const int64_t n = 256;
   std::vector<float, Allocator<float>> a(n * n, 1.0f), b(n * n, 1.0f), c(n * n, 0.0f);
   std::vector<float> c_plain(n * n, 0.0f);
@@ -406,8 +402,6 @@ TEST_F(ProfileDir, AutoUsesTheResidentSplitForTandemMemory) {
               c.data(), n, {}, &pinned);
   gemm<float>(Layout::RowMajor, Op::NoTrans, Op::NoTrans, n, n, n, 1.0f, a.data(), n, b.data(), n, 0.0f,
               c_plain.data(), n, {}, &plain);  // C in ordinary memory
-  detail::gpu::set_pinned_from(size_t{1} << 20);
-  detail::gpu::set_assume_discrete(false);
   for (float x : c) ASSERT_EQ(x, float(n));
   for (float x : c_plain) ASSERT_EQ(x, float(n));
   EXPECT_TRUE(pinned.profile_resident);

@@ -11,8 +11,10 @@
 #include <cblas.h>
 
 #include "executor.hpp"
-#include "gpu.hpp"
+#include "gpu/device.hpp"
+#include "plan.hpp"
 #include "reference.hpp"
+#include "seam_values.hpp"
 
 namespace tandem::test {
 namespace {
@@ -149,13 +151,12 @@ TEST(Executor, CopiesWhenMemoryIsMisaligned) {
 }
 
 TEST(Executor, DiscretePathStagesEveryOperand) {
-  detail::gpu::set_assume_discrete(true);
+  detail::seams::Override seams(test::discrete());
   Case<double> t(150, 90, 70, 6);
   Report r;
   Options o;
   o.strategy = Strategy::Gpu;
   t.run(o, &r);  // beta = -1: C goes to the device and back
-  detail::gpu::set_assume_discrete(false);
   t.check("gpu discrete");
   EXPECT_EQ(r.a, Report::Buffer::Copy);
   EXPECT_EQ(r.b, Report::Buffer::Copy);
@@ -166,8 +167,7 @@ TEST(Executor, DiscretePathStagesEveryOperand) {
 // the GPU's remaining chunks and unpacks C: the flush still comes before the CPU share starts,
 // and both sides' rows are right (beta != 0: C goes to the device and back).
 TEST(Executor, DiscreteHybridFeedsBesideTheCpuShare) {
-  detail::gpu::set_assume_discrete(true);
-  detail::gpu::set_overlap_from(0);  // every share in chunks
+  detail::seams::Override seams(test::discrete(/*chunk_every_share=*/true));
   for (int threads : {1, 2}) {
     Case<float> t(700, 260, 190, 11 + threads);
     Report r;
@@ -190,8 +190,6 @@ TEST(Executor, DiscreteHybridFeedsBesideTheCpuShare) {
     // The time the device ran any of the kernels, which fits inside the call.
     EXPECT_LE(r.gpu_kernel_seconds, static_cast<double>(r.t_end - r.t_start) * 1e-9);
   }
-  detail::gpu::set_overlap_from(size_t{16} << 20);
-  detail::gpu::set_assume_discrete(false);
 }
 
 // A * A^T with one pointer for both operands: two USE_HOST_PTR buffers over the same memory
@@ -257,7 +255,7 @@ TEST(Executor, ConcurrentCallsFromEightThreads) {
 // The discrete path's staging is pooled and reused across calls: eight threads at once, sizes
 // that fit and outgrow one another's buffers.
 TEST(Executor, ConcurrentCallsShareTheStagingPool) {
-  detail::gpu::set_assume_discrete(true);
+  detail::seams::Override seams(test::discrete());
   std::vector<std::thread> threads;
   for (int t = 0; t < 8; ++t)
     threads.emplace_back([t] {
@@ -273,7 +271,6 @@ TEST(Executor, ConcurrentCallsShareTheStagingPool) {
       }
     });
   for (auto& th : threads) th.join();
-  detail::gpu::set_assume_discrete(false);
 }
 
 TEST(Executor, GpuRowsRounding) {
@@ -286,16 +283,17 @@ TEST(Executor, GpuRowsRounding) {
 }
 
 TEST(Executor, CpuModesAgree) {
-  for (auto mode : {detail::CpuMode::SingleCall, detail::CpuMode::Panels}) {
-    detail::set_cpu_mode(mode);
+  for (auto mode : {detail::seams::CpuMode::SingleCall, detail::seams::CpuMode::Panels}) {
+    detail::seams::Values v;
+    v.cpu_mode = mode;
+    detail::seams::Override seams(v);
     Case<double> t(211, 67, 33, 5);
     Options o;
     o.strategy = Strategy::Cpu;
     o.cpu_threads = 2;
     t.run(o);
-    t.check(mode == detail::CpuMode::Panels ? "panels" : "single call");
+    t.check(mode == detail::seams::CpuMode::Panels ? "panels" : "single call");
   }
-  detail::set_cpu_mode(detail::CpuMode::SingleCall);
 }
 
 // Each fallback test runs in its own process under ctest, so "one warning per process" is

@@ -9,8 +9,8 @@
 #include <sstream>
 #include <tuple>
 
-#include "gpu.hpp"
 #include "reference.hpp"
+#include "seam_values.hpp"
 
 namespace tandem::test {
 namespace {
@@ -83,21 +83,14 @@ const StrategyCase kStrategies[] = {
 };
 constexpr int kStrategyCount = static_cast<int>(sizeof(kStrategies) / sizeof(kStrategies[0]));
 
-// Sets the discrete-path switch for one test and clears it after. Every discrete share is split
-// into chunks, however small; with `pinned`, tandem_malloc pins every block.
-struct DiscreteScope {
-  DiscreteScope(bool on, bool pinned) {
-    detail::gpu::set_assume_discrete(on);
-    detail::gpu::set_overlap_from(on ? 0 : kOverlapFrom);
-    if (pinned) detail::gpu::set_pinned_from(0);
-  }
-  ~DiscreteScope() {
-    detail::gpu::set_assume_discrete(false);
-    detail::gpu::set_overlap_from(kOverlapFrom);
-    detail::gpu::set_pinned_from(kPinnedFrom);
-  }
-  static constexpr size_t kOverlapFrom = size_t{16} << 20, kPinnedFrom = size_t{1} << 20;
-};
+// The discrete path for one test: every discrete share is split into chunks, however small;
+// with `pinned`, tandem_malloc pins every block.
+detail::seams::Values discrete_scope(bool on, bool pinned) {
+  if (on) return test::discrete(/*chunk_every_share=*/true, pinned);
+  detail::seams::Values v;
+  if (pinned) v.pinned_from = 0;
+  return v;
+}
 
 struct Size {
   int64_t m, n, k;
@@ -120,7 +113,7 @@ Options options_for(const StrategyCase& s) {
 template <class T>
 void run_case(const StrategyCase& s, Layout layout, Op op_a, Op op_b, const Size& size,
               double alpha, double beta, int64_t pad, uint64_t seed) {
-  DiscreteScope discrete(s.discrete, s.pinned);  // first: tandem_malloc pins under it
+  detail::seams::Override discrete(discrete_scope(s.discrete, s.pinned));  // first: tandem_malloc pins under it
   std::mt19937_64 rng(seed);
   const bool ta = op_a != Op::NoTrans, tb = op_b != Op::NoTrans;
   const T sentinel = static_cast<T>(-777.25);
@@ -214,7 +207,7 @@ void nan_rules(const StrategyCase& s) {
   std::vector<T> a(m * k, nan), b(k * n, inf), c(m * n);
   for (size_t i = 0; i < c.size(); ++i) c[i] = static_cast<T>(i % 7) - T(3);
   const Options o = options_for(s);
-  DiscreteScope discrete(s.discrete, false);
+  detail::seams::Override discrete(discrete_scope(s.discrete, false));
 
   // alpha = 0, beta = 2: C doubles, whatever A and B hold.
   auto c1 = c;

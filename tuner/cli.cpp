@@ -19,7 +19,10 @@
 #include "cotuner.hpp"
 #include "search.hpp"
 #include "cpu_blas.hpp"
-#include "gpu.hpp"
+#include "gpu/device.hpp"
+#include "gpu/gemm_params.hpp"
+#include "gpu/programs.hpp"
+#include "text.hpp"
 #include "power.hpp"
 #include "profile.hpp"
 #include "tandem/tandem.hpp"
@@ -477,14 +480,14 @@ int kernel_command(const std::string& precision, const std::map<std::string, int
     return 1;
   if (as_json) {
     std::cout << json{{"device", gpu::info(*dev).describe()}, {"precision", precision},
-                      {"kernel", gpu::describe(params)}, {"options", r.options},
+                      {"kernel", tandem::detail::text::describe(params)}, {"options", r.options},
                       {"built", r.built}, {"log", r.log}, {"binary_bytes", r.binary.size()},
                       {"directory", dir}}
                      .dump(2)
               << "\n";
   } else {
     std::cout << gpu::info(*dev).describe() << "\n"
-              << (fp64 ? "dgemm" : "sgemm") << " kernel " << gpu::describe(params) << "\n"
+              << (fp64 ? "dgemm" : "sgemm") << " kernel " << tandem::detail::text::describe(params) << "\n"
               << "options: " << r.options << "\n"
               << (r.built ? "built" : "build FAILED") << "; binary " << r.binary.size() << " bytes; files in "
               << dir << "\n"

@@ -21,7 +21,9 @@
 
 #include "gemm_measure.hpp"
 #include "gemm_space.hpp"
-#include "gpu.hpp"
+#include "gpu/device.hpp"
+#include "gpu/gemm_params.hpp"
+#include "gpu/programs.hpp"
 #include "measure.hpp"
 #include "search.hpp"
 #include "tandem/tandem.hpp"

@@ -1,0 +1,429 @@
+// A share on a discrete device: C's rows in chunks, so copies overlap the kernels.
+//
+// B goes first (in pieces, so its copy overlaps its packing); then, chunk by chunk, the rows of A
+// (and of C when beta != 0) that the chunk needs go in on one queue, the chunk's kernel runs on a
+// second once its inputs are there, and its rows of C come back on a third. Queues are linked by
+// events, not callbacks, and flushed as they fill, so the device copies and computes while the
+// host packs the next chunk. Each chunk is a GEMM of its own on tight panels in the device
+// buffers. An operand in the caller's pinned memory (tandem_malloc) is copied straight from (and
+// C straight into) the caller's arrays, with no packing.
+#include <algorithm>
+#include <optional>
+#include <type_traits>
+#include <vector>
+
+#include "host_pack.hpp"
+#include "pinned_memory.hpp"
+#include "seams.hpp"
+#include "share_cl.hpp"
+#include "topology.hpp"
+
+namespace tandem::detail::gpu {
+namespace {
+
+// The transpose kernel's arguments: dst (cols x rows) = src (rows x cols)^T, both tight at
+// `offset` elements of their buffers.
+void set_transpose_args(cl::Kernel& kernel, bool long_index, int64_t rows, int64_t cols,
+                        const cl::Buffer& src, const cl::Buffer& dst, int64_t offset) {
+  int arg = 0;
+  auto index = [&](int64_t v) { set_index(kernel, arg, long_index, v); };
+  index(rows);
+  index(cols);
+  kernel.setArg(arg++, src);
+  index(offset);
+  index(cols);
+  kernel.setArg(arg++, dst);
+  index(offset);
+  index(rows);
+}
+
+// How long the device ran at least one of these commands: kernels on two queues may overlap.
+double busy_seconds(std::vector<std::pair<cl_ulong, cl_ulong>> ran) {
+  std::sort(ran.begin(), ran.end());
+  cl_ulong busy = 0, from = 0, to = 0;
+  bool open = false;
+  for (const auto& [start, end] : ran) {
+    if (open && start <= to) {
+      to = std::max(to, end);
+      continue;
+    }
+    if (open) busy += to - from;
+    from = start;
+    to = std::max(start, end);
+    open = true;
+  }
+  if (open) busy += to - from;
+  return static_cast<double>(busy) * 1e-9;
+}
+
+// Pooled staging for one operand: a device buffer, and (unless the operand is the caller's
+// pinned memory) a mapped pinned buffer to pack it into.
+template <class T>
+struct Operand {
+  std::unique_ptr<Staging> pooled;
+  T* mapped = nullptr;
+  const cl::Buffer& device() const { return pooled->device; }
+};
+
+template <class T>
+class DiscreteShare final : public ShareImpl {
+ public:
+  DiscreteShare(Device& dev, const Share<T>& s) : dev_(dev), s_(s) {}
+
+  // Whatever happened, nothing may still read or write host memory once this object is gone.
+  // Staging goes back to the pool only once nothing uses it (a failed drain keeps it out). The
+  // device's exclusive lock, if held, is released after the drain, as a member.
+  ~DiscreteShare() override {
+    if (!drain()) return;
+    for (Operand<T>* op : {&a_, &b_, &c_})
+      if (op->pooled) dev_.staging().give(std::move(op->pooled));
+    for (auto* raw : {&a_raw_, &b_raw_})
+      if (*raw) dev_.staging().give(std::move(*raw));
+  }
+  DiscreteShare(const DiscreteShare&) = delete;
+  DiscreteShare& operator=(const DiscreteShare&) = delete;
+
+  // B and the first chunk, so the device has work before the host turns to anything else;
+  // feed() enqueues the rest.
+  void start(const Params& params) override {
+    exclusive_ = dev_.exclusive_if_needed();
+    params_ = params;
+    ka_ = read_transposed(params, "A_T", s_.trans_a);
+    kb_ = read_transposed(params, "B_T", s_.trans_b);
+    queue_ = cl::CommandQueue(dev_.context(), dev_.device(), CL_QUEUE_PROFILING_ENABLE);
+    in_q_ = cl::CommandQueue(dev_.context(), dev_.device());
+    out_q_ = cl::CommandQueue(dev_.context(), dev_.device());
+    if (params.at("QUEUES") > 1)
+      queue2_ = cl::CommandQueue(dev_.context(), dev_.device(), CL_QUEUE_PROFILING_ENABLE);
+    take_staging();
+    const int64_t step = chunk_rows(s_, params, dev_.info());
+    for (int64_t r0 = 0; r0 < s_.m; r0 += step) chunks_.push_back({r0, std::min(s_.m, r0 + step), {}, {}, {}});
+    build_kernels();
+    std::optional<std::vector<cl::Event>> first_inputs = send_b();
+    if (!first_inputs) first_inputs = send_inputs(chunks_.front());
+    launch(chunks_.front(), *first_inputs);
+    next_ = 1;
+    kernel_event_ = chunks_.front().kernel;
+  }
+
+  bool drain() noexcept override {
+    try {
+      for (cl::CommandQueue* q : {&in_q_, &queue_, &queue2_, &out_q_})
+        if ((*q)() != nullptr) q->finish();
+      return true;
+    } catch (...) {
+      return false;
+    }
+  }
+
+  bool c_written() const override { return c_written_; }
+
+  void flush() override {
+    for (cl::CommandQueue* q : {&in_q_, &queue_, &queue2_, &out_q_})
+      if ((*q)() != nullptr) q->flush();
+  }
+
+  bool submitted() override {
+    return kernel_event_.getInfo<CL_EVENT_COMMAND_EXECUTION_STATUS>() <= CL_SUBMITTED;
+  }
+
+  bool feeds() const override { return true; }
+
+  void feed(int host_threads) override {
+    host_threads_ = std::max(1, host_threads);
+    for (; next_ < chunks_.size(); ++next_) launch(chunks_[next_], send_inputs(chunks_[next_]));
+    last_event_ = chunks_.back().read;
+  }
+
+  // Chunk by chunk, as each arrives: its rows of C into the caller's array.
+  void wait() override {
+    if (next_ < chunks_.size()) feed(host_threads_);
+    std::vector<std::pair<cl_ulong, cl_ulong>> ran;  // each kernel's start and end on the device
+    const auto add = [&ran](const cl::Event& ev) {
+      ran.emplace_back(ev.getProfilingInfo<CL_PROFILING_COMMAND_START>(),
+                       ev.getProfilingInfo<CL_PROFILING_COMMAND_END>());
+    };
+    for (const Chunk& ch : chunks_) {
+      cl::WaitForEvents({ch.read});
+      add(ch.kernel);
+      for (const cl::Event& slab : ch.slabs) add(slab);
+      if (!c_direct_) {
+        c_written_ = true;
+        unpack(c_.mapped + ch.r0 * s_.n, ch.r1 - ch.r0, s_.n, s_.c + ch.r0 * s_.ldc, s_.ldc, host_threads_);
+      }
+    }
+    // Transposes ran on the first kernel queue before the kernels that wait for them: done too.
+    for (const cl::Event& t : transposes_) add(t);
+    kernel_seconds = busy_seconds(std::move(ran));
+  }
+
+ private:
+  struct Chunk {
+    int64_t r0 = 0, r1 = 0;
+    cl::Event kernel, read;
+    std::vector<cl::Event> slabs;  // the first chunk: its kernels on the earlier slabs of K
+  };
+
+  // Rows of C per chunk: enough work-groups per chunk to give every compute unit CHUNK_FILL of
+  // them (a trade between the kernel's occupancy and the overlap of copies with it), at most
+  // kMaxChunks chunks, and one chunk when the copies are too small to be worth overlapping.
+  static int64_t chunk_rows(const Share<T>& s, const Params& params, const DeviceInfo& di) {
+    constexpr int64_t kMaxChunks = 8;
+    const int64_t mwg = params.at("MWG"), nwg = params.at("NWG");
+    const size_t bytes = static_cast<size_t>(s.m * s.k + s.k * s.n + s.m * s.n) * sizeof(T);
+    if (bytes < seams::overlap_from()) return s.m;
+    const int64_t groups_n = (s.n + nwg - 1) / nwg;
+    const int64_t fill = int64_t{std::max(1, di.compute_units)} * std::max(1, params.at("CHUNK_FILL"));
+    const int64_t min_rows = (fill + groups_n - 1) / groups_n * mwg;
+    int64_t rows = std::max(min_rows, (s.m + kMaxChunks - 1) / kMaxChunks);
+    rows = (rows + mwg - 1) / mwg * mwg;
+    return std::min(rows, s.m);
+  }
+
+  // Operands the caller keeps in pinned memory ("direct") are copied as they are: they need
+  // device buffers only. An operand the kernel reads in the other layout goes to the device as
+  // stored, into scratch, and the device transposes it (a host-side transposing pack cost more
+  // than the copy on the H100 host).
+  void take_staging() {
+    const Share<T>& s = s_;
+    a_direct_ = in_pinned_block(dev_, s.a, s.a_bytes());
+    b_direct_ = in_pinned_block(dev_, s.b, s.b_bytes());
+    c_direct_ = in_pinned_block(dev_, s.c, s.c_bytes());
+    a_path = a_direct_ ? Report::Buffer::Pinned : Report::Buffer::Copy;
+    b_path = b_direct_ ? Report::Buffer::Pinned : Report::Buffer::Copy;
+    c_path = c_direct_ ? Report::Buffer::Pinned : Report::Buffer::Copy;
+    const auto bytes = [](int64_t elements) { return std::max<size_t>(static_cast<size_t>(elements) * sizeof(T), sizeof(T)); };
+    const auto take = [&](Operand<T>& op, int64_t elements, bool direct) {
+      op.pooled = dev_.staging().take(bytes(elements), !direct);
+      op.mapped = static_cast<T*>(op.pooled->mapped);
+    };
+    take(a_, s.m * s.k, a_direct_);
+    take(b_, s.k * s.n, b_direct_);
+    take(c_, s.m * s.n, c_direct_);
+    if (ka_ != s.trans_a) a_raw_ = dev_.staging().take(bytes(s.m * s.k), false);
+    if (kb_ != s.trans_b) b_raw_ = dev_.staging().take(bytes(s.k * s.n), false);
+  }
+
+  void build_kernels() {
+    const Share<T>& s = s_;
+    const int64_t tiles = params_.at("MWG") + params_.at("NWG") + params_.at("KWG");
+    long_index_ = params_.at("INDEX_LONG") != 0 ||
+                  std::max({s.m * s.k, s.k * s.n, s.m * s.n}) + tiles * std::max({s.m, s.n, s.k, int64_t{1}}) >=
+                      (int64_t{1} << 31) - 1;
+    const cl::Program& program = gemm_program(dev_, std::is_same_v<T, double>, ka_, kb_, long_index_, params_);
+    kernel_ = cl::Kernel(program, "gemm");
+    transpose_ = cl::Kernel(program, "transpose");
+  }
+
+  // A rows x cols block at host (leading dimension host_ld) into `buffer` at byte `offset`, tight
+  // (leading dimension cols); a rectangle copy unless the host block is tight too.
+  void write_block(const cl::Buffer& buffer, size_t offset, const T* host, int64_t rows, int64_t cols,
+                   int64_t host_ld, const std::vector<cl::Event>* waits, cl::Event* done) {
+    const size_t row = static_cast<size_t>(cols) * sizeof(T);
+    if (host_ld == cols || rows == 1) {
+      in_q_.enqueueWriteBuffer(buffer, CL_FALSE, offset, row * static_cast<size_t>(rows), host, waits, done);
+      return;
+    }
+    in_q_.enqueueWriteBufferRect(buffer, CL_FALSE, {offset, 0, 0}, {0, 0, 0},
+                                 {row, static_cast<size_t>(rows), 1}, row, 0,
+                                 static_cast<size_t>(host_ld) * sizeof(T), 0, host, waits, done);
+  }
+
+  // B, whole, in pieces of its stored rows (packed, unless pinned), each copied as soon as it is
+  // ready; transposed on the device if the kernel reads it the other way. B's pieces are slabs
+  // of K when the kernel reads B as stored and untransposed (k x n): then the first chunk's rows
+  // of A go right after B's first piece and the chunk runs slab by slab, each kernel waiting
+  // only for its piece, so the device computes while the rest of B arrives. Returns the first
+  // chunk's inputs if they were sent.
+  std::optional<std::vector<cl::Event>> send_b() {
+    const Share<T>& s = s_;
+    const int64_t b_rows = s.b_rows(), b_cols = s.b_cols();
+    const cl::Buffer& target = b_raw_ ? b_raw_->device : b_.device();
+    const int64_t pieces = std::min<int64_t>(4, static_cast<int64_t>(chunks_.size()));
+    k_slabs_ = !kb_ && !s.trans_b && !b_raw_ && pieces > 1 && b_rows >= pieces;
+    std::optional<std::vector<cl::Event>> first_inputs;
+    for (int64_t i = 0; i < pieces; ++i) {
+      const int64_t q0 = b_rows * i / pieces, q1 = b_rows * (i + 1) / pieces;
+      if (q1 == q0) continue;
+      b_piece_ends_.push_back(q1);
+      const T* host = s.b + q0 * s.ldb;
+      int64_t ld = s.ldb;
+      if (!b_direct_) {
+        pack(host, q1 - q0, b_cols, s.ldb, b_.mapped + q0 * b_cols, host_threads_);
+        host = b_.mapped + q0 * b_cols;
+        ld = b_cols;
+      }
+      b_ready_.emplace_back();
+      write_block(target, static_cast<size_t>(q0 * b_cols) * sizeof(T), host, q1 - q0, b_cols, ld, nullptr,
+                  &b_ready_.back());
+      in_q_.flush();
+      if (k_slabs_ && i == 0) first_inputs = send_inputs(chunks_.front());
+    }
+    if (b_raw_) {
+      cl::Event done;
+      transpose_on_device(b_raw_->device, b_.device(), 0, b_rows, b_cols, b_ready_, &done);
+      b_ready_ = {done};
+    }
+    return first_inputs;
+  }
+
+  // dst (cols x rows) = src (rows x cols)^T on the device, after `waits`; both tight at `offset`.
+  // The work-group is the one the kernel requires (TILE_T in kernels/gemm.cl).
+  void transpose_on_device(const cl::Buffer& src, const cl::Buffer& dst, int64_t offset, int64_t rows,
+                           int64_t cols, std::vector<cl::Event>& waits, cl::Event* done) {
+    set_transpose_args(transpose_, long_index_, rows, cols, src, dst, offset);
+    const size_t tile = transpose_.getWorkGroupInfo<CL_KERNEL_COMPILE_WORK_GROUP_SIZE>(dev_.device())[0];
+    const auto up = [tile](int64_t x) { return (static_cast<size_t>(x) + tile - 1) / tile * tile; };
+    transposes_.emplace_back();
+    queue_.enqueueNDRangeKernel(transpose_, cl::NullRange, cl::NDRange(up(cols), up(rows)), cl::NDRange(tile, tile),
+                                &waits, &transposes_.back());
+    *done = transposes_.back();
+    queue_.flush();
+  }
+
+  // The chunk's rows of op(A) (and of C when beta != 0) to the device; the events they complete.
+  std::vector<cl::Event> send_inputs(const Chunk& ch) {
+    const Share<T>& s = s_;
+    constexpr size_t e = sizeof(T);
+    const int64_t rows = ch.r1 - ch.r0;
+    std::vector<cl::Event> ready;
+    // The chunk's panel of op(A), tight at element r0 * k: rows x k (ka = 0) or k x rows (1).
+    const size_t a_offset = static_cast<size_t>(ch.r0 * s.k);
+    const T* a_block = s.trans_a ? s.a + ch.r0 : s.a + ch.r0 * s.lda;  // its stored block
+    const int64_t block_rows = s.trans_a ? s.k : rows, block_cols = s.trans_a ? rows : s.k;
+    // As stored, into the kernel's buffer or, to be transposed there, into scratch.
+    const cl::Buffer& a_target = a_raw_ ? a_raw_->device : a_.device();
+    std::vector<cl::Event> a_in(1);
+    if (a_direct_) {
+      write_block(a_target, a_offset * e, a_block, block_rows, block_cols, s.lda, nullptr, &a_in[0]);
+    } else {
+      T* panel = a_.mapped + a_offset;
+      pack(a_block, block_rows, block_cols, s.lda, panel, host_threads_);
+      in_q_.enqueueWriteBuffer(a_target, CL_FALSE, a_offset * e, static_cast<size_t>(rows * s.k) * e, panel,
+                               nullptr, &a_in[0]);
+    }
+    ready.emplace_back();
+    if (a_raw_) {
+      in_q_.flush();
+      transpose_on_device(a_raw_->device, a_.device(), static_cast<int64_t>(a_offset), block_rows, block_cols,
+                          a_in, &ready.back());
+    } else {
+      ready.back() = a_in[0];
+    }
+    // Its rows of C, when beta makes the kernel read them.
+    const size_t c_offset = static_cast<size_t>(ch.r0 * s.n);
+    if (s.beta != T(0)) {
+      ready.emplace_back();
+      if (c_direct_) {
+        write_block(c_.device(), c_offset * e, s.c + ch.r0 * s.ldc, rows, s.n, s.ldc, nullptr, &ready.back());
+      } else {
+        pack(static_cast<const T*>(s.c + ch.r0 * s.ldc), rows, s.n, s.ldc, c_.mapped + c_offset, host_threads_);
+        in_q_.enqueueWriteBuffer(c_.device(), CL_FALSE, c_offset * e, static_cast<size_t>(rows * s.n) * e,
+                                 c_.mapped + c_offset, nullptr, &ready.back());
+      }
+    }
+    in_q_.flush();
+    return ready;
+  }
+
+  // The chunk's kernel (after B and `own`, its inputs) and the copy of its rows of C back.
+  void launch(Chunk& ch, const std::vector<cl::Event>& own) {
+    // Chunks take turns on two in-order queues when there are two: their kernels depend on
+    // nothing but their events, so the device may start one chunk's work-groups while the last
+    // of the one before still run, instead of idling through each chunk's tail.
+    const size_t index = static_cast<size_t>(&ch - chunks_.data());
+    cl::CommandQueue& kq = queue2_() != nullptr && index % 2 == 1 ? queue2_ : queue_;
+    if (&ch == &chunks_.front() && k_slabs_) {
+      // Slab q waits for B's piece q (and the chunk's own inputs); the in-order queue keeps the
+      // slabs in sequence, each adding to what the one before wrote.
+      int64_t p0 = 0;
+      for (size_t q = 0; q < b_ready_.size(); ++q) {
+        std::vector<cl::Event> waits = own;
+        waits.push_back(b_ready_[q]);
+        const bool last = q + 1 == b_ready_.size();
+        if (!last) ch.slabs.emplace_back();
+        run_slab(kq, ch, p0, b_piece_ends_[q], q == 0 ? s_.beta : T(1), &waits, last ? &ch.kernel : &ch.slabs.back());
+        p0 = b_piece_ends_[q];
+      }
+    } else {
+      std::vector<cl::Event> ready = b_ready_;
+      ready.insert(ready.end(), own.begin(), own.end());
+      run_slab(kq, ch, 0, s_.k, s_.beta, &ready, &ch.kernel);
+    }
+    read_back(ch);
+  }
+
+  // C's chunk rows += alpha op(A)[rows, p0:p1] op(B)[p0:p1, :], with `beta` on the old values.
+  void run_slab(cl::CommandQueue& kq, Chunk& ch, int64_t p0, int64_t p1, T beta, std::vector<cl::Event>* waits,
+                cl::Event* done) {
+    const Share<T>& s = s_;
+    const int64_t rows = ch.r1 - ch.r0;
+    const int64_t a_offset = ch.r0 * s.k, c_offset = ch.r0 * s.n;
+    const int64_t lda = ka_ ? rows : s.k, ldb = kb_ ? s.k : s.n;
+    const int64_t a_at = a_offset + (ka_ ? p0 * rows : p0);
+    set_gemm_args(kernel_, long_index_, rows, s.n, p1 - p0, s.alpha, {&a_.device(), a_at, lda},
+                  {&b_.device(), p0 * ldb, ldb}, beta, {&c_.device(), c_offset, s.n});
+    const Launch launch = launch_for(rows, s.n, params_);
+    kq.enqueueNDRangeKernel(kernel_, cl::NullRange, launch.global, launch.local, waits, done);
+    kq.flush();
+  }
+
+  // The chunk's rows of C back, after its kernel: into staging, or straight into the caller's C
+  // when it is pinned (from here on its old values may be gone).
+  void read_back(Chunk& ch) {
+    const Share<T>& s = s_;
+    constexpr size_t e = sizeof(T);
+    const int64_t rows = ch.r1 - ch.r0;
+    const size_t c_offset = static_cast<size_t>(ch.r0 * s.n);
+    const std::vector<cl::Event> computed{ch.kernel};
+    if (c_direct_) {
+      c_written_ = true;
+      const size_t row = static_cast<size_t>(s.n) * e;
+      if (s.ldc == s.n || rows == 1)
+        out_q_.enqueueReadBuffer(c_.device(), CL_FALSE, c_offset * e, row * static_cast<size_t>(rows),
+                                 s.c + ch.r0 * s.ldc, &computed, &ch.read);
+      else
+        out_q_.enqueueReadBufferRect(c_.device(), CL_FALSE, {c_offset * e, 0, 0}, {0, 0, 0},
+                                     {row, static_cast<size_t>(rows), 1}, row, 0, static_cast<size_t>(s.ldc) * e,
+                                     0, s.c + ch.r0 * s.ldc, &computed, &ch.read);
+    } else {
+      out_q_.enqueueReadBuffer(c_.device(), CL_FALSE, c_offset * e, static_cast<size_t>(rows * s.n) * e,
+                               c_.mapped + c_offset, &computed, &ch.read);
+    }
+    out_q_.flush();
+  }
+
+  Device& dev_;
+  std::unique_lock<std::mutex> exclusive_;  // declared first: released last, after the queues
+  Share<T> s_;
+  Params params_;
+  bool ka_ = false, kb_ = false;  // the layouts the kernel reads A and B in
+  bool a_direct_ = false, b_direct_ = false, c_direct_ = false;  // in the caller's pinned memory
+  bool long_index_ = false;
+  cl::CommandQueue queue_;         // kernels (and transposes)
+  cl::CommandQueue queue2_;        // with QUEUES=2: every other chunk's kernel
+  cl::CommandQueue in_q_, out_q_;  // copies in, copies out
+  cl::Kernel kernel_, transpose_;
+  std::vector<Chunk> chunks_;
+  size_t next_ = 0;                     // the first chunk not yet enqueued
+  std::vector<cl::Event> b_ready_;      // B is on the device, in the kernel's layout
+  std::vector<int64_t> b_piece_ends_;   // the stored row at which each of B's pieces ends
+  bool k_slabs_ = false;                // the first chunk runs slab by slab of K (see send_b)
+  std::vector<cl::Event> transposes_;   // operands transposed on the device
+  Operand<T> a_, b_, c_;
+  std::unique_ptr<Staging> a_raw_, b_raw_;  // scratch for operands as stored, before transposition
+  cl::Event kernel_event_, last_event_;
+  bool c_written_ = false;
+  int host_threads_ = topology::physical_cores();  // threads for packing and unpacking
+};
+
+}  // namespace
+
+template <class T>
+std::unique_ptr<ShareImpl> make_discrete_share(Device& device, const Share<T>& share) {
+  return std::make_unique<DiscreteShare<T>>(device, share);
+}
+template std::unique_ptr<ShareImpl> make_discrete_share<float>(Device&, const Share<float>&);
+template std::unique_ptr<ShareImpl> make_discrete_share<double>(Device&, const Share<double>&);
+
+}  // namespace tandem::detail::gpu

@@ -1,0 +1,128 @@
+// Building the GEMM kernel: the source's #defines and the build options for a parameter set, the
+// per-device cache of compiled programs, and the tuner's prebuild and inspect.
+#include <algorithm>
+
+#include "device_cl.hpp"
+#include "errors.hpp"
+#include "programs_cl.hpp"
+#include "tandem_kernels.hpp"
+
+namespace tandem::detail::gpu {
+namespace {
+
+// The kernel source's #defines for one precision, read layout and parameter set.
+std::string defines_for(bool fp64, bool trans_a, bool trans_b, bool long_index, const Params& params) {
+  std::string defines;
+  if (fp64) defines += "#define USE_DOUBLE 1\n";
+  if (long_index) defines += "#define INDEX_LONG 1\n";
+  defines += "#define TRANS_A " + std::to_string(trans_a ? 1 : 0) + "\n";
+  defines += "#define TRANS_B " + std::to_string(trans_b ? 1 : 0) + "\n";
+  // The kernel's own macros; the host decides index width and read layouts above, NV_MAXRREG
+  // is a compiler option (build_options), CHUNK_FILL and QUEUES the host's chunking (chunk_rows,
+  // launch).
+  for (const auto& [name, value] : params)
+    if (name != "INDEX_LONG" && name != "A_T" && name != "B_T" && name != "NV_MAXRREG" && name != "CHUNK_FILL" &&
+        name != "QUEUES")
+      defines += "#define " + name + " " + std::to_string(value) + "\n";
+  return defines;
+}
+
+// Options for clBuildProgram. NVIDIA's register cap is a tuning parameter; other devices ignore it.
+// With driver 580 on the H100 the driver accepts "-cl-nv-maxrregcount=N" but its own build log
+// shows no cap (a 64x128 kernel used 242 registers under =128), and it rejects the spaced form
+// "-cl-nv-maxrregcount N" (docs/PERFORMANCE.md, fourth session).
+std::string build_options(const DeviceInfo& info, const Params& params) {
+  std::string options = "-cl-std=CL1.2";
+  auto it = params.find("NV_MAXRREG");
+  if (info.nv_compiler_options && it != params.end() && it->second > 0)
+    options += " -cl-nv-maxrregcount=" + std::to_string(it->second);
+  return options;
+}
+
+}  // namespace
+
+ProgramCache::ProgramCache(cl::Context context, cl::Device device)
+    : context_(std::move(context)), device_(std::move(device)) {}
+
+const cl::Program& ProgramCache::get(const std::string& defines, const std::string& options) {
+  std::shared_ptr<Entry> entry;
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    auto& slot = entries_[options + "\n" + defines];
+    if (!slot) slot = std::make_shared<Entry>();
+    entry = slot;
+  }
+  std::call_once(entry->built, [&] { build(defines, options, *entry); });
+  if (!entry->error.empty())
+    throw opencl_error("clBuildProgram", CL_BUILD_PROGRAM_FAILURE, entry->error);
+  return entry->program;
+}
+
+void ProgramCache::build(const std::string& defines, const std::string& options, Entry& result) {
+  const std::string source = defines + kernels::gemm;
+  try {
+    result.program = cl::Program(context_, source);
+    result.program.build({device_}, options.c_str());
+  } catch (const cl::Error& e) {
+    std::string log;
+    try {
+      log = result.program.getBuildInfo<CL_PROGRAM_BUILD_LOG>(device_);
+    } catch (const cl::Error&) {
+    }
+    // Keep the first lines of the compiler's log: enough to name the cause.
+    if (log.size() > 2000) log.resize(2000);
+    result.error = std::string(e.what()) + " for [" + options + " " + defines + "]" +
+                   (log.empty() ? "" : ": " + log);
+    std::replace(result.error.begin(), result.error.end(), '\n', ' ');
+  }
+}
+
+BuildReport ProgramCache::inspect(const std::string& defines, const std::string& options) {
+  BuildReport r;
+  r.source = defines + kernels::gemm;
+  r.options = options;
+  cl::Program program(context_, r.source);
+  try {
+    program.build({device_}, options.c_str());
+    r.built = true;
+  } catch (const cl::Error&) {
+    r.built = false;
+  }
+  try {
+    r.log = program.getBuildInfo<CL_PROGRAM_BUILD_LOG>(device_);
+  } catch (const cl::Error&) {
+  }
+  if (r.built) {
+    const auto binaries = program.getInfo<CL_PROGRAM_BINARIES>();
+    if (!binaries.empty()) r.binary.assign(binaries.front().begin(), binaries.front().end());
+  }
+  return r;
+}
+
+const cl::Program& gemm_program(Device& device, bool fp64, bool read_a_transposed,
+                                bool read_b_transposed, bool long_index, const Params& params) {
+  return device.programs().get(defines_for(fp64, read_a_transposed, read_b_transposed, long_index, params),
+                               build_options(device.info(), params));
+}
+
+void prebuild(Device& device, bool fp64, bool trans_a, bool trans_b, const Params& params) {
+  const bool ka = read_transposed(params, "A_T", trans_a), kb = read_transposed(params, "B_T", trans_b);
+  try {
+    gemm_program(device, fp64, ka, kb, params.at("INDEX_LONG") != 0, params);
+  } catch (const cl::Error& e) {
+    throw translate(e);
+  }
+}
+
+BuildReport inspect(Device& device, bool fp64, bool trans_a, bool trans_b, const Params& params) {
+  const bool ka = read_transposed(params, "A_T", trans_a), kb = read_transposed(params, "B_T", trans_b);
+  std::string options = build_options(device.info(), params);
+  if (device.info().nv_compiler_options) options += " -cl-nv-verbose";  // registers and spills
+  try {
+    return device.programs().inspect(defines_for(fp64, ka, kb, params.at("INDEX_LONG") != 0, params), options);
+  } catch (const cl::Error& e) {
+    throw translate(e);
+  }
+}
+
+}  // namespace tandem::detail::gpu

@@ -1,0 +1,72 @@
+// enqueue(): starts a share of the kind its device needs, and wraps it so that every OpenCL
+// failure from then on reaches the executor as Failure, saying whether C may have been written.
+#include "share.hpp"
+
+#include "clock.hpp"
+#include "errors.hpp"
+#include "share_cl.hpp"
+
+namespace tandem::detail::gpu {
+namespace {
+
+// Runs `f`, turning OpenCL failures into Failure. `touched` says whether C may have been written
+// by then.
+template <class F>
+auto guarded(F&& f, bool touched) -> decltype(f()) {
+  try {
+    return f();
+  } catch (const cl::Error& e) {
+    throw Failure(translate(e), touched);
+  } catch (const Failure&) {
+    throw;
+  } catch (const Error& e) {
+    throw Failure(e, touched);
+  }
+}
+
+class Guarded final : public InFlight {
+ public:
+  explicit Guarded(std::unique_ptr<ShareImpl> impl) : impl_(std::move(impl)) {
+    a_path = impl_->a_path;
+    b_path = impl_->b_path;
+    c_path = impl_->c_path;
+  }
+  void flush() override {
+    guarded([&] { impl_->flush(); }, touched());
+    flushed_at_ns = clock::now_ns();
+  }
+  bool submitted() override { return guarded([&] { return impl_->submitted(); }, touched()); }
+  void feed(int host_threads) override { guarded([&] { impl_->feed(host_threads); }, touched()); }
+  bool feeds() const override { return impl_->feeds(); }
+  void wait() override {
+    guarded([&] { impl_->wait(); }, touched());
+    kernel_seconds = impl_->kernel_seconds;
+  }
+
+ private:
+  bool touched() const { return impl_->c_written(); }
+  std::unique_ptr<ShareImpl> impl_;
+};
+
+}  // namespace
+
+template <class T>
+std::unique_ptr<InFlight> enqueue(Device& device, const Params& params, const Share<T>& share) {
+  std::unique_ptr<ShareImpl> impl =
+      is_discrete(device) ? make_discrete_share(device, share) : make_unified_share(device, share);
+  try {
+    impl->start(params);
+  } catch (const cl::Error& e) {
+    impl->drain();
+    throw Failure(translate(e), impl->c_written());
+  } catch (const Error& e) {
+    impl->drain();
+    throw Failure(e, impl->c_written());
+  }
+  return std::make_unique<Guarded>(std::move(impl));
+}
+
+template std::unique_ptr<InFlight> enqueue<float>(Device&, const Params&, const Share<float>&);
+template std::unique_ptr<InFlight> enqueue<double>(Device&, const Params&, const Share<double>&);
+
+}  // namespace tandem::detail::gpu

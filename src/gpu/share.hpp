@@ -1,0 +1,59 @@
+// One GPU share of a GEMM in flight, with no OpenCL types: the interface the executor drives
+// (flush, feed, wait), the failure it may throw, and enqueue(), which starts a share on a
+// unified-memory or a discrete device.
+#pragma once
+
+#include <memory>
+
+#include "device.hpp"
+#include "gemm_params.hpp"
+#include "problem.hpp"
+#include "tandem/tandem.hpp"
+
+namespace tandem::detail::gpu {
+
+// One GPU share of a row-major GEMM: the rows [0, m) of C it computes.
+template <class T>
+using Share = Problem<T>;
+
+// A share whose commands are enqueued. flush() submits them to the device without waiting;
+// wait() blocks on the last event (clWaitForEvents), after which C holds the result. No OpenCL
+// callbacks are used.
+class InFlight {
+ public:
+  virtual ~InFlight() = default;
+  virtual void flush() = 0;
+  virtual void wait() = 0;
+  // Discrete devices: enqueue() sent B and the first chunk of C's rows; feed() packs and enqueues
+  // the rest on `host_threads` threads, which wait() then uses to unpack C. Meant for the thread
+  // that called enqueue(), while the CPU share runs on others. Unified devices: everything was
+  // enqueued already, and this only sets the thread count for wait().
+  virtual void feed(int host_threads) = 0;
+  // Whether feed() and wait() do host work (packing, unpacking) worth overlapping with the CPU
+  // share: true on a discrete device.
+  virtual bool feeds() const = 0;
+  // Whether the kernel has been submitted to the device (or runs, or is done).
+  virtual bool submitted() = 0;
+  Report::Buffer a_path = Report::Buffer::None, b_path = Report::Buffer::None,
+                 c_path = Report::Buffer::None;
+  double kernel_seconds = 0;  // from the kernels' profiling events, after wait()
+  int64_t flushed_at_ns = 0;  // steady clock when clFlush returned (0: never flushed)
+};
+
+// A GPU failure. c_touched says whether the share may have written the caller's C (in place, or
+// by unpacking), in which case C can no longer be recomputed from its old values.
+class Failure : public Error {
+ public:
+  Failure(const Error& e, bool c_touched) : Error(e), c_touched_(c_touched) {}
+  bool c_touched() const noexcept { return c_touched_; }
+
+ private:
+  bool c_touched_;
+};
+
+// Enqueues the share's transfers (if any), kernels and the return of C. Throws Failure (flush,
+// feed and wait too) on any OpenCL failure.
+template <class T>
+std::unique_ptr<InFlight> enqueue(Device& device, const Params& params, const Share<T>& share);
+
+}  // namespace tandem::detail::gpu

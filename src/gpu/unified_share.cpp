@@ -1,0 +1,220 @@
+// A share on a device that shares memory with the host (an APU, an integrated GPU, PoCL): each
+// operand is used in place (zero-copy) where OpenCL allows it, else packed into a pinned buffer
+// the kernel reads itself; C is mapped, or unpacked from its staging, after the wait.
+#include <algorithm>
+#include <type_traits>
+
+#include "host_pack.hpp"
+#include "share_cl.hpp"
+#include "topology.hpp"
+
+namespace tandem::detail::gpu {
+namespace {
+
+// The bytes a stored block occupies, for overlap tests.
+struct Range {
+  uintptr_t begin = 0, end = 0;
+  bool overlaps(const Range& o) const { return begin < o.end && o.begin < end; }
+};
+
+template <class T>
+Range range_of(const T* p, int64_t rows, int64_t cols, int64_t ld) {
+  const auto b = reinterpret_cast<uintptr_t>(p);
+  return {b, b + static_cast<uintptr_t>(span(rows, cols, ld)) * sizeof(T)};
+}
+
+// One operand: the caller's memory in place (zero-copy), or a packed copy in a pinned host buffer
+// (CL_MEM_ALLOC_HOST_PTR) that the kernel reads directly.
+template <class T>
+struct Operand {
+  Report::Buffer path = Report::Buffer::None;
+  cl::Buffer in_place;  // zero-copy
+  cl::Buffer pinned;    // staged
+  T* mapped = nullptr;  // staged: pinned's host pointer while mapped
+  int64_t ld = 0;       // leading dimension the kernel sees
+  const cl::Buffer& kernel_buffer() const {
+    return path == Report::Buffer::ZeroCopy ? in_place : pinned;
+  }
+};
+
+template <class T>
+class UnifiedShare final : public ShareImpl {
+ public:
+  UnifiedShare(Device& dev, const Share<T>& s) : dev_(dev), s_(s) {}
+  // Whatever happened, nothing may still read or write host memory once this object is gone.
+  ~UnifiedShare() override { drain(); }
+  UnifiedShare(const UnifiedShare&) = delete;
+  UnifiedShare& operator=(const UnifiedShare&) = delete;
+
+  void start(const Params& params) override {
+    exclusive_ = dev_.exclusive_if_needed();
+    const DeviceInfo& di = dev_.info();
+    queue_ = cl::CommandQueue(dev_.context(), dev_.device(), CL_QUEUE_PROFILING_ENABLE);
+    zero_copy_align_ =
+        static_cast<uintptr_t>(std::max({64, di.base_addr_align_bytes, di.quirks.zero_copy_align}));
+    const bool ka = read_transposed(params, "A_T", s_.trans_a);
+    const bool kb = read_transposed(params, "B_T", s_.trans_b);
+    stage_operands(ka, kb);
+    run_kernel(params, ka, kb);
+    // The last command makes C visible to the host: a read-only map of the caller's own memory
+    // (nothing is written back at unmap), or a map of its staging.
+    const size_t c_bytes = static_cast<size_t>(span(s_.m, s_.n, c_.ld)) * sizeof(T);
+    const cl::Buffer& c_buffer = c_.path == Report::Buffer::ZeroCopy ? c_.in_place : c_.pinned;
+    void* mapped = queue_.enqueueMapBuffer(c_buffer, CL_FALSE, CL_MAP_READ, 0, c_bytes, nullptr,
+                                           &last_event_);
+    if (c_.path == Report::Buffer::ZeroCopy)
+      c_map_ = mapped;
+    else
+      c_.mapped = static_cast<T*>(mapped);
+  }
+
+  bool drain() noexcept override {
+    try {
+      if (queue_() != nullptr) queue_.finish();
+      return true;
+    } catch (...) {
+      return false;
+    }
+  }
+
+  bool c_written() const override { return c_written_; }
+  void flush() override { queue_.flush(); }
+  bool submitted() override {
+    return kernel_event_.getInfo<CL_EVENT_COMMAND_EXECUTION_STATUS>() <= CL_SUBMITTED;
+  }
+  bool feeds() const override { return false; }
+  void feed(int host_threads) override { host_threads_ = std::max(1, host_threads); }
+
+  void wait() override {
+    cl::WaitForEvents({last_event_});
+    const cl_ulong start = kernel_event_.getProfilingInfo<CL_PROFILING_COMMAND_START>();
+    const cl_ulong end = kernel_event_.getProfilingInfo<CL_PROFILING_COMMAND_END>();
+    kernel_seconds = static_cast<double>(end - start) * 1e-9;
+    cl::Event unmapped;
+    if (c_.path == Report::Buffer::ZeroCopy) {
+      queue_.enqueueUnmapMemObject(c_.in_place, c_map_, nullptr, &unmapped);
+    } else {
+      c_written_ = true;
+      unpack(c_.mapped, s_.m, s_.n, s_.c, s_.ldc, host_threads_);
+      queue_.enqueueUnmapMemObject(c_.pinned, c_.mapped, nullptr, &unmapped);
+    }
+    cl::WaitForEvents({unmapped});
+  }
+
+ private:
+  // OpenCL leaves commands on USE_HOST_PTR buffers with overlapping host regions undefined
+  // (A @ A, or blocks of one array), so an operand overlapping one already in place is copied.
+  // C is in place only when its rows leave no gaps (ldc == n): a runtime that shadows host
+  // memory copies the whole span back, gaps included, which may belong to another thread.
+  void stage_operands(bool ka, bool kb) {
+    const Share<T>& s = s_;
+    const Range rc = range_of(s.c, s.m, s.n, s.ldc);
+    const Range ra = range_of(s.a, s.a_rows(), s.a_cols(), s.lda);
+    const Range rb = range_of(s.b, s.b_rows(), s.b_cols(), s.ldb);
+    const bool c_in_place = in_place_ok(s.c) && (s.ldc == s.n || s.m == 1);
+    const bool a_in_place =
+        ka == s.trans_a && in_place_ok(s.a) && !(c_in_place && ra.overlaps(rc));
+    const bool b_in_place = kb == s.trans_b && in_place_ok(s.b) &&
+                            !(c_in_place && rb.overlaps(rc)) && !(a_in_place && rb.overlaps(ra));
+    input(a_, s.a, s.a_rows(), s.a_cols(), s.lda, ka != s.trans_a, a_in_place);
+    input(b_, s.b, s.b_rows(), s.b_cols(), s.ldb, kb != s.trans_b, b_in_place);
+    output(s.beta != T(0), c_in_place);
+    a_path = a_.path;
+    b_path = b_.path;
+    c_path = c_.path;
+  }
+
+  void run_kernel(const Params& params, bool ka, bool kb) {
+    const Share<T>& s = s_;
+    const int64_t ka_rows = ka ? s.k : s.m, ka_cols = ka ? s.m : s.k;
+    const int64_t kb_rows = kb ? s.n : s.k, kb_cols = kb ? s.k : s.n;
+    const int64_t widest = std::max({span(ka_rows, ka_cols, a_.ld), span(kb_rows, kb_cols, b_.ld),
+                                     span(s.m, s.n, c_.ld)});
+    const int64_t tiles = params.at("MWG") + params.at("NWG") + params.at("KWG");
+    const bool long_index = params.at("INDEX_LONG") != 0 ||
+                            widest + tiles * std::max({a_.ld, b_.ld, c_.ld, int64_t{1}}) >=
+                                (int64_t{1} << 31) - 1;
+    cl::Kernel kernel(gemm_program(dev_, std::is_same_v<T, double>, ka, kb, long_index, params),
+                      "gemm");
+    set_gemm_args(kernel, long_index, s.m, s.n, s.k, s.alpha, {&a_.kernel_buffer(), 0, a_.ld},
+                  {&b_.kernel_buffer(), 0, b_.ld}, s.beta, {&c_.kernel_buffer(), 0, c_.ld});
+    const Launch launch = launch_for(s.m, s.n, params);
+    queue_.enqueueNDRangeKernel(kernel, cl::NullRange, launch.global, launch.local, nullptr,
+                                &kernel_event_);
+    if (c_.path == Report::Buffer::ZeroCopy) c_written_ = true;
+  }
+
+  bool in_place_ok(const void* p) const {
+    return reinterpret_cast<uintptr_t>(p) % zero_copy_align_ == 0;
+  }
+
+  // A pinned buffer of `bytes` the kernel reads itself, mapped for the host to fill.
+  void stage(Operand<T>& op, size_t bytes, bool write_only) {
+    op.pinned = cl::Buffer(dev_.context(), CL_MEM_READ_WRITE | CL_MEM_ALLOC_HOST_PTR, bytes);
+    op.mapped = static_cast<T*>(queue_.enqueueMapBuffer(
+        op.pinned, CL_TRUE, write_only ? CL_MAP_WRITE_INVALIDATE_REGION : CL_MAP_WRITE, 0, bytes));
+  }
+
+  // One stored rows x cols operand, in place or staged; `transpose` packs it as cols x rows for
+  // a kernel that reads the other layout (only a copy can change the layout).
+  void input(Operand<T>& op, const T* host, int64_t rows, int64_t cols, int64_t ld, bool transpose,
+             bool in_place) {
+    if (in_place) {
+      op.path = Report::Buffer::ZeroCopy;
+      op.ld = ld;
+      op.in_place = cl::Buffer(dev_.context(), CL_MEM_READ_ONLY | CL_MEM_USE_HOST_PTR,
+                               static_cast<size_t>(span(rows, cols, ld)) * sizeof(T),
+                               const_cast<T*>(host));
+      return;
+    }
+    op.path = Report::Buffer::Copy;
+    op.ld = transpose ? rows : cols;
+    stage(op, static_cast<size_t>(rows * cols) * sizeof(T), /*write_only=*/true);
+    if (transpose)
+      pack_transposed(host, rows, cols, ld, op.mapped, host_threads_);
+    else
+      pack(host, rows, cols, ld, op.mapped, host_threads_);
+    // The kernel reads the pinned buffer itself; it must be unmapped first.
+    queue_.enqueueUnmapMemObject(op.pinned, op.mapped);
+    op.mapped = nullptr;
+  }
+
+  // C in place, or staged (with its old values when the kernel reads them: beta != 0).
+  void output(bool read_c, bool in_place) {
+    const Share<T>& s = s_;
+    if (in_place) {
+      c_.path = Report::Buffer::ZeroCopy;
+      c_.ld = s.ldc;
+      c_.in_place = cl::Buffer(dev_.context(), CL_MEM_READ_WRITE | CL_MEM_USE_HOST_PTR, s.c_bytes(), s.c);
+      return;
+    }
+    c_.path = Report::Buffer::Copy;
+    c_.ld = s.n;
+    stage(c_, static_cast<size_t>(s.m * s.n) * sizeof(T), /*write_only=*/!read_c);
+    if (read_c) pack(static_cast<const T*>(s.c), s.m, s.n, s.ldc, c_.mapped, host_threads_);
+    queue_.enqueueUnmapMemObject(c_.pinned, c_.mapped);
+    c_.mapped = nullptr;
+  }
+
+  Device& dev_;
+  std::unique_lock<std::mutex> exclusive_;  // declared first: released last, after the queue
+  Share<T> s_;
+  uintptr_t zero_copy_align_ = 64;
+  cl::CommandQueue queue_;
+  Operand<T> a_, b_, c_;
+  void* c_map_ = nullptr;
+  cl::Event kernel_event_, last_event_;
+  bool c_written_ = false;
+  int host_threads_ = topology::physical_cores();  // threads for packing and unpacking
+};
+
+}  // namespace
+
+template <class T>
+std::unique_ptr<ShareImpl> make_unified_share(Device& device, const Share<T>& share) {
+  return std::make_unique<UnifiedShare<T>>(device, share);
+}
+template std::unique_ptr<ShareImpl> make_unified_share<float>(Device&, const Share<float>&);
+template std::unique_ptr<ShareImpl> make_unified_share<double>(Device&, const Share<double>&);
+
+}  // namespace tandem::detail::gpu

@@ -1,0 +1,36 @@
+// The seams' values: atomics, so a test may set them while other threads read.
+#include "seams.hpp"
+
+#include <atomic>
+
+#include "testing/seam_override.hpp"
+
+namespace tandem::detail::seams {
+namespace {
+
+const Values kDefaults{};
+std::atomic<bool> g_assume_discrete{kDefaults.assume_discrete};
+std::atomic<size_t> g_overlap_from{kDefaults.overlap_from};
+std::atomic<size_t> g_pinned_from{kDefaults.pinned_from};
+std::atomic<CpuMode> g_cpu_mode{kDefaults.cpu_mode};
+
+Values current() { return {assume_discrete(), overlap_from(), pinned_from(), cpu_mode()}; }
+
+void set(const Values& v) {
+  g_assume_discrete.store(v.assume_discrete);
+  g_overlap_from.store(v.overlap_from);
+  g_pinned_from.store(v.pinned_from);
+  g_cpu_mode.store(v.cpu_mode);
+}
+
+}  // namespace
+
+bool assume_discrete() { return g_assume_discrete.load(std::memory_order_relaxed); }
+size_t overlap_from() { return g_overlap_from.load(std::memory_order_relaxed); }
+size_t pinned_from() { return g_pinned_from.load(std::memory_order_relaxed); }
+CpuMode cpu_mode() { return g_cpu_mode.load(std::memory_order_relaxed); }
+
+Override::Override(const Values& values) : previous_(current()) { set(values); }
+Override::~Override() { set(previous_); }
+
+}  // namespace tandem::detail::seams

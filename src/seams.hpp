@@ -1,0 +1,34 @@
+// The few settings that tests and benchmarks change to reach paths this machine would not take
+// on its own: a discrete GPU's pipeline played by PoCL, small shares cut into chunks, small
+// blocks pinned, the CPU share as row panels. Production code only reads them here; the one way
+// to change them is src/testing/seam_override.hpp, which production code never includes (the
+// ctest test `structure` checks that).
+#pragma once
+
+#include <cstddef>
+
+namespace tandem::detail::seams {
+
+// How the CPU share runs inside its oneTBB arena: one OpenBLAS call on all the arena's threads
+// (the default: faster on every machine measured), or row panels, one single-threaded call per
+// arena thread.
+enum class CpuMode { SingleCall, Panels };
+
+struct Values {
+  // Treat every OpenCL device as discrete: operands staged in pinned memory and copied.
+  bool assume_discrete = false;
+  // A discrete share whose copies (A, B and C together) are smaller than this runs as one chunk:
+  // overlapping copies that small with the kernel does not pay.
+  size_t overlap_from = size_t{16} << 20;
+  // tandem_malloc pins blocks of at least this many bytes on a discrete device: page-locking a
+  // smaller block costs more than its copies save.
+  size_t pinned_from = size_t{1} << 20;
+  CpuMode cpu_mode = CpuMode::SingleCall;
+};
+
+bool assume_discrete();
+size_t overlap_from();
+size_t pinned_from();
+CpuMode cpu_mode();
+
+}  // namespace tandem::detail::seams
