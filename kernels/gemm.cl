@@ -2,8 +2,9 @@
 // row-major with leading dimensions, for any M, N, K (the edges are bounds-checked, so no padding
 // is needed and operands can be read in place from the caller's memory).
 //
-// Every tuning parameter has a default, so this file compiles alone. The runtime and the tuner
-// prepend their own #defines.
+// Every tuning parameter has a default, so this file compiles alone: the built-in database's
+// default GPU kernel (tuner/profiles/defaults.json; a test checks they agree). The runtime and the
+// tuner prepend their own #defines.
 
 // ---- precision -------------------------------------------------------------------------------
 #ifdef USE_DOUBLE
@@ -30,25 +31,25 @@
 
 // ---- tuning parameters -------------------------------------------------------------------------
 #ifndef MWG
-  #define MWG 32      // rows of C per work-group
+  #define MWG 64      // rows of C per work-group
 #endif
 #ifndef NWG
-  #define NWG 32      // columns of C per work-group
+  #define NWG 64      // columns of C per work-group
 #endif
 #ifndef KWG
   #define KWG 16      // K step: depth of one tile of A and B
 #endif
 #ifndef MDIMC
-  #define MDIMC 8     // work-items per work-group along M
+  #define MDIMC 16    // work-items per work-group along M
 #endif
 #ifndef NDIMC
-  #define NDIMC 8     // work-items per work-group along N
+  #define NDIMC 16    // work-items per work-group along N
 #endif
 #ifndef KUNROLL
   #define KUNROLL 4   // unroll factor of the inner K loop
 #endif
 #ifndef VW
-  #define VW 1        // vector width of global loads into local memory: 1, 2, 4 or 8
+  #define VW 4        // vector width of global loads into local memory: 1, 2, 4 or 8
 #endif
 #ifndef SA
   #define SA 1        // 1: stage tiles of A in local memory; 0: read A from global memory

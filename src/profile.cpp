@@ -1,4 +1,4 @@
-// Device profiles as JSON (nlohmann-json is used here only): reading, writing, the profile
+// Device profiles as JSON (the library uses nlohmann-json here only): reading, writing, the profile
 // directory, the built-in database, and the choice a profile makes for one call.
 #include "profile.hpp"
 
@@ -27,6 +27,8 @@ using nlohmann::json;
 namespace {
 
 constexpr int kFormat = 1;
+// tuner/profiles/defaults.json: the kernel defaults, beside the profiles.
+constexpr const char* kDefaultsName = "defaults";
 
 // "major.minor" of a version string.
 std::string major_minor(const std::string& v) {
@@ -267,6 +269,7 @@ const std::vector<Profile>& builtin() {
   static const std::vector<Profile> db = [] {
     std::vector<Profile> out;
     for (const auto& [name, text] : builtin_profiles::all) {
+      if (std::string(name) == kDefaultsName) continue;  // not a profile: kernel_defaults()
       try {
         Profile p = from_json(text);
         p.origin = std::string("built-in:") + name;
@@ -278,6 +281,20 @@ const std::vector<Profile>& builtin() {
     return out;
   }();
   return db;
+}
+
+const std::map<std::string, int>& kernel_defaults(bool is_gpu) {
+  // Read once; the database is part of the build, so a defaults file that does not parse is a
+  // build error that every test would show, not a user's problem to recover from.
+  static const auto defaults = [] {
+    for (const auto& [name, text] : builtin_profiles::all)
+      if (std::string(name) == kDefaultsName) {
+        const json j = json::parse(text).at("kernel_defaults");
+        return std::make_pair(kernel_of(j.at("gpu")), kernel_of(j.at("cpu")));
+      }
+    throw std::logic_error("the built-in database has no tuner/profiles/defaults.json");
+  }();
+  return is_gpu ? defaults.first : defaults.second;
 }
 
 namespace {

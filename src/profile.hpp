@@ -1,6 +1,7 @@
 // Device profiles: what the co-tuner measured on one machine (kernel parameters, the hybrid split
 // per size bucket, each side's rates), stored as JSON and applied by every later call. profile.cpp
-// is the only file that touches nlohmann-json.
+// is the library's only file that uses nlohmann-json (the tandem command and the benchmarks use it
+// too, for their own output).
 #pragma once
 
 #include <cstdint>
@@ -97,6 +98,10 @@ bool compatible(const Profile& p, std::string* why = nullptr);
 
 // The built-in database (tuner/profiles/*.json, embedded at build time).
 const std::vector<Profile>& builtin();
+
+// The kernel parameters a device of this kind starts from before any profile (the database's
+// tuner/profiles/defaults.json). Its names are every kernel parameter there is.
+const std::map<std::string, int>& kernel_defaults(bool is_gpu);
 
 // Every local profile file whose identity is `id` (what `tandem profile reset` removes).
 std::vector<std::filesystem::path> local_files(const Identity& id);

@@ -13,14 +13,18 @@ std::atomic<bool> g_assume_discrete{kDefaults.assume_discrete};
 std::atomic<size_t> g_overlap_from{kDefaults.overlap_from};
 std::atomic<size_t> g_pinned_from{kDefaults.pinned_from};
 std::atomic<CpuMode> g_cpu_mode{kDefaults.cpu_mode};
+std::atomic<bool> g_fail_builds{kDefaults.fail_builds};
 
-Values current() { return {assume_discrete(), overlap_from(), pinned_from(), cpu_mode()}; }
+Values current() {
+  return {assume_discrete(), overlap_from(), pinned_from(), cpu_mode(), fail_builds()};
+}
 
 void set(const Values& v) {
   g_assume_discrete.store(v.assume_discrete);
   g_overlap_from.store(v.overlap_from);
   g_pinned_from.store(v.pinned_from);
   g_cpu_mode.store(v.cpu_mode);
+  g_fail_builds.store(v.fail_builds);
 }
 
 }  // namespace
@@ -29,6 +33,7 @@ bool assume_discrete() { return g_assume_discrete.load(std::memory_order_relaxed
 size_t overlap_from() { return g_overlap_from.load(std::memory_order_relaxed); }
 size_t pinned_from() { return g_pinned_from.load(std::memory_order_relaxed); }
 CpuMode cpu_mode() { return g_cpu_mode.load(std::memory_order_relaxed); }
+bool fail_builds() { return g_fail_builds.load(std::memory_order_relaxed); }
 
 Override::Override(const Values& values) : previous_(current()) { set(values); }
 Override::~Override() { set(previous_); }

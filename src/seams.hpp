@@ -24,11 +24,15 @@ struct Values {
   // smaller block costs more than its copies save.
   size_t pinned_from = size_t{1} << 20;
   CpuMode cpu_mode = CpuMode::SingleCall;
+  // Every kernel build fails as a compiler error would (an #error in the source): how tests reach
+  // the build-failure paths now that invalid parameters never get as far as the compiler.
+  bool fail_builds = false;
 };
 
 bool assume_discrete();
 size_t overlap_from();
 size_t pinned_from();
 CpuMode cpu_mode();
+bool fail_builds();
 
 }  // namespace tandem::detail::seams

@@ -332,11 +332,15 @@ TEST(Fallback, GpuStrategyReportsTheCauseAndLeavesCUntouched) {
   EXPECT_EQ(t.c, before);
 }
 
+// A kernel the compiler refuses (the seam fail_builds puts an #error in its source, as a driver's
+// compiler error would stop it).
 TEST(Fallback, BrokenKernelBuildFallsBackUnderHybrid) {
-  // MWG not a multiple of MDIMC trips the kernel's own #error: a build that fails.
+  detail::seams::Values broken;
+  broken.fail_builds = true;
+  detail::seams::Override seams(broken);
   Case<double> t(90, 40, 20, 30);
   Options o = hybrid(0.5);
-  o.kernel_params = {{"MWG", 30}, {"MDIMC", 8}};
+  o.kernel_params = {{"MWG", 32}, {"MDIMC", 8}};
   Report r;
   t.run(o, &r);
   t.check("broken kernel, hybrid");
@@ -345,7 +349,29 @@ TEST(Fallback, BrokenKernelBuildFallsBackUnderHybrid) {
 }
 
 TEST(Fallback, BrokenKernelBuildIsAnErrorUnderGpu) {
+  detail::seams::Values broken;
+  broken.fail_builds = true;
+  detail::seams::Override seams(broken);
   Case<double> t(90, 40, 20, 31);
+  const auto before = t.c;
+  Options o;
+  o.strategy = Strategy::Gpu;
+  o.kernel_params = {{"MWG", 32}, {"MDIMC", 8}};
+  try {
+    t.run(o);
+    FAIL() << "expected tandem::Error";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.kind(), Error::Kind::OpenCL);
+    EXPECT_EQ(e.cl_call(), "clBuildProgram");
+    EXPECT_NE(std::string(e.what()).find("MWG 32"), std::string::npos) << e.what();
+  }
+  EXPECT_EQ(t.c, before);
+}
+
+// A set the kernel's own #error checks would refuse never reaches the compiler: gpu::check names
+// the rule, C is untouched under gpu, and hybrid falls back with that reason.
+TEST(Fallback, InvalidKernelIsRefusedBeforeItsBuild) {
+  Case<double> t(90, 40, 20, 32);
   const auto before = t.c;
   Options o;
   o.strategy = Strategy::Gpu;
@@ -354,11 +380,17 @@ TEST(Fallback, BrokenKernelBuildIsAnErrorUnderGpu) {
     t.run(o);
     FAIL() << "expected tandem::Error";
   } catch (const Error& e) {
-    EXPECT_EQ(e.kind(), Error::Kind::OpenCL);
-    EXPECT_EQ(e.cl_call(), "clBuildProgram");
-    EXPECT_NE(std::string(e.what()).find("MWG"), std::string::npos) << e.what();
+    EXPECT_EQ(e.kind(), Error::Kind::Runtime);
+    EXPECT_NE(std::string(e.what()).find("MWG must be a multiple of MDIMC"), std::string::npos) << e.what();
   }
   EXPECT_EQ(t.c, before);
+  Report r;
+  Options h = hybrid(0.5);
+  h.kernel_params = o.kernel_params;
+  t.run(h, &r);
+  t.check("invalid kernel, hybrid");
+  EXPECT_TRUE(r.fell_back);
+  EXPECT_NE(r.fallback_reason.find("MWG must be a multiple of MDIMC"), std::string::npos) << r.fallback_reason;
 }
 
 TEST(Fallback, ParametersOverTheDeviceLimitsFallBack) {

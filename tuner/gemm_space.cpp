@@ -1,9 +1,13 @@
-// tuner::Space for kernels/gemm.cl. The constraints here mirror the kernel's own #error checks
-// and the device's limits, so nothing doomed to fail is ever compiled.
+// tuner::Space for kernels/gemm.cl. Which points are valid is gpu::check's to say (the rule the
+// library applies too), so nothing doomed to fail is ever compiled; the space adds only pruning.
 #include "gemm_space.hpp"
+
+#include "gpu/gemm_params.hpp"
 
 namespace tandem::tuner {
 namespace {
+
+namespace gpu = detail::gpu;
 
 // LAYOUT: 0 NN (both as op(X)), 1 NT (B transposed), 2 TN (A transposed).
 int a_t(int layout) { return layout == 2 ? 1 : 0; }
@@ -15,11 +19,26 @@ int get(const std::map<std::string, int>& v, const char* name, int fallback) {
   return it == v.end() ? fallback : it->second;
 }
 
+// The kernel parameters of a point's values: LAYOUT becomes A_T and B_T.
+std::map<std::string, int> params_of(std::map<std::string, int> v) {
+  const int layout = v.at("LAYOUT");
+  v.erase("LAYOUT");
+  v["A_T"] = a_t(layout);
+  v["B_T"] = b_t(layout);
+  return v;
+}
+
+// Validity is gpu::check's alone (the rule the library applies to every call); the rest prune
+// points that duplicate others or that the register estimate says would spill.
 void add_constraints(Space& s, const DeviceLimits& limits, bool fp64) {
-  const uint64_t elem = fp64 ? 8 : 4;
+  const gpu::Limits device{limits.max_work_group, limits.local_mem_bytes, limits.is_gpu};
   const int register_limit = limits.is_gpu ? 200 : 256;
   using V = std::map<std::string, int>;
   s.constraints = {
+      {"a valid kernel for the device (gpu::check)",
+       [device, fp64](const V& v) {
+         return !gpu::check(gpu::with_defaults(device, params_of(v)), device, fp64);
+       }},
       {"KERNEL 0 has no VWM, VWN, DB or AK",
        [](const V& v) {
          return get(v, "KERNEL", 0) == 1 || (get(v, "VWM", 1) == 1 && get(v, "VWN", 1) == 1 &&
@@ -30,42 +49,10 @@ void add_constraints(Space& s, const DeviceLimits& limits, bool fp64) {
          return get(v, "KERNEL", 0) == 0 ||
                 (v.at("SA") == 1 && v.at("SB") == 1 && v.at("STRIDED") == 1);
        }},
-      {"KERNEL 1's tiling divides evenly",
-       [](const V& v) {
-         if (get(v, "KERNEL", 0) == 0) return true;
-         const int mwg = v.at("MWG"), nwg = v.at("NWG"), kwg = v.at("KWG"), vw = v.at("VW");
-         const int loads = v.at("MDIMC") * v.at("NDIMC") * vw;
-         return mwg % (v.at("MDIMC") * get(v, "VWM", 1)) == 0 &&
-                nwg % (v.at("NDIMC") * get(v, "VWN", 1)) == 0 && (mwg * kwg) % loads == 0 &&
-                (nwg * kwg) % loads == 0 && kwg % vw == 0 && mwg % vw == 0 && nwg % vw == 0;
-       }},
-      {"MWG % MDIMC == 0", [](const V& v) { return v.at("MWG") % v.at("MDIMC") == 0; }},
-      {"NWG % NDIMC == 0", [](const V& v) { return v.at("NWG") % v.at("NDIMC") == 0; }},
-      {"work-group size within the device's limit",
-       [limits](const V& v) {
-         return static_cast<uint64_t>(v.at("MDIMC") * v.at("NDIMC")) <= limits.max_work_group;
-       }},
-      {"local memory within the device's",
-       [limits, elem](const V& v) {
-         const uint64_t kwg = static_cast<uint64_t>(v.at("KWG"));
-         const uint64_t words =
-             get(v, "KERNEL", 0) == 1
-                 ? kwg * static_cast<uint64_t>(v.at("MWG") + v.at("NWG")) * (get(v, "DB", 0) ? 2 : 1)
-                 : kwg * static_cast<uint64_t>((v.at("SA") ? v.at("MWG") + 1 : 0) +
-                                               (v.at("SB") ? v.at("NWG") + 1 : 0));
-         return words * elem <= limits.local_mem_bytes;
-       }},
       {"registers per work-item within the limit",
        [register_limit, fp64](const V& v) { return estimated_registers(v, fp64) <= register_limit; }},
-      {"vector loads fit the staged tiles",
-       [](const V& v) {
-         const int vw = v.at("VW");
-         if (get(v, "KERNEL", 0) == 1) return true;  // checked above
-         if (v.at("SA") == 0 && v.at("SB") == 0) return vw == 1;  // VW only stages tiles
-         const int a_side = a_t(v.at("LAYOUT")) ? v.at("MWG") : v.at("KWG");
-         const int b_side = b_t(v.at("LAYOUT")) ? v.at("KWG") : v.at("NWG");
-         return (!v.at("SA") || a_side % vw == 0) && (!v.at("SB") || b_side % vw == 0);
-       }},
+      {"VW only stages tiles (KERNEL 0 without local memory has no use for it)",
+       [](const V& v) { return get(v, "KERNEL", 0) == 1 || v.at("SA") == 1 || v.at("SB") == 1 || v.at("VW") == 1; }},
       {"KUNROLL <= KWG", [](const V& v) { return v.at("KUNROLL") <= v.at("KWG"); }},
   };
 }
@@ -153,12 +140,7 @@ Space small_gemm_space(const DeviceLimits& limits, bool fp64) {
 }
 
 std::map<std::string, int> kernel_params(const Space& space, const Point& p) {
-  auto v = space.values(p);
-  const int layout = v.at("LAYOUT");
-  v.erase("LAYOUT");
-  v["A_T"] = a_t(layout);
-  v["B_T"] = b_t(layout);
-  return v;
+  return params_of(space.values(p));
 }
 
 }  // namespace tandem::tuner

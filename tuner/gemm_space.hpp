@@ -1,6 +1,6 @@
 // The GEMM kernel family of kernels/gemm.cl as a tuner::Space: parameters with their values and
-// the constraints that prune a point before anything is compiled (divisibility, the device's
-// work-group and local-memory limits, an estimate of registers per work-item).
+// the constraints that prune a point before anything is compiled (validity as the library's
+// gpu::check decides it, duplicates, an estimate of registers per work-item).
 #pragma once
 
 #include <cstdint>

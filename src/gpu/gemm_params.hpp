@@ -1,6 +1,6 @@
-// The GEMM kernel's parameters, with no OpenCL: their defaults, which sets are valid (the one
-// place that decides it, for the library and the tuner alike), and what follows from a set
-// (local memory, the row tile, the layouts the kernel reads).
+// The GEMM kernel's parameters, with no OpenCL: their defaults (from the built-in database),
+// which sets are valid (the one place that decides it, for the library and the tuner alike), and
+// what follows from a set (local memory, the row tile, the layouts the kernel reads).
 #pragma once
 
 #include <cstdint>
@@ -12,12 +12,14 @@
 
 namespace tandem::detail::gpu {
 
-// Kernel parameters, name -> value: kernels/gemm.cl's macros, plus host-side ones: INDEX_LONG
-// (1 forces 64-bit indexing), A_T and B_T (the layout the kernel reads each operand in: 0 op(X),
-// 1 op(X)^T, -1 the caller's; a layout other than the caller's costs a transposing copy),
-// NV_MAXRREG (NVIDIA's register cap, a build option), CHUNK_FILL and QUEUES (a discrete share's
-// chunking and kernel queues).
+// Kernel parameters, name -> value: kernels/gemm.cl's macros, plus the host-side ones (host_only)
+// that tuner/profiles/defaults.json describes.
 using Params = std::map<std::string, int>;
+
+// Whether a parameter is the host's alone, never a macro of the kernel: INDEX_LONG and the read
+// layouts A_T, B_T (the host turns them into the kernel's INDEX_LONG, TRANS_A and TRANS_B),
+// NV_MAXRREG (a build option), CHUNK_FILL and QUEUES (a discrete share's pipeline).
+bool host_only(const std::string& name);
 
 // What validity depends on, of the device.
 struct Limits {
@@ -34,12 +36,16 @@ struct Violation {
   std::string message;
 };
 
-// The first rule a complete parameter set breaks, or none. Layout-dependent kernel rules are
-// checked for every layout the kernel may read in (both, where A_T or B_T is -1).
+// The first rule a complete parameter set breaks, or none. Rules that depend on the layout the
+// kernel reads an operand in are checked for every layout it may read (both, where A_T or B_T is
+// -1, the caller's). kernels/gemm.cl keeps its #error checks as the last guard.
 std::optional<Violation> check(const Params& params, const Limits& limits, bool fp64);
 
-// The device's default parameters overlaid with `overrides`. Throws Error (InvalidArgument) for
-// an unknown name, and Error (Runtime) naming the rule a set breaks (check()).
+// The defaults for this kind of device overlaid with `overrides`, unchecked. Throws Error
+// (InvalidArgument) for an unknown name.
+Params with_defaults(const Limits& limits, const std::map<std::string, int>& overrides);
+
+// with_defaults, then check(): throws Error (Runtime) naming the rule a set breaks.
 Params resolve_params(const Limits& limits, bool fp64, const std::map<std::string, int>& overrides);
 Params resolve_params(const Device& device, bool fp64, const std::map<std::string, int>& overrides);
 

@@ -5,6 +5,7 @@
 #include "device_cl.hpp"
 #include "errors.hpp"
 #include "programs_cl.hpp"
+#include "seams.hpp"
 #include "tandem_kernels.hpp"
 
 namespace tandem::detail::gpu {
@@ -13,17 +14,14 @@ namespace {
 // The kernel source's #defines for one precision, read layout and parameter set.
 std::string defines_for(bool fp64, bool trans_a, bool trans_b, bool long_index, const Params& params) {
   std::string defines;
+  if (seams::fail_builds()) defines += "#error \"a test seam makes this build fail\"\n";
   if (fp64) defines += "#define USE_DOUBLE 1\n";
   if (long_index) defines += "#define INDEX_LONG 1\n";
   defines += "#define TRANS_A " + std::to_string(trans_a ? 1 : 0) + "\n";
   defines += "#define TRANS_B " + std::to_string(trans_b ? 1 : 0) + "\n";
-  // The kernel's own macros; the host decides index width and read layouts above, NV_MAXRREG
-  // is a compiler option (build_options), CHUNK_FILL and QUEUES the host's chunking (chunk_rows,
-  // launch).
+  // The kernel's own macros; the host decides index width and read layouts above.
   for (const auto& [name, value] : params)
-    if (name != "INDEX_LONG" && name != "A_T" && name != "B_T" && name != "NV_MAXRREG" && name != "CHUNK_FILL" &&
-        name != "QUEUES")
-      defines += "#define " + name + " " + std::to_string(value) + "\n";
+    if (!host_only(name)) defines += "#define " + name + " " + std::to_string(value) + "\n";
   return defines;
 }
 

@@ -1,0 +1,138 @@
+// The kernel-validity rule (gpu::check) against the kernel itself: the database's defaults are
+// the kernel's own #ifndef defaults, every rule holds where it should, and over a sample of the
+// tuner's space every set check() accepts builds on this machine's OpenCL device while every set
+// it refuses would hit one of the kernel's #error checks or a limit the device reports.
+#include <gtest/gtest.h>
+
+#include <random>
+#include <regex>
+#include <string>
+
+#include "gemm_space.hpp"
+#include "gpu/device.hpp"
+#include "gpu/gemm_params.hpp"
+#include "gpu/programs.hpp"
+#include "profile.hpp"
+#include "tandem/tandem.hpp"
+#include "tandem_kernels.hpp"
+#include "text.hpp"
+
+namespace tandem {
+namespace {
+
+namespace gpu = detail::gpu;
+
+// kernels/gemm.cl's "#ifndef NAME / #define NAME value" defaults.
+std::map<std::string, int> kernel_source_defaults() {
+  std::map<std::string, int> out;
+  const std::string src = kernels::gemm;
+  const std::regex pair(R"(#ifndef (\w+)\s*\n\s*#define \1 (-?\d+))");
+  for (auto it = std::sregex_iterator(src.begin(), src.end(), pair); it != std::sregex_iterator(); ++it)
+    out[(*it)[1]] = std::stoi((*it)[2]);
+  return out;
+}
+
+TEST(GemmParams, DatabaseDefaultsAreTheKernelsOwn) {
+  const auto kernel = kernel_source_defaults();
+  const auto& gpu_defaults = detail::profile::kernel_defaults(true);
+  const auto& cpu_defaults = detail::profile::kernel_defaults(false);
+  ASSERT_FALSE(kernel.empty());
+  for (const auto& [name, value] : gpu_defaults) {
+    EXPECT_EQ(cpu_defaults.count(name), 1u) << name << " has no CPU-device default";
+    if (gpu::host_only(name)) {
+      EXPECT_EQ(kernel.count(name), 0u) << name << " is the host's, yet the kernel defines it";
+      continue;
+    }
+    ASSERT_EQ(kernel.count(name), 1u) << name << " has no #ifndef default in kernels/gemm.cl";
+    EXPECT_EQ(kernel.at(name), value) << name << ": kernels/gemm.cl and tuner/profiles/defaults.json";
+  }
+  for (const auto& [name, value] : kernel) {
+    if (name == "TRANS_A" || name == "TRANS_B") continue;  // the host's A_T and B_T, per call
+    EXPECT_EQ(gpu_defaults.count(name), 1u) << name << " is a kernel macro with no default";
+  }
+  for (const auto& [name, value] : cpu_defaults) EXPECT_EQ(gpu_defaults.count(name), 1u) << name;
+}
+
+gpu::Params params(const std::map<std::string, int>& overrides) {
+  return gpu::with_defaults(gpu::Limits{}, overrides);
+}
+
+gpu::Violation::Kind kind_of(const std::map<std::string, int>& overrides, const gpu::Limits& limits = {}) {
+  const auto v = gpu::check(params(overrides), limits, false);
+  EXPECT_TRUE(v.has_value()) << "accepted: " << detail::text::describe(params(overrides));
+  return v ? v->kind : gpu::Violation::Kind::Host;
+}
+
+TEST(GemmParams, EachRuleRefusesWhatItShould) {
+  using K = gpu::Violation::Kind;
+  EXPECT_FALSE(gpu::check(params({}), gpu::Limits{}, false));
+  EXPECT_EQ(kind_of({{"VW", 3}}), K::Kernel);
+  EXPECT_EQ(kind_of({{"MWG", 30}, {"MDIMC", 8}}), K::Kernel);
+  EXPECT_EQ(kind_of({{"KERNEL", 2}}), K::Kernel);
+  EXPECT_EQ(kind_of({{"KWG", 0}}), K::Kernel);
+  // A read as stored (KWG wide) is fine with VW = 4; read transposed its tile is MWG = 66 wide.
+  EXPECT_FALSE(gpu::check(params({{"MWG", 66}, {"MDIMC", 6}, {"A_T", 0}}), gpu::Limits{}, false));
+  EXPECT_EQ(kind_of({{"MWG", 66}, {"MDIMC", 6}, {"A_T", 1}}), K::Kernel);
+  EXPECT_EQ(kind_of({{"MWG", 66}, {"MDIMC", 6}, {"A_T", -1}}), K::Kernel) << "the caller may transpose";
+  EXPECT_EQ(kind_of({{"KERNEL", 1}, {"VWM", 8}, {"MWG", 64}, {"MDIMC", 16}}), K::Kernel);
+  EXPECT_EQ(kind_of({{"KERNEL", 1}, {"VWM", 3}}), K::Kernel);
+  EXPECT_EQ(kind_of({{"MDIMC", 32}, {"NDIMC", 32}}), K::Device);
+  gpu::Limits small;
+  small.local_mem_bytes = 1024;
+  EXPECT_EQ(kind_of({}, small), K::Device);
+  EXPECT_EQ(kind_of({{"CHUNK_FILL", 0}}), K::Host);
+  EXPECT_EQ(kind_of({{"QUEUES", 3}}), K::Host);
+  EXPECT_EQ(kind_of({{"A_T", 2}}), K::Host);
+  EXPECT_EQ(kind_of({{"VWM", 3}}), K::Host) << "meaningless to KERNEL 0, but still not a value the tuner uses";
+  EXPECT_THROW(gpu::with_defaults(gpu::Limits{}, {{"NOPE", 1}}), Error);
+}
+
+// Over a seeded sample of the tuner's whole grid, both precisions: what check() accepts builds;
+// what it refuses as a kernel rule fails to build with the compiler's #error; what it refuses as
+// a device limit exceeds a limit the device reports.
+void sample_the_space(bool fp64) {
+  const auto device = gpu::open_device("");
+  const gpu::DeviceInfo& di = gpu::info(*device);
+  if (fp64 && !di.fp64) GTEST_SKIP() << di.describe() << " has no fp64";
+  const gpu::Limits limits = gpu::limits_of(di);
+  const tuner::Space space = tuner::gemm_space({di.max_work_group, di.local_mem_bytes, di.is_gpu, false}, fp64);
+  std::mt19937_64 rng(fp64 ? 11 : 7);
+  constexpr int kAcceptedToBuild = 25, kRefusedToBuild = 60, kDraws = 6000;
+  int accepted = 0, refused = 0, device_limits = 0;
+  for (int draw = 0; draw < kDraws && (accepted < kAcceptedToBuild || refused < kRefusedToBuild); ++draw) {
+    tuner::Point p(space.dimension());
+    for (size_t i = 0; i < p.size(); ++i)
+      p[i] = static_cast<int>(rng() % space.parameters[i].values.size());
+    const gpu::Params set = gpu::with_defaults(limits, tuner::kernel_params(space, p));
+    const auto verdict = gpu::check(set, limits, fp64);
+    const std::string what = space.describe(p);
+    if (!verdict) {
+      if (accepted++ >= kAcceptedToBuild) continue;
+      EXPECT_NO_THROW(gpu::prebuild(*device, fp64, false, false, set)) << what;
+    } else if (verdict->kind == gpu::Violation::Kind::Kernel) {
+      if (refused++ >= kRefusedToBuild) continue;
+      try {
+        gpu::prebuild(*device, fp64, false, false, set);
+        ADD_FAILURE() << "refused (" << verdict->message << ") but built: " << what;
+      } catch (const Error& e) {
+        EXPECT_EQ(e.cl_call(), "clBuildProgram") << e.what();
+        EXPECT_NE(std::string(e.what()).find("error"), std::string::npos) << e.what();
+      }
+    } else {
+      ASSERT_EQ(verdict->kind, gpu::Violation::Kind::Device) << verdict->message;
+      ++device_limits;
+      const uint64_t group = uint64_t(set.at("MDIMC")) * uint64_t(set.at("NDIMC"));
+      EXPECT_TRUE(group > di.max_work_group || gpu::local_bytes(set, fp64 ? 8 : 4) > di.local_mem_bytes)
+          << what;
+    }
+  }
+  EXPECT_GE(accepted, kAcceptedToBuild);
+  EXPECT_GE(refused, kRefusedToBuild);
+  ::testing::Test::RecordProperty("device_limit_refusals", device_limits);
+}
+
+TEST(GemmParams, TunerSpaceSampleSingle) { sample_the_space(false); }
+TEST(GemmParams, TunerSpaceSampleDouble) { sample_the_space(true); }
+
+}  // namespace
+}  // namespace tandem
