@@ -4,7 +4,7 @@
 set -euo pipefail
 
 packages=(
-  cmake g++ make pkg-config
+  cmake g++ make pkg-config clang-format clang-tidy
   ocl-icd-opencl-dev opencl-headers opencl-clhpp-headers pocl-opencl-icd clinfo
   libopenblas-dev libtbb-dev libhwloc-dev
   libgtest-dev libgmock-dev libbenchmark-dev
