@@ -8,9 +8,9 @@ namespace tandem::tuner {
 
 struct Stats {
   double median = 0, min = 0, max = 0;
-  double spread = 0;     // (max - min) / median
-  bool bimodal = false;  // two clusters separated by a gap of over 10% of the median
-  bool unstable = false; // spread over 20%
+  double spread = 0;      // (max - min) / median
+  bool bimodal = false;   // two clusters separated by a gap of over 10% of the median
+  bool unstable = false;  // spread over 20%
   int samples = 0;
 };
 

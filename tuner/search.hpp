@@ -113,6 +113,7 @@ int minimize_unimodal(const std::function<double(int)>& f, int lo, int hi);
 // The split to keep, of the CPU alone (0), the GPU alone (`parts`) and `split` (cost
 // `split_cost`): the split only when its cost is below the better single strategy's by more than
 // `margin` (a fraction), else that single strategy (the CPU on a tie).
-int keep_split(double cpu_cost, double gpu_cost, int split, double split_cost, int parts, double margin);
+int keep_split(double cpu_cost, double gpu_cost, int split, double split_cost, int parts,
+               double margin);
 
 }  // namespace tandem::tuner
