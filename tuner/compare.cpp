@@ -8,22 +8,26 @@
 #include <cmath>
 #include <cstdio>
 #include <map>
+#include <optional>
 #include <set>
 #include <sstream>
 #include <stdexcept>
 #include <thread>
 
+#include "config.hpp"
 #include "gemm_measure.hpp"
+#include "measure.hpp"
 
 namespace tandem::tuner {
 namespace {
 
-Strategy strategy_of(const std::string& s) {
-  if (s == "cpu") return Strategy::Cpu;
-  if (s == "gpu") return Strategy::Gpu;
-  if (s == "hybrid") return Strategy::Hybrid;
-  if (s == "auto") return Strategy::Auto;
-  throw std::invalid_argument("unknown strategy '" + s + "' (cpu, gpu, hybrid, auto)");
+// The strategy `name` asks for, in lower case only: rows, the plot and the speedup name
+// strategies as they were asked.
+Strategy strategy_of(const std::string& name) {
+  const std::optional<Strategy> s = detail::parse_strategy(name);
+  if (!s || name != to_string(*s))
+    throw std::invalid_argument("unknown strategy '" + name + "' (cpu, gpu, hybrid, auto)");
+  return *s;
 }
 
 std::string buffers(const Report& r) {
@@ -68,19 +72,10 @@ void measure_shape(const CompareOptions& o, char prec, const std::array<int64_t,
     // Energy over a window of its own, long enough for coarse counters (NVML's updates every
     // few tens of milliseconds): as many calls as fill energy_seconds, at least reps.
     if (meter) {
-      int calls = 0;
-      meter->start();
-      const auto t0 = std::chrono::steady_clock::now();
-      do {
-        p.run(opt);
-        ++calls;
-      } while (calls < o.reps ||
-               std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count() <
-                   o.energy_seconds);
-      const power::Measurement e = meter->stop();
+      const EnergyWindow e = energy_window(*meter, o.reps, o.energy_seconds, [&] { p.run(opt); });
       row.power = true;
-      row.joules = e.joules / calls;
-      row.watts = e.watts();
+      row.joules = e.energy.joules / e.calls;
+      row.watts = e.energy.watts();
       row.gflops_per_watt = row.joules > 0 ? gflop / row.joules : 0;
     }
     std::sort(wall.begin(), wall.end());

@@ -7,7 +7,6 @@
 #include "cotuner.hpp"
 
 #include <algorithm>
-#include <chrono>
 #include <cmath>
 #include <ctime>
 #include <fstream>
@@ -25,29 +24,26 @@
 #include "measure.hpp"
 #include "search.hpp"
 #include "tandem/tandem.hpp"
-#include "tasks.hpp"
+#include "clock.hpp"
 #include "cpu_blas.hpp"
+#include "tasks.hpp"
+#include "text.hpp"
 #include "topology.hpp"
 
 namespace tandem::tuner {
 namespace {
 
 namespace prof = detail::profile;
-using Clock = std::chrono::steady_clock;
+namespace clock = detail::clock;
 
-double gflop(int64_t s) { return 2.0 * double(s) * double(s) * double(s) * 1e-9; }
+// The work of one square call of size s.
+double gflop(int64_t s) { return bench::gflop(s, s, s); }
 
 std::string today() {
   const std::time_t t = std::time(nullptr);
   char buf[32];
   std::strftime(buf, sizeof buf, "%Y-%m-%d", std::gmtime(&t));
   return buf;
-}
-
-std::string describe(const std::map<std::string, int>& k) {
-  std::string s;
-  for (const auto& [n, v] : k) s += (s.empty() ? "" : " ") + n + "=" + std::to_string(v);
-  return s;
 }
 
 // Square problems in ordinary host memory, or in tandem_malloc memory (`resident`), with inputs
@@ -161,7 +157,7 @@ prof::LogRecord record(const char* kind, char precision, int64_t size, const std
 
 class Tuner {
  public:
-  explicit Tuner(const TuneOptions& o) : o_(o), start_(Clock::now()) {
+  explicit Tuner(const TuneOptions& o) : o_(o) {
     if (o_.sizes.empty()) throw std::invalid_argument("no sizes to tune at");
     if (o_.parts < 2) throw std::invalid_argument("the split needs at least 2 parts");
     for (int64_t s : o_.sizes)
@@ -234,7 +230,7 @@ class Tuner {
   }
 
  private:
-  double elapsed() const { return std::chrono::duration<double>(Clock::now() - start_).count(); }
+  double elapsed() const { return started_.seconds(); }
   bool out_of_time() const { return elapsed() >= precision_deadline_; }
 
   void read_log() {
@@ -286,10 +282,10 @@ class Tuner {
       for (int i = 0; i < o_.warmup + o_.reps; ++i) {
         std::fill(ws.c.begin(), ws.c.end(), std::numeric_limits<T>::quiet_NaN());
         Report r;
-        const auto t0 = Clock::now();
+        const clock::Stopwatch call;
         gemm<T>(Layout::RowMajor, Op::NoTrans, Op::NoTrans, ws.n, ws.n, ws.n, T(1), ws.a.data(), ws.n,
                 ws.b.data(), ws.n, T(0), ws.c.data(), ws.n, opt, &r);
-        const double s = std::chrono::duration<double>(Clock::now() - t0).count();
+        const double s = call.seconds();
         if (r.fell_back) {
           t.failure = "GPU failed: " + r.fallback_reason;
           return t;
@@ -318,21 +314,17 @@ class Tuner {
     t.cost = t.wall.median;
     if (meter_) {
       // Energy over its own window, long enough for coarse counters.
-      int calls = 0;
-      meter_->start();
-      const auto t0 = Clock::now();
+      EnergyWindow e;
       try {
-        do {
+        e = energy_window(*meter_, o_.reps, o_.energy_seconds, [&] {
           gemm<T>(Layout::RowMajor, Op::NoTrans, Op::NoTrans, ws.n, ws.n, ws.n, T(1), ws.a.data(), ws.n,
                   ws.b.data(), ws.n, T(0), ws.c.data(), ws.n, opt);
-          ++calls;
-        } while (calls < o_.reps || std::chrono::duration<double>(Clock::now() - t0).count() < o_.energy_seconds);
-      } catch (const Error& e) {
-        meter_->stop();
-        t.failure = e.what();
+        });
+      } catch (const Error& err) {
+        t.failure = err.what();
         return t;
       }
-      t.joules = meter_->stop().joules / calls;
+      t.joules = e.energy.joules / e.calls;
       t.cost = o_.objective == "energy" ? t.joules : t.joules * t.wall.median;
     }
     return t;
@@ -340,7 +332,7 @@ class Tuner {
 
   template <class T>
   static std::string build_key(const std::map<std::string, int>& k) {
-    return (std::is_same_v<T, double> ? "d " : "s ") + describe(k);
+    return (std::is_same_v<T, double> ? "d " : "s ") + detail::text::describe(k);
   }
 
   // Builds p's program and, on a GPU, those of its likely successors, in parallel.
@@ -441,7 +433,7 @@ class Tuner {
       } else {
         ++summary.failures;
         if (summary.failure_reasons.size() < 8)
-          summary.failure_reasons.push_back(describe(kernel) + ": " + t.failure.substr(0, 300));
+          summary.failure_reasons.push_back(detail::text::describe(kernel) + ": " + t.failure.substr(0, 300));
       }
       append(rec);
       return t.failure.empty() ? Outcome{t.cost, ""} : Outcome{std::nullopt, t.failure};
@@ -704,7 +696,7 @@ class Tuner {
   }
 
   TuneOptions o_;
-  Clock::time_point start_;
+  clock::Stopwatch started_;
   std::shared_ptr<detail::gpu::Device> device_;
   detail::gpu::DeviceInfo info_;
   TuneReport report_;

@@ -4,13 +4,13 @@
 #pragma once
 
 #include <algorithm>
-#include <chrono>
 #include <cmath>
 #include <cstdint>
 #include <memory>
 #include <random>
 #include <vector>
 
+#include "clock.hpp"
 #include "tandem/tandem.hpp"
 
 namespace tandem::bench {
@@ -82,10 +82,10 @@ struct Problem {
 
   // One call of C = A B; returns its wall time in seconds.
   double run(const Options& o, Report* r = nullptr) {
-    const auto t0 = std::chrono::steady_clock::now();
+    const detail::clock::Stopwatch call;
     gemm<T>(Layout::RowMajor, Op::NoTrans, Op::NoTrans, m, n, k, T(1), a, k, b, n, T(0), c, n, o,
             r);
-    return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    return call.seconds();
   }
 
   // The same product in double on the CPU BLAS: the reference for the error.

@@ -52,12 +52,9 @@ Evaluator::Evaluator(const Space& space, Objective objective, Budget budget, Obs
     : space_(space),
       objective_(std::move(objective)),
       budget_(budget),
-      observer_(std::move(observer)),
-      start_(std::chrono::steady_clock::now()) {}
+      observer_(std::move(observer)) {}
 
-double Evaluator::elapsed_seconds() const {
-  return std::chrono::duration<double>(std::chrono::steady_clock::now() - start_).count();
-}
+double Evaluator::elapsed_seconds() const { return started_.seconds(); }
 
 bool Evaluator::exhausted() const {
   return evaluations_ + preloaded_ >= budget_.max_evaluations ||

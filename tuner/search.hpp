@@ -4,13 +4,14 @@
 // separation of generator, evaluator and search engine; Jiang and Snir's pruning).
 #pragma once
 
-#include <chrono>
 #include <cstdint>
 #include <functional>
 #include <map>
 #include <optional>
 #include <string>
 #include <vector>
+
+#include "clock.hpp"
 
 namespace tandem::tuner {
 
@@ -86,7 +87,7 @@ class Evaluator {
   int preloaded_ = 0;
   std::optional<Point> best_;
   double best_cost_ = 0;
-  std::chrono::steady_clock::time_point start_;
+  detail::clock::Stopwatch started_;
 };
 
 struct Result {
