@@ -32,7 +32,6 @@
 #include <CLI/CLI.hpp>
 #include <algorithm>
 #include <cctype>
-#include <chrono>
 #include <cmath>
 #include <cstdint>
 #include <cstdio>
@@ -51,18 +50,18 @@
 #include <type_traits>
 #include <vector>
 
+#include "clock.hpp"
+#include "gemm_measure.hpp"
 #include "gpu.hpp"
 #include "profile.hpp"
 #include "tandem/tandem.hpp"
+#include "text.hpp"
 
 namespace {
 
 using json = nlohmann::json;
-using Clock = std::chrono::steady_clock;
-
-double since(Clock::time_point t0) {
-  return std::chrono::duration<double>(Clock::now() - t0).count();
-}
+using tandem::detail::clock::Stopwatch;
+namespace text = tandem::detail::text;
 
 struct Column {
   const char* id;
@@ -89,9 +88,7 @@ struct Case {
     return std::string(1, precision) + " " + std::to_string(m) + "x" + std::to_string(n) + "x" +
            std::to_string(k);
   }
-  double gflop() const {
-    return 2.0 * static_cast<double>(m) * static_cast<double>(n) * static_cast<double>(k) * 1e-9;
-  }
+  double gflop() const { return tandem::bench::gflop(m, n, k); }
 };
 
 const char* kDefaultCases =
@@ -132,12 +129,6 @@ std::vector<Case> parse_cases(const std::string& text) {
   }
   if (cases.empty()) throw std::invalid_argument("no cases");
   return cases;
-}
-
-std::string lower(std::string s) {
-  std::transform(s.begin(), s.end(), s.begin(),
-                 [](unsigned char ch) { return static_cast<char>(std::tolower(ch)); });
-  return s;
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -189,7 +180,7 @@ ClDevice pick_device(const std::string& selector) {
     if (index < all.size()) return all[index];
   } else {
     for (const auto& c : all)
-      if (lower(c.describe()).find(lower(selector)) != std::string::npos) return c;
+      if (text::lower(c.describe()).find(text::lower(selector)) != std::string::npos) return c;
   }
   std::string available;
   for (const auto& c : all)
@@ -229,11 +220,7 @@ struct Result {
   bool usable() const { return ran && error.empty() && check_ok && !seconds.empty(); }
 };
 
-double median(std::vector<double> v) {
-  std::sort(v.begin(), v.end());
-  const size_t h = v.size() / 2;
-  return v.size() % 2 ? v[h] : 0.5 * (v[h - 1] + v[h]);
-}
+using tandem::bench::median;
 
 struct Config {
   int reps = 7, warmup = 2;
@@ -344,14 +331,12 @@ void fill_nan(T* p, size_t count) {
 }
 
 // Report::kernel ("NAME=v NAME=v ...") back into kernel parameters.
-std::map<std::string, int> parse_kernel(const std::string& text) {
+std::map<std::string, int> parse_kernel(const std::string& description) {
   std::map<std::string, int> params;
-  std::istringstream in(text);
-  std::string item;
-  while (in >> item) {
-    const auto eq = item.find('=');
-    if (eq == std::string::npos) throw std::runtime_error("unreadable kernel description: " + text);
-    params[item.substr(0, eq)] = std::stoi(item.substr(eq + 1));
+  try {
+    params = text::parse_params(description);
+  } catch (const std::invalid_argument&) {
+    throw std::runtime_error("unreadable kernel description: " + description);
   }
   if (params.empty()) throw std::runtime_error("tandem reported no kernel");
   return params;
@@ -437,9 +422,9 @@ Result run_column(const std::string& id, CaseData<T>& d, const Config& cfg, ClSt
       res.seconds = measure(
           cfg,
           [&](bool) {
-            const auto t0 = Clock::now();
+            const Stopwatch call;
             tandem_call(d, d.a.data(), d.b.data(), d.out.data(), cpu, &r);
-            return since(t0);
+            return call.seconds();
           },
           [&] { fill_nan(d.out.data(), d.size_c); });
       res.check = d.error_of(d.out.data());
@@ -472,10 +457,10 @@ Result run_column(const std::string& id, CaseData<T>& d, const Config& cfg, ClSt
         res.seconds = measure(
             cfg,
             [&](bool) {
-              const auto t0 = Clock::now();
+              const Stopwatch call;
               clblast_gemm<T>(*cl, c, da, db, dc, temp, nullptr);
               cl->queue.finish();
-              return since(t0);
+              return call.seconds();
             },
             poison_device);
         cl->queue.enqueueReadBuffer(dc, CL_TRUE, 0, bytes_c, d.out.data());
@@ -489,12 +474,12 @@ Result run_column(const std::string& id, CaseData<T>& d, const Config& cfg, ClSt
         res.seconds = measure(
             cfg,
             [&](bool) {
-              const auto t0 = Clock::now();
+              const Stopwatch call;
               cl->queue.enqueueWriteBuffer(da, CL_FALSE, 0, bytes_a, d.a.data());
               cl->queue.enqueueWriteBuffer(db, CL_FALSE, 0, bytes_b, d.b.data());
               clblast_gemm<T>(*cl, c, da, db, dc, temp, nullptr);
               cl->queue.enqueueReadBuffer(dc, CL_TRUE, 0, bytes_c, d.out.data());
-              return since(t0);
+              return call.seconds();
             },
             [&] {
               fill_nan(d.out.data(), d.size_c);
@@ -532,12 +517,12 @@ Result run_column(const std::string& id, CaseData<T>& d, const Config& cfg, ClSt
         res.seconds = measure(
             cfg,
             [&](bool) {
-              const auto t0 = Clock::now();
+              const Stopwatch call;
               cl->queue.enqueueWriteBuffer(da, CL_FALSE, 0, bytes_a, ha.p);
               cl->queue.enqueueWriteBuffer(db, CL_FALSE, 0, bytes_b, hb.p);
               clblast_gemm<T>(*cl, c, da, db, dc, temp, nullptr);
               cl->queue.enqueueReadBuffer(dc, CL_TRUE, 0, bytes_c, hc.p);
-              return since(t0);
+              return call.seconds();
             },
             [&] {
               fill_nan(hc.p, d.size_c);
@@ -563,16 +548,13 @@ Result run_column(const std::string& id, CaseData<T>& d, const Config& cfg, ClSt
         whole.kernel_params = parse_kernel(r.kernel);
       }
       whole.kernel_params["CHUNK_FILL"] = 64;
-      std::string whole_text;
-      for (const auto& [name, value] : whole.kernel_params)
-        whole_text += (whole_text.empty() ? "" : " ") + name + "=" + std::to_string(value);
       std::vector<double> walls;
       res.seconds = measure(
           cfg,
           [&](bool timed) {
-            const auto t0 = Clock::now();
+            const Stopwatch call;
             tandem_call(d, d.pa->data(), d.pb->data(), d.pc->data(), whole, &r);
-            const double wall = since(t0);
+            const double wall = call.seconds();
             if (timed) walls.push_back(wall);
             if (!(r.gpu_kernel_seconds > 0))
               throw std::runtime_error("tandem reported no kernel time");
@@ -581,7 +563,7 @@ Result run_column(const std::string& id, CaseData<T>& d, const Config& cfg, ClSt
           [&] { fill_nan(d.pc->data(), d.size_c); });
       res.check = d.error_of(d.pc->data());
       res.extra = report_json(r);
-      res.extra["kernel_launch"] = "one launch: " + whole_text;
+      res.extra["kernel_launch"] = "one launch: " + text::describe(whole.kernel_params);
       res.extra["wall_seconds"] = walls;
       res.extra["wall_median"] = median(walls);
     } else if (id.rfind("tandem_", 0) == 0) {
@@ -598,9 +580,9 @@ Result run_column(const std::string& id, CaseData<T>& d, const Config& cfg, ClSt
       res.seconds = measure(
           cfg,
           [&](bool timed) {
-            const auto t0 = Clock::now();
+            const Stopwatch call;
             tandem_call(d, a, b, cm, is_auto ? autom : gpu, &r);
-            const double wall = since(t0);
+            const double wall = call.seconds();
             if (timed) kernel.push_back(r.gpu_kernel_seconds);
             return wall;
           },
