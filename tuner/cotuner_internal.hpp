@@ -65,8 +65,8 @@ struct KernelSearch {
   const Space& space;
   Workspace<T> ws;  // at the kernel size
   PrecisionSummary& summary;
-  double best = 0;  // the best cost so far
-  Candidates measured{};
+  double best = 0;        // the best cost so far
+  Candidates measured{};  // the candidates that passed, as measured
 };
 
 class Tuner {
