@@ -26,15 +26,12 @@
 //   max |C - C_ref| / (K * max|A| * max|B| * eps) < tol.
 // A failed check prints FAILED in the cell and makes the exit status 1; a column that threw
 // prints "error: ..." and makes it 2 (when nothing failed). 0 when everything passed.
-#include <CL/opencl.hpp>
 #include <clblast.h>
 
+#include <CL/opencl.hpp>
 #include <CLI/CLI.hpp>
-#include <nlohmann/json.hpp>
-
 #include <algorithm>
 #include <cctype>
-#include <chrono>
 #include <cmath>
 #include <cstdint>
 #include <cstdio>
@@ -44,6 +41,7 @@
 #include <functional>
 #include <limits>
 #include <map>
+#include <nlohmann/json.hpp>
 #include <optional>
 #include <random>
 #include <sstream>
@@ -52,18 +50,18 @@
 #include <type_traits>
 #include <vector>
 
+#include "clock.hpp"
+#include "gemm_measure.hpp"
 #include "gpu/device.hpp"
 #include "profile.hpp"
 #include "tandem/tandem.hpp"
+#include "text.hpp"
 
 namespace {
 
 using json = nlohmann::json;
-using Clock = std::chrono::steady_clock;
-
-double since(Clock::time_point t0) {
-  return std::chrono::duration<double>(Clock::now() - t0).count();
-}
+using tandem::detail::clock::Stopwatch;
+namespace text = tandem::detail::text;
 
 struct Column {
   const char* id;
@@ -90,9 +88,7 @@ struct Case {
     return std::string(1, precision) + " " + std::to_string(m) + "x" + std::to_string(n) + "x" +
            std::to_string(k);
   }
-  double gflop() const {
-    return 2.0 * static_cast<double>(m) * static_cast<double>(n) * static_cast<double>(k) * 1e-9;
-  }
+  double gflop() const { return tandem::bench::gflop(m, n, k); }
 };
 
 const char* kDefaultCases =
@@ -104,7 +100,8 @@ std::vector<std::string> split(const std::string& s, char sep) {
   std::string item;
   std::istringstream in(s);
   while (std::getline(in, item, sep)) {
-    item.erase(std::remove_if(item.begin(), item.end(), [](unsigned char ch) { return std::isspace(ch) != 0; }),
+    item.erase(std::remove_if(item.begin(), item.end(),
+                              [](unsigned char ch) { return std::isspace(ch) != 0; }),
                item.end());
     if (!item.empty()) out.push_back(item);
   }
@@ -121,21 +118,17 @@ std::vector<Case> parse_cases(const std::string& text) {
     int64_t* dims[] = {&c.m, &c.n, &c.k};
     for (int i = 0; i < 3; ++i) {
       const std::string& v = f[static_cast<size_t>(i) + 1];
-      if (v.empty() || !std::all_of(v.begin(), v.end(), [](unsigned char ch) { return std::isdigit(ch) != 0; }))
+      if (v.empty() ||
+          !std::all_of(v.begin(), v.end(), [](unsigned char ch) { return std::isdigit(ch) != 0; }))
         throw std::invalid_argument("case '" + item + "': dimensions must be positive integers");
       *dims[i] = std::stoll(v);
-      if (*dims[i] <= 0) throw std::invalid_argument("case '" + item + "': dimensions must be positive");
+      if (*dims[i] <= 0)
+        throw std::invalid_argument("case '" + item + "': dimensions must be positive");
     }
     cases.push_back(c);
   }
   if (cases.empty()) throw std::invalid_argument("no cases");
   return cases;
-}
-
-std::string lower(std::string s) {
-  std::transform(s.begin(), s.end(), s.begin(),
-                 [](unsigned char ch) { return static_cast<char>(std::tolower(ch)); });
-  return s;
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -181,18 +174,19 @@ ClDevice pick_device(const std::string& selector) {
       if (is_gpu[i]) return all[i];
     return all.front();
   }
-  if (std::all_of(selector.begin(), selector.end(), [](unsigned char ch) { return std::isdigit(ch) != 0; })) {
+  if (std::all_of(selector.begin(), selector.end(),
+                  [](unsigned char ch) { return std::isdigit(ch) != 0; })) {
     const size_t index = std::stoul(selector);
     if (index < all.size()) return all[index];
   } else {
     for (const auto& c : all)
-      if (lower(c.describe()).find(lower(selector)) != std::string::npos) return c;
+      if (text::lower(c.describe()).find(text::lower(selector)) != std::string::npos) return c;
   }
   std::string available;
   for (const auto& c : all)
     available += (available.empty() ? "" : "; ") + std::to_string(c.index) + ": " + c.describe();
-  throw std::runtime_error("device selector '" + selector + "' matches no OpenCL device (available: " +
-                           available + ")");
+  throw std::runtime_error("device selector '" + selector +
+                           "' matches no OpenCL device (available: " + available + ")");
 }
 
 struct ClState {
@@ -202,12 +196,14 @@ struct ClState {
 };
 
 std::string cl_error_text(const cl::Error& e) {
-  return std::string(e.what() != nullptr ? e.what() : "OpenCL") + " failed (" + std::to_string(e.err()) + ")";
+  return std::string(e.what() != nullptr ? e.what() : "OpenCL") + " failed (" +
+         std::to_string(e.err()) + ")";
 }
 
 void check_clblast(clblast::StatusCode status) {
   if (status != clblast::StatusCode::kSuccess)
-    throw std::runtime_error("clblast::Gemm returned status " + std::to_string(static_cast<int>(status)));
+    throw std::runtime_error("clblast::Gemm returned status " +
+                             std::to_string(static_cast<int>(status)));
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -224,11 +220,7 @@ struct Result {
   bool usable() const { return ran && error.empty() && check_ok && !seconds.empty(); }
 };
 
-double median(std::vector<double> v) {
-  std::sort(v.begin(), v.end());
-  const size_t h = v.size() / 2;
-  return v.size() % 2 ? v[h] : 0.5 * (v[h - 1] + v[h]);
-}
+using tandem::bench::median;
 
 struct Config {
   int reps = 7, warmup = 2;
@@ -261,13 +253,19 @@ template <class T>
 struct CaseData {
   const Case& c;
   size_t size_a, size_b, size_c;
-  std::vector<T> a, b, ref, out;  // ordinary (pageable) host memory
+  std::vector<T> a, b, ref, out;           // ordinary (pageable) host memory
   std::optional<PinnedVec<T>> pa, pb, pc;  // tandem_malloc copies, made on first use
-  double scale;                    // K * max|A| * max|B| * eps
+  double scale;                            // K * max|A| * max|B| * eps
 
   explicit CaseData(const Case& cs, uint64_t seed)
-      : c(cs), size_a(static_cast<size_t>(cs.m * cs.k)), size_b(static_cast<size_t>(cs.k * cs.n)),
-        size_c(static_cast<size_t>(cs.m * cs.n)), a(size_a), b(size_b), ref(size_c), out(size_c) {
+      : c(cs),
+        size_a(static_cast<size_t>(cs.m * cs.k)),
+        size_b(static_cast<size_t>(cs.k * cs.n)),
+        size_c(static_cast<size_t>(cs.m * cs.n)),
+        a(size_a),
+        b(size_b),
+        ref(size_c),
+        out(size_c) {
     std::mt19937_64 rng(seed);
     std::uniform_real_distribution<double> dist(-1, 1);
     for (auto& x : a) x = static_cast<T>(dist(rng));
@@ -275,7 +273,8 @@ struct CaseData {
     double max_a = 0, max_b = 0;
     for (T x : a) max_a = std::max(max_a, std::fabs(static_cast<double>(x)));
     for (T x : b) max_b = std::max(max_b, std::fabs(static_cast<double>(x)));
-    scale = static_cast<double>(cs.k) * max_a * max_b * static_cast<double>(std::numeric_limits<T>::epsilon());
+    scale = static_cast<double>(cs.k) * max_a * max_b *
+            static_cast<double>(std::numeric_limits<T>::epsilon());
   }
 
   void make_pinned() {
@@ -312,10 +311,12 @@ struct CaseData {
       for (int64_t p = 0; p < c.k; ++p) {
         const double aip = static_cast<double>(a[static_cast<size_t>(i * c.k + p)]);
         const T* brow = b.data() + p * c.n;
-        for (int64_t j = 0; j < c.n; ++j) acc[static_cast<size_t>(j)] += aip * static_cast<double>(brow[j]);
+        for (int64_t j = 0; j < c.n; ++j)
+          acc[static_cast<size_t>(j)] += aip * static_cast<double>(brow[j]);
       }
       for (int64_t j = 0; j < c.n; ++j) {
-        const double d = std::fabs(acc[static_cast<size_t>(j)] - static_cast<double>(ref[static_cast<size_t>(i * c.n + j)]));
+        const double d = std::fabs(acc[static_cast<size_t>(j)] -
+                                   static_cast<double>(ref[static_cast<size_t>(i * c.n + j)]));
         if (std::isnan(d)) return INFINITY;
         err = std::max(err, d);
       }
@@ -330,14 +331,12 @@ void fill_nan(T* p, size_t count) {
 }
 
 // Report::kernel ("NAME=v NAME=v ...") back into kernel parameters.
-std::map<std::string, int> parse_kernel(const std::string& text) {
+std::map<std::string, int> parse_kernel(const std::string& description) {
   std::map<std::string, int> params;
-  std::istringstream in(text);
-  std::string item;
-  while (in >> item) {
-    const auto eq = item.find('=');
-    if (eq == std::string::npos) throw std::runtime_error("unreadable kernel description: " + text);
-    params[item.substr(0, eq)] = std::stoi(item.substr(eq + 1));
+  try {
+    params = text::parse_params(description);
+  } catch (const std::invalid_argument&) {
+    throw std::runtime_error("unreadable kernel description: " + description);
   }
   if (params.empty()) throw std::runtime_error("tandem reported no kernel");
   return params;
@@ -395,7 +394,8 @@ void clblast_gemm(ClState& cl, const Case& c, const cl::Buffer& da, const cl::Bu
     if (event_seconds != nullptr) {
       event.wait();
       *event_seconds = static_cast<double>(event.getProfilingInfo<CL_PROFILING_COMMAND_END>() -
-                                           event.getProfilingInfo<CL_PROFILING_COMMAND_START>()) * 1e-9;
+                                           event.getProfilingInfo<CL_PROFILING_COMMAND_START>()) *
+                       1e-9;
     }
   }
 }
@@ -407,7 +407,8 @@ Result run_column(const std::string& id, CaseData<T>& d, const Config& cfg, ClSt
   Result res;
   res.ran = true;
   const Case& c = d.c;
-  const size_t bytes_a = d.size_a * sizeof(T), bytes_b = d.size_b * sizeof(T), bytes_c = d.size_c * sizeof(T);
+  const size_t bytes_a = d.size_a * sizeof(T), bytes_b = d.size_b * sizeof(T),
+               bytes_c = d.size_c * sizeof(T);
   const T nan = std::numeric_limits<T>::quiet_NaN();
   tandem::Options gpu, autom, cpu;
   cpu.strategy = tandem::Strategy::Cpu;
@@ -418,25 +419,29 @@ Result run_column(const std::string& id, CaseData<T>& d, const Config& cfg, ClSt
   try {
     if (id == "openblas") {
       tandem::Report r;
-      res.seconds = measure(cfg, [&](bool) {
-        const auto t0 = Clock::now();
-        tandem_call(d, d.a.data(), d.b.data(), d.out.data(), cpu, &r);
-        return since(t0);
-      }, [&] { fill_nan(d.out.data(), d.size_c); });
+      res.seconds = measure(
+          cfg,
+          [&](bool) {
+            const Stopwatch call;
+            tandem_call(d, d.a.data(), d.b.data(), d.out.data(), cpu, &r);
+            return call.seconds();
+          },
+          [&] { fill_nan(d.out.data(), d.size_c); });
       res.check = d.error_of(d.out.data());
       res.extra = report_json(r);
     } else if (id.rfind("clblast_", 0) == 0) {
       if (cl == nullptr) throw std::runtime_error(cl_error);
-      cl::Buffer da(cl->context, CL_MEM_READ_ONLY, bytes_a), db(cl->context, CL_MEM_READ_ONLY, bytes_b),
-          dc(cl->context, CL_MEM_READ_WRITE, bytes_c);
+      cl::Buffer da(cl->context, CL_MEM_READ_ONLY, bytes_a),
+          db(cl->context, CL_MEM_READ_ONLY, bytes_b), dc(cl->context, CL_MEM_READ_WRITE, bytes_c);
       // The indirect path's scratch buffer, once, outside the timing (as a user who cares would).
       size_t temp_bytes = 0;
       {
         cl_command_queue q = cl->queue();
-        const size_t m = static_cast<size_t>(c.m), n = static_cast<size_t>(c.n), k = static_cast<size_t>(c.k);
-        check_clblast(clblast::GemmTempBufferSize<T>(clblast::Layout::kRowMajor, clblast::Transpose::kNo,
-                                                     clblast::Transpose::kNo, m, n, k, 0, k, 0, n, 0, n, &q,
-                                                     temp_bytes));
+        const size_t m = static_cast<size_t>(c.m), n = static_cast<size_t>(c.n),
+                     k = static_cast<size_t>(c.k);
+        check_clblast(clblast::GemmTempBufferSize<T>(
+            clblast::Layout::kRowMajor, clblast::Transpose::kNo, clblast::Transpose::kNo, m, n, k,
+            0, k, 0, n, 0, n, &q, temp_bytes));
       }
       std::optional<cl::Buffer> temp_buffer;
       if (temp_bytes > 0) temp_buffer.emplace(cl->context, CL_MEM_READ_WRITE, temp_bytes);
@@ -449,12 +454,15 @@ Result run_column(const std::string& id, CaseData<T>& d, const Config& cfg, ClSt
       if (id == "clblast_device") {
         cl->queue.enqueueWriteBuffer(da, CL_TRUE, 0, bytes_a, d.a.data());
         cl->queue.enqueueWriteBuffer(db, CL_TRUE, 0, bytes_b, d.b.data());
-        res.seconds = measure(cfg, [&](bool) {
-          const auto t0 = Clock::now();
-          clblast_gemm<T>(*cl, c, da, db, dc, temp, nullptr);
-          cl->queue.finish();
-          return since(t0);
-        }, poison_device);
+        res.seconds = measure(
+            cfg,
+            [&](bool) {
+              const Stopwatch call;
+              clblast_gemm<T>(*cl, c, da, db, dc, temp, nullptr);
+              cl->queue.finish();
+              return call.seconds();
+            },
+            poison_device);
         cl->queue.enqueueReadBuffer(dc, CL_TRUE, 0, bytes_c, d.out.data());
         res.check = d.error_of(d.out.data());
         // One more call, untimed, for the profiling time of CLBlast's last kernel.
@@ -463,17 +471,20 @@ Result run_column(const std::string& id, CaseData<T>& d, const Config& cfg, ClSt
         cl->queue.finish();
         res.extra["last_kernel_event_seconds"] = ev;
       } else if (id == "clblast_pageable") {
-        res.seconds = measure(cfg, [&](bool) {
-          const auto t0 = Clock::now();
-          cl->queue.enqueueWriteBuffer(da, CL_FALSE, 0, bytes_a, d.a.data());
-          cl->queue.enqueueWriteBuffer(db, CL_FALSE, 0, bytes_b, d.b.data());
-          clblast_gemm<T>(*cl, c, da, db, dc, temp, nullptr);
-          cl->queue.enqueueReadBuffer(dc, CL_TRUE, 0, bytes_c, d.out.data());
-          return since(t0);
-        }, [&] {
-          fill_nan(d.out.data(), d.size_c);
-          poison_device();
-        });
+        res.seconds = measure(
+            cfg,
+            [&](bool) {
+              const Stopwatch call;
+              cl->queue.enqueueWriteBuffer(da, CL_FALSE, 0, bytes_a, d.a.data());
+              cl->queue.enqueueWriteBuffer(db, CL_FALSE, 0, bytes_b, d.b.data());
+              clblast_gemm<T>(*cl, c, da, db, dc, temp, nullptr);
+              cl->queue.enqueueReadBuffer(dc, CL_TRUE, 0, bytes_c, d.out.data());
+              return call.seconds();
+            },
+            [&] {
+              fill_nan(d.out.data(), d.size_c);
+              poison_device();
+            });
         res.check = d.error_of(d.out.data());
       } else if (id == "clblast_pinned") {
         // NVIDIA's pinned-memory recipe: CL_MEM_ALLOC_HOST_PTR buffers, mapped once; the mapped
@@ -486,8 +497,10 @@ Result run_column(const std::string& id, CaseData<T>& d, const Config& cfg, ClSt
           cl::Buffer& buf;
           T* p;
           Mapped(cl::CommandQueue& queue, cl::Buffer& b, size_t bytes)
-              : q(queue), buf(b),
-                p(static_cast<T*>(queue.enqueueMapBuffer(b, CL_TRUE, CL_MAP_READ | CL_MAP_WRITE, 0, bytes))) {}
+              : q(queue),
+                buf(b),
+                p(static_cast<T*>(
+                    queue.enqueueMapBuffer(b, CL_TRUE, CL_MAP_READ | CL_MAP_WRITE, 0, bytes))) {}
           ~Mapped() {
             try {
               q.enqueueUnmapMemObject(buf, p);
@@ -501,17 +514,20 @@ Result run_column(const std::string& id, CaseData<T>& d, const Config& cfg, ClSt
         Mapped ha(cl->queue, pa, bytes_a), hb(cl->queue, pb, bytes_b), hc(cl->queue, pc, bytes_c);
         std::copy(d.a.begin(), d.a.end(), ha.p);
         std::copy(d.b.begin(), d.b.end(), hb.p);
-        res.seconds = measure(cfg, [&](bool) {
-          const auto t0 = Clock::now();
-          cl->queue.enqueueWriteBuffer(da, CL_FALSE, 0, bytes_a, ha.p);
-          cl->queue.enqueueWriteBuffer(db, CL_FALSE, 0, bytes_b, hb.p);
-          clblast_gemm<T>(*cl, c, da, db, dc, temp, nullptr);
-          cl->queue.enqueueReadBuffer(dc, CL_TRUE, 0, bytes_c, hc.p);
-          return since(t0);
-        }, [&] {
-          fill_nan(hc.p, d.size_c);
-          poison_device();
-        });
+        res.seconds = measure(
+            cfg,
+            [&](bool) {
+              const Stopwatch call;
+              cl->queue.enqueueWriteBuffer(da, CL_FALSE, 0, bytes_a, ha.p);
+              cl->queue.enqueueWriteBuffer(db, CL_FALSE, 0, bytes_b, hb.p);
+              clblast_gemm<T>(*cl, c, da, db, dc, temp, nullptr);
+              cl->queue.enqueueReadBuffer(dc, CL_TRUE, 0, bytes_c, hc.p);
+              return call.seconds();
+            },
+            [&] {
+              fill_nan(hc.p, d.size_c);
+              poison_device();
+            });
         res.check = d.error_of(hc.p);
       } else {
         throw std::logic_error("unknown column " + id);
@@ -523,8 +539,8 @@ Result run_column(const std::string& id, CaseData<T>& d, const Config& cfg, ClSt
       // operands already on the device, as CLBlast's column runs: CHUNK_FILL=64 makes the first
       // chunk (at least 64 work-groups per compute unit) the whole of C at these sizes with the
       // H100 profile's tiles (a small tile at a much larger size would still give two chunks),
-      // so every copy in is done before the kernel starts. The calls of the other tandem columns run
-      // their bucket's kernel in overlapped chunks instead.
+      // so every copy in is done before the kernel starts. The calls of the other tandem columns
+      // run their bucket's kernel in overlapped chunks instead.
       tandem::Options whole = gpu;
       whole.kernel_params = tuned_kernel(std::is_same_v<T, double>, gpu.device);
       if (whole.kernel_params.empty()) {
@@ -532,21 +548,22 @@ Result run_column(const std::string& id, CaseData<T>& d, const Config& cfg, ClSt
         whole.kernel_params = parse_kernel(r.kernel);
       }
       whole.kernel_params["CHUNK_FILL"] = 64;
-      std::string whole_text;
-      for (const auto& [name, value] : whole.kernel_params)
-        whole_text += (whole_text.empty() ? "" : " ") + name + "=" + std::to_string(value);
       std::vector<double> walls;
-      res.seconds = measure(cfg, [&](bool timed) {
-        const auto t0 = Clock::now();
-        tandem_call(d, d.pa->data(), d.pb->data(), d.pc->data(), whole, &r);
-        const double wall = since(t0);
-        if (timed) walls.push_back(wall);
-        if (!(r.gpu_kernel_seconds > 0)) throw std::runtime_error("tandem reported no kernel time");
-        return r.gpu_kernel_seconds;
-      }, [&] { fill_nan(d.pc->data(), d.size_c); });
+      res.seconds = measure(
+          cfg,
+          [&](bool timed) {
+            const Stopwatch call;
+            tandem_call(d, d.pa->data(), d.pb->data(), d.pc->data(), whole, &r);
+            const double wall = call.seconds();
+            if (timed) walls.push_back(wall);
+            if (!(r.gpu_kernel_seconds > 0))
+              throw std::runtime_error("tandem reported no kernel time");
+            return r.gpu_kernel_seconds;
+          },
+          [&] { fill_nan(d.pc->data(), d.size_c); });
       res.check = d.error_of(d.pc->data());
       res.extra = report_json(r);
-      res.extra["kernel_launch"] = "one launch: " + whole_text;
+      res.extra["kernel_launch"] = "one launch: " + text::describe(whole.kernel_params);
       res.extra["wall_seconds"] = walls;
       res.extra["wall_median"] = median(walls);
     } else if (id.rfind("tandem_", 0) == 0) {
@@ -560,13 +577,16 @@ Result run_column(const std::string& id, CaseData<T>& d, const Config& cfg, ClSt
       T* cm = pinned ? d.pc->data() : d.out.data();
       tandem::Report r;
       std::vector<double> kernel;
-      res.seconds = measure(cfg, [&](bool timed) {
-        const auto t0 = Clock::now();
-        tandem_call(d, a, b, cm, is_auto ? autom : gpu, &r);
-        const double wall = since(t0);
-        if (timed) kernel.push_back(r.gpu_kernel_seconds);
-        return wall;
-      }, [&] { fill_nan(cm, d.size_c); });
+      res.seconds = measure(
+          cfg,
+          [&](bool timed) {
+            const Stopwatch call;
+            tandem_call(d, a, b, cm, is_auto ? autom : gpu, &r);
+            const double wall = call.seconds();
+            if (timed) kernel.push_back(r.gpu_kernel_seconds);
+            return wall;
+          },
+          [&] { fill_nan(cm, d.size_c); });
       res.check = d.error_of(cm);
       res.extra = report_json(r);
       res.extra["gpu_kernel_seconds"] = kernel;
@@ -698,7 +718,8 @@ std::string command_line(int argc, char** argv) {
   for (int i = 0; i < argc; ++i) {
     std::string a = argv[i];
     const bool plain = !a.empty() && std::all_of(a.begin(), a.end(), [](unsigned char ch) {
-      return std::isalnum(ch) != 0 || std::string("-_./:,=+@%").find(static_cast<char>(ch)) != std::string::npos;
+      return std::isalnum(ch) != 0 ||
+             std::string("-_./:,=+@%").find(static_cast<char>(ch)) != std::string::npos;
     });
     if (!s.empty()) s += ' ';
     s += plain ? a : "'" + a + "'";
@@ -713,14 +734,19 @@ int main(int argc, char** argv) {
   Config cfg;
   std::string cases_text = kDefaultCases, only_text, json_path;
   app.add_option("--cases", cases_text, "comma-separated s|d:M:N:K")->capture_default_str();
-  app.add_option("--reps", cfg.reps, "timed calls per cell (median)")->check(CLI::PositiveNumber)->capture_default_str();
-  app.add_option("--warmup", cfg.warmup, "untimed calls before them")->check(CLI::NonNegativeNumber)->capture_default_str();
+  app.add_option("--reps", cfg.reps, "timed calls per cell (median)")
+      ->check(CLI::PositiveNumber)
+      ->capture_default_str();
+  app.add_option("--warmup", cfg.warmup, "untimed calls before them")
+      ->check(CLI::NonNegativeNumber)
+      ->capture_default_str();
   app.add_option("--only", only_text, "comma-separated columns to run (default: all)");
   app.add_option("--device", cfg.device,
                  "OpenCL device for tandem and CLBlast: index or substring of 'platform / device' "
                  "(default: TANDEM_DEVICE, else the first GPU, else the first device)");
   app.add_option("--json", json_path, "write every sample to this file");
-  app.add_option("--tol", cfg.tol, "check tolerance, in units of K*max|A|*max|B|*eps")->capture_default_str();
+  app.add_option("--tol", cfg.tol, "check tolerance, in units of K*max|A|*max|B|*eps")
+      ->capture_default_str();
   app.add_option("--seed", cfg.seed, "seed of the random inputs")->capture_default_str();
   CLI11_PARSE(app, argc, argv);
 
@@ -729,7 +755,8 @@ int main(int argc, char** argv) {
     cases = parse_cases(cases_text);
     cfg.only = split(only_text, ',');
     for (const auto& id : cfg.only)
-      if (std::none_of(kColumns.begin(), kColumns.end(), [&](const Column& c) { return id == c.id; })) {
+      if (std::none_of(kColumns.begin(), kColumns.end(),
+                       [&](const Column& c) { return id == c.id; })) {
         std::string names;
         for (const auto& c : kColumns) names += std::string(names.empty() ? "" : ",") + c.id;
         throw std::invalid_argument("unknown column '" + id + "' (columns: " + names + ")");
@@ -784,17 +811,20 @@ int main(int argc, char** argv) {
     std::printf("- OpenCL device (CLBlast): none: %s\n", cl_error.c_str());
   }
   std::printf("- tandem device: %s\n", tandem_device.c_str());
-  if (cl && tandem_device.find(cl->dev.describe()) == std::string::npos && !cl->dev.describe().empty())
+  if (cl && tandem_device.find(cl->dev.describe()) == std::string::npos &&
+      !cl->dev.describe().empty())
     std::printf("- WARNING: tandem and CLBlast may be on different devices\n");
-  std::printf("- reps %d after %d warm-up calls; GFLOPS of the median; check tolerance %g (units of "
-              "K*max|A|*max|B|*eps)\n\n",
-              cfg.reps, cfg.warmup, cfg.tol);
+  std::printf(
+      "- reps %d after %d warm-up calls; GFLOPS of the median; check tolerance %g (units of "
+      "K*max|A|*max|B|*eps)\n\n",
+      cfg.reps, cfg.warmup, cfg.tol);
   std::fflush(stdout);
 
   std::vector<CaseOutcome> outcomes;
   for (const Case& c : cases) {
-    outcomes.push_back(c.precision == 's' ? run_case<float>(c, cfg, cl ? &*cl : nullptr, cl_error)
-                                          : run_case<double>(c, cfg, cl ? &*cl : nullptr, cl_error));
+    outcomes.push_back(c.precision == 's'
+                           ? run_case<float>(c, cfg, cl ? &*cl : nullptr, cl_error)
+                           : run_case<double>(c, cfg, cl ? &*cl : nullptr, cl_error));
   }
 
   std::vector<const Column*> shown;
@@ -809,15 +839,17 @@ int main(int argc, char** argv) {
   std::printf("\n");
   for (const auto& o : outcomes) {
     std::printf("| %s |", o.c.name().c_str());
-    for (const Column* col : shown) std::printf(" %s |", cell_text(o.results.at(col->id), o.c.gflop()).c_str());
+    for (const Column* col : shown)
+      std::printf(" %s |", cell_text(o.results.at(col->id), o.c.gflop()).c_str());
     std::printf("\n");
   }
 
   // Table 2: ratios.
-  std::printf("\n## Ratios\n\n| case | tandem kernel / CLBlast device | tandem gpu / CLBlast, pageable "
-              "| tandem gpu / CLBlast, pinned | auto / max(cpu, gpu) | hybrid gain "
-              "| auto / max(cpu, gpu), tandem_malloc | hybrid gain, tandem_malloc |\n"
-              "| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: |\n");
+  std::printf(
+      "\n## Ratios\n\n| case | tandem kernel / CLBlast device | tandem gpu / CLBlast, pageable "
+      "| tandem gpu / CLBlast, pinned | auto / max(cpu, gpu) | hybrid gain "
+      "| auto / max(cpu, gpu), tandem_malloc | hybrid gain, tandem_malloc |\n"
+      "| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: |\n");
   for (const auto& o : outcomes) {
     const double cpu = gflops_of(o, "openblas");
     // auto against the better single strategy on the same memory, and the gain over it as a
@@ -826,23 +858,27 @@ int main(int argc, char** argv) {
       const double gpu = gflops_of(o, gpu_id), au = gflops_of(o, auto_id);
       const bool ok = !std::isnan(cpu) && !std::isnan(gpu);
       const double best = std::max(cpu, gpu), worst = std::min(cpu, gpu);
-      return fmt("%.2f", ok ? au / best : NAN) + " | " + fmt("%+.3f", ok ? (au - best) / worst : NAN);
+      return fmt("%.2f", ok ? au / best : NAN) + " | " +
+             fmt("%+.3f", ok ? (au - best) / worst : NAN);
     };
-    std::printf("| %s | %s | %s | %s | %s | %s |\n", o.c.name().c_str(),
-                fmt("%.2f", gflops_of(o, "tandem_kernel") / gflops_of(o, "clblast_device")).c_str(),
-                fmt("%.2f", gflops_of(o, "tandem_gpu_pageable") / gflops_of(o, "clblast_pageable")).c_str(),
-                fmt("%.2f", gflops_of(o, "tandem_gpu_pinned") / gflops_of(o, "clblast_pinned")).c_str(),
-                against("tandem_gpu_pageable", "tandem_auto").c_str(),
-                against("tandem_gpu_pinned", "tandem_hybrid_pinned").c_str());
+    std::printf(
+        "| %s | %s | %s | %s | %s | %s |\n", o.c.name().c_str(),
+        fmt("%.2f", gflops_of(o, "tandem_kernel") / gflops_of(o, "clblast_device")).c_str(),
+        fmt("%.2f", gflops_of(o, "tandem_gpu_pageable") / gflops_of(o, "clblast_pageable")).c_str(),
+        fmt("%.2f", gflops_of(o, "tandem_gpu_pinned") / gflops_of(o, "clblast_pinned")).c_str(),
+        against("tandem_gpu_pageable", "tandem_auto").c_str(),
+        against("tandem_gpu_pinned", "tandem_hybrid_pinned").c_str());
   }
-  std::printf("\nhybrid gain: (auto - max(cpu, gpu)) / min(cpu, gpu), the gain as a fraction of the "
-              "slower strategy's rate; cpu = OpenBLAS, gpu = tandem gpu from std::vector, or from "
-              "tandem_malloc memory in the last two columns.\n");
+  std::printf(
+      "\nhybrid gain: (auto - max(cpu, gpu)) / min(cpu, gpu), the gain as a fraction of the "
+      "slower strategy's rate; cpu = OpenBLAS, gpu = tandem gpu from std::vector, or from "
+      "tandem_malloc memory in the last two columns.\n");
 
   // Table 3: check errors.
-  std::printf("\n## Check errors (max |C - C_ref| / (K max|A| max|B| eps), must be < %g)\n\n| case | "
-              "reference vs double (16 rows) |",
-              cfg.tol);
+  std::printf(
+      "\n## Check errors (max |C - C_ref| / (K max|A| max|B| eps), must be < %g)\n\n| case | "
+      "reference vs double (16 rows) |",
+      cfg.tol);
   for (const Column* col : shown) std::printf(" %s |", col->id);
   std::printf("\n| --- | ---: |");
   for (size_t i = 0; i < shown.size(); ++i) std::printf(" ---: |");
@@ -855,9 +891,14 @@ int main(int argc, char** argv) {
                                           : ("error: " + o.reference_error).c_str());
     for (const Column* col : shown) {
       const Result& r = o.results.at(col->id);
-      if (!r.error.empty()) ++errors;
-      else if (!r.check_ok) ++failed;
-      std::printf(" %s%s |", !r.ran ? "-" : !r.error.empty() ? "error" : check_text(r.check).c_str(),
+      if (!r.error.empty())
+        ++errors;
+      else if (!r.check_ok)
+        ++failed;
+      std::printf(" %s%s |",
+                  !r.ran             ? "-"
+                  : !r.error.empty() ? "error"
+                                     : check_text(r.check).c_str(),
                   r.error.empty() && !r.check_ok ? " FAILED" : "");
     }
     std::printf("\n");
@@ -881,7 +922,8 @@ int main(int argc, char** argv) {
                             : json{{"error", cl_error}};
     j["tandem_device"] = tandem_device;
     j["columns"] = json::array();
-    for (const Column* col : shown) j["columns"].push_back({{"id", col->id}, {"label", col->label}});
+    for (const Column* col : shown)
+      j["columns"].push_back({{"id", col->id}, {"label", col->label}});
     j["cases"] = json::array();
     for (const auto& o : outcomes) {
       json jc{{"name", o.c.name()},
@@ -890,7 +932,8 @@ int main(int argc, char** argv) {
               {"n", o.c.n},
               {"k", o.c.k},
               {"gflop", o.c.gflop()},
-              {"reference_check", std::isfinite(o.reference_check) ? json(o.reference_check) : json("inf")},
+              {"reference_check",
+               std::isfinite(o.reference_check) ? json(o.reference_check) : json("inf")},
               {"reference_ok", o.reference_ok}};
       if (!o.reference_error.empty()) jc["reference_error"] = o.reference_error;
       jc["results"] = json::object();

@@ -1,12 +1,11 @@
 // amdgpu through hwmon: power1_input (else power1_average), in microwatts, sampled and
 // integrated. On an APU this is the whole socket (PPT), so Meter never adds it to RAPL.
-#include <cerrno>
-#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <optional>
 
 #include "power.hpp"
+#include "sysfs.hpp"
 
 namespace tandem::power {
 namespace {
@@ -80,22 +79,13 @@ class Amdgpu final : public Source {
     double joules, last_watts;
   };
 
+  // hwmon reports microwatts.
   static std::optional<double> read_watts(const fs::path& file, std::string* error) {
-    std::ifstream in(file);
-    if (!in) {
-      *error = file.string() + ": " + std::strerror(errno);
-      return std::nullopt;
-    }
-    std::string text;
-    std::getline(in, text);
-    try {
-      size_t used = 0;
-      const double microwatts = std::stod(text, &used);
-      if (used == text.size() && microwatts >= 0) return microwatts * 1e-6;
-    } catch (const std::exception&) {
-    }
-    *error = file.string() + ": not a number ('" + text.substr(0, 40) + "')";
-    return std::nullopt;
+    const auto microwatts = sysfs::read_number<double>(
+        file, error, [](const std::string& text, size_t* used) { return std::stod(text, used); },
+        [](const std::string&, double value) { return value >= 0; });
+    if (!microwatts) return std::nullopt;
+    return *microwatts * 1e-6;
   }
 
   std::vector<Card> cards_;
@@ -104,6 +94,8 @@ class Amdgpu final : public Source {
 
 }  // namespace
 
-std::unique_ptr<Source> make_amdgpu(const std::string& hwmon_root) { return std::make_unique<Amdgpu>(hwmon_root); }
+std::unique_ptr<Source> make_amdgpu(const std::string& hwmon_root) {
+  return std::make_unique<Amdgpu>(hwmon_root);
+}
 
 }  // namespace tandem::power

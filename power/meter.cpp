@@ -3,16 +3,21 @@
 #include <algorithm>
 #include <chrono>
 #include <condition_variable>
+#include <cstdint>
 #include <mutex>
 #include <thread>
 
+// The library's clock, by its path: tandem_power's include path holds power/ alone.
+#include "clock.hpp"
 #include "power.hpp"
 
 namespace tandem::power {
 namespace {
 
-double now() {
-  return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
+namespace clock = detail::clock;
+
+double seconds_between(int64_t from_ns, int64_t to_ns) {
+  return static_cast<double>(to_ns - from_ns) * 1e-9;
 }
 
 }  // namespace
@@ -44,23 +49,24 @@ bool Meter::any() const { return !readable_.empty(); }
 void Meter::start() {
   if (sampler_) stop();
   for (auto& s : readable_) s->start();
-  started_ = now();
-  const bool sampled = std::any_of(readable_.begin(), readable_.end(), [](const auto& s) { return s->needs_sampling(); });
+  started_ns_ = clock::now_ns();
+  const bool sampled = std::any_of(readable_.begin(), readable_.end(),
+                                   [](const auto& s) { return s->needs_sampling(); });
   if (!sampled) return;
   sampler_ = std::make_unique<Sampler>();
   sampler_->thread = std::thread([this] {
-    double last = now();
+    int64_t last = clock::now_ns();
     std::unique_lock<std::mutex> lock(sampler_->mutex);
     const auto interval = std::chrono::duration<double>(config_.sample_interval_seconds);
     while (!sampler_->wake.wait_for(lock, interval, [this] { return sampler_->stop; })) {
-      const double t = now();
+      const int64_t t = clock::now_ns();
       for (auto& s : readable_)
-        if (s->needs_sampling()) s->sample(t - last);
+        if (s->needs_sampling()) s->sample(seconds_between(last, t));
       last = t;
     }
-    const double t = now();  // the last stretch up to stop()
+    const int64_t t = clock::now_ns();  // the last stretch up to stop()
     for (auto& s : readable_)
-      if (s->needs_sampling()) s->sample(t - last);
+      if (s->needs_sampling()) s->sample(seconds_between(last, t));
   });
 }
 
@@ -75,7 +81,7 @@ Measurement Meter::stop() {
     sampler_->thread.join();
     sampler_.reset();
   }
-  m.seconds = now() - started_;
+  m.seconds = seconds_between(started_ns_, clock::now_ns());
   for (auto& s : readable_)
     for (auto& d : s->stop()) m.domains.push_back(d);
   // The total without double counting (see power.hpp).
@@ -87,8 +93,9 @@ Measurement Meter::stop() {
     }
   for (const auto& d : m.domains) {
     if (d.source == "rapl") {
-      const bool counted = psys ? d.domain.rfind("psys", 0) == 0
-                                : d.domain.rfind("package", 0) == 0 || d.domain.rfind("dram", 0) == 0;
+      const bool counted =
+          psys ? d.domain.rfind("psys", 0) == 0
+               : d.domain.rfind("package", 0) == 0 || d.domain.rfind("dram", 0) == 0;
       if (counted) m.joules += d.joules;
     } else if (d.source == "nvml" || (d.source == "amdgpu" && !rapl)) {
       m.joules += d.joules;

@@ -4,6 +4,7 @@
 // cannot be read says why, once; nothing fails because of it.
 #pragma once
 
+#include <cstdint>
 #include <memory>
 #include <string>
 #include <vector>
@@ -95,7 +96,7 @@ class Meter {
   std::vector<std::unique_ptr<Source>> readable_;
   std::vector<SourceStatus> status_;
   std::unique_ptr<Sampler> sampler_;
-  double started_ = 0;
+  int64_t started_ns_ = 0;  // when start() was called, on tandem's clock
 };
 
 }  // namespace tandem::power

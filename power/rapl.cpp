@@ -2,37 +2,25 @@
 // max_energy_range_uj. Since Linux 5.10 energy_uj is readable by root only; a zone that cannot
 // be read makes the source unavailable with the reason.
 #include <algorithm>
-#include <cerrno>
-#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <optional>
 #include <sstream>
 
 #include "power.hpp"
+#include "sysfs.hpp"
 
 namespace tandem::power {
 namespace {
 
 namespace fs = std::filesystem;
 
-// The file's first line as an unsigned integer; an error message otherwise.
+// The file's first line as an unsigned integer; an error message otherwise. std::stoull takes a
+// minus sign (and wraps the value round), which a counter never has.
 std::optional<unsigned long long> read_counter(const fs::path& file, std::string* error) {
-  std::ifstream in(file);
-  if (!in) {
-    *error = file.string() + ": " + std::strerror(errno);
-    return std::nullopt;
-  }
-  std::string text;
-  std::getline(in, text);
-  try {
-    size_t used = 0;
-    const unsigned long long v = std::stoull(text, &used);
-    if (used == text.size() && !text.empty() && text[0] != '-') return v;
-  } catch (const std::exception&) {
-  }
-  *error = file.string() + ": not a number ('" + text.substr(0, 40) + "')";
-  return std::nullopt;
+  return sysfs::read_number<unsigned long long>(
+      file, error, [](const std::string& text, size_t* used) { return std::stoull(text, used); },
+      [](const std::string& text, unsigned long long) { return text.front() != '-'; });
 }
 
 std::string read_line(const fs::path& file) {
@@ -64,7 +52,8 @@ class Rapl final : public Source {
     for (const auto& path : dirs) {
       const fs::directory_entry entry(path);
       const std::string leaf = entry.path().filename().string();
-      if (leaf.rfind("intel-rapl:", 0) != 0 || !fs::exists(entry.path() / "energy_uj", ec)) continue;
+      if (leaf.rfind("intel-rapl:", 0) != 0 || !fs::exists(entry.path() / "energy_uj", ec))
+        continue;
       Zone z;
       z.dir = entry.path();
       z.name = read_line(z.dir / "name");
@@ -78,7 +67,8 @@ class Rapl final : public Source {
       }
       z.max_range = *max;
       // Zones of several packages share names (package-0, package-1 differ; dram does not).
-      if (leaf.find(':', std::string("intel-rapl:").size()) != std::string::npos) z.name += " (" + leaf + ")";
+      if (leaf.find(':', std::string("intel-rapl:").size()) != std::string::npos)
+        z.name += " (" + leaf + ")";
       zones_.push_back(z);
     }
     if (zones_.empty() && reason_.empty()) reason_ = "no RAPL zone under " + root;
@@ -102,7 +92,8 @@ class Rapl final : public Source {
       const auto now = read_counter(z.dir / "energy_uj", &error);
       if (!now) continue;
       // The counter runs from 0 to max_energy_range_uj and then starts again at 0.
-      const unsigned long long delta = *now >= z.at_start ? *now - z.at_start : z.max_range - z.at_start + *now;
+      const unsigned long long delta =
+          *now >= z.at_start ? *now - z.at_start : z.max_range - z.at_start + *now;
       out.push_back({"rapl", z.name, static_cast<double>(delta) * 1e-6});
     }
     return out;

@@ -27,7 +27,7 @@ done
 "$tandem" gemm --m 64 --n 64 --k 64 | grep -q "GFLOPS" && ok "gemm text" || bad "gemm text"
 
 # bad arguments: a message naming the problem, a non-zero exit
-for args in "gemm --m -3" "gemm --precision q" "tune --strategy best" "tune --sizes 0" "profile frobnicate" "profile import" "nosuch"; do
+for args in "gemm --m -3" "gemm --precision q" "gemm --strategy best" "gemm --kernel MWG" "tune --strategy best" "tune --start FOO" "tune --sizes 0" "profile frobnicate" "profile import" "nosuch"; do
   msg=$("$tandem" $args 2>&1 >/dev/null)
   rc=$?
   [ $rc -ne 0 ] && [ -n "$msg" ] && ok "rejects '$args': $(head -1 <<<"$msg")" || bad "accepted '$args' (rc $rc)"

@@ -8,22 +8,26 @@
 #include <cmath>
 #include <cstdio>
 #include <map>
+#include <optional>
 #include <set>
 #include <sstream>
 #include <stdexcept>
 #include <thread>
 
+#include "config.hpp"
 #include "gemm_measure.hpp"
+#include "measure.hpp"
 
 namespace tandem::tuner {
 namespace {
 
-Strategy strategy_of(const std::string& s) {
-  if (s == "cpu") return Strategy::Cpu;
-  if (s == "gpu") return Strategy::Gpu;
-  if (s == "hybrid") return Strategy::Hybrid;
-  if (s == "auto") return Strategy::Auto;
-  throw std::invalid_argument("unknown strategy '" + s + "' (cpu, gpu, hybrid, auto)");
+// The strategy `name` asks for, in lower case only: rows, the plot and the speedup name
+// strategies as they were asked.
+Strategy strategy_of(const std::string& name) {
+  const std::optional<Strategy> s = detail::parse_strategy(name);
+  if (!s || name != to_string(*s))
+    throw std::invalid_argument("unknown strategy '" + name + "' (cpu, gpu, hybrid, auto)");
+  return *s;
 }
 
 std::string buffers(const Report& r) {
@@ -68,18 +72,10 @@ void measure_shape(const CompareOptions& o, char prec, const std::array<int64_t,
     // Energy over a window of its own, long enough for coarse counters (NVML's updates every
     // few tens of milliseconds): as many calls as fill energy_seconds, at least reps.
     if (meter) {
-      int calls = 0;
-      meter->start();
-      const auto t0 = std::chrono::steady_clock::now();
-      do {
-        p.run(opt);
-        ++calls;
-      } while (calls < o.reps ||
-               std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count() < o.energy_seconds);
-      const power::Measurement e = meter->stop();
+      const EnergyWindow e = energy_window(*meter, o.reps, o.energy_seconds, [&] { p.run(opt); });
       row.power = true;
-      row.joules = e.joules / calls;
-      row.watts = e.watts();
+      row.joules = e.energy.joules / e.calls;
+      row.watts = e.energy.watts();
       row.gflops_per_watt = row.joules > 0 ? gflop / row.joules : 0;
     }
     std::sort(wall.begin(), wall.end());
@@ -113,8 +109,8 @@ void measure_shape(const CompareOptions& o, char prec, const std::array<int64_t,
 // What reading power costs the run it measures: the same CPU call, alternately with and without
 // the meter running; the relative difference of the medians.
 template <class T>
-void sampling_overhead(const CompareOptions& o, const std::array<int64_t, 3>& shape, power::Meter& meter,
-                       CompareResult& out) {
+void sampling_overhead(const CompareOptions& o, const std::array<int64_t, 3>& shape,
+                       power::Meter& meter, CompareResult& out) {
   bench::Problem<T> p(shape[0], shape[1], shape[2], 5, o.resident);
   Options cpu;
   cpu.strategy = Strategy::Cpu;
@@ -130,13 +126,15 @@ void sampling_overhead(const CompareOptions& o, const std::array<int64_t, 3>& sh
   out.sampling_overhead = b > 0 ? (a - b) / b : 0;
   std::ostringstream note;
   note << "reading power during a " << shape[0] << "x" << shape[1] << "x" << shape[2]
-       << " CPU call: median " << a * 1e3 << " ms with, " << b * 1e3 << " ms without (medians of 7, alternated)";
+       << " CPU call: median " << a * 1e3 << " ms with, " << b * 1e3
+       << " ms without (medians of 7, alternated)";
   out.overhead_note = note.str();
 }
 
 }  // namespace
 
-std::vector<std::array<int64_t, 3>> shapes_for(const std::string& kind, const std::vector<int64_t>& sizes) {
+std::vector<std::array<int64_t, 3>> shapes_for(const std::string& kind,
+                                               const std::vector<int64_t>& sizes) {
   std::vector<std::array<int64_t, 3>> out;
   for (int64_t s : sizes) {
     if (kind == "square")
@@ -161,7 +159,8 @@ std::vector<int64_t> parse_sizes(const std::string& text) {
     } catch (const std::exception&) {
       used = 0;
     }
-    if (used != t.size() || v <= 0) throw std::invalid_argument("size '" + t + "' is not a positive integer");
+    if (used != t.size() || v <= 0)
+      throw std::invalid_argument("size '" + t + "' is not a positive integer");
     return static_cast<int64_t>(v);
   };
   if (text.find(':') != std::string::npos) {
@@ -171,7 +170,8 @@ std::vector<int64_t> parse_sizes(const std::string& text) {
       throw std::invalid_argument("sizes range '" + text + "' is not FIRST:LAST:xFACTOR");
     const int64_t first = number(text.substr(0, a)), last = number(text.substr(a + 1, b - a - 1));
     const int64_t factor = number(text.substr(b + 2));
-    if (factor < 2 || last < first) throw std::invalid_argument("sizes range '" + text + "' is empty");
+    if (factor < 2 || last < first)
+      throw std::invalid_argument("sizes range '" + text + "' is empty");
     for (int64_t s = first; s <= last; s *= factor) out.push_back(s);
     return out;
   }
@@ -181,7 +181,8 @@ std::vector<int64_t> parse_sizes(const std::string& text) {
   return out;
 }
 
-std::vector<std::array<int64_t, 3>> parse_shapes(const std::string& text, const std::vector<int64_t>& sizes) {
+std::vector<std::array<int64_t, 3>> parse_shapes(const std::string& text,
+                                                 const std::vector<int64_t>& sizes) {
   if (text == "square" || text == "tall" || text == "wide") return shapes_for(text, sizes);
   std::vector<std::array<int64_t, 3>> out;
   std::stringstream in(text);
@@ -190,8 +191,8 @@ std::vector<std::array<int64_t, 3>> parse_shapes(const std::string& text, const 
     char x1 = 0, x2 = 0;
     std::istringstream one(item);
     std::string rest;
-    if (!(one >> s[0] >> x1 >> s[1] >> x2 >> s[2]) || x1 != 'x' || x2 != 'x' || (one >> rest) || s[0] <= 0 ||
-        s[1] <= 0 || s[2] <= 0)
+    if (!(one >> s[0] >> x1 >> s[1] >> x2 >> s[2]) || x1 != 'x' || x2 != 'x' || (one >> rest) ||
+        s[0] <= 0 || s[1] <= 0 || s[2] <= 0)
       throw std::invalid_argument("shape '" + item + "' is not square, tall, wide or MxNxK");
     out.push_back(s);
   }
@@ -229,14 +230,15 @@ CompareResult compare(const CompareOptions& o) {
 
 std::string to_csv(const CompareResult& r) {
   std::ostringstream s;
-  s << "precision,m,n,k,strategy,ran,gflops,gflops_min,gflops_max,seconds,gpu_rows,cpu_rows,cpu_seconds,"
-       "gpu_seconds,kernel_seconds,kernel_gflops,speedup,max_error,buffers,fell_back,joules,watts,gflops_per_watt\n";
+  s << "precision,m,n,k,strategy,ran,gflops,gflops_min,gflops_max,seconds,gpu_rows,cpu_rows,"
+       "cpu_seconds,gpu_seconds,kernel_seconds,kernel_gflops,speedup,max_error,buffers,fell_back,"
+       "joules,watts,gflops_per_watt\n";
   for (const auto& x : r.rows) {
-    s << x.precision << "," << x.m << "," << x.n << "," << x.k << "," << x.strategy << "," << x.ran << ","
-      << x.gflops << "," << x.gflops_min << "," << x.gflops_max << "," << x.seconds << "," << x.gpu_rows << ","
-      << x.cpu_rows << "," << x.cpu_seconds << "," << x.gpu_seconds << "," << x.kernel_seconds << ","
-      << x.kernel_gflops << "," << x.speedup << "," << x.max_error << "," << x.buffers << ","
-      << (x.fell_back ? 1 : 0) << ",";
+    s << x.precision << "," << x.m << "," << x.n << "," << x.k << "," << x.strategy << "," << x.ran
+      << "," << x.gflops << "," << x.gflops_min << "," << x.gflops_max << "," << x.seconds << ","
+      << x.gpu_rows << "," << x.cpu_rows << "," << x.cpu_seconds << "," << x.gpu_seconds << ","
+      << x.kernel_seconds << "," << x.kernel_gflops << "," << x.speedup << "," << x.max_error << ","
+      << x.buffers << "," << (x.fell_back ? 1 : 0) << ",";
     if (x.power)
       s << x.joules << "," << x.watts << "," << x.gflops_per_watt;
     else
@@ -251,10 +253,14 @@ namespace {
 std::string escape(const std::string& t) {
   std::string out;
   for (char c : t) {
-    if (c == '<') out += "&lt;";
-    else if (c == '>') out += "&gt;";
-    else if (c == '&') out += "&amp;";
-    else out += c;
+    if (c == '<')
+      out += "&lt;";
+    else if (c == '>')
+      out += "&gt;";
+    else if (c == '&')
+      out += "&amp;";
+    else
+      out += c;
   }
   return out;
 }
@@ -267,8 +273,8 @@ const char* colour(const std::string& strategy) {
 }
 
 // One panel: value(row) against cbrt(m n k) on a log2 axis.
-void panel(std::ostringstream& s, const CompareResult& r, double top, const char* title, const char* unit,
-           const std::function<double(const CompareRow&)>& value) {
+void panel(std::ostringstream& s, const CompareResult& r, double top, const char* title,
+           const char* unit, const std::function<double(const CompareRow&)>& value) {
   const double left = 80, width = 620, height = 260;  // the legend sits to the right
   double lo = 1e300, hi = 0, vmax = 0;
   for (const auto& x : r.rows) {
@@ -281,27 +287,31 @@ void panel(std::ostringstream& s, const CompareResult& r, double top, const char
   const double l0 = std::log2(lo), l1 = std::max(std::log2(hi), l0 + 1);
   auto X = [&](double size) { return left + (std::log2(size) - l0) / (l1 - l0) * width; };
   auto Y = [&](double v) { return top + height - v / (vmax * 1.08) * height; };
-  s << "<text x='" << left << "' y='" << top - 12 << "' font-size='15' font-weight='bold'>" << title << "</text>\n";
+  s << "<text x='" << left << "' y='" << top - 12 << "' font-size='15' font-weight='bold'>" << title
+    << "</text>\n";
   s << "<rect x='" << left << "' y='" << top << "' width='" << width << "' height='" << height
     << "' fill='none' stroke='#999'/>\n";
   for (int i = 0; i <= 4; ++i) {  // horizontal grid and labels
     const double v = vmax * 1.08 * i / 4, y = Y(v);
     s << "<line x1='" << left << "' x2='" << left + width << "' y1='" << y << "' y2='" << y
-      << "' stroke='#eee'/><text x='" << left - 8 << "' y='" << y + 4 << "' font-size='11' text-anchor='end'>"
-      << static_cast<long long>(std::lround(v)) << "</text>\n";
+      << "' stroke='#eee'/><text x='" << left - 8 << "' y='" << y + 4
+      << "' font-size='11' text-anchor='end'>" << static_cast<long long>(std::lround(v))
+      << "</text>\n";
   }
   std::set<double> ticks;
   for (const auto& x : r.rows) ticks.insert(std::cbrt(double(x.m) * double(x.n) * double(x.k)));
   for (double t : ticks)
-    s << "<text x='" << X(t) << "' y='" << top + height + 16 << "' font-size='11' text-anchor='middle'>"
-      << static_cast<long long>(std::lround(t)) << "</text>\n";
+    s << "<text x='" << X(t) << "' y='" << top + height + 16
+      << "' font-size='11' text-anchor='middle'>" << static_cast<long long>(std::lround(t))
+      << "</text>\n";
   s << "<text x='" << left + width / 2 << "' y='" << top + height + 34
     << "' font-size='12' text-anchor='middle'>size (cube root of m·n·k)</text>\n";
-  s << "<text x='20' y='" << top + height / 2 << "' font-size='12' transform='rotate(-90 20 " << top + height / 2
-    << ")' text-anchor='middle'>" << unit << "</text>\n";
+  s << "<text x='20' y='" << top + height / 2 << "' font-size='12' transform='rotate(-90 20 "
+    << top + height / 2 << ")' text-anchor='middle'>" << unit << "</text>\n";
   std::map<std::pair<char, std::string>, std::vector<std::pair<double, double>>> lines;
   for (const auto& x : r.rows)
-    lines[{x.precision, x.strategy}].push_back({std::cbrt(double(x.m) * double(x.n) * double(x.k)), value(x)});
+    lines[{x.precision, x.strategy}].push_back(
+        {std::cbrt(double(x.m) * double(x.n) * double(x.k)), value(x)});
   int legend = 0;
   for (auto& [key, pts] : lines) {
     std::sort(pts.begin(), pts.end());
@@ -310,26 +320,32 @@ void panel(std::ostringstream& s, const CompareResult& r, double top, const char
     for (const auto& [size, v] : pts) s << X(size) << "," << Y(v) << " ";
     s << "'/>\n";
     for (const auto& [size, v] : pts)
-      s << "<circle cx='" << X(size) << "' cy='" << Y(v) << "' r='3' fill='" << colour(key.second) << "'/>\n";
+      s << "<circle cx='" << X(size) << "' cy='" << Y(v) << "' r='3' fill='" << colour(key.second)
+        << "'/>\n";
     const double ly = top + 14 + 16 * legend++, lx = left + width + 14;
-    s << "<line x1='" << lx << "' x2='" << lx + 28 << "' y1='" << ly << "' y2='" << ly << "' stroke='"
-      << colour(key.second) << "' stroke-width='2'" << (key.first == 'd' ? " stroke-dasharray='6 4'" : "")
-      << "/><text x='" << lx + 34 << "' y='" << ly + 4 << "' font-size='12'>" << key.first << "gemm "
-      << escape(key.second) << "</text>\n";
+    s << "<line x1='" << lx << "' x2='" << lx + 28 << "' y1='" << ly << "' y2='" << ly
+      << "' stroke='" << colour(key.second) << "' stroke-width='2'"
+      << (key.first == 'd' ? " stroke-dasharray='6 4'" : "") << "/><text x='" << lx + 34 << "' y='"
+      << ly + 4 << "' font-size='12'>" << key.first << "gemm " << escape(key.second) << "</text>\n";
   }
 }
 
 }  // namespace
 
 std::string to_svg(const CompareResult& r) {
-  const bool watts = r.power && std::any_of(r.rows.begin(), r.rows.end(), [](const CompareRow& x) { return x.gflops_per_watt > 0; });
+  const bool watts = r.power && std::any_of(r.rows.begin(), r.rows.end(), [](const CompareRow& x) {
+                       return x.gflops_per_watt > 0;
+                     });
   const int height = watts ? 720 : 380;
   std::ostringstream s;
-  s << "<?xml version='1.0' encoding='UTF-8'?>\n<svg xmlns='http://www.w3.org/2000/svg' width='880' height='"
+  s << "<?xml version='1.0' encoding='UTF-8'?>\n<svg xmlns='http://www.w3.org/2000/svg' "
+       "width='880' height='"
     << height << "' font-family='sans-serif'>\n<rect width='100%' height='100%' fill='white'/>\n";
-  panel(s, r, 40, "Throughput (solid: sgemm, dashed: dgemm)", "GFLOPS", [](const CompareRow& x) { return x.gflops; });
+  panel(s, r, 40, "Throughput (solid: sgemm, dashed: dgemm)", "GFLOPS",
+        [](const CompareRow& x) { return x.gflops; });
   if (watts)
-    panel(s, r, 400, "Energy efficiency", "GFLOPS per watt", [](const CompareRow& x) { return x.gflops_per_watt; });
+    panel(s, r, 400, "Energy efficiency", "GFLOPS per watt",
+          [](const CompareRow& x) { return x.gflops_per_watt; });
   s << "</svg>\n";
   return s.str();
 }

@@ -37,10 +37,10 @@ struct CompareRow {
   double gflops = 0, gflops_min = 0, gflops_max = 0, seconds = 0;
   int64_t gpu_rows = 0, cpu_rows = 0;
   double cpu_seconds = 0, gpu_seconds = 0, kernel_seconds = 0;  // medians; gpu: enqueue to done
-  double kernel_gflops = 0;   // from the kernel's own time (GPU-only)
-  double speedup = 0;         // over the faster of cpu and gpu for this shape (0 if not both ran)
-  double max_error = 0;       // max |C - ref| / max |ref|, ref: the CPU BLAS in double
-  std::string buffers;        // A/B/C paths
+  double kernel_gflops = 0;  // from the kernel's own time (GPU-only)
+  double speedup = 0;        // over the faster of cpu and gpu for this shape (0 if not both ran)
+  double max_error = 0;      // max |C - ref| / max |ref|, ref: the CPU BLAS in double
+  std::string buffers;       // A/B/C paths
   bool fell_back = false;
   bool power = false;
   double joules = 0, watts = 0, gflops_per_watt = 0;  // per call, over the timed calls
@@ -50,8 +50,8 @@ struct CompareResult {
   std::vector<CompareRow> rows;
   std::vector<power::SourceStatus> sources;
   bool power = false;
-  power::Measurement idle;          // the idle baseline, measured before anything runs
-  double sampling_overhead = 0;     // relative cost of reading power during a run
+  power::Measurement idle;       // the idle baseline, measured before anything runs
+  double sampling_overhead = 0;  // relative cost of reading power during a run
   std::string overhead_note;
 };
 
@@ -59,11 +59,13 @@ struct CompareResult {
 CompareResult compare(const CompareOptions& options);
 
 // Square shapes for sizes; "tall" is (4s, s/4, s) and "wide" (s/4, 4s, s): the same work.
-std::vector<std::array<int64_t, 3>> shapes_for(const std::string& kind, const std::vector<int64_t>& sizes);
+std::vector<std::array<int64_t, 3>> shapes_for(const std::string& kind,
+                                               const std::vector<int64_t>& sizes);
 // "256,512" or "256:4096:x2" (a geometric range).
 std::vector<int64_t> parse_sizes(const std::string& text);
 // "square", "tall", "wide" or "MxNxK,MxNxK".
-std::vector<std::array<int64_t, 3>> parse_shapes(const std::string& text, const std::vector<int64_t>& sizes);
+std::vector<std::array<int64_t, 3>> parse_shapes(const std::string& text,
+                                                 const std::vector<int64_t>& sizes);
 
 std::string to_csv(const CompareResult& r);
 // Throughput against size, one line per strategy and precision, and a GFLOPS/W panel when power

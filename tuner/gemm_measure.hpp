@@ -4,13 +4,13 @@
 #pragma once
 
 #include <algorithm>
-#include <chrono>
 #include <cmath>
 #include <cstdint>
 #include <memory>
 #include <random>
 #include <vector>
 
+#include "clock.hpp"
 #include "tandem/tandem.hpp"
 
 namespace tandem::bench {
@@ -35,9 +35,13 @@ struct HostAllocator {
       std::allocator<T>().deallocate(p, count);
   }
   template <class U>
-  bool operator==(const HostAllocator<U>& o) const noexcept { return resident == o.resident; }
+  bool operator==(const HostAllocator<U>& o) const noexcept {
+    return resident == o.resident;
+  }
   template <class U>
-  bool operator!=(const HostAllocator<U>& o) const noexcept { return resident != o.resident; }
+  bool operator!=(const HostAllocator<U>& o) const noexcept {
+    return resident != o.resident;
+  }
 };
 
 template <class T>
@@ -66,7 +70,9 @@ struct Problem {
   Buffer<T> storage_a, storage_b, storage_c;
   T *a, *b, *c;
   Problem(int64_t m_, int64_t n_, int64_t k_, uint64_t seed, bool resident = true)
-      : m(m_), n(n_), k(k_),
+      : m(m_),
+        n(n_),
+        k(k_),
         storage_a(random_buffer<T>(static_cast<size_t>(m * k + 1), seed, resident)),
         storage_b(random_buffer<T>(static_cast<size_t>(k * n + 1), seed + 1, resident)),
         storage_c(static_cast<size_t>(m * n + 1), T(0), HostAllocator<T>(resident)),
@@ -76,9 +82,10 @@ struct Problem {
 
   // One call of C = A B; returns its wall time in seconds.
   double run(const Options& o, Report* r = nullptr) {
-    const auto t0 = std::chrono::steady_clock::now();
-    gemm<T>(Layout::RowMajor, Op::NoTrans, Op::NoTrans, m, n, k, T(1), a, k, b, n, T(0), c, n, o, r);
-    return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    const detail::clock::Stopwatch call;
+    gemm<T>(Layout::RowMajor, Op::NoTrans, Op::NoTrans, m, n, k, T(1), a, k, b, n, T(0), c, n, o,
+            r);
+    return call.seconds();
   }
 
   // The same product in double on the CPU BLAS: the reference for the error.
@@ -86,8 +93,8 @@ struct Problem {
     std::vector<double> ad(a, a + m * k), bd(b, b + k * n), cd(static_cast<size_t>(m * n), 0.0);
     Options o;
     o.strategy = Strategy::Cpu;
-    gemm<double>(Layout::RowMajor, Op::NoTrans, Op::NoTrans, m, n, k, 1.0, ad.data(), k,
-                 bd.data(), n, 0.0, cd.data(), n, o);
+    gemm<double>(Layout::RowMajor, Op::NoTrans, Op::NoTrans, m, n, k, 1.0, ad.data(), k, bd.data(),
+                 n, 0.0, cd.data(), n, o);
     return cd;
   }
 

@@ -1,7 +1,9 @@
-// tuner::summarize: order statistics and the two flags.
+// tuner::summarize (order statistics and the two flags) and tuner::energy_window.
 #include "measure.hpp"
 
 #include <algorithm>
+
+#include "clock.hpp"
 
 namespace tandem::tuner {
 
@@ -25,6 +27,24 @@ Stats summarize(std::vector<double> x) {
     s.bimodal = at >= 2 && n - at >= 2 && (x[at] - x[at - 1]) > 0.1 * s.median;
   }
   return s;
+}
+
+EnergyWindow energy_window(power::Meter& meter, int min_calls, double min_seconds,
+                           const std::function<void()>& call) {
+  EnergyWindow w;
+  meter.start();
+  const detail::clock::Stopwatch window;
+  try {
+    do {
+      call();
+      ++w.calls;
+    } while (w.calls < min_calls || window.seconds() < min_seconds);
+  } catch (...) {
+    meter.stop();
+    throw;
+  }
+  w.energy = meter.stop();
+  return w;
 }
 
 }  // namespace tandem::tuner

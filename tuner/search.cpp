@@ -12,7 +12,7 @@
 
 namespace tandem::tuner {
 
-// ---- Space ---------------------------------------------------------------------------------------
+// ---- Space --------------------------------------------------------------------------------------
 
 uint64_t Space::cardinality() const {
   uint64_t n = 1;
@@ -46,15 +46,15 @@ std::string Space::describe(const Point& p) const {
   return s;
 }
 
-// ---- Evaluator -----------------------------------------------------------------------------------
+// ---- Evaluator ----------------------------------------------------------------------------------
 
 Evaluator::Evaluator(const Space& space, Objective objective, Budget budget, Observer observer)
-    : space_(space), objective_(std::move(objective)), budget_(budget),
-      observer_(std::move(observer)), start_(std::chrono::steady_clock::now()) {}
+    : space_(space),
+      objective_(std::move(objective)),
+      budget_(budget),
+      observer_(std::move(observer)) {}
 
-double Evaluator::elapsed_seconds() const {
-  return std::chrono::duration<double>(std::chrono::steady_clock::now() - start_).count();
-}
+double Evaluator::elapsed_seconds() const { return started_.seconds(); }
 
 bool Evaluator::exhausted() const {
   return evaluations_ + preloaded_ >= budget_.max_evaluations ||
@@ -86,7 +86,7 @@ std::optional<double> Evaluator::operator()(const Point& p) {
   return o.cost;
 }
 
-// ---- helpers -------------------------------------------------------------------------------------
+// ---- helpers ------------------------------------------------------------------------------------
 
 namespace {
 
@@ -178,8 +178,8 @@ void random_sample(Evaluator& ev, std::mt19937_64& rng) {
 }
 
 // Evaluates the candidates and returns the best (with its cost), keeping `current` on ties.
-std::pair<Point, double> best_of(Evaluator& ev, const std::vector<Point>& candidates,
-                                 Point current, double current_cost) {
+std::pair<Point, double> best_of(Evaluator& ev, const std::vector<Point>& candidates, Point current,
+                                 double current_cost) {
   for (const auto& c : candidates) {
     if (ev.exhausted()) break;
     auto cost = ev(c);
@@ -249,9 +249,11 @@ void phased(Evaluator& ev, std::mt19937_64& rng) {
   std::vector<std::vector<int>> coarse(s.dimension());
   for (size_t i = 0; i < s.dimension(); ++i) {
     const auto& v = s.parameters[i].values;
-    const bool all_pow2 = std::all_of(v.begin(), v.end(), [](int x) { return x > 0 && (x & (x - 1)) == 0; });
+    const bool all_pow2 =
+        std::all_of(v.begin(), v.end(), [](int x) { return x > 0 && (x & (x - 1)) == 0; });
     for (int j = 0; j < static_cast<int>(v.size()); ++j) {
-      const bool pow2 = v[static_cast<size_t>(j)] > 0 && (v[static_cast<size_t>(j)] & (v[static_cast<size_t>(j)] - 1)) == 0;
+      const bool pow2 = v[static_cast<size_t>(j)] > 0 &&
+                        (v[static_cast<size_t>(j)] & (v[static_cast<size_t>(j)] - 1)) == 0;
       if (all_pow2 ? (j % 2 == 0 || j + 1 == static_cast<int>(v.size())) : pow2 || v.size() <= 2)
         coarse[i].push_back(j);
     }
@@ -350,8 +352,9 @@ Result search(const std::string& strategy, Evaluator& ev, uint64_t seed) {
                                 "' (exhaustive, random, alternating, phased, annealing)");
   // A space with no parameters, or a parameter with no values, has no point to measure.
   const auto& params = ev.space().parameters;
-  const bool empty = params.empty() || std::any_of(params.begin(), params.end(),
-                                                   [](const Parameter& p) { return p.values.empty(); });
+  const bool empty =
+      params.empty() || std::any_of(params.begin(), params.end(),
+                                    [](const Parameter& p) { return p.values.empty(); });
   // A known-good start (the device's defaults) is measured first, so no search ends worse.
   if (!empty && ev.space().start && !ev.space().violated(*ev.space().start)) ev(*ev.space().start);
   if (empty)
@@ -398,7 +401,8 @@ int minimize_unimodal(const std::function<double(int)>& f, int lo, int hi) {
       ->first;
 }
 
-int keep_split(double cpu_cost, double gpu_cost, int split, double split_cost, int parts, double margin) {
+int keep_split(double cpu_cost, double gpu_cost, int split, double split_cost, int parts,
+               double margin) {
   const bool gpu_better = gpu_cost < cpu_cost;
   const double single = gpu_better ? gpu_cost : cpu_cost;
   if (split > 0 && split < parts && split_cost < single * (1.0 - margin)) return split;

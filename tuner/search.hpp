@@ -4,13 +4,14 @@
 // separation of generator, evaluator and search engine; Jiang and Snir's pruning).
 #pragma once
 
-#include <chrono>
 #include <cstdint>
 #include <functional>
 #include <map>
 #include <optional>
 #include <string>
 #include <vector>
+
+#include "clock.hpp"
 
 namespace tandem::tuner {
 
@@ -86,7 +87,7 @@ class Evaluator {
   int preloaded_ = 0;
   std::optional<Point> best_;
   double best_cost_ = 0;
-  std::chrono::steady_clock::time_point start_;
+  detail::clock::Stopwatch started_;
 };
 
 struct Result {
@@ -113,6 +114,7 @@ int minimize_unimodal(const std::function<double(int)>& f, int lo, int hi);
 // The split to keep, of the CPU alone (0), the GPU alone (`parts`) and `split` (cost
 // `split_cost`): the split only when its cost is below the better single strategy's by more than
 // `margin` (a fraction), else that single strategy (the CPU on a tie).
-int keep_split(double cpu_cost, double gpu_cost, int split, double split_cost, int parts, double margin);
+int keep_split(double cpu_cost, double gpu_cost, int split, double split_cost, int parts,
+               double margin);
 
 }  // namespace tandem::tuner

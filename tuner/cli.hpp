@@ -1,0 +1,49 @@
+// What the files of the `tandem` command share: each subcommand's registration, the option
+// checks, and the helpers that more than one subcommand uses.
+#pragma once
+
+#include <CLI/CLI.hpp>
+#include <functional>
+#include <map>
+#include <nlohmann/json.hpp>
+#include <string>
+#include <vector>
+
+#include "profile.hpp"
+
+namespace tandem::cli {
+
+// A subcommand: its options, registered on the app, and what it does once the app has parsed
+// them, given the top-level --json flag. run returns the exit status and may throw.
+struct Subcommand {
+  CLI::App* app = nullptr;
+  std::function<int(bool as_json)> run;
+};
+
+Subcommand add_devices(CLI::App& app);  // cli_devices.cpp
+Subcommand add_tune(CLI::App& app);     // cli_tune.cpp
+Subcommand add_profile(CLI::App& app);  // cli_profile.cpp
+Subcommand add_gemm(CLI::App& app);     // cli_gemm.cpp
+Subcommand add_kernel(CLI::App& app);   // cli_kernel.cpp
+Subcommand add_compare(CLI::App& app);  // cli_compare.cpp
+
+// Checks of numeric options. CLI11's own range messages print the whole double range; these
+// name the rule instead.
+extern const CLI::Validator kPositive, kNonNegative;
+
+// NAME=VALUE items, as --kernel and --start take them. Throws std::invalid_argument naming
+// `option` and the item that is not NAME=INTEGER.
+std::map<std::string, int> parse_assignments(const std::vector<std::string>& items,
+                                             const char* option);
+
+// Writes `text` to `path`; false, having said so on stderr, if it could not.
+bool write_file(const std::string& path, const std::string& text);
+
+// The profile identity of the device `device` selects (cli_profile.cpp).
+detail::profile::Identity identity(const std::string& device);
+// A profile as JSON, with where it came from (cli_profile.cpp).
+nlohmann::json profile_json(const detail::profile::Profile& p);
+// A profile as text (cli_profile.cpp).
+void print_profile(const detail::profile::Profile& p);
+
+}  // namespace tandem::cli

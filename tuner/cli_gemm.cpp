@@ -1,0 +1,200 @@
+// `tandem gemm`: one GEMM on random inputs, timed (median of the repetitions after a warm-up)
+// and checked against the CPU BLAS in double, with where its rows ran.
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <iostream>
+#include <limits>
+#include <optional>
+#include <random>
+#include <type_traits>
+
+#include "cli.hpp"
+#include "clock.hpp"
+#include "config.hpp"
+#include "gemm_measure.hpp"
+#include "tandem/tandem.hpp"
+
+namespace tandem::cli {
+namespace {
+
+using nlohmann::json;
+
+struct GemmArgs {
+  std::string precision = "s", strategy = "auto", device;
+  int64_t m = 1024, n = 1024, k = 1024;
+  int reps = 3, threads = 0;
+  bool resident = false;
+  double fraction = -1;
+  std::vector<std::string> kernel;
+};
+
+// What one checked run found.
+struct Outcome {
+  char precision = 's';
+  int64_t m = 0, n = 0, k = 0;
+  int reps = 0;
+  double seconds = 0;         // the median call's
+  double kernel_seconds = 0;  // the median kernel time, from profiling events
+  double gflops = 0, kernel_gflops = 0;
+  double relative_error = 0;
+  bool ok = false;
+  Report last;  // the last call's report
+};
+
+// max |C - ref| / max |ref|, ref: the CPU BLAS in double on the same inputs.
+template <class T, class Alloc>
+double relative_error(const std::vector<T, Alloc>& a, const std::vector<T, Alloc>& b,
+                      const std::vector<T, Alloc>& c, int64_t m, int64_t n, int64_t k) {
+  std::vector<double> ad(a.begin(), a.end()), bd(b.begin(), b.end()), ref(m * n);
+  Options cpu;
+  cpu.strategy = Strategy::Cpu;
+  gemm<double>(Layout::RowMajor, Op::NoTrans, Op::NoTrans, m, n, k, 1.0, ad.data(), k, bd.data(), n,
+               0.0, ref.data(), n, cpu);
+  double err = 0, scale = 0;
+  for (int64_t i = 0; i < m * n; ++i) {
+    err = std::max(err, std::fabs(double(c[i]) - ref[i]));
+    scale = std::max(scale, std::fabs(ref[i]));
+  }
+  return scale > 0 ? err / scale : err;
+}
+
+// Alloc: std::allocator (ordinary memory) or tandem::Allocator (tandem_malloc memory, --resident).
+template <class T, class Alloc>
+Outcome run_checked(int64_t m, int64_t n, int64_t k, const Options& o, int reps) {
+  std::mt19937_64 rng(1);
+  std::uniform_real_distribution<double> d(-1, 1);
+  std::vector<T, Alloc> a(m * k), b(k * n), c(m * n);
+  for (auto& x : a) x = static_cast<T>(d(rng));
+  for (auto& x : b) x = static_cast<T>(d(rng));
+  Outcome out;
+  out.precision = std::is_same_v<T, double> ? 'd' : 's';
+  out.m = m;
+  out.n = n;
+  out.k = k;
+  out.reps = reps;
+  std::vector<double> times, kernel_times;
+  for (int i = 0; i <= reps; ++i) {  // the first call is a warm-up
+    const detail::clock::Stopwatch call;
+    gemm<T>(Layout::RowMajor, Op::NoTrans, Op::NoTrans, m, n, k, T(1), a.data(), k, b.data(), n,
+            T(0), c.data(), n, o, &out.last);
+    if (i > 0) {
+      times.push_back(call.seconds());
+      kernel_times.push_back(out.last.gpu_kernel_seconds);
+    }
+  }
+  std::sort(times.begin(), times.end());
+  std::sort(kernel_times.begin(), kernel_times.end());
+  out.seconds = times[times.size() / 2];
+  out.kernel_seconds = kernel_times[kernel_times.size() / 2];
+  const double gflop = bench::gflop(m, n, k);
+  // The kernel's own rate (profiling events), for a call that ran on the GPU alone.
+  out.kernel_gflops =
+      out.kernel_seconds > 0 && out.last.cpu_rows == 0 ? gflop / out.kernel_seconds : 0;
+  out.gflops = gflop / out.seconds;
+  out.relative_error = relative_error(a, b, c, m, n, k);
+  out.ok = std::isfinite(out.relative_error) &&
+           out.relative_error <= 8.0 * std::sqrt(double(k)) * std::numeric_limits<T>::epsilon();
+  return out;
+}
+
+void print_json(const Outcome& x) {
+  const Report& r = x.last;
+  std::cout << json{{"gflops", x.gflops},
+                    {"seconds", x.seconds},
+                    {"strategy", to_string(r.strategy)},
+                    {"gpu_rows", r.gpu_rows},
+                    {"cpu_rows", r.cpu_rows},
+                    {"cpu_threads", r.cpu_threads},
+                    {"profile_resident", r.profile_resident},
+                    {"buffers", {to_string(r.a), to_string(r.b), to_string(r.c)}},
+                    {"device", r.device},
+                    {"kernel", r.kernel},
+                    {"profile", r.profile},
+                    {"max_relative_error", x.relative_error},
+                    {"kernel_seconds", x.kernel_seconds},
+                    {"kernel_gflops", x.kernel_gflops},
+                    {"fell_back", r.fell_back},
+                    {"ok", x.ok},
+                    // The last call's timeline: each side's busy time, from the call's start.
+                    {"cpu_share_seconds",
+                     r.t_cpu_end > r.t_cpu_start
+                         ? static_cast<double>(r.t_cpu_end - r.t_cpu_start) * 1e-9
+                         : 0.0},
+                    {"gpu_done_seconds",
+                     r.t_gpu_done > 0 ? static_cast<double>(r.t_gpu_done - r.t_start) * 1e-9 : 0.0}}
+                   .dump(2)
+            << "\n";
+}
+
+void print_text(const Outcome& x) {
+  const Report& r = x.last;
+  std::printf(
+      "%cgemm %lldx%lldx%lld: %.1f GFLOPS (median of %d), strategy %s, rows GPU %lld / CPU %lld, "
+      "max relative error %.2e%s\n",
+      x.precision, static_cast<long long>(x.m), static_cast<long long>(x.n),
+      static_cast<long long>(x.k), x.gflops, x.reps, to_string(r.strategy),
+      static_cast<long long>(r.gpu_rows), static_cast<long long>(r.cpu_rows), x.relative_error,
+      x.ok ? "" : "  WRONG");
+  if (x.kernel_gflops > 0)
+    std::printf("  kernel alone: %.1f GFLOPS (%s)\n", x.kernel_gflops, r.kernel.c_str());
+  if (!r.profile.empty()) std::printf("  profile: %s\n", r.profile.c_str());
+  if (r.fell_back)
+    std::printf("  GPU failed, computed on the CPU: %s\n", r.fallback_reason.c_str());
+}
+
+template <class T, class Alloc = std::allocator<T>>
+int gemm_checked(const GemmArgs& a, const Options& o, bool as_json) {
+  const Outcome x = run_checked<T, Alloc>(a.m, a.n, a.k, o, a.reps);
+  if (as_json)
+    print_json(x);
+  else
+    print_text(x);
+  return x.ok ? 0 : 1;
+}
+
+int gemm_command(const GemmArgs& a, bool as_json) {
+  Options o;
+  o.strategy = *detail::parse_strategy(a.strategy);  // kStrategy let nothing else through
+  if (a.fraction >= 0) o.gpu_fraction = a.fraction;
+  if (a.threads > 0) o.cpu_threads = a.threads;
+  if (!a.device.empty()) o.device = a.device;
+  o.kernel_params = parse_assignments(a.kernel, "--kernel");
+  const bool fp64 = a.precision == "d";
+  if (a.resident)
+    return fp64 ? gemm_checked<double, Allocator<double>>(a, o, as_json)
+                : gemm_checked<float, Allocator<float>>(a, o, as_json);
+  return fp64 ? gemm_checked<double>(a, o, as_json) : gemm_checked<float>(a, o, as_json);
+}
+
+// auto, cpu, gpu or hybrid, in lower case like every other name the command takes, with
+// CLI::IsMember's message and help.
+const CLI::Validator kStrategy(
+    [](std::string& v) {
+      const std::optional<Strategy> s = detail::parse_strategy(v);
+      return s && v == to_string(*s) ? std::string() : v + " not in {auto,cpu,gpu,hybrid}";
+    },
+    "{auto,cpu,gpu,hybrid}");
+
+}  // namespace
+
+Subcommand add_gemm(CLI::App& app) {
+  auto args = std::make_shared<GemmArgs>();
+  GemmArgs& a = *args;
+  auto* sub = app.add_subcommand("gemm", "one checked GEMM: GFLOPS, split and error");
+  sub->add_option("--precision", a.precision, "s or d")->check(CLI::IsMember({"s", "d"}));
+  sub->add_option("--m", a.m, "rows of C")->check(kPositive);
+  sub->add_option("--n", a.n, "columns of C")->check(kPositive);
+  sub->add_option("--k", a.k, "inner dimension")->check(kPositive);
+  sub->add_option("--strategy", a.strategy, "auto, cpu, gpu or hybrid")->check(kStrategy);
+  sub->add_option("--fraction", a.fraction, "GPU share under hybrid")->check(CLI::Range(0.0, 1.0));
+  sub->add_option("--device", a.device, "device index or name");
+  sub->add_option("--reps", a.reps, "timed repetitions")->check(kPositive);
+  sub->add_option("--threads", a.threads, "CPU BLAS threads for the CPU share")->check(kPositive);
+  sub->add_flag("--resident", a.resident,
+                "operands in tandem_malloc memory (pinned on a discrete GPU)");
+  sub->add_option("--kernel", a.kernel, "kernel parameters NAME=VALUE,...")->delimiter(',');
+  return {sub, [args](bool as_json) { return gemm_command(*args, as_json); }};
+}
+
+}  // namespace tandem::cli

@@ -1,0 +1,165 @@
+// `tandem profile`: the device profile in effect here, shown, located, exported, imported or
+// reset; and the profile as JSON and text, which `tandem tune` prints too.
+#include <cstdio>
+#include <filesystem>
+#include <iostream>
+#include <system_error>
+
+#include "cli.hpp"
+#include "gpu/device.hpp"
+#include "text.hpp"
+
+namespace tandem::cli {
+
+namespace prof = detail::profile;
+namespace gpu = detail::gpu;
+namespace fs = std::filesystem;
+using nlohmann::json;
+
+prof::Identity identity(const std::string& device) {
+  return prof::identity_for(gpu::info(*gpu::open_device(device)));
+}
+
+json profile_json(const prof::Profile& p) {
+  json j = json::parse(prof::to_json(p));
+  j["origin"] = p.origin;
+  return j;
+}
+
+namespace {
+
+std::string kernel_text(const std::map<std::string, int>& k) {
+  const std::string s = detail::text::describe(k);
+  return s.empty() ? "(defaults)" : s;
+}
+
+}  // namespace
+
+void print_profile(const prof::Profile& p) {
+  std::printf("profile: %s\n", p.origin.c_str());
+  std::printf("  for %s / %s (driver %s, %d compute units), CPU %s, %s %s (%s), %d threads\n",
+              p.identity.platform.c_str(), p.identity.device.c_str(), p.identity.driver.c_str(),
+              p.identity.compute_units, p.identity.cpu_model.c_str(), p.identity.blas.c_str(),
+              p.identity.blas_version.c_str(), p.identity.blas_core.c_str(), p.identity.threads);
+  std::printf("  tuned %s by tandem %s: strategy %s, %d evaluations, %.0f s\n",
+              p.tuning.date.c_str(), p.tandem_version.c_str(), p.tuning.strategy.c_str(),
+              p.tuning.evaluations, p.tuning.seconds);
+  for (const auto& [prec, pp] : p.precisions) {
+    std::printf("  %cgemm: best GPU-only kernel %.1f GFLOPS at %lld: %s\n", prec, pp.gpu_gflops,
+                static_cast<long long>(pp.gpu_size), kernel_text(pp.gpu_kernel).c_str());
+    std::printf("    %8s %10s %10s %10s %10s  %s\n", "size", "GPU share", "CPU GF/s", "GPU GF/s",
+                "best GF/s", "hybrid kernel");
+    for (const auto& b : pp.buckets)
+      std::printf("    %8lld %7d/%-3d %9.1f %10.1f %10.1f  %s\n", static_cast<long long>(b.size),
+                  b.gpu_parts, b.parts, b.cpu_gflops, b.gpu_gflops, b.best_gflops,
+                  b.gpu_parts ? kernel_text(b.kernel).c_str() : "-");
+  }
+}
+
+namespace {
+
+struct ProfileArgs {
+  std::string action, file, device;
+};
+
+int show_path(const prof::Identity& id, bool as_json) {
+  if (as_json)
+    std::cout << json{{"path", prof::path_for(id).string()}}.dump(2) << "\n";
+  else
+    std::cout << prof::path_for(id).string() << "\n";
+  return 0;
+}
+
+// show, or export to `file`: the profile that applies to this device.
+int show_or_export(const prof::Identity& id, const ProfileArgs& a, bool as_json) {
+  auto p = prof::active(id);
+  if (!p) {
+    std::cerr << "tandem: no profile applies to this device; run `tandem tune`\n";
+    return 1;
+  }
+  if (a.action == "export") {
+    prof::save(*p, a.file);
+    if (as_json)
+      std::cout << json{{"exported", a.file}, {"from", p->origin}}.dump(2) << "\n";
+    else
+      std::cout << "exported " << p->origin << " to " << a.file << "\n";
+    return 0;
+  }
+  if (as_json)
+    std::cout << profile_json(*p).dump(2) << "\n";
+  else
+    print_profile(*p);
+  return 0;
+}
+
+int import_profile(const prof::Identity& id, const std::string& file, bool as_json) {
+  prof::Profile p = prof::load(file);  // throws with the reason if it is not a valid profile
+  std::string why;
+  if (!prof::compatible(p, &why)) {
+    std::cerr << "tandem: cannot import " << file << ": " << why << "\n";
+    return 1;
+  }
+  const fs::path to = prof::path_for(p.identity);
+  prof::save(p, to);
+  prof::forget();
+  const std::string diff = p.identity.difference(id);
+  if (as_json) {
+    std::cout << json{{"imported", to.string()},
+                      {"applies_here", diff.empty()},
+                      {"difference", diff}}
+                     .dump(2)
+              << "\n";
+  } else {
+    std::cout << "imported to " << to.string() << "\n";
+    if (!diff.empty())
+      std::cout << "note: it does not apply to this setup (" << diff << ") and stays unused here\n";
+  }
+  return 0;
+}
+
+// Removes every local copy of this device's profile, and its tuning log.
+int reset_profile(const prof::Identity& id, bool as_json) {
+  std::error_code ec;
+  std::vector<std::string> removed;
+  for (const fs::path& f : prof::local_files(id))
+    if (fs::remove(f, ec)) removed.push_back(f.string());
+  fs::remove(prof::directory() / ("tune-" + id.file_name() + "l"), ec);
+  prof::forget();
+  if (as_json) {
+    std::cout << json{{"removed", removed}}.dump(2) << "\n";
+  } else {
+    if (removed.empty()) std::cout << "no local profile for this device\n";
+    for (const auto& f : removed) std::cout << "removed " << f << "\n";
+  }
+  return 0;
+}
+
+int profile(const ProfileArgs& a, bool as_json) {
+  if ((a.action == "export" || a.action == "import") && a.file.empty()) {
+    std::cerr << "tandem: profile " << a.action << " needs a FILE\n";
+    return 2;
+  }
+  const prof::Identity id = identity(a.device);
+  if (a.action == "path") return show_path(id, as_json);
+  if (a.action == "show" || a.action == "export") return show_or_export(id, a, as_json);
+  if (a.action == "import") return import_profile(id, a.file, as_json);
+  if (a.action == "reset") return reset_profile(id, as_json);
+  std::cerr << "tandem: unknown profile action '" << a.action << "'\n";
+  return 2;
+}
+
+}  // namespace
+
+Subcommand add_profile(CLI::App& app) {
+  auto args = std::make_shared<ProfileArgs>();
+  auto* sub = app.add_subcommand("profile",
+                                 "the device profile: show, path, export FILE, import FILE, reset");
+  sub->add_option("action", args->action, "show, path, export, import or reset")
+      ->required()
+      ->check(CLI::IsMember({"show", "path", "export", "import", "reset"}));
+  sub->add_option("file", args->file, "for export and import");
+  sub->add_option("--device", args->device, "device index or name");
+  return {sub, [args](bool as_json) { return profile(*args, as_json); }};
+}
+
+}  // namespace tandem::cli

@@ -1,0 +1,132 @@
+// `tandem tune`: the co-tuner from the command line, with a progress line while it runs and the
+// profile it made at the end.
+#include <unistd.h>
+
+#include <algorithm>
+#include <cstdio>
+#include <iostream>
+
+#include "cli.hpp"
+#include "cotuner.hpp"
+#include "search.hpp"
+
+namespace tandem::cli {
+namespace {
+
+using nlohmann::json;
+
+struct TuneArgs {
+  tuner::TuneOptions options;
+  std::string precision = "both", log;
+  std::vector<std::string> start, start_d;
+  bool no_save = false;
+};
+
+// Seconds as mm:ss.
+std::string clock_text(double s) {
+  char buf[32];
+  const int t = static_cast<int>(std::max(0.0, s));
+  std::snprintf(buf, sizeof buf, "%02d:%02d", t / 60, t % 60);
+  return buf;
+}
+
+// Progress on stderr: one line redrawn in place on a terminal, else a line per measurement.
+void print_progress(const tuner::Progress& p, bool tty) {
+  if (tty) {
+    const int width = 24, filled = p.budget > 0 ? std::min(width, width * p.done / p.budget) : 0;
+    std::fprintf(stderr, "\r\033[K%cgemm %-7s [%s%s] %d/%d  best %.1f GFLOPS  %s elapsed  ~%s left",
+                 p.precision, p.phase.c_str(), std::string(filled, '#').c_str(),
+                 std::string(width - filled, '.').c_str(), p.done, p.budget, p.best_gflops,
+                 clock_text(p.elapsed).c_str(), clock_text(p.remaining).c_str());
+  } else {
+    std::fprintf(stderr, "tune: %cgemm %s %d/%d best %.1f GFLOPS, %s elapsed: %s\n", p.precision,
+                 p.phase.c_str(), p.done, p.budget, p.best_gflops, clock_text(p.elapsed).c_str(),
+                 p.last.c_str());
+  }
+  std::fflush(stderr);
+}
+
+void print_report(const tuner::TuneReport& report, bool as_json) {
+  if (as_json) {
+    json j = profile_json(report.profile);
+    j["saved"] = report.saved.string();
+    j["log"] = report.log.string();
+    for (const auto& s : report.precisions)
+      j["summary"].push_back({{"precision", std::string(1, s.precision)},
+                              {"evaluations", s.evaluations},
+                              {"failures", s.failures},
+                              {"resumed", s.resumed},
+                              {"failure_reasons", s.failure_reasons}});
+    std::cout << j.dump(2) << "\n";
+    return;
+  }
+  for (const auto& s : report.precisions) {
+    std::printf("%cgemm: %d kernel candidates measured (%d resumed from the log), %d excluded\n",
+                s.precision, s.evaluations, s.resumed, s.failures);
+    for (const auto& r : s.failure_reasons) std::printf("  excluded: %s\n", r.c_str());
+  }
+  print_profile(report.profile);
+  std::printf("log: %s\n", report.log.string().c_str());
+}
+
+int tune(const TuneArgs& a, bool as_json) {
+  tuner::TuneOptions o = a.options;
+  o.log = a.log;
+  o.start = parse_assignments(a.start, "--start");
+  o.start_d = parse_assignments(a.start_d, "--start-d");
+  o.save = !a.no_save;
+  o.precisions =
+      a.precision == "both" ? std::vector<char>{'s', 'd'} : std::vector<char>{a.precision[0]};
+  const bool tty = isatty(STDERR_FILENO) != 0;
+  o.on_progress = [tty](const tuner::Progress& p) { print_progress(p, tty); };
+  const auto report = tuner::tune(o);
+  if (tty) std::fprintf(stderr, "\n");
+  print_report(report, as_json);
+  return 0;
+}
+
+}  // namespace
+
+Subcommand add_tune(CLI::App& app) {
+  auto args = std::make_shared<TuneArgs>();
+  tuner::TuneOptions& o = args->options;
+  auto* sub =
+      app.add_subcommand("tune", "co-tune the GPU kernel and the CPU/GPU split; save the profile");
+  sub->add_option("--precision", args->precision, "s, d or both")
+      ->check(CLI::IsMember({"s", "d", "both"}));
+  sub->add_option("--strategy", o.strategy, "search strategy")
+      ->check(CLI::IsMember(tuner::strategy_names()));
+  sub->add_option("--budget-evals", o.budget_evaluations,
+                  "kernel candidates to measure, per precision")
+      ->check(kPositive);
+  sub->add_option("--budget-seconds", o.budget_seconds, "wall-time budget")->check(kPositive);
+  sub->add_option("--sizes", o.sizes, "size buckets (m = n = k)")->delimiter(',')->check(kPositive);
+  sub->add_option("--kernel-size", o.kernel_size, "size at which kernels are compared")
+      ->check(kNonNegative);
+  sub->add_option("--device", o.device, "device index or name");
+  sub->add_option("--reps", o.reps, "timed repetitions per configuration")->check(kPositive);
+  sub->add_option("--parts", o.parts, "P, the split's granularity")->check(CLI::Range(2, 1024));
+  sub->add_option("--top-kernels", o.top_kernels, "kernels whose split is searched")
+      ->check(kPositive);
+  sub->add_option("--split-margin", o.split_margin,
+                  "how much faster a split must be than the better single strategy (0.05: 5%)")
+      ->check(CLI::Range(0.0, 1.0));
+  sub->add_option("--compile-jobs", o.compile_jobs,
+                  "programs built ahead in parallel (-1: by device)");
+  sub->add_option("--seed", o.seed, "random seed");
+  sub->add_option("--objective", o.objective, "minimise time, energy or energy x delay (edp)")
+      ->check(CLI::IsMember({"time", "energy", "edp"}));
+  sub->add_option("--timeout", o.timeout_seconds,
+                  "a call slower than this (seconds) excludes its candidate")
+      ->check(kPositive);
+  sub->add_option("--log", args->log, "JSON-lines log (resumes from it)");
+  sub->add_flag("--small-space", o.small_space, "the small, enumerable kernel space");
+  sub->add_option("--start", args->start, "start point: kernel parameters NAME=VALUE,...")
+      ->delimiter(',');
+  sub->add_option("--start-d", args->start_d, "dgemm's start point, if not --start's")
+      ->delimiter(',');
+  sub->add_flag("--no-save", args->no_save, "do not write the profile");
+  return {sub, [args](bool as_json) { return tune(*args, as_json); }};
+}
+
+}  // namespace tandem::cli

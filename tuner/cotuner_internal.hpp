@@ -1,0 +1,149 @@
+// The co-tuner's working parts, shared by the files of its two phases (a private header):
+// cotuner.cpp runs the tuning and phase 1, the kernel search; cotuner_split.cpp holds phase 2,
+// the search of the split between the CPU and the GPU.
+#pragma once
+
+#include <cstdint>
+#include <limits>
+#include <map>
+#include <memory>
+#include <set>
+#include <string>
+#include <tuple>
+#include <utility>
+#include <vector>
+
+#include "clock.hpp"
+#include "cotuner.hpp"
+#include "cotuner_checks.hpp"
+#include "gemm_measure.hpp"
+#include "gpu/device.hpp"
+#include "gpu/gemm_params.hpp"
+#include "gpu/programs.hpp"
+#include "measure.hpp"
+#include "power.hpp"
+#include "profile.hpp"
+#include "search.hpp"
+#include "tandem/tandem.hpp"
+
+namespace tandem::tuner {
+
+namespace prof = detail::profile;
+
+// The work of one square call of size s.
+inline double gflop(int64_t s) { return bench::gflop(s, s, s); }
+
+// One configuration's timing.
+struct Timed {
+  Stats wall;
+  double kernel = 0;  // median kernel time from profiling events
+  double joules = 0;  // per call, when the objective reads energy
+  double cost = 0;    // what the search minimises: seconds, joules or joule-seconds
+  std::string failure;
+};
+
+// One hybrid configuration's cost (what the objective minimises) and wall time; infinite if it
+// failed.
+struct Measured {
+  double cost = std::numeric_limits<double>::infinity();
+  double seconds = std::numeric_limits<double>::infinity();
+};
+
+// One workspace's best split, and its best GPU-only kernel.
+struct Split {
+  Measured best, best_gpu;
+  int gpu_parts = 0, cpu_threads = 0;
+  std::map<std::string, int> kernel, gpu_kernel;
+  double gpu_gflops = 0;
+};
+
+// (cost, seconds, kernel) of every kernel candidate that passed.
+using Candidates = std::vector<std::tuple<double, double, std::map<std::string, int>>>;
+
+// Phase 1's state for one precision.
+template <class T>
+struct KernelSearch {
+  char precision;
+  const Space& space;
+  Workspace<T> ws;  // at the kernel size
+  PrecisionSummary& summary;
+  double best = 0;        // the best cost so far
+  Candidates measured{};  // the candidates that passed, as measured
+};
+
+class Tuner {
+ public:
+  explicit Tuner(const TuneOptions& o);
+  TuneReport run();
+
+ private:
+  void save();  // the profile, keeping what the saved one had for precisions not tuned now
+  double elapsed() const { return started_.seconds(); }
+  bool out_of_time() const { return elapsed() >= precision_deadline_; }
+
+  // A log record of `kind` for one timing of `kernel` at `size`.
+  static prof::LogRecord record(const char* kind, char precision, int64_t size,
+                                const std::map<std::string, int>& kernel, const Timed& t);
+  // The JSON-lines log: read once, appended to as measurements come.
+  void read_log();
+  void append(const prof::LogRecord& r);
+  const prof::LogRecord* logged_split(char prec, int64_t size,
+                                      const std::map<std::string, int>& kernel, int gpu_parts,
+                                      int threads, bool resident) const;
+  void progress(const std::string& phase, char prec, int done, int budget, double best_seconds,
+                int64_t size, const std::string& last);
+
+  // Times one configuration on ws (after warm-up), checking each result cheaply.
+  template <class T>
+  Timed time(Workspace<T>& ws, const Options& opt);
+
+  // cotuner.cpp: the run of one precision and its phase 1.
+  template <class T>
+  void tune_precision(char prec);
+  template <class T>
+  Candidates rank_kernels(char prec, const Space& space, PrecisionSummary& summary);
+  template <class T>
+  Outcome try_kernel(KernelSearch<T>& ks, const Point& p);
+  template <class T>
+  void resume_kernels(KernelSearch<T>& ks, Evaluator& ev);
+  template <class T>
+  void prebuild(const Space& space, const Point& p);
+  Options gpu_options(const std::map<std::string, int>& kernel) const;
+  bool discrete_time() const;
+  std::map<std::string, int> ranked_as(std::map<std::string, int> kernel) const;
+
+  // cotuner_split.cpp: phase 2.
+  template <class T>
+  prof::Bucket split_bucket(char prec, int64_t size,
+                            const std::vector<std::map<std::string, int>>& top);
+  template <class T>
+  Split search_split(char prec, Workspace<T>& ws, const Measured& cpu,
+                     const std::vector<std::map<std::string, int>>& top);
+  template <class T>
+  Measured gpu_alone(char prec, Workspace<T>& ws, const std::map<std::string, int>& ranked,
+                     std::map<std::string, int>* kernel);
+  template <class T>
+  void refine_split(char prec, Workspace<T>& ws, const Measured& cpu, Split& sp);
+  template <class T>
+  Measured hybrid_time(char prec, Workspace<T>& ws, const std::map<std::string, int>& kernel,
+                       int gpu_parts, int threads);
+  template <class T>
+  bool winner_checks(int64_t size, int gpu_parts, int cpu_threads,
+                     const std::map<std::string, int>& kernel, uint64_t seed);
+  static int default_threads(int gpu_parts);
+  int search_threads(bool resident) const;
+
+  TuneOptions o_;
+  detail::clock::Stopwatch started_;
+  std::shared_ptr<detail::gpu::Device> device_;
+  detail::gpu::DeviceInfo info_;
+  TuneReport report_;
+  std::vector<prof::LogRecord> log_;
+  std::set<std::string> built_;
+  std::unique_ptr<power::Meter> meter_;  // for the energy and edp objectives
+  double precision_deadline_ = 0;        // elapsed seconds by which this precision must be done
+  double bucket_best_ = 0;  // fastest configuration of the bucket being split, for progress
+  int bucket_index_ = 0;    // buckets finished in this precision, for progress
+};
+
+}  // namespace tandem::tuner

@@ -1,0 +1,249 @@
+// The co-tuner's phase 2: at each size bucket, the split p_g/P of C's rows between the best
+// kernels and the CPU BLAS (nearly unimodal in p_g), the CPU share's thread count, and on a
+// discrete GPU the chunking of the GPU's share; each winner gets the full check.
+#include <algorithm>
+#include <cmath>
+#include <set>
+
+#include "cotuner_internal.hpp"
+#include "cpu_blas.hpp"
+#include "topology.hpp"
+
+namespace tandem::tuner {
+namespace {
+
+// The discrete pipeline's settings tried for each kernel: work-groups per compute unit in a
+// chunk (64: one chunk, no overlap) and kernel queues.
+std::vector<std::pair<int, int>> pipelines() {
+  return {{1, 1}, {1, 2}, {2, 1}, {2, 2}, {4, 1}, {4, 2}, {64, 1}};
+}
+
+int cores() {
+  return std::min(detail::topology::physical_cores(), detail::cpu_blas::current_threads());
+}
+
+}  // namespace
+
+// One size bucket: the CPU alone, then the best split on ordinary memory and, on a discrete
+// device, on tandem_malloc memory.
+template <class T>
+prof::Bucket Tuner::split_bucket(char prec, int64_t size,
+                                 const std::vector<std::map<std::string, int>>& top) {
+  bucket_best_ = 0;
+  prof::Bucket b;
+  b.size = size;
+  b.parts = o_.parts;
+  Measured cpu, best;
+  {
+    Workspace<T> ws(size);
+    cpu = hybrid_time<T>(prec, ws, {}, 0, default_threads(0));
+    b.cpu_gflops = std::isfinite(cpu.seconds) ? gflop(size) / cpu.seconds : 0;
+    const Split sp = search_split<T>(prec, ws, cpu, top);
+    best = sp.best;
+    b.gpu_parts = sp.gpu_parts;
+    b.cpu_threads = sp.cpu_threads;
+    b.kernel = sp.kernel;
+    b.gpu_kernel = sp.gpu_kernel;
+    b.gpu_gflops = sp.gpu_gflops;
+  }
+  // The winner gets the full check; one that fails it leaves the bucket to the CPU.
+  if (b.gpu_parts > 0 &&
+      !winner_checks<T>(size, b.gpu_parts, b.cpu_threads, b.kernel, o_.seed + 99)) {
+    b.gpu_parts = 0;
+    b.kernel.clear();
+    best = cpu;
+  }
+  // So does the GPU-only kernel where it is another; one that fails leaves strategy gpu the
+  // precision's kernel (checked in phase 1).
+  if (!b.gpu_kernel.empty() && !(b.gpu_parts == o_.parts && b.gpu_kernel == b.kernel) &&
+      !winner_checks<T>(size, o_.parts, 0, b.gpu_kernel, o_.seed + 98))
+    b.gpu_kernel.clear();
+  b.best_gflops = std::isfinite(best.seconds) ? gflop(size) / best.seconds : 0;
+
+  // On a discrete device, operands in tandem_malloc memory are copied with no packing, which
+  // leaves the host's cores to the CPU share: their split is searched on such memory too.
+  if (detail::gpu::is_discrete(*device_) && !out_of_time()) {
+    Workspace<T> ws(size, /*in_tandem_memory=*/true);
+    const Split sp = search_split<T>(prec, ws, cpu, top);
+    if (sp.gpu_parts > 0 &&
+        winner_checks<T>(size, sp.gpu_parts, sp.cpu_threads, sp.kernel, o_.seed + 97)) {
+      prof::ResidentSplit r;
+      r.gpu_parts = sp.gpu_parts;
+      r.cpu_threads = sp.cpu_threads;
+      r.kernel = sp.kernel;
+      r.gpu_gflops = sp.gpu_gflops;
+      r.best_gflops = std::isfinite(sp.best.seconds) ? gflop(size) / sp.best.seconds : 0;
+      b.resident = r;
+    }
+  }
+  return b;
+}
+
+// One workspace's best split over the kernels `top`: the CPU alone, each kernel alone, the split
+// p_g/P (nearly unimodal), then at the best split the CPU share's thread count and the split
+// again next to it.
+template <class T>
+Split Tuner::search_split(char prec, Workspace<T>& ws, const Measured& cpu,
+                          const std::vector<std::map<std::string, int>>& top) {
+  Split sp;
+  sp.best = cpu;
+  for (const auto& ranked : top) {
+    if (out_of_time()) break;
+    std::map<std::string, int> kernel;
+    const Measured gpu = gpu_alone<T>(prec, ws, ranked, &kernel);
+    sp.gpu_gflops =
+        std::max(sp.gpu_gflops, std::isfinite(gpu.seconds) ? gflop(ws.n) / gpu.seconds : 0.0);
+    if (gpu.cost < sp.best_gpu.cost) {
+      sp.best_gpu = gpu;
+      sp.gpu_kernel = kernel;  // strategy gpu's kernel at this size
+    }
+    auto at = [&](int g) {
+      return g == 0          ? cpu
+             : g == o_.parts ? gpu
+                             : hybrid_time<T>(prec, ws, kernel, g, search_threads(ws.resident));
+    };
+    const int pg = minimize_unimodal([&](int g) { return at(g).cost; }, 0, o_.parts);
+    const Measured t = at(pg);
+    if (t.cost < sp.best.cost) {
+      sp.best = t;
+      sp.gpu_parts = pg;
+      sp.kernel = kernel;
+    }
+  }
+  if (sp.gpu_parts > 0 && sp.gpu_parts < o_.parts) refine_split<T>(prec, ws, cpu, sp);
+  return sp;
+}
+
+// The kernel `ranked` with no CPU share; on a discrete GPU with the chunking that runs it
+// fastest alone. *kernel gets the kernel as measured, chunking included.
+template <class T>
+Measured Tuner::gpu_alone(char prec, Workspace<T>& ws, const std::map<std::string, int>& ranked,
+                          std::map<std::string, int>* kernel) {
+  *kernel = ranked;
+  if (!discrete_time()) return hybrid_time<T>(prec, ws, ranked, o_.parts, 0);
+  Measured gpu;
+  for (const auto& [fill, queues] : pipelines()) {
+    if (out_of_time() && *kernel != ranked) break;  // the first is measured whatever the clock
+    std::map<std::string, int> k = ranked;
+    k["CHUNK_FILL"] = fill;
+    k["QUEUES"] = queues;
+    const Measured m = hybrid_time<T>(prec, ws, k, o_.parts, 0);
+    if (m.cost < gpu.cost || *kernel == ranked) {
+      gpu = m;
+      *kernel = k;
+    }
+  }
+  return gpu;
+}
+
+// At the best split: the CPU share's thread count (the cores it leaves feed the GPU on a
+// discrete device), then the split again next to it. A split must beat the better single
+// strategy by the margin, or that one is kept.
+template <class T>
+void Tuner::refine_split(char prec, Workspace<T>& ws, const Measured& cpu, Split& sp) {
+  sp.cpu_threads = search_threads(ws.resident);
+  const int all = cores();
+  std::set<int> counts;
+  for (int c : {all, all - 1, all - 2, all - 4, all / 2, all / 4})
+    if (c >= 1 && c <= all && c != sp.cpu_threads) counts.insert(c);
+  const int split = sp.gpu_parts;
+  for (int c : counts) {
+    if (out_of_time()) break;
+    const Measured m = hybrid_time<T>(prec, ws, sp.kernel, split, c);
+    if (m.cost < sp.best.cost) {
+      sp.best = m;
+      sp.cpu_threads = c;
+    }
+  }
+  for (int g : {split - 2, split - 1, split + 1, split + 2}) {
+    if (g <= 0 || g >= o_.parts || out_of_time()) continue;
+    const Measured m = hybrid_time<T>(prec, ws, sp.kernel, g, sp.cpu_threads);
+    if (m.cost < sp.best.cost) {
+      sp.best = m;
+      sp.gpu_parts = g;
+    }
+  }
+  const int keep =
+      keep_split(cpu.cost, sp.best_gpu.cost, sp.gpu_parts, sp.best.cost, o_.parts, o_.split_margin);
+  if (keep != sp.gpu_parts) {
+    sp.best = keep == 0 ? cpu : sp.best_gpu;
+    sp.gpu_parts = keep;
+    sp.kernel = keep == 0 ? std::map<std::string, int>{} : sp.gpu_kernel;
+    sp.cpu_threads = 0;
+  }
+}
+
+// One configuration's cost and wall time: from the log when already measured, else timed and
+// logged.
+template <class T>
+Measured Tuner::hybrid_time(char prec, Workspace<T>& ws, const std::map<std::string, int>& kernel,
+                            int gpu_parts, int threads) {
+  if (const auto* r = logged_split(prec, ws.n, kernel, gpu_parts, threads, ws.resident))
+    return r->seconds ? Measured{r->cost, *r->seconds} : Measured{};
+  if (gpu_parts > 0 && gpu_parts < o_.parts && out_of_time())
+    return Measured{};  // the split search stops with the clock
+  Options opt;
+  opt.device = o_.device;
+  // Always explicit, so an active profile's thread count never leaks into the comparison.
+  opt.cpu_threads = threads > 0 ? threads : default_threads(gpu_parts);
+  if (gpu_parts == 0) {
+    opt.strategy = Strategy::Cpu;
+  } else if (gpu_parts == o_.parts) {
+    opt = gpu_options(kernel);
+  } else {
+    opt.strategy = Strategy::Hybrid;
+    opt.gpu_fraction = double(gpu_parts) / o_.parts;
+    opt.kernel_params = kernel;
+  }
+  Timed t = time(ws, opt);
+  prof::LogRecord rec = record("split", prec, ws.n, kernel, t);
+  rec.gpu_parts = gpu_parts;
+  rec.parts = o_.parts;
+  rec.cpu_threads = threads;
+  rec.resident = ws.resident;
+  append(rec);
+  if (t.failure.empty() && (bucket_best_ == 0 || t.wall.median < bucket_best_))
+    bucket_best_ = t.wall.median;
+  progress("split", prec, bucket_index_, static_cast<int>(o_.sizes.size()), bucket_best_, ws.n,
+           "size " + std::to_string(ws.n) + (ws.resident ? " resident" : "") +
+               " p_g=" + std::to_string(gpu_parts) + "/" + std::to_string(o_.parts) +
+               (threads ? " threads=" + std::to_string(threads) : "") +
+               (t.failure.empty() ? "" : "  [" + t.failure.substr(0, 80) + "]"));
+  return t.failure.empty() ? Measured{t.cost, t.wall.median} : Measured{};
+}
+
+// The full check of a split's winner (on ordinary memory); false if it failed.
+template <class T>
+bool Tuner::winner_checks(int64_t size, int gpu_parts, int cpu_threads,
+                          const std::map<std::string, int>& kernel, uint64_t seed) {
+  Options opt;
+  opt.device = o_.device;
+  opt.strategy = gpu_parts == o_.parts ? Strategy::Gpu : Strategy::Hybrid;
+  opt.gpu_fraction = double(gpu_parts) / o_.parts;
+  opt.kernel_params = kernel;
+  if (cpu_threads > 0) opt.cpu_threads = cpu_threads;
+  return full_check<T>(std::min<int64_t>(size, 512), opt, seed, o_.tamper).empty();
+}
+
+// The CPU share's threads when the tuner does not vary them: every core alone, one fewer beside
+// a GPU share (the feeder's).
+int Tuner::default_threads(int gpu_parts) {
+  return gpu_parts > 0 ? std::max(1, cores() - 1) : cores();
+}
+
+// The CPU share's threads while the split is searched: one core fewer than all for the feeder,
+// or half the cores where the feeder packs and unpacks the GPU's operands (a discrete device,
+// ordinary memory), which one core could not keep up with on the H100 host
+// (docs/PERFORMANCE.md). The thread search afterwards tries other counts.
+int Tuner::search_threads(bool resident) const {
+  if (detail::gpu::is_discrete(*device_) && !resident) return std::max(1, cores() / 2);
+  return default_threads(1);
+}
+
+// Phase 1 (cotuner.cpp) runs each bucket through here.
+template prof::Bucket Tuner::split_bucket<float>(char, int64_t,
+                                                 const std::vector<std::map<std::string, int>>&);
+template prof::Bucket Tuner::split_bucket<double>(char, int64_t,
+                                                  const std::vector<std::map<std::string, int>>&);
+
+}  // namespace tandem::tuner
