@@ -3,6 +3,7 @@
 // threads; the split's rounding; and the CPU fallback when the GPU cannot run.
 #include <gtest/gtest.h>
 
+#include <map>
 #include <random>
 #include <string>
 #include <thread>
@@ -348,45 +349,44 @@ TEST(Fallback, BrokenKernelBuildFallsBackUnderHybrid) {
   EXPECT_NE(r.fallback_reason.find("clBuildProgram"), std::string::npos) << r.fallback_reason;
 }
 
+// A gpu call with these kernel parameters must throw, leaving C as it was; the error it threw.
+Error gpu_call_error(uint64_t seed, const std::map<std::string, int>& kernel) {
+  Case<double> t(90, 40, 20, seed);
+  const auto before = t.c;
+  Options o;
+  o.strategy = Strategy::Gpu;
+  o.kernel_params = kernel;
+  try {
+    t.run(o);
+  } catch (const Error& e) {
+    EXPECT_EQ(t.c, before);
+    return e;
+  }
+  ADD_FAILURE() << "expected tandem::Error";
+  return Error(Error::Kind::Runtime, "none");
+}
+
 TEST(Fallback, BrokenKernelBuildIsAnErrorUnderGpu) {
   detail::seams::Values broken;
   broken.fail_builds = true;
   detail::seams::Override seams(broken);
-  Case<double> t(90, 40, 20, 31);
-  const auto before = t.c;
-  Options o;
-  o.strategy = Strategy::Gpu;
-  o.kernel_params = {{"MWG", 32}, {"MDIMC", 8}};
-  try {
-    t.run(o);
-    FAIL() << "expected tandem::Error";
-  } catch (const Error& e) {
-    EXPECT_EQ(e.kind(), Error::Kind::OpenCL);
-    EXPECT_EQ(e.cl_call(), "clBuildProgram");
-    EXPECT_NE(std::string(e.what()).find("MWG 32"), std::string::npos) << e.what();
-  }
-  EXPECT_EQ(t.c, before);
+  const Error e = gpu_call_error(31, {{"MWG", 32}, {"MDIMC", 8}});
+  EXPECT_EQ(e.kind(), Error::Kind::OpenCL);
+  EXPECT_EQ(e.cl_call(), "clBuildProgram");
+  EXPECT_NE(std::string(e.what()).find("MWG 32"), std::string::npos) << e.what();
 }
 
 // A set the kernel's own #error checks would refuse never reaches the compiler: gpu::check names
 // the rule, C is untouched under gpu, and hybrid falls back with that reason.
 TEST(Fallback, InvalidKernelIsRefusedBeforeItsBuild) {
-  Case<double> t(90, 40, 20, 32);
-  const auto before = t.c;
-  Options o;
-  o.strategy = Strategy::Gpu;
-  o.kernel_params = {{"MWG", 30}, {"MDIMC", 8}};
-  try {
-    t.run(o);
-    FAIL() << "expected tandem::Error";
-  } catch (const Error& e) {
-    EXPECT_EQ(e.kind(), Error::Kind::Runtime);
-    EXPECT_NE(std::string(e.what()).find("MWG must be a multiple of MDIMC"), std::string::npos) << e.what();
-  }
-  EXPECT_EQ(t.c, before);
+  const std::map<std::string, int> invalid{{"MWG", 30}, {"MDIMC", 8}};
+  const Error e = gpu_call_error(32, invalid);
+  EXPECT_EQ(e.kind(), Error::Kind::Runtime);
+  EXPECT_NE(std::string(e.what()).find("MWG must be a multiple of MDIMC"), std::string::npos) << e.what();
+  Case<double> t(90, 40, 20, 33);
   Report r;
   Options h = hybrid(0.5);
-  h.kernel_params = o.kernel_params;
+  h.kernel_params = invalid;
   t.run(h, &r);
   t.check("invalid kernel, hybrid");
   EXPECT_TRUE(r.fell_back);
