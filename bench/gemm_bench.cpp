@@ -6,11 +6,11 @@
 //   ./build/bench/gemm_bench --benchmark_filter=... --benchmark_repetitions=5
 #include <benchmark/benchmark.h>
 
-#include "cpu_blas.hpp"
-#include "testing/seam_override.hpp"
 #include "compare.hpp"
+#include "cpu_blas.hpp"
 #include "gemm_measure.hpp"
 #include "power.hpp"
+#include "testing/seam_override.hpp"
 #include "topology.hpp"
 
 namespace {
@@ -114,13 +114,25 @@ void cpu_modes(benchmark::internal::Benchmark* b) {
 
 BENCHMARK_TEMPLATE(BM_OpenBLAS, float)->Apply(sizes)->Unit(benchmark::kMillisecond)->UseRealTime();
 BENCHMARK_TEMPLATE(BM_OpenBLAS, double)->Apply(sizes)->Unit(benchmark::kMillisecond)->UseRealTime();
-BENCHMARK_TEMPLATE(BM_Tandem, float)->Apply(strategies)->ArgNames({"n", "strategy", "gpu_pct", "shape"})
-    ->Unit(benchmark::kMillisecond)->UseRealTime();
-BENCHMARK_TEMPLATE(BM_Tandem, double)->Apply(strategies)->ArgNames({"n", "strategy", "gpu_pct", "shape"})
-    ->Unit(benchmark::kMillisecond)->UseRealTime();
-BENCHMARK_TEMPLATE(BM_CpuShare, float)->Apply(cpu_modes)->ArgNames({"n", "panels"})
-    ->Unit(benchmark::kMillisecond)->UseRealTime();
-BENCHMARK_TEMPLATE(BM_CpuShare, double)->Apply(cpu_modes)->ArgNames({"n", "panels"})
-    ->Unit(benchmark::kMillisecond)->UseRealTime();
+BENCHMARK_TEMPLATE(BM_Tandem, float)
+    ->Apply(strategies)
+    ->ArgNames({"n", "strategy", "gpu_pct", "shape"})
+    ->Unit(benchmark::kMillisecond)
+    ->UseRealTime();
+BENCHMARK_TEMPLATE(BM_Tandem, double)
+    ->Apply(strategies)
+    ->ArgNames({"n", "strategy", "gpu_pct", "shape"})
+    ->Unit(benchmark::kMillisecond)
+    ->UseRealTime();
+BENCHMARK_TEMPLATE(BM_CpuShare, float)
+    ->Apply(cpu_modes)
+    ->ArgNames({"n", "panels"})
+    ->Unit(benchmark::kMillisecond)
+    ->UseRealTime();
+BENCHMARK_TEMPLATE(BM_CpuShare, double)
+    ->Apply(cpu_modes)
+    ->ArgNames({"n", "panels"})
+    ->Unit(benchmark::kMillisecond)
+    ->UseRealTime();
 
 BENCHMARK_MAIN();

@@ -4,12 +4,12 @@
 // the real one would be.
 //
 //   sampling_cost [--size 1024] [--pairs 15] [--interval 0.01]
-#include <CLI/CLI.hpp>
+#include <unistd.h>
 
+#include <CLI/CLI.hpp>
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
-#include <unistd.h>
 
 #include "gemm_measure.hpp"
 #include "power.hpp"
@@ -25,7 +25,8 @@ int main(int argc, char** argv) {
   CLI11_PARSE(app, argc, argv);
 
   namespace fs = std::filesystem;
-  const fs::path root = fs::temp_directory_path() / ("tandem-sampling-" + std::to_string(::getpid()));
+  const fs::path root =
+      fs::temp_directory_path() / ("tandem-sampling-" + std::to_string(::getpid()));
   fs::create_directories(root / "hwmon0");
   std::ofstream(root / "hwmon0" / "name") << "amdgpu\n";
   std::ofstream(root / "hwmon0" / "power1_input") << "25000000\n";
@@ -50,8 +51,10 @@ int main(int argc, char** argv) {
     samples += static_cast<int>(m.seconds / interval);
   }
   const double a = tandem::bench::median(with), b = tandem::bench::median(without);
-  std::printf("sgemm %lld on the CPU: median %.3f ms with a %g s sampler, %.3f ms without (%d pairs, ~%d samples)\n",
-              static_cast<long long>(size), a * 1e3, interval, b * 1e3, pairs, samples);
+  std::printf(
+      "sgemm %lld on the CPU: median %.3f ms with a %g s sampler, %.3f ms without (%d pairs, ~%d "
+      "samples)\n",
+      static_cast<long long>(size), a * 1e3, interval, b * 1e3, pairs, samples);
   std::printf("sampling cost: %+.2f%%\n", 100 * (a - b) / b);
   fs::remove_all(root);
   return 0;

@@ -5,7 +5,6 @@
 //
 //   strategy_eval --log FILE [--precision s] [--size N] [--fraction 0.1] [--seeds 20]
 #include <CLI/CLI.hpp>
-
 #include <algorithm>
 #include <cstdio>
 #include <fstream>
@@ -36,7 +35,8 @@ int main(int argc, char** argv) {
   std::ifstream in(log);
   for (std::string line; std::getline(in, line);) {
     auto r = prof::from_log_line(line);
-    if (!r || r->kind != "kernel" || r->precision != precision[0] || (size && r->size != size)) continue;
+    if (!r || r->kind != "kernel" || r->precision != precision[0] || (size && r->size != size))
+      continue;
     table[r->point] = tandem::tuner::Outcome{r->seconds, r->failure};
   }
   if (table.empty()) {
@@ -44,31 +44,39 @@ int main(int argc, char** argv) {
     return 1;
   }
   const auto info = tandem::detail::gpu::info(*tandem::detail::gpu::open_device(device));
-  const auto space = tandem::tuner::small_gemm_space({info.max_work_group, info.local_mem_bytes, info.is_gpu},
-                                                     precision == "d");
+  const auto space = tandem::tuner::small_gemm_space(
+      {info.max_work_group, info.local_mem_bytes, info.is_gpu}, precision == "d");
   // The exhaustive reference: every valid point of the space must be in the table.
   int valid = 0, missing = 0;
   double best = 0;
   {
-    tandem::tuner::Evaluator ev(space, [&](const tandem::tuner::Point& p) {
-      auto it = table.find(p);
-      if (it == table.end()) ++missing;
-      return it == table.end() ? tandem::tuner::Outcome{std::nullopt, "missing"} : it->second;
-    }, {1 << 30, 1e9});
+    tandem::tuner::Evaluator ev(
+        space,
+        [&](const tandem::tuner::Point& p) {
+          auto it = table.find(p);
+          if (it == table.end()) ++missing;
+          return it == table.end() ? tandem::tuner::Outcome{std::nullopt, "missing"} : it->second;
+        },
+        {1 << 30, 1e9});
     auto r = tandem::tuner::search("exhaustive", ev, 1);
     valid = r.evaluations;
     best = r.cost;
   }
   if (missing > 0) {
-    std::fprintf(stderr, "%d of %d valid points are missing from the log: run the exhaustive tune first\n",
+    std::fprintf(stderr,
+                 "%d of %d valid points are missing from the log: run the exhaustive tune first\n",
                  missing, valid);
     return 1;
   }
   const int budget = std::max(1, static_cast<int>(valid * fraction));
-  std::printf("%sgemm space: %d valid points (of %llu), exhaustive best %.4f ms; budget %d evaluations (%.0f%%)\n\n",
-              precision.c_str(), valid, static_cast<unsigned long long>(space.cardinality()), best * 1e3, budget,
-              fraction * 100);
-  std::printf("| strategy | median of best speed reached | worst seed | runs reaching 95%% | evaluations used |\n");
+  std::printf(
+      "%sgemm space: %d valid points (of %llu), exhaustive best %.4f ms; budget %d evaluations "
+      "(%.0f%%)\n\n",
+      precision.c_str(), valid, static_cast<unsigned long long>(space.cardinality()), best * 1e3,
+      budget, fraction * 100);
+  std::printf(
+      "| strategy | median of best speed reached | worst seed | runs reaching 95%% | evaluations "
+      "used |\n");
   std::printf("| --- | --- | --- | --- | --- |\n");
   for (const auto& name : tandem::tuner::strategy_names()) {
     if (name == "exhaustive") continue;
@@ -82,11 +90,13 @@ int main(int argc, char** argv) {
       used.push_back(r.evaluations);
     }
     std::sort(reached.begin(), reached.end());
-    const int hits = static_cast<int>(std::count_if(reached.begin(), reached.end(), [](double x) { return x >= 0.95; }));
-    std::printf("| %s | %.1f%% | %.1f%% | %d of %d | %.1f (%.1f%% of exhaustive) |\n", name.c_str(),
-                100 * reached[reached.size() / 2], 100 * reached.front(), hits, seeds,
-                std::accumulate(used.begin(), used.end(), 0.0) / double(used.size()),
-                100.0 * std::accumulate(used.begin(), used.end(), 0.0) / double(used.size()) / valid);
+    const int hits = static_cast<int>(
+        std::count_if(reached.begin(), reached.end(), [](double x) { return x >= 0.95; }));
+    std::printf(
+        "| %s | %.1f%% | %.1f%% | %d of %d | %.1f (%.1f%% of exhaustive) |\n", name.c_str(),
+        100 * reached[reached.size() / 2], 100 * reached.front(), hits, seeds,
+        std::accumulate(used.begin(), used.end(), 0.0) / double(used.size()),
+        100.0 * std::accumulate(used.begin(), used.end(), 0.0) / double(used.size()) / valid);
   }
   return 0;
 }

@@ -2,7 +2,6 @@
 // strategies on the default OpenCL device, printing GFLOPS (median of the repetitions after one
 // warm-up call), the split of C's rows, the buffer path and the error against a CPU reference.
 #include <CLI/CLI.hpp>
-
 #include <cstdio>
 #include <string>
 #include <vector>
@@ -44,9 +43,12 @@ int main(int argc, char** argv) {
   double fraction = 0.5;
   std::string precision = "both";
   app.add_option("--sizes", sizes, "square sizes")->delimiter(',');
-  app.add_option("--reps", reps, "timed repetitions per point (median)")->check(CLI::PositiveNumber);
-  app.add_option("--fraction", fraction, "GPU share of C's rows for hybrid")->check(CLI::Range(0.0, 1.0));
-  app.add_option("--precision", precision, "s, d or both")->check(CLI::IsMember({"s", "d", "both"}));
+  app.add_option("--reps", reps, "timed repetitions per point (median)")
+      ->check(CLI::PositiveNumber);
+  app.add_option("--fraction", fraction, "GPU share of C's rows for hybrid")
+      ->check(CLI::Range(0.0, 1.0));
+  app.add_option("--precision", precision, "s, d or both")
+      ->check(CLI::IsMember({"s", "d", "both"}));
   CLI11_PARSE(app, argc, argv);
 
   tandem::Options cpu, gpu, hybrid;

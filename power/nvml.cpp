@@ -29,7 +29,8 @@ class Nvml final : public Source {
     shutdown_ = sym<nvmlReturn_t (*)()>("nvmlShutdown");
     count_ = sym<nvmlReturn_t (*)(unsigned*)>("nvmlDeviceGetCount_v2");
     handle_ = sym<nvmlReturn_t (*)(unsigned, nvmlDevice_t*)>("nvmlDeviceGetHandleByIndex_v2");
-    energy_ = sym<nvmlReturn_t (*)(nvmlDevice_t, unsigned long long*)>("nvmlDeviceGetTotalEnergyConsumption");
+    energy_ = sym<nvmlReturn_t (*)(nvmlDevice_t, unsigned long long*)>(
+        "nvmlDeviceGetTotalEnergyConsumption");
     power_ = sym<nvmlReturn_t (*)(nvmlDevice_t, unsigned*)>("nvmlDeviceGetPowerUsage");
     if (!init_ || !shutdown_ || !count_ || !handle_ || !power_) {
       reason_ = library + " lacks the NVML entry points tandem reads";
@@ -62,7 +63,8 @@ class Nvml final : public Source {
 
   SourceStatus status() const override {
     std::vector<std::string> gpus;
-    for (const auto& g : gpus_) gpus.push_back(g.name + (g.counter ? " (energy counter)" : " (power, sampled)"));
+    for (const auto& g : gpus_)
+      gpus.push_back(g.name + (g.counter ? " (energy counter)" : " (power, sampled)"));
     return status_of("nvml", "NVML:", gpus, reason_);
   }
 
@@ -102,7 +104,8 @@ class Nvml final : public Source {
     for (auto& g : gpus_) {
       if (g.counter) {
         unsigned long long mj = 0;
-        if (energy_(g.device, &mj) == kSuccess && mj >= g.start_mj) g.joules = double(mj - g.start_mj) * 1e-3;
+        if (energy_(g.device, &mj) == kSuccess && mj >= g.start_mj)
+          g.joules = double(mj - g.start_mj) * 1e-3;
       }
       out.push_back({"nvml", g.name, g.joules});
     }
@@ -137,6 +140,8 @@ class Nvml final : public Source {
 
 }  // namespace
 
-std::unique_ptr<Source> make_nvml(const std::string& library) { return std::make_unique<Nvml>(library); }
+std::unique_ptr<Source> make_nvml(const std::string& library) {
+  return std::make_unique<Nvml>(library);
+}
 
 }  // namespace tandem::power

@@ -11,20 +11,22 @@ namespace {
 thread_local std::string t_last_error;
 
 template <class T>
-int call(int layout, int trans_a, int trans_b, int64_t m, int64_t n, int64_t k, T alpha,
-         const T* a, int64_t lda, const T* b, int64_t ldb, T beta, T* c, int64_t ldc) noexcept {
+int call(int layout, int trans_a, int trans_b, int64_t m, int64_t n, int64_t k, T alpha, const T* a,
+         int64_t lda, const T* b, int64_t ldb, T beta, T* c, int64_t ldc) noexcept {
   try {
     t_last_error.clear();
     tandem::gemm<T>(static_cast<tandem::Layout>(layout), static_cast<tandem::Op>(trans_a),
-                    static_cast<tandem::Op>(trans_b), m, n, k, alpha, a, lda, b, ldb, beta, c,
-                    ldc);
+                    static_cast<tandem::Op>(trans_b), m, n, k, alpha, a, lda, b, ldb, beta, c, ldc);
     return 0;
   } catch (const tandem::Error& e) {
     t_last_error = e.what();
     switch (e.kind()) {
-      case tandem::Error::Kind::InvalidArgument: return e.argument();
-      case tandem::Error::Kind::TooLarge: return TANDEM_ERROR_TOO_LARGE;
-      default: return TANDEM_ERROR_RUNTIME;
+      case tandem::Error::Kind::InvalidArgument:
+        return e.argument();
+      case tandem::Error::Kind::TooLarge:
+        return TANDEM_ERROR_TOO_LARGE;
+      default:
+        return TANDEM_ERROR_RUNTIME;
     }
   } catch (const std::bad_alloc&) {
     t_last_error = "out of host memory";

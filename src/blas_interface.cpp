@@ -12,10 +12,10 @@
 #include <cblas.h>
 
 #include <cctype>
-#include <cstdlib>
-#include <functional>
 #include <cstddef>
 #include <cstdio>
+#include <cstdlib>
+#include <functional>
 #include <string>
 
 #include "config.hpp"
@@ -50,10 +50,14 @@ tandem::Op cblas_op(int t) { return static_cast<tandem::Op>(t); }
 // Fortran transpose characters; anything else becomes an invalid op that tandem reports.
 tandem::Op fortran_op(char c) {
   switch (std::toupper(static_cast<unsigned char>(c))) {
-    case 'N': return tandem::Op::NoTrans;
-    case 'T': return tandem::Op::Trans;
-    case 'C': return tandem::Op::ConjTrans;
-    default: return static_cast<tandem::Op>(0);
+    case 'N':
+      return tandem::Op::NoTrans;
+    case 'T':
+      return tandem::Op::Trans;
+    case 'C':
+      return tandem::Op::ConjTrans;
+    default:
+      return static_cast<tandem::Op>(0);
   }
 }
 
@@ -63,11 +67,16 @@ tandem::Op fortran_op(char c) {
 int cblas_position(tandem::Layout layout, int position) {
   if (layout != tandem::Layout::RowMajor) return position;
   switch (position) {
-    case 4: return 5;
-    case 5: return 4;
-    case 9: return 11;
-    case 11: return 9;
-    default: return position;
+    case 4:
+      return 5;
+    case 5:
+      return 4;
+    case 9:
+      return 11;
+    case 11:
+      return 9;
+    default:
+      return position;
   }
 }
 
@@ -104,7 +113,8 @@ void cblas_gemm(const char* routine, int layout, int ta, int tb, blasint m, blas
                 blasint ldc) {
   const auto lay = static_cast<tandem::Layout>(layout);
   auto call = [&](const tandem::Options& o) {
-    tandem::gemm<T>(lay, cblas_op(ta), cblas_op(tb), m, n, k, alpha, a, lda, b, ldb, beta, c, ldc, o);
+    tandem::gemm<T>(lay, cblas_op(ta), cblas_op(tb), m, n, k, alpha, a, lda, b, ldb, beta, c, ldc,
+                    o);
   };
   try {
     call(route(m, n, k));
@@ -164,25 +174,24 @@ TANDEM_EXPORT void cblas_dgemm(const enum CBLAS_ORDER Order, const enum CBLAS_TR
                                const blasint K, const double alpha, const double* A,
                                const blasint lda, const double* B, const blasint ldb,
                                const double beta, double* C, const blasint ldc) {
-  cblas_gemm<double>("cblas_dgemm", Order, TransA, TransB, M, N, K, alpha, A, lda, B, ldb, beta,
-                     C, ldc);
+  cblas_gemm<double>("cblas_dgemm", Order, TransA, TransB, M, N, K, alpha, A, lda, B, ldb, beta, C,
+                     ldc);
 }
 
 // The Fortran BLAS entries, as gfortran calls them: every argument by reference, then the hidden
 // lengths of the two character arguments.
 TANDEM_EXPORT void sgemm_(const char* transa, const char* transb, const blasint* m,
                           const blasint* n, const blasint* k, const float* alpha, const float* a,
-                          const blasint* lda, const float* b, const blasint* ldb,
-                          const float* beta, float* c, const blasint* ldc, std::size_t,
-                          std::size_t) {
+                          const blasint* lda, const float* b, const blasint* ldb, const float* beta,
+                          float* c, const blasint* ldc, std::size_t, std::size_t) {
   fortran_gemm<float>("SGEMM ", transa, transb, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc);
 }
 
 TANDEM_EXPORT void dgemm_(const char* transa, const char* transb, const blasint* m,
-                          const blasint* n, const blasint* k, const double* alpha,
-                          const double* a, const blasint* lda, const double* b,
-                          const blasint* ldb, const double* beta, double* c, const blasint* ldc,
-                          std::size_t, std::size_t) {
+                          const blasint* n, const blasint* k, const double* alpha, const double* a,
+                          const blasint* lda, const double* b, const blasint* ldb,
+                          const double* beta, double* c, const blasint* ldc, std::size_t,
+                          std::size_t) {
   fortran_gemm<double>("DGEMM ", transa, transb, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc);
 }
 

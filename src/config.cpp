@@ -61,9 +61,8 @@ EnvConfig parse_env(const char* (*lookup)(const char*)) {
 }
 
 const EnvConfig& env_config() {
-  static const EnvConfig cfg = parse_env([](const char* name) -> const char* {
-    return std::getenv(name);
-  });
+  static const EnvConfig cfg =
+      parse_env([](const char* name) -> const char* { return std::getenv(name); });
   return cfg;
 }
 

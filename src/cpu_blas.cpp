@@ -62,14 +62,14 @@ bool fits(int64_t value) { return value >= 0 && value <= static_cast<int64_t>(IN
 void gemm(bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t k, float alpha, const float* a,
           int64_t lda, const float* b, int64_t ldb, float beta, float* c, int64_t ldc) {
   entry().sgemm(CblasRowMajor, op(trans_a), op(trans_b), narrow(m), narrow(n), narrow(k), alpha, a,
-              narrow(lda), b, narrow(ldb), beta, c, narrow(ldc));
+                narrow(lda), b, narrow(ldb), beta, c, narrow(ldc));
 }
 
 void gemm(bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t k, double alpha,
           const double* a, int64_t lda, const double* b, int64_t ldb, double beta, double* c,
           int64_t ldc) {
   entry().dgemm(CblasRowMajor, op(trans_a), op(trans_b), narrow(m), narrow(n), narrow(k), alpha, a,
-              narrow(lda), b, narrow(ldb), beta, c, narrow(ldc));
+                narrow(lda), b, narrow(ldb), beta, c, narrow(ldc));
 }
 
 struct Threads::Lock {

@@ -34,10 +34,10 @@ class Threads {
   std::unique_ptr<Lock> lock_;
 };
 
-std::string name();      // "OpenBLAS"
-std::string version();   // e.g. "0.3.21"
-std::string config();    // OpenBLAS's build configuration string
-std::string core_type(); // the kernel set it chose, e.g. "Haswell"
-int current_threads();   // the program's setting (OPENBLAS_NUM_THREADS, openblas_set_num_threads)
+std::string name();       // "OpenBLAS"
+std::string version();    // e.g. "0.3.21"
+std::string config();     // OpenBLAS's build configuration string
+std::string core_type();  // the kernel set it chose, e.g. "Haswell"
+int current_threads();    // the program's setting (OPENBLAS_NUM_THREADS, openblas_set_num_threads)
 
 }  // namespace tandem::detail::cpu_blas

@@ -28,7 +28,8 @@ void run_rows(const Problem<T>& p, int64_t r0, int64_t count) {
 template <class T>
 void column_panels(const Problem<T>& p, int64_t row0, int64_t rows, int threads, int64_t panels) {
   const T* a = p.trans_a ? p.a + row0 : p.a + row0 * p.lda;
-  const int64_t units = p.n / kPanelColumns;  // whole panels of kPanelColumns; the last takes the rest
+  const int64_t units =
+      p.n / kPanelColumns;  // whole panels of kPanelColumns; the last takes the rest
   cpu_blas::Threads scope(1);
   tasks::in_arena(threads, [&] {
     tasks::parallel_for(panels, [&](int64_t i) {

@@ -20,11 +20,13 @@ namespace {
 // The GPU could not do its part. Under strategy gpu that is the caller's error; otherwise the
 // CPU takes over, with one warning per process. C's old values must still be there.
 template <class T>
-void gpu_unavailable(const Problem<T>& p, const Request& req, const Error& e, bool c_touched, Report& r) {
+void gpu_unavailable(const Problem<T>& p, const Request& req, const Error& e, bool c_touched,
+                     Report& r) {
   if (c_touched && p.beta != T(0))
     throw Error(Error::Kind::OutputLost,
                 std::string("the GPU failed after writing C in place and beta != 0, so C's old "
-                            "values are lost: ") + e.what());
+                            "values are lost: ") +
+                    e.what());
   if (req.strategy == Strategy::Gpu) throw e;
   r.fell_back = true;
   r.fallback_reason = e.what();

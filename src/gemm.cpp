@@ -16,20 +16,28 @@ namespace tandem {
 
 const char* to_string(Strategy s) {
   switch (s) {
-    case Strategy::Auto: return "auto";
-    case Strategy::Cpu: return "cpu";
-    case Strategy::Gpu: return "gpu";
-    case Strategy::Hybrid: return "hybrid";
+    case Strategy::Auto:
+      return "auto";
+    case Strategy::Cpu:
+      return "cpu";
+    case Strategy::Gpu:
+      return "gpu";
+    case Strategy::Hybrid:
+      return "hybrid";
   }
   return "?";
 }
 
 const char* to_string(Report::Buffer b) {
   switch (b) {
-    case Report::Buffer::None: return "none";
-    case Report::Buffer::ZeroCopy: return "zero-copy";
-    case Report::Buffer::Copy: return "copy";
-    case Report::Buffer::Pinned: return "pinned";
+    case Report::Buffer::None:
+      return "none";
+    case Report::Buffer::ZeroCopy:
+      return "zero-copy";
+    case Report::Buffer::Copy:
+      return "copy";
+    case Report::Buffer::Pinned:
+      return "pinned";
   }
   return "?";
 }
@@ -57,10 +65,14 @@ void check_ld(const char* name, int position, int64_t ld, int64_t minimum, const
 template <class T>
 void check(Layout layout, Op op_a, Op op_b, int64_t m, int64_t n, int64_t k, T alpha, const T* a,
            int64_t lda, const T* b, int64_t ldb, T* c, int64_t ldc) {
-  const int lay = static_cast<int>(layout), oa = static_cast<int>(op_a), ob = static_cast<int>(op_b);
+  const int lay = static_cast<int>(layout), oa = static_cast<int>(op_a),
+            ob = static_cast<int>(op_b);
   if (lay != TANDEM_ROW_MAJOR && lay != TANDEM_COL_MAJOR)
-    invalid("layout", 1, "= " + std::to_string(lay) + " is not 101 (row-major) or 102 (column-major)");
-  auto valid_op = [](int v) { return v == TANDEM_NO_TRANS || v == TANDEM_TRANS || v == TANDEM_CONJ_TRANS; };
+    invalid("layout", 1,
+            "= " + std::to_string(lay) + " is not 101 (row-major) or 102 (column-major)");
+  auto valid_op = [](int v) {
+    return v == TANDEM_NO_TRANS || v == TANDEM_TRANS || v == TANDEM_CONJ_TRANS;
+  };
   if (!valid_op(oa)) invalid("trans_a", 2, "= " + std::to_string(oa) + " is not 111, 112 or 113");
   if (!valid_op(ob)) invalid("trans_b", 3, "= " + std::to_string(ob) + " is not 111, 112 or 113");
   if (m < 0) invalid("m", 4, "= " + std::to_string(m) + " is negative");
@@ -90,9 +102,8 @@ void check(Layout layout, Op op_a, Op op_b, int64_t m, int64_t n, int64_t k, T a
 
   for (int64_t v : {m, n, k, lda, ldb, ldc})
     if (!detail::cpu_blas::fits(v))
-      throw Error(Error::Kind::TooLarge,
-                  "size or leading dimension " + std::to_string(v) +
-                      " exceeds the CPU BLAS's 32-bit integer range");
+      throw Error(Error::Kind::TooLarge, "size or leading dimension " + std::to_string(v) +
+                                             " exceeds the CPU BLAS's 32-bit integer range");
 }
 
 // C = beta * C over rows x cols (row-major view); beta = 0 writes zeros without reading C.

@@ -52,7 +52,8 @@ profile::Choice profile_choice(const Problem<T>& p, const Request& req, gpu::Dev
 // Explicit parameters are the caller's to get right; a profile's that do not fit this device (a
 // platform-wide profile, a hand-edited file) give way to the defaults.
 gpu::Params kernel_for(const gpu::Device& device, bool fp64, const Options& o,
-                       const std::map<std::string, int>& profile_kernel, const std::string& profile) {
+                       const std::map<std::string, int>& profile_kernel,
+                       const std::string& profile) {
   if (!o.kernel_params.empty()) return gpu::resolve_params(device, fp64, o.kernel_params);
   try {
     return gpu::resolve_params(device, fp64, profile_kernel);
@@ -76,7 +77,8 @@ Request request(const Options& o) {
   if (o.cpu_threads && *o.cpu_threads < 1)
     throw Error(Error::Kind::InvalidArgument,
                 "options.cpu_threads = " + std::to_string(*o.cpu_threads) + " must be at least 1");
-  if (req.strategy == Strategy::Hybrid) req.fraction = o.gpu_fraction ? o.gpu_fraction : env.gpu_fraction;
+  if (req.strategy == Strategy::Hybrid)
+    req.fraction = o.gpu_fraction ? o.gpu_fraction : env.gpu_fraction;
   return req;
 }
 
@@ -91,14 +93,16 @@ GpuPlan plan_gpu(const Problem<T>& p, const Options& o, const Request& req, Repo
   double fraction = 1.0;
   if (req.strategy == Strategy::Auto) fraction = choice.fraction;
   if (req.strategy == Strategy::Hybrid)
-    fraction = req.fraction.value_or(choice.fraction > 0 ? choice.fraction : kHybridDefaultFraction);
+    fraction =
+        req.fraction.value_or(choice.fraction > 0 ? choice.fraction : kHybridDefaultFraction);
   r.gpu_fraction = fraction;
   if (fraction <= 0) return plan;
   if (req.strategy != Strategy::Gpu) plan.profile_threads = choice.cpu_threads;
   if (fp64 && !di.fp64)
     throw Error(Error::Kind::Runtime, "device " + di.describe() + " has no fp64 support");
-  plan.params = kernel_for(*plan.device, fp64, o,
-                           req.strategy == Strategy::Gpu ? choice.gpu_kernel : choice.kernel, r.profile);
+  plan.params =
+      kernel_for(*plan.device, fp64, o,
+                 req.strategy == Strategy::Gpu ? choice.gpu_kernel : choice.kernel, r.profile);
   r.kernel = text::describe(plan.params);
   plan.rows = gpu_rows(fraction, p.m, gpu::row_tile(plan.params));
   return plan;
@@ -112,7 +116,8 @@ int64_t gpu_rows(double fraction, int64_t m, int64_t tile) {
   if (fraction >= 1.0) return m;
   const int64_t rows = std::llround(fraction * static_cast<double>(m));
   if (tile > 1) {
-    const int64_t rounded = std::llround(static_cast<double>(rows) / static_cast<double>(tile)) * tile;
+    const int64_t rounded =
+        std::llround(static_cast<double>(rows) / static_cast<double>(tile)) * tile;
     if (rounded > 0 && rounded < m) return rounded;
   }
   return std::clamp<int64_t>(rows, 0, m);

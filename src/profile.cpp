@@ -2,8 +2,6 @@
 // directory, the built-in database, and the choice a profile makes for one call.
 #include "profile.hpp"
 
-#include <nlohmann/json.hpp>
-
 #include <algorithm>
 #include <cmath>
 #include <cstdlib>
@@ -11,6 +9,7 @@
 #include <functional>
 #include <iomanip>
 #include <mutex>
+#include <nlohmann/json.hpp>
 #include <sstream>
 #include <stdexcept>
 
@@ -56,13 +55,14 @@ std::string Identity::difference(const Identity& o) const {
   auto diff = [](const char* what, const std::string& a, const std::string& b) {
     return a == b ? std::string() : std::string(what) + " '" + a + "' vs '" + b + "'";
   };
-  for (auto d : {diff("platform", platform, o.platform), diff("device", device, o.device),
-                 diff("driver", driver, o.driver),
-                 diff("compute units", std::to_string(compute_units), std::to_string(o.compute_units)),
-                 diff("CPU", cpu_model, o.cpu_model), diff("BLAS", blas, o.blas),
-                 diff("BLAS version", blas_version, o.blas_version),
-                 diff("BLAS core type", blas_core, o.blas_core),
-                 diff("threads", std::to_string(threads), std::to_string(o.threads))})
+  for (auto d :
+       {diff("platform", platform, o.platform), diff("device", device, o.device),
+        diff("driver", driver, o.driver),
+        diff("compute units", std::to_string(compute_units), std::to_string(o.compute_units)),
+        diff("CPU", cpu_model, o.cpu_model), diff("BLAS", blas, o.blas),
+        diff("BLAS version", blas_version, o.blas_version),
+        diff("BLAS core type", blas_core, o.blas_core),
+        diff("threads", std::to_string(threads), std::to_string(o.threads))})
     if (!d.empty()) return d;
   return "";
 }
@@ -99,11 +99,10 @@ std::string to_json(const Profile& p) {
   j["tandem_version"] = p.tandem_version;
   j["match"] = p.match;
   const Identity& id = p.identity;
-  j["identity"] = {{"platform", id.platform},       {"device", id.device},
-                   {"driver", id.driver},           {"compute_units", id.compute_units},
-                   {"cpu_model", id.cpu_model},     {"blas", id.blas},
-                   {"blas_version", id.blas_version}, {"blas_core", id.blas_core},
-                   {"threads", id.threads}};
+  j["identity"] = {
+      {"platform", id.platform},           {"device", id.device},       {"driver", id.driver},
+      {"compute_units", id.compute_units}, {"cpu_model", id.cpu_model}, {"blas", id.blas},
+      {"blas_version", id.blas_version},   {"blas_core", id.blas_core}, {"threads", id.threads}};
   j["precisions"] = json::object();  // present even when empty (a device without fp64, say)
   for (const auto& [prec, pp] : p.precisions) {
     json buckets = json::array();
@@ -126,9 +125,9 @@ std::string to_json(const Profile& p) {
       buckets.push_back(bj);
     }
     j["precisions"][std::string(1, prec)] = {{"gpu_kernel", kernel_json(pp.gpu_kernel)},
-                                              {"gpu_size", pp.gpu_size},
-                                              {"gpu_gflops", pp.gpu_gflops},
-                                              {"buckets", buckets}};
+                                             {"gpu_size", pp.gpu_size},
+                                             {"gpu_gflops", pp.gpu_gflops},
+                                             {"buckets", buckets}};
   }
   const Tuning& t = p.tuning;
   j["tuning"] = {{"strategy", t.strategy},
@@ -182,9 +181,9 @@ Profile from_json(const std::string& text) {
           r.gpu_gflops = rj->at("gpu_gflops").get<double>();
           r.best_gflops = rj->at("best_gflops").get<double>();
           if (r.gpu_parts < 0 || r.gpu_parts > b.parts)
-            throw std::runtime_error("bucket with size " + std::to_string(b.size) + ": resident split " +
-                                     std::to_string(r.gpu_parts) + "/" + std::to_string(b.parts) +
-                                     " is out of range");
+            throw std::runtime_error("bucket with size " + std::to_string(b.size) +
+                                     ": resident split " + std::to_string(r.gpu_parts) + "/" +
+                                     std::to_string(b.parts) + " is out of range");
           b.resident = r;
         }
         b.cpu_gflops = bj.at("cpu_gflops").get<double>();
@@ -255,7 +254,9 @@ Profile load(const fs::path& file) {
 
 bool compatible(const Profile& p, std::string* why) {
   if (p.format != kFormat) {
-    if (why) *why = "profile format " + std::to_string(p.format) + ", this tandem reads " + std::to_string(kFormat);
+    if (why)
+      *why = "profile format " + std::to_string(p.format) + ", this tandem reads " +
+             std::to_string(kFormat);
     return false;
   }
   if (major_minor(p.tandem_version) != major_minor(TANDEM_VERSION)) {
@@ -275,7 +276,8 @@ const std::vector<Profile>& builtin() {
         p.origin = std::string("built-in:") + name;
         out.push_back(std::move(p));
       } catch (const std::exception& e) {
-        warn_once(std::string("builtin:") + name, std::string("built-in profile ") + name + " ignored: " + e.what());
+        warn_once(std::string("builtin:") + name,
+                  std::string("built-in profile ") + name + " ignored: " + e.what());
       }
     }
     return out;
@@ -309,7 +311,8 @@ std::shared_ptr<const Profile> find(const Identity& id) {
     std::vector<fs::path> files;
     if (fs::exists(exact, ec)) files.push_back(exact);
     for (const auto& entry : fs::directory_iterator(dir, ec))
-      if (entry.path().extension() == ".json" && entry.path() != exact) files.push_back(entry.path());
+      if (entry.path().extension() == ".json" && entry.path() != exact)
+        files.push_back(entry.path());
     std::sort(files.begin() + (files.empty() || files.front() != exact ? 0 : 1), files.end());
     for (const fs::path& file : files) {
       Profile p;
@@ -339,8 +342,7 @@ std::shared_ptr<const Profile> find(const Identity& id) {
     for (const Profile& p : builtin()) {
       if (p.match != level || !compatible(p)) continue;
       const bool hit =
-          p.match == "any" ||
-          (p.match == "platform" && p.identity.platform == id.platform) ||
+          p.match == "any" || (p.match == "platform" && p.identity.platform == id.platform) ||
           (p.match == "device" && p.identity.platform == id.platform &&
            p.identity.device == id.device && p.identity.compute_units == id.compute_units);
       if (hit) return std::make_shared<const Profile>(p);
@@ -373,7 +375,9 @@ std::shared_ptr<const Profile> active_keyed(const Identity& id, const std::strin
 
 }  // namespace
 
-std::shared_ptr<const Profile> active(const Identity& id) { return active_keyed(id, id.file_name()); }
+std::shared_ptr<const Profile> active(const Identity& id) {
+  return active_keyed(id, id.file_name());
+}
 
 std::shared_ptr<const Profile> active_for(const gpu::DeviceInfo& device) {
   // A device's identity (its driver, this CPU, the BLAS) is fixed for the process, so it is
@@ -420,7 +424,8 @@ Choice choose(const Profile& p, bool fp64, int64_t m, int64_t n, int64_t k, bool
   c.kernel = pp.gpu_kernel;
   c.gpu_kernel = pp.gpu_kernel;
   if (pp.buckets.empty()) return c;
-  const double size = std::cbrt(static_cast<double>(m) * static_cast<double>(n) * static_cast<double>(k));
+  const double size =
+      std::cbrt(static_cast<double>(m) * static_cast<double>(n) * static_cast<double>(k));
   if (size < 0.5 * static_cast<double>(pp.buckets.front().size)) return c;  // unmeasured: CPU
   const Bucket* best = &pp.buckets.front();
   for (const auto& b : pp.buckets)
@@ -444,13 +449,14 @@ Choice choose(const Profile& p, bool fp64, int64_t m, int64_t n, int64_t k, bool
 }
 
 std::string to_log_line(const LogRecord& r) {
-  json j = {{"kind", r.kind},     {"precision", std::string(1, r.precision)},
-            {"size", r.size},     {"point", r.point},
-            {"kernel", r.kernel}, {"gpu_parts", r.gpu_parts},
-            {"parts", r.parts},   {"cpu_threads", r.cpu_threads},
-            {"min", r.min},       {"max", r.max},
-            {"spread", r.spread}, {"kernel_seconds", r.kernel_seconds},
-            {"bimodal", r.bimodal}, {"failure", r.failure}, {"cost", r.cost}};
+  json j = {{"kind", r.kind},       {"precision", std::string(1, r.precision)},
+            {"size", r.size},       {"point", r.point},
+            {"kernel", r.kernel},   {"gpu_parts", r.gpu_parts},
+            {"parts", r.parts},     {"cpu_threads", r.cpu_threads},
+            {"min", r.min},         {"max", r.max},
+            {"spread", r.spread},   {"kernel_seconds", r.kernel_seconds},
+            {"bimodal", r.bimodal}, {"failure", r.failure},
+            {"cost", r.cost}};
   if (r.resident) j["resident"] = true;
   j["seconds"] = r.seconds ? json(*r.seconds) : json(nullptr);
   return j.dump();

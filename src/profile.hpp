@@ -45,9 +45,9 @@ struct ResidentSplit {
 // One tuned size: the best hybrid (kernel, split) measured at m = n = k = size.
 struct Bucket {
   int64_t size = 0;
-  int parts = 64;      // P
-  int gpu_parts = 0;   // p_g: the GPU computes p_g / P of C's rows (0: the CPU alone is best)
-  int cpu_threads = 0; // CPU BLAS threads for the hybrid's CPU share (0: the default)
+  int parts = 64;       // P
+  int gpu_parts = 0;    // p_g: the GPU computes p_g / P of C's rows (0: the CPU alone is best)
+  int cpu_threads = 0;  // CPU BLAS threads for the hybrid's CPU share (0: the default)
   std::map<std::string, int> kernel;  // the hybrid's kernel parameters
   // The fastest GPU-only kernel at this size (strategy gpu); empty: the precision's gpu_kernel.
   std::map<std::string, int> gpu_kernel;
@@ -118,11 +118,11 @@ void forget();
 
 // What a profile says for one call.
 struct Choice {
-  double fraction = 0;                // GPU share of C's rows
-  std::map<std::string, int> kernel;  // kernel parameters (may be empty)
-  int cpu_threads = 0;                // 0: the default
-  int64_t bucket = 0;                 // the tuned size used (0: none)
-  bool resident = false;              // the bucket's resident split was used
+  double fraction = 0;                    // GPU share of C's rows
+  std::map<std::string, int> kernel;      // kernel parameters (may be empty)
+  int cpu_threads = 0;                    // 0: the default
+  int64_t bucket = 0;                     // the tuned size used (0: none)
+  bool resident = false;                  // the bucket's resident split was used
   std::map<std::string, int> gpu_kernel;  // the best GPU-only kernel (for strategy gpu)
 };
 
@@ -140,17 +140,17 @@ struct LogRecord {
   std::string kind;  // "kernel" (GPU-only candidate) or "split" (one hybrid configuration)
   char precision = 's';
   int64_t size = 0;
-  std::vector<int> point;             // the candidate in its search space
-  std::map<std::string, int> kernel;  // its kernel parameters
+  std::vector<int> point;                         // the candidate in its search space
+  std::map<std::string, int> kernel;              // its kernel parameters
   int gpu_parts = 0, parts = 0, cpu_threads = 0;  // "split" records
-  bool resident = false;              // measured on tandem_malloc memory
-  std::optional<double> seconds;      // median wall time; none if it failed
-  double cost = 0;                    // what the search minimised (seconds, joules or J*s)
+  bool resident = false;                          // measured on tandem_malloc memory
+  std::optional<double> seconds;                  // median wall time; none if it failed
+  double cost = 0;  // what the search minimised (seconds, joules or J*s)
   double min = 0, max = 0, spread = 0, kernel_seconds = 0;
   bool bimodal = false;
   std::string failure;
 };
-std::string to_log_line(const LogRecord& r);             // one line, no newline
+std::string to_log_line(const LogRecord& r);                      // one line, no newline
 std::optional<LogRecord> from_log_line(const std::string& line);  // nullopt if malformed
 
 }  // namespace tandem::detail::profile

@@ -2,14 +2,13 @@
 #include "topology.hpp"
 
 #include <hwloc.h>
-
 #include <strings.h>
 
 #include <algorithm>
 #include <fstream>
 #include <sstream>
-#include <vector>
 #include <thread>
+#include <vector>
 
 namespace tandem::detail::topology {
 namespace {
@@ -67,10 +66,9 @@ namespace {
 // OpenBLAS's x86-64 kernel sets, weakest first (the ones a VM's CPUID can make it fall back to);
 // the AVX-512 sets share a rank, since their sgemm and dgemm kernels are the same.
 const std::vector<std::string>& core_order() {
-  static const std::vector<std::string> order{"Prescott", "Core2",      "Penryn",
-                                              "Dunnington", "Nehalem",  "Sandybridge",
-                                              "Haswell",  "Zen",        "SkylakeX",
-                                              "Cooperlake", "SapphireRapids"};
+  static const std::vector<std::string> order{
+      "Prescott", "Core2", "Penryn",   "Dunnington", "Nehalem",       "Sandybridge",
+      "Haswell",  "Zen",   "SkylakeX", "Cooperlake", "SapphireRapids"};
   return order;
 }
 int rank(const std::string& core) {

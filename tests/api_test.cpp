@@ -30,8 +30,22 @@ class ApiArguments : public ::testing::Test {
  protected:
   std::vector<float> a = std::vector<float>(64, 1.0f), b = std::vector<float>(64, 2.0f),
                      c = std::vector<float>(64, 42.0f);
-  Call base() { return Call{TANDEM_ROW_MAJOR, TANDEM_NO_TRANS, TANDEM_NO_TRANS, 4, 5, 3, 1.0f,
-                            a.data(), 3, b.data(), 5, 0.0f, c.data(), 5}; }
+  Call base() {
+    return Call{TANDEM_ROW_MAJOR,
+                TANDEM_NO_TRANS,
+                TANDEM_NO_TRANS,
+                4,
+                5,
+                3,
+                1.0f,
+                a.data(),
+                3,
+                b.data(),
+                5,
+                0.0f,
+                c.data(),
+                5};
+  }
   int run(const Call& x) {
     return tandem_sgemm(x.layout, x.ta, x.tb, x.m, x.n, x.k, x.alpha, x.a, x.lda, x.b, x.ldb,
                         x.beta, x.c, x.ldc);
@@ -58,25 +72,51 @@ TEST_F(ApiArguments, ValidCallSucceedsAndClearsTheError) {
 
 TEST_F(ApiArguments, EachPositionIsReported) {
   Call x;
-  x = base(); x.layout = 100; expect_rejected(x, 1, "layout");
-  x = base(); x.ta = 114; expect_rejected(x, 2, "trans_a");
-  x = base(); x.tb = 0; expect_rejected(x, 3, "trans_b");
-  x = base(); x.m = -1; expect_rejected(x, 4, "m");
-  x = base(); x.n = -2; expect_rejected(x, 5, "n");
-  x = base(); x.k = -3; expect_rejected(x, 6, "k");
-  x = base(); x.a = nullptr; expect_rejected(x, 8, "a");
-  x = base(); x.lda = 2; expect_rejected(x, 9, "lda");
-  x = base(); x.b = nullptr; expect_rejected(x, 10, "b");
-  x = base(); x.ldb = 4; expect_rejected(x, 11, "ldb");
-  x = base(); x.c = nullptr; expect_rejected(x, 13, "c");
-  x = base(); x.ldc = 4; expect_rejected(x, 14, "ldc");
+  x = base();
+  x.layout = 100;
+  expect_rejected(x, 1, "layout");
+  x = base();
+  x.ta = 114;
+  expect_rejected(x, 2, "trans_a");
+  x = base();
+  x.tb = 0;
+  expect_rejected(x, 3, "trans_b");
+  x = base();
+  x.m = -1;
+  expect_rejected(x, 4, "m");
+  x = base();
+  x.n = -2;
+  expect_rejected(x, 5, "n");
+  x = base();
+  x.k = -3;
+  expect_rejected(x, 6, "k");
+  x = base();
+  x.a = nullptr;
+  expect_rejected(x, 8, "a");
+  x = base();
+  x.lda = 2;
+  expect_rejected(x, 9, "lda");
+  x = base();
+  x.b = nullptr;
+  expect_rejected(x, 10, "b");
+  x = base();
+  x.ldb = 4;
+  expect_rejected(x, 11, "ldb");
+  x = base();
+  x.c = nullptr;
+  expect_rejected(x, 13, "c");
+  x = base();
+  x.ldc = 4;
+  expect_rejected(x, 14, "ldc");
 }
 
 TEST_F(ApiArguments, LeadingDimensionsFollowLayoutAndTranspose) {
   // Column-major A (m x k, no transpose) needs lda >= m; transposed it needs lda >= k.
   Call x = base();
   x.layout = TANDEM_COL_MAJOR;
-  x.lda = 4; x.ldb = 3; x.ldc = 4;
+  x.lda = 4;
+  x.ldb = 3;
+  x.ldc = 4;
   EXPECT_EQ(run(x), 0) << tandem_last_error();
   x.lda = 3;
   expect_rejected(x, 9, "lda");
@@ -117,8 +157,8 @@ TEST_F(ApiArguments, PointersAreOnlyRequiredWhenRead) {
 
 TEST_F(ApiArguments, DoublePrecisionChecksToo) {
   std::vector<double> d(64, 1.0);
-  EXPECT_EQ(tandem_dgemm(TANDEM_ROW_MAJOR, TANDEM_NO_TRANS, TANDEM_NO_TRANS, 4, 5, 3, 1.0,
-                         d.data(), 3, d.data(), 5, 0.0, d.data() + 32, 4),
+  EXPECT_EQ(tandem_dgemm(TANDEM_ROW_MAJOR, TANDEM_NO_TRANS, TANDEM_NO_TRANS, 4, 5, 3, 1.0, d.data(),
+                         3, d.data(), 5, 0.0, d.data() + 32, 4),
             14);
 }
 
@@ -155,10 +195,10 @@ TEST(ApiErrors, CppInterfaceThrowsTandemError) {
   tandem::Options bad;
   bad.strategy = tandem::Strategy::Hybrid;
   bad.gpu_fraction = 1.5;
-  EXPECT_THROW(tandem::gemm<double>(tandem::Layout::RowMajor, tandem::Op::NoTrans,
-                                    tandem::Op::NoTrans, 2, 2, 2, 1.0, buf.data(), 2, buf.data(),
-                                    2, 0.0, buf.data() + 8, 2, bad),
-               tandem::Error);
+  EXPECT_THROW(
+      tandem::gemm<double>(tandem::Layout::RowMajor, tandem::Op::NoTrans, tandem::Op::NoTrans, 2, 2,
+                           2, 1.0, buf.data(), 2, buf.data(), 2, 0.0, buf.data() + 8, 2, bad),
+      tandem::Error);
 }
 
 TEST(Malloc, AlignedAndPadded) {

@@ -19,8 +19,8 @@ extern "C" void sgemm_(const char*, const char*, const blasint*, const blasint*,
                        const float*, const float*, const blasint*, const float*, const blasint*,
                        const float*, float*, const blasint*, size_t, size_t);
 extern "C" void dgemm_(const char*, const char*, const blasint*, const blasint*, const blasint*,
-                       const double*, const double*, const blasint*, const double*,
-                       const blasint*, const double*, double*, const blasint*, size_t, size_t);
+                       const double*, const double*, const blasint*, const double*, const blasint*,
+                       const double*, double*, const blasint*, size_t, size_t);
 
 namespace {
 std::string g_routine;
@@ -60,15 +60,17 @@ bool opencl_started() {
 // Column-major reference in double.
 template <class T>
 std::vector<T> reference(bool ta, bool tb, int m, int n, int k, T alpha, const std::vector<T>& a,
-                         int lda, const std::vector<T>& b, int ldb, T beta,
-                         const std::vector<T>& c, int ldc) {
+                         int lda, const std::vector<T>& b, int ldb, T beta, const std::vector<T>& c,
+                         int ldc) {
   std::vector<T> out = c;
   for (int j = 0; j < n; ++j)
     for (int i = 0; i < m; ++i) {
       double s = 0;
       for (int p = 0; p < k; ++p)
-        s += double(ta ? a[p + i * lda] : a[i + p * lda]) * double(tb ? b[j + p * ldb] : b[p + j * ldb]);
-      out[i + j * ldc] = static_cast<T>(alpha * s + (beta == T(0) ? 0.0 : beta * double(c[i + j * ldc])));
+        s += double(ta ? a[p + i * lda] : a[i + p * lda]) *
+             double(tb ? b[j + p * ldb] : b[p + j * ldb]);
+      out[i + j * ldc] =
+          static_cast<T>(alpha * s + (beta == T(0) ? 0.0 : beta * double(c[i + j * ldc])));
     }
   return out;
 }
@@ -110,8 +112,8 @@ TEST(DropIn, CblasReportsPositionsAsTheReferenceCblas) {
   EXPECT_EQ(g_info, 5);
   reset();
   std::vector<double> ad(16, 1), bd(16, 1), cd(16, 7);
-  cblas_dgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, 2, 2, 3, 1, ad.data(), 2, bd.data(), 2,
-              0, cd.data(), 2);
+  cblas_dgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, 2, 2, 3, 1, ad.data(), 2, bd.data(), 2, 0,
+              cd.data(), 2);
   EXPECT_EQ(g_routine, "cblas_dgemm");
   EXPECT_EQ(g_info, 11);  // lda = 2 < k = 3
   EXPECT_EQ(cd, std::vector<double>(16, 7));
@@ -124,14 +126,17 @@ TEST(DropIn, FortranReportsPositionsThroughXerbla) {
   const int two = 2, one = 1, neg = -1;
   const double alpha = 1, beta = 0;
   reset();
-  dgemm_("/", "N", &two, &two, &two, &alpha, a.data(), &two, b.data(), &two, &beta, c.data(), &two, 1, 1);
+  dgemm_("/", "N", &two, &two, &two, &alpha, a.data(), &two, b.data(), &two, &beta, c.data(), &two,
+         1, 1);
   EXPECT_EQ(g_routine, "DGEMM ");
   EXPECT_EQ(g_info, 1);
   reset();
-  dgemm_("N", "N", &two, &two, &two, &alpha, a.data(), &one, b.data(), &two, &beta, c.data(), &two, 1, 1);
+  dgemm_("N", "N", &two, &two, &two, &alpha, a.data(), &one, b.data(), &two, &beta, c.data(), &two,
+         1, 1);
   EXPECT_EQ(g_info, 8);
   reset();
-  dgemm_("T", "c", &two, &neg, &two, &alpha, a.data(), &two, b.data(), &two, &beta, c.data(), &two, 1, 1);
+  dgemm_("T", "c", &two, &neg, &two, &alpha, a.data(), &two, b.data(), &two, &beta, c.data(), &two,
+         1, 1);
   EXPECT_EQ(g_info, 4);
   reset();
   float fa = 1, fb = 1, fc = 7;
@@ -175,7 +180,8 @@ TEST(DropIn, ConcurrentCallersSmallAndLarge) {
     threads.emplace_back([t] {
       // Half the threads stay under the CPU-only threshold (256^3), half go past it.
       const int m = t % 2 ? 40 + t : 300 + t, n = t % 2 ? 30 : 280, k = t % 2 ? 20 : 260;
-      auto a = random_vector<double>(size_t(m) * k, 10 + t), b = random_vector<double>(size_t(k) * n, 20 + t);
+      auto a = random_vector<double>(size_t(m) * k, 10 + t),
+           b = random_vector<double>(size_t(k) * n, 20 + t);
       auto c = random_vector<double>(size_t(m) * n, 30 + t);
       auto want = reference<double>(false, false, m, n, k, 1.0, a, m, b, k, 1.0, c, m);
       const double one = 1.0;

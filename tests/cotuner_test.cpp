@@ -1,6 +1,8 @@
 // The co-tuner end to end on the default OpenCL device (PoCL here) with tiny budgets, and device
 // profiles: round trip, a profile for another setup, an incompatible or corrupt file, and the
 // choice a profile makes for a call.
+#include "cotuner.hpp"
+
 #include <gtest/gtest.h>
 
 #include <cstdlib>
@@ -10,7 +12,6 @@
 #include <random>
 #include <string>
 
-#include "cotuner.hpp"
 #include "gemm_measure.hpp"
 #include "gpu/device.hpp"
 #include "profile.hpp"
@@ -39,7 +40,9 @@ class ProfileDir : public ::testing::Test {
     fs::remove_all(dir_);
     prof::forget();
   }
-  prof::Identity here() const { return prof::identity_for(detail::gpu::info(*detail::gpu::open_device(""))); }
+  prof::Identity here() const {
+    return prof::identity_for(detail::gpu::info(*detail::gpu::open_device("")));
+  }
   fs::path dir_;
 };
 
@@ -58,8 +61,8 @@ tuner::TuneOptions tiny() {
 Report run_auto(int64_t n) {
   std::vector<float> a(n * n, 1.0f), b(n * n, 1.0f), c(n * n, 0.0f);
   Report r;
-  gemm<float>(Layout::RowMajor, Op::NoTrans, Op::NoTrans, n, n, n, 1.0f, a.data(), n, b.data(), n, 0.0f,
-              c.data(), n, {}, &r);
+  gemm<float>(Layout::RowMajor, Op::NoTrans, Op::NoTrans, n, n, n, 1.0f, a.data(), n, b.data(), n,
+              0.0f, c.data(), n, {}, &r);
   for (float x : c) EXPECT_EQ(x, float(n));
   return r;
 }
@@ -148,7 +151,8 @@ TEST_F(ProfileDir, AWrongHybridIsNeverChosen) {
   EXPECT_GT(tampered, 0) << "the split search measured no hybrid";
   EXPECT_EQ(report.precisions[0].failures, 0);
   for (const auto& b : report.profile.precisions.at('s').buckets)
-    EXPECT_TRUE(b.gpu_parts == 0 || b.gpu_parts == b.parts) << "a wrong hybrid was chosen at " << b.size;
+    EXPECT_TRUE(b.gpu_parts == 0 || b.gpu_parts == b.parts)
+        << "a wrong hybrid was chosen at " << b.size;
 }
 
 TEST_F(ProfileDir, AnInterruptedRunResumesFromItsLog) {
@@ -189,7 +193,8 @@ TEST_F(ProfileDir, EnergyObjective) {
     tuner::tune(o);
     FAIL() << "tuned for energy with no power source";
   } catch (const std::invalid_argument& e) {
-    EXPECT_NE(std::string(e.what()).find("needs a readable power source"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("needs a readable power source"), std::string::npos)
+        << e.what();
   }
   fs::create_directories(dir_ / "hwmon" / "hwmon0");
   std::ofstream(dir_ / "hwmon" / "hwmon0" / "name") << "amdgpu\n";
@@ -208,7 +213,8 @@ TEST_F(ProfileDir, EnergyObjective) {
 // straight (pinned).
 TEST(Measure, OrdinaryMemoryIsPackedAndTandemMemoryIsPinnedOnADiscreteDevice) {
   detail::seams::Override seams(test::discrete(false, /*pin_every_block=*/true));
-  bench::Problem<float> plain(70, 50, 30, 1, /*resident=*/false), resident(70, 50, 30, 2, /*resident=*/true);
+  bench::Problem<float> plain(70, 50, 30, 1, /*resident=*/false),
+      resident(70, 50, 30, 2, /*resident=*/true);
   Options o;
   o.strategy = Strategy::Gpu;
   Report rp, rr;
@@ -308,10 +314,11 @@ TEST_F(ProfileDir, RoundTripOfTheCorners) {
   EXPECT_FALSE(prof::from_log_line(prof::to_log_line(r))->seconds.has_value());
 }
 
-// On a discrete device (played here by PoCL through the seam assume_discrete) the split is searched on
-// tandem_malloc memory too, and the log says which runs were.
+// On a discrete device (played here by PoCL through the seam assume_discrete) the split is searched
+// on tandem_malloc memory too, and the log says which runs were.
 TEST_F(ProfileDir, DiscreteDevicesTuneASplitForTandemMemory) {
-  std::optional<detail::seams::Override> seams(std::in_place, test::discrete(false, /*pin_every_block=*/true));
+  std::optional<detail::seams::Override> seams(std::in_place,
+                                               test::discrete(false, /*pin_every_block=*/true));
   auto o = tiny();
   o.precisions = {'s'};
   const auto report = tuner::tune(o);
@@ -363,8 +370,8 @@ TEST_F(ProfileDir, AutoKeepsTheGpuAloneWhereBDominatesOnADiscreteDevice) {
   const auto run = [](int64_t m, int64_t n, int64_t k, Options o = {}) {
     std::vector<float> a(m * k, 1.0f), b(k * n, 1.0f), c(m * n, 0.0f);
     Report r;
-    gemm<float>(Layout::RowMajor, Op::NoTrans, Op::NoTrans, m, n, k, 1.0f, a.data(), k, b.data(), n, 0.0f,
-                c.data(), n, o, &r);
+    gemm<float>(Layout::RowMajor, Op::NoTrans, Op::NoTrans, m, n, k, 1.0f, a.data(), k, b.data(), n,
+                0.0f, c.data(), n, o, &r);
     for (float x : c) EXPECT_EQ(x, float(k));
     return r;
   };
@@ -379,7 +386,8 @@ TEST_F(ProfileDir, AutoKeepsTheGpuAloneWhereBDominatesOnADiscreteDevice) {
   EXPECT_EQ(thin.cpu_rows, 0);
   EXPECT_EQ(tall.profile_bucket, 256);
   EXPECT_DOUBLE_EQ(tall.gpu_fraction, 40.0 / 64.0) << "B is small: the split stands";
-  EXPECT_DOUBLE_EQ(thin_hybrid.gpu_fraction, 40.0 / 64.0) << "hybrid takes the profile's fraction as it is";
+  EXPECT_DOUBLE_EQ(thin_hybrid.gpu_fraction, 40.0 / 64.0)
+      << "hybrid takes the profile's fraction as it is";
 }
 
 // auto takes the resident split only when A, B and C are all in the device's pinned memory.
@@ -398,10 +406,10 @@ TEST_F(ProfileDir, AutoUsesTheResidentSplitForTandemMemory) {
   std::vector<float, Allocator<float>> a(n * n, 1.0f), b(n * n, 1.0f), c(n * n, 0.0f);
   std::vector<float> c_plain(n * n, 0.0f);
   Report pinned, plain;
-  gemm<float>(Layout::RowMajor, Op::NoTrans, Op::NoTrans, n, n, n, 1.0f, a.data(), n, b.data(), n, 0.0f,
-              c.data(), n, {}, &pinned);
-  gemm<float>(Layout::RowMajor, Op::NoTrans, Op::NoTrans, n, n, n, 1.0f, a.data(), n, b.data(), n, 0.0f,
-              c_plain.data(), n, {}, &plain);  // C in ordinary memory
+  gemm<float>(Layout::RowMajor, Op::NoTrans, Op::NoTrans, n, n, n, 1.0f, a.data(), n, b.data(), n,
+              0.0f, c.data(), n, {}, &pinned);
+  gemm<float>(Layout::RowMajor, Op::NoTrans, Op::NoTrans, n, n, n, 1.0f, a.data(), n, b.data(), n,
+              0.0f, c_plain.data(), n, {}, &plain);  // C in ordinary memory
   for (float x : c) ASSERT_EQ(x, float(n));
   for (float x : c_plain) ASSERT_EQ(x, float(n));
   EXPECT_TRUE(pinned.profile_resident);
@@ -452,7 +460,8 @@ TEST_F(ProfileDir, AProfileForAnotherSetupWarnsAndIsNotApplied) {
   ::testing::internal::CaptureStderr();
   auto active = prof::active(here());
   const std::string err = ::testing::internal::GetCapturedStderr();
-  EXPECT_TRUE(!active || active->origin.rfind("built-in:", 0) == 0) << "the stale profile was applied";
+  EXPECT_TRUE(!active || active->origin.rfind("built-in:", 0) == 0)
+      << "the stale profile was applied";
   EXPECT_NE(err.find("not applying profile"), std::string::npos) << err;
   EXPECT_NE(err.find("some other driver"), std::string::npos) << err;
 }

@@ -28,8 +28,10 @@ detail::EnvConfig parse(std::map<std::string, std::string> vars) {
 }
 
 TEST(EnvParse, ValidValues) {
-  auto cfg = parse({{"TANDEM_STRATEGY", "Hybrid"}, {"TANDEM_GPU_FRACTION", "0.25"},
-                    {"TANDEM_DEVICE", "pocl"}, {"TANDEM_VERBOSE", "1"}});
+  auto cfg = parse({{"TANDEM_STRATEGY", "Hybrid"},
+                    {"TANDEM_GPU_FRACTION", "0.25"},
+                    {"TANDEM_DEVICE", "pocl"},
+                    {"TANDEM_VERBOSE", "1"}});
   EXPECT_EQ(cfg.strategy, Strategy::Hybrid);
   EXPECT_EQ(cfg.gpu_fraction, 0.25);
   EXPECT_EQ(cfg.device, "pocl");
@@ -67,10 +69,10 @@ TEST(EnvProcess, DeviceNamingNothingFallsBackToCpu) {
   std::vector<float> a(40 * 30, 1.0f), b(30 * 20, 2.0f), c(40 * 20, -1.0f);
   Report r;
   ::testing::internal::CaptureStderr();
-  gemm<float>(Layout::RowMajor, Op::NoTrans, Op::NoTrans, 40, 20, 30, 1.0f, a.data(), 30,
-              b.data(), 20, 1.0f, c.data(), 20, {}, &r);
-  gemm<float>(Layout::RowMajor, Op::NoTrans, Op::NoTrans, 40, 20, 30, 1.0f, a.data(), 30,
-              b.data(), 20, 0.0f, c.data(), 20, {}, &r);
+  gemm<float>(Layout::RowMajor, Op::NoTrans, Op::NoTrans, 40, 20, 30, 1.0f, a.data(), 30, b.data(),
+              20, 1.0f, c.data(), 20, {}, &r);
+  gemm<float>(Layout::RowMajor, Op::NoTrans, Op::NoTrans, 40, 20, 30, 1.0f, a.data(), 30, b.data(),
+              20, 0.0f, c.data(), 20, {}, &r);
   const std::string err = ::testing::internal::GetCapturedStderr();
   for (float x : c) ASSERT_EQ(x, 60.0f);
   EXPECT_TRUE(r.fell_back);
@@ -84,14 +86,14 @@ TEST(EnvProcess, ExplicitOptionsOverrideTheEnvironment) {
   Options o;
   o.strategy = Strategy::Cpu;
   Report r;
-  gemm<float>(Layout::RowMajor, Op::NoTrans, Op::NoTrans, 64, 64, 64, 1.0f, a.data(), 64,
-              b.data(), 64, 0.0f, c.data(), 64, o, &r);
+  gemm<float>(Layout::RowMajor, Op::NoTrans, Op::NoTrans, 64, 64, 64, 1.0f, a.data(), 64, b.data(),
+              64, 0.0f, c.data(), 64, o, &r);
   EXPECT_EQ(r.strategy, Strategy::Cpu);
   EXPECT_FALSE(r.fell_back);
   o.strategy = Strategy::Hybrid;
   o.device = "0";  // overrides TANDEM_DEVICE
-  gemm<float>(Layout::RowMajor, Op::NoTrans, Op::NoTrans, 64, 64, 64, 1.0f, a.data(), 64,
-              b.data(), 64, 0.0f, c.data(), 64, o, &r);
+  gemm<float>(Layout::RowMajor, Op::NoTrans, Op::NoTrans, 64, 64, 64, 1.0f, a.data(), 64, b.data(),
+              64, 0.0f, c.data(), 64, o, &r);
   EXPECT_FALSE(r.fell_back) << r.fallback_reason;
   EXPECT_GT(r.gpu_rows, 0);
   for (float x : c) ASSERT_EQ(x, 64.0f);

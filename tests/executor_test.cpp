@@ -1,6 +1,9 @@
 // The hybrid executor on the default OpenCL device (PoCL here): the order of enqueue, flush, CPU
 // share and wait; zero-copy for aligned host memory and copies otherwise; calls from many
 // threads; the split's rounding; and the CPU fallback when the GPU cannot run.
+#include "executor.hpp"
+
+#include <cblas.h>
 #include <gtest/gtest.h>
 
 #include <map>
@@ -9,9 +12,6 @@
 #include <thread>
 #include <vector>
 
-#include <cblas.h>
-
-#include "executor.hpp"
 #include "gpu/device.hpp"
 #include "plan.hpp"
 #include "reference.hpp"
@@ -51,11 +51,12 @@ struct Case {
   const T* C() const { return c.data() + offset; }
 
   void run(const Options& o, Report* r = nullptr) {
-    gemm<T>(Layout::RowMajor, Op::NoTrans, Op::NoTrans, m, n, k, T(0.5), A(), k, B(), n, T(-1),
-            C(), n, o, r);
+    gemm<T>(Layout::RowMajor, Op::NoTrans, Op::NoTrans, m, n, k, T(0.5), A(), k, B(), n, T(-1), C(),
+            n, o, r);
   }
   void check(const std::string& what) const {
-    const double tol = static_cast<double>(k + 2) * 4.0 * std::numeric_limits<T>::epsilon() * double(k);
+    const double tol =
+        static_cast<double>(k + 2) * 4.0 * std::numeric_limits<T>::epsilon() * double(k);
     int bad = 0;
     for (int64_t i = 0; i < m * n; ++i)
       if (!(std::fabs(double(C()[i]) - double(expected[static_cast<size_t>(i)])) <= tol)) ++bad;
@@ -65,8 +66,8 @@ struct Case {
 
 // One call on a fresh case, checked against its reference.
 template <class T>
-void run_checked(int64_t m, int64_t n, int64_t k, uint64_t seed, const Options& o, const std::string& what,
-                 int64_t offset = 0) {
+void run_checked(int64_t m, int64_t n, int64_t k, uint64_t seed, const Options& o,
+                 const std::string& what, int64_t offset = 0) {
   Case<T> c(m, n, k, seed, offset);
   c.run(o);
   c.check(what);
@@ -125,7 +126,8 @@ TEST(Executor, HybridSplitFollowsTheKernelTile) {
 }
 
 TEST(Executor, ZeroCopyForTandemMallocMemoryOnUnifiedDevices) {
-  ASSERT_TRUE(default_device_is_unified()) << "the test machine's OpenCL device (PoCL) shares memory";
+  ASSERT_TRUE(default_device_is_unified())
+      << "the test machine's OpenCL device (PoCL) shares memory";
   Case<float> t(128, 96, 80, 3);
   Report r;
   Options o;
@@ -175,7 +177,8 @@ TEST(Executor, DiscreteHybridFeedsBesideTheCpuShare) {
     Options o = hybrid(0.6);
     o.cpu_threads = threads;  // 2: the feeder gets one thread, as many as it is ever given
     // Several chunks, their kernels on two queues taking turns or on one.
-    o.kernel_params = {{"MWG", 32}, {"NWG", 32}, {"MDIMC", 8}, {"NDIMC", 8}, {"QUEUES", threads == 1 ? 2 : 1}};
+    o.kernel_params = {
+        {"MWG", 32}, {"NWG", 32}, {"MDIMC", 8}, {"NDIMC", 8}, {"QUEUES", threads == 1 ? 2 : 1}};
     t.run(o, &r);
     t.check("discrete hybrid, threads " + std::to_string(threads));
     ASSERT_EQ(r.strategy, Strategy::Hybrid);
@@ -197,7 +200,8 @@ TEST(Executor, DiscreteHybridFeedsBesideTheCpuShare) {
 // would be undefined in OpenCL, so the second operand is copied.
 TEST(Executor, SameMemoryForAAndB) {
   const int64_t m = 130, k = 70;
-  std::vector<float, Allocator<float>> a(static_cast<size_t>(m * k)), c(static_cast<size_t>(m * m), 0.0f);
+  std::vector<float, Allocator<float>> a(static_cast<size_t>(m * k)),
+      c(static_cast<size_t>(m * m), 0.0f);
   std::mt19937_64 rng(9);
   std::uniform_real_distribution<double> d(-1, 1);
   for (auto& x : a) x = static_cast<float>(d(rng));
@@ -245,7 +249,8 @@ TEST(Executor, ConcurrentCallsFromEightThreads) {
         const Options o = hybrid(0.2 * ((t + rep) % 4 + 1));
         const std::string what = "thread " + std::to_string(t) + " rep " + std::to_string(rep);
         if (t % 2 == 0)
-          run_checked<float>(m, n, k, static_cast<uint64_t>(100 + t * 10 + rep), o, what, t % 3 == 0 ? 1 : 0);
+          run_checked<float>(m, n, k, static_cast<uint64_t>(100 + t * 10 + rep), o, what,
+                             t % 3 == 0 ? 1 : 0);
         else
           run_checked<double>(m, n, k, static_cast<uint64_t>(200 + t * 10 + rep), o, what);
       }
@@ -262,7 +267,8 @@ TEST(Executor, ConcurrentCallsShareTheStagingPool) {
     threads.emplace_back([t] {
       for (int rep = 0; rep < 4; ++rep) {
         const int64_t m = 60 + 41 * ((t + rep) % 5), n = 50 + 17 * rep, k = 33 + 9 * t;
-        const std::string what = "discrete thread " + std::to_string(t) + " rep " + std::to_string(rep);
+        const std::string what =
+            "discrete thread " + std::to_string(t) + " rep " + std::to_string(rep);
         Options o = hybrid(0.5);
         if (rep % 2) o.strategy = Strategy::Gpu;
         if (t % 2 == 0)
@@ -314,7 +320,8 @@ TEST(Fallback, NoMatchingDeviceFallsBackOnceWithOneWarning) {
   }
   const std::string err = ::testing::internal::GetCapturedStderr();
   size_t count = 0;
-  for (size_t p = err.find("warning:"); p != std::string::npos; p = err.find("warning:", p + 1)) ++count;
+  for (size_t p = err.find("warning:"); p != std::string::npos; p = err.find("warning:", p + 1))
+    ++count;
   EXPECT_EQ(count, 1u) << err;
 }
 
@@ -328,7 +335,8 @@ TEST(Fallback, GpuStrategyReportsTheCauseAndLeavesCUntouched) {
     t.run(o);
     FAIL() << "expected tandem::Error";
   } catch (const Error& e) {
-    EXPECT_NE(std::string(e.what()).find("matches no OpenCL device"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("matches no OpenCL device"), std::string::npos)
+        << e.what();
   }
   EXPECT_EQ(t.c, before);
 }
@@ -382,7 +390,8 @@ TEST(Fallback, InvalidKernelIsRefusedBeforeItsBuild) {
   const std::map<std::string, int> invalid{{"MWG", 30}, {"MDIMC", 8}};
   const Error e = gpu_call_error(32, invalid);
   EXPECT_EQ(e.kind(), Error::Kind::Runtime);
-  EXPECT_NE(std::string(e.what()).find("MWG must be a multiple of MDIMC"), std::string::npos) << e.what();
+  EXPECT_NE(std::string(e.what()).find("MWG must be a multiple of MDIMC"), std::string::npos)
+      << e.what();
   Case<double> t(90, 40, 20, 33);
   Report r;
   Options h = hybrid(0.5);
@@ -390,7 +399,8 @@ TEST(Fallback, InvalidKernelIsRefusedBeforeItsBuild) {
   t.run(h, &r);
   t.check("invalid kernel, hybrid");
   EXPECT_TRUE(r.fell_back);
-  EXPECT_NE(r.fallback_reason.find("MWG must be a multiple of MDIMC"), std::string::npos) << r.fallback_reason;
+  EXPECT_NE(r.fallback_reason.find("MWG must be a multiple of MDIMC"), std::string::npos)
+      << r.fallback_reason;
 }
 
 TEST(Fallback, ParametersOverTheDeviceLimitsFallBack) {
@@ -415,7 +425,8 @@ TEST(Fallback, BufferTooLargeForTheDeviceFallsBackUnderHybrid) {
   ASSERT_NE(b, nullptr);
   for (int64_t p = 0; p < k; ++p)
     for (int64_t j = 0; j < n; ++j) b[p * ldb + j] = static_cast<float>(p + 1);
-  std::vector<float, Allocator<float>> a(static_cast<size_t>(m * k), 1.0f), c(static_cast<size_t>(m * n), 0.0f);
+  std::vector<float, Allocator<float>> a(static_cast<size_t>(m * k), 1.0f),
+      c(static_cast<size_t>(m * n), 0.0f);
   Report r;
   Options h = hybrid(0.5);
   h.kernel_params = {{"A_T", -1}, {"B_T", -1}};  // B read in place, not copied by a codelet

@@ -2,6 +2,8 @@
 // the kernel's own #ifndef defaults, every rule holds where it should, and over a sample of the
 // tuner's space every set check() accepts builds on this machine's OpenCL device while every set
 // it refuses would hit one of the kernel's #error checks or a limit the device reports.
+#include "gpu/gemm_params.hpp"
+
 #include <gtest/gtest.h>
 
 #include <random>
@@ -10,7 +12,6 @@
 
 #include "gemm_space.hpp"
 #include "gpu/device.hpp"
-#include "gpu/gemm_params.hpp"
 #include "gpu/programs.hpp"
 #include "profile.hpp"
 #include "tandem/tandem.hpp"
@@ -27,7 +28,8 @@ std::map<std::string, int> kernel_source_defaults() {
   std::map<std::string, int> out;
   const std::string src = kernels::gemm;
   const std::regex pair(R"(#ifndef (\w+)\s*\n\s*#define \1 (-?\d+))");
-  for (auto it = std::sregex_iterator(src.begin(), src.end(), pair); it != std::sregex_iterator(); ++it)
+  for (auto it = std::sregex_iterator(src.begin(), src.end(), pair); it != std::sregex_iterator();
+       ++it)
     out[(*it)[1]] = std::stoi((*it)[2]);
   return out;
 }
@@ -44,7 +46,8 @@ TEST(GemmParams, DatabaseDefaultsAreTheKernelsOwn) {
       continue;
     }
     ASSERT_EQ(kernel.count(name), 1u) << name << " has no #ifndef default in kernels/gemm.cl";
-    EXPECT_EQ(kernel.at(name), value) << name << ": kernels/gemm.cl and tuner/profiles/defaults.json";
+    EXPECT_EQ(kernel.at(name), value)
+        << name << ": kernels/gemm.cl and tuner/profiles/defaults.json";
   }
   for (const auto& [name, value] : kernel) {
     if (name == "TRANS_A" || name == "TRANS_B") continue;  // the host's A_T and B_T, per call
@@ -57,7 +60,8 @@ gpu::Params params(const std::map<std::string, int>& overrides) {
   return gpu::with_defaults(gpu::Limits{}, overrides);
 }
 
-gpu::Violation::Kind kind_of(const std::map<std::string, int>& overrides, const gpu::Limits& limits = {}) {
+gpu::Violation::Kind kind_of(const std::map<std::string, int>& overrides,
+                             const gpu::Limits& limits = {}) {
   const auto v = gpu::check(params(overrides), limits, false);
   EXPECT_TRUE(v.has_value()) << "accepted: " << detail::text::describe(params(overrides));
   return v ? v->kind : gpu::Violation::Kind::Host;
@@ -73,7 +77,8 @@ TEST(GemmParams, EachRuleRefusesWhatItShould) {
   // A read as stored (KWG wide) is fine with VW = 4; read transposed its tile is MWG = 66 wide.
   EXPECT_FALSE(gpu::check(params({{"MWG", 66}, {"MDIMC", 6}, {"A_T", 0}}), gpu::Limits{}, false));
   EXPECT_EQ(kind_of({{"MWG", 66}, {"MDIMC", 6}, {"A_T", 1}}), K::Kernel);
-  EXPECT_EQ(kind_of({{"MWG", 66}, {"MDIMC", 6}, {"A_T", -1}}), K::Kernel) << "the caller may transpose";
+  EXPECT_EQ(kind_of({{"MWG", 66}, {"MDIMC", 6}, {"A_T", -1}}), K::Kernel)
+      << "the caller may transpose";
   EXPECT_EQ(kind_of({{"KERNEL", 1}, {"VWM", 8}, {"MWG", 64}, {"MDIMC", 16}}), K::Kernel);
   EXPECT_EQ(kind_of({{"KERNEL", 1}, {"VWM", 3}}), K::Kernel);
   EXPECT_EQ(kind_of({{"MDIMC", 32}, {"NDIMC", 32}}), K::Device);
@@ -83,7 +88,8 @@ TEST(GemmParams, EachRuleRefusesWhatItShould) {
   EXPECT_EQ(kind_of({{"CHUNK_FILL", 0}}), K::Host);
   EXPECT_EQ(kind_of({{"QUEUES", 3}}), K::Host);
   EXPECT_EQ(kind_of({{"A_T", 2}}), K::Host);
-  EXPECT_EQ(kind_of({{"VWM", 3}}), K::Host) << "meaningless to KERNEL 0, but still not a value the tuner uses";
+  EXPECT_EQ(kind_of({{"VWM", 3}}), K::Host)
+      << "meaningless to KERNEL 0, but still not a value the tuner uses";
   EXPECT_THROW(gpu::with_defaults(gpu::Limits{}, {{"NOPE", 1}}), Error);
 }
 
@@ -95,11 +101,13 @@ void sample_the_space(bool fp64) {
   const gpu::DeviceInfo& di = gpu::info(*device);
   if (fp64 && !di.fp64) GTEST_SKIP() << di.describe() << " has no fp64";
   const gpu::Limits limits = gpu::limits_of(di);
-  const tuner::Space space = tuner::gemm_space({di.max_work_group, di.local_mem_bytes, di.is_gpu, false}, fp64);
+  const tuner::Space space =
+      tuner::gemm_space({di.max_work_group, di.local_mem_bytes, di.is_gpu, false}, fp64);
   std::mt19937_64 rng(fp64 ? 11 : 7);
   constexpr int kAcceptedToBuild = 25, kRefusedToBuild = 60, kDraws = 6000;
   int accepted = 0, refused = 0, device_limits = 0;
-  for (int draw = 0; draw < kDraws && (accepted < kAcceptedToBuild || refused < kRefusedToBuild); ++draw) {
+  for (int draw = 0; draw < kDraws && (accepted < kAcceptedToBuild || refused < kRefusedToBuild);
+       ++draw) {
     tuner::Point p(space.dimension());
     for (size_t i = 0; i < p.size(); ++i)
       p[i] = static_cast<int>(rng() % space.parameters[i].values.size());
@@ -122,7 +130,8 @@ void sample_the_space(bool fp64) {
       ASSERT_EQ(verdict->kind, gpu::Violation::Kind::Device) << verdict->message;
       ++device_limits;
       const uint64_t group = uint64_t(set.at("MDIMC")) * uint64_t(set.at("NDIMC"));
-      EXPECT_TRUE(group > di.max_work_group || gpu::local_bytes(set, fp64 ? 8 : 4) > di.local_mem_bytes)
+      EXPECT_TRUE(group > di.max_work_group ||
+                  gpu::local_bytes(set, fp64 ? 8 : 4) > di.local_mem_bytes)
           << what;
     }
   }

@@ -21,7 +21,7 @@ struct StrategyCase {
   double fraction;
   bool discrete;  // stage operands as for a discrete GPU (device buffers, copies)
   std::map<std::string, int> kernel_params = {};
-  int64_t offset = 0;  // 1: operands one element off alignment, so the unified copy path runs
+  int64_t offset = 0;   // 1: operands one element off alignment, so the unified copy path runs
   bool pinned = false;  // operands in pinned tandem_malloc memory (discrete path, direct copies)
   int cpu_threads = 0;  // the CPU share's threads (0: the default)
 };
@@ -44,39 +44,150 @@ const StrategyCase kStrategies[] = {
     {"gpu_codelet_TN", Strategy::Gpu, 1.0, false, {{"A_T", 1}, {"B_T", 0}}},
     {"hybrid_codelet_NT_discrete", Strategy::Hybrid, 0.5, true, {{"A_T", 0}, {"B_T", 1}}},
     // Other corners of the kernel family: no local memory, consecutive elements, scalar loads.
-    {"gpu_variant", Strategy::Gpu, 1.0, false,
-     {{"SA", 0}, {"SB", 1}, {"STRIDED", 0}, {"VW", 1}, {"MWG", 16}, {"NWG", 32}, {"MDIMC", 4},
-      {"NDIMC", 8}, {"KWG", 8}}},
-    {"gpu_variant2", Strategy::Gpu, 1.0, false,
-     {{"SA", 1}, {"SB", 0}, {"VW", 2}, {"MWG", 32}, {"NWG", 16}, {"MDIMC", 8}, {"NDIMC", 4},
-      {"KWG", 32}, {"KUNROLL", 1}}},
+    {"gpu_variant",
+     Strategy::Gpu,
+     1.0,
+     false,
+     {{"SA", 0},
+      {"SB", 1},
+      {"STRIDED", 0},
+      {"VW", 1},
+      {"MWG", 16},
+      {"NWG", 32},
+      {"MDIMC", 4},
+      {"NDIMC", 8},
+      {"KWG", 8}}},
+    {"gpu_variant2",
+     Strategy::Gpu,
+     1.0,
+     false,
+     {{"SA", 1},
+      {"SB", 0},
+      {"VW", 2},
+      {"MWG", 32},
+      {"NWG", 16},
+      {"MDIMC", 8},
+      {"NDIMC", 4},
+      {"KWG", 32},
+      {"KUNROLL", 1}}},
     // KERNEL 1, the tiled kernel: vector widths, double buffering, read layouts, discrete path.
-    {"gpu_tiled", Strategy::Gpu, 1.0, false,
-     {{"KERNEL", 1}, {"MWG", 32}, {"NWG", 32}, {"KWG", 8}, {"MDIMC", 8}, {"NDIMC", 8},
-      {"VWM", 2}, {"VWN", 2}, {"VW", 2}, {"DB", 0}}},
-    {"gpu_tiled_db", Strategy::Gpu, 1.0, false,
-     {{"KERNEL", 1}, {"MWG", 32}, {"NWG", 64}, {"KWG", 16}, {"MDIMC", 8}, {"NDIMC", 8},
-      {"VWM", 4}, {"VWN", 4}, {"VW", 4}, {"DB", 1}, {"KUNROLL", 2}, {"AK", 1}}},
-    {"gpu_tiled_TN_discrete", Strategy::Gpu, 1.0, true,
-     {{"KERNEL", 1}, {"A_T", 1}, {"B_T", 0}, {"MWG", 16}, {"NWG", 64}, {"KWG", 16}, {"MDIMC", 4},
-      {"NDIMC", 8}, {"VWM", 1}, {"VWN", 8}, {"VW", 4}, {"DB", 1}}},
+    {"gpu_tiled",
+     Strategy::Gpu,
+     1.0,
+     false,
+     {{"KERNEL", 1},
+      {"MWG", 32},
+      {"NWG", 32},
+      {"KWG", 8},
+      {"MDIMC", 8},
+      {"NDIMC", 8},
+      {"VWM", 2},
+      {"VWN", 2},
+      {"VW", 2},
+      {"DB", 0}}},
+    {"gpu_tiled_db",
+     Strategy::Gpu,
+     1.0,
+     false,
+     {{"KERNEL", 1},
+      {"MWG", 32},
+      {"NWG", 64},
+      {"KWG", 16},
+      {"MDIMC", 8},
+      {"NDIMC", 8},
+      {"VWM", 4},
+      {"VWN", 4},
+      {"VW", 4},
+      {"DB", 1},
+      {"KUNROLL", 2},
+      {"AK", 1}}},
+    {"gpu_tiled_TN_discrete",
+     Strategy::Gpu,
+     1.0,
+     true,
+     {{"KERNEL", 1},
+      {"A_T", 1},
+      {"B_T", 0},
+      {"MWG", 16},
+      {"NWG", 64},
+      {"KWG", 16},
+      {"MDIMC", 4},
+      {"NDIMC", 8},
+      {"VWM", 1},
+      {"VWN", 8},
+      {"VW", 4},
+      {"DB", 1}}},
     // Eight-wide vectors: A's rows as double/float8 (the H100 profile's sgemm shape), and lanes
     // taken one by one where a tile is stored transposed.
-    {"gpu_tiled_vw8_TN", Strategy::Gpu, 1.0, false,
-     {{"KERNEL", 1}, {"A_T", 1}, {"B_T", 0}, {"MWG", 64}, {"NWG", 32}, {"KWG", 16}, {"MDIMC", 4},
-      {"NDIMC", 8}, {"VWM", 8}, {"VWN", 1}, {"VW", 8}, {"DB", 1}, {"KUNROLL", 16}}},
-    {"gpu_tiled_vw8_NT", Strategy::Gpu, 1.0, false,
-     {{"KERNEL", 1}, {"A_T", 0}, {"B_T", 1}, {"MWG", 32}, {"NWG", 64}, {"KWG", 8}, {"MDIMC", 4},
-      {"NDIMC", 8}, {"VWM", 8}, {"VWN", 8}, {"VW", 8}, {"DB", 0}}},
+    {"gpu_tiled_vw8_TN",
+     Strategy::Gpu,
+     1.0,
+     false,
+     {{"KERNEL", 1},
+      {"A_T", 1},
+      {"B_T", 0},
+      {"MWG", 64},
+      {"NWG", 32},
+      {"KWG", 16},
+      {"MDIMC", 4},
+      {"NDIMC", 8},
+      {"VWM", 8},
+      {"VWN", 1},
+      {"VW", 8},
+      {"DB", 1},
+      {"KUNROLL", 16}}},
+    {"gpu_tiled_vw8_NT",
+     Strategy::Gpu,
+     1.0,
+     false,
+     {{"KERNEL", 1},
+      {"A_T", 0},
+      {"B_T", 1},
+      {"MWG", 32},
+      {"NWG", 64},
+      {"KWG", 8},
+      {"MDIMC", 4},
+      {"NDIMC", 8},
+      {"VWM", 8},
+      {"VWN", 8},
+      {"VW", 8},
+      {"DB", 0}}},
     // tandem_malloc's pinned memory on a discrete device: copies straight from and into it.
     {"gpu_pinned", Strategy::Gpu, 1.0, true, {}, 0, true},
-    {"hybrid_pinned_tiled", Strategy::Hybrid, 0.5, true,
-     {{"KERNEL", 1}, {"MWG", 32}, {"NWG", 32}, {"KWG", 8}, {"MDIMC", 8}, {"NDIMC", 8},
-      {"VWM", 2}, {"VWN", 2}, {"VW", 2}, {"DB", 1}}, 0, true},
+    {"hybrid_pinned_tiled",
+     Strategy::Hybrid,
+     0.5,
+     true,
+     {{"KERNEL", 1},
+      {"MWG", 32},
+      {"NWG", 32},
+      {"KWG", 8},
+      {"MDIMC", 8},
+      {"NDIMC", 8},
+      {"VWM", 2},
+      {"VWN", 2},
+      {"VW", 2},
+      {"DB", 1}},
+     0,
+     true},
     {"gpu_pinned_TN", Strategy::Gpu, 1.0, true, {{"A_T", 1}, {"B_T", 0}}, 0, true},
-    {"hybrid_tiled_NT", Strategy::Hybrid, 0.5, false,
-     {{"KERNEL", 1}, {"A_T", 0}, {"B_T", 1}, {"MWG", 16}, {"NWG", 16}, {"KWG", 8}, {"MDIMC", 4},
-      {"NDIMC", 4}, {"VWM", 2}, {"VWN", 4}, {"VW", 1}, {"DB", 1}, {"KUNROLL", 8}}},
+    {"hybrid_tiled_NT",
+     Strategy::Hybrid,
+     0.5,
+     false,
+     {{"KERNEL", 1},
+      {"A_T", 0},
+      {"B_T", 1},
+      {"MWG", 16},
+      {"NWG", 16},
+      {"KWG", 8},
+      {"MDIMC", 4},
+      {"NDIMC", 4},
+      {"VWM", 2},
+      {"VWN", 4},
+      {"VW", 1},
+      {"DB", 1},
+      {"KUNROLL", 8}}},
     // A CPU share of few rows per thread: column panels, one single-threaded call each.
     {"hybrid90_columns", Strategy::Hybrid, 0.9, false, {}, 0, false, 2},
     {"hybrid70_columns_discrete", Strategy::Hybrid, 0.7, true, {}, 0, false, 2},
@@ -97,9 +208,9 @@ struct Size {
 };
 
 // Multiples of no tile, degenerate extents, long and thin shapes.
-const Size kSizes[] = {{0, 5, 3},  {5, 0, 3},     {4, 5, 0},     {1, 1, 1},    {7, 63, 1},
-                       {63, 7, 100}, {1000, 7, 63}, {33, 1537, 9}, {1537, 3, 65}, {100, 130, 257},
-                       {64, 64, 64}};
+const Size kSizes[] = {{0, 5, 3},     {5, 0, 3},       {4, 5, 0},     {1, 1, 1},
+                       {7, 63, 1},    {63, 7, 100},    {1000, 7, 63}, {33, 1537, 9},
+                       {1537, 3, 65}, {100, 130, 257}, {64, 64, 64}};
 
 Options options_for(const StrategyCase& s) {
   Options o;
@@ -113,7 +224,8 @@ Options options_for(const StrategyCase& s) {
 template <class T>
 void run_case(const StrategyCase& s, Layout layout, Op op_a, Op op_b, const Size& size,
               double alpha, double beta, int64_t pad, uint64_t seed) {
-  detail::seams::Override discrete(discrete_scope(s.discrete, s.pinned));  // first: tandem_malloc pins under it
+  detail::seams::Override discrete(
+      discrete_scope(s.discrete, s.pinned));  // first: tandem_malloc pins under it
   std::mt19937_64 rng(seed);
   const bool ta = op_a != Op::NoTrans, tb = op_b != Op::NoTrans;
   const T sentinel = static_cast<T>(-777.25);
@@ -211,8 +323,8 @@ void nan_rules(const StrategyCase& s) {
 
   // alpha = 0, beta = 2: C doubles, whatever A and B hold.
   auto c1 = c;
-  gemm<T>(Layout::RowMajor, Op::NoTrans, Op::NoTrans, m, n, k, T(0), a.data(), k, b.data(), n,
-          T(2), c1.data(), n, o);
+  gemm<T>(Layout::RowMajor, Op::NoTrans, Op::NoTrans, m, n, k, T(0), a.data(), k, b.data(), n, T(2),
+          c1.data(), n, o);
   for (size_t i = 0; i < c.size(); ++i) ASSERT_EQ(c1[i], T(2) * c[i]) << s.name << " at " << i;
 
   // alpha = 0, beta = 0: C becomes zero even if it held NaN.
@@ -223,8 +335,8 @@ void nan_rules(const StrategyCase& s) {
 
   // k = 0: C = beta * C, A and B never touched (null is fine).
   auto c3 = c;
-  gemm<T>(Layout::RowMajor, Op::NoTrans, Op::NoTrans, m, n, 0, T(1), nullptr, 1, nullptr, n,
-          T(-1), c3.data(), n, o);
+  gemm<T>(Layout::RowMajor, Op::NoTrans, Op::NoTrans, m, n, 0, T(1), nullptr, 1, nullptr, n, T(-1),
+          c3.data(), n, o);
   for (size_t i = 0; i < c.size(); ++i) ASSERT_EQ(c3[i], -c[i]) << s.name << " at " << i;
 
   // beta = 0 with NaN in C and a real product: NaN is overwritten.
@@ -247,7 +359,8 @@ std::string nan_name(const ::testing::TestParamInfo<std::tuple<int, bool>>& p) {
   return std::string(kStrategies[std::get<0>(p.param)].name) + (std::get<1>(p.param) ? "_d" : "_s");
 }
 
-INSTANTIATE_TEST_SUITE_P(All, NanRules, ::testing::Combine(::testing::Range(0, kStrategyCount), ::testing::Bool()),
+INSTANTIATE_TEST_SUITE_P(All, NanRules,
+                         ::testing::Combine(::testing::Range(0, kStrategyCount), ::testing::Bool()),
                          nan_name);
 
 }  // namespace

@@ -1,13 +1,13 @@
 // The host packing code alone (src/gpu/host_pack), against naive element-by-element copies, on
 // awkward sizes and leading dimensions, on one thread and on several (blocks of 8 MiB and more
 // are shared among threads).
+#include "gpu/host_pack.hpp"
+
 #include <gtest/gtest.h>
 
 #include <cstdint>
 #include <random>
 #include <vector>
-
-#include "gpu/host_pack.hpp"
 
 namespace tandem::detail::gpu {
 namespace {
@@ -25,17 +25,17 @@ struct Shape {
   int64_t rows, cols, pad;  // the caller's leading dimension is cols + pad
 };
 // Single rows and columns, odd sizes, and two blocks over 8 MiB in float (the threaded path).
-const Shape kShapes[] = {{1, 1, 0},     {1, 37, 3},   {37, 1, 0},    {7, 13, 1},
-                         {33, 65, 31},  {64, 64, 0},  {129, 257, 5}, {1500, 1501, 0},
-                         {1601, 1403, 17}};
+const Shape kShapes[] = {{1, 1, 0},   {1, 37, 3},    {37, 1, 0},      {7, 13, 1},      {33, 65, 31},
+                         {64, 64, 0}, {129, 257, 5}, {1500, 1501, 0}, {1601, 1403, 17}};
 
 template <class T>
 void packs_like_a_naive_copy(int threads) {
   for (const Shape& s : kShapes) {
     const int64_t ld = s.cols + s.pad;
-    const auto src = random_values<T>(static_cast<size_t>(s.rows * ld), static_cast<uint64_t>(s.rows * 7 + s.cols));
-    const std::string what = std::to_string(s.rows) + "x" + std::to_string(s.cols) + " ld " + std::to_string(ld) +
-                             ", " + std::to_string(threads) + " threads";
+    const auto src = random_values<T>(static_cast<size_t>(s.rows * ld),
+                                      static_cast<uint64_t>(s.rows * 7 + s.cols));
+    const std::string what = std::to_string(s.rows) + "x" + std::to_string(s.cols) + " ld " +
+                             std::to_string(ld) + ", " + std::to_string(threads) + " threads";
     std::vector<T> tight(static_cast<size_t>(s.rows * s.cols), T(-7));
     pack(src.data(), s.rows, s.cols, ld, tight.data(), threads);
     std::vector<T> transposed(static_cast<size_t>(s.rows * s.cols), T(-7));
@@ -47,12 +47,16 @@ void packs_like_a_naive_copy(int threads) {
       for (int64_t c = 0; c < ld; ++c) {
         const T x = src[static_cast<size_t>(r * ld + c)];
         if (c >= s.cols) {
-          ASSERT_EQ(back[static_cast<size_t>(r * ld + c)], T(-9)) << what << " gap at " << r << "," << c;
+          ASSERT_EQ(back[static_cast<size_t>(r * ld + c)], T(-9))
+              << what << " gap at " << r << "," << c;
           continue;
         }
-        ASSERT_EQ(tight[static_cast<size_t>(r * s.cols + c)], x) << what << " pack at " << r << "," << c;
-        ASSERT_EQ(transposed[static_cast<size_t>(c * s.rows + r)], x) << what << " transpose at " << r << "," << c;
-        ASSERT_EQ(back[static_cast<size_t>(r * ld + c)], x) << what << " unpack at " << r << "," << c;
+        ASSERT_EQ(tight[static_cast<size_t>(r * s.cols + c)], x)
+            << what << " pack at " << r << "," << c;
+        ASSERT_EQ(transposed[static_cast<size_t>(c * s.rows + r)], x)
+            << what << " transpose at " << r << "," << c;
+        ASSERT_EQ(back[static_cast<size_t>(r * ld + c)], x)
+            << what << " unpack at " << r << "," << c;
       }
   }
 }

@@ -1,6 +1,8 @@
 // The power readers against fake sysfs trees in a temporary directory: energy deltas and
 // wraparound, missing files, garbage, permission denied, amdgpu's power integration and its
 // fallback file, NVML absent, and a total that never counts the same energy twice.
+#include "power.hpp"
+
 #include <gtest/gtest.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
@@ -10,8 +12,6 @@
 #include <fstream>
 #include <thread>
 
-#include "power.hpp"
-
 namespace tandem::power {
 namespace {
 
@@ -20,8 +20,9 @@ namespace fs = std::filesystem;
 class FakeSysfs : public ::testing::Test {
  protected:
   void SetUp() override {
-    root_ = fs::temp_directory_path() / ("tandem-sysfs-" + std::to_string(::getpid()) + "-" +
-                                         ::testing::UnitTest::GetInstance()->current_test_info()->name());
+    root_ = fs::temp_directory_path() /
+            ("tandem-sysfs-" + std::to_string(::getpid()) + "-" +
+             ::testing::UnitTest::GetInstance()->current_test_info()->name());
     fs::remove_all(root_);
     fs::create_directories(root_ / "powercap");
     fs::create_directories(root_ / "hwmon");
@@ -98,7 +99,8 @@ TEST_F(FakeSysfs, MissingTreesAndFilesAreUnavailableWithAReason) {
   write(root_ / "powercap" / "intel-rapl:0" / "energy_uj", "123");
   auto rapl = make_rapl(config().powercap_root);
   EXPECT_FALSE(rapl->status().available);
-  EXPECT_NE(rapl->status().detail.find("max_energy_range_uj"), std::string::npos) << rapl->status().detail;
+  EXPECT_NE(rapl->status().detail.find("max_energy_range_uj"), std::string::npos)
+      << rapl->status().detail;
   // A measurement without any source still works: zero joules, a duration.
   none.start();
   const Measurement m = none.stop();

@@ -105,8 +105,8 @@ double expect_matches(const Matrix<T>& c, const Matrix<T>& c_before, const Refer
     for (int64_t j = 0; j < c.cols; ++j) {
       const size_t q = static_cast<size_t>(i * c.cols + j);
       const double got = static_cast<double>(c.at(i, j));
-      const double tol = 2.0 * static_cast<double>(k + 2) * eps * ref.magnitude[q] +
-                         std::numeric_limits<T>::min();
+      const double tol =
+          2.0 * static_cast<double>(k + 2) * eps * ref.magnitude[q] + std::numeric_limits<T>::min();
       const double err = std::fabs(got - ref.value[q]);
       if (!(err <= tol)) {
         if (++failures <= 5)

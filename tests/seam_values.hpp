@@ -7,7 +7,8 @@
 
 namespace tandem::test {
 
-inline detail::seams::Values discrete(bool chunk_every_share = false, bool pin_every_block = false) {
+inline detail::seams::Values discrete(bool chunk_every_share = false,
+                                      bool pin_every_block = false) {
   detail::seams::Values v;
   v.assume_discrete = true;
   if (chunk_every_share) v.overlap_from = 0;

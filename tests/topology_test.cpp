@@ -1,8 +1,8 @@
 // CPU identity and the OpenBLAS core-type advice `tandem devices` gives (a VM can make OpenBLAS
 // pick Prescott kernels on an AVX-512 CPU, several times slower).
-#include <gtest/gtest.h>
-
 #include "topology.hpp"
+
+#include <gtest/gtest.h>
 
 namespace tandem::detail::topology {
 namespace {
@@ -14,10 +14,12 @@ TEST(Topology, CountsAndModel) {
 }
 
 TEST(Topology, BestOpenBlasCoreFromFlags) {
-  EXPECT_EQ(best_openblas_core({"sse4_2", "avx", "avx2", "fma", "avx512f", "avx512vl", "avx512bw", "avx512dq"}),
+  EXPECT_EQ(best_openblas_core(
+                {"sse4_2", "avx", "avx2", "fma", "avx512f", "avx512vl", "avx512bw", "avx512dq"}),
             "SkylakeX");
   // bf16 adds nothing to sgemm/dgemm: no advice to move from SkylakeX to Cooperlake.
-  EXPECT_EQ(best_openblas_core({"avx2", "fma", "avx512f", "avx512vl", "avx512bw", "avx512dq", "avx512_bf16"}),
+  EXPECT_EQ(best_openblas_core(
+                {"avx2", "fma", "avx512f", "avx512vl", "avx512bw", "avx512dq", "avx512_bf16"}),
             "SkylakeX");
   EXPECT_EQ(best_openblas_core({"sse4_2", "avx", "avx2", "fma"}), "Haswell");
   EXPECT_EQ(best_openblas_core({"sse4_2", "avx"}), "Sandybridge");
@@ -30,7 +32,7 @@ TEST(Topology, WeakerCoreTypes) {
   EXPECT_FALSE(weaker_core("SkylakeX", "Cooperlake"));
   EXPECT_FALSE(weaker_core("Cooperlake", "SkylakeX"));
   EXPECT_FALSE(weaker_core("SkylakeX", "SkylakeX"));
-  EXPECT_FALSE(weaker_core("Zen", "Haswell"));       // AMD's own kernels are not weaker
+  EXPECT_FALSE(weaker_core("Zen", "Haswell"));  // AMD's own kernels are not weaker
   EXPECT_FALSE(weaker_core("unknown-core", "Haswell"));
   EXPECT_FALSE(weaker_core(best_openblas_core(cpu_flags()), best_openblas_core(cpu_flags())));
 }

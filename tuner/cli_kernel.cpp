@@ -53,7 +53,8 @@ int kernel_command(const KernelArgs& a, bool as_json) {
               << "\n";
   } else {
     std::cout << gpu::info(*dev).describe() << "\n"
-              << (fp64 ? "dgemm" : "sgemm") << " kernel " << tandem::detail::text::describe(params) << "\n"
+              << (fp64 ? "dgemm" : "sgemm") << " kernel " << tandem::detail::text::describe(params)
+              << "\n"
               << "options: " << r.options << "\n"
               << (r.built ? "built" : "build FAILED") << "; binary " << r.binary.size()
               << " bytes; files in " << a.dir << "\n"

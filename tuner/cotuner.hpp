@@ -17,44 +17,44 @@
 namespace tandem::tuner {
 
 struct Progress {
-  std::string phase;     // "kernels" or "split"
+  std::string phase;  // "kernels" or "split"
   char precision = 's';
   int done = 0, budget = 0;
   double best_gflops = 0;
   double elapsed = 0, remaining = 0;  // seconds; remaining is an estimate
-  std::string last;      // what was just measured, and how it went
+  std::string last;                   // what was just measured, and how it went
 };
 
 struct TuneOptions {
-  std::string device;                     // selector ("" default device)
+  std::string device;  // selector ("" default device)
   std::vector<char> precisions{'s', 'd'};
   std::string strategy = "phased";
   // What to minimise: "time" (the call's wall time), "energy" (joules per call) or "edp"
   // (energy times delay). The last two need a readable power source.
   std::string objective = "time";
   power::Config power_config;
-  double energy_seconds = 0.5;            // energy is read over at least this long per candidate
-  int budget_evaluations = 40;            // kernel candidates measured, per precision
-  double budget_seconds = 900;            // the whole run
+  double energy_seconds = 0.5;  // energy is read over at least this long per candidate
+  int budget_evaluations = 40;  // kernel candidates measured, per precision
+  double budget_seconds = 900;  // the whole run
   std::vector<int64_t> sizes{256, 512, 1024};  // the size buckets (m = n = k)
-  int64_t kernel_size = 0;                // where kernels are compared (0: the middle size)
-  int warmup = 1, reps = 5;              // 5: enough samples for the bimodality flag
-  int parts = 64;                         // P
-  int top_kernels = 2;                    // kernels whose split is searched
+  int64_t kernel_size = 0;                     // where kernels are compared (0: the middle size)
+  int warmup = 1, reps = 5;                    // 5: enough samples for the bimodality flag
+  int parts = 64;                              // P
+  int top_kernels = 2;                         // kernels whose split is searched
   // A split is chosen over the better single strategy only when it is this much faster (0.05:
   // 5%): on the H100 host, hybrid gains of 0.6 to 4% measured while tuning did not repeat in a
   // later side-by-side run, where those splits ran 8% and 28% slower (docs/PERFORMANCE.md).
   double split_margin = 0.05;
-  int compile_jobs = -1;                  // programs built ahead in parallel; -1: 3 on a GPU,
-                                          // 0 on a CPU device (builds would disturb timings)
-  double timeout_seconds = 20;            // a single call slower than this is excluded
-  bool small_space = false;               // the enumerable subspace (for comparing strategies)
-  std::map<std::string, int> start;       // kernel parameters of the start point, over the
-                                          // device's defaults (ignored if it is not in the space)
-  std::map<std::string, int> start_d;     // the same for dgemm, if given (else `start`)
+  int compile_jobs = -1;               // programs built ahead in parallel; -1: 3 on a GPU,
+                                       // 0 on a CPU device (builds would disturb timings)
+  double timeout_seconds = 20;         // a single call slower than this is excluded
+  bool small_space = false;            // the enumerable subspace (for comparing strategies)
+  std::map<std::string, int> start;    // kernel parameters of the start point, over the
+                                       // device's defaults (ignored if it is not in the space)
+  std::map<std::string, int> start_d;  // the same for dgemm, if given (else `start`)
   uint64_t seed = 1;
-  std::filesystem::path log;              // JSON-lines log; "" : next to the profile
-  bool save = true;                       // write the profile to the profile directory
+  std::filesystem::path log;  // JSON-lines log; "" : next to the profile
+  bool save = true;           // write the profile to the profile directory
   std::function<void(const Progress&)> on_progress;
   // Testing hook: called on C after each measured call that gave the GPU rows, e.g. to play a
   // wrong kernel; `split` says whether the CPU had rows too.

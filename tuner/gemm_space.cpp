@@ -50,9 +50,13 @@ void add_constraints(Space& s, const DeviceLimits& limits, bool fp64) {
                 (v.at("SA") == 1 && v.at("SB") == 1 && v.at("STRIDED") == 1);
        }},
       {"registers per work-item within the limit",
-       [register_limit, fp64](const V& v) { return estimated_registers(v, fp64) <= register_limit; }},
+       [register_limit, fp64](const V& v) {
+         return estimated_registers(v, fp64) <= register_limit;
+       }},
       {"VW only stages tiles (KERNEL 0 without local memory has no use for it)",
-       [](const V& v) { return get(v, "KERNEL", 0) == 1 || v.at("SA") == 1 || v.at("SB") == 1 || v.at("VW") == 1; }},
+       [](const V& v) {
+         return get(v, "KERNEL", 0) == 1 || v.at("SA") == 1 || v.at("SB") == 1 || v.at("VW") == 1;
+       }},
       {"KUNROLL <= KWG", [](const V& v) { return v.at("KUNROLL") <= v.at("KWG"); }},
   };
 }
@@ -64,7 +68,8 @@ void set_start(Space& s, const std::map<std::string, int>& start) {
     const auto& par = s.parameters[i];
     int value;
     if (par.name == "LAYOUT") {
-      const int at = start.count("A_T") ? start.at("A_T") : 0, bt = start.count("B_T") ? start.at("B_T") : 0;
+      const int at = start.count("A_T") ? start.at("A_T") : 0,
+                bt = start.count("B_T") ? start.at("B_T") : 0;
       value = at == 1 ? 2 : bt == 1 ? 1 : 0;
     } else {
       auto it = start.find(par.name);
@@ -123,17 +128,10 @@ Space gemm_space(const DeviceLimits& limits, bool fp64, const std::map<std::stri
 Space small_gemm_space(const DeviceLimits& limits, bool fp64) {
   Space s;
   s.parameters = {
-      {"MWG", {16, 32, 64}, 0},
-      {"NWG", {16, 32, 64}, 0},
-      {"MDIMC", {4, 8}, 0},
-      {"NDIMC", {4, 8}, 0},
-      {"KWG", {8, 16}, 1},
-      {"KUNROLL", {4}, 1},
-      {"VW", {1, 4}, 1},
-      {"SA", {0, 1}, 1},
-      {"SB", {1}, 1},
-      {"STRIDED", {0, 1}, 1},
-      {"LAYOUT", {0}, 1},
+      {"MWG", {16, 32, 64}, 0}, {"NWG", {16, 32, 64}, 0}, {"MDIMC", {4, 8}, 0},
+      {"NDIMC", {4, 8}, 0},     {"KWG", {8, 16}, 1},      {"KUNROLL", {4}, 1},
+      {"VW", {1, 4}, 1},        {"SA", {0, 1}, 1},        {"SB", {1}, 1},
+      {"STRIDED", {0, 1}, 1},   {"LAYOUT", {0}, 1},
   };
   add_constraints(s, limits, fp64);
   return s;

@@ -21,7 +21,8 @@ struct DeviceLimits {
 // The full family: tile and work-group shapes (group 0), and K step, unroll, vector width, local
 // memory for A and B, element assignment and operand layout, RaijinCL's NN/NT/TN codelets
 // (group 1). `start` (kernel parameters) becomes the space's start point when it fits.
-Space gemm_space(const DeviceLimits& limits, bool fp64, const std::map<std::string, int>& start = {});
+Space gemm_space(const DeviceLimits& limits, bool fp64,
+                 const std::map<std::string, int>& start = {});
 
 // A space small enough to search exhaustively (for comparing strategies), on the same rules.
 Space small_gemm_space(const DeviceLimits& limits, bool fp64);

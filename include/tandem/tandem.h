@@ -22,7 +22,7 @@ enum {
 
 /* Runtime failures (negative return values). */
 enum {
-  TANDEM_ERROR_RUNTIME = -1, /* the GPU failed under strategy gpu, or an internal error */
+  TANDEM_ERROR_RUNTIME = -1,  /* the GPU failed under strategy gpu, or an internal error */
   TANDEM_ERROR_TOO_LARGE = -2 /* a size or leading dimension exceeds the CPU BLAS's 32-bit range */
 };
 
@@ -35,9 +35,9 @@ enum {
  * alpha == 0 (or k == 0) reads neither A nor B; beta == 0 does not read C. The strategy (cpu, gpu,
  * hybrid, auto), GPU fraction and device come from the TANDEM_* environment variables; the C++
  * interface takes them as options. */
-int tandem_sgemm(int layout, int trans_a, int trans_b, int64_t m, int64_t n, int64_t k,
-                 float alpha, const float *a, int64_t lda, const float *b, int64_t ldb,
-                 float beta, float *c, int64_t ldc);
+int tandem_sgemm(int layout, int trans_a, int trans_b, int64_t m, int64_t n, int64_t k, float alpha,
+                 const float *a, int64_t lda, const float *b, int64_t ldb, float beta, float *c,
+                 int64_t ldc);
 int tandem_dgemm(int layout, int trans_a, int trans_b, int64_t m, int64_t n, int64_t k,
                  double alpha, const double *a, int64_t lda, const double *b, int64_t ldb,
                  double beta, double *c, int64_t ldc);

@@ -57,11 +57,11 @@ struct Report {
   int64_t gpu_rows = 0, cpu_rows = 0;  // rows of C (row-major view) on each side
   int cpu_threads = 0;
   Buffer a = Buffer::None, b = Buffer::None, c = Buffer::None;
-  std::string device;                  // the OpenCL device used, if any
-  std::string kernel;                  // its kernel parameters, "NAME=v ..."
-  std::string profile;                 // the device profile applied ("" if none), by origin
-  int64_t profile_bucket = 0;          // the profile's tuned size whose split was used
-  bool profile_resident = false;       // and its split for operands in tandem_malloc memory
+  std::string device;             // the OpenCL device used, if any
+  std::string kernel;             // its kernel parameters, "NAME=v ..."
+  std::string profile;            // the device profile applied ("" if none), by origin
+  int64_t profile_bucket = 0;     // the profile's tuned size whose split was used
+  bool profile_resident = false;  // and its split for operands in tandem_malloc memory
   int64_t t_start = 0, t_gpu_enqueued = 0, t_flush = 0, t_cpu_start = 0, t_cpu_end = 0,
           t_gpu_done = 0, t_end = 0;
   double gpu_kernel_seconds = 0;  // from OpenCL profiling events
@@ -86,7 +86,10 @@ class Error : public std::runtime_error {
   enum class Kind { InvalidArgument, OpenCL, TooLarge, Runtime, OutputLost };
   Error(Kind kind, const std::string& what, int argument = 0, std::string cl_call = {},
         int cl_code = 0)
-      : std::runtime_error(what), kind_(kind), argument_(argument), cl_call_(std::move(cl_call)),
+      : std::runtime_error(what),
+        kind_(kind),
+        argument_(argument),
+        cl_call_(std::move(cl_call)),
         cl_code_(cl_code) {}
   Kind kind() const noexcept { return kind_; }
   int argument() const noexcept { return argument_; }
@@ -110,9 +113,9 @@ void gemm(Layout layout, Op op_a, Op op_b, int64_t m, int64_t n, int64_t k, T al
 extern template void gemm<float>(Layout, Op, Op, int64_t, int64_t, int64_t, float, const float*,
                                  int64_t, const float*, int64_t, float, float*, int64_t,
                                  const Options&, Report*);
-extern template void gemm<double>(Layout, Op, Op, int64_t, int64_t, int64_t, double,
-                                  const double*, int64_t, const double*, int64_t, double, double*,
-                                  int64_t, const Options&, Report*);
+extern template void gemm<double>(Layout, Op, Op, int64_t, int64_t, int64_t, double, const double*,
+                                  int64_t, const double*, int64_t, double, double*, int64_t,
+                                  const Options&, Report*);
 
 // std::vector<T, tandem::Allocator<T>> holds zero-copy-ready memory (see tandem_malloc).
 template <class T>
@@ -122,16 +125,21 @@ struct Allocator {
   template <class U>
   Allocator(const Allocator<U>&) noexcept {}
   T* allocate(std::size_t count) {
-    if (count > std::numeric_limits<std::size_t>::max() / sizeof(T)) throw std::bad_array_new_length();
+    if (count > std::numeric_limits<std::size_t>::max() / sizeof(T))
+      throw std::bad_array_new_length();
     void* p = tandem_malloc(count > 0 ? count * sizeof(T) : 1);
     if (p == nullptr) throw std::bad_alloc();
     return static_cast<T*>(p);
   }
   void deallocate(T* p, std::size_t) noexcept { tandem_free(p); }
   template <class U>
-  bool operator==(const Allocator<U>&) const noexcept { return true; }
+  bool operator==(const Allocator<U>&) const noexcept {
+    return true;
+  }
   template <class U>
-  bool operator!=(const Allocator<U>&) const noexcept { return false; }
+  bool operator!=(const Allocator<U>&) const noexcept {
+    return false;
+  }
 };
 
 }  // namespace tandem

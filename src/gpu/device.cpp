@@ -33,7 +33,8 @@ Quirks quirks_for(const DeviceInfo& info) {
   Quirks q;
   const std::string platform = text::lower(info.platform), vendor = text::lower(info.vendor);
   for (const QuirkRow& row : kQuirks) {
-    if (platform.find(row.platform) == std::string::npos || vendor.find(row.vendor) == std::string::npos)
+    if (platform.find(row.platform) == std::string::npos ||
+        vendor.find(row.vendor) == std::string::npos)
       continue;
     q.serialize_shares = q.serialize_shares || row.quirks.serialize_shares;
     q.zero_copy_align = std::max(q.zero_copy_align, row.quirks.zero_copy_align);
@@ -135,7 +136,8 @@ std::shared_ptr<Device> open_device(const std::string& selector) {
       if (found.empty()) throw Error(Error::Kind::Runtime, "OpenCL reports no device");
       const Found* chosen = nullptr;
       if (selector.empty()) {
-        auto gpu = std::find_if(found.begin(), found.end(), [](const Found& f) { return f.info.is_gpu; });
+        auto gpu =
+            std::find_if(found.begin(), found.end(), [](const Found& f) { return f.info.is_gpu; });
         chosen = gpu != found.end() ? &*gpu : &found.front();
       } else if (std::all_of(selector.begin(), selector.end(),
                              [](unsigned char ch) { return std::isdigit(ch) != 0; })) {
@@ -155,8 +157,8 @@ std::shared_ptr<Device> open_device(const std::string& selector) {
           available += (available.empty() ? "" : "; ") + std::to_string(f.info.index) + ": " +
                        f.info.describe();
         throw Error(Error::Kind::Runtime,
-                    "device selector '" + selector + "' matches no OpenCL device (available: " +
-                        available + ")");
+                    "device selector '" + selector +
+                        "' matches no OpenCL device (available: " + available + ")");
       }
       entry.device = std::make_shared<Device>(chosen->info, chosen->device);
     } catch (const cl::Error& e) {
@@ -172,6 +174,8 @@ std::shared_ptr<Device> open_device(const std::string& selector) {
 
 const DeviceInfo& info(const Device& device) { return device.info(); }
 
-bool is_discrete(const Device& device) { return !device.info().unified_memory || seams::assume_discrete(); }
+bool is_discrete(const Device& device) {
+  return !device.info().unified_memory || seams::assume_discrete();
+}
 
 }  // namespace tandem::detail::gpu

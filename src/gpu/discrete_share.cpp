@@ -97,7 +97,8 @@ class DiscreteShare final : public ShareImpl {
       queue2_ = cl::CommandQueue(dev_.context(), dev_.device(), CL_QUEUE_PROFILING_ENABLE);
     take_staging();
     const int64_t step = chunk_rows(s_, params, dev_.info());
-    for (int64_t r0 = 0; r0 < s_.m; r0 += step) chunks_.push_back({r0, std::min(s_.m, r0 + step), {}, {}, {}});
+    for (int64_t r0 = 0; r0 < s_.m; r0 += step)
+      chunks_.push_back({r0, std::min(s_.m, r0 + step), {}, {}, {}});
     build_kernels();
     std::optional<std::vector<cl::Event>> first_inputs = send_b();
     if (!first_inputs) first_inputs = send_inputs(chunks_.front());
@@ -149,7 +150,8 @@ class DiscreteShare final : public ShareImpl {
       for (const cl::Event& slab : ch.slabs) add(slab);
       if (!c_direct_) {
         c_written_ = true;
-        unpack(c_.mapped + ch.r0 * s_.n, ch.r1 - ch.r0, s_.n, s_.c + ch.r0 * s_.ldc, s_.ldc, host_threads_);
+        unpack(c_.mapped + ch.r0 * s_.n, ch.r1 - ch.r0, s_.n, s_.c + ch.r0 * s_.ldc, s_.ldc,
+               host_threads_);
       }
     }
     // Transposes ran on the first kernel queue before the kernels that wait for them: done too.
@@ -173,7 +175,8 @@ class DiscreteShare final : public ShareImpl {
     const size_t bytes = static_cast<size_t>(s.m * s.k + s.k * s.n + s.m * s.n) * sizeof(T);
     if (bytes < seams::overlap_from()) return s.m;
     const int64_t groups_n = (s.n + nwg - 1) / nwg;
-    const int64_t fill = int64_t{std::max(1, di.compute_units)} * std::max(1, params.at("CHUNK_FILL"));
+    const int64_t fill =
+        int64_t{std::max(1, di.compute_units)} * std::max(1, params.at("CHUNK_FILL"));
     const int64_t min_rows = (fill + groups_n - 1) / groups_n * mwg;
     int64_t rows = std::max(min_rows, (s.m + kMaxChunks - 1) / kMaxChunks);
     rows = (rows + mwg - 1) / mwg * mwg;
@@ -192,7 +195,9 @@ class DiscreteShare final : public ShareImpl {
     a_path = a_direct_ ? Report::Buffer::Pinned : Report::Buffer::Copy;
     b_path = b_direct_ ? Report::Buffer::Pinned : Report::Buffer::Copy;
     c_path = c_direct_ ? Report::Buffer::Pinned : Report::Buffer::Copy;
-    const auto bytes = [](int64_t elements) { return std::max<size_t>(static_cast<size_t>(elements) * sizeof(T), sizeof(T)); };
+    const auto bytes = [](int64_t elements) {
+      return std::max<size_t>(static_cast<size_t>(elements) * sizeof(T), sizeof(T));
+    };
     const auto take = [&](Operand<T>& op, int64_t elements, bool direct) {
       op.pooled = dev_.staging().take(bytes(elements), !direct);
       op.mapped = static_cast<T*>(op.pooled->mapped);
@@ -207,21 +212,25 @@ class DiscreteShare final : public ShareImpl {
   void build_kernels() {
     const Share<T>& s = s_;
     const int64_t tiles = params_.at("MWG") + params_.at("NWG") + params_.at("KWG");
-    long_index_ = params_.at("INDEX_LONG") != 0 ||
-                  std::max({s.m * s.k, s.k * s.n, s.m * s.n}) + tiles * std::max({s.m, s.n, s.k, int64_t{1}}) >=
-                      (int64_t{1} << 31) - 1;
-    const cl::Program& program = gemm_program(dev_, std::is_same_v<T, double>, ka_, kb_, long_index_, params_);
+    long_index_ =
+        params_.at("INDEX_LONG") != 0 || std::max({s.m * s.k, s.k * s.n, s.m * s.n}) +
+                                                 tiles * std::max({s.m, s.n, s.k, int64_t{1}}) >=
+                                             (int64_t{1} << 31) - 1;
+    const cl::Program& program =
+        gemm_program(dev_, std::is_same_v<T, double>, ka_, kb_, long_index_, params_);
     kernel_ = cl::Kernel(program, "gemm");
     transpose_ = cl::Kernel(program, "transpose");
   }
 
   // A rows x cols block at host (leading dimension host_ld) into `buffer` at byte `offset`, tight
   // (leading dimension cols); a rectangle copy unless the host block is tight too.
-  void write_block(const cl::Buffer& buffer, size_t offset, const T* host, int64_t rows, int64_t cols,
-                   int64_t host_ld, const std::vector<cl::Event>* waits, cl::Event* done) {
+  void write_block(const cl::Buffer& buffer, size_t offset, const T* host, int64_t rows,
+                   int64_t cols, int64_t host_ld, const std::vector<cl::Event>* waits,
+                   cl::Event* done) {
     const size_t row = static_cast<size_t>(cols) * sizeof(T);
     if (host_ld == cols || rows == 1) {
-      in_q_.enqueueWriteBuffer(buffer, CL_FALSE, offset, row * static_cast<size_t>(rows), host, waits, done);
+      in_q_.enqueueWriteBuffer(buffer, CL_FALSE, offset, row * static_cast<size_t>(rows), host,
+                               waits, done);
       return;
     }
     in_q_.enqueueWriteBufferRect(buffer, CL_FALSE, {offset, 0, 0}, {0, 0, 0},
@@ -254,8 +263,8 @@ class DiscreteShare final : public ShareImpl {
         ld = b_cols;
       }
       b_ready_.emplace_back();
-      write_block(target, static_cast<size_t>(q0 * b_cols) * sizeof(T), host, q1 - q0, b_cols, ld, nullptr,
-                  &b_ready_.back());
+      write_block(target, static_cast<size_t>(q0 * b_cols) * sizeof(T), host, q1 - q0, b_cols, ld,
+                  nullptr, &b_ready_.back());
       in_q_.flush();
       if (k_slabs_ && i == 0) first_inputs = send_inputs(chunks_.front());
     }
@@ -269,14 +278,16 @@ class DiscreteShare final : public ShareImpl {
 
   // dst (cols x rows) = src (rows x cols)^T on the device, after `waits`; both tight at `offset`.
   // The work-group is the one the kernel requires (TILE_T in kernels/gemm.cl).
-  void transpose_on_device(const cl::Buffer& src, const cl::Buffer& dst, int64_t offset, int64_t rows,
-                           int64_t cols, std::vector<cl::Event>& waits, cl::Event* done) {
+  void transpose_on_device(const cl::Buffer& src, const cl::Buffer& dst, int64_t offset,
+                           int64_t rows, int64_t cols, std::vector<cl::Event>& waits,
+                           cl::Event* done) {
     set_transpose_args(transpose_, long_index_, rows, cols, src, dst, offset);
-    const size_t tile = transpose_.getWorkGroupInfo<CL_KERNEL_COMPILE_WORK_GROUP_SIZE>(dev_.device())[0];
+    const size_t tile =
+        transpose_.getWorkGroupInfo<CL_KERNEL_COMPILE_WORK_GROUP_SIZE>(dev_.device())[0];
     const auto up = [tile](int64_t x) { return (static_cast<size_t>(x) + tile - 1) / tile * tile; };
     transposes_.emplace_back();
-    queue_.enqueueNDRangeKernel(transpose_, cl::NullRange, cl::NDRange(up(cols), up(rows)), cl::NDRange(tile, tile),
-                                &waits, &transposes_.back());
+    queue_.enqueueNDRangeKernel(transpose_, cl::NullRange, cl::NDRange(up(cols), up(rows)),
+                                cl::NDRange(tile, tile), &waits, &transposes_.back());
     *done = transposes_.back();
     queue_.flush();
   }
@@ -295,18 +306,19 @@ class DiscreteShare final : public ShareImpl {
     const cl::Buffer& a_target = a_raw_ ? a_raw_->device : a_.device();
     std::vector<cl::Event> a_in(1);
     if (a_direct_) {
-      write_block(a_target, a_offset * e, a_block, block_rows, block_cols, s.lda, nullptr, &a_in[0]);
+      write_block(a_target, a_offset * e, a_block, block_rows, block_cols, s.lda, nullptr,
+                  &a_in[0]);
     } else {
       T* panel = a_.mapped + a_offset;
       pack(a_block, block_rows, block_cols, s.lda, panel, host_threads_);
-      in_q_.enqueueWriteBuffer(a_target, CL_FALSE, a_offset * e, static_cast<size_t>(rows * s.k) * e, panel,
-                               nullptr, &a_in[0]);
+      in_q_.enqueueWriteBuffer(a_target, CL_FALSE, a_offset * e,
+                               static_cast<size_t>(rows * s.k) * e, panel, nullptr, &a_in[0]);
     }
     ready.emplace_back();
     if (a_raw_) {
       in_q_.flush();
-      transpose_on_device(a_raw_->device, a_.device(), static_cast<int64_t>(a_offset), block_rows, block_cols,
-                          a_in, &ready.back());
+      transpose_on_device(a_raw_->device, a_.device(), static_cast<int64_t>(a_offset), block_rows,
+                          block_cols, a_in, &ready.back());
     } else {
       ready.back() = a_in[0];
     }
@@ -315,11 +327,14 @@ class DiscreteShare final : public ShareImpl {
     if (s.beta != T(0)) {
       ready.emplace_back();
       if (c_direct_) {
-        write_block(c_.device(), c_offset * e, s.c + ch.r0 * s.ldc, rows, s.n, s.ldc, nullptr, &ready.back());
+        write_block(c_.device(), c_offset * e, s.c + ch.r0 * s.ldc, rows, s.n, s.ldc, nullptr,
+                    &ready.back());
       } else {
-        pack(static_cast<const T*>(s.c + ch.r0 * s.ldc), rows, s.n, s.ldc, c_.mapped + c_offset, host_threads_);
-        in_q_.enqueueWriteBuffer(c_.device(), CL_FALSE, c_offset * e, static_cast<size_t>(rows * s.n) * e,
-                                 c_.mapped + c_offset, nullptr, &ready.back());
+        pack(static_cast<const T*>(s.c + ch.r0 * s.ldc), rows, s.n, s.ldc, c_.mapped + c_offset,
+             host_threads_);
+        in_q_.enqueueWriteBuffer(c_.device(), CL_FALSE, c_offset * e,
+                                 static_cast<size_t>(rows * s.n) * e, c_.mapped + c_offset, nullptr,
+                                 &ready.back());
       }
     }
     in_q_.flush();
@@ -342,7 +357,8 @@ class DiscreteShare final : public ShareImpl {
         waits.push_back(b_ready_[q]);
         const bool last = q + 1 == b_ready_.size();
         if (!last) ch.slabs.emplace_back();
-        run_slab(kq, ch, p0, b_piece_ends_[q], q == 0 ? s_.beta : T(1), &waits, last ? &ch.kernel : &ch.slabs.back());
+        run_slab(kq, ch, p0, b_piece_ends_[q], q == 0 ? s_.beta : T(1), &waits,
+                 last ? &ch.kernel : &ch.slabs.back());
         p0 = b_piece_ends_[q];
       }
     } else {
@@ -354,8 +370,8 @@ class DiscreteShare final : public ShareImpl {
   }
 
   // C's chunk rows += alpha op(A)[rows, p0:p1] op(B)[p0:p1, :], with `beta` on the old values.
-  void run_slab(cl::CommandQueue& kq, Chunk& ch, int64_t p0, int64_t p1, T beta, std::vector<cl::Event>* waits,
-                cl::Event* done) {
+  void run_slab(cl::CommandQueue& kq, Chunk& ch, int64_t p0, int64_t p1, T beta,
+                std::vector<cl::Event>* waits, cl::Event* done) {
     const Share<T>& s = s_;
     const int64_t rows = ch.r1 - ch.r0;
     const int64_t a_offset = ch.r0 * s.k, c_offset = ch.r0 * s.n;
@@ -380,15 +396,18 @@ class DiscreteShare final : public ShareImpl {
       c_written_ = true;
       const size_t row = static_cast<size_t>(s.n) * e;
       if (s.ldc == s.n || rows == 1)
-        out_q_.enqueueReadBuffer(c_.device(), CL_FALSE, c_offset * e, row * static_cast<size_t>(rows),
-                                 s.c + ch.r0 * s.ldc, &computed, &ch.read);
+        out_q_.enqueueReadBuffer(c_.device(), CL_FALSE, c_offset * e,
+                                 row * static_cast<size_t>(rows), s.c + ch.r0 * s.ldc, &computed,
+                                 &ch.read);
       else
         out_q_.enqueueReadBufferRect(c_.device(), CL_FALSE, {c_offset * e, 0, 0}, {0, 0, 0},
-                                     {row, static_cast<size_t>(rows), 1}, row, 0, static_cast<size_t>(s.ldc) * e,
-                                     0, s.c + ch.r0 * s.ldc, &computed, &ch.read);
+                                     {row, static_cast<size_t>(rows), 1}, row, 0,
+                                     static_cast<size_t>(s.ldc) * e, 0, s.c + ch.r0 * s.ldc,
+                                     &computed, &ch.read);
     } else {
-      out_q_.enqueueReadBuffer(c_.device(), CL_FALSE, c_offset * e, static_cast<size_t>(rows * s.n) * e,
-                               c_.mapped + c_offset, &computed, &ch.read);
+      out_q_.enqueueReadBuffer(c_.device(), CL_FALSE, c_offset * e,
+                               static_cast<size_t>(rows * s.n) * e, c_.mapped + c_offset, &computed,
+                               &ch.read);
     }
     out_q_.flush();
   }
@@ -405,11 +424,11 @@ class DiscreteShare final : public ShareImpl {
   cl::CommandQueue in_q_, out_q_;  // copies in, copies out
   cl::Kernel kernel_, transpose_;
   std::vector<Chunk> chunks_;
-  size_t next_ = 0;                     // the first chunk not yet enqueued
-  std::vector<cl::Event> b_ready_;      // B is on the device, in the kernel's layout
-  std::vector<int64_t> b_piece_ends_;   // the stored row at which each of B's pieces ends
-  bool k_slabs_ = false;                // the first chunk runs slab by slab of K (see send_b)
-  std::vector<cl::Event> transposes_;   // operands transposed on the device
+  size_t next_ = 0;                    // the first chunk not yet enqueued
+  std::vector<cl::Event> b_ready_;     // B is on the device, in the kernel's layout
+  std::vector<int64_t> b_piece_ends_;  // the stored row at which each of B's pieces ends
+  bool k_slabs_ = false;               // the first chunk runs slab by slab of K (see send_b)
+  std::vector<cl::Event> transposes_;  // operands transposed on the device
   Operand<T> a_, b_, c_;
   std::unique_ptr<Staging> a_raw_, b_raw_;  // scratch for operands as stored, before transposition
   cl::Event kernel_event_, last_event_;

@@ -86,11 +86,13 @@ std::optional<Violation> check(const Params& p, const Limits& limits, bool fp64)
   // Sizes first: the kernel's preprocessor divides by them.
   for (const char* positive : {"MWG", "NWG", "KWG", "MDIMC", "NDIMC", "KUNROLL", "VW"})
     if (p.at(positive) <= 0)
-      return Violation{K::Kernel, std::string("kernel parameter ") + positive + " must be positive"};
+      return Violation{K::Kernel,
+                       std::string("kernel parameter ") + positive + " must be positive"};
   for (bool ta : layouts(p.at("A_T")))
     for (bool tb : layouts(p.at("B_T")))
       if (auto rule = kernel_rule(p, ta, tb)) return Violation{K::Kernel, *rule};
-  const uint64_t group = static_cast<uint64_t>(p.at("MDIMC")) * static_cast<uint64_t>(p.at("NDIMC"));
+  const uint64_t group =
+      static_cast<uint64_t>(p.at("MDIMC")) * static_cast<uint64_t>(p.at("NDIMC"));
   if (group > limits.max_work_group)
     return Violation{K::Device, "work-group of " + std::to_string(group) +
                                     " work-items exceeds the device's limit of " +
@@ -107,19 +109,23 @@ Params with_defaults(const Limits& limits, const std::map<std::string, int>& ove
   Params p = profile::kernel_defaults(limits.is_gpu);
   for (const auto& [name, value] : overrides) {
     auto it = p.find(name);
-    if (it == p.end()) throw Error(Error::Kind::InvalidArgument, "unknown kernel parameter '" + name + "'");
+    if (it == p.end())
+      throw Error(Error::Kind::InvalidArgument, "unknown kernel parameter '" + name + "'");
     it->second = value;
   }
   return p;
 }
 
-Params resolve_params(const Limits& limits, bool fp64, const std::map<std::string, int>& overrides) {
+Params resolve_params(const Limits& limits, bool fp64,
+                      const std::map<std::string, int>& overrides) {
   Params p = with_defaults(limits, overrides);
-  if (const auto violation = check(p, limits, fp64)) throw Error(Error::Kind::Runtime, violation->message);
+  if (const auto violation = check(p, limits, fp64))
+    throw Error(Error::Kind::Runtime, violation->message);
   return p;
 }
 
-Params resolve_params(const Device& device, bool fp64, const std::map<std::string, int>& overrides) {
+Params resolve_params(const Device& device, bool fp64,
+                      const std::map<std::string, int>& overrides) {
   return resolve_params(limits_of(info(device)), fp64, overrides);
 }
 

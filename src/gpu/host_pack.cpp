@@ -31,26 +31,30 @@ void over_rows(int64_t rows, size_t bytes, int threads,
 template <class T>
 void copy_rows(const T* src, int64_t src_ld, int64_t rows, int64_t cols, T* dst, int64_t dst_ld,
                int threads) {
-  over_rows(rows, static_cast<size_t>(rows * cols) * sizeof(T), threads, [&](int64_t r0, int64_t r1) {
-    if (src_ld == cols && dst_ld == cols) {
-      std::memcpy(dst + r0 * cols, src + r0 * cols, static_cast<size_t>((r1 - r0) * cols) * sizeof(T));
-      return;
-    }
-    for (int64_t r = r0; r < r1; ++r)
-      std::memcpy(dst + r * dst_ld, src + r * src_ld, static_cast<size_t>(cols) * sizeof(T));
-  });
+  over_rows(
+      rows, static_cast<size_t>(rows * cols) * sizeof(T), threads, [&](int64_t r0, int64_t r1) {
+        if (src_ld == cols && dst_ld == cols) {
+          std::memcpy(dst + r0 * cols, src + r0 * cols,
+                      static_cast<size_t>((r1 - r0) * cols) * sizeof(T));
+          return;
+        }
+        for (int64_t r = r0; r < r1; ++r)
+          std::memcpy(dst + r * dst_ld, src + r * src_ld, static_cast<size_t>(cols) * sizeof(T));
+      });
 }
 
 // In blocks so both sides stay in cache; columns of src (rows of dst) are shared among threads.
 template <class T>
 void pack_transposed(const T* src, int64_t rows, int64_t cols, int64_t ld, T* dst, int threads) {
   constexpr int64_t kBlock = 32;
-  over_rows(cols, static_cast<size_t>(rows * cols) * sizeof(T), threads, [&](int64_t c_begin, int64_t c_end) {
-    for (int64_t r0 = 0; r0 < rows; r0 += kBlock)
-      for (int64_t c0 = c_begin; c0 < c_end; c0 += kBlock)
-        for (int64_t r = r0; r < std::min(rows, r0 + kBlock); ++r)
-          for (int64_t c = c0; c < std::min(c_end, c0 + kBlock); ++c) dst[c * rows + r] = src[r * ld + c];
-  });
+  over_rows(cols, static_cast<size_t>(rows * cols) * sizeof(T), threads,
+            [&](int64_t c_begin, int64_t c_end) {
+              for (int64_t r0 = 0; r0 < rows; r0 += kBlock)
+                for (int64_t c0 = c_begin; c0 < c_end; c0 += kBlock)
+                  for (int64_t r = r0; r < std::min(rows, r0 + kBlock); ++r)
+                    for (int64_t c = c0; c < std::min(c_end, c0 + kBlock); ++c)
+                      dst[c * rows + r] = src[r * ld + c];
+            });
 }
 
 template void copy_rows<float>(const float*, int64_t, int64_t, int64_t, float*, int64_t, int);

@@ -41,7 +41,6 @@ bool in_pinned_block(const Device& device, const void* p, size_t bytes) {
   return it->second.device.get() == &device && begin + bytes <= it->second.end;
 }
 
-
 void* pinned_alloc(const std::shared_ptr<Device>& device, size_t bytes) {
   constexpr size_t kPage = 4096;
   if (bytes == 0 || bytes > SIZE_MAX - 2 * kPage) return nullptr;

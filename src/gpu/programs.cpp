@@ -12,7 +12,8 @@ namespace tandem::detail::gpu {
 namespace {
 
 // The kernel source's #defines for one precision, read layout and parameter set.
-std::string defines_for(bool fp64, bool trans_a, bool trans_b, bool long_index, const Params& params) {
+std::string defines_for(bool fp64, bool trans_a, bool trans_b, bool long_index,
+                        const Params& params) {
   std::string defines;
   if (seams::fail_builds()) defines += "#error \"a test seam makes this build fail\"\n";
   if (fp64) defines += "#define USE_DOUBLE 1\n";
@@ -99,12 +100,14 @@ BuildReport ProgramCache::inspect(const std::string& defines, const std::string&
 
 const cl::Program& gemm_program(Device& device, bool fp64, bool read_a_transposed,
                                 bool read_b_transposed, bool long_index, const Params& params) {
-  return device.programs().get(defines_for(fp64, read_a_transposed, read_b_transposed, long_index, params),
-                               build_options(device.info(), params));
+  return device.programs().get(
+      defines_for(fp64, read_a_transposed, read_b_transposed, long_index, params),
+      build_options(device.info(), params));
 }
 
 void prebuild(Device& device, bool fp64, bool trans_a, bool trans_b, const Params& params) {
-  const bool ka = read_transposed(params, "A_T", trans_a), kb = read_transposed(params, "B_T", trans_b);
+  const bool ka = read_transposed(params, "A_T", trans_a),
+             kb = read_transposed(params, "B_T", trans_b);
   try {
     gemm_program(device, fp64, ka, kb, params.at("INDEX_LONG") != 0, params);
   } catch (const cl::Error& e) {
@@ -113,11 +116,13 @@ void prebuild(Device& device, bool fp64, bool trans_a, bool trans_b, const Param
 }
 
 BuildReport inspect(Device& device, bool fp64, bool trans_a, bool trans_b, const Params& params) {
-  const bool ka = read_transposed(params, "A_T", trans_a), kb = read_transposed(params, "B_T", trans_b);
+  const bool ka = read_transposed(params, "A_T", trans_a),
+             kb = read_transposed(params, "B_T", trans_b);
   std::string options = build_options(device.info(), params);
   if (device.info().nv_compiler_options) options += " -cl-nv-verbose";  // registers and spills
   try {
-    return device.programs().inspect(defines_for(fp64, ka, kb, params.at("INDEX_LONG") != 0, params), options);
+    return device.programs().inspect(
+        defines_for(fp64, ka, kb, params.at("INDEX_LONG") != 0, params), options);
   } catch (const cl::Error& e) {
     throw translate(e);
   }

@@ -35,8 +35,12 @@ class Guarded final : public InFlight {
     guarded([&] { impl_->flush(); }, touched());
     flushed_at_ns = clock::now_ns();
   }
-  bool submitted() override { return guarded([&] { return impl_->submitted(); }, touched()); }
-  void feed(int host_threads) override { guarded([&] { impl_->feed(host_threads); }, touched()); }
+  bool submitted() override {
+    return guarded([&] { return impl_->submitted(); }, touched());
+  }
+  void feed(int host_threads) override {
+    guarded([&] { impl_->feed(host_threads); }, touched());
+  }
   bool feeds() const override { return impl_->feeds(); }
   void wait() override {
     guarded([&] { impl_->wait(); }, touched());

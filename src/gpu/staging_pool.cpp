@@ -43,8 +43,9 @@ void StagingPool::give(std::unique_ptr<Staging> st) {
   idle_.push_back(std::move(st));
   // Largest first: the mapped pinned buffer is released with it.
   while (idle_bytes_ > idle_cap_ && !idle_.empty()) {
-    auto largest = std::max_element(idle_.begin(), idle_.end(),
-                                    [](const auto& x, const auto& y) { return x->bytes < y->bytes; });
+    auto largest = std::max_element(idle_.begin(), idle_.end(), [](const auto& x, const auto& y) {
+      return x->bytes < y->bytes;
+    });
     idle_bytes_ -= (*largest)->bytes;
     idle_.erase(largest);
   }

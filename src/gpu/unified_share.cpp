@@ -60,8 +60,8 @@ class UnifiedShare final : public ShareImpl {
     // (nothing is written back at unmap), or a map of its staging.
     const size_t c_bytes = static_cast<size_t>(span(s_.m, s_.n, c_.ld)) * sizeof(T);
     const cl::Buffer& c_buffer = c_.path == Report::Buffer::ZeroCopy ? c_.in_place : c_.pinned;
-    void* mapped = queue_.enqueueMapBuffer(c_buffer, CL_FALSE, CL_MAP_READ, 0, c_bytes, nullptr,
-                                           &last_event_);
+    void* mapped =
+        queue_.enqueueMapBuffer(c_buffer, CL_FALSE, CL_MAP_READ, 0, c_bytes, nullptr, &last_event_);
     if (c_.path == Report::Buffer::ZeroCopy)
       c_map_ = mapped;
     else
@@ -112,8 +112,7 @@ class UnifiedShare final : public ShareImpl {
     const Range ra = range_of(s.a, s.a_rows(), s.a_cols(), s.lda);
     const Range rb = range_of(s.b, s.b_rows(), s.b_cols(), s.ldb);
     const bool c_in_place = in_place_ok(s.c) && (s.ldc == s.n || s.m == 1);
-    const bool a_in_place =
-        ka == s.trans_a && in_place_ok(s.a) && !(c_in_place && ra.overlaps(rc));
+    const bool a_in_place = ka == s.trans_a && in_place_ok(s.a) && !(c_in_place && ra.overlaps(rc));
     const bool b_in_place = kb == s.trans_b && in_place_ok(s.b) &&
                             !(c_in_place && rb.overlaps(rc)) && !(a_in_place && rb.overlaps(ra));
     input(a_, s.a, s.a_rows(), s.a_cols(), s.lda, ka != s.trans_a, a_in_place);
@@ -128,12 +127,12 @@ class UnifiedShare final : public ShareImpl {
     const Share<T>& s = s_;
     const int64_t ka_rows = ka ? s.k : s.m, ka_cols = ka ? s.m : s.k;
     const int64_t kb_rows = kb ? s.n : s.k, kb_cols = kb ? s.k : s.n;
-    const int64_t widest = std::max({span(ka_rows, ka_cols, a_.ld), span(kb_rows, kb_cols, b_.ld),
-                                     span(s.m, s.n, c_.ld)});
+    const int64_t widest = std::max(
+        {span(ka_rows, ka_cols, a_.ld), span(kb_rows, kb_cols, b_.ld), span(s.m, s.n, c_.ld)});
     const int64_t tiles = params.at("MWG") + params.at("NWG") + params.at("KWG");
-    const bool long_index = params.at("INDEX_LONG") != 0 ||
-                            widest + tiles * std::max({a_.ld, b_.ld, c_.ld, int64_t{1}}) >=
-                                (int64_t{1} << 31) - 1;
+    const bool long_index =
+        params.at("INDEX_LONG") != 0 ||
+        widest + tiles * std::max({a_.ld, b_.ld, c_.ld, int64_t{1}}) >= (int64_t{1} << 31) - 1;
     cl::Kernel kernel(gemm_program(dev_, std::is_same_v<T, double>, ka, kb, long_index, params),
                       "gemm");
     set_gemm_args(kernel, long_index, s.m, s.n, s.k, s.alpha, {&a_.kernel_buffer(), 0, a_.ld},
@@ -162,9 +161,9 @@ class UnifiedShare final : public ShareImpl {
     if (in_place) {
       op.path = Report::Buffer::ZeroCopy;
       op.ld = ld;
-      op.in_place = cl::Buffer(dev_.context(), CL_MEM_READ_ONLY | CL_MEM_USE_HOST_PTR,
-                               static_cast<size_t>(span(rows, cols, ld)) * sizeof(T),
-                               const_cast<T*>(host));
+      op.in_place =
+          cl::Buffer(dev_.context(), CL_MEM_READ_ONLY | CL_MEM_USE_HOST_PTR,
+                     static_cast<size_t>(span(rows, cols, ld)) * sizeof(T), const_cast<T*>(host));
       return;
     }
     op.path = Report::Buffer::Copy;
@@ -185,7 +184,8 @@ class UnifiedShare final : public ShareImpl {
     if (in_place) {
       c_.path = Report::Buffer::ZeroCopy;
       c_.ld = s.ldc;
-      c_.in_place = cl::Buffer(dev_.context(), CL_MEM_READ_WRITE | CL_MEM_USE_HOST_PTR, s.c_bytes(), s.c);
+      c_.in_place =
+          cl::Buffer(dev_.context(), CL_MEM_READ_WRITE | CL_MEM_USE_HOST_PTR, s.c_bytes(), s.c);
       return;
     }
     c_.path = Report::Buffer::Copy;
