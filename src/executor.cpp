@@ -1,24 +1,49 @@
-// Running the planned shares of one call: the GPU's enqueued and flushed first, the CPU's beside
-// it (on a thread of its own while the calling thread feeds a discrete GPU), both joined on every
-// way out, and the CPU taking over whatever a failed GPU leaves.
+// Running the planned shares of one call: every device's enqueued and flushed first, the CPU's
+// beside them (on a thread of its own while threads feed discrete devices), all joined on every
+// way out, and the CPU taking over the rows of any device that fails.
 #include "executor.hpp"
 
+#include <algorithm>
 #include <exception>
+#include <functional>
 #include <memory>
 #include <system_error>
 #include <thread>
+#include <vector>
 
 #include "clock.hpp"
 #include "cpu_share.hpp"
+#include "gpu/pinned_memory.hpp"
 #include "gpu/share.hpp"
 #include "log.hpp"
 #include "plan.hpp"
+#include "text.hpp"
 
 namespace tandem::detail {
 namespace {
 
-// The GPU could not do its part. Under strategy gpu that is the caller's error; otherwise the
-// CPU takes over, with one warning per process. C's old values must still be there.
+// One device's part in flight, and what became of it.
+struct Running {
+  DevicePart part;
+  std::unique_ptr<gpu::InFlight> inflight;
+  Report::Device report;
+  bool feeds = false;
+  std::unique_ptr<Error> failure;  // it failed after it was enqueued
+  bool c_touched = false;
+};
+
+// The rows [row0, row0 + rows) of p as a problem of their own.
+template <class T>
+Problem<T> rows_of(const Problem<T>& p, int64_t row0, int64_t rows) {
+  Problem<T> s = p;
+  s.m = rows;
+  s.a = p.trans_a ? p.a + row0 : p.a + row0 * p.lda;
+  s.c = p.c + row0 * p.ldc;
+  return s;
+}
+
+// A device could not do its part. Under strategy gpu that is the caller's error; otherwise the
+// CPU takes its rows, with one warning per process. C's old values must still be there.
 template <class T>
 void gpu_unavailable(const Problem<T>& p, const Request& req, const Error& e, bool c_touched,
                      Report& r) {
@@ -29,27 +54,19 @@ void gpu_unavailable(const Problem<T>& p, const Request& req, const Error& e, bo
                     e.what());
   if (req.strategy == Strategy::Gpu) throw e;
   r.fell_back = true;
-  r.fallback_reason = e.what();
+  if (r.fallback_reason.empty()) r.fallback_reason = e.what();
   warn_once("gpu-fallback", std::string("GPU path unavailable, computing on the CPU: ") + e.what());
 }
 
-// Plans the GPU's share and enqueues it, flushed: nullptr (and rows 0) when it has no rows or
-// cannot run.
+// Enqueues and flushes one part; nullptr when it cannot run (its rows are then the CPU's).
 template <class T>
-std::unique_ptr<gpu::InFlight> start_gpu(const Problem<T>& p, const Options& o, const Request& req,
-                                         GpuPlan& plan, Report& r) {
+std::unique_ptr<gpu::InFlight> start_part(const Problem<T>& p, const Request& req,
+                                          const DevicePart& part, Report& r) {
   try {
-    plan = plan_gpu(p, o, req, r);
-    if (plan.rows == 0) return nullptr;
-    gpu::Share<T> s = p;  // the top rows of C
-    s.m = plan.rows;
-    auto inflight = gpu::enqueue(*plan.device, plan.params, s);
-    r.t_gpu_enqueued = clock::now_ns();
+    auto inflight = gpu::enqueue(*part.device, part.params, rows_of(p, part.row0, part.rows));
+    if (r.t_gpu_enqueued == 0) r.t_gpu_enqueued = clock::now_ns();
     inflight->flush();
-    r.t_flush = inflight->flushed_at_ns;  // set by the OpenCL layer when clFlush returned
-    r.a = inflight->a_path;
-    r.b = inflight->b_path;
-    r.c = inflight->c_path;
+    if (r.t_flush == 0) r.t_flush = inflight->flushed_at_ns;  // when clFlush returned
     return inflight;
   } catch (const gpu::Failure& e) {
     gpu_unavailable(p, req, e, e.c_touched(), r);
@@ -57,17 +74,170 @@ std::unique_ptr<gpu::InFlight> start_gpu(const Problem<T>& p, const Options& o, 
     if (e.kind() == Error::Kind::InvalidArgument) throw;
     gpu_unavailable(p, req, e, false, r);
   }
-  plan.rows = 0;
   return nullptr;
 }
 
-// Joins a thread on every way out: the CPU share reads the caller's arrays.
-struct Joiner {
-  std::thread& t;
-  ~Joiner() {
-    if (t.joinable()) t.join();
+// Plans the devices' parts and starts them; `cpu_ranges` receives the rows the CPU computes.
+template <class T>
+std::vector<Running> start_gpus(const Problem<T>& p, const Options& o, const Request& req,
+                                GpuPlan& plan, std::vector<std::pair<int64_t, int64_t>>& cpu_ranges,
+                                std::unique_lock<std::mutex>& exclusive, Report& r) {
+  std::vector<Running> running;
+  try {
+    plan = plan_gpu(p, o, req, r);
+  } catch (const Error& e) {
+    if (e.kind() == Error::Kind::InvalidArgument) throw;
+    gpu_unavailable(p, req, e, false, r);
+    plan = GpuPlan{};
   }
+  if (plan.rows() < p.m) cpu_ranges.emplace_back(plan.rows(), p.m - plan.rows());
+  std::vector<std::shared_ptr<gpu::Device>> devices;
+  for (const DevicePart& part : plan.parts) devices.push_back(part.device);
+  exclusive = gpu::exclusive_for(devices);
+  for (const DevicePart& part : plan.parts) {
+    auto inflight = start_part(p, req, part, r);
+    if (!inflight) {
+      cpu_ranges.emplace_back(part.row0, part.rows);
+      continue;
+    }
+    Running run;
+    run.part = part;
+    run.feeds = inflight->feeds();
+    run.report.name = gpu::info(*part.device).describe();
+    run.report.kernel = text::describe(part.params);
+    run.report.row0 = part.row0;
+    run.report.rows = part.rows;
+    run.report.a = inflight->a_path;
+    run.report.b = inflight->b_path;
+    run.report.c = inflight->c_path;
+    run.inflight = std::move(inflight);
+    running.push_back(std::move(run));
+  }
+  return running;
+}
+
+// Feeds (on a discrete device) and waits for one part; a failure is kept for after the join.
+void finish(Running& run, int feeder_threads) {
+  try {
+    run.inflight->feed(feeder_threads);
+    run.inflight->wait();
+    run.report.t_done = clock::now_ns();
+    run.report.kernel_seconds = run.inflight->kernel_seconds;
+  } catch (const gpu::Failure& e) {
+    run.failure = std::make_unique<Error>(e);
+    run.c_touched = e.c_touched();
+  }
+}
+
+// Runs `f` on a thread of its own, or here when no thread can be had; joined by the destructor.
+class Beside {
+ public:
+  explicit Beside(const std::function<void()>& f) {
+    try {
+      thread_ = std::thread(f);
+    } catch (const std::system_error&) {
+      f();
+    }
+  }
+  ~Beside() { join(); }
+  void join() {
+    if (thread_.joinable()) thread_.join();
+  }
+
+ private:
+  std::thread thread_;
 };
+
+// The CPU's ranges on a thread of its own while this thread and others feed discrete devices;
+// else here, and the devices are waited for after it. Everything is joined before it returns.
+template <class T>
+void run_shares(const Problem<T>& p, std::vector<Running>& running,
+                const std::vector<std::pair<int64_t, int64_t>>& cpu_ranges, const Cores& cores,
+                Report& r) {
+  std::exception_ptr cpu_error;
+  const auto run_cpu = [&] {
+    r.t_cpu_start = clock::now_ns();
+    try {
+      for (const auto& [row0, rows] : cpu_ranges)
+        cpu_share(p, row0, rows, cores.cpu_threads, !running.empty());
+    } catch (...) {
+      cpu_error = std::current_exception();
+    }
+    r.t_cpu_end = clock::now_ns();
+  };
+  const bool any_feeds =
+      std::any_of(running.begin(), running.end(), [](const Running& run) { return run.feeds; });
+  {
+    std::unique_ptr<Beside> cpu;
+    if (!cpu_ranges.empty() && any_feeds)
+      cpu = std::make_unique<Beside>(run_cpu);
+    else if (!cpu_ranges.empty())
+      run_cpu();
+    // One thread per feeding device; this one feeds the first and then waits for the rest.
+    std::vector<std::unique_ptr<Beside>> feeders;
+    Running* here = nullptr;
+    for (size_t i = 0; i < running.size(); ++i) {
+      Running* run = &running[i];
+      run->report.feeder_threads = run->feeds ? std::max(1, cores.feeders[i]) : 0;
+      if (!run->feeds) continue;
+      if (here == nullptr)
+        here = run;
+      else
+        feeders.push_back(
+            std::make_unique<Beside>([run] { finish(*run, run->report.feeder_threads); }));
+    }
+    if (here != nullptr) finish(*here, here->report.feeder_threads);
+    for (Running& run : running)
+      if (!run.feeds) finish(run, cores.total);
+  }
+  if (cpu_error) std::rethrow_exception(cpu_error);
+}
+
+// A device that failed leaves its rows to the CPU, once everything else is done.
+template <class T>
+int64_t recover(const Problem<T>& p, const Request& req, std::vector<Running>& running,
+                const Cores& cores, Report& r) {
+  int64_t rows = 0;
+  for (Running& run : running) {
+    if (!run.failure) continue;
+    run.report.failed = true;
+    run.report.failure = run.failure->what();
+    gpu_unavailable(p, req, *run.failure, run.c_touched, r);
+    run.inflight.reset();
+    cpu_share(p, run.part.row0, run.part.rows, cores.total, false);
+    rows += run.part.rows;
+  }
+  return rows;
+}
+
+void record(const std::vector<Running>& running, Report& r) {
+  for (const Running& run : running) {
+    r.devices.push_back(run.report);
+    r.feeder_threads += run.report.feeder_threads;
+    if (run.report.failed) continue;
+    r.gpu_rows += run.report.rows;
+    r.t_gpu_done = std::max(r.t_gpu_done, run.report.t_done);
+    r.gpu_kernel_seconds = std::max(r.gpu_kernel_seconds, run.report.kernel_seconds);
+  }
+  if (!r.devices.empty()) {
+    r.a = r.devices.front().a;
+    r.b = r.devices.front().b;
+    r.c = r.devices.front().c;
+  }
+}
+
+// How the cores are divided, now that it is known which parts are in flight and feed.
+template <class T>
+Cores cores_for(const Problem<T>& p, const Options& o, const std::vector<Running>& running,
+                bool cpu_rows, int profile_threads) {
+  std::vector<bool> feeds, pinned;
+  for (const Running& run : running) {
+    feeds.push_back(run.feeds);
+    pinned.push_back(
+        gpu::operands_pinned(*run.part.device, rows_of(p, run.part.row0, run.part.rows)));
+  }
+  return divide_cores(o, feeds, pinned, cpu_rows, !running.empty(), profile_threads);
+}
 
 }  // namespace
 
@@ -76,64 +246,32 @@ void execute(const Problem<T>& p, const Options& o, Report& r) {
   r.t_start = clock::now_ns();
   const Request req = request(o);
   GpuPlan plan;
-  std::unique_ptr<gpu::InFlight> inflight;
-  if (req.strategy != Strategy::Cpu) inflight = start_gpu(p, o, req, plan, r);
-  int64_t mg = plan.rows;
-
-  // On a discrete device the calling thread keeps feeding the GPU (packing the rest of its rows,
-  // unpacking C as it lands) while the CPU share runs on a thread of its own; otherwise the CPU
-  // share runs here and the GPU is waited for after it.
-  const bool beside = inflight && mg < p.m && inflight->feeds();
-  const Cores cores = divide_cores(o, inflight != nullptr, beside, plan.profile_threads);
-  r.cpu_threads = mg < p.m ? cores.cpu_threads : 0;
-  if (inflight) {
+  std::vector<std::pair<int64_t, int64_t>> cpu_ranges;  // (row0, rows) the CPU computes
+  // Taken before any share starts and released after every share is gone (declared first).
+  std::unique_lock<std::mutex> exclusive;
+  std::vector<Running> running;
+  if (req.strategy == Strategy::Cpu)
+    cpu_ranges.emplace_back(0, p.m);
+  else
+    running = start_gpus(p, o, req, plan, cpu_ranges, exclusive, r);
+  int64_t cpu_rows = 0;
+  for (const auto& range : cpu_ranges) cpu_rows += range.second;
+  const Cores cores = cores_for(p, o, running, cpu_rows > 0, plan.profile_threads);
+  r.cpu_threads = cpu_rows > 0 ? cores.cpu_threads : 0;
+  for (Running& run : running) {
     try {
-      r.gpu_submitted_at_cpu_start = inflight->submitted();
+      r.gpu_submitted_at_cpu_start = r.gpu_submitted_at_cpu_start || run.inflight->submitted();
     } catch (const Error&) {
       // A status that cannot be read now surfaces, with its cause, at the wait below.
     }
   }
-  std::exception_ptr cpu_error;
-  std::thread cpu_thread;
-  const auto run_cpu = [&] {
-    r.t_cpu_start = clock::now_ns();
-    try {
-      cpu_share(p, mg, p.m - mg, cores.cpu_threads, mg > 0);
-    } catch (...) {
-      cpu_error = std::current_exception();
-    }
-    r.t_cpu_end = clock::now_ns();
-  };
-  if (beside) {
-    try {
-      cpu_thread = std::thread(run_cpu);
-    } catch (const std::system_error&) {
-      run_cpu();  // no thread to be had: the CPU share runs here, the feeding after it
-    }
-  } else {
-    run_cpu();
-  }
-  Joiner joiner{cpu_thread};
-
-  if (inflight) {
-    try {
-      inflight->feed(cores.feeder);
-      inflight->wait();
-      r.t_gpu_done = clock::now_ns();
-      r.gpu_kernel_seconds = inflight->kernel_seconds;
-    } catch (const gpu::Failure& e) {
-      if (cpu_thread.joinable()) cpu_thread.join();
-      gpu_unavailable(p, req, e, e.c_touched(), r);
-      inflight.reset();
-      cpu_share(p, 0, mg, cores.cpu_threads, false);
-      mg = 0;
-    }
-  }
-  if (cpu_thread.joinable()) cpu_thread.join();
-  if (cpu_error) std::rethrow_exception(cpu_error);
-  r.gpu_rows = mg;
-  r.cpu_rows = p.m - mg;
-  r.strategy = mg == 0 ? Strategy::Cpu : mg == p.m ? Strategy::Gpu : Strategy::Hybrid;
+  run_shares(p, running, cpu_ranges, cores, r);
+  cpu_rows += recover(p, req, running, cores, r);
+  record(running, r);
+  r.cpu_rows = cpu_rows;
+  r.strategy = r.gpu_rows == 0     ? Strategy::Cpu
+               : r.gpu_rows == p.m ? Strategy::Gpu
+                                   : Strategy::Hybrid;
   r.t_end = clock::now_ns();
 }
 

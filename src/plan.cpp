@@ -1,8 +1,10 @@
-// Planning one call: the request, the device's profile, the GPU's rows and kernel, and the cores.
+// Planning one call: the request, each device's profile, the devices' rows and kernels, and the
+// cores for each side.
 #include "plan.hpp"
 
 #include <algorithm>
 #include <cmath>
+#include <numeric>
 #include <string>
 
 #include "config.hpp"
@@ -19,11 +21,10 @@ namespace {
 // hybrid without a fraction from options, environment or profile splits the rows evenly.
 constexpr double kHybridDefaultFraction = 0.5;
 
-// What the device's profile says for this call (an empty choice without a profile). Reports
-// which profile and bucket applied.
+// What a device's profile says for this call (an empty choice without a profile).
 template <class T>
 profile::Choice profile_choice(const Problem<T>& p, const Request& req, gpu::Device& device,
-                               Report& r) {
+                               std::string* origin) {
   profile::Choice choice;
   const auto prof = profile::active_for(gpu::info(device));
   if (!prof) return choice;
@@ -43,9 +44,7 @@ profile::Choice profile_choice(const Problem<T>& p, const Request& req, gpu::Dev
     choice.kernel = choice.gpu_kernel;
     choice.cpu_threads = 0;
   }
-  r.profile = prof->origin;
-  r.profile_bucket = choice.bucket;
-  r.profile_resident = choice.resident;
+  *origin = prof->origin;
   return choice;
 }
 
@@ -65,6 +64,34 @@ gpu::Params kernel_for(const gpu::Device& device, bool fp64, const Options& o,
   }
 }
 
+// The devices' share of the rows. One device: its profile's fraction (auto), the request's or the
+// profile's (hybrid). Several, without a profile for the set: under auto the devices whose own
+// profiles give them rows, and the CPU if every one of those leaves it rows, share in proportion
+// to the rates their profiles measured.
+double set_fraction(const Request& req, const std::vector<profile::Choice>& choices) {
+  if (req.strategy == Strategy::Gpu) return 1.0;
+  if (choices.size() == 1) {
+    const double f = choices.front().fraction;
+    if (req.strategy == Strategy::Hybrid)
+      return req.fraction.value_or(f > 0 ? f : kHybridDefaultFraction);
+    return f;
+  }
+  if (req.strategy == Strategy::Hybrid) return req.fraction.value_or(kHybridDefaultFraction);
+  double gpus = 0, cpu = 0;
+  bool cpu_keeps_rows = true;
+  int taking = 0;
+  for (const auto& c : choices) {
+    if (c.fraction <= 0) continue;
+    ++taking;
+    gpus += c.gpu_gflops > 0 ? c.gpu_gflops : 1.0;
+    cpu = std::max(cpu, c.cpu_gflops);
+    cpu_keeps_rows = cpu_keeps_rows && c.fraction < 1;
+  }
+  if (taking == 0) return 0.0;
+  if (!cpu_keeps_rows || cpu <= 0) return 1.0;
+  return gpus / (gpus + cpu);
+}
+
 }  // namespace
 
 Request request(const Options& o) {
@@ -77,34 +104,78 @@ Request request(const Options& o) {
   if (o.cpu_threads && *o.cpu_threads < 1)
     throw Error(Error::Kind::InvalidArgument,
                 "options.cpu_threads = " + std::to_string(*o.cpu_threads) + " must be at least 1");
+  if (o.feeder_threads && *o.feeder_threads < 1)
+    throw Error(
+        Error::Kind::InvalidArgument,
+        "options.feeder_threads = " + std::to_string(*o.feeder_threads) + " must be at least 1");
   if (req.strategy == Strategy::Hybrid)
     req.fraction = o.gpu_fraction ? o.gpu_fraction : env.gpu_fraction;
   return req;
 }
 
+// A dgemm leaves out devices without fp64, while others remain to take their rows.
+void drop_fp32_only(std::vector<std::shared_ptr<gpu::Device>>& devices,
+                    std::vector<profile::Choice>& choices) {
+  std::string without;
+  for (size_t i = devices.size(); i-- > 0;) {
+    if (gpu::info(*devices[i]).fp64) continue;
+    without = gpu::info(*devices[i]).describe() + (without.empty() ? "" : ", ") + without;
+    devices.erase(devices.begin() + static_cast<std::ptrdiff_t>(i));
+    choices.erase(choices.begin() + static_cast<std::ptrdiff_t>(i));
+  }
+  if (devices.empty())
+    throw Error(Error::Kind::Runtime, "device " + without + " has no fp64 support");
+  if (!without.empty())
+    warn_once("no-fp64:" + without, "dgemm leaves out " + without + ": no fp64 support");
+}
+
 template <class T>
 GpuPlan plan_gpu(const Problem<T>& p, const Options& o, const Request& req, Report& r) {
   constexpr bool fp64 = std::is_same_v<T, double>;
+  auto devices = gpu::open_devices(o.device.value_or(env_config().device.value_or("")));
+  std::vector<profile::Choice> choices;
+  for (const auto& d : devices) {
+    r.device += (r.device.empty() ? "" : "; ") + gpu::info(*d).describe();
+    std::string origin;
+    choices.push_back(profile_choice(p, req, *d, &origin));
+    if (r.profile.empty()) {
+      r.profile = origin;
+      r.profile_bucket = choices.back().bucket;
+      r.profile_resident = choices.back().resident;
+    }
+  }
   GpuPlan plan;
-  plan.device = gpu::open_device(o.device.value_or(env_config().device.value_or("")));
-  const gpu::DeviceInfo& di = gpu::info(*plan.device);
-  r.device = di.describe();
-  const profile::Choice choice = profile_choice(p, req, *plan.device, r);
-  double fraction = 1.0;
-  if (req.strategy == Strategy::Auto) fraction = choice.fraction;
-  if (req.strategy == Strategy::Hybrid)
-    fraction =
-        req.fraction.value_or(choice.fraction > 0 ? choice.fraction : kHybridDefaultFraction);
+  const double fraction = set_fraction(req, choices);
   r.gpu_fraction = fraction;
   if (fraction <= 0) return plan;
-  if (req.strategy != Strategy::Gpu) plan.profile_threads = choice.cpu_threads;
-  if (fp64 && !di.fp64)
-    throw Error(Error::Kind::Runtime, "device " + di.describe() + " has no fp64 support");
-  plan.params =
-      kernel_for(*plan.device, fp64, o,
-                 req.strategy == Strategy::Gpu ? choice.gpu_kernel : choice.kernel, r.profile);
-  r.kernel = text::describe(plan.params);
-  plan.rows = gpu_rows(fraction, p.m, gpu::row_tile(plan.params));
+  if (fp64) drop_fp32_only(devices, choices);
+  if (req.strategy != Strategy::Gpu && devices.size() == 1)
+    plan.profile_threads = choices[0].cpu_threads;
+  std::vector<double> weights;
+  std::vector<int64_t> tiles;
+  for (size_t i = 0; i < devices.size(); ++i) {
+    const auto& c = choices[i];
+    DevicePart part;
+    part.device = devices[i];
+    part.params = kernel_for(*devices[i], fp64, o,
+                             req.strategy == Strategy::Gpu ? c.gpu_kernel : c.kernel, r.profile);
+    tiles.push_back(gpu::row_tile(part.params));
+    plan.parts.push_back(std::move(part));
+    // Under auto a device whose own profile keeps it idle stays idle.
+    const bool takes = req.strategy != Strategy::Auto || devices.size() == 1 || c.fraction > 0;
+    weights.push_back(takes ? (c.gpu_gflops > 0 ? c.gpu_gflops : 1.0) : 0.0);
+  }
+  const auto rows = split_rows(fraction, p.m, weights, tiles);
+  int64_t row0 = 0;
+  for (size_t i = 0; i < rows.size(); ++i) {
+    plan.parts[i].row0 = row0;
+    plan.parts[i].rows = rows[i];
+    row0 += rows[i];
+  }
+  plan.parts.erase(std::remove_if(plan.parts.begin(), plan.parts.end(),
+                                  [](const DevicePart& d) { return d.rows == 0; }),
+                   plan.parts.end());
+  if (!plan.parts.empty()) r.kernel = text::describe(plan.parts.front().params);
   return plan;
 }
 
@@ -123,17 +194,66 @@ int64_t gpu_rows(double fraction, int64_t m, int64_t tile) {
   return std::clamp<int64_t>(rows, 0, m);
 }
 
-// Physical cores, but never more than the program allows OpenBLAS (OPENBLAS_NUM_THREADS); beside
-// a GPU share one fewer, for the thread that feeds the GPU, unless the profile or the options say
-// otherwise.
-Cores divide_cores(const Options& o, bool gpu_share, bool beside, int profile_threads) {
+std::vector<int64_t> split_rows(double fraction, int64_t m, const std::vector<double>& weights,
+                                const std::vector<int64_t>& tiles) {
+  const double total = std::accumulate(weights.begin(), weights.end(), 0.0);
+  std::vector<int64_t> rows(weights.size(), 0);
+  if (total <= 0) return rows;
+  double cumulative = 0;
+  int64_t end = 0;
+  size_t last = 0;
+  for (size_t i = 0; i < weights.size(); ++i)
+    if (weights[i] > 0) last = i;
+  for (size_t i = 0; i < weights.size(); ++i) {
+    if (weights[i] <= 0) continue;
+    cumulative += weights[i];
+    const double f = i == last ? fraction : fraction * cumulative / total;
+    const int64_t boundary = std::max(end, gpu_rows(f, m, tiles[i]));
+    rows[i] = boundary - end;
+    end = boundary;
+  }
+  return rows;
+}
+
+// Physical cores, but never more than the program allows OpenBLAS (OPENBLAS_NUM_THREADS). Threads
+// that feed discrete devices come first; beside a device that needs no feeding one core is left
+// to the thread that waits on it.
+Cores divide_cores(const Options& o, const std::vector<bool>& feeds,
+                   const std::vector<bool>& pinned, bool cpu_rows, bool gpu_share,
+                   int profile_threads) {
   const int cores = std::min(topology::physical_cores(), cpu_blas::current_threads());
   Cores c;
-  c.cpu_threads = o.cpu_threads.value_or(
-      gpu_share && profile_threads > 0
-          ? std::min(profile_threads, cores)
-          : std::max(1, cores - (gpu_share && o.reserve_feeder_core && cores > 1 ? 1 : 0)));
-  c.feeder = beside ? std::max(1, cores - c.cpu_threads) : cores;
+  c.total = cores;
+  c.feeders.assign(feeds.size(), 0);
+  const int feeding = static_cast<int>(std::count(feeds.begin(), feeds.end(), true));
+  if (feeding == 0) {
+    c.cpu_threads = o.cpu_threads.value_or(
+        gpu_share && profile_threads > 0
+            ? std::min(profile_threads, cores)
+            : std::max(1, cores - (gpu_share && o.reserve_feeder_core && cores > 1 ? 1 : 0)));
+    return c;
+  }
+  // What the feeders get: all the cores when the devices have every row; else the profile's
+  // co-tuned division, the options', or half the cores (one thread for a device whose operands
+  // need no packing); never so many that the CPU share is left nothing.
+  int budget = cores;
+  if (cpu_rows) {
+    if (profile_threads > 0 && !o.feeder_threads)
+      budget = cores - std::min(profile_threads, cores - 1);
+    else
+      budget = std::min(cores - 1,
+                        o.feeder_threads ? *o.feeder_threads * feeding : std::max(1, cores / 2));
+    budget = std::max(budget, 1);
+  }
+  int given = 0;
+  for (size_t i = 0, k = 0; i < feeds.size(); ++i) {
+    if (!feeds[i]) continue;
+    const int share = budget / feeding + (static_cast<int>(k++) < budget % feeding ? 1 : 0);
+    c.feeders[i] = std::max(1, cpu_rows && pinned[i] && !o.feeder_threads ? 1 : share);
+    given += c.feeders[i];
+  }
+  const int left = std::max(1, cores - given);
+  c.cpu_threads = std::min(left, o.cpu_threads.value_or(left));
   return c;
 }
 

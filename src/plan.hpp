@@ -1,10 +1,12 @@
-// The plan for one call: which strategy was asked for, which rows of C the GPU computes with
-// which kernel, and how the host's cores are divided between the CPU share and the GPU's feeder.
+// The plan for one call: which strategy was asked for, which rows of C each OpenCL device
+// computes with which kernel, and how the host's cores are divided between the CPU share and the
+// threads that feed discrete devices.
 #pragma once
 
 #include <cstdint>
 #include <memory>
 #include <optional>
+#include <vector>
 
 #include "gpu/device.hpp"
 #include "gpu/gemm_params.hpp"
@@ -22,17 +24,24 @@ struct Request {
 // Throws Error (InvalidArgument) naming an option out of range.
 Request request(const Options& options);
 
-// The GPU's part: the device, its kernel and its rows.
-struct GpuPlan {
+// One OpenCL device's part: its kernel and its rows [row0, row0 + rows) of C.
+struct DevicePart {
   std::shared_ptr<gpu::Device> device;
   gpu::Params params;
-  int64_t rows = 0;         // the top rows of C the GPU computes (0: none)
-  int profile_threads = 0;  // the profile's CPU thread count beside the GPU (0: the default)
+  int64_t row0 = 0, rows = 0;
 };
 
-// Opens the device and applies its profile; fills the report's device, profile, fraction and
-// kernel. Throws Error when the GPU cannot take part (the executor then falls back to the CPU,
-// unless the kind is InvalidArgument: an option the caller got wrong).
+// The devices' parts, in row order from row 0 with no gaps; the CPU takes the rows after them.
+struct GpuPlan {
+  std::vector<DevicePart> parts;
+  int profile_threads = 0;  // the profile's CPU thread count beside the devices (0: the default)
+  int64_t rows() const { return parts.empty() ? 0 : parts.back().row0 + parts.back().rows; }
+};
+
+// Opens the devices and applies their profiles; fills the report's device, profile, fraction and
+// kernel. A device without fp64 sits out a dgemm (with a warning) while others remain. Throws
+// Error when no device can take part (the executor then falls back to the CPU, unless the kind
+// is InvalidArgument: an option the caller got wrong).
 template <class T>
 GpuPlan plan_gpu(const Problem<T>& p, const Options& options, const Request& request, Report& r);
 
@@ -40,12 +49,23 @@ GpuPlan plan_gpu(const Problem<T>& p, const Options& options, const Request& req
 // kernel's row tile when that keeps both sides non-empty; f = 0 gives 0 and f = 1 gives m.
 int64_t gpu_rows(double fraction, int64_t m, int64_t tile);
 
+// Rows for each of several devices that share a fraction f of m rows in proportion to their
+// weights (their rates): device i ends at gpu_rows(f * (w_0 + ... + w_i) / sum(w), m, tile_i),
+// so one device gets exactly gpu_rows(f, m, tile_0).
+std::vector<int64_t> split_rows(double fraction, int64_t m, const std::vector<double>& weights,
+                                const std::vector<int64_t>& tiles);
+
 // How the host's cores are divided for one call.
 struct Cores {
-  int cpu_threads = 1;  // the CPU share's BLAS threads
-  int feeder = 1;       // threads that pack and unpack for a discrete GPU
+  int total = 1;             // the cores there are to divide
+  int cpu_threads = 1;       // the CPU share's BLAS threads
+  std::vector<int> feeders;  // per device part: threads that pack and unpack (0: it needs none)
 };
-// `gpu_share`: a GPU share is in flight; `beside`: its feeder works while the CPU share runs.
-Cores divide_cores(const Options& options, bool gpu_share, bool beside, int profile_threads);
+// `feeds[i]`: part i is in flight on a discrete device and packs or unpacks on the host;
+// `pinned[i]`: its operands are in tandem_malloc memory (copied with no packing); `cpu_rows`:
+// the CPU has rows of its own. Feeders come first: the CPU share gets what they leave.
+Cores divide_cores(const Options& options, const std::vector<bool>& feeds,
+                   const std::vector<bool>& pinned, bool cpu_rows, bool gpu_share,
+                   int profile_threads);
 
 }  // namespace tandem::detail

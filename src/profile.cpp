@@ -423,6 +423,7 @@ Choice choose(const Profile& p, bool fp64, int64_t m, int64_t n, int64_t k, bool
   const PrecisionProfile& pp = it->second;
   c.kernel = pp.gpu_kernel;
   c.gpu_kernel = pp.gpu_kernel;
+  c.gpu_gflops = pp.gpu_gflops;
   if (pp.buckets.empty()) return c;
   const double size =
       std::cbrt(static_cast<double>(m) * static_cast<double>(n) * static_cast<double>(k));
@@ -436,6 +437,8 @@ Choice choose(const Profile& p, bool fp64, int64_t m, int64_t n, int64_t k, bool
   if (!best->gpu_kernel.empty()) c.gpu_kernel = best->gpu_kernel;
   c.cpu_threads = best->cpu_threads;
   c.bucket = best->size;
+  c.gpu_gflops = best->gpu_gflops;
+  c.cpu_gflops = best->cpu_gflops;
   if (resident && best->resident) {
     const ResidentSplit& r = *best->resident;
     c.fraction = best->parts > 0 ? double(r.gpu_parts) / best->parts : 0.0;
@@ -444,6 +447,7 @@ Choice choose(const Profile& p, bool fp64, int64_t m, int64_t n, int64_t k, bool
     if (r.gpu_parts == best->parts && !r.kernel.empty()) c.gpu_kernel = r.kernel;
     c.cpu_threads = r.cpu_threads;
     c.resident = true;
+    if (r.gpu_gflops > 0) c.gpu_gflops = r.gpu_gflops;
   }
   return c;
 }

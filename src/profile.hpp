@@ -124,6 +124,9 @@ struct Choice {
   int64_t bucket = 0;                     // the tuned size used (0: none)
   bool resident = false;                  // the bucket's resident split was used
   std::map<std::string, int> gpu_kernel;  // the best GPU-only kernel (for strategy gpu)
+  // The rates measured at the bucket (0: none): how a set of devices shares rows without a
+  // profile of its own.
+  double gpu_gflops = 0, cpu_gflops = 0;
 };
 
 // The bucket nearest to cbrt(m n k) on a log scale; below half the smallest tuned size the CPU

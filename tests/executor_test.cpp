@@ -16,6 +16,7 @@
 #include "plan.hpp"
 #include "reference.hpp"
 #include "seam_values.hpp"
+#include "topology.hpp"
 
 namespace tandem::test {
 namespace {
@@ -175,7 +176,7 @@ TEST(Executor, DiscreteHybridFeedsBesideTheCpuShare) {
     Case<float> t(700, 260, 190, 11 + threads);
     Report r;
     Options o = hybrid(0.6);
-    o.cpu_threads = threads;  // 2: the feeder gets one thread, as many as it is ever given
+    o.cpu_threads = threads;  // 2: more than the feeder leaves, so the CPU share gets 1
     // Several chunks, their kernels on two queues taking turns or on one.
     o.kernel_params = {
         {"MWG", 32}, {"NWG", 32}, {"MDIMC", 8}, {"NDIMC", 8}, {"QUEUES", threads == 1 ? 2 : 1}};
@@ -184,7 +185,12 @@ TEST(Executor, DiscreteHybridFeedsBesideTheCpuShare) {
     ASSERT_EQ(r.strategy, Strategy::Hybrid);
     EXPECT_GT(r.gpu_rows, 0);
     EXPECT_GT(r.cpu_rows, 0);
-    EXPECT_EQ(r.cpu_threads, threads);
+    // The CPU share yields cores to the feeder, never the other way round.
+    const int cores = detail::topology::physical_cores();
+    EXPECT_GE(r.feeder_threads, 1);
+    EXPECT_EQ(r.cpu_threads, std::min(threads, std::max(1, cores - r.feeder_threads)));
+    ASSERT_EQ(r.devices.size(), 1u);
+    EXPECT_EQ(r.devices[0].feeder_threads, r.feeder_threads);
     ASSERT_GT(r.t_flush, 0);
     EXPECT_LE(r.t_flush, r.t_cpu_start);
     EXPECT_LE(r.t_cpu_start, r.t_cpu_end);

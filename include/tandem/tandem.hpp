@@ -10,6 +10,7 @@
 #include <optional>
 #include <stdexcept>
 #include <string>
+#include <vector>
 
 #include "tandem/tandem.h"
 
@@ -29,9 +30,18 @@ const char* to_string(Strategy s);
 struct Options {
   std::optional<Strategy> strategy;
   std::optional<double> gpu_fraction;  // share of C's rows on the GPU under hybrid, in [0, 1]
-  std::optional<std::string> device;   // index or case-insensitive substring of platform/device
-  std::optional<int> cpu_threads;      // CPU BLAS threads; default from the core count
-  // In hybrid mode one core is left to the thread that feeds the GPU, unless this is false.
+  // The OpenCL devices: an index (as `tandem devices` lists them) or a case-insensitive substring
+  // of "platform / device", or a comma-separated list of them ("1,2"), or "all" (every GPU).
+  std::optional<std::string> device;
+  // CPU BLAS threads; default from the core count, less the threads that feed discrete GPUs (the
+  // CPU share yields cores to them, so an explicit count above what is left is lowered).
+  std::optional<int> cpu_threads;
+  // Host threads that pack and unpack for each discrete GPU while the CPU share runs beside it;
+  // default: half the cores, shared among the discrete GPUs, and one for a GPU whose operands
+  // are all in tandem_malloc memory (copied with no packing).
+  std::optional<int> feeder_threads;
+  // Beside a GPU that shares memory with the host (nothing to pack), one core is left to the
+  // thread that waits on it, unless this is false.
   bool reserve_feeder_core = true;
   // Kernel parameters (name -> value, as kernels/gemm.cl's macros: MWG, NWG, KWG, MDIMC, NDIMC,
   // KUNROLL, VW, SA, SB, STRIDED, KERNEL, and KERNEL 1's VWM, VWN, DB, AK; and A_T, B_T, the
@@ -49,22 +59,37 @@ struct Report {
   // How an operand reached the GPU: in place (zero-copy), packed into staging and copied, or
   // copied straight from the caller's pinned memory (tandem_malloc on a discrete GPU).
   enum class Buffer { None, ZeroCopy, Copy, Pinned };
+  // One OpenCL device's part of the call.
+  struct Device {
+    std::string name;            // "platform / device"
+    std::string kernel;          // its kernel parameters, "NAME=v ..."
+    int64_t row0 = 0, rows = 0;  // its rows of C (row-major view), before any fallback
+    Buffer a = Buffer::None, b = Buffer::None, c = Buffer::None;
+    int feeder_threads = 0;     // host threads that packed and unpacked for it (discrete GPUs)
+    double kernel_seconds = 0;  // from OpenCL profiling events
+    int64_t t_done = 0;         // when its last event completed
+    bool failed = false;        // it failed, and the CPU computed its rows
+    std::string failure;
+  };
   Strategy strategy = Strategy::Auto;  // the strategy that ran (never Auto)
   bool fell_back = false;              // the GPU failed and the CPU computed its rows
   std::string fallback_reason;
   double gpu_fraction = 0;             // requested fraction
   int64_t m = 0, n = 0, k = 0;         // as the caller gave them
-  int64_t gpu_rows = 0, cpu_rows = 0;  // rows of C (row-major view) on each side
+  int64_t gpu_rows = 0, cpu_rows = 0;  // rows of C (row-major view) on the GPUs and the CPU
   int cpu_threads = 0;
+  int feeder_threads = 0;       // host threads feeding discrete GPUs beside the CPU share, in all
+  std::vector<Device> devices;  // each OpenCL device's part, in row order
+  // The first device's part, as a call on one device reports it.
   Buffer a = Buffer::None, b = Buffer::None, c = Buffer::None;
-  std::string device;             // the OpenCL device used, if any
-  std::string kernel;             // its kernel parameters, "NAME=v ..."
+  std::string device;             // the OpenCL devices used, if any ("; " between them)
+  std::string kernel;             // the first device's kernel parameters, "NAME=v ..."
   std::string profile;            // the device profile applied ("" if none), by origin
   int64_t profile_bucket = 0;     // the profile's tuned size whose split was used
   bool profile_resident = false;  // and its split for operands in tandem_malloc memory
   int64_t t_start = 0, t_gpu_enqueued = 0, t_flush = 0, t_cpu_start = 0, t_cpu_end = 0,
           t_gpu_done = 0, t_end = 0;
-  double gpu_kernel_seconds = 0;  // from OpenCL profiling events
+  double gpu_kernel_seconds = 0;  // from OpenCL profiling events (the longest device's)
   // Whether the GPU's kernel had left the host's queue (submitted, running or done) when the CPU
   // share started: what the explicit flush is for.
   bool gpu_submitted_at_cpu_start = false;

@@ -22,8 +22,8 @@ struct QuirkRow {
 const QuirkRow kQuirks[] = {
     // PoCL 3.1 can abort in its kernel-library cache ("pocl_release_dlhandle_cache: Assertion
     // `found->ref_count > 0' failed") when kernel commands run from several threads at once:
-    // reproduced with eight threads calling hybrid GEMMs, 1 run in ~50 under load. Its shares
-    // run on the same CPU cores anyway.
+    // reproduced with eight threads calling hybrid GEMMs, 1 run in ~50 under load. Its calls
+    // take turns (exclusive_for); they run on the same CPU cores anyway.
     {"portable computing language", "", {/*serialize_shares=*/true, 0}},
     // Intel's integrated GPUs share host memory only from page-aligned pointers.
     {"", "intel", {false, /*zero_copy_align=*/4096}},
@@ -90,22 +90,73 @@ std::vector<Found> enumerate() {
   return found;
 }
 
+// The selector's devices among those found, as positions: each once, in the selector's order.
+std::vector<size_t> select(const std::vector<Found>& found, const std::string& selector) {
+  std::vector<size_t> chosen;
+  const auto add = [&chosen](size_t i) {
+    if (std::find(chosen.begin(), chosen.end(), i) == chosen.end()) chosen.push_back(i);
+  };
+  const auto any_gpu =
+      std::any_of(found.begin(), found.end(), [](const Found& f) { return f.info.is_gpu; });
+  // "" and "all" prefer GPUs: a CPU device (PoCL) beside them would compete with the CPU share.
+  if (selector.empty() || text::lower(selector) == "all") {
+    for (size_t i = 0; i < found.size(); ++i)
+      if (found[i].info.is_gpu || !any_gpu) add(i);
+    if (selector.empty()) chosen.resize(1);
+    return chosen;
+  }
+  for (size_t at = 0; at <= selector.size();) {
+    const size_t end = std::min(selector.find(',', at), selector.size());
+    const std::string item = selector.substr(at, end - at);
+    at = end + 1;
+    const bool digits =
+        !item.empty() && std::all_of(item.begin(), item.end(),
+                                     [](unsigned char ch) { return std::isdigit(ch) != 0; });
+    size_t hit = found.size();
+    if (digits) {
+      // Parsed by hand: an index longer than size_t is simply no device, not an exception.
+      size_t index = 0;
+      for (char ch : item) index = index > found.size() ? index : index * 10 + size_t(ch - '0');
+      if (index < found.size()) hit = index;
+    } else if (!item.empty()) {
+      const std::string needle = text::lower(item);
+      for (size_t i = 0; i < found.size() && hit == found.size(); ++i)
+        if (text::lower(found[i].info.describe()).find(needle) != std::string::npos) hit = i;
+    }
+    if (hit == found.size()) {
+      std::string available;
+      for (const auto& f : found)
+        available += (available.empty() ? "" : "; ") + std::to_string(f.info.index) + ": " +
+                     f.info.describe();
+      throw Error(Error::Kind::Runtime, "device selector '" + selector + "': '" + item +
+                                            "' matches no OpenCL device (available: " + available +
+                                            ")");
+    }
+    add(hit);
+  }
+  return chosen;
+}
+
+// One context per platform, holding all its devices, so tandem_malloc's pinned memory is pinned
+// for every device of the platform (two GPUs of one host copy from the same blocks).
+cl::Context context_for(const std::vector<Found>& found, const Found& device) {
+  std::vector<cl::Device> members;
+  for (const auto& f : found)
+    if (f.info.platform == device.info.platform) members.push_back(f.device);
+  return cl::Context(members);
+}
+
 }  // namespace
 
 std::string DeviceInfo::describe() const { return platform + " / " + name; }
 
-Device::Device(const DeviceInfo& info, const cl::Device& device)
+Device::Device(const DeviceInfo& info, const cl::Device& device, const cl::Context& context)
     : info_(info),
       device_(device),
-      context_(device),
+      context_(context),
       programs_(context_, device_),
       // Idle staging beyond a quarter of the device's memory is released.
       staging_(context_, device_, info.global_mem_bytes / 4) {}
-
-std::unique_lock<std::mutex> Device::exclusive_if_needed() {
-  if (!info_.quirks.serialize_shares) return {};
-  return std::unique_lock<std::mutex>(run_mutex_);
-}
 
 std::vector<DeviceInfo> list_devices() {
   try {
@@ -117,59 +168,62 @@ std::vector<DeviceInfo> list_devices() {
   }
 }
 
-std::shared_ptr<Device> open_device(const std::string& selector) {
-  // Opening is cached per selector, failures included, so a missing device costs one discovery.
-  struct Entry {
-    std::shared_ptr<Device> device;
+std::vector<std::shared_ptr<Device>> open_devices(const std::string& selector) {
+  // Selections are cached per selector, failures included, so a missing device costs one
+  // discovery; devices and contexts are opened once, whichever selectors name them. Deliberately
+  // never destroyed: releasing OpenCL objects from static destructors, after the driver may have
+  // shut down, can crash or hang at exit.
+  struct Selection {
+    std::vector<std::shared_ptr<Device>> devices;
     std::unique_ptr<Error> error;
   };
-  // Deliberately never destroyed: releasing OpenCL objects from static destructors, after the
-  // driver may have shut down, can crash or hang at exit.
   static std::mutex& mutex = *new std::mutex;
-  static std::map<std::string, Entry>& cache = *new std::map<std::string, Entry>;
+  static auto& selections = *new std::map<std::string, Selection>;
+  static auto& opened = *new std::map<int, std::shared_ptr<Device>>;
+  static auto& contexts = *new std::map<std::string, cl::Context>;
   std::lock_guard<std::mutex> lock(mutex);
-  auto it = cache.find(selector);
-  if (it == cache.end()) {
-    Entry entry;
+  auto it = selections.find(selector);
+  if (it == selections.end()) {
+    Selection selection;
     try {
       const auto found = enumerate();
       if (found.empty()) throw Error(Error::Kind::Runtime, "OpenCL reports no device");
-      const Found* chosen = nullptr;
-      if (selector.empty()) {
-        auto gpu =
-            std::find_if(found.begin(), found.end(), [](const Found& f) { return f.info.is_gpu; });
-        chosen = gpu != found.end() ? &*gpu : &found.front();
-      } else if (std::all_of(selector.begin(), selector.end(),
-                             [](unsigned char ch) { return std::isdigit(ch) != 0; })) {
-        const size_t index = std::stoul(selector);
-        if (index < found.size()) chosen = &found[index];
-      } else {
-        const std::string needle = text::lower(selector);
-        for (const auto& f : found)
-          if (text::lower(f.info.describe()).find(needle) != std::string::npos) {
-            chosen = &f;
-            break;
-          }
+      for (size_t i : select(found, selector)) {
+        const Found& f = found[i];
+        auto& device = opened[f.info.index];
+        if (!device) {
+          auto context = contexts.find(f.info.platform);
+          if (context == contexts.end())
+            context = contexts.emplace(f.info.platform, context_for(found, f)).first;
+          device = std::make_shared<Device>(f.info, f.device, context->second);
+        }
+        selection.devices.push_back(device);
       }
-      if (chosen == nullptr) {
-        std::string available;
-        for (const auto& f : found)
-          available += (available.empty() ? "" : "; ") + std::to_string(f.info.index) + ": " +
-                       f.info.describe();
-        throw Error(Error::Kind::Runtime,
-                    "device selector '" + selector +
-                        "' matches no OpenCL device (available: " + available + ")");
-      }
-      entry.device = std::make_shared<Device>(chosen->info, chosen->device);
     } catch (const cl::Error& e) {
-      entry.error = std::make_unique<Error>(translate(e));
+      selection.error = std::make_unique<Error>(translate(e));
     } catch (const Error& e) {
-      entry.error = std::make_unique<Error>(e);
+      selection.error = std::make_unique<Error>(e);
     }
-    it = cache.emplace(selector, std::move(entry)).first;
+    it = selections.emplace(selector, std::move(selection)).first;
   }
   if (it->second.error) throw *it->second.error;
-  return it->second.device;
+  return it->second.devices;
+}
+
+std::shared_ptr<Device> open_device(const std::string& selector) {
+  auto devices = open_devices(selector);
+  if (devices.size() != 1)
+    throw Error(Error::Kind::InvalidArgument, "device selector '" + selector + "' names " +
+                                                  std::to_string(devices.size()) +
+                                                  " devices; this needs one");
+  return devices.front();
+}
+
+std::unique_lock<std::mutex> exclusive_for(const std::vector<std::shared_ptr<Device>>& devices) {
+  static std::mutex& serialized = *new std::mutex;
+  for (const auto& d : devices)
+    if (d->info().quirks.serialize_shares) return std::unique_lock<std::mutex>(serialized);
+  return {};
 }
 
 const DeviceInfo& info(const Device& device) { return device.info(); }

@@ -4,6 +4,7 @@
 
 #include <cstdint>
 #include <memory>
+#include <mutex>
 #include <string>
 #include <vector>
 
@@ -12,7 +13,7 @@ namespace tandem::detail::gpu {
 // What a driver needs that the OpenCL specification does not say. Filled from device.cpp's
 // table, by platform and vendor, so a new quirk is a row there and not a branch in the code.
 struct Quirks {
-  // Only one share at a time may run kernels on the device (see device.cpp's table for why).
+  // Only one call at a time may run kernels on such devices (see device.cpp's table for why).
   bool serialize_shares = false;
   // Zero-copy needs pointers aligned to this many bytes (0: the device's base-address alignment).
   int zero_copy_align = 0;
@@ -38,11 +39,19 @@ std::vector<DeviceInfo> list_devices();
 
 class Device;
 
-// The device `selector` names (decimal index into list_devices(), or a case-insensitive
-// substring of "platform / device"); empty selects the first GPU, else the first device. Opened
-// once per selector and kept for the process. Throws Error naming the cause.
+// The devices `selector` names, each once, in its order: a comma-separated list of indices into
+// list_devices() and case-insensitive substrings of "platform / device" (the first device each
+// matches); "all", every GPU (every device where there is no GPU); empty, the first GPU (else the
+// first device). Each device is opened once for the process, whichever selectors name it, in one
+// context per platform. Throws Error naming the cause.
+std::vector<std::shared_ptr<Device>> open_devices(const std::string& selector);
+// The one device `selector` names; Error (InvalidArgument) if it names several.
 std::shared_ptr<Device> open_device(const std::string& selector);
 const DeviceInfo& info(const Device& device);
+
+// Held for the whole of a call whose shares run on these devices: the lock that makes calls take
+// turns where a driver cannot run them concurrently (quirk serialize_shares); empty otherwise.
+std::unique_lock<std::mutex> exclusive_for(const std::vector<std::shared_ptr<Device>>& devices);
 
 // Whether operands are staged and copied for this device: it has no memory shared with the
 // host, or the seam assume_discrete (tests) says to treat it so.

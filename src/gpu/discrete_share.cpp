@@ -71,8 +71,7 @@ class DiscreteShare final : public ShareImpl {
   DiscreteShare(Device& dev, const Share<T>& s) : dev_(dev), s_(s) {}
 
   // Whatever happened, nothing may still read or write host memory once this object is gone.
-  // Staging goes back to the pool only once nothing uses it (a failed drain keeps it out). The
-  // device's exclusive lock, if held, is released after the drain, as a member.
+  // Staging goes back to the pool only once nothing uses it (a failed drain keeps it out).
   ~DiscreteShare() override {
     if (!drain()) return;
     for (Operand<T>* op : {&a_, &b_, &c_})
@@ -86,7 +85,6 @@ class DiscreteShare final : public ShareImpl {
   // B and the first chunk, so the device has work before the host turns to anything else;
   // feed() enqueues the rest.
   void start(const Params& params) override {
-    exclusive_ = dev_.exclusive_if_needed();
     params_ = params;
     ka_ = read_transposed(params, "A_T", s_.trans_a);
     kb_ = read_transposed(params, "B_T", s_.trans_b);
@@ -413,7 +411,6 @@ class DiscreteShare final : public ShareImpl {
   }
 
   Device& dev_;
-  std::unique_lock<std::mutex> exclusive_;  // declared first: released last, after the queues
   Share<T> s_;
   Params params_;
   bool ka_ = false, kb_ = false;  // the layouts the kernel reads A and B in

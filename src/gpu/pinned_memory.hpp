@@ -19,7 +19,7 @@ void* pinned_alloc(const std::shared_ptr<Device>& device, size_t bytes);
 // memory (then nothing happens).
 bool pinned_free(void* p);
 
-// Whether [p, p + bytes) lies inside one pinned block of `device`.
+// Whether [p, p + bytes) lies inside one pinned block of `device`'s context (its platform's).
 bool in_pinned_block(const Device& device, const void* p, size_t bytes);
 
 // Whether a share's A, B and C all lie in `device`'s pinned memory: such a share is copied with no

@@ -47,7 +47,6 @@ class UnifiedShare final : public ShareImpl {
   UnifiedShare& operator=(const UnifiedShare&) = delete;
 
   void start(const Params& params) override {
-    exclusive_ = dev_.exclusive_if_needed();
     const DeviceInfo& di = dev_.info();
     queue_ = cl::CommandQueue(dev_.context(), dev_.device(), CL_QUEUE_PROFILING_ENABLE);
     zero_copy_align_ =
@@ -197,7 +196,6 @@ class UnifiedShare final : public ShareImpl {
   }
 
   Device& dev_;
-  std::unique_lock<std::mutex> exclusive_;  // declared first: released last, after the queue
   Share<T> s_;
   uintptr_t zero_copy_align_ = 64;
   cl::CommandQueue queue_;
