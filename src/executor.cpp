@@ -103,6 +103,7 @@ std::vector<Running> start_gpus(const Problem<T>& p, const Options& o, const Req
     Running run;
     run.part = part;
     run.feeds = inflight->feeds();
+    run.report.index = gpu::info(*part.device).index;
     run.report.name = gpu::info(*part.device).describe();
     run.report.kernel = text::describe(part.params);
     run.report.row0 = part.row0;

@@ -14,9 +14,11 @@ std::atomic<size_t> g_overlap_from{kDefaults.overlap_from};
 std::atomic<size_t> g_pinned_from{kDefaults.pinned_from};
 std::atomic<CpuMode> g_cpu_mode{kDefaults.cpu_mode};
 std::atomic<bool> g_fail_builds{kDefaults.fail_builds};
+std::atomic<int> g_fail_device{kDefaults.fail_device};
 
 Values current() {
-  return {assume_discrete(), overlap_from(), pinned_from(), cpu_mode(), fail_builds()};
+  return {assume_discrete(), overlap_from(), pinned_from(),
+          cpu_mode(),        fail_builds(),  fail_device()};
 }
 
 void set(const Values& v) {
@@ -25,6 +27,7 @@ void set(const Values& v) {
   g_pinned_from.store(v.pinned_from);
   g_cpu_mode.store(v.cpu_mode);
   g_fail_builds.store(v.fail_builds);
+  g_fail_device.store(v.fail_device);
 }
 
 }  // namespace
@@ -34,6 +37,7 @@ size_t overlap_from() { return g_overlap_from.load(std::memory_order_relaxed); }
 size_t pinned_from() { return g_pinned_from.load(std::memory_order_relaxed); }
 CpuMode cpu_mode() { return g_cpu_mode.load(std::memory_order_relaxed); }
 bool fail_builds() { return g_fail_builds.load(std::memory_order_relaxed); }
+int fail_device() { return g_fail_device.load(std::memory_order_relaxed); }
 
 Override::Override(const Values& values) : previous_(current()) { set(values); }
 Override::~Override() { set(previous_); }

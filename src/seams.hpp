@@ -27,6 +27,10 @@ struct Values {
   // Every kernel build fails as a compiler error would (an #error in the source): how tests reach
   // the build-failure paths now that invalid parameters never get as far as the compiler.
   bool fail_builds = false;
+  // The share on the device of this index (as list_devices() numbers it) fails when it is waited
+  // for, as a device lost mid-call would: its kernels ran, and on a discrete device its rows of C
+  // have not been unpacked. -1: none.
+  int fail_device = -1;
 };
 
 bool assume_discrete();
@@ -34,5 +38,6 @@ size_t overlap_from();
 size_t pinned_from();
 CpuMode cpu_mode();
 bool fail_builds();
+int fail_device();
 
 }  // namespace tandem::detail::seams

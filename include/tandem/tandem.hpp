@@ -61,6 +61,7 @@ struct Report {
   enum class Buffer { None, ZeroCopy, Copy, Pinned };
   // One OpenCL device's part of the call.
   struct Device {
+    int index = -1;              // as `tandem devices` numbers it
     std::string name;            // "platform / device"
     std::string kernel;          // its kernel parameters, "NAME=v ..."
     int64_t row0 = 0, rows = 0;  // its rows of C (row-major view), before any fallback

@@ -4,6 +4,7 @@
 
 #include "clock.hpp"
 #include "errors.hpp"
+#include "seams.hpp"
 #include "share_cl.hpp"
 
 namespace tandem::detail::gpu {
@@ -26,7 +27,8 @@ auto guarded(F&& f, bool touched) -> decltype(f()) {
 
 class Guarded final : public InFlight {
  public:
-  explicit Guarded(std::unique_ptr<ShareImpl> impl) : impl_(std::move(impl)) {
+  Guarded(std::unique_ptr<ShareImpl> impl, int device_index)
+      : impl_(std::move(impl)), device_index_(device_index) {
     a_path = impl_->a_path;
     b_path = impl_->b_path;
     c_path = impl_->c_path;
@@ -43,6 +45,11 @@ class Guarded final : public InFlight {
   }
   bool feeds() const override { return impl_->feeds(); }
   void wait() override {
+    if (seams::fail_device() == device_index_) {
+      impl_->drain();
+      throw Failure(Error(Error::Kind::Runtime, "the test seam fail_device failed this share"),
+                    touched());
+    }
     guarded([&] { impl_->wait(); }, touched());
     kernel_seconds = impl_->kernel_seconds;
   }
@@ -50,6 +57,7 @@ class Guarded final : public InFlight {
  private:
   bool touched() const { return impl_->c_written(); }
   std::unique_ptr<ShareImpl> impl_;
+  int device_index_;
 };
 
 }  // namespace
@@ -67,7 +75,7 @@ std::unique_ptr<InFlight> enqueue(Device& device, const Params& params, const Sh
     impl->drain();
     throw Failure(e, impl->c_written());
   }
-  return std::make_unique<Guarded>(std::move(impl));
+  return std::make_unique<Guarded>(std::move(impl), info(device).index);
 }
 
 template std::unique_ptr<InFlight> enqueue<float>(Device&, const Params&, const Share<float>&);

@@ -1,0 +1,236 @@
+// One GEMM over several OpenCL devices and the CPU. ctest runs this with PoCL showing two devices
+// (POCL_DEVICES="basic pthread": a slow single-threaded one beside a multi-threaded one) and with
+// three; every layout and transpose, awkward sizes, both precisions, devices sharing memory with
+// the host and (through the seam assume_discrete) discrete ones, and a device that fails mid-call.
+#include <gtest/gtest.h>
+
+#include <random>
+#include <set>
+#include <string>
+
+#include "gpu/device.hpp"
+#include "plan.hpp"
+#include "reference.hpp"
+#include "seam_values.hpp"
+
+namespace tandem::test {
+namespace {
+
+int device_count() { return static_cast<int>(detail::gpu::list_devices().size()); }
+
+// The selector for every device ("0,1" or "0,1,2"): PoCL's devices are not GPUs, so "all" takes
+// them all too.
+std::string every_device() {
+  std::string s;
+  for (int i = 0; i < device_count(); ++i) s += (s.empty() ? "" : ",") + std::to_string(i);
+  return s;
+}
+
+struct Call {
+  Layout layout;
+  bool ta, tb;
+  int64_t m, n, k;
+};
+
+// Runs one call under `o` and checks C against the reference; returns the report.
+template <class T>
+Report run_checked(const Call& call, const Options& o, double beta, uint64_t seed,
+                   const std::string& what) {
+  std::mt19937_64 rng(seed);
+  const T pad = std::numeric_limits<T>::quiet_NaN();
+  auto a = make_matrix<T>(call.layout, call.ta, call.m, call.k, 3, rng, pad);
+  auto b = make_matrix<T>(call.layout, call.tb, call.k, call.n, 1, rng, pad);
+  auto c = make_matrix<T>(call.layout, false, call.m, call.n, 2, rng, pad);
+  const auto c0 = c;
+  const auto ref = reference(a, b, c0, 0.75, beta);
+  Report r;
+  gemm<T>(call.layout, call.ta ? Op::Trans : Op::NoTrans, call.tb ? Op::Trans : Op::NoTrans, call.m,
+          call.n, call.k, T(0.75), a.ptr(), a.ld, b.ptr(), b.ld, T(beta), c.ptr(), c.ld, o, &r);
+  expect_matches(c, c0, ref, call.k, what);
+  int64_t rows = 0;
+  for (const auto& d : r.devices) {
+    EXPECT_EQ(d.row0, rows) << what << ": the devices' rows follow one another from row 0";
+    rows += d.rows;
+    if (!d.failed) {
+      EXPECT_GT(d.kernel_seconds, 0.0) << what << " " << d.name;
+    }
+  }
+  EXPECT_EQ(r.gpu_rows + r.cpu_rows, call.layout == Layout::RowMajor ? call.m : call.n) << what;
+  return r;
+}
+
+const Call kCalls[] = {
+    {Layout::RowMajor, false, false, 257, 129, 65}, {Layout::RowMajor, true, false, 200, 67, 131},
+    {Layout::RowMajor, false, true, 131, 190, 33},  {Layout::RowMajor, true, true, 99, 101, 77},
+    {Layout::ColMajor, false, false, 143, 255, 40}, {Layout::ColMajor, true, true, 300, 77, 61},
+    {Layout::ColMajor, false, true, 64, 64, 64},    {Layout::ColMajor, true, false, 211, 33, 150},
+};
+
+std::string name_of(const Call& c) {
+  return std::string(c.layout == Layout::RowMajor ? "row " : "col ") + (c.ta ? "T" : "N") +
+         (c.tb ? "T " : "N ") + std::to_string(c.m) + "x" + std::to_string(c.n) + "x" +
+         std::to_string(c.k);
+}
+
+// Every call's devices have rows (a device whose rounded share is empty sits the call out), and
+// over the calls every device has worked.
+template <class T>
+void every_layout(const Options& o, const char* label, bool expect_cpu_rows) {
+  uint64_t seed = 1;
+  std::set<int> worked;
+  for (const Call& call : kCalls)
+    for (double beta : {0.0, -1.5}) {
+      const std::string what =
+          std::string(label) + " " + name_of(call) + " beta " + std::to_string(beta);
+      const Report r = run_checked<T>(call, o, beta, seed++, what);
+      EXPECT_FALSE(r.fell_back) << what << ": " << r.fallback_reason;
+      EXPECT_GE(r.devices.size(), 1u) << what;
+      for (const auto& d : r.devices) {
+        EXPECT_GT(d.rows, 0) << what << " " << d.name;
+        worked.insert(d.index);
+      }
+      if (expect_cpu_rows) {
+        EXPECT_GT(r.cpu_rows, 0) << what;
+      }
+    }
+  EXPECT_EQ(static_cast<int>(worked.size()), device_count()) << label;
+}
+
+TEST(MultiDevice, SeveralDevicesAreThere) {
+  ASSERT_GE(device_count(), 2) << "run with POCL_DEVICES=\"basic pthread\" (ctest does)";
+  EXPECT_EQ(detail::gpu::open_devices(every_device()).size(), static_cast<size_t>(device_count()));
+  EXPECT_EQ(detail::gpu::open_devices("all").size(), static_cast<size_t>(device_count()));
+  EXPECT_EQ(detail::gpu::open_devices("1,0,1").size(), 2u) << "each device once";
+  EXPECT_EQ(detail::gpu::open_devices("1,0").front(), detail::gpu::open_devices("1").front())
+      << "a device is opened once, whichever selector names it";
+  EXPECT_THROW(detail::gpu::open_devices("0,99999999999999999999999"), Error);
+  EXPECT_THROW(detail::gpu::open_device("0,1"), Error);
+}
+
+TEST(MultiDevice, DevicesAndTheCpuSplitEveryLayout) {
+  Options o;
+  o.strategy = Strategy::Hybrid;
+  o.gpu_fraction = 0.7;
+  o.device = every_device();
+  // Tiles small enough that every device gets rows of the smallest calls.
+  o.kernel_params = {{"MWG", 16}, {"NWG", 32}, {"MDIMC", 4}, {"NDIMC", 8}};
+  every_layout<float>(o, "hybrid float", true);
+  every_layout<double>(o, "hybrid double", true);
+}
+
+TEST(MultiDevice, DevicesAloneEveryLayout) {
+  Options o;
+  o.strategy = Strategy::Gpu;
+  o.device = "all";
+  every_layout<float>(o, "gpu float", false);
+  every_layout<double>(o, "gpu double", false);
+}
+
+TEST(MultiDevice, DiscreteDevicesEachFedOnTheirOwnThread) {
+  detail::seams::Override seams(discrete(/*chunk_every_share=*/true));
+  Options o;
+  o.strategy = Strategy::Hybrid;
+  o.gpu_fraction = 0.6;
+  o.device = every_device();
+  o.kernel_params = {{"MWG", 16}, {"NWG", 32}, {"MDIMC", 4}, {"NDIMC", 8}};
+  every_layout<float>(o, "discrete hybrid float", true);
+  every_layout<double>(o, "discrete hybrid double", true);
+  const Report r = run_checked<float>(kCalls[0], o, -1.0, 99, "discrete feeders");
+  for (const auto& d : r.devices) EXPECT_GE(d.feeder_threads, 1) << d.name;
+  EXPECT_EQ(r.a, Report::Buffer::Copy);
+}
+
+TEST(MultiDevice, PinnedMemoryServesEveryDeviceOfThePlatform) {
+  detail::seams::Override seams(discrete(/*chunk_every_share=*/true, /*pin_every_block=*/true));
+  Options o;
+  o.strategy = Strategy::Gpu;
+  o.device = every_device();
+  const Report r = run_checked<float>(kCalls[0], o, 1.0, 7, "pinned");
+  ASSERT_EQ(static_cast<int>(r.devices.size()), device_count());
+  for (const auto& d : r.devices) {
+    EXPECT_EQ(d.a, Report::Buffer::Pinned) << d.name;
+    EXPECT_EQ(d.c, Report::Buffer::Pinned) << d.name;
+  }
+}
+
+// A device lost mid-call: its rows go to the CPU, the others finish, C is right, and the report
+// says which device failed.
+template <class T>
+void one_device_fails(bool discrete_devices, double beta) {
+  detail::seams::Values v = discrete_devices ? discrete(true) : detail::seams::Values{};
+  v.fail_device = 1;
+  detail::seams::Override seams(v);
+  Options o;
+  o.strategy = Strategy::Hybrid;
+  o.gpu_fraction = 0.8;
+  o.device = every_device();
+  const std::string what =
+      std::string(discrete_devices ? "discrete" : "unified") + " beta " + std::to_string(beta);
+  const Report r = run_checked<T>(kCalls[4], o, beta, 5, what);
+  EXPECT_TRUE(r.fell_back) << what;
+  ASSERT_EQ(static_cast<int>(r.devices.size()), device_count()) << what;
+  for (const auto& d : r.devices) {
+    EXPECT_EQ(d.failed, d.index == 1) << what << " " << d.name;
+    EXPECT_GT(d.rows, 0) << what << " " << d.name;
+  }
+  EXPECT_EQ(r.gpu_rows, r.devices[0].rows + (device_count() > 2 ? r.devices[2].rows : 0)) << what;
+}
+
+TEST(MultiDevice, AFailingDiscreteDeviceLeavesItsRowsToTheCpu) {
+  one_device_fails<float>(true, -1.0);
+  one_device_fails<double>(true, 0.0);
+}
+
+TEST(MultiDevice, AFailingUnifiedDeviceLeavesItsRowsToTheCpuWhenBetaIsZero) {
+  one_device_fails<float>(false, 0.0);
+}
+
+// In place with beta != 0, C's old values are gone once the kernel has run: that is an error,
+// never a silent wrong answer (issue 16 makes C recoverable).
+TEST(MultiDevice, AFailingUnifiedDeviceWithBetaIsOutputLost) {
+  detail::seams::Values v;
+  v.fail_device = 1;
+  detail::seams::Override seams(v);
+  Options o;
+  o.strategy = Strategy::Hybrid;
+  o.gpu_fraction = 0.8;
+  o.device = every_device();
+  // 384 rows: every device's rounded share has rows, the failing one's included.
+  const int64_t m = 384, n = 64, k = 64;
+  std::vector<float, Allocator<float>> a(m * k, 1.0f), b(k * n, 1.0f), c(m * n, 1.0f);
+  try {
+    gemm<float>(Layout::RowMajor, Op::NoTrans, Op::NoTrans, m, n, k, 1.0f, a.data(), k, b.data(), n,
+                1.0f, c.data(), n, o);
+    FAIL() << "expected OutputLost";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.kind(), Error::Kind::OutputLost) << e.what();
+  }
+}
+
+TEST(MultiDevice, UnderGpuAFailingDeviceIsAnError) {
+  detail::seams::Values v = discrete(true);
+  v.fail_device = 0;
+  detail::seams::Override seams(v);
+  Options o;
+  o.strategy = Strategy::Gpu;
+  o.device = every_device();
+  std::vector<double> a(90 * 40, 1.0), b(40 * 70, 1.0), c(90 * 70, 2.0);
+  EXPECT_THROW(gemm<double>(Layout::RowMajor, Op::NoTrans, Op::NoTrans, 90, 70, 40, 1.0, a.data(),
+                            40, b.data(), 70, 0.0, c.data(), 70, o),
+               Error);
+}
+
+TEST(SplitRows, SharesFollowTheWeightsAndTheTiles) {
+  using detail::split_rows;
+  EXPECT_EQ(split_rows(1.0, 1000, {1, 1}, {1, 1}), (std::vector<int64_t>{500, 500}));
+  EXPECT_EQ(split_rows(0.5, 1000, {3, 1}, {1, 1}), (std::vector<int64_t>{375, 125}));
+  EXPECT_EQ(split_rows(1.0, 1000, {1, 1}, {64, 64}), (std::vector<int64_t>{512, 488}));
+  EXPECT_EQ(split_rows(0.5, 1000, {1}, {64}),
+            (std::vector<int64_t>{detail::gpu_rows(0.5, 1000, 64)}));
+  EXPECT_EQ(split_rows(1.0, 10, {1, 0, 1}, {1, 1, 1}), (std::vector<int64_t>{5, 0, 5}));
+  EXPECT_EQ(split_rows(0.9, 7, {1, 1, 1}, {1, 1, 1}), (std::vector<int64_t>{2, 2, 2}));
+  EXPECT_EQ(split_rows(1.0, 3, {0, 0}, {1, 1}), (std::vector<int64_t>{0, 0}));
+}
+
+}  // namespace
+}  // namespace tandem::test
