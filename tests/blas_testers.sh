@@ -17,6 +17,8 @@ fi
 
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
+# Hermetic: an empty profile directory of its own, whatever the user's cache holds.
+export TANDEM_PROFILE_DIR=$work/profiles
 cd "$work"
 export TANDEM_VERBOSE=1
 if [ "$mode" = forced ]; then

@@ -19,6 +19,8 @@ if ! "$py" -c "import numpy" 2>/dev/null; then
 fi
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
+# Hermetic: an empty profile directory of its own, whatever the user's cache holds.
+export TANDEM_PROFILE_DIR=$work/profiles
 status=0
 "$py" "$here/numpy_dropin.py" run "$work/ref.npz"
 if [ "$mode" = libblas ]; then
