@@ -12,6 +12,9 @@
 #   bash bench/gpu_host.sh split [OUT]    # there: the lines of bench/split_cases.txt (GPU alone
 #                                         # at several CHUNK_FILLs, hybrid at several splits and
 #                                         # CPU thread counts), one checked JSON line per call
+#   bash bench/gpu_host.sh calls [OUT]    # there: each line of CALLS_FILE is one checked
+#                                         # `tandem gemm` (any of its options: devices, beta,
+#                                         # feeders...), one JSON line per call
 set -euo pipefail
 cd "$(dirname "$0")/.."
 programs=(build/tests/gemm_test build/tests/executor_test build/tests/api_test
@@ -178,8 +181,33 @@ print("%-32s %8.0f GFLOPS  kernel %8.0f  cpu %.4fs gpu %.4fs rows %d/%d ok=%s %s
       fi
     done < "${SPLIT_CASES:-bench/split_cases.txt}" | tee "$out/split.txt"
     ;;
+  calls)
+    out=${2:-${OUT:-/tmp/tandem-out}}
+    mkdir -p "$out"
+    unpack
+    export TANDEM_PROFILE_DIR=${TANDEM_PROFILE_DIR:-/tmp/tandem-profiles}
+    tandem devices | tee "$out/devices.txt"
+    # Each line of CALLS_FILE: the arguments of one checked `tandem gemm` (CALLS_REPS repetitions
+    # after a warm-up, 5 by default); one JSON line per call (with its arguments) to calls.jsonl.
+    while read -r line; do
+      case "$line" in ''|'#'*) continue ;; esac
+      # shellcheck disable=SC2086
+      if r=$(tandem --json gemm $line --reps "${CALLS_REPS:-5}" 2>>"$out/calls-stderr.txt"); then
+        python3 -c '
+import json, sys
+j = json.loads(sys.argv[1]); j["args"] = sys.argv[2]
+with open(sys.argv[3], "a") as f: f.write(json.dumps(j, sort_keys=True) + "\n")
+parts = " ".join("d%d:%d" % (d["index"], d["rows"]) for d in j["devices"])
+print("%-70s %9.0f GFLOPS  rows %s cpu:%d  thr %d feed %d  ok=%s%s" % (sys.argv[2], j["gflops"], parts,
+      j["cpu_rows"], j["cpu_threads"], j["feeder_threads"], j["ok"], "  FELL BACK" if j["fell_back"] else ""))
+' "$r" "$line" "$out/calls.jsonl"
+      else
+        echo "$line FAILED: $(tail -c 300 "$out/calls-stderr.txt")"
+      fi
+    done < "${CALLS_FILE:-bench/calls_h100_scheduler.txt}" | tee "$out/calls.txt"
+    ;;
   *)
-    echo "usage: $0 pack | run [OUT] | tune [OUT] | compare [OUT] | sweep [OUT] | split [OUT]" >&2
+    echo "usage: $0 pack | run [OUT] | tune [OUT] | compare [OUT] | sweep [OUT] | split [OUT] | calls [OUT]" >&2
     exit 2
     ;;
 esac

@@ -23,7 +23,8 @@ using nlohmann::json;
 struct GemmArgs {
   std::string precision = "s", strategy = "auto", device;
   int64_t m = 1024, n = 1024, k = 1024;
-  int reps = 3, threads = 0;
+  int reps = 3, threads = 0, feeders = 0;
+  double beta = 0;
   bool resident = false;
   double fraction = -1;
   std::vector<std::string> kernel;
@@ -37,20 +38,22 @@ struct Outcome {
   double seconds = 0;         // the median call's
   double kernel_seconds = 0;  // the median kernel time, from profiling events
   double gflops = 0, kernel_gflops = 0;
-  double relative_error = 0;
+  double relative_error = 0, beta = 0;
   bool ok = false;
   Report last;  // the last call's report
 };
 
-// max |C - ref| / max |ref|, ref: the CPU BLAS in double on the same inputs.
+// max |C - ref| / max |ref|, ref: the CPU BLAS in double on the same inputs, A B + beta C0.
 template <class T, class Alloc>
 double relative_error(const std::vector<T, Alloc>& a, const std::vector<T, Alloc>& b,
-                      const std::vector<T, Alloc>& c, int64_t m, int64_t n, int64_t k) {
-  std::vector<double> ad(a.begin(), a.end()), bd(b.begin(), b.end()), ref(m * n);
+                      const std::vector<T, Alloc>& c, const std::vector<T, Alloc>& c0, double beta,
+                      int64_t m, int64_t n, int64_t k) {
+  std::vector<double> ad(a.begin(), a.end()), bd(b.begin(), b.end()), ref(m * n, 0.0);
+  if (beta != 0) ref.assign(c0.begin(), c0.end());
   Options cpu;
   cpu.strategy = Strategy::Cpu;
   gemm<double>(Layout::RowMajor, Op::NoTrans, Op::NoTrans, m, n, k, 1.0, ad.data(), k, bd.data(), n,
-               0.0, ref.data(), n, cpu);
+               beta, ref.data(), n, cpu);
   double err = 0, scale = 0;
   for (int64_t i = 0; i < m * n; ++i) {
     err = std::max(err, std::fabs(double(c[i]) - ref[i]));
@@ -61,23 +64,27 @@ double relative_error(const std::vector<T, Alloc>& a, const std::vector<T, Alloc
 
 // Alloc: std::allocator (ordinary memory) or tandem::Allocator (tandem_malloc memory, --resident).
 template <class T, class Alloc>
-Outcome run_checked(int64_t m, int64_t n, int64_t k, const Options& o, int reps) {
+Outcome run_checked(int64_t m, int64_t n, int64_t k, double beta, const Options& o, int reps) {
   std::mt19937_64 rng(1);
   std::uniform_real_distribution<double> d(-1, 1);
-  std::vector<T, Alloc> a(m * k), b(k * n), c(m * n);
+  std::vector<T, Alloc> a(m * k), b(k * n), c(m * n), c0;
   for (auto& x : a) x = static_cast<T>(d(rng));
   for (auto& x : b) x = static_cast<T>(d(rng));
+  if (beta != 0)
+    for (auto& x : c) x = static_cast<T>(d(rng));
   Outcome out;
   out.precision = std::is_same_v<T, double> ? 'd' : 's';
   out.m = m;
   out.n = n;
   out.k = k;
+  out.beta = beta;
   out.reps = reps;
   std::vector<double> times, kernel_times;
-  for (int i = 0; i <= reps; ++i) {  // the first call is a warm-up
+  for (int i = 0; i <= reps; ++i) {      // the first call is a warm-up
+    if (beta != 0 && i == reps) c0 = c;  // what the checked call starts from
     const detail::clock::Stopwatch call;
     gemm<T>(Layout::RowMajor, Op::NoTrans, Op::NoTrans, m, n, k, T(1), a.data(), k, b.data(), n,
-            T(0), c.data(), n, o, &out.last);
+            T(beta), c.data(), n, o, &out.last);
     if (i > 0) {
       times.push_back(call.seconds());
       kernel_times.push_back(out.last.gpu_kernel_seconds);
@@ -92,15 +99,38 @@ Outcome run_checked(int64_t m, int64_t n, int64_t k, const Options& o, int reps)
   out.kernel_gflops =
       out.kernel_seconds > 0 && out.last.cpu_rows == 0 ? gflop / out.kernel_seconds : 0;
   out.gflops = gflop / out.seconds;
-  out.relative_error = relative_error(a, b, c, m, n, k);
+  out.relative_error = relative_error(a, b, c, c0, beta, m, n, k);
   out.ok = std::isfinite(out.relative_error) &&
            out.relative_error <= 8.0 * std::sqrt(double(k)) * std::numeric_limits<T>::epsilon();
+  return out;
+}
+
+// Each device's part of the last call.
+json devices_json(const Report& r) {
+  json out = json::array();
+  for (const Report::Device& d : r.devices)
+    out.push_back(
+        {{"index", d.index},
+         {"name", d.name},
+         {"rows", d.rows},
+         {"feeder_threads", d.feeder_threads},
+         {"kernel_seconds", d.kernel_seconds},
+         {"done_seconds", d.t_done > 0 ? static_cast<double>(d.t_done - r.t_start) * 1e-9 : 0.0},
+         {"buffers", {to_string(d.a), to_string(d.b), to_string(d.c)}},
+         {"failed", d.failed}});
   return out;
 }
 
 void print_json(const Outcome& x) {
   const Report& r = x.last;
   std::cout << json{{"gflops", x.gflops},
+                    {"precision", std::string(1, x.precision)},
+                    {"m", x.m},
+                    {"n", x.n},
+                    {"k", x.k},
+                    {"beta", x.beta},
+                    {"feeder_threads", r.feeder_threads},
+                    {"devices", devices_json(r)},
                     {"seconds", x.seconds},
                     {"strategy", to_string(r.strategy)},
                     {"gpu_rows", r.gpu_rows},
@@ -139,13 +169,17 @@ void print_text(const Outcome& x) {
   if (x.kernel_gflops > 0)
     std::printf("  kernel alone: %.1f GFLOPS (%s)\n", x.kernel_gflops, r.kernel.c_str());
   if (!r.profile.empty()) std::printf("  profile: %s\n", r.profile.c_str());
+  for (const Report::Device& d : r.devices)
+    std::printf("  device %d (%s): rows %lld from %lld, %d feeder threads%s\n", d.index,
+                d.name.c_str(), static_cast<long long>(d.rows), static_cast<long long>(d.row0),
+                d.feeder_threads, d.failed ? ", failed" : "");
   if (r.fell_back)
     std::printf("  GPU failed, computed on the CPU: %s\n", r.fallback_reason.c_str());
 }
 
 template <class T, class Alloc = std::allocator<T>>
 int gemm_checked(const GemmArgs& a, const Options& o, bool as_json) {
-  const Outcome x = run_checked<T, Alloc>(a.m, a.n, a.k, o, a.reps);
+  const Outcome x = run_checked<T, Alloc>(a.m, a.n, a.k, a.beta, o, a.reps);
   if (as_json)
     print_json(x);
   else
@@ -158,6 +192,7 @@ int gemm_command(const GemmArgs& a, bool as_json) {
   o.strategy = *detail::parse_strategy(a.strategy);  // kStrategy let nothing else through
   if (a.fraction >= 0) o.gpu_fraction = a.fraction;
   if (a.threads > 0) o.cpu_threads = a.threads;
+  if (a.feeders > 0) o.feeder_threads = a.feeders;
   if (!a.device.empty()) o.device = a.device;
   o.kernel_params = parse_assignments(a.kernel, "--kernel");
   const bool fp64 = a.precision == "d";
@@ -188,9 +223,12 @@ Subcommand add_gemm(CLI::App& app) {
   sub->add_option("--k", a.k, "inner dimension")->check(kPositive);
   sub->add_option("--strategy", a.strategy, "auto, cpu, gpu or hybrid")->check(kStrategy);
   sub->add_option("--fraction", a.fraction, "GPU share under hybrid")->check(CLI::Range(0.0, 1.0));
-  sub->add_option("--device", a.device, "device index or name");
+  sub->add_option("--device", a.device, "device index or name, a list of them (1,2), or all");
+  sub->add_option("--beta", a.beta, "beta (C starts random where it is not 0)");
   sub->add_option("--reps", a.reps, "timed repetitions")->check(kPositive);
   sub->add_option("--threads", a.threads, "CPU BLAS threads for the CPU share")->check(kPositive);
+  sub->add_option("--feeders", a.feeders, "host threads feeding each discrete GPU")
+      ->check(kPositive);
   sub->add_flag("--resident", a.resident,
                 "operands in tandem_malloc memory (pinned on a discrete GPU)");
   sub->add_option("--kernel", a.kernel, "kernel parameters NAME=VALUE,...")->delimiter(',');
