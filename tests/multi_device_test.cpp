@@ -107,13 +107,19 @@ TEST(MultiDevice, SeveralDevicesAreThere) {
   EXPECT_THROW(detail::gpu::open_device("0,1"), Error);
 }
 
-TEST(MultiDevice, DevicesAndTheCpuSplitEveryLayout) {
+// Every device and the CPU under hybrid, with tiles small enough that every device gets rows of
+// the smallest calls.
+Options every_device_hybrid(double fraction) {
   Options o;
   o.strategy = Strategy::Hybrid;
-  o.gpu_fraction = 0.7;
+  o.gpu_fraction = fraction;
   o.device = every_device();
-  // Tiles small enough that every device gets rows of the smallest calls.
   o.kernel_params = {{"MWG", 16}, {"NWG", 32}, {"MDIMC", 4}, {"NDIMC", 8}};
+  return o;
+}
+
+TEST(MultiDevice, DevicesAndTheCpuSplitEveryLayout) {
+  const Options o = every_device_hybrid(0.7);
   every_layout<float>(o, "hybrid float", true);
   every_layout<double>(o, "hybrid double", true);
 }
@@ -128,11 +134,7 @@ TEST(MultiDevice, DevicesAloneEveryLayout) {
 
 TEST(MultiDevice, DiscreteDevicesEachFedOnTheirOwnThread) {
   detail::seams::Override seams(discrete(/*chunk_every_share=*/true));
-  Options o;
-  o.strategy = Strategy::Hybrid;
-  o.gpu_fraction = 0.6;
-  o.device = every_device();
-  o.kernel_params = {{"MWG", 16}, {"NWG", 32}, {"MDIMC", 4}, {"NDIMC", 8}};
+  const Options o = every_device_hybrid(0.6);
   every_layout<float>(o, "discrete hybrid float", true);
   every_layout<double>(o, "discrete hybrid double", true);
   const Report r = run_checked<float>(kCalls[0], o, -1.0, 99, "discrete feeders");
