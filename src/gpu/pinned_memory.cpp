@@ -40,7 +40,7 @@ bool in_pinned_block(const Device& device, const void* p, size_t bytes) {
   --it;
   // Pinned in the device's context, which is its platform's: every device of the platform
   // copies such a block without packing.
-  return it->second.device->context() == device.context() && begin + bytes <= it->second.end;
+  return it->second.device->context()() == device.context()() && begin + bytes <= it->second.end;
 }
 
 void* pinned_alloc(const std::shared_ptr<Device>& device, size_t bytes) {
