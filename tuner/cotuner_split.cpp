@@ -194,6 +194,9 @@ Measured Tuner::hybrid_time(char prec, Workspace<T>& ws, const std::map<std::str
     opt.strategy = Strategy::Hybrid;
     opt.gpu_fraction = double(gpu_parts) / o_.parts;
     opt.kernel_params = kernel;
+    // The cores the CPU share leaves feed a discrete device: what a profile's thread count
+    // means when a call applies it (plan.cpp, divide_cores).
+    opt.feeder_threads = std::max(1, cores() - *opt.cpu_threads);
   }
   Timed t = time(ws, opt);
   prof::LogRecord rec = record("split", prec, ws.n, kernel, t);
@@ -221,7 +224,10 @@ bool Tuner::winner_checks(int64_t size, int gpu_parts, int cpu_threads,
   opt.strategy = gpu_parts == o_.parts ? Strategy::Gpu : Strategy::Hybrid;
   opt.gpu_fraction = double(gpu_parts) / o_.parts;
   opt.kernel_params = kernel;
-  if (cpu_threads > 0) opt.cpu_threads = cpu_threads;
+  if (cpu_threads > 0) {
+    opt.cpu_threads = cpu_threads;
+    opt.feeder_threads = std::max(1, cores() - cpu_threads);
+  }
   return full_check<T>(std::min<int64_t>(size, 512), opt, seed, o_.tamper).empty();
 }
 
