@@ -15,11 +15,8 @@ if [ ! -x "$blas/xblat3s" ] || [ ! -x "$blas/xscblat3" ]; then
   exit 1
 fi
 
-work=$(mktemp -d)
-trap 'rm -rf "$work"' EXIT
-# Hermetic: an empty profile directory of its own, whatever the user's cache holds.
-export TANDEM_PROFILE_DIR=$work/profiles
-cd "$work"
+source "$(dirname "${BASH_SOURCE[0]}")/hermetic.sh"  # $work, TANDEM_PROFILE_DIR, TMPDIR
+cd "$work"  # the testers write their reports into the current directory
 export TANDEM_VERBOSE=1
 if [ "$mode" = forced ]; then
   # The testers' sizes are tiny: only forcing reaches the split. 0.5 lies strictly inside (0, 1).

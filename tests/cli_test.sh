@@ -1,13 +1,11 @@
 #!/usr/bin/env bash
-# The `tandem` command end to end, in a temporary profile directory: every subcommand, --json
-# output that parses, and clear errors (non-zero exit) for bad arguments.
+# The `tandem` command end to end, in an empty profile directory of its own (hermetic.sh): every
+# subcommand, --json output that parses, and clear errors (non-zero exit) for bad arguments.
 #
 #   cli_test.sh TANDEM
 set -u  # no pipefail: `grep -q` may close a pipe early, which is fine here
 tandem=$(readlink -f "$1")
-export TANDEM_PROFILE_DIR=$(mktemp -d)
-keep=""
-trap 'rm -rf "$TANDEM_PROFILE_DIR" $keep' EXIT
+source "$(dirname "${BASH_SOURCE[0]}")/hermetic.sh"  # $work, TANDEM_PROFILE_DIR, TMPDIR
 py=/usr/bin/python3
 fails=0
 ok() { echo "ok: $*"; }
@@ -35,7 +33,7 @@ done
 "$tandem" tune --help | grep -q -- "--budget-evals" && ok "tune --help" || bad "tune --help"
 
 # kernel: the source as compiled, the build log and the binary; a set that cannot build says so
-kdir="$TANDEM_PROFILE_DIR/kernel"
+kdir="$work/kernel"
 out=$("$tandem" kernel --precision d --kernel KERNEL=1,MWG=32,NWG=32,MDIMC=8,NDIMC=8,VWM=2,VWN=2,VW=2 --trans-a \
         --out "$kdir" --json) &&
   "$py" -c 'import json,sys; d=json.loads(sys.argv[1]); assert d["built"] and d["binary_bytes"] > 0, d' "$out" &&
@@ -60,7 +58,7 @@ path=$("$tandem" profile path)
 "$tandem" profile show --json | json_ok && ok "profile show --json" || bad "profile show --json"
 "$tandem" profile export "$TANDEM_PROFILE_DIR/exported.json" >/dev/null && cmp -s "$path" "$TANDEM_PROFILE_DIR/exported.json" &&
   ok "profile export" || bad "profile export"
-keep=$(mktemp) && cp "$path" "$keep"
+keep=$work/kept.json && cp "$path" "$keep"
 "$tandem" gemm --m 96 --n 96 --k 96 --json | grep -q "\"profile\": \"$path\"" && ok "gemm uses the tuned profile" ||
   bad "gemm does not name the profile"
 "$tandem" profile reset | grep -q removed && [ ! -f "$path" ] && [ ! -f "$TANDEM_PROFILE_DIR/exported.json" ] &&

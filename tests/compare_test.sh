@@ -5,9 +5,7 @@
 #   compare_test.sh TANDEM
 set -eu
 tandem=$(readlink -f "$1")
-work=$(mktemp -d)
-trap 'rm -rf "$work"' EXIT
-export TANDEM_PROFILE_DIR=$work/profiles
+source "$(dirname "${BASH_SOURCE[0]}")/hermetic.sh"  # $work, TANDEM_PROFILE_DIR, TMPDIR
 # No profile tuned for this device (PoCL's built-in one is a platform fallback): compare tunes
 # quickly first, then compares (the README's main job).
 "$tandem" compare --sizes 32,48 --shape square --reps 2 --csv "$work/c.csv" --json "$work/c.json" \

@@ -17,10 +17,7 @@ if ! "$py" -c "import numpy" 2>/dev/null; then
   echo "SKIPPED: python3-numpy is not installed (scripts/setup.sh installs it)"
   exit 77
 fi
-work=$(mktemp -d)
-trap 'rm -rf "$work"' EXIT
-# Hermetic: an empty profile directory of its own, whatever the user's cache holds.
-export TANDEM_PROFILE_DIR=$work/profiles
+source "$(dirname "${BASH_SOURCE[0]}")/hermetic.sh"  # $work, TANDEM_PROFILE_DIR, TMPDIR
 status=0
 "$py" "$here/numpy_dropin.py" run "$work/ref.npz"
 if [ "$mode" = libblas ]; then
