@@ -65,9 +65,10 @@ gpu::Params kernel_for(const gpu::Device& device, bool fp64, const Options& o,
 }
 
 // The devices' share of the rows. One device: its profile's fraction (auto), the request's or the
-// profile's (hybrid). Several, without a profile for the set: under auto the devices whose own
-// profiles give them rows, and the CPU if every one of those leaves it rows, share in proportion
-// to the rates their profiles measured.
+// profile's (hybrid). Several, without a profile for the set: under hybrid the request's, else
+// every device and the CPU in proportion to the rates their profiles measured; under auto the
+// devices whose own profiles give them rows, and the CPU if every one of those leaves it rows,
+// in proportion to those rates.
 double set_fraction(const Request& req, const std::vector<profile::Choice>& choices) {
   if (req.strategy == Strategy::Gpu) return 1.0;
   if (choices.size() == 1) {
@@ -76,7 +77,16 @@ double set_fraction(const Request& req, const std::vector<profile::Choice>& choi
       return req.fraction.value_or(f > 0 ? f : kHybridDefaultFraction);
     return f;
   }
-  if (req.strategy == Strategy::Hybrid) return req.fraction.value_or(kHybridDefaultFraction);
+  if (req.strategy == Strategy::Hybrid) {
+    // Every device and the CPU, in proportion to the rates their profiles measured.
+    double gpus = 0, cpu = 0;
+    for (const auto& c : choices) {
+      gpus += c.gpu_gflops;
+      cpu = std::max(cpu, c.cpu_gflops);
+    }
+    return req.fraction.value_or(gpus > 0 && cpu > 0 ? gpus / (gpus + cpu)
+                                                     : kHybridDefaultFraction);
+  }
   double gpus = 0, cpu = 0;
   bool cpu_keeps_rows = true;
   int taking = 0;

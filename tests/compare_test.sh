@@ -17,6 +17,13 @@ ls "$TANDEM_PROFILE_DIR"/*.json > /dev/null || { echo "FAILED: the quick tune sa
 "$tandem" compare --sizes 64 --shape tall --precision d --strategies cpu,hybrid --reps 1 --csv "$work/t.csv" \
   > /dev/null 2> "$work/err2.txt"
 grep -q "quick tune" "$work/err2.txt" && { echo "FAILED: tuned again although a profile exists"; exit 1; }
+# Device sets as strategies, on PoCL showing two devices: each device alone, both, and all of
+# them with the CPU ("gpu:0,1" is one strategy: the number after it continues its device list).
+POCL_DEVICES="basic pthread" "$tandem" compare --no-tune --sizes 48 --precision s --reps 1 \
+  --strategies cpu,gpu:0,gpu:1,gpu:0,1,all --csv "$work/sets.csv" > /dev/null 2> "$work/err3.txt"
+if "$tandem" compare --no-tune --sizes 32 --strategies cpu,gpu: > /dev/null 2>&1; then
+  echo "FAILED: a strategy naming no device was accepted"; exit 1
+fi
 /usr/bin/python3 - "$work" <<'PY'
 import csv, json, math, sys, xml.etree.ElementTree as ET
 work = sys.argv[1]
@@ -46,5 +53,12 @@ svg = ET.parse(f"{work}/c.svg").getroot()
 assert svg.tag.endswith("svg"), svg.tag
 lines = [e for e in svg.iter() if e.tag.endswith("polyline")]
 assert len(lines) == 8, len(lines)  # one per strategy and precision
+sets = list(csv.DictReader(open(f"{work}/sets.csv")))
+assert [r["strategy"] for r in sets] == ["cpu", "gpu:0", "gpu:1", "gpu:0,1", "all"], sets
+for r in sets:
+    assert float(r["max_error"]) < 1e-5 and r["fell_back"] == "0", r
+    assert int(r["gpu_rows"]) + int(r["cpu_rows"]) == 48, r
+assert [r["ran"] for r in sets[:4]] == ["cpu", "gpu", "gpu", "gpu"], sets
+assert float(sets[3]["speedup"]) > 0, sets[3]  # against the faster of cpu and one device alone
 print("compare: CSV, JSON and SVG parse back;", len(rows), "rows, every strategy present")
 PY

@@ -113,9 +113,7 @@ int compare(const CompareArgs& a) {
   o.precisions =
       a.precision == "both" ? std::vector<char>{'s', 'd'} : std::vector<char>{a.precision[0]};
   o.shapes = tuner::parse_shapes(a.shape, tuner::parse_sizes(a.sizes));
-  o.strategies.clear();
-  std::stringstream list(a.strategies);
-  for (std::string s; std::getline(list, s, ',');) o.strategies.push_back(s);
+  o.strategies = tuner::split_strategies(a.strategies);
   o.reps = a.reps;
   o.resident = a.resident;
   o.device = a.device;
@@ -154,7 +152,8 @@ Subcommand add_compare(CLI::App& app) {
   sub->add_option("--shape", a.shape, "square, tall, wide or MxNxK,...");
   sub->add_option("--reps", a.reps, "timed repetitions (median, after a warm-up)")
       ->check(kPositive);
-  sub->add_option("--strategies", a.strategies, "from cpu,gpu,hybrid,auto");
+  sub->add_option("--strategies", a.strategies,
+                  "from cpu,gpu,hybrid,auto,all; NAME:DEVICES runs on a device set (gpu:1,2)");
   sub->add_flag("--resident", a.resident,
                 "operands in tandem_malloc memory (used in place by unified-memory devices)");
   sub->add_option("--csv", a.csv, "write the table as CSV");

@@ -8,6 +8,7 @@
 #include "cpu_blas.hpp"
 #include "gpu/device.hpp"
 #include "power.hpp"
+#include "profile.hpp"
 #include "tandem/tandem.hpp"
 #include "topology.hpp"
 
@@ -42,9 +43,32 @@ void add_opencl(json& out) {
   }
 }
 
+// The profile each device would use, and the sets "all" and the default ("") name.
+void add_sets(json& out) {
+  if (!out.contains("opencl")) return;
+  for (const char* selector : {"", "all"}) {
+    json set = json::array();
+    try {
+      for (const auto& d : gpu::open_devices(selector)) set.push_back(gpu::info(*d).index);
+    } catch (const Error&) {
+    }
+    out["sets"][*selector ? selector : "default"] = set;
+  }
+  for (auto& d : out["opencl"]) {
+    try {
+      const auto p =
+          prof::active_for(gpu::info(*gpu::open_device(std::to_string(d["index"].get<int>()))));
+      d["profile"] = p ? p->origin : "";
+    } catch (const Error& e) {
+      d["profile"] = std::string("unavailable: ") + e.what();
+    }
+  }
+}
+
 json devices_json() {
   json out;
   add_opencl(out);
+  add_sets(out);
   const std::string best = topo::best_openblas_core(topo::cpu_flags());
   const std::string core = blas::core_type();
   out["cpu"] = {{"model", topo::cpu_model()},
@@ -82,6 +106,20 @@ void print_opencl(const json& out) {
         d["fp64"].get<bool>() ? "yes" : "no", d["compute_units"].get<int>(),
         static_cast<unsigned long long>(d["local_memory_bytes"].get<uint64_t>() / 1024),
         static_cast<unsigned long long>(d["max_work_group"].get<uint64_t>()));
+  for (const auto& d : out["opencl"])
+    if (d.contains("profile"))
+      std::printf("  profile of %d: %s\n", d["index"].get<int>(),
+                  d["profile"].get<std::string>().empty()
+                      ? "none"
+                      : d["profile"].get<std::string>().c_str());
+  // The sets the device selector names without a list (TANDEM_DEVICE, --device, compare's
+  // STRATEGY:DEVICES); any list of indices, "1,2", names a set too.
+  for (const char* set : {"default", "all"}) {
+    std::string members;
+    for (const auto& i : out["sets"][set])
+      members += (members.empty() ? "" : ",") + std::to_string(i.get<int>());
+    std::printf("  device set %s: %s\n", set, members.empty() ? "none" : members.c_str());
+  }
 }
 
 void print_devices(const json& out) {

@@ -4,6 +4,7 @@
 #include "compare.hpp"
 
 #include <algorithm>
+#include <cctype>
 #include <chrono>
 #include <cmath>
 #include <cstdio>
@@ -17,17 +18,24 @@
 #include "config.hpp"
 #include "gemm_measure.hpp"
 #include "measure.hpp"
+#include "text.hpp"
 
 namespace tandem::tuner {
 namespace {
 
-// The strategy `name` asks for, in lower case only: rows, the plot and the speedup name
+// The strategy a name asks for, in lower case only: rows, the plot and the speedup name
 // strategies as they were asked.
-Strategy strategy_of(const std::string& name) {
+Strategy strategy_of(const std::string& name, const std::string& whole) {
   const std::optional<Strategy> s = detail::parse_strategy(name);
   if (!s || name != to_string(*s))
-    throw std::invalid_argument("unknown strategy '" + name + "' (cpu, gpu, hybrid, auto)");
+    throw std::invalid_argument("unknown strategy '" + whole +
+                                "' (cpu, gpu, hybrid, auto, all, or one of them:DEVICES)");
   return *s;
+}
+
+bool digits(const std::string& s) {
+  return !s.empty() &&
+         std::all_of(s.begin(), s.end(), [](unsigned char c) { return std::isdigit(c); });
 }
 
 std::string buffers(const Report& r) {
@@ -46,9 +54,13 @@ void measure_shape(const CompareOptions& o, char prec, const std::array<int64_t,
   const double gflop = bench::gflop(m, n, k);
   const size_t first = out.rows.size();
   for (const auto& name : o.strategies) {
+    const Variant v = variant_of(name);
     Options opt;
-    opt.strategy = strategy_of(name);
-    if (!o.device.empty()) opt.device = o.device;
+    opt.strategy = v.strategy;
+    if (!v.devices.empty())
+      opt.device = v.devices;
+    else if (!o.device.empty())
+      opt.device = o.device;
     CompareRow row;
     row.precision = prec;
     row.m = m;
@@ -94,11 +106,13 @@ void measure_shape(const CompareOptions& o, char prec, const std::array<int64_t,
     row.buffers = buffers(r);
     out.rows.push_back(row);
   }
-  // Speedup over the faster single device, where both were measured.
+  // Speedup over the faster single device (the CPU, or one OpenCL device alone), where both
+  // were measured.
   double cpu = 0, gpu = 0;
   for (size_t i = first; i < out.rows.size(); ++i) {
-    if (out.rows[i].strategy == "cpu") cpu = out.rows[i].gflops;
-    if (out.rows[i].strategy == "gpu") gpu = out.rows[i].gflops;
+    const Variant v = variant_of(out.rows[i].strategy);
+    if (v.strategy == Strategy::Cpu) cpu = std::max(cpu, out.rows[i].gflops);
+    if (v.strategy == Strategy::Gpu && v.single_device()) gpu = std::max(gpu, out.rows[i].gflops);
   }
   for (size_t i = first; i < out.rows.size(); ++i) {
     if (cpu > 0 && gpu > 0) out.rows[i].speedup = out.rows[i].gflops / std::max(cpu, gpu);
@@ -199,10 +213,39 @@ std::vector<std::array<int64_t, 3>> parse_shapes(const std::string& text,
   return out;
 }
 
+bool Variant::single_device() const {
+  return strategy == Strategy::Gpu && devices.find(',') == std::string::npos &&
+         detail::text::lower(devices) != "all";
+}
+
+Variant variant_of(const std::string& name) {
+  if (name == "all") return {Strategy::Hybrid, "all"};
+  const size_t colon = name.find(':');
+  Variant v;
+  v.strategy = strategy_of(name.substr(0, colon), name);
+  if (colon != std::string::npos) {
+    v.devices = name.substr(colon + 1);
+    if (v.devices.empty()) throw std::invalid_argument("strategy '" + name + "' names no device");
+  }
+  return v;
+}
+
+std::vector<std::string> split_strategies(const std::string& list) {
+  std::vector<std::string> out;
+  std::stringstream in(list);
+  for (std::string item; std::getline(in, item, ',');) {
+    if (digits(item) && !out.empty() && out.back().find(':') != std::string::npos)
+      out.back() += "," + item;
+    else
+      out.push_back(item);
+  }
+  return out;
+}
+
 CompareResult compare(const CompareOptions& o) {
   if (o.shapes.empty()) throw std::invalid_argument("no shapes to compare");
   if (o.reps < 1) throw std::invalid_argument("reps must be at least 1");
-  for (const auto& s : o.strategies) strategy_of(s);
+  for (const auto& s : o.strategies) variant_of(s);
   for (char p : o.precisions)
     if (p != 's' && p != 'd') throw std::invalid_argument("precision must be s or d");
   CompareResult out;
@@ -228,17 +271,29 @@ CompareResult compare(const CompareOptions& o) {
   return out;
 }
 
+namespace {
+
+// A CSV field: quoted where it holds a comma or a quote (a device set, "gpu:1,2").
+std::string csv_field(const std::string& v) {
+  if (v.find_first_of(",\"") == std::string::npos) return v;
+  std::string out = "\"";
+  for (char c : v) out += c == '"' ? std::string("\"\"") : std::string(1, c);
+  return out + "\"";
+}
+
+}  // namespace
+
 std::string to_csv(const CompareResult& r) {
   std::ostringstream s;
   s << "precision,m,n,k,strategy,ran,gflops,gflops_min,gflops_max,seconds,gpu_rows,cpu_rows,"
        "cpu_seconds,gpu_seconds,kernel_seconds,kernel_gflops,speedup,max_error,buffers,fell_back,"
        "joules,watts,gflops_per_watt\n";
   for (const auto& x : r.rows) {
-    s << x.precision << "," << x.m << "," << x.n << "," << x.k << "," << x.strategy << "," << x.ran
-      << "," << x.gflops << "," << x.gflops_min << "," << x.gflops_max << "," << x.seconds << ","
-      << x.gpu_rows << "," << x.cpu_rows << "," << x.cpu_seconds << "," << x.gpu_seconds << ","
-      << x.kernel_seconds << "," << x.kernel_gflops << "," << x.speedup << "," << x.max_error << ","
-      << x.buffers << "," << (x.fell_back ? 1 : 0) << ",";
+    s << x.precision << "," << x.m << "," << x.n << "," << x.k << "," << csv_field(x.strategy)
+      << "," << x.ran << "," << x.gflops << "," << x.gflops_min << "," << x.gflops_max << ","
+      << x.seconds << "," << x.gpu_rows << "," << x.cpu_rows << "," << x.cpu_seconds << ","
+      << x.gpu_seconds << "," << x.kernel_seconds << "," << x.kernel_gflops << "," << x.speedup
+      << "," << x.max_error << "," << x.buffers << "," << (x.fell_back ? 1 : 0) << ",";
     if (x.power)
       s << x.joules << "," << x.watts << "," << x.gflops_per_watt;
     else
@@ -269,7 +324,11 @@ const char* colour(const std::string& strategy) {
   if (strategy == "cpu") return "#1f77b4";
   if (strategy == "gpu") return "#d62728";
   if (strategy == "hybrid") return "#2ca02c";
-  return "#9467bd";
+  if (strategy == "auto") return "#9467bd";
+  // Device sets and "all": a colour each, the same for the same name in every plot.
+  static const char* const kOthers[] = {"#ff7f0e", "#8c564b", "#e377c2",
+                                        "#17becf", "#bcbd22", "#7f7f7f"};
+  return kOthers[std::hash<std::string>{}(strategy) % (sizeof(kOthers) / sizeof(kOthers[0]))];
 }
 
 // One panel: value(row) against cbrt(m n k) on a log2 axis.

@@ -11,8 +11,24 @@
 #include <vector>
 
 #include "power.hpp"
+#include "tandem/tandem.hpp"
 
 namespace tandem::tuner {
+
+// One compared strategy: "cpu", "gpu", "hybrid" or "auto", each on the compare's device, or on a
+// device set after a colon ("gpu:1", "gpu:1,2", "hybrid:all"); "all" is every device and the CPU
+// (hybrid:all).
+struct Variant {
+  Strategy strategy = Strategy::Auto;
+  std::string devices;  // empty: the compare's device
+  // Whether it runs on one OpenCL device alone: a single device the speedup compares against.
+  bool single_device() const;
+};
+// Throws std::invalid_argument naming what is wrong.
+Variant variant_of(const std::string& name);
+// The list as the command line gives it: comma-separated, where a number after a device set
+// continues that set ("cpu,gpu:1,2,all" is cpu, gpu:1,2 and all).
+std::vector<std::string> split_strategies(const std::string& list);
 
 struct CompareOptions {
   std::vector<char> precisions{'s', 'd'};
