@@ -155,17 +155,28 @@ TEST(MultiDevice, PinnedMemoryServesEveryDeviceOfThePlatform) {
   }
 }
 
-// A device lost mid-call: its rows go to the CPU, the others finish, C is right, and the report
-// says which device failed.
-template <class T>
-void one_device_fails(bool discrete_devices, double beta) {
+// Seams under which device 1 fails mid-call, on devices played as discrete or as they are.
+detail::seams::Values device_1_fails(bool discrete_devices) {
   detail::seams::Values v = discrete_devices ? discrete(true) : detail::seams::Values{};
   v.fail_device = 1;
-  detail::seams::Override seams(v);
+  return v;
+}
+
+// Every device and the CPU, 80% of the rows on the devices.
+Options every_device_at_80() {
   Options o;
   o.strategy = Strategy::Hybrid;
   o.gpu_fraction = 0.8;
   o.device = every_device();
+  return o;
+}
+
+// A device lost mid-call: its rows go to the CPU, the others finish, C is right, and the report
+// says which device failed.
+template <class T>
+void one_device_fails(bool discrete_devices, double beta) {
+  detail::seams::Override seams(device_1_fails(discrete_devices));
+  const Options o = every_device_at_80();
   const std::string what =
       std::string(discrete_devices ? "discrete" : "unified") + " beta " + std::to_string(beta);
   const Report r = run_checked<T>(kCalls[4], o, beta, 5, what);
@@ -190,13 +201,8 @@ TEST(MultiDevice, AFailingUnifiedDeviceLeavesItsRowsToTheCpuWhenBetaIsZero) {
 // In place with beta != 0, C's old values are gone once the kernel has run: that is an error,
 // never a silent wrong answer (issue 16 makes C recoverable).
 TEST(MultiDevice, AFailingUnifiedDeviceWithBetaIsOutputLost) {
-  detail::seams::Values v;
-  v.fail_device = 1;
-  detail::seams::Override seams(v);
-  Options o;
-  o.strategy = Strategy::Hybrid;
-  o.gpu_fraction = 0.8;
-  o.device = every_device();
+  detail::seams::Override seams(device_1_fails(false));
+  const Options o = every_device_at_80();
   // 384 rows: every device's rounded share has rows, the failing one's included.
   const int64_t m = 384, n = 64, k = 64;
   std::vector<float, Allocator<float>> a(m * k, 1.0f), b(k * n, 1.0f), c(m * n, 1.0f);
