@@ -13,7 +13,6 @@
 
 #include "clock.hpp"
 #include "cpu_share.hpp"
-#include "gpu/pinned_memory.hpp"
 #include "gpu/share.hpp"
 #include "log.hpp"
 #include "plan.hpp"
@@ -228,14 +227,14 @@ void record(const std::vector<Running>& running, Report& r) {
 }
 
 // How the cores are divided, now that it is known which parts are in flight and feed.
-template <class T>
-Cores cores_for(const Problem<T>& p, const Options& o, const std::vector<Running>& running,
-                bool cpu_rows, int profile_threads) {
+Cores cores_for(const Options& o, const std::vector<Running>& running, bool cpu_rows,
+                int profile_threads) {
   std::vector<bool> feeds, pinned;
   for (const Running& run : running) {
     feeds.push_back(run.feeds);
-    pinned.push_back(
-        gpu::operands_pinned(*run.part.device, rows_of(p, run.part.row0, run.part.rows)));
+    // The share found its operands in tandem_malloc's pinned blocks (or not) when it started.
+    const auto is_pinned = [](Report::Buffer b) { return b == Report::Buffer::Pinned; };
+    pinned.push_back(is_pinned(run.report.a) && is_pinned(run.report.b) && is_pinned(run.report.c));
   }
   return divide_cores(o, feeds, pinned, cpu_rows, !running.empty(), profile_threads);
 }
@@ -257,7 +256,7 @@ void execute(const Problem<T>& p, const Options& o, Report& r) {
     running = start_gpus(p, o, req, plan, cpu_ranges, exclusive, r);
   int64_t cpu_rows = 0;
   for (const auto& range : cpu_ranges) cpu_rows += range.second;
-  const Cores cores = cores_for(p, o, running, cpu_rows > 0, plan.profile_threads);
+  const Cores cores = cores_for(o, running, cpu_rows > 0, plan.profile_threads);
   r.cpu_threads = cpu_rows > 0 ? cores.cpu_threads : 0;
   for (Running& run : running) {
     try {

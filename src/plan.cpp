@@ -102,6 +102,22 @@ double set_fraction(const Request& req, const std::vector<profile::Choice>& choi
   return gpus / (gpus + cpu);
 }
 
+// A dgemm leaves out devices without fp64, while others remain to take their rows.
+void drop_fp32_only(std::vector<std::shared_ptr<gpu::Device>>& devices,
+                    std::vector<profile::Choice>& choices) {
+  std::string without;
+  for (size_t i = devices.size(); i-- > 0;) {
+    if (gpu::info(*devices[i]).fp64) continue;
+    without = gpu::info(*devices[i]).describe() + (without.empty() ? "" : ", ") + without;
+    devices.erase(devices.begin() + static_cast<std::ptrdiff_t>(i));
+    choices.erase(choices.begin() + static_cast<std::ptrdiff_t>(i));
+  }
+  if (devices.empty())
+    throw Error(Error::Kind::Runtime, "device " + without + " has no fp64 support");
+  if (!without.empty())
+    warn_once("no-fp64:" + without, "dgemm leaves out " + without + ": no fp64 support");
+}
+
 }  // namespace
 
 Request request(const Options& o) {
@@ -121,22 +137,6 @@ Request request(const Options& o) {
   if (req.strategy == Strategy::Hybrid)
     req.fraction = o.gpu_fraction ? o.gpu_fraction : env.gpu_fraction;
   return req;
-}
-
-// A dgemm leaves out devices without fp64, while others remain to take their rows.
-void drop_fp32_only(std::vector<std::shared_ptr<gpu::Device>>& devices,
-                    std::vector<profile::Choice>& choices) {
-  std::string without;
-  for (size_t i = devices.size(); i-- > 0;) {
-    if (gpu::info(*devices[i]).fp64) continue;
-    without = gpu::info(*devices[i]).describe() + (without.empty() ? "" : ", ") + without;
-    devices.erase(devices.begin() + static_cast<std::ptrdiff_t>(i));
-    choices.erase(choices.begin() + static_cast<std::ptrdiff_t>(i));
-  }
-  if (devices.empty())
-    throw Error(Error::Kind::Runtime, "device " + without + " has no fp64 support");
-  if (!without.empty())
-    warn_once("no-fp64:" + without, "dgemm leaves out " + without + ": no fp64 support");
 }
 
 template <class T>

@@ -218,6 +218,9 @@ class DiscreteShare final : public ShareImpl {
         gemm_program(dev_, std::is_same_v<T, double>, ka_, kb_, long_index_, params_);
     kernel_ = cl::Kernel(program, "gemm");
     transpose_ = cl::Kernel(program, "transpose");
+    // The work-group the transpose requires (TILE_T in kernels/gemm.cl), asked once.
+    transpose_tile_ =
+        transpose_.getWorkGroupInfo<CL_KERNEL_COMPILE_WORK_GROUP_SIZE>(dev_.device())[0];
   }
 
   // A rows x cols block at host (leading dimension host_ld) into `buffer` at byte `offset`, tight
@@ -275,13 +278,11 @@ class DiscreteShare final : public ShareImpl {
   }
 
   // dst (cols x rows) = src (rows x cols)^T on the device, after `waits`; both tight at `offset`.
-  // The work-group is the one the kernel requires (TILE_T in kernels/gemm.cl).
   void transpose_on_device(const cl::Buffer& src, const cl::Buffer& dst, int64_t offset,
                            int64_t rows, int64_t cols, std::vector<cl::Event>& waits,
                            cl::Event* done) {
     set_transpose_args(transpose_, long_index_, rows, cols, src, dst, offset);
-    const size_t tile =
-        transpose_.getWorkGroupInfo<CL_KERNEL_COMPILE_WORK_GROUP_SIZE>(dev_.device())[0];
+    const size_t tile = transpose_tile_;
     const auto up = [tile](int64_t x) { return (static_cast<size_t>(x) + tile - 1) / tile * tile; };
     transposes_.emplace_back();
     queue_.enqueueNDRangeKernel(transpose_, cl::NullRange, cl::NDRange(up(cols), up(rows)),
@@ -420,6 +421,7 @@ class DiscreteShare final : public ShareImpl {
   cl::CommandQueue queue2_;        // with QUEUES=2: every other chunk's kernel
   cl::CommandQueue in_q_, out_q_;  // copies in, copies out
   cl::Kernel kernel_, transpose_;
+  size_t transpose_tile_ = 1;
   std::vector<Chunk> chunks_;
   size_t next_ = 0;                    // the first chunk not yet enqueued
   std::vector<cl::Event> b_ready_;     // B is on the device, in the kernel's layout
