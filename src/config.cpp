@@ -1,5 +1,5 @@
-// Reads TANDEM_STRATEGY, TANDEM_GPU_FRACTION, TANDEM_DEVICE, TANDEM_MIN_MNK and TANDEM_VERBOSE
-// once.
+// Reads TANDEM_STRATEGY, TANDEM_GPU_FRACTION, TANDEM_DEVICE, TANDEM_BALANCE, TANDEM_MIN_MNK and
+// TANDEM_VERBOSE once.
 #include "config.hpp"
 
 #include <cmath>
@@ -27,6 +27,13 @@ std::optional<Strategy> parse_strategy(const std::string& text) {
   return std::nullopt;
 }
 
+std::optional<Balance> parse_balance(const std::string& text) {
+  const std::string s = text::lower(text);
+  if (s == "static") return Balance::Static;
+  if (s == "dynamic") return Balance::Dynamic;
+  return std::nullopt;
+}
+
 EnvConfig parse_env(const char* (*lookup)(const char*)) {
   EnvConfig cfg;
   if (const char* v = lookup("TANDEM_STRATEGY"); v != nullptr && *v != '\0') {
@@ -42,6 +49,10 @@ EnvConfig parse_env(const char* (*lookup)(const char*)) {
       reject("TANDEM_GPU_FRACTION", v, "a number from 0 to 1");
   }
   if (const char* v = lookup("TANDEM_DEVICE"); v != nullptr && *v != '\0') cfg.device = v;
+  if (const char* v = lookup("TANDEM_BALANCE"); v != nullptr && *v != '\0') {
+    cfg.balance = parse_balance(v);
+    if (!cfg.balance) reject("TANDEM_BALANCE", v, "static or dynamic");
+  }
   if (const char* v = lookup("TANDEM_MIN_MNK"); v != nullptr && *v != '\0') {
     char* end = nullptr;
     const double work = std::strtod(v, &end);

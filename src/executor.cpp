@@ -13,6 +13,7 @@
 
 #include "clock.hpp"
 #include "cpu_share.hpp"
+#include "executor_parts.hpp"
 #include "gpu/share.hpp"
 #include "log.hpp"
 #include "plan.hpp"
@@ -31,64 +32,24 @@ struct Running {
   bool c_touched = false;
 };
 
-// The rows [row0, row0 + rows) of p as a problem of their own.
+// The devices' plan; none when no device can take part (the CPU then computes everything).
 template <class T>
-Problem<T> rows_of(const Problem<T>& p, int64_t row0, int64_t rows) {
-  Problem<T> s = p;
-  s.m = rows;
-  s.a = p.trans_a ? p.a + row0 : p.a + row0 * p.lda;
-  s.c = p.c + row0 * p.ldc;
-  return s;
-}
-
-// A device could not do its part. Under strategy gpu that is the caller's error; otherwise the
-// CPU takes its rows, with one warning per process. C's old values must still be there.
-template <class T>
-void gpu_unavailable(const Problem<T>& p, const Request& req, const Error& e, bool c_touched,
-                     Report& r) {
-  if (c_touched && p.beta != T(0))
-    throw Error(Error::Kind::OutputLost,
-                std::string("the GPU failed after writing C in place and beta != 0, so C's old "
-                            "values are lost: ") +
-                    e.what());
-  if (req.strategy == Strategy::Gpu) throw e;
-  r.fell_back = true;
-  if (r.fallback_reason.empty()) r.fallback_reason = e.what();
-  warn_once("gpu-fallback", std::string("GPU path unavailable, computing on the CPU: ") + e.what());
-}
-
-// Enqueues and flushes one part; nullptr when it cannot run (its rows are then the CPU's).
-template <class T>
-std::unique_ptr<gpu::InFlight> start_part(const Problem<T>& p, const Request& req,
-                                          const DevicePart& part, Report& r) {
+GpuPlan plan_or_none(const Problem<T>& p, const Options& o, const Request& req, Report& r) {
   try {
-    auto inflight = gpu::enqueue(*part.device, part.params, rows_of(p, part.row0, part.rows));
-    if (r.t_gpu_enqueued == 0) r.t_gpu_enqueued = clock::now_ns();
-    inflight->flush();
-    if (r.t_flush == 0) r.t_flush = inflight->flushed_at_ns;  // when clFlush returned
-    return inflight;
-  } catch (const gpu::Failure& e) {
-    gpu_unavailable(p, req, e, e.c_touched(), r);
+    return plan_gpu(p, o, req, r);
   } catch (const Error& e) {
     if (e.kind() == Error::Kind::InvalidArgument) throw;
     gpu_unavailable(p, req, e, false, r);
   }
-  return nullptr;
+  return GpuPlan{};
 }
 
-// Plans the devices' parts and starts them; `cpu_ranges` receives the rows the CPU computes.
+// Starts the planned parts; `cpu_ranges` receives the rows the CPU computes.
 template <class T>
-std::vector<Running> start_gpus(const Problem<T>& p, const Options& o, const Request& req,
-                                GpuPlan& plan, std::vector<std::pair<int64_t, int64_t>>& cpu_ranges,
+std::vector<Running> start_gpus(const Problem<T>& p, const Request& req, const GpuPlan& plan,
+                                std::vector<std::pair<int64_t, int64_t>>& cpu_ranges,
                                 std::unique_lock<std::mutex>& exclusive, Report& r) {
   std::vector<Running> running;
-  try {
-    plan = plan_gpu(p, o, req, r);
-  } catch (const Error& e) {
-    if (e.kind() == Error::Kind::InvalidArgument) throw;
-    gpu_unavailable(p, req, e, false, r);
-    plan = GpuPlan{};
-  }
   if (plan.rows() < p.m) cpu_ranges.emplace_back(plan.rows(), p.m - plan.rows());
   std::vector<std::shared_ptr<gpu::Device>> devices;
   for (const DevicePart& part : plan.parts) devices.push_back(part.device);
@@ -107,6 +68,7 @@ std::vector<Running> start_gpus(const Problem<T>& p, const Options& o, const Req
     run.report.kernel = text::describe(part.params);
     run.report.row0 = part.row0;
     run.report.rows = part.rows;
+    run.report.chunks = 1;
     run.report.a = inflight->a_path;
     run.report.b = inflight->b_path;
     run.report.c = inflight->c_path;
@@ -128,25 +90,6 @@ void finish(Running& run, int feeder_threads) {
     run.c_touched = e.c_touched();
   }
 }
-
-// Runs `f` on a thread of its own, or here when no thread can be had; joined by the destructor.
-class Beside {
- public:
-  explicit Beside(const std::function<void()>& f) {
-    try {
-      thread_ = std::thread(f);
-    } catch (const std::system_error&) {
-      f();
-    }
-  }
-  ~Beside() { join(); }
-  void join() {
-    if (thread_.joinable()) thread_.join();
-  }
-
- private:
-  std::thread thread_;
-};
 
 // The CPU's ranges on a thread of its own while this thread and others feed discrete devices;
 // else here, and the devices are waited for after it. Everything is joined before it returns.
@@ -210,31 +153,13 @@ int64_t recover(const Problem<T>& p, const Request& req, std::vector<Running>& r
   return rows;
 }
 
-void record(const std::vector<Running>& running, Report& r) {
-  for (const Running& run : running) {
-    r.devices.push_back(run.report);
-    r.feeder_threads += run.report.feeder_threads;
-    if (run.report.failed) continue;
-    r.gpu_rows += run.report.rows;
-    r.t_gpu_done = std::max(r.t_gpu_done, run.report.t_done);
-    r.gpu_kernel_seconds = std::max(r.gpu_kernel_seconds, run.report.kernel_seconds);
-  }
-  if (!r.devices.empty()) {
-    r.a = r.devices.front().a;
-    r.b = r.devices.front().b;
-    r.c = r.devices.front().c;
-  }
-}
-
 // How the cores are divided, now that it is known which parts are in flight and feed.
 Cores cores_for(const Options& o, const std::vector<Running>& running, bool cpu_rows,
                 int profile_threads) {
   std::vector<bool> feeds, pinned;
   for (const Running& run : running) {
     feeds.push_back(run.feeds);
-    // The share found its operands in tandem_malloc's pinned blocks (or not) when it started.
-    const auto is_pinned = [](Report::Buffer b) { return b == Report::Buffer::Pinned; };
-    pinned.push_back(is_pinned(run.report.a) && is_pinned(run.report.b) && is_pinned(run.report.c));
+    pinned.push_back(all_pinned(run.report));
   }
   return divide_cores(o, feeds, pinned, cpu_rows, !running.empty(), profile_threads);
 }
@@ -250,10 +175,17 @@ void execute(const Problem<T>& p, const Options& o, Report& r) {
   // Taken before any share starts and released after every share is gone (declared first).
   std::unique_lock<std::mutex> exclusive;
   std::vector<Running> running;
-  if (req.strategy == Strategy::Cpu)
+  if (req.strategy == Strategy::Cpu) {
     cpu_ranges.emplace_back(0, p.m);
-  else
-    running = start_gpus(p, o, req, plan, cpu_ranges, exclusive, r);
+  } else {
+    plan = plan_or_none(p, o, req, r);
+    r.balance = plan.balance;
+    if (plan.balance == Balance::Dynamic) {
+      run_dynamic(p, o, req, plan, r);
+      return;
+    }
+    running = start_gpus(p, req, plan, cpu_ranges, exclusive, r);
+  }
   int64_t cpu_rows = 0;
   for (const auto& range : cpu_ranges) cpu_rows += range.second;
   const Cores cores = cores_for(o, running, cpu_rows > 0, plan.profile_threads);
@@ -267,12 +199,10 @@ void execute(const Problem<T>& p, const Options& o, Report& r) {
   }
   run_shares(p, running, cpu_ranges, cores, r);
   cpu_rows += recover(p, req, running, cores, r);
-  record(running, r);
-  r.cpu_rows = cpu_rows;
-  r.strategy = r.gpu_rows == 0     ? Strategy::Cpu
-               : r.gpu_rows == p.m ? Strategy::Gpu
-                                   : Strategy::Hybrid;
-  r.t_end = clock::now_ns();
+  r.cpu_chunks = static_cast<int>(cpu_ranges.size());
+  std::vector<Report::Device> devices;
+  for (const Running& run : running) devices.push_back(run.report);
+  close_report(devices, p.m, cpu_rows, r);
 }
 
 template void execute<float>(const Problem<float>&, const Options&, Report&);

@@ -28,6 +28,8 @@ const char* to_string(Strategy s) {
   return "?";
 }
 
+const char* to_string(Balance b) { return b == Balance::Dynamic ? "dynamic" : "static"; }
+
 const char* to_string(Report::Buffer b) {
   switch (b) {
     case Report::Buffer::None:

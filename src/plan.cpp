@@ -186,6 +186,11 @@ GpuPlan plan_gpu(const Problem<T>& p, const Options& o, const Request& req, Repo
                                   [](const DevicePart& d) { return d.rows == 0; }),
                    plan.parts.end());
   if (!plan.parts.empty()) r.kernel = text::describe(plan.parts.front().params);
+  const size_t sides = plan.parts.size() + (plan.rows() < p.m ? 1 : 0);
+  const Balance balance = o.balance.value_or(env_config().balance.value_or(
+      req.strategy == Strategy::Auto && choices.front().dynamic ? Balance::Dynamic
+                                                                : Balance::Static));
+  if (sides >= 2) plan.balance = balance;
   return plan;
 }
 

@@ -35,6 +35,9 @@ struct DevicePart {
 struct GpuPlan {
   std::vector<DevicePart> parts;
   int profile_threads = 0;  // the profile's CPU thread count beside the devices (0: the default)
+  // Dynamic: the parts' rows (and the CPU's, after them) are each side's expected share, and the
+  // rows go out in chunks (dealer.hpp). Static whenever fewer than two sides have rows.
+  Balance balance = Balance::Static;
   int64_t rows() const { return parts.empty() ? 0 : parts.back().row0 + parts.back().rows; }
 };
 

@@ -127,6 +127,7 @@ struct Choice {
   // The rates measured at the bucket (0: none): how a set of devices shares rows without a
   // profile of its own.
   double gpu_gflops = 0, cpu_gflops = 0;
+  bool dynamic = false;  // the bucket's split ran fastest with dynamic balance
 };
 
 // The bucket nearest to cbrt(m n k) on a log scale; below half the smallest tuned size the CPU

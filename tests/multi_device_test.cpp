@@ -49,9 +49,12 @@ Report run_checked(const Call& call, const Options& o, double beta, uint64_t see
   expect_matches(c, c0, ref, call.k, what);
   int64_t rows = 0;
   for (const auto& d : r.devices) {
-    EXPECT_EQ(d.row0, rows) << what << ": the devices' rows follow one another from row 0";
+    if (r.balance == Balance::Static) {
+      EXPECT_EQ(d.row0, rows) << what << ": the devices' rows follow one another from row 0";
+      EXPECT_EQ(d.chunks, 1) << what << " " << d.name;
+    }
     rows += d.rows;
-    if (!d.failed) {
+    if (!d.failed && d.rows > 0) {
       EXPECT_GT(d.kernel_seconds, 0.0) << what << " " << d.name;
     }
   }
@@ -72,12 +75,16 @@ std::string name_of(const Call& c) {
          std::to_string(c.k);
 }
 
-// Every call's devices have rows (a device whose rounded share is empty sits the call out), and
-// over the calls every device has worked.
+// Over the calls every device has worked, and the CPU too where it takes part. Under static
+// balance every call's devices have rows (a device whose rounded share is empty sits the call
+// out), and so has the CPU; under dynamic balance a side that is slow to ask may find nothing
+// left of a small call.
 template <class T>
 void every_layout(const Options& o, const char* label, bool expect_cpu_rows) {
   uint64_t seed = 1;
   std::set<int> worked;
+  bool cpu_worked = false;
+  const bool each_call = o.balance.value_or(Balance::Static) == Balance::Static;
   for (const Call& call : kCalls)
     for (double beta : {0.0, -1.5}) {
       const std::string what =
@@ -86,14 +93,18 @@ void every_layout(const Options& o, const char* label, bool expect_cpu_rows) {
       EXPECT_FALSE(r.fell_back) << what << ": " << r.fallback_reason;
       EXPECT_GE(r.devices.size(), 1u) << what;
       for (const auto& d : r.devices) {
-        EXPECT_GT(d.rows, 0) << what << " " << d.name;
-        worked.insert(d.index);
+        if (each_call) {
+          EXPECT_GT(d.rows, 0) << what << " " << d.name;
+        }
+        if (d.rows > 0) worked.insert(d.index);
       }
-      if (expect_cpu_rows) {
+      if (expect_cpu_rows && each_call) {
         EXPECT_GT(r.cpu_rows, 0) << what;
       }
+      cpu_worked = cpu_worked || r.cpu_rows > 0;
     }
   EXPECT_EQ(static_cast<int>(worked.size()), device_count()) << label;
+  EXPECT_EQ(cpu_worked, expect_cpu_rows) << label;
 }
 
 TEST(MultiDevice, SeveralDevicesAreThere) {
@@ -202,16 +213,19 @@ TEST(MultiDevice, AFailingUnifiedDeviceLeavesItsRowsToTheCpuWhenBetaIsZero) {
 // never a silent wrong answer (issue 16 makes C recoverable).
 TEST(MultiDevice, AFailingUnifiedDeviceWithBetaIsOutputLost) {
   detail::seams::Override seams(device_1_fails(false));
-  const Options o = every_device_at_80();
-  // 384 rows: every device's rounded share has rows, the failing one's included.
-  const int64_t m = 384, n = 64, k = 64;
-  std::vector<float, Allocator<float>> a(m * k, 1.0f), b(k * n, 1.0f), c(m * n, 1.0f);
-  try {
-    gemm<float>(Layout::RowMajor, Op::NoTrans, Op::NoTrans, m, n, k, 1.0f, a.data(), k, b.data(), n,
-                1.0f, c.data(), n, o);
-    FAIL() << "expected OutputLost";
-  } catch (const Error& e) {
-    EXPECT_EQ(e.kind(), Error::Kind::OutputLost) << e.what();
+  for (Balance balance : {Balance::Static, Balance::Dynamic}) {
+    Options o = every_device_at_80();
+    o.balance = balance;
+    // 384 rows: every device's rounded share has rows, the failing one's included.
+    const int64_t m = 384, n = 64, k = 64;
+    std::vector<float, Allocator<float>> a(m * k, 1.0f), b(k * n, 1.0f), c(m * n, 1.0f);
+    try {
+      gemm<float>(Layout::RowMajor, Op::NoTrans, Op::NoTrans, m, n, k, 1.0f, a.data(), k, b.data(),
+                  n, 1.0f, c.data(), n, o);
+      ADD_FAILURE() << "expected OutputLost under " << to_string(balance);
+    } catch (const Error& e) {
+      EXPECT_EQ(e.kind(), Error::Kind::OutputLost) << e.what();
+    }
   }
 }
 
@@ -226,6 +240,73 @@ TEST(MultiDevice, UnderGpuAFailingDeviceIsAnError) {
   EXPECT_THROW(gemm<double>(Layout::RowMajor, Op::NoTrans, Op::NoTrans, 90, 70, 40, 1.0, a.data(),
                             40, b.data(), 70, 0.0, c.data(), 70, o),
                Error);
+}
+
+// Dynamic balance: the rows go out in chunks to whichever side is free; every layout, on devices
+// as they are and played as discrete, with and without the CPU.
+Options dynamic(Options o) {
+  o.balance = Balance::Dynamic;
+  return o;
+}
+
+TEST(MultiDevice, DynamicBalanceEveryLayout) {
+  const Options o = dynamic(every_device_hybrid(0.7));
+  every_layout<float>(o, "dynamic float", true);
+  every_layout<double>(o, "dynamic double", true);
+  // A call large enough for several chunks: some side takes more than one.
+  const Report r = run_checked<float>({Layout::RowMajor, false, false, 1000, 96, 48}, o, 1.0, 3,
+                                      "dynamic chunks");
+  EXPECT_EQ(r.balance, Balance::Dynamic);
+  int chunks = r.cpu_chunks;
+  for (const auto& d : r.devices) chunks += d.chunks;
+  EXPECT_GT(chunks, static_cast<int>(r.devices.size()) + 1);
+}
+
+TEST(MultiDevice, DynamicBalanceOnDiscreteDevicesAndDevicesAlone) {
+  {
+    detail::seams::Override seams(discrete(/*chunk_every_share=*/true));
+    const Options o = dynamic(every_device_hybrid(0.6));
+    every_layout<float>(o, "dynamic discrete float", true);
+    every_layout<double>(o, "dynamic discrete double", true);
+  }
+  Options o;
+  o.strategy = Strategy::Gpu;
+  o.device = "all";
+  every_layout<float>(dynamic(o), "dynamic gpu float", false);
+}
+
+// One device with every row, or the CPU alone, has nothing to balance: the call runs static.
+TEST(MultiDevice, DynamicBalanceNeedsTwoSides) {
+  Options o;
+  o.strategy = Strategy::Gpu;
+  o.device = "1";
+  const Report r = run_checked<float>(kCalls[0], dynamic(o), 0.0, 4, "one side");
+  EXPECT_EQ(r.balance, Balance::Static);
+  EXPECT_EQ(r.cpu_rows, 0);
+}
+
+// Under dynamic balance a device lost mid-call takes no more chunks: its chunk goes to the CPU,
+// the others finish, and C is right.
+template <class T>
+void one_device_fails_dynamic(bool discrete_devices, double beta) {
+  detail::seams::Override seams(device_1_fails(discrete_devices));
+  const std::string what = std::string("dynamic ") + (discrete_devices ? "discrete" : "unified") +
+                           " beta " + std::to_string(beta);
+  const Report r = run_checked<T>(kCalls[4], dynamic(every_device_at_80()), beta, 6, what);
+  EXPECT_TRUE(r.fell_back) << what;
+  ASSERT_EQ(static_cast<int>(r.devices.size()), device_count()) << what;
+  for (const auto& d : r.devices) {
+    EXPECT_EQ(d.failed, d.index == 1) << what << " " << d.name;
+    if (d.failed) {
+      EXPECT_EQ(d.rows, 0) << what << ": its failed chunk is the CPU's";
+    }
+  }
+}
+
+TEST(MultiDevice, DynamicBalanceSurvivesAFailingDevice) {
+  one_device_fails_dynamic<float>(true, -1.0);
+  one_device_fails_dynamic<double>(true, 0.0);
+  one_device_fails_dynamic<float>(false, 0.0);
 }
 
 TEST(SplitRows, SharesFollowTheWeightsAndTheTiles) {

@@ -26,6 +26,16 @@ enum class Strategy { Auto, Cpu, Gpu, Hybrid };
 
 const char* to_string(Strategy s);
 
+// How the rows of C are shared out when several sides (the CPU and OpenCL devices) compute them.
+// static: each side's rows are fixed when the call starts (the profile's or the request's split);
+// dynamic: the rows go out in chunks to whichever side is free, each side's first chunk being
+// most of its static share; for machines whose speeds drift (an APU's shared power budget,
+// thermal throttling, a CPU that other programs are using). On a discrete GPU every chunk copies
+// all of B again.
+enum class Balance { Static, Dynamic };
+
+const char* to_string(Balance b);
+
 // Explicit options override the TANDEM_* environment, which overrides the defaults.
 struct Options {
   std::optional<Strategy> strategy;
@@ -43,6 +53,9 @@ struct Options {
   // Beside a GPU that shares memory with the host (nothing to pack), one core is left to the
   // thread that waits on it, unless this is false.
   bool reserve_feeder_core = true;
+  // Static or dynamic sharing of the rows; default TANDEM_BALANCE, else the profile's choice
+  // under auto, else static.
+  std::optional<Balance> balance;
   // Kernel parameters (name -> value, as kernels/gemm.cl's macros: MWG, NWG, KWG, MDIMC, NDIMC,
   // KUNROLL, VW, SA, SB, STRIDED, KERNEL, and KERNEL 1's VWM, VWN, DB, AK; and A_T, B_T, the
   // layout the kernel reads each operand in, 0 op(X), 1 op(X) transposed, -1 as stored;
@@ -61,10 +74,13 @@ struct Report {
   enum class Buffer { None, ZeroCopy, Copy, Pinned };
   // One OpenCL device's part of the call.
   struct Device {
-    int index = -1;              // as `tandem devices` numbers it
-    std::string name;            // "platform / device"
-    std::string kernel;          // its kernel parameters, "NAME=v ..."
-    int64_t row0 = 0, rows = 0;  // its rows of C (row-major view), before any fallback
+    int index = -1;      // as `tandem devices` numbers it
+    std::string name;    // "platform / device"
+    std::string kernel;  // its kernel parameters, "NAME=v ..."
+    // Its rows of C (row-major view), before any fallback. Under dynamic balance: where its
+    // first chunk began, and the rows of all its chunks.
+    int64_t row0 = 0, rows = 0;
+    int chunks = 0;  // the parts of C it computed, one at a time (1 under static balance)
     Buffer a = Buffer::None, b = Buffer::None, c = Buffer::None;
     int feeder_threads = 0;     // host threads that packed and unpacked for it (discrete GPUs)
     double kernel_seconds = 0;  // from OpenCL profiling events
@@ -76,6 +92,8 @@ struct Report {
   bool fell_back = false;              // the GPU failed and the CPU computed its rows
   std::string fallback_reason;
   double gpu_fraction = 0;             // requested fraction
+  Balance balance = Balance::Static;   // how the rows were shared out
+  int cpu_chunks = 0;                  // the CPU's parts of C (under dynamic balance)
   int64_t m = 0, n = 0, k = 0;         // as the caller gave them
   int64_t gpu_rows = 0, cpu_rows = 0;  // rows of C (row-major view) on the GPUs and the CPU
   int cpu_threads = 0;

@@ -1,0 +1,41 @@
+// Dynamic balance: the rows of C dealt out in chunks to whichever side (an OpenCL device or the
+// CPU) asks next, from the front of what is left. Chunks are a fraction of a side's share of what
+// is left, so they shrink as the call goes and a side that slows down takes less. A side whose
+// every chunk is costly (a discrete GPU copies all of B again for each) starts with most of its
+// static share, so a machine whose speeds match its profile pays it only a few more chunks.
+#pragma once
+
+#include <cstdint>
+#include <mutex>
+#include <vector>
+
+namespace tandem::detail {
+
+struct Chunk {
+  int64_t row0 = 0, rows = 0;  // rows == 0: nothing is left
+};
+
+class Dealer {
+ public:
+  // `shares`: each side's rows under the static split (summing to m; a side with none takes no
+  // part); `tiles`: each side's row tile (its chunks are multiples of it, but for the last rows);
+  // `costly`: the sides whose chunks each cost a copy of B; `min_rows`: the smallest chunk worth
+  // dealing to a costly side (the others' is a quarter of it).
+  Dealer(int64_t m, std::vector<int64_t> shares, std::vector<int64_t> tiles,
+         std::vector<bool> costly, int64_t min_rows);
+  // The next chunk for side `i`, from the front of what is left. Thread-safe.
+  Chunk take(size_t i);
+  // Side `i` takes no more chunks (it failed): the others share what is left.
+  void retire(size_t i);
+  int64_t left() const;
+
+ private:
+  int64_t size_for(size_t i) const;
+  mutable std::mutex mutex_;
+  int64_t m_, next_ = 0;
+  std::vector<int64_t> shares_, tiles_;
+  std::vector<bool> costly_, started_, live_;
+  int64_t min_rows_;
+};
+
+}  // namespace tandem::detail

@@ -1,0 +1,122 @@
+// The executor's parts that both ways of sharing out the rows use (a private header):
+// executor.cpp runs a call's static split, executor_dynamic.cpp deals the rows in chunks.
+#pragma once
+
+#include <algorithm>
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <string>
+#include <system_error>
+#include <thread>
+#include <vector>
+
+#include "clock.hpp"
+#include "gpu/share.hpp"
+#include "log.hpp"
+#include "plan.hpp"
+#include "problem.hpp"
+#include "tandem/tandem.hpp"
+
+namespace tandem::detail {
+
+// The rows [row0, row0 + rows) of p as a problem of their own.
+template <class T>
+Problem<T> rows_of(const Problem<T>& p, int64_t row0, int64_t rows) {
+  Problem<T> s = p;
+  s.m = rows;
+  s.a = p.trans_a ? p.a + row0 : p.a + row0 * p.lda;
+  s.c = p.c + row0 * p.ldc;
+  return s;
+}
+
+// A device could not do its part. Under strategy gpu that is the caller's error; otherwise the
+// CPU takes its rows, with one warning per process. C's old values must still be there.
+template <class T>
+void gpu_unavailable(const Problem<T>& p, const Request& req, const Error& e, bool c_touched,
+                     Report& r) {
+  if (c_touched && p.beta != T(0))
+    throw Error(Error::Kind::OutputLost,
+                std::string("the GPU failed after writing C in place and beta != 0, so C's old "
+                            "values are lost: ") +
+                    e.what());
+  if (req.strategy == Strategy::Gpu) throw e;
+  r.fell_back = true;
+  if (r.fallback_reason.empty()) r.fallback_reason = e.what();
+  warn_once("gpu-fallback", std::string("GPU path unavailable, computing on the CPU: ") + e.what());
+}
+
+// Runs `f` on a thread of its own, or here when no thread can be had; joined by the destructor.
+class Beside {
+ public:
+  explicit Beside(const std::function<void()>& f) {
+    try {
+      thread_ = std::thread(f);
+    } catch (const std::system_error&) {
+      f();
+    }
+  }
+  ~Beside() { join(); }
+  void join() {
+    if (thread_.joinable()) thread_.join();
+  }
+
+ private:
+  std::thread thread_;
+};
+
+// Enqueues and flushes one part; nullptr when it cannot run (its rows are then the CPU's).
+template <class T>
+std::unique_ptr<gpu::InFlight> start_part(const Problem<T>& p, const Request& req,
+                                          const DevicePart& part, Report& r) {
+  try {
+    auto inflight = gpu::enqueue(*part.device, part.params, rows_of(p, part.row0, part.rows));
+    if (r.t_gpu_enqueued == 0) r.t_gpu_enqueued = clock::now_ns();
+    inflight->flush();
+    if (r.t_flush == 0) r.t_flush = inflight->flushed_at_ns;  // when clFlush returned
+    return inflight;
+  } catch (const gpu::Failure& e) {
+    gpu_unavailable(p, req, e, e.c_touched(), r);
+  } catch (const Error& e) {
+    if (e.kind() == Error::Kind::InvalidArgument) throw;
+    gpu_unavailable(p, req, e, false, r);
+  }
+  return nullptr;
+}
+
+// Whether a part found all its operands in tandem_malloc's pinned blocks when it started.
+inline bool all_pinned(const Report::Device& d) {
+  const auto is_pinned = [](Report::Buffer b) { return b == Report::Buffer::Pinned; };
+  return is_pinned(d.a) && is_pinned(d.b) && is_pinned(d.c);
+}
+
+// The devices' parts into the report (a failed device's rows are the CPU's, not the GPU's), then
+// the rows on each side and the strategy that ran.
+inline void close_report(const std::vector<Report::Device>& devices, int64_t m, int64_t cpu_rows,
+                         Report& r) {
+  for (const Report::Device& d : devices) {
+    r.devices.push_back(d);
+    r.feeder_threads += d.feeder_threads;
+    if (d.failed) continue;
+    r.gpu_rows += d.rows;
+    r.t_gpu_done = std::max(r.t_gpu_done, d.t_done);
+    r.gpu_kernel_seconds = std::max(r.gpu_kernel_seconds, d.kernel_seconds);
+  }
+  if (!r.devices.empty()) {
+    r.a = r.devices.front().a;
+    r.b = r.devices.front().b;
+    r.c = r.devices.front().c;
+  }
+  r.cpu_rows = cpu_rows;
+  r.strategy = r.gpu_rows == 0 ? Strategy::Cpu : r.gpu_rows == m ? Strategy::Gpu : Strategy::Hybrid;
+  r.t_end = clock::now_ns();
+}
+
+// Deals the rows of a planned call in chunks to its devices and, unless the strategy is gpu, the
+// CPU, each taking the next chunk when it is free (Balance::Dynamic); a device that fails leaves
+// its chunk and the rest to the others. Fills the report as execute() does.
+template <class T>
+void run_dynamic(const Problem<T>& p, const Options& o, const Request& req, const GpuPlan& plan,
+                 Report& r);
+
+}  // namespace tandem::detail

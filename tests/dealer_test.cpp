@@ -1,0 +1,105 @@
+// The dealer of dynamic balance: every row dealt once and in order, chunks on each side's tile,
+// first chunks near the static shares, and, in a simulation of sides whose speeds drift, a
+// finish close to the ideal where the static split is far from it.
+#include "dealer.hpp"
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <limits>
+#include <vector>
+
+namespace tandem::test {
+namespace {
+
+using detail::Chunk;
+using detail::Dealer;
+
+TEST(Dealer, EveryRowOnceInOrderOnTheTiles) {
+  for (int64_t m : {1, 7, 64, 100, 1000, 4097}) {
+    Dealer d(m, {m / 2, m / 4, m - m / 2 - m / 4}, {16, 4, 1}, {true, false, false}, (m + 63) / 64);
+    int64_t next = 0;
+    for (int turn = 0;; ++turn) {
+      const size_t side = static_cast<size_t>(turn % 3);
+      const Chunk c = d.take(side);
+      if (c.rows == 0) {
+        if (d.left() == 0) break;
+        continue;  // a side with no share
+      }
+      EXPECT_EQ(c.row0, next) << m;
+      const int64_t tile = side == 0 ? 16 : side == 1 ? 4 : 1;
+      if (c.row0 + c.rows < m) {
+        EXPECT_EQ(c.rows % tile, 0) << m << " side " << side;
+      }
+      next += c.rows;
+      ASSERT_LT(turn, 10000);
+    }
+    EXPECT_EQ(next, m);
+  }
+}
+
+TEST(Dealer, ChunksAreHalfAShareOfWhatIsLeftAndACostlySideStartsWithMore) {
+  Dealer d(1024, {768, 0, 256}, {1, 1, 1}, {true, false, false}, 16);
+  EXPECT_EQ(d.take(0).rows, 576) << "three quarters of a costly side's share";
+  EXPECT_EQ(d.take(1).rows, 0) << "a side without a share takes no part";
+  EXPECT_EQ(d.take(2).rows, 56) << "half of a quarter of the 448 rows left";
+  EXPECT_EQ(d.left(), 392);
+  EXPECT_EQ(d.take(0).rows, 147) << "half of three quarters of what is left";
+}
+
+TEST(Dealer, ARetiredSideTakesNothingAndTheOthersTakeTheRest) {
+  Dealer d(1000, {500, 500}, {1, 1}, {false, false}, 10);
+  const int64_t first = d.take(0).rows + d.take(1).rows;
+  d.retire(1);
+  EXPECT_EQ(d.take(1).rows, 0);
+  int64_t rows = 0;
+  for (Chunk c = d.take(0); c.rows > 0; c = d.take(0)) rows += c.rows;
+  EXPECT_EQ(rows, 1000 - first);
+}
+
+// Sides computing rows at their own rates, each taking its next chunk when it finishes one, and
+// paying `overhead` seconds per chunk. Returns when the last one finishes.
+double simulate(Dealer& d, std::vector<double> rates, double overhead) {
+  std::vector<double> free_at(rates.size(), 0.0);
+  double end = 0;
+  for (;;) {
+    size_t next = 0;
+    for (size_t i = 1; i < rates.size(); ++i)
+      if (free_at[i] < free_at[next]) next = i;
+    if (free_at[next] == std::numeric_limits<double>::infinity()) break;
+    const Chunk c = d.take(next);
+    if (c.rows == 0) {
+      free_at[next] = std::numeric_limits<double>::infinity();
+      continue;
+    }
+    free_at[next] += overhead + static_cast<double>(c.rows) / rates[next];
+    end = std::max(end, free_at[next]);
+  }
+  return end;
+}
+
+// A profile that says the GPU is 3x the CPU, on a machine where the CPU is busy with another
+// program (half its speed) or the GPU is throttled (75%): the static split finishes late by the
+// drift, dynamic balance within a few percent of the ideal (all rows at the sides' true rates).
+TEST(Dealer, DriftingSpeedsFinishNearTheIdeal) {
+  const int64_t m = 16384;
+  const std::vector<int64_t> shares{12288, 4096};  // the profile: GPU 3, CPU 1
+  for (const auto& rates : std::vector<std::vector<double>>{{3, 0.5}, {2.25, 1}, {3, 1}}) {
+    const double ideal = static_cast<double>(m) / (rates[0] + rates[1]);
+    const double overhead = ideal / 1000;  // each chunk costs 0.1% of the call
+    const double fixed = std::max(static_cast<double>(shares[0]) / rates[0],
+                                  static_cast<double>(shares[1]) / rates[1]) +
+                         overhead;
+    for (bool discrete : {false, true}) {
+      Dealer d(m, shares, {128, 1}, {discrete, false}, m / 64);
+      const double dynamic = simulate(d, rates, overhead);
+      EXPECT_LT(dynamic, 1.05 * ideal) << rates[0] << "/" << rates[1] << " " << discrete;
+      if (rates[0] / rates[1] != 3.0) {
+        EXPECT_LT(dynamic, fixed) << rates[0] << "/" << rates[1] << " " << discrete;
+      }
+    }
+  }
+}
+
+}  // namespace
+}  // namespace tandem::test
