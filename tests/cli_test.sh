@@ -23,9 +23,14 @@ for s in auto cpu gpu hybrid; do
     ok "gemm --strategy $s" || bad "gemm --strategy $s: $out"
 done
 "$tandem" gemm --m 64 --n 64 --k 64 | grep -q "GFLOPS" && ok "gemm text" || bad "gemm text"
+# dynamic balance: the rows in chunks, reported per side
+out=$("$tandem" gemm --m 300 --n 64 --k 64 --strategy hybrid --fraction 0.5 --balance dynamic --json) &&
+  "$py" -c 'import json,sys; d=json.loads(sys.argv[1]); assert d["ok"] and d["balance"] == "dynamic", d
+assert d["gpu_rows"] + d["cpu_rows"] == 300 and sum(x["chunks"] for x in d["devices"]) + d["cpu_chunks"] >= 2, d' "$out" &&
+  ok "gemm --balance dynamic" || bad "gemm --balance dynamic: $out"
 
 # bad arguments: a message naming the problem, a non-zero exit
-for args in "gemm --m -3" "gemm --precision q" "gemm --strategy best" "gemm --kernel MWG" "tune --strategy best" "tune --start FOO" "tune --sizes 0" "profile frobnicate" "profile import" "nosuch"; do
+for args in "gemm --m -3" "gemm --precision q" "gemm --strategy best" "gemm --balance greedy" "gemm --kernel MWG" "tune --strategy best" "tune --start FOO" "tune --sizes 0" "profile frobnicate" "profile import" "nosuch"; do
   msg=$("$tandem" $args 2>&1 >/dev/null)
   rc=$?
   [ $rc -ne 0 ] && [ -n "$msg" ] && ok "rejects '$args': $(head -1 <<<"$msg")" || bad "accepted '$args' (rc $rc)"

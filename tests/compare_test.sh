@@ -20,7 +20,7 @@ grep -q "quick tune" "$work/err2.txt" && { echo "FAILED: tuned again although a 
 # Device sets as strategies, on PoCL showing two devices: each device alone, both, and all of
 # them with the CPU ("gpu:0,1" is one strategy: the number after it continues its device list).
 POCL_DEVICES="basic pthread" "$tandem" compare --no-tune --sizes 48 --precision s --reps 1 \
-  --strategies cpu,gpu:0,gpu:1,gpu:0,1,all --csv "$work/sets.csv" > /dev/null 2> "$work/err3.txt"
+  --strategies cpu,gpu:0,gpu:1,gpu:0,1,all,dynamic:all --csv "$work/sets.csv" > /dev/null 2> "$work/err3.txt"
 if "$tandem" compare --no-tune --sizes 32 --strategies cpu,gpu: > /dev/null 2>&1; then
   echo "FAILED: a strategy naming no device was accepted"; exit 1
 fi
@@ -54,7 +54,7 @@ assert svg.tag.endswith("svg"), svg.tag
 lines = [e for e in svg.iter() if e.tag.endswith("polyline")]
 assert len(lines) == 8, len(lines)  # one per strategy and precision
 sets = list(csv.DictReader(open(f"{work}/sets.csv")))
-assert [r["strategy"] for r in sets] == ["cpu", "gpu:0", "gpu:1", "gpu:0,1", "all"], sets
+assert [r["strategy"] for r in sets] == ["cpu", "gpu:0", "gpu:1", "gpu:0,1", "all", "dynamic:all"], sets
 for r in sets:
     assert float(r["max_error"]) < 1e-5 and r["fell_back"] == "0", r
     assert int(r["gpu_rows"]) + int(r["cpu_rows"]) == 48, r

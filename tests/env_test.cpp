@@ -31,8 +31,10 @@ TEST(EnvParse, ValidValues) {
   auto cfg = parse({{"TANDEM_STRATEGY", "Hybrid"},
                     {"TANDEM_GPU_FRACTION", "0.25"},
                     {"TANDEM_DEVICE", "pocl"},
+                    {"TANDEM_BALANCE", "Dynamic"},
                     {"TANDEM_VERBOSE", "1"}});
   EXPECT_EQ(cfg.strategy, Strategy::Hybrid);
+  EXPECT_EQ(cfg.balance, Balance::Dynamic);
   EXPECT_EQ(cfg.gpu_fraction, 0.25);
   EXPECT_EQ(cfg.device, "pocl");
   EXPECT_TRUE(cfg.verbose);
@@ -43,12 +45,15 @@ TEST(EnvParse, MalformedValuesWarnOnceAndAreIgnored) {
   ::testing::internal::CaptureStderr();
   auto cfg = parse({{"TANDEM_STRATEGY", "fastest"}, {"TANDEM_GPU_FRACTION", "1.5"}});
   auto again = parse({{"TANDEM_STRATEGY", "fastest"}, {"TANDEM_GPU_FRACTION", "1.5"}});
-  auto nan = parse({{"TANDEM_GPU_FRACTION", "nan"}, {"TANDEM_VERBOSE", "loud"}});
+  auto nan = parse(
+      {{"TANDEM_GPU_FRACTION", "nan"}, {"TANDEM_VERBOSE", "loud"}, {"TANDEM_BALANCE", "greedy"}});
   const std::string err = ::testing::internal::GetCapturedStderr();
   EXPECT_FALSE(cfg.strategy.has_value());
   EXPECT_FALSE(cfg.gpu_fraction.has_value());
   EXPECT_FALSE(nan.gpu_fraction.has_value());
   EXPECT_FALSE(nan.verbose);
+  EXPECT_FALSE(nan.balance.has_value());
+  EXPECT_NE(err.find("TANDEM_BALANCE='greedy'"), std::string::npos) << err;
   EXPECT_NE(err.find("TANDEM_STRATEGY='fastest'"), std::string::npos) << err;
   EXPECT_NE(err.find("TANDEM_GPU_FRACTION='1.5'"), std::string::npos) << err;
   EXPECT_NE(err.find("TANDEM_GPU_FRACTION='nan'"), std::string::npos) << err;

@@ -153,7 +153,8 @@ Subcommand add_compare(CLI::App& app) {
   sub->add_option("--reps", a.reps, "timed repetitions (median, after a warm-up)")
       ->check(kPositive);
   sub->add_option("--strategies", a.strategies,
-                  "from cpu,gpu,hybrid,auto,all; NAME:DEVICES runs on a device set (gpu:1,2)");
+                  "from cpu,gpu,hybrid,dynamic,auto,all; NAME:DEVICES runs on a device set "
+                  "(gpu:1,2); dynamic is hybrid with dynamic balance");
   sub->add_flag("--resident", a.resident,
                 "operands in tandem_malloc memory (used in place by unified-memory devices)");
   sub->add_option("--csv", a.csv, "write the table as CSV");

@@ -21,7 +21,7 @@ namespace {
 using nlohmann::json;
 
 struct GemmArgs {
-  std::string precision = "s", strategy = "auto", device;
+  std::string precision = "s", strategy = "auto", device, balance;
   int64_t m = 1024, n = 1024, k = 1024;
   int reps = 3, threads = 0, feeders = 0;
   double beta = 0;
@@ -113,6 +113,7 @@ json devices_json(const Report& r) {
         {{"index", d.index},
          {"name", d.name},
          {"rows", d.rows},
+         {"chunks", d.chunks},
          {"feeder_threads", d.feeder_threads},
          {"kernel_seconds", d.kernel_seconds},
          {"done_seconds", d.t_done > 0 ? static_cast<double>(d.t_done - r.t_start) * 1e-9 : 0.0},
@@ -133,8 +134,10 @@ void print_json(const Outcome& x) {
                     {"devices", devices_json(r)},
                     {"seconds", x.seconds},
                     {"strategy", to_string(r.strategy)},
+                    {"balance", to_string(r.balance)},
                     {"gpu_rows", r.gpu_rows},
                     {"cpu_rows", r.cpu_rows},
+                    {"cpu_chunks", r.cpu_chunks},
                     {"cpu_threads", r.cpu_threads},
                     {"profile_resident", r.profile_resident},
                     {"buffers", {to_string(r.a), to_string(r.b), to_string(r.c)}},
@@ -169,9 +172,12 @@ void print_text(const Outcome& x) {
   if (x.kernel_gflops > 0)
     std::printf("  kernel alone: %.1f GFLOPS (%s)\n", x.kernel_gflops, r.kernel.c_str());
   if (!r.profile.empty()) std::printf("  profile: %s\n", r.profile.c_str());
+  if (r.balance == Balance::Dynamic)
+    std::printf("  dynamic balance: the CPU took %d chunks\n", r.cpu_chunks);
   for (const Report::Device& d : r.devices)
-    std::printf("  device %d (%s): rows %lld from %lld, %d feeder threads%s\n", d.index,
-                d.name.c_str(), static_cast<long long>(d.rows), static_cast<long long>(d.row0),
+    std::printf("  device %d (%s): rows %lld from %lld in %d chunk%s, %d feeder threads%s\n",
+                d.index, d.name.c_str(), static_cast<long long>(d.rows),
+                static_cast<long long>(d.row0), d.chunks, d.chunks == 1 ? "" : "s",
                 d.feeder_threads, d.failed ? ", failed" : "");
   if (r.fell_back)
     std::printf("  GPU failed, computed on the CPU: %s\n", r.fallback_reason.c_str());
@@ -194,6 +200,7 @@ int gemm_command(const GemmArgs& a, bool as_json) {
   if (a.threads > 0) o.cpu_threads = a.threads;
   if (a.feeders > 0) o.feeder_threads = a.feeders;
   if (!a.device.empty()) o.device = a.device;
+  if (!a.balance.empty()) o.balance = detail::parse_balance(a.balance);
   o.kernel_params = parse_assignments(a.kernel, "--kernel");
   const bool fp64 = a.precision == "d";
   if (a.resident)
@@ -224,6 +231,10 @@ Subcommand add_gemm(CLI::App& app) {
   sub->add_option("--strategy", a.strategy, "auto, cpu, gpu or hybrid")->check(kStrategy);
   sub->add_option("--fraction", a.fraction, "GPU share under hybrid")->check(CLI::Range(0.0, 1.0));
   sub->add_option("--device", a.device, "device index or name, a list of them (1,2), or all");
+  sub->add_option("--balance", a.balance,
+                  "static (each side's rows fixed) or dynamic (rows in chunks to whichever side is "
+                  "free); default: TANDEM_BALANCE, else the profile's")
+      ->check(CLI::IsMember({"static", "dynamic"}));
   sub->add_option("--beta", a.beta, "beta (C starts random where it is not 0)");
   sub->add_option("--reps", a.reps, "timed repetitions")->check(kPositive);
   sub->add_option("--threads", a.threads, "CPU BLAS threads for the CPU share")->check(kPositive);

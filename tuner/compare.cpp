@@ -29,7 +29,7 @@ Strategy strategy_of(const std::string& name, const std::string& whole) {
   const std::optional<Strategy> s = detail::parse_strategy(name);
   if (!s || name != to_string(*s))
     throw std::invalid_argument("unknown strategy '" + whole +
-                                "' (cpu, gpu, hybrid, auto, all, or one of them:DEVICES)");
+                                "' (cpu, gpu, hybrid, dynamic, auto, all, or one of them:DEVICES)");
   return *s;
 }
 
@@ -57,6 +57,7 @@ void measure_shape(const CompareOptions& o, char prec, const std::array<int64_t,
     const Variant v = variant_of(name);
     Options opt;
     opt.strategy = v.strategy;
+    opt.balance = v.balance;
     if (!v.devices.empty())
       opt.device = v.devices;
     else if (!o.device.empty())
@@ -219,10 +220,16 @@ bool Variant::single_device() const {
 }
 
 Variant variant_of(const std::string& name) {
-  if (name == "all") return {Strategy::Hybrid, "all"};
+  if (name == "all") return {Strategy::Hybrid, "all", std::nullopt};
   const size_t colon = name.find(':');
   Variant v;
-  v.strategy = strategy_of(name.substr(0, colon), name);
+  const std::string base = name.substr(0, colon);
+  if (base == "dynamic") {
+    v.strategy = Strategy::Hybrid;
+    v.balance = Balance::Dynamic;
+  } else {
+    v.strategy = strategy_of(base, name);
+  }
   if (colon != std::string::npos) {
     v.devices = name.substr(colon + 1);
     if (v.devices.empty()) throw std::invalid_argument("strategy '" + name + "' names no device");

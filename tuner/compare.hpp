@@ -7,6 +7,7 @@
 #include <array>
 #include <cstdint>
 #include <functional>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -15,12 +16,13 @@
 
 namespace tandem::tuner {
 
-// One compared strategy: "cpu", "gpu", "hybrid" or "auto", each on the compare's device, or on a
-// device set after a colon ("gpu:1", "gpu:1,2", "hybrid:all"); "all" is every device and the CPU
-// (hybrid:all).
+// One compared strategy: "cpu", "gpu", "hybrid", "dynamic" (hybrid with dynamic balance) or
+// "auto", each on the compare's device, or on a device set after a colon ("gpu:1", "gpu:1,2",
+// "hybrid:all", "dynamic:all"); "all" is every device and the CPU (hybrid:all).
 struct Variant {
   Strategy strategy = Strategy::Auto;
-  std::string devices;  // empty: the compare's device
+  std::string devices;             // empty: the compare's device
+  std::optional<Balance> balance;  // dynamic: Balance::Dynamic
   // Whether it runs on one OpenCL device alone: a single device the speedup compares against.
   bool single_device() const;
 };
