@@ -47,6 +47,15 @@ std::string safe(const std::string& s) {
 json kernel_json(const std::map<std::string, int>& k) { return json(k); }
 std::map<std::string, int> kernel_of(const json& j) { return j.get<std::map<std::string, int>>(); }
 
+// A split's balance: "static" (or absent, as in profiles written before dynamic balance) or
+// "dynamic"; anything else is an error.
+bool balance_of(const json& j) {
+  const std::string b = j.value("balance", "static");
+  if (b != "static" && b != "dynamic")
+    throw std::runtime_error("balance '" + b + "' is neither static nor dynamic");
+  return b == "dynamic";
+}
+
 }  // namespace
 
 bool Identity::operator==(const Identity& o) const { return difference(o).empty(); }
@@ -111,6 +120,7 @@ std::string to_json(const Profile& p) {
                  {"parts", b.parts},
                  {"gpu_parts", b.gpu_parts},
                  {"cpu_threads", b.cpu_threads},
+                 {"balance", b.dynamic ? "dynamic" : "static"},
                  {"kernel", kernel_json(b.kernel)},
                  {"cpu_gflops", b.cpu_gflops},
                  {"gpu_gflops", b.gpu_gflops},
@@ -119,6 +129,7 @@ std::string to_json(const Profile& p) {
       if (b.resident)
         bj["resident"] = {{"gpu_parts", b.resident->gpu_parts},
                           {"cpu_threads", b.resident->cpu_threads},
+                          {"balance", b.resident->dynamic ? "dynamic" : "static"},
                           {"kernel", kernel_json(b.resident->kernel)},
                           {"gpu_gflops", b.resident->gpu_gflops},
                           {"best_gflops", b.resident->best_gflops}};
@@ -171,12 +182,14 @@ Profile from_json(const std::string& text) {
         b.parts = bj.at("parts").get<int>();
         b.gpu_parts = bj.at("gpu_parts").get<int>();
         b.cpu_threads = bj.at("cpu_threads").get<int>();
+        b.dynamic = balance_of(bj);
         b.kernel = kernel_of(bj.at("kernel"));
         if (const auto g = bj.find("gpu_kernel"); g != bj.end()) b.gpu_kernel = kernel_of(*g);
         if (const auto rj = bj.find("resident"); rj != bj.end()) {
           ResidentSplit r;
           r.gpu_parts = rj->at("gpu_parts").get<int>();
           r.cpu_threads = rj->at("cpu_threads").get<int>();
+          r.dynamic = balance_of(*rj);
           r.kernel = kernel_of(rj->at("kernel"));
           r.gpu_gflops = rj->at("gpu_gflops").get<double>();
           r.best_gflops = rj->at("best_gflops").get<double>();
@@ -436,6 +449,7 @@ Choice choose(const Profile& p, bool fp64, int64_t m, int64_t n, int64_t k, bool
   if (!best->kernel.empty()) c.kernel = best->kernel;
   if (!best->gpu_kernel.empty()) c.gpu_kernel = best->gpu_kernel;
   c.cpu_threads = best->cpu_threads;
+  c.dynamic = best->dynamic;
   c.bucket = best->size;
   c.gpu_gflops = best->gpu_gflops;
   c.cpu_gflops = best->cpu_gflops;
@@ -446,6 +460,7 @@ Choice choose(const Profile& p, bool fp64, int64_t m, int64_t n, int64_t k, bool
     // The GPU alone was best there: its kernel is the one measured on this memory.
     if (r.gpu_parts == best->parts && !r.kernel.empty()) c.gpu_kernel = r.kernel;
     c.cpu_threads = r.cpu_threads;
+    c.dynamic = r.dynamic;
     c.resident = true;
     if (r.gpu_gflops > 0) c.gpu_gflops = r.gpu_gflops;
   }
@@ -462,6 +477,7 @@ std::string to_log_line(const LogRecord& r) {
             {"bimodal", r.bimodal}, {"failure", r.failure},
             {"cost", r.cost}};
   if (r.resident) j["resident"] = true;
+  if (r.dynamic) j["balance"] = "dynamic";
   j["seconds"] = r.seconds ? json(*r.seconds) : json(nullptr);
   return j.dump();
 }
@@ -486,6 +502,7 @@ std::optional<LogRecord> from_log_line(const std::string& line) {
     r.bimodal = j.at("bimodal").get<bool>();
     r.failure = j.at("failure").get<std::string>();
     r.resident = j.value("resident", false);
+    r.dynamic = j.value("balance", "static") == "dynamic";
     r.cost = j.value("cost", r.seconds.value_or(0.0));
     return r;
   } catch (const std::exception&) {

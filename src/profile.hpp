@@ -38,6 +38,7 @@ Identity identity_for(const gpu::DeviceInfo& device);
 struct ResidentSplit {
   int gpu_parts = 0;
   int cpu_threads = 0;
+  bool dynamic = false;  // dynamic balance ran the split faster than static
   std::map<std::string, int> kernel;
   double best_gflops = 0, gpu_gflops = 0;
 };
@@ -45,9 +46,10 @@ struct ResidentSplit {
 // One tuned size: the best hybrid (kernel, split) measured at m = n = k = size.
 struct Bucket {
   int64_t size = 0;
-  int parts = 64;       // P
-  int gpu_parts = 0;    // p_g: the GPU computes p_g / P of C's rows (0: the CPU alone is best)
-  int cpu_threads = 0;  // CPU BLAS threads for the hybrid's CPU share (0: the default)
+  int parts = 64;        // P
+  int gpu_parts = 0;     // p_g: the GPU computes p_g / P of C's rows (0: the CPU alone is best)
+  int cpu_threads = 0;   // CPU BLAS threads for the hybrid's CPU share (0: the default)
+  bool dynamic = false;  // dynamic balance ran the split faster than static
   std::map<std::string, int> kernel;  // the hybrid's kernel parameters
   // The fastest GPU-only kernel at this size (strategy gpu); empty: the precision's gpu_kernel.
   std::map<std::string, int> gpu_kernel;
@@ -148,6 +150,7 @@ struct LogRecord {
   std::map<std::string, int> kernel;              // its kernel parameters
   int gpu_parts = 0, parts = 0, cpu_threads = 0;  // "split" records
   bool resident = false;                          // measured on tandem_malloc memory
+  bool dynamic = false;                           // under dynamic balance
   std::optional<double> seconds;                  // median wall time; none if it failed
   double cost = 0;  // what the search minimised (seconds, joules or J*s)
   double min = 0, max = 0, spread = 0, kernel_seconds = 0;

@@ -251,6 +251,7 @@ prof::Profile sample(const prof::Identity& id) {
   resident.cpu_threads = 7;
   resident.kernel = {{"MWG", 32}, {"NWG", 64}, {"MDIMC", 8}, {"NDIMC", 16}};
   resident.best_gflops = 450;
+  resident.dynamic = true;
   huge.resident = resident;
   big.cpu_gflops = 100;
   big.gpu_gflops = 300;
@@ -273,6 +274,11 @@ TEST_F(ProfileDir, RoundTrip) {
   EXPECT_FALSE(q.precisions.at('s').buckets.at(1).resident.has_value());
   ASSERT_TRUE(q.precisions.at('s').buckets.at(2).resident.has_value());
   EXPECT_EQ(q.precisions.at('s').buckets.at(2).resident->cpu_threads, 7);
+  EXPECT_TRUE(q.precisions.at('s').buckets.at(2).resident->dynamic);
+  EXPECT_FALSE(q.precisions.at('s').buckets.at(2).dynamic);
+  std::string bad = prof::to_json(p);
+  bad.replace(bad.find("\"dynamic\""), 9, "\"greedy\"");
+  EXPECT_THROW(prof::from_json(bad), std::runtime_error) << "an unknown balance is refused";
   prof::save(p, prof::path_for(here()));
   auto active = prof::active(here());
   ASSERT_TRUE(active);
@@ -299,6 +305,7 @@ TEST_F(ProfileDir, RoundTripOfTheCorners) {
   r.seconds = 0.25;
   r.spread = 0.1;
   r.bimodal = true;
+  r.dynamic = true;
   const auto back = prof::from_log_line(prof::to_log_line(r));
   ASSERT_TRUE(back.has_value());
   EXPECT_EQ(back->kind, "split");
@@ -309,6 +316,7 @@ TEST_F(ProfileDir, RoundTripOfTheCorners) {
   EXPECT_EQ(back->cpu_threads, 3);
   EXPECT_EQ(back->seconds, 0.25);
   EXPECT_TRUE(back->bimodal);
+  EXPECT_TRUE(back->dynamic);
   r.seconds.reset();
   r.failure = "build failed";
   EXPECT_FALSE(prof::from_log_line(prof::to_log_line(r))->seconds.has_value());
@@ -418,6 +426,62 @@ TEST_F(ProfileDir, AutoUsesTheResidentSplitForTandemMemory) {
   EXPECT_EQ(pinned.cpu_threads, 1);
   EXPECT_FALSE(plain.profile_resident);
   EXPECT_DOUBLE_EQ(plain.gpu_fraction, 16.0 / 64.0);
+}
+
+// A bucket whose split ran faster under dynamic balance gives auto dynamic balance there; the
+// options and TANDEM_BALANCE still win, and the bucket's static neighbours stay static.
+TEST_F(ProfileDir, AutoFollowsTheBucketsBalance) {
+  prof::Profile p = sample(here());
+  auto& big = p.precisions.at('s').buckets.at(1);
+  big.size = 256;
+  big.gpu_parts = 32;
+  big.kernel = {};
+  big.dynamic = true;
+  prof::Bucket other = big;
+  other.size = 1024;
+  other.dynamic = false;
+  p.precisions.at('s').buckets = {big, other};
+  prof::save(p, prof::path_for(here()));
+  auto call = [](int64_t n, const Options& o) {
+    std::vector<float> a(n * n, 1.0f), b(n * n, 1.0f), c(n * n, 0.0f);
+    Report r;
+    gemm<float>(Layout::RowMajor, Op::NoTrans, Op::NoTrans, n, n, n, 1.0f, a.data(), n, b.data(), n,
+                0.0f, c.data(), n, o, &r);
+    for (float x : c) EXPECT_EQ(x, float(n));
+    return r;
+  };
+  const Report r = call(256, {});
+  EXPECT_EQ(r.balance, Balance::Dynamic);
+  EXPECT_EQ(r.gpu_rows + r.cpu_rows, 256);
+  EXPECT_EQ(call(1024, {}).balance, Balance::Static);
+  Options o;
+  o.balance = Balance::Static;
+  EXPECT_EQ(call(256, o).balance, Balance::Static);
+}
+
+// The split search measures its winner under dynamic balance too, logs it, and keeps the faster.
+TEST_F(ProfileDir, TheTunerChoosesTheFasterBalance) {
+  auto o = tiny();
+  o.precisions = {'s'};
+  o.split_min = o.split_max = 8;  // a split in the middle, however it compares
+  const auto report = tuner::tune(o);
+  std::ifstream log(report.log);
+  std::vector<prof::LogRecord> records;
+  for (std::string line; std::getline(log, line);)
+    if (auto r = prof::from_log_line(line); r && r->kind == "split") records.push_back(*r);
+  int interior = 0;
+  for (const auto& b : report.profile.precisions.at('s').buckets) {
+    if (b.gpu_parts == 0 || b.gpu_parts == b.parts) continue;
+    ++interior;
+    const prof::LogRecord *stat = nullptr, *dyn = nullptr;
+    for (const auto& r : records)
+      if (r.size == b.size && r.gpu_parts == b.gpu_parts && r.cpu_threads == b.cpu_threads &&
+          r.kernel == b.kernel && r.seconds)
+        (r.dynamic ? dyn : stat) = &r;
+    ASSERT_TRUE(stat && dyn) << "size " << b.size << ": both balances measured";
+    EXPECT_EQ(b.dynamic, dyn->cost < stat->cost) << "size " << b.size;
+  }
+  if (interior == 0) GTEST_SKIP() << "the search kept no split on this device";
 }
 
 TEST_F(ProfileDir, ChoiceFollowsTheNearestBucket) {

@@ -106,6 +106,9 @@ Subcommand add_tune(CLI::App& app) {
   sub->add_option("--device", o.device, "device index or name");
   sub->add_option("--reps", o.reps, "timed repetitions per configuration")->check(kPositive);
   sub->add_option("--parts", o.parts, "P, the split's granularity")->check(CLI::Range(2, 1024));
+  sub->add_option("--split-min", o.split_min, "the smallest p_g the split search tries")
+      ->check(CLI::NonNegativeNumber);
+  sub->add_option("--split-max", o.split_max, "the largest p_g the split search tries (P: -1)");
   sub->add_option("--top-kernels", o.top_kernels, "kernels whose split is searched")
       ->check(kPositive);
   sub->add_option("--split-margin", o.split_margin,

@@ -34,6 +34,9 @@ std::string today() {
 Tuner::Tuner(const TuneOptions& o) : o_(o) {
   if (o_.sizes.empty()) throw std::invalid_argument("no sizes to tune at");
   if (o_.parts < 2) throw std::invalid_argument("the split needs at least 2 parts");
+  if (o_.split_max < 0) o_.split_max = o_.parts;
+  if (o_.split_min < 0 || o_.split_min > o_.split_max || o_.split_max > o_.parts)
+    throw std::invalid_argument("the split's range must lie within 0 to P, in order");
   for (int64_t s : o_.sizes)
     if (s <= 0) throw std::invalid_argument("sizes must be positive");
   std::sort(o_.sizes.begin(), o_.sizes.end());
@@ -145,11 +148,11 @@ void Tuner::append(const prof::LogRecord& r) {
 
 const prof::LogRecord* Tuner::logged_split(char prec, int64_t size,
                                            const std::map<std::string, int>& kernel, int gpu_parts,
-                                           int threads, bool resident) const {
+                                           int threads, bool resident, bool dynamic) const {
   for (const auto& r : log_)
     if (r.kind == "split" && r.precision == prec && r.size == size && r.kernel == kernel &&
         r.gpu_parts == gpu_parts && r.parts == o_.parts && r.cpu_threads == threads &&
-        r.resident == resident)
+        r.resident == resident && r.dynamic == dynamic)
       return &r;
   return nullptr;
 }

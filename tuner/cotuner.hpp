@@ -40,7 +40,10 @@ struct TuneOptions {
   int64_t kernel_size = 0;                     // where kernels are compared (0: the middle size)
   int warmup = 1, reps = 5;                    // 5: enough samples for the bimodality flag
   int parts = 64;                              // P
-  int top_kernels = 2;                         // kernels whose split is searched
+  // The range of p_g the split search looks in (-1: up to P): 1 to P - 1 keeps rows on both
+  // sides, however a side alone compares.
+  int split_min = 0, split_max = -1;
+  int top_kernels = 2;  // kernels whose split is searched
   // A split is chosen over the better single strategy only when it is this much faster (0.05:
   // 5%): on the H100 host, hybrid gains of 0.6 to 4% measured while tuning did not repeat in a
   // later side-by-side run, where those splits ran 8% and 28% slower (docs/PERFORMANCE.md).

@@ -53,6 +53,7 @@ struct Measured {
 struct Split {
   Measured best, best_gpu;
   int gpu_parts = 0, cpu_threads = 0;
+  bool dynamic = false;  // the split ran faster under dynamic balance
   std::map<std::string, int> kernel, gpu_kernel;
   double gpu_gflops = 0;
 };
@@ -89,7 +90,7 @@ class Tuner {
   void append(const prof::LogRecord& r);
   const prof::LogRecord* logged_split(char prec, int64_t size,
                                       const std::map<std::string, int>& kernel, int gpu_parts,
-                                      int threads, bool resident) const;
+                                      int threads, bool resident, bool dynamic) const;
   void progress(const std::string& phase, char prec, int done, int budget, double best_seconds,
                 int64_t size, const std::string& last);
 
@@ -125,10 +126,12 @@ class Tuner {
   template <class T>
   void refine_split(char prec, Workspace<T>& ws, const Measured& cpu, Split& sp);
   template <class T>
-  Measured hybrid_time(char prec, Workspace<T>& ws, const std::map<std::string, int>& kernel,
-                       int gpu_parts, int threads);
+  void choose_balance(char prec, Workspace<T>& ws, Split& sp);
   template <class T>
-  bool winner_checks(int64_t size, int gpu_parts, int cpu_threads,
+  Measured hybrid_time(char prec, Workspace<T>& ws, const std::map<std::string, int>& kernel,
+                       int gpu_parts, int threads, bool dynamic = false);
+  template <class T>
+  bool winner_checks(int64_t size, int gpu_parts, int cpu_threads, bool dynamic,
                      const std::map<std::string, int>& kernel, uint64_t seed);
   static int default_threads(int gpu_parts);
   int search_threads(bool resident) const;

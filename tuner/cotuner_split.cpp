@@ -42,21 +42,23 @@ prof::Bucket Tuner::split_bucket(char prec, int64_t size,
     best = sp.best;
     b.gpu_parts = sp.gpu_parts;
     b.cpu_threads = sp.cpu_threads;
+    b.dynamic = sp.dynamic;
     b.kernel = sp.kernel;
     b.gpu_kernel = sp.gpu_kernel;
     b.gpu_gflops = sp.gpu_gflops;
   }
   // The winner gets the full check; one that fails it leaves the bucket to the CPU.
   if (b.gpu_parts > 0 &&
-      !winner_checks<T>(size, b.gpu_parts, b.cpu_threads, b.kernel, o_.seed + 99)) {
+      !winner_checks<T>(size, b.gpu_parts, b.cpu_threads, b.dynamic, b.kernel, o_.seed + 99)) {
     b.gpu_parts = 0;
+    b.dynamic = false;
     b.kernel.clear();
     best = cpu;
   }
   // So does the GPU-only kernel where it is another; one that fails leaves strategy gpu the
   // precision's kernel (checked in phase 1).
   if (!b.gpu_kernel.empty() && !(b.gpu_parts == o_.parts && b.gpu_kernel == b.kernel) &&
-      !winner_checks<T>(size, o_.parts, 0, b.gpu_kernel, o_.seed + 98))
+      !winner_checks<T>(size, o_.parts, 0, false, b.gpu_kernel, o_.seed + 98))
     b.gpu_kernel.clear();
   b.best_gflops = std::isfinite(best.seconds) ? gflop(size) / best.seconds : 0;
 
@@ -66,10 +68,11 @@ prof::Bucket Tuner::split_bucket(char prec, int64_t size,
     Workspace<T> ws(size, /*in_tandem_memory=*/true);
     const Split sp = search_split<T>(prec, ws, cpu, top);
     if (sp.gpu_parts > 0 &&
-        winner_checks<T>(size, sp.gpu_parts, sp.cpu_threads, sp.kernel, o_.seed + 97)) {
+        winner_checks<T>(size, sp.gpu_parts, sp.cpu_threads, sp.dynamic, sp.kernel, o_.seed + 97)) {
       prof::ResidentSplit r;
       r.gpu_parts = sp.gpu_parts;
       r.cpu_threads = sp.cpu_threads;
+      r.dynamic = sp.dynamic;
       r.kernel = sp.kernel;
       r.gpu_gflops = sp.gpu_gflops;
       r.best_gflops = std::isfinite(sp.best.seconds) ? gflop(size) / sp.best.seconds : 0;
@@ -86,7 +89,7 @@ template <class T>
 Split Tuner::search_split(char prec, Workspace<T>& ws, const Measured& cpu,
                           const std::vector<std::map<std::string, int>>& top) {
   Split sp;
-  sp.best = cpu;
+  if (o_.split_min == 0) sp.best = cpu;  // else the CPU alone is outside the range
   for (const auto& ranked : top) {
     if (out_of_time()) break;
     std::map<std::string, int> kernel;
@@ -102,7 +105,7 @@ Split Tuner::search_split(char prec, Workspace<T>& ws, const Measured& cpu,
              : g == o_.parts ? gpu
                              : hybrid_time<T>(prec, ws, kernel, g, search_threads(ws.resident));
     };
-    const int pg = minimize_unimodal([&](int g) { return at(g).cost; }, 0, o_.parts);
+    const int pg = minimize_unimodal([&](int g) { return at(g).cost; }, o_.split_min, o_.split_max);
     const Measured t = at(pg);
     if (t.cost < sp.best.cost) {
       sp.best = t;
@@ -111,7 +114,24 @@ Split Tuner::search_split(char prec, Workspace<T>& ws, const Measured& cpu,
     }
   }
   if (sp.gpu_parts > 0 && sp.gpu_parts < o_.parts) refine_split<T>(prec, ws, cpu, sp);
+  if (sp.gpu_parts > 0 && sp.gpu_parts < o_.parts) choose_balance<T>(prec, ws, sp);
   return sp;
+}
+
+// The split found, once more under dynamic balance (its static rows as each side's expected
+// share): whichever ran faster is kept. On a quiet machine the two differ by dynamic balance's
+// extra chunks, or by its making up for a split that P's granularity left off the optimum.
+template <class T>
+void Tuner::choose_balance(char prec, Workspace<T>& ws, Split& sp) {
+  if (out_of_time()) return;
+  const Measured m =
+      hybrid_time<T>(prec, ws, sp.kernel, sp.gpu_parts,
+                     sp.cpu_threads > 0 ? sp.cpu_threads : search_threads(ws.resident),
+                     /*dynamic=*/true);
+  if (m.cost < sp.best.cost) {
+    sp.best = m;
+    sp.dynamic = true;
+  }
 }
 
 // The kernel `ranked` with no CPU share; on a discrete GPU with the chunking that runs it
@@ -156,15 +176,22 @@ void Tuner::refine_split(char prec, Workspace<T>& ws, const Measured& cpu, Split
     }
   }
   for (int g : {split - 2, split - 1, split + 1, split + 2}) {
-    if (g <= 0 || g >= o_.parts || out_of_time()) continue;
+    if (g <= std::max(0, o_.split_min - 1) || g >= std::min(o_.parts, o_.split_max + 1) ||
+        out_of_time())
+      continue;
     const Measured m = hybrid_time<T>(prec, ws, sp.kernel, g, sp.cpu_threads);
     if (m.cost < sp.best.cost) {
       sp.best = m;
       sp.gpu_parts = g;
     }
   }
+  // Either side alone competes only where the range includes it.
+  constexpr double kOutside = std::numeric_limits<double>::infinity();
+  const double cpu_cost = o_.split_min == 0 ? cpu.cost : kOutside;
+  const double gpu_cost = o_.split_max == o_.parts ? sp.best_gpu.cost : kOutside;
+  if (cpu_cost == kOutside && gpu_cost == kOutside) return;
   const int keep =
-      keep_split(cpu.cost, sp.best_gpu.cost, sp.gpu_parts, sp.best.cost, o_.parts, o_.split_margin);
+      keep_split(cpu_cost, gpu_cost, sp.gpu_parts, sp.best.cost, o_.parts, o_.split_margin);
   if (keep != sp.gpu_parts) {
     sp.best = keep == 0 ? cpu : sp.best_gpu;
     sp.gpu_parts = keep;
@@ -177,8 +204,8 @@ void Tuner::refine_split(char prec, Workspace<T>& ws, const Measured& cpu, Split
 // logged.
 template <class T>
 Measured Tuner::hybrid_time(char prec, Workspace<T>& ws, const std::map<std::string, int>& kernel,
-                            int gpu_parts, int threads) {
-  if (const auto* r = logged_split(prec, ws.n, kernel, gpu_parts, threads, ws.resident))
+                            int gpu_parts, int threads, bool dynamic) {
+  if (const auto* r = logged_split(prec, ws.n, kernel, gpu_parts, threads, ws.resident, dynamic))
     return r->seconds ? Measured{r->cost, *r->seconds} : Measured{};
   if (gpu_parts > 0 && gpu_parts < o_.parts && out_of_time())
     return Measured{};  // the split search stops with the clock
@@ -194,6 +221,7 @@ Measured Tuner::hybrid_time(char prec, Workspace<T>& ws, const std::map<std::str
     opt.strategy = Strategy::Hybrid;
     opt.gpu_fraction = double(gpu_parts) / o_.parts;
     opt.kernel_params = kernel;
+    opt.balance = dynamic ? Balance::Dynamic : Balance::Static;
     // The cores the CPU share leaves feed a discrete device: what a profile's thread count
     // means when a call applies it (plan.cpp, divide_cores).
     opt.feeder_threads = std::max(1, cores() - *opt.cpu_threads);
@@ -204,6 +232,7 @@ Measured Tuner::hybrid_time(char prec, Workspace<T>& ws, const std::map<std::str
   rec.parts = o_.parts;
   rec.cpu_threads = threads;
   rec.resident = ws.resident;
+  rec.dynamic = dynamic;
   append(rec);
   if (t.failure.empty() && (bucket_best_ == 0 || t.wall.median < bucket_best_))
     bucket_best_ = t.wall.median;
@@ -211,17 +240,19 @@ Measured Tuner::hybrid_time(char prec, Workspace<T>& ws, const std::map<std::str
            "size " + std::to_string(ws.n) + (ws.resident ? " resident" : "") +
                " p_g=" + std::to_string(gpu_parts) + "/" + std::to_string(o_.parts) +
                (threads ? " threads=" + std::to_string(threads) : "") +
+               (dynamic ? " dynamic" : "") +
                (t.failure.empty() ? "" : "  [" + t.failure.substr(0, 80) + "]"));
   return t.failure.empty() ? Measured{t.cost, t.wall.median} : Measured{};
 }
 
 // The full check of a split's winner (on ordinary memory); false if it failed.
 template <class T>
-bool Tuner::winner_checks(int64_t size, int gpu_parts, int cpu_threads,
+bool Tuner::winner_checks(int64_t size, int gpu_parts, int cpu_threads, bool dynamic,
                           const std::map<std::string, int>& kernel, uint64_t seed) {
   Options opt;
   opt.device = o_.device;
   opt.strategy = gpu_parts == o_.parts ? Strategy::Gpu : Strategy::Hybrid;
+  opt.balance = dynamic ? Balance::Dynamic : Balance::Static;
   opt.gpu_fraction = double(gpu_parts) / o_.parts;
   opt.kernel_params = kernel;
   if (cpu_threads > 0) {
