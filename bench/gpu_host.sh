@@ -14,7 +14,8 @@
 #                                         # CPU thread counts), one checked JSON line per call
 #   bash bench/gpu_host.sh calls [OUT]    # there: each line of CALLS_FILE is one checked
 #                                         # `tandem gemm` (any of its options: devices, beta,
-#                                         # feeders...), one JSON line per call
+#                                         # feeders...), one JSON line per call; "@load N" starts
+#                                         # N busy processes on cores 0..N-1, "@noload" stops them
 set -euo pipefail
 cd "$(dirname "$0")/.."
 programs=(build/tests/gemm_test build/tests/executor_test build/tests/api_test
@@ -187,20 +188,37 @@ print("%-32s %8.0f GFLOPS  kernel %8.0f  cpu %.4fs gpu %.4fs rows %d/%d ok=%s %s
     unpack
     export TANDEM_PROFILE_DIR=${TANDEM_PROFILE_DIR:-/tmp/tandem-profiles}
     tandem devices | tee "$out/devices.txt"
+    # A competing CPU-bound load: one busy shell per core, pinned where taskset is there.
+    load=()
+    stop_load() { [ ${#load[@]} -eq 0 ] || kill "${load[@]}" 2> /dev/null || true; load=(); }
+    trap stop_load EXIT
     # Each line of CALLS_FILE: the arguments of one checked `tandem gemm` (CALLS_REPS repetitions
-    # after a warm-up, 5 by default); one JSON line per call (with its arguments) to calls.jsonl.
+    # after a warm-up, 5 by default); one JSON line per call (with its arguments and the load) to
+    # calls.jsonl.
     while read -r line; do
       case "$line" in ''|'#'*) continue ;; esac
+      case "$line" in
+        '@load '*)
+          stop_load
+          for ((i = 0; i < ${line#@load }; i++)); do
+            if command -v taskset > /dev/null; then taskset -c "$i" sh -c 'while :; do :; done' &
+            else sh -c 'while :; do :; done' & fi
+            load+=($!)
+          done
+          echo "== competing load: ${#load[@]} busy processes"; sleep 1; continue ;;
+        '@noload') stop_load; echo "== no competing load"; continue ;;
+      esac
       # shellcheck disable=SC2086
       if r=$(tandem --json gemm $line --reps "${CALLS_REPS:-5}" 2>>"$out/calls-stderr.txt"); then
         python3 -c '
 import json, sys
-j = json.loads(sys.argv[1]); j["args"] = sys.argv[2]
+j = json.loads(sys.argv[1]); j["args"] = sys.argv[2]; j["load"] = int(sys.argv[4])
 with open(sys.argv[3], "a") as f: f.write(json.dumps(j, sort_keys=True) + "\n")
-parts = " ".join("d%d:%d" % (d["index"], d["rows"]) for d in j["devices"])
-print("%-70s %9.0f GFLOPS  rows %s cpu:%d  thr %d feed %d  ok=%s%s" % (sys.argv[2], j["gflops"], parts,
-      j["cpu_rows"], j["cpu_threads"], j["feeder_threads"], j["ok"], "  FELL BACK" if j["fell_back"] else ""))
-' "$r" "$line" "$out/calls.jsonl"
+parts = " ".join("d%d:%d/%d" % (d["index"], d["rows"], d.get("chunks", 1)) for d in j["devices"])
+print("%-70s %9.0f GFLOPS  rows/chunks %s cpu:%d/%d  thr %d feed %d  load %d  ok=%s%s" % (sys.argv[2],
+      j["gflops"], parts, j["cpu_rows"], j.get("cpu_chunks", 0), j["cpu_threads"], j["feeder_threads"],
+      j["load"], j["ok"], "  FELL BACK" if j["fell_back"] else ""))
+' "$r" "$line" "$out/calls.jsonl" "${#load[@]}"
       else
         echo "$line FAILED: $(tail -c 300 "$out/calls-stderr.txt")"
       fi

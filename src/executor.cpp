@@ -202,7 +202,7 @@ void execute(const Problem<T>& p, const Options& o, Report& r) {
   r.cpu_chunks = static_cast<int>(cpu_ranges.size());
   std::vector<Report::Device> devices;
   for (const Running& run : running) devices.push_back(run.report);
-  close_report(devices, p.m, cpu_rows, r);
+  close_report(devices, p, cpu_rows, r);
 }
 
 template void execute<float>(const Problem<float>&, const Options&, Report&);

@@ -204,7 +204,7 @@ void run_dynamic(const Problem<T>& p, const Options& o, const Request& req, cons
   cpu_rows += recover(p, req, sides, dealer, cores.total, r);
   std::vector<Report::Device> reports;
   for (const Side& s : sides) reports.push_back(s.report);
-  close_report(reports, p.m, cpu_rows, r);
+  close_report(reports, p, cpu_rows, r);
 }
 
 template void run_dynamic<float>(const Problem<float>&, const Options&, const Request&,

@@ -16,6 +16,7 @@
 #include "log.hpp"
 #include "plan.hpp"
 #include "problem.hpp"
+#include "simulated_apu.hpp"
 #include "tandem/tandem.hpp"
 
 namespace tandem::detail {
@@ -91,9 +92,11 @@ inline bool all_pinned(const Report::Device& d) {
 }
 
 // The devices' parts into the report (a failed device's rows are the CPU's, not the GPU's), then
-// the rows on each side and the strategy that ran.
-inline void close_report(const std::vector<Report::Device>& devices, int64_t m, int64_t cpu_rows,
-                         Report& r) {
+// the rows on each side and the strategy that ran. Under a simulated APU (a test seam) the call
+// then lasts as long as that model says.
+template <class T>
+void close_report(const std::vector<Report::Device>& devices, const Problem<T>& p, int64_t cpu_rows,
+                  Report& r) {
   for (const Report::Device& d : devices) {
     r.devices.push_back(d);
     r.feeder_threads += d.feeder_threads;
@@ -108,7 +111,10 @@ inline void close_report(const std::vector<Report::Device>& devices, int64_t m, 
     r.c = r.devices.front().c;
   }
   r.cpu_rows = cpu_rows;
-  r.strategy = r.gpu_rows == 0 ? Strategy::Cpu : r.gpu_rows == m ? Strategy::Gpu : Strategy::Hybrid;
+  r.strategy = r.gpu_rows == 0     ? Strategy::Cpu
+               : r.gpu_rows == p.m ? Strategy::Gpu
+                                   : Strategy::Hybrid;
+  simulated_apu::wait_out(r.t_start, r.gpu_rows, cpu_rows, p.n, p.k);
   r.t_end = clock::now_ns();
 }
 

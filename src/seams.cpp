@@ -15,10 +15,13 @@ std::atomic<size_t> g_pinned_from{kDefaults.pinned_from};
 std::atomic<CpuMode> g_cpu_mode{kDefaults.cpu_mode};
 std::atomic<bool> g_fail_builds{kDefaults.fail_builds};
 std::atomic<int> g_fail_device{kDefaults.fail_device};
+std::atomic<double> g_apu_cpu{kDefaults.apu_cpu_gflops};
+std::atomic<double> g_apu_gpu{kDefaults.apu_gpu_gflops};
+std::atomic<double> g_apu_both{kDefaults.apu_both_busy};
 
 Values current() {
-  return {assume_discrete(), overlap_from(), pinned_from(),
-          cpu_mode(),        fail_builds(),  fail_device()};
+  return {assume_discrete(), overlap_from(),   pinned_from(),    cpu_mode(),     fail_builds(),
+          fail_device(),     apu_cpu_gflops(), apu_gpu_gflops(), apu_both_busy()};
 }
 
 void set(const Values& v) {
@@ -28,6 +31,9 @@ void set(const Values& v) {
   g_cpu_mode.store(v.cpu_mode);
   g_fail_builds.store(v.fail_builds);
   g_fail_device.store(v.fail_device);
+  g_apu_cpu.store(v.apu_cpu_gflops);
+  g_apu_gpu.store(v.apu_gpu_gflops);
+  g_apu_both.store(v.apu_both_busy);
 }
 
 }  // namespace
@@ -38,6 +44,9 @@ size_t pinned_from() { return g_pinned_from.load(std::memory_order_relaxed); }
 CpuMode cpu_mode() { return g_cpu_mode.load(std::memory_order_relaxed); }
 bool fail_builds() { return g_fail_builds.load(std::memory_order_relaxed); }
 int fail_device() { return g_fail_device.load(std::memory_order_relaxed); }
+double apu_cpu_gflops() { return g_apu_cpu.load(std::memory_order_relaxed); }
+double apu_gpu_gflops() { return g_apu_gpu.load(std::memory_order_relaxed); }
+double apu_both_busy() { return g_apu_both.load(std::memory_order_relaxed); }
 
 Override::Override(const Values& values) : previous_(current()) { set(values); }
 Override::~Override() { set(previous_); }

@@ -31,6 +31,10 @@ struct Values {
   // for, as a device lost mid-call would: its kernels ran, and on a discrete device its rows of C
   // have not been unpacked. -1: none.
   int fail_device = -1;
+  // A simulated APU (simulated_apu.hpp): with both rates set (GFLOPS), every call lasts as long
+  // as a CPU and a device of these rates would take, each slowed to `apu_both_busy` of its rate
+  // while both are busy. 0: off.
+  double apu_cpu_gflops = 0, apu_gpu_gflops = 0, apu_both_busy = 1;
 };
 
 bool assume_discrete();
@@ -39,5 +43,8 @@ size_t pinned_from();
 CpuMode cpu_mode();
 bool fail_builds();
 int fail_device();
+double apu_cpu_gflops();
+double apu_gpu_gflops();
+double apu_both_busy();
 
 }  // namespace tandem::detail::seams
