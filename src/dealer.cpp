@@ -16,7 +16,7 @@ namespace {
 // theirs. A costly side's first chunk leaves only a quarter of its share to be dealt later: room
 // to run 25% slower than its profile says (RaijinCL measured both sides of an Ivy Bridge APU
 // slowing to about 75% when both were busy), and it keeps a discrete GPU to about
-// log2(m / (4 min_rows)) + 1 copies of B.
+// log2(m / (4 min_rows)) + 1 chunks.
 constexpr double kFirst = 0.75;
 constexpr double kLater = 0.5;
 // A side whose chunks cost no copy (the CPU, a GPU that shares the host's memory) takes chunks
@@ -64,10 +64,13 @@ int64_t Dealer::size_for(size_t i) const {
   return std::min(size, left);
 }
 
-Chunk Dealer::take(size_t i) {
+Chunk Dealer::take(size_t i, bool ahead) {
   std::lock_guard<std::mutex> lock(mutex_);
   if (i >= shares_.size() || !live_[i] || next_ >= m_) return {};
   Chunk c{next_, size_for(i)};
+  if (ahead && next_ + c.rows == m_)
+    for (size_t j = 0; j < shares_.size(); ++j)
+      if (j != i && live_[j]) return {};
   started_[i] = true;
   next_ += c.rows;
   return c;

@@ -1,8 +1,9 @@
 // Dynamic balance: the rows of C dealt out in chunks to whichever side (an OpenCL device or the
 // CPU) asks next, from the front of what is left. Chunks are a fraction of a side's share of what
 // is left, so they shrink as the call goes and a side that slows down takes less. A side whose
-// every chunk is costly (a discrete GPU copies all of B again for each) starts with most of its
-// static share, so a machine whose speeds match its profile pays it only a few more chunks.
+// every chunk is costly (a discrete GPU: each chunk is a share with its own queues, staging and
+// pipeline start; B crosses the bus with the first only) starts with most of its static share,
+// so a machine whose speeds match its profile pays it only a few more chunks.
 #pragma once
 
 #include <cstdint>
@@ -19,12 +20,14 @@ class Dealer {
  public:
   // `shares`: each side's rows under the static split (summing to m; a side with none takes no
   // part); `tiles`: each side's row tile (its chunks are multiples of it, but for the last rows);
-  // `costly`: the sides whose chunks each cost a copy of B; `min_rows`: the smallest chunk worth
-  // dealing to a costly side (the others' is a quarter of it).
+  // `costly`: the sides whose chunks each cost a share's setup; `min_rows`: the smallest chunk
+  // worth dealing to a costly side (the others' is a quarter of it).
   Dealer(int64_t m, std::vector<int64_t> shares, std::vector<int64_t> tiles,
          std::vector<bool> costly, int64_t min_rows);
-  // The next chunk for side `i`, from the front of what is left. Thread-safe.
-  Chunk take(size_t i);
+  // The next chunk for side `i`, from the front of what is left. Thread-safe. `ahead`: side i
+  // asks before its chunk in hand is done (to keep its queue full), and gets nothing rather than
+  // the call's last rows while another side still takes chunks: those go to whoever is free.
+  Chunk take(size_t i, bool ahead = false);
   // Side `i` takes no more chunks (it failed): the others share what is left.
   void retire(size_t i);
   int64_t left() const;

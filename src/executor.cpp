@@ -85,6 +85,8 @@ void finish(Running& run, int feeder_threads) {
     run.inflight->wait();
     run.report.t_done = clock::now_ns();
     run.report.kernel_seconds = run.inflight->kernel_seconds;
+    run.report.bytes_in = run.inflight->bytes_in;
+    run.report.bytes_out = run.inflight->bytes_out;
   } catch (const gpu::Failure& e) {
     run.failure = std::make_unique<Error>(e);
     run.c_touched = e.c_touched();

@@ -1,10 +1,13 @@
 // Dynamic balance: the rows of C go out in chunks (dealer.hpp) to each device and the CPU as
 // each becomes free. Every device's first chunk is enqueued and flushed before the CPU starts;
 // each device then takes its next chunk on a thread of its own (this one drives the first), so a
-// device is never waiting for another's chunk. A device that fails takes no more chunks; its
-// failed chunk goes to the CPU once everything else is done.
+// device is never waiting for another's chunk, and takes it one chunk ahead, so it has work
+// queued while the host finishes the one before. A discrete device keeps B from its first chunk
+// for the rest. A device that fails takes no more chunks; its failed chunks go to the CPU once
+// everything else is done.
 #include <algorithm>
 #include <exception>
+#include <functional>
 #include <memory>
 #include <vector>
 
@@ -20,61 +23,85 @@ namespace {
 // chunks whatever its size.
 constexpr int64_t kMinParts = 64;
 
-// One device taking chunks, and what became of it.
+// One chunk on a device.
+struct Flight {
+  Chunk chunk;
+  std::unique_ptr<gpu::InFlight> inflight;
+};
+
+// One device taking chunks, and what became of it. A device has up to two chunks at a time:
+// the one it computes and the next, enqueued before the first is waited for, so the device is
+// not idle while the host finishes one chunk and sends the next.
 struct Side {
   DevicePart part;
   size_t index = 0;  // in the dealer
-  std::unique_ptr<gpu::InFlight> inflight;
-  Chunk current;
+  Flight now, ahead;
+  std::shared_ptr<gpu::KeptB> kept_b;  // B on the device, sent with the first chunk
   Report::Device report;
   int feeders = 0;
-  // Its chunk that failed, for the CPU, and why; the device takes no more after it.
-  Chunk failed;
+  // Its chunks that failed, for the CPU, and why; the device takes no more after the first.
+  std::vector<Chunk> failed;
   std::unique_ptr<Error> failure;
   bool c_touched = false;
 };
 
-// Enqueues and flushes side's next chunk; false when none is left or the enqueue failed (the
-// chunk is then kept as failed).
+// The side fails with chunk c: it takes no more chunks, and c goes to the CPU.
+void fail(Dealer& dealer, Side& s, const Chunk& c, const Error& e, bool c_touched) {
+  if (!s.failure) s.failure = std::make_unique<Error>(e);
+  s.c_touched = s.c_touched || c_touched;
+  s.failed.push_back(c);
+  dealer.retire(s.index);
+}
+
+// Enqueues and flushes side's next chunk into f; false when none is left for it (`ahead`: see
+// Dealer::take) or the enqueue failed (the side has then failed).
 template <class T>
-bool start_next(const Problem<T>& p, Dealer& dealer, Side& s) {
-  s.current = dealer.take(s.index);
-  if (s.current.rows == 0) return false;
+bool start_next(const Problem<T>& p, Dealer& dealer, Side& s, Flight& f, bool ahead = false) {
+  if (s.failure) return false;
+  f.chunk = dealer.take(s.index, ahead);
+  if (f.chunk.rows == 0) return false;
   try {
-    s.inflight =
-        gpu::enqueue(*s.part.device, s.part.params, rows_of(p, s.current.row0, s.current.rows));
-    s.inflight->flush();
+    f.inflight = gpu::enqueue(*s.part.device, s.part.params, rows_of(p, f.chunk.row0, f.chunk.rows),
+                              &s.kept_b);
+    f.inflight->flush();
     return true;
   } catch (const gpu::Failure& e) {
-    s.failure = std::make_unique<Error>(e);
-    s.c_touched = e.c_touched();
+    fail(dealer, s, f.chunk, e, e.c_touched());
   } catch (const Error& e) {
-    s.failure = std::make_unique<Error>(e);
+    fail(dealer, s, f.chunk, e, false);
   }
-  s.failed = s.current;
-  dealer.retire(s.index);
+  f.inflight.reset();
   return false;
 }
 
-// Finishes the chunk in flight and keeps taking chunks until none is left or the device fails.
+// Finishes f: feeds and waits for it, and counts its rows, or fails the side with it.
+void finish(Dealer& dealer, Side& s, Flight& f, const std::function<void()>& before_wait) {
+  try {
+    f.inflight->feed(s.feeders);
+    before_wait();
+    f.inflight->wait();
+    s.report.kernel_seconds += f.inflight->kernel_seconds;
+    s.report.bytes_in += f.inflight->bytes_in;
+    s.report.bytes_out += f.inflight->bytes_out;
+    s.report.rows += f.chunk.rows;
+    ++s.report.chunks;
+    s.report.t_done = clock::now_ns();
+  } catch (const gpu::Failure& e) {
+    fail(dealer, s, f.chunk, e, e.c_touched());
+  }
+  f.inflight.reset();
+}
+
+// Finishes the chunk in flight and keeps taking chunks, one ahead, until none is left or the
+// device fails; a chunk already ahead when the device fails is still finished if it can be.
 template <class T>
 void drive(const Problem<T>& p, Dealer& dealer, Side& s) {
-  while (s.inflight) {
-    try {
-      s.inflight->feed(s.feeders);
-      s.inflight->wait();
-      s.report.kernel_seconds += s.inflight->kernel_seconds;
-      s.report.rows += s.current.rows;
-      ++s.report.chunks;
-      s.report.t_done = clock::now_ns();
-    } catch (const gpu::Failure& e) {
-      s.failure = std::make_unique<Error>(e);
-      s.c_touched = e.c_touched();
-      s.failed = s.current;
-      dealer.retire(s.index);
-    }
-    s.inflight.reset();
-    if (!s.failure && !start_next(p, dealer, s)) break;
+  while (s.now.inflight) {
+    finish(dealer, s, s.now, [&] {
+      if (!s.ahead.inflight) start_next(p, dealer, s, s.ahead, /*ahead=*/true);
+    });
+    std::swap(s.now, s.ahead);
+    if (!s.now.inflight) start_next(p, dealer, s, s.now);
   }
 }
 
@@ -90,14 +117,14 @@ std::vector<Side> first_chunks(const Problem<T>& p, const GpuPlan& plan, Dealer&
     s.report.index = info.index;
     s.report.name = info.describe();
     s.report.kernel = text::describe(s.part.params);
-    const bool started = start_next(p, dealer, s);
+    const bool started = start_next(p, dealer, s, s.now);
     // The caller's mistake is not a device failure (as with a static split).
     if (s.failure && s.failure->kind() == Error::Kind::InvalidArgument) throw *s.failure;
     if (started) {
-      s.report.row0 = s.current.row0;
-      s.report.a = s.inflight->a_path;
-      s.report.b = s.inflight->b_path;
-      s.report.c = s.inflight->c_path;
+      s.report.row0 = s.now.chunk.row0;
+      s.report.a = s.now.inflight->a_path;
+      s.report.b = s.now.inflight->b_path;
+      s.report.c = s.now.inflight->c_path;
     }
   }
   return sides;
@@ -108,7 +135,7 @@ Cores cores_for(const Options& o, const std::vector<Side>& sides, bool cpu_takes
                 int profile_threads) {
   std::vector<bool> feeds, pinned;
   for (const Side& s : sides) {
-    feeds.push_back(s.inflight && s.inflight->feeds());
+    feeds.push_back(s.now.inflight && s.now.inflight->feeds());
     pinned.push_back(all_pinned(s.report));
   }
   return divide_cores(o, feeds, pinned, cpu_takes, !sides.empty(), profile_threads);
@@ -125,8 +152,10 @@ int64_t recover(const Problem<T>& p, const Request& req, std::vector<Side>& side
     s.report.failed = true;
     s.report.failure = s.failure->what();
     gpu_unavailable(p, req, *s.failure, s.c_touched, r);
-    cpu_share(p, s.failed.row0, s.failed.rows, cores, false);
-    rows += s.failed.rows;
+    for (const Chunk& c : s.failed) {
+      cpu_share(p, c.row0, c.rows, cores, false);
+      rows += c.rows;
+    }
   }
   for (Chunk c = dealer.take(sides.size()); c.rows > 0; c = dealer.take(sides.size())) {
     cpu_share(p, c.row0, c.rows, cores, false);
@@ -164,7 +193,7 @@ void run_dynamic(const Problem<T>& p, const Options& o, const Request& req, cons
   for (Side& s : sides) {
     try {
       r.gpu_submitted_at_cpu_start =
-          r.gpu_submitted_at_cpu_start || (s.inflight && s.inflight->submitted());
+          r.gpu_submitted_at_cpu_start || (s.now.inflight && s.now.inflight->submitted());
     } catch (const Error&) {
       // A status that cannot be read now surfaces, with its cause, at the wait.
     }
@@ -192,7 +221,7 @@ void run_dynamic(const Problem<T>& p, const Options& o, const Request& req, cons
     std::vector<std::unique_ptr<Beside>> others;
     for (size_t i = 0; i < sides.size(); ++i) {
       Side* s = &sides[i];
-      s->feeders = s->inflight && s->inflight->feeds() ? std::max(1, cores.feeders[i]) : 0;
+      s->feeders = s->now.inflight && s->now.inflight->feeds() ? std::max(1, cores.feeders[i]) : 0;
       s->report.feeder_threads = s->feeders;
       if (i > 0)
         others.push_back(std::make_unique<Beside>([&p, &dealer, s] { drive(p, dealer, *s); }));

@@ -57,6 +57,23 @@ TEST(Dealer, ARetiredSideTakesNothingAndTheOthersTakeTheRest) {
   EXPECT_EQ(rows, 1000 - first);
 }
 
+// A side asking ahead of time never takes the call's last rows while another side still takes
+// chunks: those wait for whoever is free. Alone, or once the others have retired, it takes them.
+TEST(Dealer, AskingAheadLeavesTheLastRowsToWhoeverIsFree) {
+  Dealer d(256, {192, 64}, {64, 1}, {true, false}, 4);
+  EXPECT_EQ(d.take(0).rows, 192) << "three quarters of 192 on the tile of 64";
+  EXPECT_EQ(d.take(0, /*ahead=*/true).rows, 0) << "the 64 left are the call's last";
+  EXPECT_EQ(d.left(), 64);
+  EXPECT_EQ(d.take(0).rows, 64) << "asked when free, the last rows are its";
+  Dealer e(256, {192, 64}, {64, 1}, {true, false}, 4);
+  e.take(0);
+  e.retire(1);
+  EXPECT_EQ(e.take(0, /*ahead=*/true).rows, 64) << "no one else takes chunks";
+  Dealer f(1024, {768, 256}, {1, 1}, {true, false}, 16);
+  f.take(0);
+  EXPECT_EQ(f.take(0, /*ahead=*/true).rows, 168) << "not the last rows: as any chunk";
+}
+
 // Sides computing rows at their own rates, each taking its next chunk when it finishes one, and
 // paying `overhead` seconds per chunk. Returns when the last one finishes.
 double simulate(Dealer& d, std::vector<double> rates, double overhead) {

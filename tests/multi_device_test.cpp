@@ -32,6 +32,23 @@ struct Call {
   int64_t m, n, k;
 };
 
+// What crossed the bus for a device's rows: nothing on a unified device (its share may still copy
+// an operand into a buffer of its own, but that is host memory, not the bus); else B once
+// (however many chunks dynamic balance dealt it), its rows of A, and of C both ways (in only when
+// beta makes the kernel read them).
+void expect_bytes(const Call& call, double beta, const Report::Device& d, size_t element,
+                  const std::string& what) {
+  if (!detail::seams::assume_discrete()) {  // PoCL's devices are discrete only by the seam
+    EXPECT_EQ(d.bytes_in + d.bytes_out, 0) << what << " " << d.name;
+    return;
+  }
+  const int64_t n = call.layout == Layout::RowMajor ? call.n : call.m;  // row-major view
+  const int64_t e = static_cast<int64_t>(element);
+  EXPECT_EQ(d.bytes_in, (call.k * n + d.rows * call.k + (beta != 0 ? d.rows * n : 0)) * e)
+      << what << " " << d.name << " (" << d.chunks << " chunks)";
+  EXPECT_EQ(d.bytes_out, d.rows * n * e) << what << " " << d.name;
+}
+
 // Runs one call under `o` and checks C against the reference; returns the report.
 template <class T>
 Report run_checked(const Call& call, const Options& o, double beta, uint64_t seed,
@@ -56,6 +73,7 @@ Report run_checked(const Call& call, const Options& o, double beta, uint64_t see
     rows += d.rows;
     if (!d.failed && d.rows > 0) {
       EXPECT_GT(d.kernel_seconds, 0.0) << what << " " << d.name;
+      expect_bytes(call, beta, d, sizeof(T), what);
     }
   }
   EXPECT_EQ(r.gpu_rows + r.cpu_rows, call.layout == Layout::RowMajor ? call.m : call.n) << what;

@@ -84,8 +84,11 @@ struct Report {
     Buffer a = Buffer::None, b = Buffer::None, c = Buffer::None;
     int feeder_threads = 0;     // host threads that packed and unpacked for it (discrete GPUs)
     double kernel_seconds = 0;  // from OpenCL profiling events
-    int64_t t_done = 0;         // when its last event completed
-    bool failed = false;        // it failed, and the CPU computed its rows
+    // Bytes copied to and from the device over the bus (0 on a device that shares the host's
+    // memory): a discrete device's operands in, its rows of C out.
+    int64_t bytes_in = 0, bytes_out = 0;
+    int64_t t_done = 0;   // when its last event completed
+    bool failed = false;  // it failed, and the CPU computed its rows
     std::string failure;
   };
   Strategy strategy = Strategy::Auto;  // the strategy that ran (never Auto)

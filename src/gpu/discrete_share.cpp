@@ -6,7 +6,8 @@
 // events, not callbacks, and flushed as they fill, so the device copies and computes while the
 // host packs the next chunk. Each chunk is a GEMM of its own on tight panels in the device
 // buffers. An operand in the caller's pinned memory (tandem_malloc) is copied straight from (and
-// C straight into) the caller's arrays, with no packing.
+// C straight into) the caller's arrays, with no packing. B can stay on the device for the next
+// share of the same call (KeptB: dynamic balance's chunks), which then sends only its A and C.
 #include <algorithm>
 #include <optional>
 #include <type_traits>
@@ -65,19 +66,61 @@ struct Operand {
   const cl::Buffer& device() const { return pooled->device; }
 };
 
+// B on the device in the kernel's layout, with what is needed to know it again: one share's, or
+// kept for the shares after it (KeptB). Its staging goes back to the pool with the last share
+// holding it, unless a share could not drain its queues (then something may still use it).
+template <class T>
+struct DeviceB final : KeptB {
+  DeviceB(Device& device, const Share<T>& s, bool kernel_kb)
+      : dev(device),
+        host(s.b),
+        ld(s.ldb),
+        rows(s.b_rows()),
+        cols(s.b_cols()),
+        trans(s.trans_b),
+        kb(kernel_kb) {}
+  ~DeviceB() override {
+    if (lost) return;
+    if (b.pooled) dev.staging().give(std::move(b.pooled));
+    if (raw) dev.staging().give(std::move(raw));
+  }
+  DeviceB(const DeviceB&) = delete;
+  DeviceB& operator=(const DeviceB&) = delete;
+
+  // Whether this is share s's B, read by the kernel in layout kb.
+  bool holds(const Share<T>& s, bool kernel_kb) const {
+    return host == s.b && ld == s.ldb && rows == s.b_rows() && cols == s.b_cols() &&
+           trans == s.trans_b && kb == kernel_kb;
+  }
+
+  Device& dev;
+  const T* host;
+  int64_t ld, rows, cols;
+  bool trans, kb;
+  bool direct = false;  // copied from the caller's pinned memory
+  Operand<T> b;
+  std::unique_ptr<Staging> raw;     // B as stored, before the device transposed it
+  std::vector<cl::Event> ready;     // B is on the device, in the kernel's layout
+  std::vector<int64_t> piece_ends;  // the stored row at which each of B's pieces ends
+  bool lost = false;
+};
+
 template <class T>
 class DiscreteShare final : public ShareImpl {
  public:
-  DiscreteShare(Device& dev, const Share<T>& s) : dev_(dev), s_(s) {}
+  DiscreteShare(Device& dev, const Share<T>& s, std::shared_ptr<KeptB>* kept)
+      : dev_(dev), s_(s), kept_(kept) {}
 
   // Whatever happened, nothing may still read or write host memory once this object is gone.
   // Staging goes back to the pool only once nothing uses it (a failed drain keeps it out).
   ~DiscreteShare() override {
-    if (!drain()) return;
-    for (Operand<T>* op : {&a_, &b_, &c_})
+    if (!drain()) {
+      if (b_) b_->lost = true;
+      return;
+    }
+    for (Operand<T>* op : {&a_, &c_})
       if (op->pooled) dev_.staging().give(std::move(op->pooled));
-    for (auto* raw : {&a_raw_, &b_raw_})
-      if (*raw) dev_.staging().give(std::move(*raw));
+    if (a_raw_) dev_.staging().give(std::move(a_raw_));
   }
   DiscreteShare(const DiscreteShare&) = delete;
   DiscreteShare& operator=(const DiscreteShare&) = delete;
@@ -98,8 +141,10 @@ class DiscreteShare final : public ShareImpl {
     for (int64_t r0 = 0; r0 < s_.m; r0 += step)
       chunks_.push_back({r0, std::min(s_.m, r0 + step), {}, {}, {}});
     build_kernels();
-    std::optional<std::vector<cl::Event>> first_inputs = send_b();
+    std::optional<std::vector<cl::Event>> first_inputs;
+    if (!b_reused_) first_inputs = send_b();
     if (!first_inputs) first_inputs = send_inputs(chunks_.front());
+    if (kept_) *kept_ = b_;  // B is on its way: the next share of this call may use it
     launch(chunks_.front(), *first_inputs);
     next_ = 1;
     kernel_event_ = chunks_.front().kernel;
@@ -185,13 +230,21 @@ class DiscreteShare final : public ShareImpl {
   // device buffers only. An operand the kernel reads in the other layout goes to the device as
   // stored, into scratch, and the device transposes it (a host-side transposing pack cost more
   // than the copy on the H100 host).
+  // B already on the device (kept by an earlier share of this call) is used as it is.
   void take_staging() {
     const Share<T>& s = s_;
     a_direct_ = in_pinned_block(dev_, s.a, s.a_bytes());
-    b_direct_ = in_pinned_block(dev_, s.b, s.b_bytes());
     c_direct_ = in_pinned_block(dev_, s.c, s.c_bytes());
+    auto* kept = kept_ ? dynamic_cast<DeviceB<T>*>(kept_->get()) : nullptr;
+    b_reused_ = kept && kept->holds(s, kb_);
+    if (b_reused_) {
+      b_ = std::static_pointer_cast<DeviceB<T>>(*kept_);
+    } else {
+      b_ = std::make_shared<DeviceB<T>>(dev_, s, kb_);
+      b_->direct = in_pinned_block(dev_, s.b, s.b_bytes());
+    }
     a_path = a_direct_ ? Report::Buffer::Pinned : Report::Buffer::Copy;
-    b_path = b_direct_ ? Report::Buffer::Pinned : Report::Buffer::Copy;
+    b_path = b_->direct ? Report::Buffer::Pinned : Report::Buffer::Copy;
     c_path = c_direct_ ? Report::Buffer::Pinned : Report::Buffer::Copy;
     const auto bytes = [](int64_t elements) {
       return std::max<size_t>(static_cast<size_t>(elements) * sizeof(T), sizeof(T));
@@ -201,10 +254,11 @@ class DiscreteShare final : public ShareImpl {
       op.mapped = static_cast<T*>(op.pooled->mapped);
     };
     take(a_, s.m * s.k, a_direct_);
-    take(b_, s.k * s.n, b_direct_);
     take(c_, s.m * s.n, c_direct_);
     if (ka_ != s.trans_a) a_raw_ = dev_.staging().take(bytes(s.m * s.k), false);
-    if (kb_ != s.trans_b) b_raw_ = dev_.staging().take(bytes(s.k * s.n), false);
+    if (b_reused_) return;
+    take(b_->b, s.k * s.n, b_->direct);
+    if (kb_ != s.trans_b) b_->raw = dev_.staging().take(bytes(s.k * s.n), false);
   }
 
   void build_kernels() {
@@ -229,6 +283,7 @@ class DiscreteShare final : public ShareImpl {
                    int64_t cols, int64_t host_ld, const std::vector<cl::Event>* waits,
                    cl::Event* done) {
     const size_t row = static_cast<size_t>(cols) * sizeof(T);
+    bytes_in += static_cast<int64_t>(row) * rows;
     if (host_ld == cols || rows == 1) {
       in_q_.enqueueWriteBuffer(buffer, CL_FALSE, offset, row * static_cast<size_t>(rows), host,
                                waits, done);
@@ -248,31 +303,32 @@ class DiscreteShare final : public ShareImpl {
   std::optional<std::vector<cl::Event>> send_b() {
     const Share<T>& s = s_;
     const int64_t b_rows = s.b_rows(), b_cols = s.b_cols();
-    const cl::Buffer& target = b_raw_ ? b_raw_->device : b_.device();
+    DeviceB<T>& b = *b_;
+    const cl::Buffer& target = b.raw ? b.raw->device : b.b.device();
     const int64_t pieces = std::min<int64_t>(4, static_cast<int64_t>(chunks_.size()));
-    k_slabs_ = !kb_ && !s.trans_b && !b_raw_ && pieces > 1 && b_rows >= pieces;
+    k_slabs_ = !kb_ && !s.trans_b && !b.raw && pieces > 1 && b_rows >= pieces;
     std::optional<std::vector<cl::Event>> first_inputs;
     for (int64_t i = 0; i < pieces; ++i) {
       const int64_t q0 = b_rows * i / pieces, q1 = b_rows * (i + 1) / pieces;
       if (q1 == q0) continue;
-      b_piece_ends_.push_back(q1);
+      b.piece_ends.push_back(q1);
       const T* host = s.b + q0 * s.ldb;
       int64_t ld = s.ldb;
-      if (!b_direct_) {
-        pack(host, q1 - q0, b_cols, s.ldb, b_.mapped + q0 * b_cols, host_threads_);
-        host = b_.mapped + q0 * b_cols;
+      if (!b.direct) {
+        pack(host, q1 - q0, b_cols, s.ldb, b.b.mapped + q0 * b_cols, host_threads_);
+        host = b.b.mapped + q0 * b_cols;
         ld = b_cols;
       }
-      b_ready_.emplace_back();
+      b.ready.emplace_back();
       write_block(target, static_cast<size_t>(q0 * b_cols) * sizeof(T), host, q1 - q0, b_cols, ld,
-                  nullptr, &b_ready_.back());
+                  nullptr, &b.ready.back());
       in_q_.flush();
       if (k_slabs_ && i == 0) first_inputs = send_inputs(chunks_.front());
     }
-    if (b_raw_) {
+    if (b.raw) {
       cl::Event done;
-      transpose_on_device(b_raw_->device, b_.device(), 0, b_rows, b_cols, b_ready_, &done);
-      b_ready_ = {done};
+      transpose_on_device(b.raw->device, b.b.device(), 0, b_rows, b_cols, b.ready, &done);
+      b.ready = {done};
     }
     return first_inputs;
   }
@@ -310,6 +366,7 @@ class DiscreteShare final : public ShareImpl {
     } else {
       T* panel = a_.mapped + a_offset;
       pack(a_block, block_rows, block_cols, s.lda, panel, host_threads_);
+      bytes_in += rows * s.k * static_cast<int64_t>(e);
       in_q_.enqueueWriteBuffer(a_target, CL_FALSE, a_offset * e,
                                static_cast<size_t>(rows * s.k) * e, panel, nullptr, &a_in[0]);
     }
@@ -331,6 +388,7 @@ class DiscreteShare final : public ShareImpl {
       } else {
         pack(static_cast<const T*>(s.c + ch.r0 * s.ldc), rows, s.n, s.ldc, c_.mapped + c_offset,
              host_threads_);
+        bytes_in += rows * s.n * static_cast<int64_t>(e);
         in_q_.enqueueWriteBuffer(c_.device(), CL_FALSE, c_offset * e,
                                  static_cast<size_t>(rows * s.n) * e, c_.mapped + c_offset, nullptr,
                                  &ready.back());
@@ -351,17 +409,17 @@ class DiscreteShare final : public ShareImpl {
       // Slab q waits for B's piece q (and the chunk's own inputs); the in-order queue keeps the
       // slabs in sequence, each adding to what the one before wrote.
       int64_t p0 = 0;
-      for (size_t q = 0; q < b_ready_.size(); ++q) {
+      for (size_t q = 0; q < b_->ready.size(); ++q) {
         std::vector<cl::Event> waits = own;
-        waits.push_back(b_ready_[q]);
-        const bool last = q + 1 == b_ready_.size();
+        waits.push_back(b_->ready[q]);
+        const bool last = q + 1 == b_->ready.size();
         if (!last) ch.slabs.emplace_back();
-        run_slab(kq, ch, p0, b_piece_ends_[q], q == 0 ? s_.beta : T(1), &waits,
+        run_slab(kq, ch, p0, b_->piece_ends[q], q == 0 ? s_.beta : T(1), &waits,
                  last ? &ch.kernel : &ch.slabs.back());
-        p0 = b_piece_ends_[q];
+        p0 = b_->piece_ends[q];
       }
     } else {
-      std::vector<cl::Event> ready = b_ready_;
+      std::vector<cl::Event> ready = b_->ready;
       ready.insert(ready.end(), own.begin(), own.end());
       run_slab(kq, ch, 0, s_.k, s_.beta, &ready, &ch.kernel);
     }
@@ -377,7 +435,7 @@ class DiscreteShare final : public ShareImpl {
     const int64_t lda = ka_ ? rows : s.k, ldb = kb_ ? s.k : s.n;
     const int64_t a_at = a_offset + (ka_ ? p0 * rows : p0);
     set_gemm_args(kernel_, long_index_, rows, s.n, p1 - p0, s.alpha, {&a_.device(), a_at, lda},
-                  {&b_.device(), p0 * ldb, ldb}, beta, {&c_.device(), c_offset, s.n});
+                  {&b_->b.device(), p0 * ldb, ldb}, beta, {&c_.device(), c_offset, s.n});
     const Launch launch = launch_for(rows, s.n, params_);
     kq.enqueueNDRangeKernel(kernel_, cl::NullRange, launch.global, launch.local, waits, done);
     kq.flush();
@@ -391,6 +449,7 @@ class DiscreteShare final : public ShareImpl {
     const int64_t rows = ch.r1 - ch.r0;
     const size_t c_offset = static_cast<size_t>(ch.r0 * s.n);
     const std::vector<cl::Event> computed{ch.kernel};
+    bytes_out += rows * s.n * static_cast<int64_t>(e);
     if (c_direct_) {
       c_written_ = true;
       const size_t row = static_cast<size_t>(s.n) * e;
@@ -414,8 +473,8 @@ class DiscreteShare final : public ShareImpl {
   Device& dev_;
   Share<T> s_;
   Params params_;
-  bool ka_ = false, kb_ = false;  // the layouts the kernel reads A and B in
-  bool a_direct_ = false, b_direct_ = false, c_direct_ = false;  // in the caller's pinned memory
+  bool ka_ = false, kb_ = false;              // the layouts the kernel reads A and B in
+  bool a_direct_ = false, c_direct_ = false;  // in the caller's pinned memory
   bool long_index_ = false;
   cl::CommandQueue queue_;         // kernels (and transposes)
   cl::CommandQueue queue2_;        // with QUEUES=2: every other chunk's kernel
@@ -424,12 +483,13 @@ class DiscreteShare final : public ShareImpl {
   size_t transpose_tile_ = 1;
   std::vector<Chunk> chunks_;
   size_t next_ = 0;                    // the first chunk not yet enqueued
-  std::vector<cl::Event> b_ready_;     // B is on the device, in the kernel's layout
-  std::vector<int64_t> b_piece_ends_;  // the stored row at which each of B's pieces ends
+  std::shared_ptr<KeptB>* kept_;       // where B is found and left for the next share (or null)
+  std::shared_ptr<DeviceB<T>> b_;      // B on the device, this share's or kept from an earlier one
+  bool b_reused_ = false;              // B was on the device already: nothing of it is sent
   bool k_slabs_ = false;               // the first chunk runs slab by slab of K (see send_b)
   std::vector<cl::Event> transposes_;  // operands transposed on the device
-  Operand<T> a_, b_, c_;
-  std::unique_ptr<Staging> a_raw_, b_raw_;  // scratch for operands as stored, before transposition
+  Operand<T> a_, c_;
+  std::unique_ptr<Staging> a_raw_;  // scratch for A as stored, before transposition
   cl::Event kernel_event_, last_event_;
   bool c_written_ = false;
   int host_threads_ = topology::physical_cores();  // threads for packing and unpacking
@@ -438,10 +498,13 @@ class DiscreteShare final : public ShareImpl {
 }  // namespace
 
 template <class T>
-std::unique_ptr<ShareImpl> make_discrete_share(Device& device, const Share<T>& share) {
-  return std::make_unique<DiscreteShare<T>>(device, share);
+std::unique_ptr<ShareImpl> make_discrete_share(Device& device, const Share<T>& share,
+                                               std::shared_ptr<KeptB>* kept) {
+  return std::make_unique<DiscreteShare<T>>(device, share, kept);
 }
-template std::unique_ptr<ShareImpl> make_discrete_share<float>(Device&, const Share<float>&);
-template std::unique_ptr<ShareImpl> make_discrete_share<double>(Device&, const Share<double>&);
+template std::unique_ptr<ShareImpl> make_discrete_share<float>(Device&, const Share<float>&,
+                                                               std::shared_ptr<KeptB>*);
+template std::unique_ptr<ShareImpl> make_discrete_share<double>(Device&, const Share<double>&,
+                                                                std::shared_ptr<KeptB>*);
 
 }  // namespace tandem::detail::gpu

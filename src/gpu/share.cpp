@@ -52,6 +52,8 @@ class Guarded final : public InFlight {
     }
     guarded([&] { impl_->wait(); }, touched());
     kernel_seconds = impl_->kernel_seconds;
+    bytes_in = impl_->bytes_in;
+    bytes_out = impl_->bytes_out;
   }
 
  private:
@@ -63,9 +65,10 @@ class Guarded final : public InFlight {
 }  // namespace
 
 template <class T>
-std::unique_ptr<InFlight> enqueue(Device& device, const Params& params, const Share<T>& share) {
-  std::unique_ptr<ShareImpl> impl =
-      is_discrete(device) ? make_discrete_share(device, share) : make_unified_share(device, share);
+std::unique_ptr<InFlight> enqueue(Device& device, const Params& params, const Share<T>& share,
+                                  std::shared_ptr<KeptB>* kept) {
+  std::unique_ptr<ShareImpl> impl = is_discrete(device) ? make_discrete_share(device, share, kept)
+                                                        : make_unified_share(device, share);
   try {
     impl->start(params);
   } catch (const cl::Error& e) {
@@ -78,7 +81,9 @@ std::unique_ptr<InFlight> enqueue(Device& device, const Params& params, const Sh
   return std::make_unique<Guarded>(std::move(impl), info(device).index);
 }
 
-template std::unique_ptr<InFlight> enqueue<float>(Device&, const Params&, const Share<float>&);
-template std::unique_ptr<InFlight> enqueue<double>(Device&, const Params&, const Share<double>&);
+template std::unique_ptr<InFlight> enqueue<float>(Device&, const Params&, const Share<float>&,
+                                                  std::shared_ptr<KeptB>*);
+template std::unique_ptr<InFlight> enqueue<double>(Device&, const Params&, const Share<double>&,
+                                                   std::shared_ptr<KeptB>*);
 
 }  // namespace tandem::detail::gpu

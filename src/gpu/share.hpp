@@ -36,8 +36,9 @@ class InFlight {
   virtual bool submitted() = 0;
   Report::Buffer a_path = Report::Buffer::None, b_path = Report::Buffer::None,
                  c_path = Report::Buffer::None;
-  double kernel_seconds = 0;  // from the kernels' profiling events, after wait()
-  int64_t flushed_at_ns = 0;  // steady clock when clFlush returned (0: never flushed)
+  double kernel_seconds = 0;            // from the kernels' profiling events, after wait()
+  int64_t bytes_in = 0, bytes_out = 0;  // copied to and from the device, after wait()
+  int64_t flushed_at_ns = 0;            // steady clock when clFlush returned (0: never flushed)
 };
 
 // A GPU failure. c_touched says whether the share may have written the caller's C (in place, or
@@ -51,9 +52,21 @@ class Failure : public Error {
   bool c_touched_;
 };
 
+// B as a share on a discrete device left it there, for the next share of the same call on that
+// device: dynamic balance deals a device several chunks of C's rows, all with the same B, and B
+// then crosses the bus once per call instead of once per chunk. Opaque outside discrete_share.cpp;
+// its device memory goes back to the device's pool when the last share holding it is gone.
+class KeptB {
+ public:
+  virtual ~KeptB() = default;
+};
+
 // Enqueues the share's transfers (if any), kernels and the return of C. Throws Failure (flush,
-// feed and wait too) on any OpenCL failure.
+// feed and wait too) on any OpenCL failure. `kept` (may be null): where the share finds B
+// already on the device, used when it is this share's B (same array, shape and layout), and
+// where it leaves its own B for the next share.
 template <class T>
-std::unique_ptr<InFlight> enqueue(Device& device, const Params& params, const Share<T>& share);
+std::unique_ptr<InFlight> enqueue(Device& device, const Params& params, const Share<T>& share,
+                                  std::shared_ptr<KeptB>* kept = nullptr);
 
 }  // namespace tandem::detail::gpu

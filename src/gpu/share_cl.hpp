@@ -24,9 +24,10 @@ class ShareImpl : public InFlight {
 // The share on a device that shares memory with the host (unified_share.cpp).
 template <class T>
 std::unique_ptr<ShareImpl> make_unified_share(Device& device, const Share<T>& share);
-// The share on a discrete device (discrete_share.cpp).
+// The share on a discrete device (discrete_share.cpp); `kept` as for enqueue().
 template <class T>
-std::unique_ptr<ShareImpl> make_discrete_share(Device& device, const Share<T>& share);
+std::unique_ptr<ShareImpl> make_discrete_share(Device& device, const Share<T>& share,
+                                               std::shared_ptr<KeptB>* kept);
 
 // Sets argument `arg` (then the next) to an index, 32- or 64-bit as the program was built.
 inline void set_index(cl::Kernel& kernel, int& arg, bool long_index, int64_t v) {
