@@ -14,6 +14,8 @@
 #include <sstream>
 #include <stdexcept>
 
+#include "after_fork.hpp"
+
 namespace tandem::detail::cpu_blas {
 namespace {
 
@@ -51,7 +53,11 @@ const Entry& entry() {
 // Shared by scopes that keep OpenBLAS's own thread count (calls run concurrently), exclusive for
 // a scope that changes it.
 std::shared_mutex& threads_mutex() {
-  static std::shared_mutex m;
+  static std::shared_mutex& m = []() -> std::shared_mutex& {
+    auto* fresh = new std::shared_mutex;  // never destroyed: a fork handler holds it
+    after_fork::hold(*fresh, after_fork::Rank::BlasThreads);
+    return *fresh;
+  }();
   return m;
 }
 

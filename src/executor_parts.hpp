@@ -11,6 +11,7 @@
 #include <thread>
 #include <vector>
 
+#include "after_fork.hpp"
 #include "clock.hpp"
 #include "gpu/share.hpp"
 #include "log.hpp"
@@ -41,7 +42,9 @@ void gpu_unavailable(const Problem<T>& p, const Request& req, const Error& e, bo
                 std::string("the GPU failed after writing C in place and beta != 0, so C's old "
                             "values are lost: ") +
                     e.what());
-  if (req.strategy == Strategy::Gpu) throw e;
+  // Under strategy gpu that is an error, but in a child forked after OpenCL was used, where no
+  // call can have the GPU: there every call computes on the CPU (after_fork.hpp).
+  if (req.strategy == Strategy::Gpu && !after_fork::opencl_lost()) throw e;
   r.fell_back = true;
   if (r.fallback_reason.empty()) r.fallback_reason = e.what();
   warn_once("gpu-fallback", std::string("GPU path unavailable, computing on the CPU: ") + e.what());

@@ -5,10 +5,16 @@
 #include <mutex>
 #include <set>
 
+#include "after_fork.hpp"
+
 namespace tandem::detail {
 namespace {
 std::mutex& log_mutex() {
-  static std::mutex m;
+  static std::mutex& m = []() -> std::mutex& {
+    auto* fresh = new std::mutex;  // never destroyed: a fork handler holds it
+    after_fork::hold(*fresh, after_fork::Rank::Log);
+    return *fresh;
+  }();
   return m;
 }
 }  // namespace

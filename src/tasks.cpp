@@ -9,9 +9,18 @@
 #include <memory>
 #include <mutex>
 
+#include "after_fork.hpp"
+
 namespace tandem::detail::tasks {
 
+// In a child forked after oneTBB's threads started, f runs on the calling thread alone
+// (after_fork.hpp).
 void in_arena(int threads, const std::function<void()>& f) {
+  if (after_fork::threads_lost()) {
+    f();
+    return;
+  }
+  after_fork::threads_used();
   static std::mutex& mutex = *new std::mutex;
   static auto& arenas = *new std::map<int, std::unique_ptr<tbb::task_arena>>;
   tbb::task_arena* arena = nullptr;
@@ -25,6 +34,10 @@ void in_arena(int threads, const std::function<void()>& f) {
 }
 
 void parallel_for(int64_t n, const std::function<void(int64_t)>& f) {
+  if (after_fork::threads_lost()) {
+    for (int64_t i = 0; i < n; ++i) f(i);
+    return;
+  }
   tbb::parallel_for(
       tbb::blocked_range<int64_t>(0, n, 1),
       [&](const tbb::blocked_range<int64_t>& range) {

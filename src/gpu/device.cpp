@@ -4,6 +4,7 @@
 #include <map>
 #include <mutex>
 
+#include "after_fork.hpp"
 #include "device_cl.hpp"
 #include "errors.hpp"
 #include "seams.hpp"
@@ -48,6 +49,7 @@ struct Found {
 };
 
 std::vector<Found> enumerate() {
+  after_fork::opencl_used();
   std::vector<cl::Platform> platforms;
   try {
     cl::Platform::get(&platforms);
@@ -158,7 +160,20 @@ Device::Device(const DeviceInfo& info, const cl::Device& device, const cl::Conte
       // Idle staging beyond a quarter of the device's memory is released.
       staging_(context_, device_, info.global_mem_bytes / 4) {}
 
+namespace {
+
+// A child forked after OpenCL was used has none (after_fork.hpp).
+void check_not_forked() {
+  if (after_fork::opencl_lost())
+    throw Error(Error::Kind::Runtime,
+                "this process was forked after its parent used OpenCL, which a forked child "
+                "cannot use: it computes on the CPU");
+}
+
+}  // namespace
+
 std::vector<DeviceInfo> list_devices() {
+  check_not_forked();
   try {
     std::vector<DeviceInfo> out;
     for (const auto& f : enumerate()) out.push_back(f.info);
@@ -177,7 +192,12 @@ std::vector<std::shared_ptr<Device>> open_devices(const std::string& selector) {
     std::vector<std::shared_ptr<Device>> devices;
     std::unique_ptr<Error> error;
   };
-  static std::mutex& mutex = *new std::mutex;
+  check_not_forked();
+  static std::mutex& mutex = []() -> std::mutex& {
+    auto* m = new std::mutex;
+    after_fork::hold(*m, after_fork::Rank::Devices);
+    return *m;
+  }();
   static auto& selections = *new std::map<std::string, Selection>;
   static auto& opened = *new std::map<int, std::shared_ptr<Device>>;
   static auto& contexts = *new std::map<std::string, cl::Context>;

@@ -6,6 +6,7 @@
 #include <map>
 #include <mutex>
 
+#include "after_fork.hpp"
 #include "device_cl.hpp"
 
 namespace tandem::detail::gpu {
@@ -20,7 +21,11 @@ struct PinnedBlock {
 };
 
 std::mutex& pinned_mutex() {
-  static std::mutex& m = *new std::mutex;  // never destroyed, like the device cache
+  static std::mutex& m = []() -> std::mutex& {
+    auto* fresh = new std::mutex;  // never destroyed, like the device cache
+    after_fork::hold(*fresh, after_fork::Rank::Pinned);
+    return *fresh;
+  }();
   return m;
 }
 
@@ -72,6 +77,12 @@ bool pinned_free(void* p) {
     if (it == pinned_blocks().end()) return false;
     block = std::move(it->second);
     pinned_blocks().erase(it);
+  }
+  if (after_fork::opencl_lost()) {
+    // The parent's block, in a forked child: OpenCL may not be called here, so it is left as it
+    // is (after_fork.hpp), and so are its OpenCL objects.
+    new PinnedBlock(std::move(block));
+    return true;
   }
   try {
     cl::CommandQueue q(block.device->context(), block.device->device());

@@ -1,0 +1,102 @@
+/* fork() after tandem has used OpenCL (the strategy and devices come from the TANDEM_* variables
+ * ctest sets): the child's calls compute on the CPU and are right, under every strategy; so are a
+ * grandchild's; tandem_malloc and tandem_free work in the child, on its own blocks and the
+ * parent's; the parent's calls after the fork still work. A child that hangs is killed by an
+ * alarm, so the test fails instead of waiting for ctest's timeout. Exit 0 when all holds. */
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "tandem/tandem.h"
+
+enum { N = 300, ALARM_SECONDS = 60 };
+
+/* One sgemm and one dgemm of N x N x N (rows of C over both sides at the fraction the
+ * environment asks), checked element by element. */
+static int products(const char *who) {
+  float *a = tandem_malloc(sizeof(float) * N * N), *b = tandem_malloc(sizeof(float) * N * N);
+  float *c = tandem_malloc(sizeof(float) * N * N);
+  double *ad = malloc(sizeof(double) * N * N), *bd = malloc(sizeof(double) * N * N);
+  double *cd = malloc(sizeof(double) * N * N);
+  if (!a || !b || !c || !ad || !bd || !cd) {
+    printf("%s: out of memory\n", who);
+    return 1;
+  }
+  for (int i = 0; i < N * N; ++i) {
+    a[i] = (float)(i % 7);
+    b[i] = 1.0f;
+    c[i] = -1.0f;
+    ad[i] = (double)(i % 5);
+    bd[i] = 2.0;
+    cd[i] = 3.0;
+  }
+  int wrong = 0;
+  int info = tandem_sgemm(TANDEM_ROW_MAJOR, TANDEM_NO_TRANS, TANDEM_NO_TRANS, N, N, N, 1.0f, a, N,
+                          b, N, 0.0f, c, N);
+  int info_d = tandem_dgemm(TANDEM_ROW_MAJOR, TANDEM_NO_TRANS, TANDEM_NO_TRANS, N, N, N, 0.5, ad, N,
+                            bd, N, 1.0, cd, N);
+  for (int i = 0; i < N; ++i) {
+    double row = 0, row_d = 0; /* sum over the row of A: B is constant */
+    for (int p = 0; p < N; ++p) {
+      row += (float)((i * N + p) % 7);
+      row_d += (double)((i * N + p) % 5);
+    }
+    for (int j = 0; j < N; ++j) {
+      wrong += c[i * N + j] != (float)row;
+      wrong += cd[i * N + j] != 0.5 * 2.0 * row_d + 3.0;
+    }
+  }
+  printf("%s: sgemm info %d, dgemm info %d, %d wrong%s%s\n", who, info, info_d, wrong,
+         info || info_d ? ": " : "", info || info_d ? tandem_last_error() : "");
+  fflush(stdout);
+  tandem_free(a);
+  tandem_free(b);
+  tandem_free(c);
+  free(ad);
+  free(bd);
+  free(cd);
+  return info != 0 || info_d != 0 || wrong != 0;
+}
+
+/* Runs f in a child and returns 0 if it exited 0 within the alarm. */
+static int in_child(int (*f)(void), const char *who) {
+  fflush(stdout);
+  pid_t pid = fork();
+  if (pid < 0) return 1;
+  if (pid == 0) {
+    alarm(ALARM_SECONDS);
+    _exit(f());
+  }
+  int status = 0;
+  if (waitpid(pid, &status, 0) != pid) return 1;
+  if (WIFSIGNALED(status)) {
+    printf("%s: killed by signal %d%s\n", who, WTERMSIG(status),
+           WTERMSIG(status) == SIGALRM ? " (it hung)" : "");
+    return 1;
+  }
+  return !WIFEXITED(status) || WEXITSTATUS(status) != 0;
+}
+
+static void *parent_block;
+
+static int grandchild(void) { return products("grandchild"); }
+
+static int child(void) {
+  int failed = products("child");
+  failed |= products("child, again");
+  tandem_free(parent_block); /* the parent's block: released, or left, without OpenCL */
+  failed |= in_child(grandchild, "grandchild");
+  return failed;
+}
+
+int main(void) {
+  parent_block = tandem_malloc((size_t)4 << 20); /* pinned on a discrete device */
+  if (products("parent before fork")) return 1;
+  int failed = in_child(child, "child");
+  failed |= products("parent after fork");
+  tandem_free(parent_block);
+  printf("%s\n", failed ? "FAILED" : "ok");
+  return failed;
+}
