@@ -1,5 +1,6 @@
 // Dynamic balance: the rows of C go out in chunks (dealer.hpp) to each device and the CPU as
-// each becomes free. Every device's first chunk is enqueued and flushed before the CPU starts;
+// each becomes free. Every side's first chunk is dealt before any side runs, and every device's
+// is enqueued and flushed before the CPU starts;
 // each device then takes its next chunk on a thread of its own (this one drives the first), so a
 // device is never waiting for another's chunk, and takes it one chunk ahead, so it has work
 // queued while the host finishes the one before. A discrete device keeps B from its first chunk
@@ -199,6 +200,9 @@ void run_dynamic(const Problem<T>& p, const Options& o, const Request& req, cons
     }
   }
   const Cores cores = cores_for(o, sides, cpu_takes, plan.profile_threads);
+  // The CPU's first chunk is dealt here, before any device's thread can ask ahead: every side
+  // with a share starts the call with rows, however slowly its thread gets going.
+  const Chunk cpu_first = cpu_takes ? dealer.take(sides.size()) : Chunk{};
   int64_t cpu_rows = 0;
   std::exception_ptr cpu_error;
   {
@@ -207,7 +211,7 @@ void run_dynamic(const Problem<T>& p, const Options& o, const Request& req, cons
       cpu = std::make_unique<Beside>([&] {
         r.t_cpu_start = clock::now_ns();
         try {
-          for (Chunk c = dealer.take(sides.size()); c.rows > 0; c = dealer.take(sides.size())) {
+          for (Chunk c = cpu_first; c.rows > 0; c = dealer.take(sides.size())) {
             cpu_share(p, c.row0, c.rows, cores.cpu_threads, true);
             cpu_rows += c.rows;
             ++r.cpu_chunks;
