@@ -1,11 +1,14 @@
-// libtandem_blas.so: the drop-in BLAS. Exports cblas_sgemm, cblas_dgemm, sgemm_ and dgemm_ with
-// the signatures of the system's cblas.h and of the Fortran BLAS; every other BLAS or LAPACK
-// symbol keeps resolving to the system's library.
+// libtandem_blas.so: the drop-in BLAS. Exports level 3 for s and d (gemm, syrk, syr2k, symm,
+// trmm, trsm) through CBLAS (cblas_sgemm, ...) and Fortran (sgemm_, ...) with the signatures of
+// the system's cblas.h and of the Fortran BLAS; every other BLAS or LAPACK symbol keeps
+// resolving to the system's library.
 //
-// Routing: a call with m*n*k below a threshold runs on the CPU BLAS without touching OpenCL, so
-// programs that only do small products pay no OpenCL start-up; larger calls take the configured
-// strategy (auto unless TANDEM_STRATEGY says otherwise). Either way tandem's own BLAS semantics
-// apply (alpha = 0 never reads A or B, beta = 0 never reads C).
+// Routing: a product with m*n*k below a threshold runs on the CPU BLAS without touching OpenCL,
+// so programs that only do small products pay no OpenCL start-up; larger ones take the
+// configured strategy (auto unless TANDEM_STRATEGY says otherwise). The other routines run as
+// blocked updates whose products follow the same rule (src/level3.hpp): one that keeps its
+// largest product on the CPU is one CPU BLAS call. Either way tandem's own BLAS semantics apply
+// (alpha = 0 never reads A or B, beta = 0 never reads C).
 //
 // Errors follow BLAS: an invalid argument calls xerbla_ (Fortran entries) or cblas_xerbla
 // (CBLAS entries) with the routine's name and the argument's position, and C is untouched.
@@ -17,10 +20,14 @@
 #include <cstdlib>
 #include <functional>
 #include <string>
+#include <type_traits>
 
 #include "config.hpp"
 #include "cpu_blas.hpp"
+#include "executor.hpp"
+#include "level3.hpp"
 #include "log.hpp"
+#include "problem.hpp"
 #include "tandem/tandem.hpp"
 
 #define TANDEM_EXPORT __attribute__((visibility("default")))
@@ -156,6 +163,232 @@ void fortran_gemm(const char* name, const char* transa, const char* transb, cons
   }
 }
 
+// The products of a level-3 routine: each goes through tandem's GEMM by the routing rule above,
+// and one that fails there (C intact) is retried on the CPU, as a gemm call would be.
+template <class T>
+class Routed final : public tandem::detail::level3::Products<T> {
+ public:
+  explicit Routed(const char* routine) : routine_(routine) {}
+
+  bool offloads(bool ta, bool tb, int64_t m, int64_t n, int64_t k, const T* a, int64_t lda,
+                const T* b, int64_t ldb, const T* c, int64_t ldc) override {
+    const tandem::Options o = route(m, n, k);
+    if (o.strategy == tandem::Strategy::Cpu) return false;
+    // The column-major product as the row-major one the executor plans (C^T = B^T A^T).
+    const tandem::detail::Problem<T> p{
+        tb, ta, n, m, k, T(1), b, ldb, a, lda, T(0), const_cast<T*>(c), ldc};
+    try {
+      return tandem::detail::uses_devices(p, o);
+    } catch (const std::exception&) {
+      return false;
+    }
+  }
+
+  void gemm(bool ta, bool tb, int64_t m, int64_t n, int64_t k, T alpha, const T* a, int64_t lda,
+            const T* b, int64_t ldb, T beta, T* c, int64_t ldc) override {
+    auto call = [&](const tandem::Options& o) {
+      tandem::gemm<T>(tandem::Layout::ColMajor, ta ? tandem::Op::Trans : tandem::Op::NoTrans,
+                      tb ? tandem::Op::Trans : tandem::Op::NoTrans, m, n, k, alpha, a, lda, b, ldb,
+                      beta, c, ldc, o);
+    };
+    ++products;
+    try {
+      call(route(m, n, k));
+    } catch (const std::exception& e) {
+      recover(routine_, e, [&] { call(cpu_only()); });
+    }
+  }
+
+  int products = 0;  // GEMMs sent to tandem
+
+ private:
+  const char* routine_;
+};
+
+// One level-3 call: runs `body` with the routed products, reports an invalid argument through
+// `on_invalid` (given its Fortran position) and logs the call under TANDEM_VERBOSE (`describe`
+// gives its name and sizes, built only then). Any other
+// failure is fatal: the routines update in place, so a call cannot simply be redone on the CPU
+// (each product's own failures were already retried there).
+template <class T, class Describe, class Body, class OnInvalid>
+void level3_call(const char* routine, Describe&& describe, Body&& body, OnInvalid&& on_invalid) {
+  Routed<T> products(routine);
+  try {
+    body(products);
+  } catch (const tandem::Error& e) {
+    if (e.kind() != tandem::Error::Kind::InvalidArgument) fatal(routine, e.what());
+    on_invalid(e.argument());
+    return;
+  } catch (const std::exception& e) {
+    fatal(routine, e.what());
+  }
+  if (tandem::detail::env_config().verbose)
+    tandem::detail::log_line(std::string(std::is_same_v<T, float> ? "s" : "d") + describe() +
+                             " products=" + std::to_string(products.products));
+}
+
+void fortran_invalid(const char* name, int position) {
+  const blasint info = position;
+  xerbla_(name, &info, 6);
+}
+
+// As the reference CBLAS: the position in the column-major Fortran call it makes, plus one for
+// the layout (the testers' cblas_xerbla maps row-major positions back; see cblas_position).
+void cblas_invalid(const char* routine, int position) {
+  std::string name(routine), form;
+  cblas_xerbla(position + 1, name.data(), form.data());
+}
+
+std::string dims(const char* name, int64_t a, const char* name2, int64_t b) {
+  return std::string(" ") + name + "=" + std::to_string(a) + " " + name2 + "=" + std::to_string(b);
+}
+
+// CBLAS's enumerations as Fortran characters ('\0' for a value that is none of them, which the
+// routine then reports), and a row-major call as the column-major call for the transposes.
+char uplo_char(int v) { return v == CblasUpper ? 'U' : v == CblasLower ? 'L' : '\0'; }
+char side_char(int v) { return v == CblasLeft ? 'L' : v == CblasRight ? 'R' : '\0'; }
+char diag_char(int v) { return v == CblasUnit ? 'U' : v == CblasNonUnit ? 'N' : '\0'; }
+char trans_char(int v) {
+  return v == CblasNoTrans ? 'N' : v == CblasTrans ? 'T' : v == CblasConjTrans ? 'C' : '\0';
+}
+char flip_uplo(char c) { return c == 'U' ? 'L' : c == 'L' ? 'U' : c; }
+char flip_side(char c) { return c == 'L' ? 'R' : c == 'R' ? 'L' : c; }
+char flip_trans(char c) { return c == 'N' ? 'T' : c == '\0' ? c : 'N'; }
+
+// The layout, or false after reporting it invalid (position 1).
+bool cblas_layout(const char* routine, int order, bool* row) {
+  if (order != CblasRowMajor && order != CblasColMajor) {
+    std::string name(routine), form;
+    cblas_xerbla(1, name.data(), form.data());
+    return false;
+  }
+  *row = order == CblasRowMajor;
+  return true;
+}
+
+template <class T>
+void cblas_syrk(const char* routine, int order, int uplo, int trans, blasint n, blasint k, T alpha,
+                const T* a, blasint lda, T beta, T* c, blasint ldc) {
+  bool row = false;
+  if (!cblas_layout(routine, order, &row)) return;
+  char ul = uplo_char(uplo), tr = trans_char(trans);
+  if (row) ul = flip_uplo(ul), tr = flip_trans(tr);
+  level3_call<T>(
+      routine, [&] { return "syrk" + dims("n", n, "k", k); },
+      [&](Routed<T>& pr) {
+        tandem::detail::level3::syrk<T>(ul, tr, n, k, alpha, a, lda, beta, c, ldc, pr);
+      },
+      [&](int position) { cblas_invalid(routine, position); });
+}
+
+template <class T>
+void cblas_syr2k(const char* routine, int order, int uplo, int trans, blasint n, blasint k, T alpha,
+                 const T* a, blasint lda, const T* b, blasint ldb, T beta, T* c, blasint ldc) {
+  bool row = false;
+  if (!cblas_layout(routine, order, &row)) return;
+  char ul = uplo_char(uplo), tr = trans_char(trans);
+  if (row) ul = flip_uplo(ul), tr = flip_trans(tr);
+  level3_call<T>(
+      routine, [&] { return "syr2k" + dims("n", n, "k", k); },
+      [&](Routed<T>& pr) {
+        tandem::detail::level3::syr2k<T>(ul, tr, n, k, alpha, a, lda, b, ldb, beta, c, ldc, pr);
+      },
+      [&](int position) { cblas_invalid(routine, position); });
+}
+
+template <class T>
+void cblas_symm(const char* routine, int order, int side, int uplo, blasint m, blasint n, T alpha,
+                const T* a, blasint lda, const T* b, blasint ldb, T beta, T* c, blasint ldc) {
+  bool row = false;
+  if (!cblas_layout(routine, order, &row)) return;
+  char sd = side_char(side), ul = uplo_char(uplo);
+  blasint rows = m, cols = n;
+  if (row) sd = flip_side(sd), ul = flip_uplo(ul), rows = n, cols = m;
+  level3_call<T>(
+      routine, [&] { return "symm" + dims("m", m, "n", n); },
+      [&](Routed<T>& pr) {
+        tandem::detail::level3::symm<T>(sd, ul, rows, cols, alpha, a, lda, b, ldb, beta, c, ldc,
+                                        pr);
+      },
+      [&](int position) { cblas_invalid(routine, position); });
+}
+
+// trmm and trsm: `solve` picks the routine.
+template <class T>
+void cblas_triangle(const char* routine, bool solve, int order, int side, int uplo, int trans,
+                    int diag, blasint m, blasint n, T alpha, const T* a, blasint lda, T* b,
+                    blasint ldb) {
+  bool row = false;
+  if (!cblas_layout(routine, order, &row)) return;
+  char sd = side_char(side), ul = uplo_char(uplo), tr = trans_char(trans), dg = diag_char(diag);
+  blasint rows = m, cols = n;
+  if (row) sd = flip_side(sd), ul = flip_uplo(ul), rows = n, cols = m;
+  level3_call<T>(
+      routine, [&] { return std::string(solve ? "trsm" : "trmm") + dims("m", m, "n", n); },
+      [&](Routed<T>& pr) {
+        if (solve)
+          tandem::detail::level3::trsm<T>(sd, ul, tr, dg, rows, cols, alpha, a, lda, b, ldb, pr);
+        else
+          tandem::detail::level3::trmm<T>(sd, ul, tr, dg, rows, cols, alpha, a, lda, b, ldb, pr);
+      },
+      [&](int position) { cblas_invalid(routine, position); });
+}
+
+template <class T>
+void fortran_syrk(const char* name, const char* uplo, const char* trans, const blasint* n,
+                  const blasint* k, const T* alpha, const T* a, const blasint* lda, const T* beta,
+                  T* c, const blasint* ldc) {
+  level3_call<T>(
+      name, [&] { return "syrk" + dims("n", *n, "k", *k); },
+      [&](Routed<T>& pr) {
+        tandem::detail::level3::syrk<T>(*uplo, *trans, *n, *k, *alpha, a, *lda, *beta, c, *ldc, pr);
+      },
+      [&](int position) { fortran_invalid(name, position); });
+}
+
+template <class T>
+void fortran_syr2k(const char* name, const char* uplo, const char* trans, const blasint* n,
+                   const blasint* k, const T* alpha, const T* a, const blasint* lda, const T* b,
+                   const blasint* ldb, const T* beta, T* c, const blasint* ldc) {
+  level3_call<T>(
+      name, [&] { return "syr2k" + dims("n", *n, "k", *k); },
+      [&](Routed<T>& pr) {
+        tandem::detail::level3::syr2k<T>(*uplo, *trans, *n, *k, *alpha, a, *lda, b, *ldb, *beta, c,
+                                         *ldc, pr);
+      },
+      [&](int position) { fortran_invalid(name, position); });
+}
+
+template <class T>
+void fortran_symm(const char* name, const char* side, const char* uplo, const blasint* m,
+                  const blasint* n, const T* alpha, const T* a, const blasint* lda, const T* b,
+                  const blasint* ldb, const T* beta, T* c, const blasint* ldc) {
+  level3_call<T>(
+      name, [&] { return "symm" + dims("m", *m, "n", *n); },
+      [&](Routed<T>& pr) {
+        tandem::detail::level3::symm<T>(*side, *uplo, *m, *n, *alpha, a, *lda, b, *ldb, *beta, c,
+                                        *ldc, pr);
+      },
+      [&](int position) { fortran_invalid(name, position); });
+}
+
+template <class T>
+void fortran_triangle(const char* name, bool solve, const char* side, const char* uplo,
+                      const char* trans, const char* diag, const blasint* m, const blasint* n,
+                      const T* alpha, const T* a, const blasint* lda, T* b, const blasint* ldb) {
+  level3_call<T>(
+      name, [&] { return std::string(solve ? "trsm" : "trmm") + dims("m", *m, "n", *n); },
+      [&](Routed<T>& pr) {
+        if (solve)
+          tandem::detail::level3::trsm<T>(*side, *uplo, *trans, *diag, *m, *n, *alpha, a, *lda, b,
+                                          *ldb, pr);
+        else
+          tandem::detail::level3::trmm<T>(*side, *uplo, *trans, *diag, *m, *n, *alpha, a, *lda, b,
+                                          *ldb, pr);
+      },
+      [&](int position) { fortran_invalid(name, position); });
+}
+
 }  // namespace
 
 extern "C" {
@@ -193,6 +426,157 @@ TANDEM_EXPORT void dgemm_(const char* transa, const char* transb, const blasint*
                           const double* beta, double* c, const blasint* ldc, std::size_t,
                           std::size_t) {
   fortran_gemm<double>("DGEMM ", transa, transb, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc);
+}
+
+TANDEM_EXPORT void cblas_ssyrk(const enum CBLAS_ORDER Order, const enum CBLAS_UPLO Uplo,
+                               const enum CBLAS_TRANSPOSE Trans, const blasint N, const blasint K,
+                               const float alpha, const float* A, const blasint lda,
+                               const float beta, float* C, const blasint ldc) {
+  cblas_syrk<float>("cblas_ssyrk", Order, Uplo, Trans, N, K, alpha, A, lda, beta, C, ldc);
+}
+
+TANDEM_EXPORT void cblas_ssyr2k(const enum CBLAS_ORDER Order, const enum CBLAS_UPLO Uplo,
+                                const enum CBLAS_TRANSPOSE Trans, const blasint N, const blasint K,
+                                const float alpha, const float* A, const blasint lda,
+                                const float* B, const blasint ldb, const float beta, float* C,
+                                const blasint ldc) {
+  cblas_syr2k<float>("cblas_ssyr2k", Order, Uplo, Trans, N, K, alpha, A, lda, B, ldb, beta, C, ldc);
+}
+
+TANDEM_EXPORT void cblas_ssymm(const enum CBLAS_ORDER Order, const enum CBLAS_SIDE Side,
+                               const enum CBLAS_UPLO Uplo, const blasint M, const blasint N,
+                               const float alpha, const float* A, const blasint lda, const float* B,
+                               const blasint ldb, const float beta, float* C, const blasint ldc) {
+  cblas_symm<float>("cblas_ssymm", Order, Side, Uplo, M, N, alpha, A, lda, B, ldb, beta, C, ldc);
+}
+
+TANDEM_EXPORT void cblas_strmm(const enum CBLAS_ORDER Order, const enum CBLAS_SIDE Side,
+                               const enum CBLAS_UPLO Uplo, const enum CBLAS_TRANSPOSE TransA,
+                               const enum CBLAS_DIAG Diag, const blasint M, const blasint N,
+                               const float alpha, const float* A, const blasint lda, float* B,
+                               const blasint ldb) {
+  cblas_triangle<float>("cblas_strmm", false, Order, Side, Uplo, TransA, Diag, M, N, alpha, A, lda,
+                        B, ldb);
+}
+
+TANDEM_EXPORT void cblas_strsm(const enum CBLAS_ORDER Order, const enum CBLAS_SIDE Side,
+                               const enum CBLAS_UPLO Uplo, const enum CBLAS_TRANSPOSE TransA,
+                               const enum CBLAS_DIAG Diag, const blasint M, const blasint N,
+                               const float alpha, const float* A, const blasint lda, float* B,
+                               const blasint ldb) {
+  cblas_triangle<float>("cblas_strsm", true, Order, Side, Uplo, TransA, Diag, M, N, alpha, A, lda,
+                        B, ldb);
+}
+
+TANDEM_EXPORT void ssyrk_(const char* uplo, const char* trans, const blasint* n, const blasint* k,
+                          const float* alpha, const float* a, const blasint* lda, const float* beta,
+                          float* c, const blasint* ldc, std::size_t, std::size_t) {
+  fortran_syrk<float>("SSYRK ", uplo, trans, n, k, alpha, a, lda, beta, c, ldc);
+}
+
+TANDEM_EXPORT void ssyr2k_(const char* uplo, const char* trans, const blasint* n, const blasint* k,
+                           const float* alpha, const float* a, const blasint* lda, const float* b,
+                           const blasint* ldb, const float* beta, float* c, const blasint* ldc,
+                           std::size_t, std::size_t) {
+  fortran_syr2k<float>("SSYR2K", uplo, trans, n, k, alpha, a, lda, b, ldb, beta, c, ldc);
+}
+
+TANDEM_EXPORT void ssymm_(const char* side, const char* uplo, const blasint* m, const blasint* n,
+                          const float* alpha, const float* a, const blasint* lda, const float* b,
+                          const blasint* ldb, const float* beta, float* c, const blasint* ldc,
+                          std::size_t, std::size_t) {
+  fortran_symm<float>("SSYMM ", side, uplo, m, n, alpha, a, lda, b, ldb, beta, c, ldc);
+}
+
+TANDEM_EXPORT void strmm_(const char* side, const char* uplo, const char* transa, const char* diag,
+                          const blasint* m, const blasint* n, const float* alpha, const float* a,
+                          const blasint* lda, float* b, const blasint* ldb, std::size_t,
+                          std::size_t, std::size_t, std::size_t) {
+  fortran_triangle<float>("STRMM ", false, side, uplo, transa, diag, m, n, alpha, a, lda, b, ldb);
+}
+
+TANDEM_EXPORT void strsm_(const char* side, const char* uplo, const char* transa, const char* diag,
+                          const blasint* m, const blasint* n, const float* alpha, const float* a,
+                          const blasint* lda, float* b, const blasint* ldb, std::size_t,
+                          std::size_t, std::size_t, std::size_t) {
+  fortran_triangle<float>("STRSM ", true, side, uplo, transa, diag, m, n, alpha, a, lda, b, ldb);
+}
+
+TANDEM_EXPORT void cblas_dsyrk(const enum CBLAS_ORDER Order, const enum CBLAS_UPLO Uplo,
+                               const enum CBLAS_TRANSPOSE Trans, const blasint N, const blasint K,
+                               const double alpha, const double* A, const blasint lda,
+                               const double beta, double* C, const blasint ldc) {
+  cblas_syrk<double>("cblas_dsyrk", Order, Uplo, Trans, N, K, alpha, A, lda, beta, C, ldc);
+}
+
+TANDEM_EXPORT void cblas_dsyr2k(const enum CBLAS_ORDER Order, const enum CBLAS_UPLO Uplo,
+                                const enum CBLAS_TRANSPOSE Trans, const blasint N, const blasint K,
+                                const double alpha, const double* A, const blasint lda,
+                                const double* B, const blasint ldb, const double beta, double* C,
+                                const blasint ldc) {
+  cblas_syr2k<double>("cblas_dsyr2k", Order, Uplo, Trans, N, K, alpha, A, lda, B, ldb, beta, C,
+                      ldc);
+}
+
+TANDEM_EXPORT void cblas_dsymm(const enum CBLAS_ORDER Order, const enum CBLAS_SIDE Side,
+                               const enum CBLAS_UPLO Uplo, const blasint M, const blasint N,
+                               const double alpha, const double* A, const blasint lda,
+                               const double* B, const blasint ldb, const double beta, double* C,
+                               const blasint ldc) {
+  cblas_symm<double>("cblas_dsymm", Order, Side, Uplo, M, N, alpha, A, lda, B, ldb, beta, C, ldc);
+}
+
+TANDEM_EXPORT void cblas_dtrmm(const enum CBLAS_ORDER Order, const enum CBLAS_SIDE Side,
+                               const enum CBLAS_UPLO Uplo, const enum CBLAS_TRANSPOSE TransA,
+                               const enum CBLAS_DIAG Diag, const blasint M, const blasint N,
+                               const double alpha, const double* A, const blasint lda, double* B,
+                               const blasint ldb) {
+  cblas_triangle<double>("cblas_dtrmm", false, Order, Side, Uplo, TransA, Diag, M, N, alpha, A, lda,
+                         B, ldb);
+}
+
+TANDEM_EXPORT void cblas_dtrsm(const enum CBLAS_ORDER Order, const enum CBLAS_SIDE Side,
+                               const enum CBLAS_UPLO Uplo, const enum CBLAS_TRANSPOSE TransA,
+                               const enum CBLAS_DIAG Diag, const blasint M, const blasint N,
+                               const double alpha, const double* A, const blasint lda, double* B,
+                               const blasint ldb) {
+  cblas_triangle<double>("cblas_dtrsm", true, Order, Side, Uplo, TransA, Diag, M, N, alpha, A, lda,
+                         B, ldb);
+}
+
+TANDEM_EXPORT void dsyrk_(const char* uplo, const char* trans, const blasint* n, const blasint* k,
+                          const double* alpha, const double* a, const blasint* lda,
+                          const double* beta, double* c, const blasint* ldc, std::size_t,
+                          std::size_t) {
+  fortran_syrk<double>("DSYRK ", uplo, trans, n, k, alpha, a, lda, beta, c, ldc);
+}
+
+TANDEM_EXPORT void dsyr2k_(const char* uplo, const char* trans, const blasint* n, const blasint* k,
+                           const double* alpha, const double* a, const blasint* lda,
+                           const double* b, const blasint* ldb, const double* beta, double* c,
+                           const blasint* ldc, std::size_t, std::size_t) {
+  fortran_syr2k<double>("DSYR2K", uplo, trans, n, k, alpha, a, lda, b, ldb, beta, c, ldc);
+}
+
+TANDEM_EXPORT void dsymm_(const char* side, const char* uplo, const blasint* m, const blasint* n,
+                          const double* alpha, const double* a, const blasint* lda, const double* b,
+                          const blasint* ldb, const double* beta, double* c, const blasint* ldc,
+                          std::size_t, std::size_t) {
+  fortran_symm<double>("DSYMM ", side, uplo, m, n, alpha, a, lda, b, ldb, beta, c, ldc);
+}
+
+TANDEM_EXPORT void dtrmm_(const char* side, const char* uplo, const char* transa, const char* diag,
+                          const blasint* m, const blasint* n, const double* alpha, const double* a,
+                          const blasint* lda, double* b, const blasint* ldb, std::size_t,
+                          std::size_t, std::size_t, std::size_t) {
+  fortran_triangle<double>("DTRMM ", false, side, uplo, transa, diag, m, n, alpha, a, lda, b, ldb);
+}
+
+TANDEM_EXPORT void dtrsm_(const char* side, const char* uplo, const char* transa, const char* diag,
+                          const blasint* m, const blasint* n, const double* alpha, const double* a,
+                          const blasint* lda, double* b, const blasint* ldb, std::size_t,
+                          std::size_t, std::size_t, std::size_t) {
+  fortran_triangle<double>("DTRSM ", true, side, uplo, transa, diag, m, n, alpha, a, lda, b, ldb);
 }
 
 }  // extern "C"

@@ -1,8 +1,8 @@
-// OpenBLAS behind cpu_blas.hpp: the row-major CBLAS calls and the process-wide thread count.
+// OpenBLAS behind cpu_blas.hpp: the level-3 CBLAS calls and the process-wide thread count.
 //
-// The GEMM entry points are looked up in OpenBLAS's own library with dlsym rather than bound by
-// name: when libtandem_blas.so is preloaded, the names cblas_sgemm and cblas_dgemm are tandem's,
-// and calling them here would recurse.
+// The level-3 entry points are looked up in OpenBLAS's own library with dlsym rather than bound
+// by name: when libtandem_blas.so is preloaded, names such as cblas_sgemm and cblas_ssyrk are
+// tandem's, and calling them here would recurse.
 #include "cpu_blas.hpp"
 
 #include <cblas.h>
@@ -13,6 +13,7 @@
 #include <shared_mutex>
 #include <sstream>
 #include <stdexcept>
+#include <string>
 
 #include "after_fork.hpp"
 
@@ -22,29 +23,56 @@ namespace {
 CBLAS_TRANSPOSE op(bool trans) { return trans ? CblasTrans : CblasNoTrans; }
 blasint narrow(int64_t v) { return static_cast<blasint>(v); }
 
-using sgemm_fn = decltype(&cblas_sgemm);
-using dgemm_fn = decltype(&cblas_dgemm);
+CBLAS_UPLO uplo_of(char c) { return c == 'U' ? CblasUpper : CblasLower; }
+CBLAS_TRANSPOSE trans_of(char c) { return c == 'N' ? CblasNoTrans : CblasTrans; }
+CBLAS_SIDE side_of(char c) { return c == 'L' ? CblasLeft : CblasRight; }
+CBLAS_DIAG diag_of(char c) { return c == 'U' ? CblasUnit : CblasNonUnit; }
 
+// OpenBLAS's own level-3 CBLAS entries.
 struct Entry {
-  sgemm_fn sgemm = nullptr;
-  dgemm_fn dgemm = nullptr;
+  decltype(&cblas_sgemm) sgemm = nullptr;
+  decltype(&cblas_dgemm) dgemm = nullptr;
+  decltype(&cblas_ssyrk) ssyrk = nullptr;
+  decltype(&cblas_dsyrk) dsyrk = nullptr;
+  decltype(&cblas_ssyr2k) ssyr2k = nullptr;
+  decltype(&cblas_dsyr2k) dsyr2k = nullptr;
+  decltype(&cblas_ssymm) ssymm = nullptr;
+  decltype(&cblas_dsymm) dsymm = nullptr;
+  decltype(&cblas_strmm) strmm = nullptr;
+  decltype(&cblas_dtrmm) dtrmm = nullptr;
+  decltype(&cblas_strsm) strsm = nullptr;
+  decltype(&cblas_dtrsm) dtrsm = nullptr;
 };
 
-// OpenBLAS's own cblas_sgemm and cblas_dgemm, found through the library that defines
-// openblas_get_config (a name no drop-in interposes).
+template <class F>
+void find(void* lib, const char* name, F& f, std::string& missing) {
+  f = lib != nullptr ? reinterpret_cast<F>(dlsym(lib, name)) : nullptr;
+  if (f == nullptr) missing += std::string(missing.empty() ? "" : ", ") + name;
+}
+
+// Found through the library that defines openblas_get_config (a name no drop-in interposes).
 const Entry& entry() {
   static const Entry e = [] {
     Entry found;
+    void* lib = nullptr;
     Dl_info info{};
     if (dladdr(reinterpret_cast<void*>(&openblas_get_config), &info) != 0 &&
-        info.dli_fname != nullptr) {
-      if (void* lib = dlopen(info.dli_fname, RTLD_NOW | RTLD_NOLOAD | RTLD_LOCAL)) {
-        found.sgemm = reinterpret_cast<sgemm_fn>(dlsym(lib, "cblas_sgemm"));
-        found.dgemm = reinterpret_cast<dgemm_fn>(dlsym(lib, "cblas_dgemm"));
-      }
-    }
-    if (found.sgemm == nullptr || found.dgemm == nullptr)
-      throw std::runtime_error("cannot locate OpenBLAS's cblas_sgemm/cblas_dgemm");
+        info.dli_fname != nullptr)
+      lib = dlopen(info.dli_fname, RTLD_NOW | RTLD_NOLOAD | RTLD_LOCAL);
+    std::string missing;
+    find(lib, "cblas_sgemm", found.sgemm, missing);
+    find(lib, "cblas_dgemm", found.dgemm, missing);
+    find(lib, "cblas_ssyrk", found.ssyrk, missing);
+    find(lib, "cblas_dsyrk", found.dsyrk, missing);
+    find(lib, "cblas_ssyr2k", found.ssyr2k, missing);
+    find(lib, "cblas_dsyr2k", found.dsyr2k, missing);
+    find(lib, "cblas_ssymm", found.ssymm, missing);
+    find(lib, "cblas_dsymm", found.dsymm, missing);
+    find(lib, "cblas_strmm", found.strmm, missing);
+    find(lib, "cblas_dtrmm", found.dtrmm, missing);
+    find(lib, "cblas_strsm", found.strsm, missing);
+    find(lib, "cblas_dtrsm", found.dtrsm, missing);
+    if (!missing.empty()) throw std::runtime_error("cannot locate OpenBLAS's " + missing);
     return found;
   }();
   return e;
@@ -76,6 +104,66 @@ void gemm(bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t k, double al
           int64_t ldc) {
   entry().dgemm(CblasRowMajor, op(trans_a), op(trans_b), narrow(m), narrow(n), narrow(k), alpha, a,
                 narrow(lda), b, narrow(ldb), beta, c, narrow(ldc));
+}
+
+void syrk(char uplo, char trans, int64_t n, int64_t k, float alpha, const float* a, int64_t lda,
+          float beta, float* c, int64_t ldc) {
+  entry().ssyrk(CblasColMajor, uplo_of(uplo), trans_of(trans), narrow(n), narrow(k), alpha, a,
+                narrow(lda), beta, c, narrow(ldc));
+}
+
+void syr2k(char uplo, char trans, int64_t n, int64_t k, float alpha, const float* a, int64_t lda,
+           const float* b, int64_t ldb, float beta, float* c, int64_t ldc) {
+  entry().ssyr2k(CblasColMajor, uplo_of(uplo), trans_of(trans), narrow(n), narrow(k), alpha, a,
+                 narrow(lda), b, narrow(ldb), beta, c, narrow(ldc));
+}
+
+void symm(char side, char uplo, int64_t m, int64_t n, float alpha, const float* a, int64_t lda,
+          const float* b, int64_t ldb, float beta, float* c, int64_t ldc) {
+  entry().ssymm(CblasColMajor, side_of(side), uplo_of(uplo), narrow(m), narrow(n), alpha, a,
+                narrow(lda), b, narrow(ldb), beta, c, narrow(ldc));
+}
+
+void trmm(char side, char uplo, char trans, char diag, int64_t m, int64_t n, float alpha,
+          const float* a, int64_t lda, float* b, int64_t ldb) {
+  entry().strmm(CblasColMajor, side_of(side), uplo_of(uplo), trans_of(trans), diag_of(diag),
+                narrow(m), narrow(n), alpha, a, narrow(lda), b, narrow(ldb));
+}
+
+void trsm(char side, char uplo, char trans, char diag, int64_t m, int64_t n, float alpha,
+          const float* a, int64_t lda, float* b, int64_t ldb) {
+  entry().strsm(CblasColMajor, side_of(side), uplo_of(uplo), trans_of(trans), diag_of(diag),
+                narrow(m), narrow(n), alpha, a, narrow(lda), b, narrow(ldb));
+}
+
+void syrk(char uplo, char trans, int64_t n, int64_t k, double alpha, const double* a, int64_t lda,
+          double beta, double* c, int64_t ldc) {
+  entry().dsyrk(CblasColMajor, uplo_of(uplo), trans_of(trans), narrow(n), narrow(k), alpha, a,
+                narrow(lda), beta, c, narrow(ldc));
+}
+
+void syr2k(char uplo, char trans, int64_t n, int64_t k, double alpha, const double* a, int64_t lda,
+           const double* b, int64_t ldb, double beta, double* c, int64_t ldc) {
+  entry().dsyr2k(CblasColMajor, uplo_of(uplo), trans_of(trans), narrow(n), narrow(k), alpha, a,
+                 narrow(lda), b, narrow(ldb), beta, c, narrow(ldc));
+}
+
+void symm(char side, char uplo, int64_t m, int64_t n, double alpha, const double* a, int64_t lda,
+          const double* b, int64_t ldb, double beta, double* c, int64_t ldc) {
+  entry().dsymm(CblasColMajor, side_of(side), uplo_of(uplo), narrow(m), narrow(n), alpha, a,
+                narrow(lda), b, narrow(ldb), beta, c, narrow(ldc));
+}
+
+void trmm(char side, char uplo, char trans, char diag, int64_t m, int64_t n, double alpha,
+          const double* a, int64_t lda, double* b, int64_t ldb) {
+  entry().dtrmm(CblasColMajor, side_of(side), uplo_of(uplo), trans_of(trans), diag_of(diag),
+                narrow(m), narrow(n), alpha, a, narrow(lda), b, narrow(ldb));
+}
+
+void trsm(char side, char uplo, char trans, char diag, int64_t m, int64_t n, double alpha,
+          const double* a, int64_t lda, double* b, int64_t ldb) {
+  entry().dtrsm(CblasColMajor, side_of(side), uplo_of(uplo), trans_of(trans), diag_of(diag),
+                narrow(m), narrow(n), alpha, a, narrow(lda), b, narrow(ldb));
 }
 
 struct Threads::Lock {

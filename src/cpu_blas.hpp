@@ -16,6 +16,29 @@ void gemm(bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t k, double al
           const double* a, int64_t lda, const double* b, int64_t ldb, double beta, double* c,
           int64_t ldc);
 
+// The other level-3 routines, column-major with Fortran's conventions (uplo 'U' or 'L', trans
+// 'N' or 'T', side 'L' or 'R', diag 'U' or 'N'), arguments already checked (src/level3.cpp).
+void syrk(char uplo, char trans, int64_t n, int64_t k, float alpha, const float* a, int64_t lda,
+          float beta, float* c, int64_t ldc);
+void syr2k(char uplo, char trans, int64_t n, int64_t k, float alpha, const float* a, int64_t lda,
+           const float* b, int64_t ldb, float beta, float* c, int64_t ldc);
+void symm(char side, char uplo, int64_t m, int64_t n, float alpha, const float* a, int64_t lda,
+          const float* b, int64_t ldb, float beta, float* c, int64_t ldc);
+void trmm(char side, char uplo, char trans, char diag, int64_t m, int64_t n, float alpha,
+          const float* a, int64_t lda, float* b, int64_t ldb);
+void trsm(char side, char uplo, char trans, char diag, int64_t m, int64_t n, float alpha,
+          const float* a, int64_t lda, float* b, int64_t ldb);
+void syrk(char uplo, char trans, int64_t n, int64_t k, double alpha, const double* a, int64_t lda,
+          double beta, double* c, int64_t ldc);
+void syr2k(char uplo, char trans, int64_t n, int64_t k, double alpha, const double* a, int64_t lda,
+           const double* b, int64_t ldb, double beta, double* c, int64_t ldc);
+void symm(char side, char uplo, int64_t m, int64_t n, double alpha, const double* a, int64_t lda,
+          const double* b, int64_t ldb, double beta, double* c, int64_t ldc);
+void trmm(char side, char uplo, char trans, char diag, int64_t m, int64_t n, double alpha,
+          const double* a, int64_t lda, double* b, int64_t ldb);
+void trsm(char side, char uplo, char trans, char diag, int64_t m, int64_t n, double alpha,
+          const double* a, int64_t lda, double* b, int64_t ldb);
+
 // Whether a value fits the BLAS's integer arguments.
 bool fits(int64_t value);
 

@@ -207,6 +207,21 @@ void execute(const Problem<T>& p, const Options& o, Report& r) {
   close_report(devices, p, cpu_rows, r);
 }
 
+template <class T>
+bool uses_devices(const Problem<T>& p, const Options& o) {
+  const Request req = request(o);
+  if (req.strategy == Strategy::Cpu) return false;
+  Report r;
+  try {
+    return !plan_gpu(p, o, req, r).parts.empty();
+  } catch (const Error& e) {
+    if (e.kind() == Error::Kind::InvalidArgument) throw;
+    return false;
+  }
+}
+
+template bool uses_devices<float>(const Problem<float>&, const Options&);
+template bool uses_devices<double>(const Problem<double>&, const Options&);
 template void execute<float>(const Problem<float>&, const Options&, Report&);
 template void execute<double>(const Problem<double>&, const Options&, Report&);
 

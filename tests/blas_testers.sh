@@ -2,8 +2,10 @@
 # Runs the reference BLAS level-3 testers from Debian's libblas-test (xblat3s, xblat3d for the
 # Fortran interface; xscblat3, xdcblat3 for CBLAS, both layouts) against libtandem_blas.so
 # through LD_PRELOAD, with the reference libblas.so.3 on LD_LIBRARY_PATH for the testers' helper
-# symbols. Prints every verdict line. Fails unless every routine passed its error-exit and
-# computational tests and tandem served every gemm call.
+# symbols. Prints every verdict line. Fails unless every routine (gemm, symm, trmm, trsm, syrk,
+# syr2k) passed its error-exit and computational tests and tandem served every one of its
+# computational calls (the tester says how many it made); under forced routing, also unless some
+# of each routine's calls were split between the GPU path and the CPU.
 #
 #   blas_testers.sh LIBTANDEM_BLAS default|forced
 set -euo pipefail
@@ -24,23 +26,33 @@ if [ "$mode" = forced ]; then
 fi
 
 status=0
-check() {  # check NAME OUTPUT STDERR ROUTINE EXPECTED_CALLS
-  local name=$1 out=$2 err=$3 routine=$4 calls=$5
+routines="gemm symm trmm trsm syrk syr2k"
+check() {  # check NAME OUTPUT STDERR PRECISION
+  local name=$1 out=$2 err=$3 p=$4
   echo "== $name ($mode routing)"
   grep -E "PASSED|FAILED|FAIL|NOT DETECTED|\*\*\*\*\*" "$out" | sed 's/^ */  /' || true
   if grep -qE "FAIL|NOT DETECTED|\*\*\*\*\*" "$out" || ! grep -q "END OF TESTS" "$out"; then
     echo "  -> $name: NOT all tests passed"; status=1
   fi
-  local served
-  served=$(grep -c "tandem: $routine m=" "$err" || true)
-  echo "  tandem served $served $routine calls (expected at least $calls)"
-  [ "$served" -ge "$calls" ] || { echo "  -> $name: calls did not go through tandem"; status=1; }
-  if [ "$mode" = forced ]; then
-    local split
-    split=$(grep -c "tandem: $routine .*strategy=hybrid" "$err" || true)
-    echo "  of them split between GPU and CPU: $split"
-    [ "$split" -gt 0 ] || { echo "  -> $name: no call was split"; status=1; }
-  fi
+  local r calls served split
+  for r in $routines; do
+    # The tester's own count of computational calls, over both layouts where it tests both.
+    calls=$(grep -iE "^ *(cblas_)?$p$r +PASSED .*COMPUTATIONAL" "$out" |
+              sed -E 's/.*\( *([0-9]+) CALLS\).*/\1/' | awk '{s += $1} END {print s + 0}')
+    served=$(grep -c "^tandem: $p$r " "$err" || true)
+    echo "  $p$r: tandem served $served calls (the tester made $calls)"
+    [ "$calls" -gt 0 ] || { echo "  -> $name: $p$r was not tested"; status=1; }
+    [ "$served" -ge "$calls" ] || { echo "  -> $name: $p$r calls did not go through tandem"; status=1; }
+    if [ "$mode" = forced ]; then
+      if [ "$r" = gemm ]; then
+        split=$(grep -c "^tandem: ${p}gemm .*strategy=hybrid" "$err" || true)
+      else
+        split=$(grep -cE "^tandem: $p$r .* products=[1-9]" "$err" || true)
+      fi
+      echo "    of them through the split: $split"
+      [ "$split" -gt 0 ] || { echo "  -> $name: no $p$r call reached the split"; status=1; }
+    fi
+  done
   if grep -q "warning" "$err"; then
     grep "warning" "$err" | sort -u; echo "  -> $name: tandem warned (GPU fallback?)"; status=1
   fi
@@ -48,10 +60,10 @@ check() {  # check NAME OUTPUT STDERR ROUTINE EXPECTED_CALLS
 
 for p in s d; do
   LD_PRELOAD=$lib LD_LIBRARY_PATH=$blas "$blas/x${p}cblat3" < "$blas/${p}in3" > "c$p.out" 2> "c$p.err" || status=1
-  check "x${p}cblat3 (CBLAS)" "c$p.out" "c$p.err" "${p}gemm" 34992
+  check "x${p}cblat3 (CBLAS)" "c$p.out" "c$p.err" "$p"
   rm -f "${p}blat3.out"
   LD_PRELOAD=$lib LD_LIBRARY_PATH=$blas "$blas/xblat3$p" < "$blas/${p}blat3.in" > "f$p.log" 2> "f$p.err" || status=1
-  check "xblat3$p (Fortran)" "${p}blat3.out" "f$p.err" "${p}gemm" 17496
+  check "xblat3$p (Fortran)" "${p}blat3.out" "f$p.err" "$p"
 done
 [ $status -eq 0 ] && echo "all reference testers passed" || echo "REFERENCE TESTERS FAILED"
 exit $status

@@ -1,6 +1,7 @@
 """A real client: numpy's a @ b for 2048-square float32 and float64 (numpy calls cblas_sgemm and
-cblas_dgemm through libblas.so.3). `run OUT` computes on fixed random inputs and saves the results;
-`compare REF OUT` checks the two runs agree."""
+cblas_dgemm through libblas.so.3), and a.T @ a for 1024-square ones (numpy calls cblas_ssyrk and
+cblas_dsyrk for a product of an array with its own transpose). `run OUT` computes on fixed random
+inputs and saves the results; `compare REF OUT` checks the two runs agree."""
 import sys
 
 import numpy as np
@@ -13,16 +14,18 @@ def run(out):
         a = rng.standard_normal((2048, 2048)).astype(dtype)
         b = rng.standard_normal((2048, 2048)).astype(dtype)
         results[np.dtype(dtype).name] = a @ b
+        g = rng.standard_normal((1024, 1024)).astype(dtype)
+        results[np.dtype(dtype).name + "_gram"] = g.T @ g
     np.savez(out, **results)
 
 
 def compare(ref_file, out_file):
     ref, out = np.load(ref_file), np.load(out_file)
     ok = True
-    for name in ("float32", "float64"):
+    for name in ("float32", "float64", "float32_gram", "float64_gram"):
         r, o = ref[name].astype(np.float64), out[name].astype(np.float64)
         err = np.max(np.abs(r - o)) / np.max(np.abs(r))
-        tol = 1e-5 if name == "float32" else 1e-12
+        tol = 1e-5 if name.startswith("float32") else 1e-12
         print(f"{name}: max relative difference with and without tandem = {err:.3e} (tolerance {tol:g})")
         ok = ok and bool(np.isfinite(err)) and err <= tol
     return ok

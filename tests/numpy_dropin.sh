@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# numpy with libtandem_blas.so gives the same a @ b as without it, and TANDEM_VERBOSE shows the
-# sgemm and dgemm calls going through tandem. Skipped (exit 77, which ctest reports as skipped)
+# numpy with libtandem_blas.so gives the same a @ b and a.T @ a as without it, and TANDEM_VERBOSE
+# shows the sgemm, dgemm, ssyrk and dsyrk calls going through tandem. Skipped (exit 77, which ctest reports as skipped)
 # only when python3-numpy is not installed.
 #
 #   numpy_dropin.sh LIBTANDEM_BLAS SCRIPT_DIR preload|libblas
@@ -38,6 +38,13 @@ for r in sgemm dgemm; do
     echo "$r: numpy's call went through tandem"
   else
     echo "$r: numpy's call did NOT go through tandem"; status=1
+  fi
+done
+for r in ssyrk dsyrk; do
+  if grep -q "tandem: $r n=1024 k=1024" "$work/err"; then
+    echo "$r: numpy's a.T @ a went through tandem"
+  else
+    echo "$r: numpy's a.T @ a did NOT go through tandem"; status=1
   fi
 done
 "$py" "$here/numpy_dropin.py" compare "$work/ref.npz" "$work/out.npz" || status=1

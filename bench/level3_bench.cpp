@@ -1,0 +1,176 @@
+// The drop-in's level-3 routines against OpenBLAS alone, side by side in one process: each call
+// (syrk, syr2k, symm, trmm, trsm; float and double; square n) runs through libtandem_blas.so's
+// CBLAS entry, which this program links, and through OpenBLAS's own entry (found with dlsym in
+// the library that defines openblas_get_config), from the caller's ordinary memory, alternating,
+// with medians after a warm-up. Every tandem result is compared with OpenBLAS's. Prints one JSON
+// line per case.
+//
+//   level3_bench [SIZES [REPS]]     e.g. level3_bench 1024,4096,8192 5
+#include <cblas.h>
+#include <dlfcn.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <functional>
+#include <random>
+#include <sstream>
+#include <string>
+#include <vector>
+
+namespace {
+
+void* openblas() {
+  Dl_info info{};
+  if (dladdr(reinterpret_cast<void*>(&openblas_get_config), &info) == 0) return nullptr;
+  return dlopen(info.dli_fname, RTLD_NOW | RTLD_NOLOAD);
+}
+
+template <class F>
+F own(const char* name) {
+  static void* lib = openblas();
+  auto* f = lib != nullptr ? reinterpret_cast<F>(dlsym(lib, name)) : nullptr;
+  if (f == nullptr) {
+    std::fprintf(stderr, "cannot find OpenBLAS's %s\n", name);
+    std::exit(1);
+  }
+  return f;
+}
+
+double seconds(const std::function<void()>& f) {
+  const auto t0 = std::chrono::steady_clock::now();
+  f();
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+}
+
+double median(std::vector<double> v) {
+  std::sort(v.begin(), v.end());
+  return v[v.size() / 2];
+}
+
+// One routine at one size: `run(ours, out)` computes into `out` (restored from the inputs first)
+// through tandem (ours) or OpenBLAS. Returns the JSON line.
+template <class T>
+std::string measure(const char* routine, int n, int reps, double flops,
+                    const std::function<void(bool, std::vector<T>&)>& run) {
+  std::vector<T> mine, theirs;
+  run(true, mine);  // warm-up: OpenCL start, kernels built, pages touched
+  run(false, theirs);
+  double worst = 0, scale = 0;
+  for (size_t i = 0; i < mine.size(); ++i) {
+    worst = std::max(worst, std::abs(static_cast<double>(mine[i]) - theirs[i]));
+    scale = std::max(scale, std::abs(static_cast<double>(theirs[i])));
+  }
+  std::vector<double> t_ours, t_theirs;
+  for (int r = 0; r < reps; ++r) {
+    t_theirs.push_back(seconds([&] { run(false, theirs); }));
+    t_ours.push_back(seconds([&] { run(true, mine); }));
+  }
+  const double ours = median(t_ours), blas = median(t_theirs);
+  std::ostringstream line;
+  line << "{\"routine\": \"" << (sizeof(T) == 4 ? "s" : "d") << routine << "\", \"n\": " << n
+       << ", \"reps\": " << reps << ", \"openblas_s\": " << blas << ", \"tandem_s\": " << ours
+       << ", \"openblas_gflops\": " << flops / blas * 1e-9
+       << ", \"tandem_gflops\": " << flops / ours * 1e-9 << ", \"speedup\": " << blas / ours
+       << ", \"max_rel_diff\": " << (scale > 0 ? worst / scale : worst) << "}";
+  return line.str();
+}
+
+template <class T>
+struct Calls;
+template <>
+struct Calls<float> {
+  using syrk = decltype(&cblas_ssyrk);
+  using syr2k = decltype(&cblas_ssyr2k);
+  using symm = decltype(&cblas_ssymm);
+  using trmm = decltype(&cblas_strmm);
+  static constexpr syrk tandem_syrk = &cblas_ssyrk;
+  static constexpr syr2k tandem_syr2k = &cblas_ssyr2k;
+  static constexpr symm tandem_symm = &cblas_ssymm;
+  static constexpr trmm tandem_trmm = &cblas_strmm, tandem_trsm = &cblas_strsm;
+  static constexpr const char* names[5] = {"cblas_ssyrk", "cblas_ssyr2k", "cblas_ssymm",
+                                           "cblas_strmm", "cblas_strsm"};
+};
+template <>
+struct Calls<double> {
+  using syrk = decltype(&cblas_dsyrk);
+  using syr2k = decltype(&cblas_dsyr2k);
+  using symm = decltype(&cblas_dsymm);
+  using trmm = decltype(&cblas_dtrmm);
+  static constexpr syrk tandem_syrk = &cblas_dsyrk;
+  static constexpr syr2k tandem_syr2k = &cblas_dsyr2k;
+  static constexpr symm tandem_symm = &cblas_dsymm;
+  static constexpr trmm tandem_trmm = &cblas_dtrmm, tandem_trsm = &cblas_dtrsm;
+  static constexpr const char* names[5] = {"cblas_dsyrk", "cblas_dsyr2k", "cblas_dsymm",
+                                           "cblas_dtrmm", "cblas_dtrsm"};
+};
+
+template <class T>
+void bench(int n, int reps) {
+  using C = Calls<T>;
+  const size_t nn = static_cast<size_t>(n) * static_cast<size_t>(n);
+  std::mt19937_64 rng(42);
+  std::uniform_real_distribution<double> u(-1, 1);
+  std::vector<T> a(nn), b(nn), c(nn), tri(nn);
+  for (size_t i = 0; i < nn; ++i) {
+    a[i] = static_cast<T>(u(rng));
+    b[i] = static_cast<T>(u(rng));
+    c[i] = static_cast<T>(u(rng));
+    // Well conditioned for trsm: a dominant diagonal, small off-diagonal entries.
+    const size_t row = i % static_cast<size_t>(n), col = i / static_cast<size_t>(n);
+    tri[i] = row == col ? static_cast<T>(2 + std::abs(u(rng))) : static_cast<T>(u(rng) / n);
+  }
+  const double n3 = static_cast<double>(n) * n * n;
+  const auto syrk_f = own<typename C::syrk>(C::names[0]);
+  const auto syr2k_f = own<typename C::syr2k>(C::names[1]);
+  const auto symm_f = own<typename C::symm>(C::names[2]);
+  const auto trmm_f = own<typename C::trmm>(C::names[3]);
+  const auto trsm_f = own<typename C::trmm>(C::names[4]);
+  std::printf("%s\n", measure<T>("syrk", n, reps, n3, [&](bool ours, std::vector<T>& out) {
+                        out = c;
+                        (ours ? C::tandem_syrk : syrk_f)(CblasColMajor, CblasLower, CblasTrans, n,
+                                                         n, T(1), a.data(), n, T(0.5), out.data(),
+                                                         n);
+                      }).c_str());
+  std::printf("%s\n", measure<T>("syr2k", n, reps, 2 * n3, [&](bool ours, std::vector<T>& out) {
+                        out = c;
+                        (ours ? C::tandem_syr2k : syr2k_f)(CblasColMajor, CblasUpper, CblasNoTrans,
+                                                           n, n, T(1), a.data(), n, b.data(), n,
+                                                           T(0.5), out.data(), n);
+                      }).c_str());
+  std::printf("%s\n", measure<T>("symm", n, reps, 2 * n3, [&](bool ours, std::vector<T>& out) {
+                        out = c;
+                        (ours ? C::tandem_symm : symm_f)(CblasColMajor, CblasLeft, CblasLower, n, n,
+                                                         T(1), a.data(), n, b.data(), n, T(0.5),
+                                                         out.data(), n);
+                      }).c_str());
+  std::printf("%s\n", measure<T>("trmm", n, reps, n3, [&](bool ours, std::vector<T>& out) {
+                        out = b;
+                        (ours ? C::tandem_trmm : trmm_f)(CblasColMajor, CblasRight, CblasUpper,
+                                                         CblasNoTrans, CblasNonUnit, n, n, T(1),
+                                                         tri.data(), n, out.data(), n);
+                      }).c_str());
+  std::printf("%s\n", measure<T>("trsm", n, reps, n3, [&](bool ours, std::vector<T>& out) {
+                        out = b;
+                        (ours ? C::tandem_trsm : trsm_f)(CblasColMajor, CblasLeft, CblasLower,
+                                                         CblasNoTrans, CblasNonUnit, n, n, T(1),
+                                                         tri.data(), n, out.data(), n);
+                      }).c_str());
+  std::fflush(stdout);
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  std::vector<int> sizes;
+  std::stringstream list(argc > 1 ? argv[1] : "512,2048");
+  for (std::string s; std::getline(list, s, ',');) sizes.push_back(std::stoi(s));
+  const int reps = argc > 2 ? std::max(1, std::atoi(argv[2])) : 3;
+  for (int n : sizes) {
+    bench<float>(n, reps);
+    bench<double>(n, reps);
+  }
+  return 0;
+}

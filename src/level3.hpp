@@ -1,0 +1,46 @@
+// The level-3 BLAS routines besides gemm (syrk, syr2k, symm, trmm, trsm), in column-major
+// (Fortran) terms. Each checks its arguments as the reference BLAS does and applies BLAS's own
+// rules for alpha = 0, beta = 0 and empty calls itself; then a call whose products are worth a
+// device runs as blocked updates: its large off-diagonal products go through the caller's GEMM
+// (tandem's, so through the hybrid split), and its diagonal blocks, once too small for a device,
+// go to the CPU BLAS. A call too small for a device goes to the CPU BLAS whole.
+#pragma once
+
+#include <cstdint>
+
+namespace tandem::detail::level3 {
+
+// What a routine needs from the caller: the GEMM its large products go through, and whether a
+// product is worth sending there (the drop-in's routing rule). Both column-major, with the
+// arguments of gemm (op(A) is m x k, op(B) is k x n).
+template <class T>
+class Products {
+ public:
+  virtual ~Products() = default;
+  virtual bool offloads(bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t k, const T* a,
+                        int64_t lda, const T* b, int64_t ldb, const T* c, int64_t ldc) = 0;
+  virtual void gemm(bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t k, T alpha,
+                    const T* a, int64_t lda, const T* b, int64_t ldb, T beta, T* c,
+                    int64_t ldc) = 0;
+};
+
+// The routines, with the reference's arguments (characters as Fortran passes them, either case).
+// An invalid argument throws tandem::Error (InvalidArgument) whose argument() is its position in
+// the Fortran call, the first invalid one in the reference's order; nothing is then written.
+template <class T>
+void syrk(char uplo, char trans, int64_t n, int64_t k, T alpha, const T* a, int64_t lda, T beta,
+          T* c, int64_t ldc, Products<T>& products);
+template <class T>
+void syr2k(char uplo, char trans, int64_t n, int64_t k, T alpha, const T* a, int64_t lda,
+           const T* b, int64_t ldb, T beta, T* c, int64_t ldc, Products<T>& products);
+template <class T>
+void symm(char side, char uplo, int64_t m, int64_t n, T alpha, const T* a, int64_t lda, const T* b,
+          int64_t ldb, T beta, T* c, int64_t ldc, Products<T>& products);
+template <class T>
+void trmm(char side, char uplo, char trans, char diag, int64_t m, int64_t n, T alpha, const T* a,
+          int64_t lda, T* b, int64_t ldb, Products<T>& products);
+template <class T>
+void trsm(char side, char uplo, char trans, char diag, int64_t m, int64_t n, T alpha, const T* a,
+          int64_t lda, T* b, int64_t ldb, Products<T>& products);
+
+}  // namespace tandem::detail::level3

@@ -1,0 +1,383 @@
+// The level-3 routines (src/level3.cpp) against plain loops in double, on random inputs of awkward
+// sizes, every side, triangle, transpose and diagonal, with their products routed three ways:
+// never off the CPU (one CPU BLAS call), always (halving down to 1 x 1 blocks), and above a
+// size (a mix). Also BLAS's rules: NaN in an operand alpha = 0 or beta = 0 says is not read
+// stays out of the result, the triangle a routine does not own is untouched, a unit diagonal and
+// A's other triangle are never read, and invalid arguments are reported at the reference's
+// positions with nothing written.
+#include "level3.hpp"
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <limits>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "tandem/tandem.hpp"
+
+namespace tandem::detail::level3 {
+namespace {
+
+constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
+
+// Routes products by size: offloads those with m*n*k >= `from` (0: all, -1: none), computing
+// them with tandem::gemm on the CPU, and counts them.
+template <class T>
+class Sized final : public Products<T> {
+ public:
+  explicit Sized(double from) : from_(from) {}
+  bool offloads(bool, bool, int64_t m, int64_t n, int64_t k, const T*, int64_t, const T*, int64_t,
+                const T*, int64_t) override {
+    return from_ >= 0 &&
+           static_cast<double>(m) * static_cast<double>(n) * static_cast<double>(k) >= from_;
+  }
+  void gemm(bool ta, bool tb, int64_t m, int64_t n, int64_t k, T alpha, const T* a, int64_t lda,
+            const T* b, int64_t ldb, T beta, T* c, int64_t ldc) override {
+    Options o;
+    o.strategy = Strategy::Cpu;
+    tandem::gemm<T>(Layout::ColMajor, ta ? Op::Trans : Op::NoTrans, tb ? Op::Trans : Op::NoTrans, m,
+                    n, k, alpha, a, lda, b, ldb, beta, c, ldc, o);
+    ++products;
+  }
+  int products = 0;
+
+ private:
+  double from_;
+};
+
+// A column-major rows x cols matrix with leading dimension rows + pad, filled at random; the
+// padding holds NaN, so a routine that reads it spoils its result.
+template <class T>
+struct Mat {
+  int64_t rows, cols, ld;
+  std::vector<T> v;
+  Mat(int64_t r, int64_t c, int64_t pad, std::mt19937_64& rng) : rows(r), cols(c), ld(r + pad) {
+    v.assign(static_cast<size_t>(std::max<int64_t>(1, ld * std::max<int64_t>(1, c))), T(kNaN));
+    std::uniform_real_distribution<double> u(-1, 1);
+    for (int64_t j = 0; j < c; ++j)
+      for (int64_t i = 0; i < r; ++i) at(i, j) = static_cast<T>(u(rng));
+  }
+  T& at(int64_t i, int64_t j) { return v[static_cast<size_t>(i + j * ld)]; }
+  T at(int64_t i, int64_t j) const { return v[static_cast<size_t>(i + j * ld)]; }
+  T* p() { return v.data(); }
+};
+
+template <class T>
+double tolerance(int64_t k) {
+  return (std::is_same_v<T, float> ? 2e-5 : 1e-12) * static_cast<double>(k + 4);
+}
+
+template <class T>
+void expect_near(const Mat<T>& got, const std::vector<double>& want, int64_t k,
+                 const std::string& what) {
+  int bad = 0;
+  for (int64_t j = 0; j < got.cols; ++j)
+    for (int64_t i = 0; i < got.rows; ++i) {
+      const double w = want[static_cast<size_t>(i + j * got.rows)];
+      const double g = got.at(i, j);
+      const bool ok =
+          std::isnan(w) ? std::isnan(g) : std::abs(g - w) <= tolerance<T>(k) * (1 + std::abs(w));
+      if (!ok && ++bad <= 3)
+        ADD_FAILURE() << what << ": (" << i << ", " << j << ") is " << g << ", want " << w;
+    }
+  // The padding is never written.
+  for (int64_t j = 0; j < got.cols; ++j)
+    for (int64_t i = got.rows; i < got.ld; ++i)
+      if (!std::isnan(got.at(i, j)) && ++bad <= 3) ADD_FAILURE() << what << ": padding written";
+}
+
+const int64_t kSizes[] = {1, 2, 3, 7, 16, 33};
+const double kRoutes[] = {-1, 0, 200};  // none, every product, products of 200 and more
+
+template <class T>
+std::string label(const char* routine, double route) {
+  return std::string(std::is_same_v<T, float> ? "s" : "d") + routine + " route " +
+         std::to_string(static_cast<int>(route));
+}
+
+template <class T>
+void syrk_and_syr2k(bool two) {
+  std::mt19937_64 rng(two ? 11 : 7);
+  for (double route : kRoutes)
+    for (char uplo : {'U', 'L'})
+      for (char trans : {'N', 'T'})
+        for (int64_t n : kSizes)
+          for (int64_t k : {int64_t(1), int64_t(5), int64_t(19)})
+            for (double beta : {0.0, 1.0, -0.5}) {
+              const bool tr = trans == 'T';
+              Mat<T> a(tr ? k : n, tr ? n : k, 2, rng), b(tr ? k : n, tr ? n : k, 1, rng);
+              Mat<T> c(n, n, 3, rng);
+              const T alpha = T(0.75);
+              if (beta == 0.0)  // beta = 0: C is not read, its NaN does not survive
+                for (int64_t j = 0; j < n; ++j) c.at(j, j) = T(kNaN);
+              auto op = [&](const Mat<T>& x, int64_t i, int64_t l) {
+                return static_cast<double>(tr ? x.at(l, i) : x.at(i, l));
+              };
+              std::vector<double> want(static_cast<size_t>(n * n));
+              for (int64_t j = 0; j < n; ++j)
+                for (int64_t i = 0; i < n; ++i) {
+                  double& w = want[static_cast<size_t>(i + j * n)];
+                  const bool mine = uplo == 'L' ? i >= j : i <= j;
+                  if (!mine) {
+                    w = c.at(i, j);  // the other triangle is untouched
+                    continue;
+                  }
+                  double s = 0;
+                  for (int64_t l = 0; l < k; ++l)
+                    s += two ? op(a, i, l) * op(b, j, l) + op(b, i, l) * op(a, j, l)
+                             : op(a, i, l) * op(a, j, l);
+                  w = alpha * s + (beta == 0.0 ? 0.0 : beta * static_cast<double>(c.at(i, j)));
+                }
+              Sized<T> pr(route);
+              const std::string what = label<T>(two ? "syr2k" : "syrk", route) + " " + uplo +
+                                       trans + " n=" + std::to_string(n) +
+                                       " k=" + std::to_string(k) + " beta=" + std::to_string(beta);
+              if (two)
+                syr2k<T>(uplo, trans, n, k, alpha, a.p(), a.ld, b.p(), b.ld, T(beta), c.p(), c.ld,
+                         pr);
+              else
+                syrk<T>(uplo, trans, n, k, alpha, a.p(), a.ld, T(beta), c.p(), c.ld, pr);
+              expect_near(c, want, 2 * k, what);
+              if (route == 0 && n > 1) {
+                EXPECT_GT(pr.products, 0) << what;
+              }
+              if (route < 0) {
+                EXPECT_EQ(pr.products, 0) << what;
+              }
+            }
+}
+
+TEST(Level3, Syrk) {
+  syrk_and_syr2k<float>(false);
+  syrk_and_syr2k<double>(false);
+}
+
+TEST(Level3, Syr2k) {
+  syrk_and_syr2k<float>(true);
+  syrk_and_syr2k<double>(true);
+}
+
+template <class T>
+void symm_all() {
+  std::mt19937_64 rng(3);
+  for (double route : kRoutes)
+    for (char side : {'L', 'R'})
+      for (char uplo : {'U', 'L'})
+        for (int64_t m : kSizes)
+          for (int64_t n : {int64_t(1), int64_t(6), int64_t(17)})
+            for (double beta : {0.0, -0.5}) {
+              const bool left = side == 'L';
+              const int64_t d = left ? m : n;
+              Mat<T> a(d, d, 1, rng), b(m, n, 2, rng), c(m, n, 1, rng);
+              // The triangle A does not reference holds NaN.
+              for (int64_t j = 0; j < d; ++j)
+                for (int64_t i = 0; i < d; ++i)
+                  if (uplo == 'L' ? i < j : i > j) a.at(i, j) = T(kNaN);
+              if (beta == 0.0) c.at(0, 0) = T(kNaN);
+              auto sym = [&](int64_t i, int64_t j) {
+                return static_cast<double>((uplo == 'L') == (i >= j) ? a.at(i, j) : a.at(j, i));
+              };
+              const T alpha = T(-1.25);
+              std::vector<double> want(static_cast<size_t>(m * n));
+              for (int64_t j = 0; j < n; ++j)
+                for (int64_t i = 0; i < m; ++i) {
+                  double s = 0;
+                  for (int64_t l = 0; l < d; ++l)
+                    s += left ? sym(i, l) * b.at(l, j) : b.at(i, l) * sym(l, j);
+                  want[static_cast<size_t>(i + j * m)] =
+                      alpha * s + (beta == 0.0 ? 0.0 : beta * static_cast<double>(c.at(i, j)));
+                }
+              Sized<T> pr(route);
+              const std::string what = label<T>("symm", route) + " " + side + uplo +
+                                       " m=" + std::to_string(m) + " n=" + std::to_string(n);
+              symm<T>(side, uplo, m, n, alpha, a.p(), a.ld, b.p(), b.ld, T(beta), c.p(), c.ld, pr);
+              expect_near(c, want, d, what);
+              if (route == 0 && d > 1) {
+                EXPECT_GT(pr.products, 0) << what;
+              }
+            }
+}
+
+TEST(Level3, Symm) {
+  symm_all<float>();
+  symm_all<double>();
+}
+
+// trmm, or trsm (`solve`): B = alpha op(A) B or alpha B op(A); X with op(A) X = alpha B or
+// X op(A) = alpha B. A's other triangle holds NaN, and so does its diagonal where it is unit.
+template <class T>
+void triangle_all(bool solve) {
+  std::mt19937_64 rng(solve ? 5 : 9);
+  for (double route : kRoutes)
+    for (char side : {'L', 'R'})
+      for (char uplo : {'U', 'L'})
+        for (char trans : {'N', 'T'})
+          for (char diag : {'N', 'U'})
+            for (int64_t m : kSizes)
+              for (int64_t n : {int64_t(1), int64_t(5), int64_t(18)}) {
+                const bool left = side == 'L';
+                const int64_t d = left ? m : n;
+                Mat<T> a(d, d, 2, rng), b(m, n, 1, rng);
+                // op(A) as a full matrix, in double, before the NaN go in.
+                std::vector<double> opa(static_cast<size_t>(d * d), 0.0);
+                for (int64_t j = 0; j < d; ++j)
+                  for (int64_t i = 0; i < d; ++i) {
+                    const bool stored = uplo == 'L' ? i > j : i < j;
+                    if (i == j) {
+                      // Well away from zero, so the solve is well conditioned.
+                      a.at(i, i) = T(2 + std::abs(static_cast<double>(a.at(i, i))));
+                      opa[static_cast<size_t>(i + i * d)] = diag == 'U' ? 1.0 : a.at(i, i);
+                      if (diag == 'U') a.at(i, i) = T(kNaN);
+                    } else if (stored) {
+                      a.at(i, j) = T(static_cast<double>(a.at(i, j)) / static_cast<double>(d));
+                      const size_t at = static_cast<size_t>(trans == 'T' ? j + i * d : i + j * d);
+                      opa[at] = a.at(i, j);
+                    } else {
+                      a.at(i, j) = T(kNaN);
+                    }
+                  }
+                const T alpha = T(0.5);
+                // trmm: want = alpha op(A) B (or B op(A)); trsm: B0 is kept to check op(A) X =
+                // alpha B0 (or X op(A)).
+                std::vector<double> b0(static_cast<size_t>(m * n)), want(b0.size());
+                for (int64_t j = 0; j < n; ++j)
+                  for (int64_t i = 0; i < m; ++i) b0[static_cast<size_t>(i + j * m)] = b.at(i, j);
+                auto product = [&](const std::vector<double>& x) {
+                  std::vector<double> out(x.size());
+                  for (int64_t j = 0; j < n; ++j)
+                    for (int64_t i = 0; i < m; ++i) {
+                      double s = 0;
+                      for (int64_t l = 0; l < d; ++l)
+                        s += left ? opa[static_cast<size_t>(i + l * d)] *
+                                        x[static_cast<size_t>(l + j * m)]
+                                  : x[static_cast<size_t>(i + l * m)] *
+                                        opa[static_cast<size_t>(l + j * d)];
+                      out[static_cast<size_t>(i + j * m)] = s;
+                    }
+                  return out;
+                };
+                Sized<T> pr(route);
+                const std::string what = label<T>(solve ? "trsm" : "trmm", route) + " " + side +
+                                         uplo + trans + diag + " m=" + std::to_string(m) +
+                                         " n=" + std::to_string(n);
+                if (solve) {
+                  trsm<T>(side, uplo, trans, diag, m, n, alpha, a.p(), a.ld, b.p(), b.ld, pr);
+                  // op(A) X (or X op(A)) must give back alpha B0.
+                  std::vector<double> x(b0.size());
+                  for (int64_t j = 0; j < n; ++j)
+                    for (int64_t i = 0; i < m; ++i) x[static_cast<size_t>(i + j * m)] = b.at(i, j);
+                  const auto back = product(x);
+                  Mat<T> got = b;
+                  for (int64_t j = 0; j < n; ++j)
+                    for (int64_t i = 0; i < m; ++i)
+                      got.at(i, j) = static_cast<T>(back[static_cast<size_t>(i + j * m)]);
+                  for (size_t i = 0; i < want.size(); ++i) want[i] = alpha * b0[i];
+                  expect_near(got, want, d, what);
+                } else {
+                  trmm<T>(side, uplo, trans, diag, m, n, alpha, a.p(), a.ld, b.p(), b.ld, pr);
+                  want = product(b0);
+                  for (auto& v : want) v *= alpha;
+                  expect_near(b, want, d, what);
+                }
+                if (route == 0 && d > 1) {
+                  EXPECT_GT(pr.products, 0) << what;
+                }
+                if (route < 0) {
+                  EXPECT_EQ(pr.products, 0) << what;
+                }
+              }
+}
+
+TEST(Level3, Trmm) {
+  triangle_all<float>(false);
+  triangle_all<double>(false);
+}
+
+TEST(Level3, Trsm) {
+  triangle_all<float>(true);
+  triangle_all<double>(true);
+}
+
+// alpha = 0: A and B are not read (NaN there does not reach the result); C = beta C over the
+// routine's part, B = 0 for trmm and trsm.
+TEST(Level3, AlphaZeroReadsNeitherAnorB) {
+  std::mt19937_64 rng(1);
+  Sized<double> pr(0);
+  Mat<double> a(4, 4, 0, rng), b(4, 4, 0, rng), c(4, 4, 0, rng);
+  for (auto& v : a.v) v = kNaN;
+  for (auto& v : b.v) v = kNaN;
+  const Mat<double> c0 = c;
+  syrk<double>('L', 'N', 4, 4, 0.0, a.p(), 4, 2.0, c.p(), 4, pr);
+  for (int64_t j = 0; j < 4; ++j)
+    for (int64_t i = 0; i < 4; ++i)
+      EXPECT_EQ(c.at(i, j), i >= j ? 2 * c0.at(i, j) : c0.at(i, j)) << i << "," << j;
+  c = c0;
+  syr2k<double>('U', 'T', 4, 4, 0.0, a.p(), 4, b.p(), 4, 0.0, c.p(), 4, pr);
+  for (int64_t j = 0; j < 4; ++j)
+    for (int64_t i = 0; i < 4; ++i) EXPECT_EQ(c.at(i, j), i <= j ? 0.0 : c0.at(i, j));
+  c = c0;
+  symm<double>('R', 'L', 4, 4, 0.0, a.p(), 4, b.p(), 4, -1.0, c.p(), 4, pr);
+  for (int64_t j = 0; j < 4; ++j)
+    for (int64_t i = 0; i < 4; ++i) EXPECT_EQ(c.at(i, j), -c0.at(i, j));
+  Mat<double> bb(4, 4, 0, rng);
+  bb.at(1, 1) = kNaN;
+  trsm<double>('L', 'U', 'N', 'N', 4, 4, 0.0, a.p(), 4, bb.p(), 4, pr);
+  for (double v : bb.v) EXPECT_EQ(v, 0.0);
+  bb.at(2, 3) = kNaN;
+  trmm<double>('R', 'L', 'T', 'U', 4, 4, 0.0, a.p(), 4, bb.p(), 4, pr);
+  for (double v : bb.v) EXPECT_EQ(v, 0.0);
+  EXPECT_EQ(pr.products, 0);
+}
+
+// An invalid argument: the reference's position (the first invalid one in its order), the
+// routine named, and nothing written.
+template <class F>
+void expect_invalid(int position, const char* routine, F&& call) {
+  try {
+    call();
+    ADD_FAILURE() << routine << ": no error for argument " << position;
+  } catch (const Error& e) {
+    EXPECT_EQ(e.kind(), Error::Kind::InvalidArgument);
+    EXPECT_EQ(e.argument(), position) << e.what();
+    EXPECT_NE(std::string(e.what()).find(routine), std::string::npos) << e.what();
+  }
+}
+
+TEST(Level3, InvalidArgumentsAtTheReferencesPositions) {
+  std::mt19937_64 rng(2);
+  Sized<float> pr(0);
+  Mat<float> a(4, 4, 0, rng), b(4, 4, 0, rng), c(4, 4, 0, rng);
+  const Mat<float> c0 = c;
+  float* C = c.p();
+  const float *A = a.p(), *B = b.p();
+  expect_invalid(1, "ssyrk", [&] { syrk<float>('X', 'N', 4, 4, 1, A, 4, 1, C, 4, pr); });
+  expect_invalid(2, "ssyrk", [&] { syrk<float>('u', 'Q', 4, 4, 1, A, 4, 1, C, 4, pr); });
+  expect_invalid(3, "ssyrk", [&] { syrk<float>('L', 'N', -1, -1, 1, A, 4, 1, C, 4, pr); });
+  expect_invalid(4, "ssyrk", [&] { syrk<float>('L', 'N', 4, -1, 1, A, 4, 1, C, 4, pr); });
+  expect_invalid(7, "ssyrk", [&] { syrk<float>('L', 'T', 2, 4, 1, A, 3, 1, C, 4, pr); });
+  expect_invalid(10, "ssyrk", [&] { syrk<float>('L', 'N', 4, 4, 1, A, 4, 1, C, 3, pr); });
+  expect_invalid(9, "ssyrk", [&] { syrk<float>('L', 'N', 4, 4, 1, A, 4, 0, nullptr, 4, pr); });
+  expect_invalid(9, "ssyr2k", [&] { syr2k<float>('L', 'N', 4, 4, 1, A, 4, B, 3, 1, C, 4, pr); });
+  expect_invalid(12, "ssyr2k", [&] { syr2k<float>('U', 'C', 4, 4, 1, A, 4, B, 4, 1, C, 2, pr); });
+  expect_invalid(8, "ssyr2k",
+                 [&] { syr2k<float>('U', 'C', 4, 4, 1, A, 4, nullptr, 4, 1, C, 4, pr); });
+  expect_invalid(1, "ssymm", [&] { symm<float>('N', 'U', 4, 4, 1, A, 4, B, 4, 1, C, 4, pr); });
+  expect_invalid(7, "ssymm", [&] { symm<float>('R', 'U', 2, 4, 1, A, 3, B, 4, 1, C, 4, pr); });
+  expect_invalid(9, "ssymm", [&] { symm<float>('L', 'U', 4, 2, 1, A, 4, B, 3, 1, C, 4, pr); });
+  expect_invalid(12, "ssymm", [&] { symm<float>('L', 'L', 4, 2, 1, A, 4, B, 4, 1, C, 3, pr); });
+  float* Bw = b.p();
+  expect_invalid(3, "strmm", [&] { trmm<float>('L', 'U', 'X', 'N', 4, 4, 1, A, 4, Bw, 4, pr); });
+  expect_invalid(4, "strmm", [&] { trmm<float>('L', 'U', 'N', 'T', 4, 4, 1, A, 4, Bw, 4, pr); });
+  expect_invalid(6, "strsm", [&] { trsm<float>('R', 'U', 'N', 'N', 4, -2, 1, A, 4, Bw, 4, pr); });
+  expect_invalid(9, "strsm", [&] { trsm<float>('R', 'U', 'N', 'N', 2, 4, 1, A, 3, Bw, 4, pr); });
+  expect_invalid(11, "strsm", [&] { trsm<float>('L', 'U', 'N', 'N', 4, 2, 1, A, 4, Bw, 3, pr); });
+  expect_invalid(8, "strsm",
+                 [&] { trsm<float>('L', 'U', 'N', 'N', 4, 2, 1, nullptr, 4, Bw, 4, pr); });
+  for (size_t i = 0; i < c.v.size(); ++i) EXPECT_EQ(c.v[i], c0.v[i]) << "C was written";
+  EXPECT_EQ(pr.products, 0);
+}
+
+}  // namespace
+}  // namespace tandem::detail::level3
