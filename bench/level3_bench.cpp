@@ -1,5 +1,6 @@
 // The drop-in's level-3 routines against OpenBLAS alone, side by side in one process: each call
-// (syrk, syr2k, symm, trmm, trsm; float and double; square n) runs through libtandem_blas.so's
+// (syrk, syr2k, symm, trmm, trsm; float and double; square n; and gemm_half, the largest product
+// syrk sends to tandem's GEMM) runs through libtandem_blas.so's
 // CBLAS entry, which this program links, and through OpenBLAS's own entry (found with dlsym in
 // the library that defines openblas_get_config), from the caller's ordinary memory, alternating,
 // with medians after a warm-up. Every tandem result is compared with OpenBLAS's. Prints one JSON
@@ -86,12 +87,14 @@ struct Calls<float> {
   using syr2k = decltype(&cblas_ssyr2k);
   using symm = decltype(&cblas_ssymm);
   using trmm = decltype(&cblas_strmm);
+  using gemm = decltype(&cblas_sgemm);
+  static constexpr gemm tandem_gemm = &cblas_sgemm;
   static constexpr syrk tandem_syrk = &cblas_ssyrk;
   static constexpr syr2k tandem_syr2k = &cblas_ssyr2k;
   static constexpr symm tandem_symm = &cblas_ssymm;
   static constexpr trmm tandem_trmm = &cblas_strmm, tandem_trsm = &cblas_strsm;
-  static constexpr const char* names[5] = {"cblas_ssyrk", "cblas_ssyr2k", "cblas_ssymm",
-                                           "cblas_strmm", "cblas_strsm"};
+  static constexpr const char* names[6] = {"cblas_ssyrk", "cblas_ssyr2k", "cblas_ssymm",
+                                           "cblas_strmm", "cblas_strsm",  "cblas_sgemm"};
 };
 template <>
 struct Calls<double> {
@@ -99,12 +102,14 @@ struct Calls<double> {
   using syr2k = decltype(&cblas_dsyr2k);
   using symm = decltype(&cblas_dsymm);
   using trmm = decltype(&cblas_dtrmm);
+  using gemm = decltype(&cblas_dgemm);
+  static constexpr gemm tandem_gemm = &cblas_dgemm;
   static constexpr syrk tandem_syrk = &cblas_dsyrk;
   static constexpr syr2k tandem_syr2k = &cblas_dsyr2k;
   static constexpr symm tandem_symm = &cblas_dsymm;
   static constexpr trmm tandem_trmm = &cblas_dtrmm, tandem_trsm = &cblas_dtrsm;
-  static constexpr const char* names[5] = {"cblas_dsyrk", "cblas_dsyr2k", "cblas_dsymm",
-                                           "cblas_dtrmm", "cblas_dtrsm"};
+  static constexpr const char* names[6] = {"cblas_dsyrk", "cblas_dsyr2k", "cblas_dsymm",
+                                           "cblas_dtrmm", "cblas_dtrsm",  "cblas_dgemm"};
 };
 
 template <class T>
@@ -128,6 +133,17 @@ void bench(int n, int reps) {
   const auto symm_f = own<typename C::symm>(C::names[2]);
   const auto trmm_f = own<typename C::trmm>(C::names[3]);
   const auto trsm_f = own<typename C::trmm>(C::names[4]);
+  // The largest product syrk sends to tandem's GEMM: (n/2) x (n/2) over n.
+  const int h = n / 2;
+  const auto gemm_f = own<typename C::gemm>(C::names[5]);
+  std::printf(
+      "%s\n",
+      measure<T>("gemm_half", n, reps, 2.0 * h * h * n, [&](bool ours, std::vector<T>& out) {
+        out = c;
+        (ours ? C::tandem_gemm : gemm_f)(CblasColMajor, CblasTrans, CblasNoTrans, h, h, n, T(1),
+                                         a.data(), n, a.data() + static_cast<size_t>(h) * n, n,
+                                         T(0.5), out.data(), n);
+      }).c_str());
   std::printf("%s\n", measure<T>("syrk", n, reps, n3, [&](bool ours, std::vector<T>& out) {
                         out = c;
                         (ours ? C::tandem_syrk : syrk_f)(CblasColMajor, CblasLower, CblasTrans, n,
