@@ -207,9 +207,9 @@ class Routed final : public tandem::detail::level3::Products<T> {
 
 // One level-3 call: runs `body` with the routed products, reports an invalid argument through
 // `on_invalid` (given its Fortran position) and logs the call under TANDEM_VERBOSE (`describe`
-// gives its name and sizes, built only then). Any other
-// failure is fatal: the routines update in place, so a call cannot simply be redone on the CPU
-// (each product's own failures were already retried there).
+// gives its name and sizes, built only then). Any other failure is fatal: the routines update in
+// place, so a call cannot simply be redone on the CPU (each product's own failures were already
+// retried there).
 template <class T, class Describe, class Body, class OnInvalid>
 void level3_call(const char* routine, Describe&& describe, Body&& body, OnInvalid&& on_invalid) {
   Routed<T> products(routine);
