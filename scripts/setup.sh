@@ -8,7 +8,7 @@ packages=(
   ocl-icd-opencl-dev opencl-headers opencl-clhpp-headers pocl-opencl-icd clinfo
   libopenblas-dev libtbb-dev libhwloc-dev
   libgtest-dev libgmock-dev libbenchmark-dev
-  libblas-test libblas3 python3-numpy
+  libblas-test libblas3 liblapack-test python3-numpy
   nlohmann-json3-dev libcli11-dev
   libclblast-dev  # bench only (bench/vs_clblast): never linked into the library
 )
