@@ -40,11 +40,14 @@ namespace {
 // the CPU BLAS: on every device measured so far (docs/PERFORMANCE.md) the CPU wins there.
 constexpr double kDefaultMinMnk = 256.0 * 256.0 * 256.0;
 
+bool below_threshold(int64_t m, int64_t n, int64_t k) {
+  const double threshold = tandem::detail::env_config().min_mnk.value_or(kDefaultMinMnk);
+  return static_cast<double>(m) * static_cast<double>(n) * static_cast<double>(k) < threshold;
+}
+
 tandem::Options route(int64_t m, int64_t n, int64_t k) {
-  const auto& env = tandem::detail::env_config();
-  const double threshold = env.min_mnk.value_or(kDefaultMinMnk);
   tandem::Options o;
-  if (static_cast<double>(m) * static_cast<double>(n) * static_cast<double>(k) < threshold) {
+  if (below_threshold(m, n, k)) {
     o.strategy = tandem::Strategy::Cpu;
     // Keep the program's own OpenBLAS thread setting, so concurrent small calls stay concurrent.
     o.cpu_threads = tandem::detail::cpu_blas::current_threads();
@@ -108,6 +111,20 @@ void recover(const char* routine, const std::exception& e, const std::function<v
   }
 }
 
+// An invalid argument, as the reference BLAS reports it: xerbla_ with the routine's 6-character
+// name and the Fortran position.
+void fortran_invalid(const char* name, int position) {
+  const blasint info = position;
+  xerbla_(name, &info, 6);
+}
+
+// As the reference CBLAS: the position and routine name, an empty message (the system's
+// cblas_xerbla prints its own). OpenBLAS's cblas.h declares the strings non-const.
+void cblas_invalid(const char* routine, int position) {
+  std::string name(routine), form;
+  cblas_xerbla(position, name.data(), form.data());
+}
+
 tandem::Options cpu_only() {
   tandem::Options o;
   o.strategy = tandem::Strategy::Cpu;
@@ -127,10 +144,7 @@ void cblas_gemm(const char* routine, int layout, int ta, int tb, blasint m, blas
     call(route(m, n, k));
   } catch (const tandem::Error& e) {
     if (e.kind() == tandem::Error::Kind::InvalidArgument) {
-      // As the reference CBLAS: the position and routine name, an empty message (the system's
-      // cblas_xerbla prints its own). OpenBLAS's cblas.h declares the strings non-const.
-      std::string name(routine), form;
-      cblas_xerbla(cblas_position(lay, e.argument()), name.data(), form.data());
+      cblas_invalid(routine, cblas_position(lay, e.argument()));
     } else {
       recover(routine, e, [&] { call(cpu_only()); });
     }
@@ -153,8 +167,7 @@ void fortran_gemm(const char* name, const char* transa, const char* transb, cons
   } catch (const tandem::Error& e) {
     if (e.kind() == tandem::Error::Kind::InvalidArgument) {
       // Fortran GEMM has no layout argument: its positions are one less than tandem's.
-      const blasint info = e.argument() - 1;
-      xerbla_(name, &info, 6);
+      fortran_invalid(name, e.argument() - 1);
     } else {
       recover(name, e, [&] { call(cpu_only()); });
     }
@@ -172,13 +185,12 @@ class Routed final : public tandem::detail::level3::Products<T> {
 
   bool offloads(bool ta, bool tb, int64_t m, int64_t n, int64_t k, const T* a, int64_t lda,
                 const T* b, int64_t ldb, const T* c, int64_t ldc) override {
-    const tandem::Options o = route(m, n, k);
-    if (o.strategy == tandem::Strategy::Cpu) return false;
+    if (below_threshold(m, n, k)) return false;
     // The column-major product as the row-major one the executor plans (C^T = B^T A^T).
     const tandem::detail::Problem<T> p{
         tb, ta, n, m, k, T(1), b, ldb, a, lda, T(0), const_cast<T*>(c), ldc};
     try {
-      return tandem::detail::uses_devices(p, o);
+      return tandem::detail::uses_devices(p, tandem::Options{});
     } catch (const std::exception&) {
       return false;
     }
@@ -206,7 +218,9 @@ class Routed final : public tandem::detail::level3::Products<T> {
 };
 
 // One level-3 call: runs `body` with the routed products, reports an invalid argument through
-// `on_invalid` (given its Fortran position) and logs the call under TANDEM_VERBOSE (`describe`
+// `on_invalid` (given its Fortran position; CBLAS adds one for the layout, as the reference
+// CBLAS reports the column-major Fortran call it makes, and the testers' cblas_xerbla maps
+// row-major positions back) and logs the call under TANDEM_VERBOSE (`describe`
 // gives its name and sizes, built only then). Any other failure is fatal: the routines update in
 // place, so a call cannot simply be redone on the CPU (each product's own failures were already
 // retried there).
@@ -225,18 +239,6 @@ void level3_call(const char* routine, Describe&& describe, Body&& body, OnInvali
   if (tandem::detail::env_config().verbose)
     tandem::detail::log_line(std::string(std::is_same_v<T, float> ? "s" : "d") + describe() +
                              " products=" + std::to_string(products.products));
-}
-
-void fortran_invalid(const char* name, int position) {
-  const blasint info = position;
-  xerbla_(name, &info, 6);
-}
-
-// As the reference CBLAS: the position in the column-major Fortran call it makes, plus one for
-// the layout (the testers' cblas_xerbla maps row-major positions back; see cblas_position).
-void cblas_invalid(const char* routine, int position) {
-  std::string name(routine), form;
-  cblas_xerbla(position + 1, name.data(), form.data());
 }
 
 std::string dims(const char* name, int64_t a, const char* name2, int64_t b) {
@@ -258,8 +260,7 @@ char flip_trans(char c) { return c == 'N' ? 'T' : c == '\0' ? c : 'N'; }
 // The layout, or false after reporting it invalid (position 1).
 bool cblas_layout(const char* routine, int order, bool* row) {
   if (order != CblasRowMajor && order != CblasColMajor) {
-    std::string name(routine), form;
-    cblas_xerbla(1, name.data(), form.data());
+    cblas_invalid(routine, 1);
     return false;
   }
   *row = order == CblasRowMajor;
@@ -278,7 +279,7 @@ void cblas_syrk(const char* routine, int order, int uplo, int trans, blasint n, 
       [&](Routed<T>& pr) {
         tandem::detail::level3::syrk<T>(ul, tr, n, k, alpha, a, lda, beta, c, ldc, pr);
       },
-      [&](int position) { cblas_invalid(routine, position); });
+      [&](int position) { cblas_invalid(routine, position + 1); });
 }
 
 template <class T>
@@ -293,7 +294,7 @@ void cblas_syr2k(const char* routine, int order, int uplo, int trans, blasint n,
       [&](Routed<T>& pr) {
         tandem::detail::level3::syr2k<T>(ul, tr, n, k, alpha, a, lda, b, ldb, beta, c, ldc, pr);
       },
-      [&](int position) { cblas_invalid(routine, position); });
+      [&](int position) { cblas_invalid(routine, position + 1); });
 }
 
 template <class T>
@@ -310,7 +311,7 @@ void cblas_symm(const char* routine, int order, int side, int uplo, blasint m, b
         tandem::detail::level3::symm<T>(sd, ul, rows, cols, alpha, a, lda, b, ldb, beta, c, ldc,
                                         pr);
       },
-      [&](int position) { cblas_invalid(routine, position); });
+      [&](int position) { cblas_invalid(routine, position + 1); });
 }
 
 // trmm and trsm: `solve` picks the routine.
@@ -331,7 +332,7 @@ void cblas_triangle(const char* routine, bool solve, int order, int side, int up
         else
           tandem::detail::level3::trmm<T>(sd, ul, tr, dg, rows, cols, alpha, a, lda, b, ldb, pr);
       },
-      [&](int position) { cblas_invalid(routine, position); });
+      [&](int position) { cblas_invalid(routine, position + 1); });
 }
 
 template <class T>

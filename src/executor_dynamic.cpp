@@ -1,9 +1,9 @@
 // Dynamic balance: the rows of C go out in chunks (dealer.hpp) to each device and the CPU as
 // each becomes free. Every side's first chunk is dealt before any side runs, and every device's
-// is enqueued and flushed before the CPU starts;
-// each device then takes its next chunk on a thread of its own (this one drives the first), so a
-// device is never waiting for another's chunk, and takes it one chunk ahead, so it has work
-// queued while the host finishes the one before. A discrete device keeps B from its first chunk
+// is enqueued and flushed before the CPU starts; each device then takes its next chunk on a
+// thread of its own (this one drives the first), so a device is never waiting for another's
+// chunk, and takes it one chunk ahead, so it has work queued while the host finishes the one
+// before. A discrete device keeps B from its first chunk
 // for the rest. A device that fails takes no more chunks; its failed chunks go to the CPU once
 // everything else is done.
 #include <algorithm>

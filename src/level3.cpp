@@ -276,44 +276,49 @@ void trsm_step(const Triangle& t, int64_t m, int64_t n, T alpha, const T* a, int
 
 }  // namespace
 
+namespace {
+
+// syrk's and syr2k's checks and empty cases (`b`: syr2k's B, with its ldb; null for syrk, whose
+// later arguments sit two positions earlier); false when nothing is left to compute.
 template <class T>
-void syrk(char uplo, char trans, int64_t n, int64_t k, T alpha, const T* a, int64_t lda, T beta,
-          T* c, int64_t ldc, Products<T>& pr) {
-  const Checks check(routine(T{}, "syrk"));
+bool rank_call(const char* name, char& uplo, char& trans, int64_t n, int64_t k, T alpha, const T* a,
+               int64_t lda, bool two, const T* b, int64_t ldb, T beta, T* c, int64_t ldc) {
+  const Checks check(routine(T{}, name));
   uplo = check.option(1, "uplo", uplo, "UL");
   trans = check.option(2, "trans", trans, "NTC");
   check.size(3, "n", n);
   check.size(4, "k", k);
   const bool tr = trans != 'N';
   check.ld(7, "lda", lda, tr ? k : n, tr ? "max(1, k)" : "max(1, n)");
-  check.ld(10, "ldc", ldc, n, "max(1, n)");
-  if (n == 0 || ((alpha == T(0) || k == 0) && beta == T(1))) return;
-  check.data(9, "c", c);
-  if (alpha == T(0) || k == 0) return scale(uplo, n, n, beta, c, ldc);
+  if (two) check.ld(9, "ldb", ldb, tr ? k : n, tr ? "max(1, k)" : "max(1, n)");
+  const int c_at = two ? 11 : 9;  // C's position; ldc follows it
+  check.ld(c_at + 1, "ldc", ldc, n, "max(1, n)");
+  if (n == 0 || ((alpha == T(0) || k == 0) && beta == T(1))) return false;
+  check.data(c_at, "c", c);
+  if (alpha == T(0) || k == 0) {
+    scale(uplo, n, n, beta, c, ldc);
+    return false;
+  }
   check.data(6, "a", a);
+  if (two) check.data(8, "b", b);
   if (beta == T(0)) scale(uplo, n, n, beta, c, ldc);
-  syrk_step(uplo, tr, n, k, alpha, a, lda, beta, c, ldc, pr);
+  return true;
+}
+
+}  // namespace
+
+template <class T>
+void syrk(char uplo, char trans, int64_t n, int64_t k, T alpha, const T* a, int64_t lda, T beta,
+          T* c, int64_t ldc, Products<T>& pr) {
+  if (rank_call<T>("syrk", uplo, trans, n, k, alpha, a, lda, false, nullptr, 0, beta, c, ldc))
+    syrk_step(uplo, trans != 'N', n, k, alpha, a, lda, beta, c, ldc, pr);
 }
 
 template <class T>
 void syr2k(char uplo, char trans, int64_t n, int64_t k, T alpha, const T* a, int64_t lda,
            const T* b, int64_t ldb, T beta, T* c, int64_t ldc, Products<T>& pr) {
-  const Checks check(routine(T{}, "syr2k"));
-  uplo = check.option(1, "uplo", uplo, "UL");
-  trans = check.option(2, "trans", trans, "NTC");
-  check.size(3, "n", n);
-  check.size(4, "k", k);
-  const bool tr = trans != 'N';
-  check.ld(7, "lda", lda, tr ? k : n, tr ? "max(1, k)" : "max(1, n)");
-  check.ld(9, "ldb", ldb, tr ? k : n, tr ? "max(1, k)" : "max(1, n)");
-  check.ld(12, "ldc", ldc, n, "max(1, n)");
-  if (n == 0 || ((alpha == T(0) || k == 0) && beta == T(1))) return;
-  check.data(11, "c", c);
-  if (alpha == T(0) || k == 0) return scale(uplo, n, n, beta, c, ldc);
-  check.data(6, "a", a);
-  check.data(8, "b", b);
-  if (beta == T(0)) scale(uplo, n, n, beta, c, ldc);
-  syr2k_step(uplo, tr, n, k, alpha, a, lda, b, ldb, beta, c, ldc, pr);
+  if (rank_call<T>("syr2k", uplo, trans, n, k, alpha, a, lda, true, b, ldb, beta, c, ldc))
+    syr2k_step(uplo, trans != 'N', n, k, alpha, a, lda, b, ldb, beta, c, ldc, pr);
 }
 
 template <class T>

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # numpy with libtandem_blas.so gives the same a @ b and a.T @ a as without it, and TANDEM_VERBOSE
-# shows the sgemm, dgemm, ssyrk and dsyrk calls going through tandem. Skipped (exit 77, which ctest reports as skipped)
-# only when python3-numpy is not installed.
+# shows the sgemm, dgemm, ssyrk and dsyrk calls going through tandem. Skipped (exit 77, which
+# ctest reports as skipped) only when python3-numpy is not installed.
 #
 #   numpy_dropin.sh LIBTANDEM_BLAS SCRIPT_DIR preload|libblas
 #
@@ -33,18 +33,13 @@ else
   TANDEM_VERBOSE=1 LD_PRELOAD=$lib "$py" "$here/numpy_dropin.py" run "$work/out.npz" 2> "$work/err"
 fi
 grep "tandem:" "$work/err" || true
-for r in sgemm dgemm; do
-  if grep -q "tandem: $r m=2048 n=2048 k=2048" "$work/err"; then
-    echo "$r: numpy's call went through tandem"
+# a @ b calls gemm; a.T @ a calls syrk.
+for call in "sgemm m=2048 n=2048 k=2048" "dgemm m=2048 n=2048 k=2048" \
+            "ssyrk n=1024 k=1024" "dsyrk n=1024 k=1024"; do
+  if grep -q "tandem: $call" "$work/err"; then
+    echo "${call%% *}: numpy's call went through tandem"
   else
-    echo "$r: numpy's call did NOT go through tandem"; status=1
-  fi
-done
-for r in ssyrk dsyrk; do
-  if grep -q "tandem: $r n=1024 k=1024" "$work/err"; then
-    echo "$r: numpy's a.T @ a went through tandem"
-  else
-    echo "$r: numpy's a.T @ a did NOT go through tandem"; status=1
+    echo "${call%% *}: numpy's call did NOT go through tandem"; status=1
   fi
 done
 "$py" "$here/numpy_dropin.py" compare "$work/ref.npz" "$work/out.npz" || status=1
