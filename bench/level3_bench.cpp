@@ -8,7 +8,6 @@
 //
 //   level3_bench [SIZES [REPS]]     e.g. level3_bench 1024,4096,8192 5
 #include <cblas.h>
-#include <dlfcn.h>
 
 #include <algorithm>
 #include <chrono>
@@ -21,24 +20,9 @@
 #include <string>
 #include <vector>
 
+#include "openblas_own.hpp"
+
 namespace {
-
-void* openblas() {
-  Dl_info info{};
-  if (dladdr(reinterpret_cast<void*>(&openblas_get_config), &info) == 0) return nullptr;
-  return dlopen(info.dli_fname, RTLD_NOW | RTLD_NOLOAD);
-}
-
-template <class F>
-F own(const char* name) {
-  static void* lib = openblas();
-  auto* f = lib != nullptr ? reinterpret_cast<F>(dlsym(lib, name)) : nullptr;
-  if (f == nullptr) {
-    std::fprintf(stderr, "cannot find OpenBLAS's %s\n", name);
-    std::exit(1);
-  }
-  return f;
-}
 
 double seconds(const std::function<void()>& f) {
   const auto t0 = std::chrono::steady_clock::now();
@@ -128,14 +112,14 @@ void bench(int n, int reps) {
     tri[i] = row == col ? static_cast<T>(2 + std::abs(u(rng))) : static_cast<T>(u(rng) / n);
   }
   const double n3 = static_cast<double>(n) * n * n;
-  const auto syrk_f = own<typename C::syrk>(C::names[0]);
-  const auto syr2k_f = own<typename C::syr2k>(C::names[1]);
-  const auto symm_f = own<typename C::symm>(C::names[2]);
-  const auto trmm_f = own<typename C::trmm>(C::names[3]);
-  const auto trsm_f = own<typename C::trmm>(C::names[4]);
+  const auto syrk_f = openblas_own<typename C::syrk>(C::names[0]);
+  const auto syr2k_f = openblas_own<typename C::syr2k>(C::names[1]);
+  const auto symm_f = openblas_own<typename C::symm>(C::names[2]);
+  const auto trmm_f = openblas_own<typename C::trmm>(C::names[3]);
+  const auto trsm_f = openblas_own<typename C::trmm>(C::names[4]);
   // The largest product syrk sends to tandem's GEMM: (n/2) x (n/2) over n.
   const int h = n / 2;
-  const auto gemm_f = own<typename C::gemm>(C::names[5]);
+  const auto gemm_f = openblas_own<typename C::gemm>(C::names[5]);
   std::printf(
       "%s\n",
       measure<T>("gemm_half", n, reps, 2.0 * h * h * n, [&](bool ours, std::vector<T>& out) {

@@ -50,15 +50,22 @@ void find(void* lib, const char* name, F& f, std::string& missing) {
   if (f == nullptr) missing += std::string(missing.empty() ? "" : ", ") + name;
 }
 
-// Found through the library that defines openblas_get_config (a name no drop-in interposes).
+// OpenBLAS's library: the one that defines openblas_get_config (a name no drop-in interposes).
+void* library() {
+  static void* const lib = [] {
+    Dl_info info{};
+    if (dladdr(reinterpret_cast<void*>(&openblas_get_config), &info) == 0 ||
+        info.dli_fname == nullptr)
+      return static_cast<void*>(nullptr);
+    return dlopen(info.dli_fname, RTLD_NOW | RTLD_NOLOAD | RTLD_LOCAL);
+  }();
+  return lib;
+}
+
 const Entry& entry() {
   static const Entry e = [] {
     Entry found;
-    void* lib = nullptr;
-    Dl_info info{};
-    if (dladdr(reinterpret_cast<void*>(&openblas_get_config), &info) != 0 &&
-        info.dli_fname != nullptr)
-      lib = dlopen(info.dli_fname, RTLD_NOW | RTLD_NOLOAD | RTLD_LOCAL);
+    void* lib = library();
     std::string missing;
     find(lib, "cblas_sgemm", found.sgemm, missing);
     find(lib, "cblas_dgemm", found.dgemm, missing);
@@ -90,6 +97,11 @@ std::shared_mutex& threads_mutex() {
 }
 
 }  // namespace
+
+void* own_entry(const char* name) {
+  void* lib = library();
+  return lib != nullptr ? dlsym(lib, name) : nullptr;
+}
 
 bool fits(int64_t value) { return value >= 0 && value <= static_cast<int64_t>(INT_MAX); }
 

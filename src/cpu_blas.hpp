@@ -39,6 +39,10 @@ void trmm(char side, char uplo, char trans, char diag, int64_t m, int64_t n, dou
 void trsm(char side, char uplo, char trans, char diag, int64_t m, int64_t n, double alpha,
           const double* a, int64_t lda, double* b, int64_t ldb);
 
+// OpenBLAS's own entry `name` (such as "cblas_sgemm" or "sgemm_"), found as the calls above are,
+// or nullptr: for the drop-in's calls below its threshold, whose arguments pass straight through.
+void* own_entry(const char* name);
+
 // Whether a value fits the BLAS's integer arguments.
 bool fits(int64_t value);
 

@@ -9,6 +9,7 @@
 #include "config.hpp"
 #include "cpu_blas.hpp"
 #include "executor.hpp"
+#include "gemm_rules.hpp"
 #include "log.hpp"
 #include "tandem/tandem.hpp"
 
@@ -55,86 +56,58 @@ const char* routine(double) { return "dgemm"; }
               position);
 }
 
-void check_ld(const char* name, int position, int64_t ld, int64_t minimum, const char* rule) {
-  const int64_t need = std::max<int64_t>(1, minimum);
-  if (ld < need)
+void check_ld(const char* name, int position, int64_t ld,
+              detail::gemm_rules::Least<int64_t> least) {
+  if (ld < least.value)
     invalid(name, position,
-            "= " + std::to_string(ld) + " is too small: must be at least " + rule + " = " +
-                std::to_string(need));
+            "= " + std::to_string(ld) + " is too small: must be at least " + least.rule + " = " +
+                std::to_string(least.value));
 }
 
-// Checks the arguments in signature order, so the first invalid one is the one reported.
+// The first invalid argument (gemm_rules.hpp decides which), reported with its value.
 template <class T>
 void check(Layout layout, Op op_a, Op op_b, int64_t m, int64_t n, int64_t k, T alpha, const T* a,
            int64_t lda, const T* b, int64_t ldb, T* c, int64_t ldc) {
   const int lay = static_cast<int>(layout), oa = static_cast<int>(op_a),
             ob = static_cast<int>(op_b);
-  if (lay != TANDEM_ROW_MAJOR && lay != TANDEM_COL_MAJOR)
-    invalid("layout", 1,
-            "= " + std::to_string(lay) + " is not 101 (row-major) or 102 (column-major)");
-  auto valid_op = [](int v) {
-    return v == TANDEM_NO_TRANS || v == TANDEM_TRANS || v == TANDEM_CONJ_TRANS;
-  };
-  if (!valid_op(oa)) invalid("trans_a", 2, "= " + std::to_string(oa) + " is not 111, 112 or 113");
-  if (!valid_op(ob)) invalid("trans_b", 3, "= " + std::to_string(ob) + " is not 111, 112 or 113");
-  if (m < 0) invalid("m", 4, "= " + std::to_string(m) + " is negative");
-  if (n < 0) invalid("n", 5, "= " + std::to_string(n) + " is negative");
-  if (k < 0) invalid("k", 6, "= " + std::to_string(k) + " is negative");
-
   const bool row = lay == TANDEM_ROW_MAJOR;
   const bool ta = oa != TANDEM_NO_TRANS, tb = ob != TANDEM_NO_TRANS;
-  const bool product = m > 0 && n > 0 && k > 0 && alpha != T(0);
-  // Stored A is m x k (no transpose) or k x m; its leading dimension spans a row (row-major) or
-  // a column (column-major) of that stored matrix.
-  if (product && a == nullptr) invalid("a", 8, "is NULL");
-  if (row == !ta)
-    check_ld("lda", 9, lda, k, "max(1, k)");
-  else
-    check_ld("lda", 9, lda, m, "max(1, m)");
-  if (product && b == nullptr) invalid("b", 10, "is NULL");
-  if (row == !tb)
-    check_ld("ldb", 11, ldb, n, "max(1, n)");
-  else
-    check_ld("ldb", 11, ldb, k, "max(1, k)");
-  if (m > 0 && n > 0 && c == nullptr) invalid("c", 13, "is NULL");
-  if (row)
-    check_ld("ldc", 14, ldc, n, "max(1, n)");
-  else
-    check_ld("ldc", 14, ldc, m, "max(1, m)");
-
+  switch (detail::gemm_rules::first_invalid(lay, oa, ob, m, n, k, alpha, a, lda, b, ldb, c, ldc)) {
+    case 0:
+      break;
+    case 1:
+      invalid("layout", 1,
+              "= " + std::to_string(lay) + " is not 101 (row-major) or 102 (column-major)");
+    case 2:
+      invalid("trans_a", 2, "= " + std::to_string(oa) + " is not 111, 112 or 113");
+    case 3:
+      invalid("trans_b", 3, "= " + std::to_string(ob) + " is not 111, 112 or 113");
+    case 4:
+      invalid("m", 4, "= " + std::to_string(m) + " is negative");
+    case 5:
+      invalid("n", 5, "= " + std::to_string(n) + " is negative");
+    case 6:
+      invalid("k", 6, "= " + std::to_string(k) + " is negative");
+    case 8:
+      invalid("a", 8, "is NULL");
+    case 9:
+      check_ld("lda", 9, lda, detail::gemm_rules::least_lda(row, ta, m, k));
+      break;
+    case 10:
+      invalid("b", 10, "is NULL");
+    case 11:
+      check_ld("ldb", 11, ldb, detail::gemm_rules::least_ldb(row, tb, n, k));
+      break;
+    case 13:
+      invalid("c", 13, "is NULL");
+    default:
+      check_ld("ldc", 14, ldc, detail::gemm_rules::least_ldc(row, m, n));
+      break;
+  }
   for (int64_t v : {m, n, k, lda, ldb, ldc})
     if (!detail::cpu_blas::fits(v))
       throw Error(Error::Kind::TooLarge, "size or leading dimension " + std::to_string(v) +
                                              " exceeds the CPU BLAS's 32-bit integer range");
-}
-
-// C = beta * C over rows x cols (row-major view); beta = 0 writes zeros without reading C.
-template <class T>
-void scale(T* c, int64_t rows, int64_t cols, int64_t ldc, T beta) {
-  if (beta == T(1)) return;
-  for (int64_t i = 0; i < rows; ++i) {
-    T* row = c + i * ldc;
-    if (beta == T(0))
-      std::fill(row, row + cols, T(0));
-    else
-      for (int64_t j = 0; j < cols; ++j) row[j] *= beta;
-  }
-}
-
-template <class T>
-void verbose(const Report& r) {
-  char line[512];
-  std::snprintf(line, sizeof line,
-                "%s m=%lld n=%lld k=%lld strategy=%s gpu_rows=%lld cpu_rows=%lld cpu_threads=%d "
-                "A=%s B=%s C=%s cpu=%.3fms gpu=%.3fms kernel=%.3fms total=%.3fms%s%s",
-                routine(T{}), static_cast<long long>(r.m), static_cast<long long>(r.n),
-                static_cast<long long>(r.k), to_string(r.strategy),
-                static_cast<long long>(r.gpu_rows), static_cast<long long>(r.cpu_rows),
-                r.cpu_threads, to_string(r.a), to_string(r.b), to_string(r.c),
-                r.cpu_seconds() * 1e3, r.gpu_seconds() * 1e3, r.gpu_kernel_seconds * 1e3,
-                r.seconds() * 1e3, r.fell_back ? " (GPU failed, CPU fallback)" : "",
-                r.profile.empty() ? "" : (" profile=" + r.profile).c_str());
-  detail::log_line(line);
 }
 
 }  // namespace
@@ -166,11 +139,11 @@ void gemm(Layout layout, Op op_a, Op op_b, int64_t m, int64_t n, int64_t k, T al
     // No product: C = beta * C, and A and B are never read.
     r.strategy = Strategy::Cpu;
     r.cpu_rows = p.m;
-    scale(p.c, p.m, p.n, p.ldc, p.beta);
+    detail::gemm_rules::scale(p.c, p.m, p.n, p.ldc, p.beta);
   } else {
     detail::execute(p, options, r);
   }
-  if (detail::env_config().verbose) verbose<T>(r);
+  if (detail::env_config().verbose) detail::log_call(routine(T{}), r);
   if (report != nullptr) *report = std::move(r);
 }
 

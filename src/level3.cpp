@@ -3,7 +3,9 @@
 // between them is one GEMM, the largest product of the step. The recursion stops where the
 // caller's routing rule keeps that product on the CPU; the CPU BLAS then does the whole block in
 // one call. So a call whose top product stays on the CPU is exactly one CPU BLAS call, and a
-// large one sends half-size, quarter-size, ... products to tandem's GEMM.
+// large one sends half-size, quarter-size, ... products to tandem's GEMM. The CPU BLAS calls run
+// as the program's own would, with OpenBLAS's thread count as it is, and take no lock (as the
+// drop-in's direct GEMM path, src/dropin/gemm_entries.cpp).
 //
 // Column-major throughout: element (i, j) of a matrix with leading dimension ld is at i + j * ld.
 #include "level3.hpp"
@@ -76,13 +78,6 @@ void scale(char triangle, int64_t rows, int64_t cols, T beta, T* c, int64_t ldc)
   }
 }
 
-// A CPU BLAS call beside others: it runs with the program's own OpenBLAS thread count.
-template <class F>
-void on_cpu(F&& f) {
-  cpu_blas::Threads keep(cpu_blas::current_threads());
-  f();
-}
-
 // C (n x n, triangle `uplo`) = alpha op(A) op(A)^T + beta C, op(A) n x k: C11 and C22 recurse,
 // and the block between them is one GEMM.
 template <class T>
@@ -96,7 +91,7 @@ void syrk_step(char uplo, bool tr, int64_t n, int64_t k, T alpha, const T* a, in
   const T *left = rows(lower ? n1 : 0), *right = rows(lower ? 0 : n1);
   T* off = lower ? c + n1 : c + n1 * ldc;
   if (n1 == 0 || !pr.offloads(tr, !tr, bm, bn, k, left, lda, right, lda, off, ldc)) {
-    on_cpu([&] { cpu_blas::syrk(uplo, tr ? 'T' : 'N', n, k, alpha, a, lda, beta, c, ldc); });
+    cpu_blas::syrk(uplo, tr ? 'T' : 'N', n, k, alpha, a, lda, beta, c, ldc);
     return;
   }
   pr.gemm(tr, !tr, bm, bn, k, alpha, left, lda, right, lda, beta, off, ldc);
@@ -116,8 +111,7 @@ void syr2k_step(char uplo, bool tr, int64_t n, int64_t k, T alpha, const T* a, i
   const int64_t i = lower ? n1 : 0, j = lower ? 0 : n1;
   T* off = lower ? c + n1 : c + n1 * ldc;
   if (n1 == 0 || !pr.offloads(tr, !tr, bm, bn, k, rows_a(i), lda, rows_b(j), ldb, off, ldc)) {
-    on_cpu(
-        [&] { cpu_blas::syr2k(uplo, tr ? 'T' : 'N', n, k, alpha, a, lda, b, ldb, beta, c, ldc); });
+    cpu_blas::syr2k(uplo, tr ? 'T' : 'N', n, k, alpha, a, lda, b, ldb, beta, c, ldc);
     return;
   }
   pr.gemm(tr, !tr, bm, bn, k, alpha, rows_a(i), lda, rows_b(j), ldb, beta, off, ldc);
@@ -155,7 +149,7 @@ void symm_step(char side, char uplo, int64_t m, int64_t n, T alpha, const T* a, 
     const T *b1 = b, *b2 = b + d1;
     T *c1 = c, *c2 = c + d1;
     if (d1 == 0 || !pr.offloads(a21.trans, false, d2, n, d1, a21.p, lda, b1, ldb, c2, ldc)) {
-      on_cpu([&] { cpu_blas::symm(side, uplo, m, n, alpha, a, lda, b, ldb, beta, c, ldc); });
+      cpu_blas::symm(side, uplo, m, n, alpha, a, lda, b, ldb, beta, c, ldc);
       return;
     }
     symm_step(side, uplo, d1, n, alpha, a, lda, b1, ldb, beta, c1, ldc, pr);
@@ -167,7 +161,7 @@ void symm_step(char side, char uplo, int64_t m, int64_t n, T alpha, const T* a, 
     const T *b1 = b, *b2 = b + d1 * ldb;
     T *c1 = c, *c2 = c + d1 * ldc;
     if (d1 == 0 || !pr.offloads(false, a12.trans, m, d2, d1, b1, ldb, a12.p, lda, c2, ldc)) {
-      on_cpu([&] { cpu_blas::symm(side, uplo, m, n, alpha, a, lda, b, ldb, beta, c, ldc); });
+      cpu_blas::symm(side, uplo, m, n, alpha, a, lda, b, ldb, beta, c, ldc);
       return;
     }
     symm_step(side, uplo, m, d1, alpha, a, lda, b1, ldb, beta, c1, ldc, pr);
@@ -242,7 +236,7 @@ void trmm_step(const Triangle& t, int64_t m, int64_t n, T alpha, const T* a, int
                int64_t ldb, Products<T>& pr) {
   const Halves<T> h(t, m, n, a, lda, b, ldb);
   if (h.d1 == 0 || !h.carry(pr, true, alpha, T(1))) {
-    on_cpu([&] { cpu_blas::trmm(t.side, t.uplo, t.trans, t.diag, m, n, alpha, a, lda, b, ldb); });
+    cpu_blas::trmm(t.side, t.uplo, t.trans, t.diag, m, n, alpha, a, lda, b, ldb);
     return;
   }
   auto diagonal = [&](bool second) {
@@ -262,7 +256,7 @@ void trsm_step(const Triangle& t, int64_t m, int64_t n, T alpha, const T* a, int
                int64_t ldb, Products<T>& pr) {
   const Halves<T> h(t, m, n, a, lda, b, ldb);
   if (h.d1 == 0 || !h.carry(pr, true, T(-1), alpha)) {
-    on_cpu([&] { cpu_blas::trsm(t.side, t.uplo, t.trans, t.diag, m, n, alpha, a, lda, b, ldb); });
+    cpu_blas::trsm(t.side, t.uplo, t.trans, t.diag, m, n, alpha, a, lda, b, ldb);
     return;
   }
   auto solve = [&](bool second, T coefficient) {

@@ -1,29 +1,17 @@
-// libtandem_blas.so: the drop-in BLAS. Exports level 3 for s and d (gemm, syrk, syr2k, symm,
-// trmm, trsm) through CBLAS (cblas_sgemm, ...) and Fortran (sgemm_, ...) with the signatures of
-// the system's cblas.h and of the Fortran BLAS; every other BLAS or LAPACK symbol keeps
-// resolving to the system's library.
-//
-// Routing: a product with m*n*k below a threshold runs on the CPU BLAS without touching OpenCL,
-// so programs that only do small products pay no OpenCL start-up; larger ones take the
-// configured strategy (auto unless TANDEM_STRATEGY says otherwise). The other routines run as
-// blocked updates whose products follow the same rule (src/level3.hpp): one that keeps its
-// largest product on the CPU is one CPU BLAS call. Either way tandem's own BLAS semantics apply
-// (alpha = 0 never reads A or B, beta = 0 never reads C).
-//
-// Errors follow BLAS: an invalid argument calls xerbla_ (Fortran entries) or cblas_xerbla
-// (CBLAS entries) with the routine's name and the argument's position, and C is untouched.
+// libtandem_blas.so's other level-3 routines (syrk, syr2k, symm, trmm, trsm for s and d, through
+// CBLAS and Fortran): each runs as the recursive halving of src/level3.hpp, whose products go
+// through tandem's GEMM by the drop-in's routing rule (src/dropin/gemm_entries.cpp). One whose
+// largest product stays on the CPU is one OpenBLAS call. BLAS semantics and argument positions are
+// the reference's, as for gemm.
 #include <cblas.h>
 
-#include <cctype>
 #include <cstddef>
-#include <cstdio>
-#include <cstdlib>
-#include <functional>
+#include <cstdint>
 #include <string>
 #include <type_traits>
 
 #include "config.hpp"
-#include "cpu_blas.hpp"
+#include "dropin/dropin.hpp"
 #include "executor.hpp"
 #include "level3.hpp"
 #include "log.hpp"
@@ -32,149 +20,9 @@
 
 #define TANDEM_EXPORT __attribute__((visibility("default")))
 
-extern "C" void xerbla_(const char* name, const blasint* info, std::size_t name_len);
-
 namespace {
 
-// Until a tuned profile gives the size from which the GPU pays, products below 256^3 stay on
-// the CPU BLAS: on every device measured so far (docs/PERFORMANCE.md) the CPU wins there.
-constexpr double kDefaultMinMnk = 256.0 * 256.0 * 256.0;
-
-bool below_threshold(int64_t m, int64_t n, int64_t k) {
-  const double threshold = tandem::detail::env_config().min_mnk.value_or(kDefaultMinMnk);
-  return static_cast<double>(m) * static_cast<double>(n) * static_cast<double>(k) < threshold;
-}
-
-tandem::Options route(int64_t m, int64_t n, int64_t k) {
-  tandem::Options o;
-  if (below_threshold(m, n, k)) {
-    o.strategy = tandem::Strategy::Cpu;
-    // Keep the program's own OpenBLAS thread setting, so concurrent small calls stay concurrent.
-    o.cpu_threads = tandem::detail::cpu_blas::current_threads();
-  }
-  return o;
-}
-
-tandem::Op cblas_op(int t) { return static_cast<tandem::Op>(t); }
-
-// Fortran transpose characters; anything else becomes an invalid op that tandem reports.
-tandem::Op fortran_op(char c) {
-  switch (std::toupper(static_cast<unsigned char>(c))) {
-    case 'N':
-      return tandem::Op::NoTrans;
-    case 'T':
-      return tandem::Op::Trans;
-    case 'C':
-      return tandem::Op::ConjTrans;
-    default:
-      return static_cast<tandem::Op>(0);
-  }
-}
-
-// The reference CBLAS computes a row-major call as the column-major call for C^T, and reports
-// invalid arguments by their position in that call: m and n, and lda and ldb, trade positions.
-// Programs written against it (the reference testers among them) expect exactly that.
-int cblas_position(tandem::Layout layout, int position) {
-  if (layout != tandem::Layout::RowMajor) return position;
-  switch (position) {
-    case 4:
-      return 5;
-    case 5:
-      return 4;
-    case 9:
-      return 11;
-    case 11:
-      return 9;
-    default:
-      return position;
-  }
-}
-
-// A BLAS routine has no status to return, so a call that fails must still compute C: a GPU
-// failure (even under TANDEM_STRATEGY=gpu) is retried on the CPU, with one warning. Only C lost to
-// a GPU that failed after writing it in place is fatal: carrying on would hand back wrong numbers.
-[[noreturn]] void fatal(const char* routine, const char* what) {
-  tandem::detail::log_line(std::string("fatal: ") + routine + ": " + what);
-  std::abort();
-}
-
-void recover(const char* routine, const std::exception& e, const std::function<void()>& on_cpu) {
-  if (const auto* te = dynamic_cast<const tandem::Error*>(&e);
-      te != nullptr && te->kind() == tandem::Error::Kind::OutputLost)
-    fatal(routine, e.what());
-  tandem::detail::warn_once(std::string("dropin-retry"),
-                            std::string(routine) + ": " + e.what() + "; computing on the CPU");
-  try {
-    on_cpu();
-  } catch (const std::exception& again) {
-    fatal(routine, again.what());
-  }
-}
-
-// An invalid argument, as the reference BLAS reports it: xerbla_ with the routine's 6-character
-// name and the Fortran position.
-void fortran_invalid(const char* name, int position) {
-  const blasint info = position;
-  xerbla_(name, &info, 6);
-}
-
-// As the reference CBLAS: the position and routine name, an empty message (the system's
-// cblas_xerbla prints its own). OpenBLAS's cblas.h declares the strings non-const.
-void cblas_invalid(const char* routine, int position) {
-  std::string name(routine), form;
-  cblas_xerbla(position, name.data(), form.data());
-}
-
-tandem::Options cpu_only() {
-  tandem::Options o;
-  o.strategy = tandem::Strategy::Cpu;
-  return o;
-}
-
-template <class T>
-void cblas_gemm(const char* routine, int layout, int ta, int tb, blasint m, blasint n, blasint k,
-                T alpha, const T* a, blasint lda, const T* b, blasint ldb, T beta, T* c,
-                blasint ldc) {
-  const auto lay = static_cast<tandem::Layout>(layout);
-  auto call = [&](const tandem::Options& o) {
-    tandem::gemm<T>(lay, cblas_op(ta), cblas_op(tb), m, n, k, alpha, a, lda, b, ldb, beta, c, ldc,
-                    o);
-  };
-  try {
-    call(route(m, n, k));
-  } catch (const tandem::Error& e) {
-    if (e.kind() == tandem::Error::Kind::InvalidArgument) {
-      cblas_invalid(routine, cblas_position(lay, e.argument()));
-    } else {
-      recover(routine, e, [&] { call(cpu_only()); });
-    }
-  } catch (const std::exception& e) {
-    recover(routine, e, [&] { call(cpu_only()); });
-  }
-}
-
-template <class T>
-void fortran_gemm(const char* name, const char* transa, const char* transb, const blasint* m,
-                  const blasint* n, const blasint* k, const T* alpha, const T* a,
-                  const blasint* lda, const T* b, const blasint* ldb, const T* beta, T* c,
-                  const blasint* ldc) {
-  auto call = [&](const tandem::Options& o) {
-    tandem::gemm<T>(tandem::Layout::ColMajor, fortran_op(*transa), fortran_op(*transb), *m, *n, *k,
-                    *alpha, a, *lda, b, *ldb, *beta, c, *ldc, o);
-  };
-  try {
-    call(route(*m, *n, *k));
-  } catch (const tandem::Error& e) {
-    if (e.kind() == tandem::Error::Kind::InvalidArgument) {
-      // Fortran GEMM has no layout argument: its positions are one less than tandem's.
-      fortran_invalid(name, e.argument() - 1);
-    } else {
-      recover(name, e, [&] { call(cpu_only()); });
-    }
-  } catch (const std::exception& e) {
-    recover(name, e, [&] { call(cpu_only()); });
-  }
-}
+using namespace tandem::detail::dropin;
 
 // The products of a level-3 routine: each goes through tandem's GEMM by the routing rule above,
 // and one that fails there (C intact) is retried on the CPU, as a gemm call would be.
@@ -205,7 +53,7 @@ class Routed final : public tandem::detail::level3::Products<T> {
     };
     ++products;
     try {
-      call(route(m, n, k));
+      call(tandem::Options{});
     } catch (const std::exception& e) {
       recover(routine_, e, [&] { call(cpu_only()); });
     }
@@ -393,41 +241,6 @@ void fortran_triangle(const char* name, bool solve, const char* side, const char
 }  // namespace
 
 extern "C" {
-
-TANDEM_EXPORT void cblas_sgemm(const enum CBLAS_ORDER Order, const enum CBLAS_TRANSPOSE TransA,
-                               const enum CBLAS_TRANSPOSE TransB, const blasint M, const blasint N,
-                               const blasint K, const float alpha, const float* A,
-                               const blasint lda, const float* B, const blasint ldb,
-                               const float beta, float* C, const blasint ldc) {
-  cblas_gemm<float>("cblas_sgemm", Order, TransA, TransB, M, N, K, alpha, A, lda, B, ldb, beta, C,
-                    ldc);
-}
-
-TANDEM_EXPORT void cblas_dgemm(const enum CBLAS_ORDER Order, const enum CBLAS_TRANSPOSE TransA,
-                               const enum CBLAS_TRANSPOSE TransB, const blasint M, const blasint N,
-                               const blasint K, const double alpha, const double* A,
-                               const blasint lda, const double* B, const blasint ldb,
-                               const double beta, double* C, const blasint ldc) {
-  cblas_gemm<double>("cblas_dgemm", Order, TransA, TransB, M, N, K, alpha, A, lda, B, ldb, beta, C,
-                     ldc);
-}
-
-// The Fortran BLAS entries, as gfortran calls them: every argument by reference, then the hidden
-// lengths of the two character arguments.
-TANDEM_EXPORT void sgemm_(const char* transa, const char* transb, const blasint* m,
-                          const blasint* n, const blasint* k, const float* alpha, const float* a,
-                          const blasint* lda, const float* b, const blasint* ldb, const float* beta,
-                          float* c, const blasint* ldc, std::size_t, std::size_t) {
-  fortran_gemm<float>("SGEMM ", transa, transb, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc);
-}
-
-TANDEM_EXPORT void dgemm_(const char* transa, const char* transb, const blasint* m,
-                          const blasint* n, const blasint* k, const double* alpha, const double* a,
-                          const blasint* lda, const double* b, const blasint* ldb,
-                          const double* beta, double* c, const blasint* ldc, std::size_t,
-                          std::size_t) {
-  fortran_gemm<double>("DGEMM ", transa, transb, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc);
-}
 
 TANDEM_EXPORT void cblas_ssyrk(const enum CBLAS_ORDER Order, const enum CBLAS_UPLO Uplo,
                                const enum CBLAS_TRANSPOSE Trans, const blasint N, const blasint K,

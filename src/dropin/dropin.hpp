@@ -1,0 +1,33 @@
+// What the drop-in's two files share (src/dropin/gemm_entries.cpp: gemm and the routing rule;
+// src/dropin/level3_entries.cpp: the other level-3 routines): the threshold, and how a BLAS routine
+// reports an invalid argument or survives a failure.
+#pragma once
+
+#include <cstdint>
+#include <exception>
+#include <functional>
+
+#include "tandem/tandem.hpp"
+
+namespace tandem::detail::dropin {
+
+// Whether a product of this size stays on the CPU BLAS whatever the strategy (TANDEM_MIN_MNK).
+bool below_threshold(int64_t m, int64_t n, int64_t k);
+
+// A BLAS routine has no status to return, so a call that fails must still compute C: a GPU
+// failure (even under TANDEM_STRATEGY=gpu) is retried on the CPU by `on_cpu`, with one warning.
+// Only C lost to a GPU that failed after writing it in place is fatal: carrying on would hand
+// back wrong numbers.
+[[noreturn]] void fatal(const char* routine, const char* what);
+void recover(const char* routine, const std::exception& e, const std::function<void()>& on_cpu);
+
+// An invalid argument, as the reference BLAS reports it: xerbla_ with the routine's 6-character
+// name and the Fortran position.
+void fortran_invalid(const char* name, int position);
+// As the reference CBLAS: the position and routine name.
+void cblas_invalid(const char* routine, int position);
+
+// Options that keep a call on the CPU (the retry after a failure).
+Options cpu_only();
+
+}  // namespace tandem::detail::dropin

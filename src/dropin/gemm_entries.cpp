@@ -1,0 +1,384 @@
+// libtandem_blas.so, the drop-in BLAS: its GEMM entries and its routing rule. The library exports
+// level 3 for s and d (gemm here; syrk, syr2k, symm, trmm, trsm in src/dropin/level3_entries.cpp)
+// through CBLAS (cblas_sgemm, ...) and Fortran (sgemm_, ...) with the signatures of the system's
+// cblas.h and of the Fortran BLAS; every other BLAS or LAPACK symbol keeps resolving to the
+// system's library.
+//
+// Routing: a valid GEMM call with m*n*k below a threshold takes the direct path to OpenBLAS's own
+// entry (no OpenCL, no lock, no allocation: a few compares and a jump), so programs that make
+// many small products pay nothing for tandem; larger ones take the configured strategy (auto
+// unless TANDEM_STRATEGY says otherwise). The other routines run as blocked updates whose
+// products follow the same rule (src/level3.hpp). Either way tandem's own BLAS semantics apply
+// (alpha = 0 never reads A or B, beta = 0 never reads C).
+//
+// Errors follow BLAS: an invalid argument calls xerbla_ (Fortran entries) or cblas_xerbla
+// (CBLAS entries) with the routine's name and the argument's position, and C is untouched.
+#include <cblas.h>
+
+#include <atomic>
+#include <cstddef>
+#include <cstdio>
+#include <cstdlib>
+#include <functional>
+#include <string>
+#include <type_traits>
+
+#include "clock.hpp"
+#include "config.hpp"
+#include "cpu_blas.hpp"
+#include "dropin/dropin.hpp"
+#include "gemm_rules.hpp"
+#include "log.hpp"
+#include "tandem/tandem.hpp"
+
+#define TANDEM_EXPORT __attribute__((visibility("default")))
+
+extern "C" void xerbla_(const char* name, const blasint* info, std::size_t name_len);
+
+namespace {
+
+template <class T>
+using FortranGemm = void (*)(const char*, const char*, const blasint*, const blasint*,
+                             const blasint*, const T*, const T*, const blasint*, const T*,
+                             const blasint*, const T*, T*, const blasint*, std::size_t,
+                             std::size_t);
+
+// Until a tuned profile gives the size from which the GPU pays, products below 256^3 stay on
+// the CPU BLAS: on every device measured so far (docs/PERFORMANCE.md) the CPU wins there.
+constexpr double kDefaultMinMnk = 256.0 * 256.0 * 256.0;
+
+// What the drop-in reads once per process: the threshold, TANDEM_VERBOSE, and OpenBLAS's own
+// GEMM entries for the direct path (a threshold of 0 when they cannot be found: then every call
+// takes the ordinary path, which says why). `straight_mnk` is the threshold below which a call
+// with a product goes straight to OpenBLAS: 0 under TANDEM_VERBOSE, whose lines are written on
+// the way.
+struct Once {
+  double min_mnk = 0, straight_mnk = 0;
+  bool verbose = false;
+  decltype(&cblas_sgemm) cblas_s = nullptr;
+  decltype(&cblas_dgemm) cblas_d = nullptr;
+  FortranGemm<float> fortran_s = nullptr;
+  FortranGemm<double> fortran_d = nullptr;
+};
+
+template <class F>
+F own(const char* name) {
+  return reinterpret_cast<F>(tandem::detail::cpu_blas::own_entry(name));
+}
+
+Once read_once() {
+  Once o;
+  const auto& env = tandem::detail::env_config();
+  o.verbose = env.verbose;
+  o.cblas_s = own<decltype(&cblas_sgemm)>("cblas_sgemm");
+  o.cblas_d = own<decltype(&cblas_dgemm)>("cblas_dgemm");
+  o.fortran_s = own<FortranGemm<float>>("sgemm_");
+  o.fortran_d = own<FortranGemm<double>>("dgemm_");
+  if (o.cblas_s && o.cblas_d && o.fortran_s && o.fortran_d)
+    o.min_mnk = env.min_mnk.value_or(kDefaultMinMnk);
+  o.straight_mnk = o.verbose ? 0 : o.min_mnk;
+  return o;
+}
+
+// Published by once() for the exported entries, which read it without a guard. Until then it
+// holds thresholds of 0, so the first call takes the ordinary path, which publishes it.
+const Once unread;
+std::atomic<const Once*> published{&unread};
+
+const Once& once() {
+  static const Once read = read_once();
+  static const bool publish = (published.store(&read, std::memory_order_release), true);
+  (void)publish;
+  return read;
+}
+
+tandem::Op cblas_op(int t) { return static_cast<tandem::Op>(t); }
+
+// Fortran transpose characters as tandem's ops, by table (the direct path reads it on every
+// call); anything else becomes an invalid op (0) that tandem reports.
+struct FortranOps {
+  int op[256] = {};
+  constexpr FortranOps() {
+    op['N'] = op['n'] = TANDEM_NO_TRANS;
+    op['T'] = op['t'] = TANDEM_TRANS;
+    op['C'] = op['c'] = TANDEM_CONJ_TRANS;
+  }
+};
+constexpr FortranOps kFortranOps;
+
+tandem::Op fortran_op(char c) {
+  return static_cast<tandem::Op>(kFortranOps.op[static_cast<unsigned char>(c)]);
+}
+
+// The reference CBLAS computes a row-major call as the column-major call for C^T, and reports
+// invalid arguments by their position in that call: m and n, and lda and ldb, trade positions.
+// Programs written against it (the reference testers among them) expect exactly that.
+int cblas_position(tandem::Layout layout, int position) {
+  if (layout != tandem::Layout::RowMajor) return position;
+  switch (position) {
+    case 4:
+      return 5;
+    case 5:
+      return 4;
+    case 9:
+      return 11;
+    case 11:
+      return 9;
+    default:
+      return position;
+  }
+}
+
+// The threshold's measure of a product.
+double mnk(int64_t m, int64_t n, int64_t k) {
+  return static_cast<double>(m) * static_cast<double>(n) * static_cast<double>(k);
+}
+bool below(const Once& o, int64_t m, int64_t n, int64_t k) { return mnk(m, n, k) < o.min_mnk; }
+
+}  // namespace
+
+namespace tandem::detail::dropin {
+
+[[noreturn]] void fatal(const char* routine, const char* what) {
+  tandem::detail::log_line(std::string("fatal: ") + routine + ": " + what);
+  std::abort();
+}
+
+void recover(const char* routine, const std::exception& e, const std::function<void()>& on_cpu) {
+  if (const auto* te = dynamic_cast<const tandem::Error*>(&e);
+      te != nullptr && te->kind() == tandem::Error::Kind::OutputLost)
+    fatal(routine, e.what());
+  tandem::detail::warn_once(std::string("dropin-retry"),
+                            std::string(routine) + ": " + e.what() + "; computing on the CPU");
+  try {
+    on_cpu();
+  } catch (const std::exception& again) {
+    fatal(routine, again.what());
+  }
+}
+
+void fortran_invalid(const char* name, int position) {
+  const blasint info = position;
+  xerbla_(name, &info, 6);
+}
+
+// An empty message: the system's cblas_xerbla prints its own. OpenBLAS's cblas.h declares the
+// strings non-const.
+void cblas_invalid(const char* routine, int position) {
+  std::string name(routine), form;
+  cblas_xerbla(position, name.data(), form.data());
+}
+
+tandem::Options cpu_only() {
+  tandem::Options o;
+  o.strategy = tandem::Strategy::Cpu;
+  return o;
+}
+
+bool below_threshold(int64_t m, int64_t n, int64_t k) { return below(once(), m, n, k); }
+
+}  // namespace tandem::detail::dropin
+
+namespace {
+using namespace tandem::detail::dropin;
+
+// Below the threshold a valid call takes the direct path: OpenBLAS's own entry with the caller's
+// arguments unchanged, or, where BLAS defines the result without a product (alpha = 0, k = 0),
+// C = beta * C here without reading A or B. It reads no environment, takes no lock, allocates
+// nothing, leaves OpenBLAS's thread count alone and never touches OpenCL. The common case, a
+// product with TANDEM_VERBOSE off, is a few compares in the exported entry and a jump to
+// OpenBLAS's. Like any BLAS routine the program calls directly, it runs with OpenBLAS's thread
+// count as it is at that moment (a concurrent tandem call may be lending its CPU share another
+// count; results do not depend on it).
+template <class T>
+[[gnu::always_inline]] inline bool direct(const Once& o, int layout, int ta, int tb, blasint m,
+                                          blasint n, blasint k, T alpha, const T* a, blasint lda,
+                                          const T* b, blasint ldb, const T* c, blasint ldc) {
+  return below(o, m, n, k) && tandem::detail::gemm_rules::first_invalid(
+                                  layout, ta, tb, m, n, k, alpha, a, lda, b, ldb, c, ldc) == 0;
+}
+
+// Straight to OpenBLAS: a direct call with a product, TANDEM_VERBOSE off.
+template <class T>
+[[gnu::always_inline]] inline bool straight(const Once& o, int layout, int ta, int tb, blasint m,
+                                            blasint n, blasint k, T alpha, const T* a, blasint lda,
+                                            const T* b, blasint ldb, const T* c, blasint ldc) {
+  return m > 0 && n > 0 && k > 0 && alpha != T(0) && mnk(m, n, k) < o.straight_mnk &&
+         tandem::detail::gemm_rules::first_invalid(layout, ta, tb, m, n, k, alpha, a, lda, b, ldb,
+                                                   c, ldc) == 0;
+}
+
+// The rest of the direct path: calls without a product, and every call under TANDEM_VERBOSE.
+// `pass` makes the OpenBLAS call; C's row-major view is rows x cols.
+template <class T, class Pass>
+void direct_otherwise(int64_t m, int64_t n, int64_t k, T alpha, T beta, T* c, int64_t ldc, bool row,
+                      Pass pass) {
+  const bool verbose = once().verbose;
+  const int64_t t0 = verbose ? tandem::detail::clock::now_ns() : 0;
+  const int64_t rows = row ? m : n, cols = row ? n : m;
+  const bool product = rows > 0 && cols > 0 && k > 0 && alpha != T(0);
+  if (product)
+    pass();
+  else if (rows > 0 && cols > 0)
+    tandem::detail::gemm_rules::scale(c, rows, cols, ldc, beta);
+  if (!verbose) return;
+  tandem::Report r;
+  r.strategy = tandem::Strategy::Cpu;
+  r.m = m, r.n = n, r.k = k;
+  r.cpu_rows = rows > 0 && cols > 0 ? rows : 0;
+  r.cpu_threads = product ? tandem::detail::cpu_blas::current_threads() : 0;
+  r.t_start = r.t_cpu_start = t0;
+  r.t_cpu_end = r.t_end = tandem::detail::clock::now_ns();
+  tandem::detail::log_call(std::is_same_v<T, float> ? "sgemm" : "dgemm", r);
+}
+
+template <class T>
+using CblasGemm = void (*)(CBLAS_ORDER, CBLAS_TRANSPOSE, CBLAS_TRANSPOSE, blasint, blasint, blasint,
+                           T, const T*, blasint, const T*, blasint, T, T*, blasint);
+
+template <class T>
+CblasGemm<T> own_cblas(const Once& o) {
+  if constexpr (std::is_same_v<T, float>)
+    return o.cblas_s;
+  else
+    return o.cblas_d;
+}
+
+template <class T>
+FortranGemm<T> own_fortran(const Once& o) {
+  if constexpr (std::is_same_v<T, float>)
+    return o.fortran_s;
+  else
+    return o.fortran_d;
+}
+
+// Every CBLAS GEMM call that does not go straight to OpenBLAS (same signature as the entry, so
+// the entry reaches it with a jump).
+template <class T>
+[[gnu::noinline]] void cblas_gemm(CBLAS_ORDER layout, CBLAS_TRANSPOSE ta, CBLAS_TRANSPOSE tb,
+                                  blasint m, blasint n, blasint k, T alpha, const T* a, blasint lda,
+                                  const T* b, blasint ldb, T beta, T* c, blasint ldc) {
+  const char* routine = std::is_same_v<T, float> ? "cblas_sgemm" : "cblas_dgemm";
+  if (direct(once(), layout, ta, tb, m, n, k, alpha, a, lda, b, ldb, c, ldc)) {
+    direct_otherwise(m, n, k, alpha, beta, c, ldc, layout == CblasRowMajor, [&] {
+      own_cblas<T>(once())(layout, ta, tb, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc);
+    });
+    return;
+  }
+  const auto lay = static_cast<tandem::Layout>(layout);
+  auto call = [&](const tandem::Options& o) {
+    tandem::gemm<T>(lay, cblas_op(ta), cblas_op(tb), m, n, k, alpha, a, lda, b, ldb, beta, c, ldc,
+                    o);
+  };
+  try {
+    call(tandem::Options{});
+  } catch (const tandem::Error& e) {
+    if (e.kind() == tandem::Error::Kind::InvalidArgument) {
+      cblas_invalid(routine, cblas_position(lay, e.argument()));
+    } else {
+      recover(routine, e, [&] { call(cpu_only()); });
+    }
+  } catch (const std::exception& e) {
+    recover(routine, e, [&] { call(cpu_only()); });
+  }
+}
+
+template <class T>
+[[gnu::always_inline]] inline bool fortran_direct(
+    const Once& o, bool require_straight, const char* transa, const char* transb, const blasint* m,
+    const blasint* n, const blasint* k, const T* alpha, const T* a, const blasint* lda, const T* b,
+    const blasint* ldb, const T* c, const blasint* ldc) {
+  const int ta = static_cast<int>(fortran_op(*transa)), tb = static_cast<int>(fortran_op(*transb));
+  return require_straight
+             ? straight(o, TANDEM_COL_MAJOR, ta, tb, *m, *n, *k, *alpha, a, *lda, b, *ldb, c, *ldc)
+             : direct(o, TANDEM_COL_MAJOR, ta, tb, *m, *n, *k, *alpha, a, *lda, b, *ldb, c, *ldc);
+}
+
+// Every Fortran GEMM call that does not go straight to OpenBLAS (the entry's signature).
+template <class T>
+[[gnu::noinline]] void fortran_gemm(const char* transa, const char* transb, const blasint* m,
+                                    const blasint* n, const blasint* k, const T* alpha, const T* a,
+                                    const blasint* lda, const T* b, const blasint* ldb,
+                                    const T* beta, T* c, const blasint* ldc, std::size_t transa_len,
+                                    std::size_t transb_len) {
+  const char* name = std::is_same_v<T, float> ? "SGEMM " : "DGEMM ";
+  if (fortran_direct(once(), false, transa, transb, m, n, k, alpha, a, lda, b, ldb, c, ldc)) {
+    direct_otherwise(*m, *n, *k, *alpha, *beta, c, *ldc, false, [&] {
+      own_fortran<T>(once())(transa, transb, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc,
+                             transa_len, transb_len);
+    });
+    return;
+  }
+  auto call = [&](const tandem::Options& o) {
+    tandem::gemm<T>(tandem::Layout::ColMajor, fortran_op(*transa), fortran_op(*transb), *m, *n, *k,
+                    *alpha, a, *lda, b, *ldb, *beta, c, *ldc, o);
+  };
+  try {
+    call(tandem::Options{});
+  } catch (const tandem::Error& e) {
+    if (e.kind() == tandem::Error::Kind::InvalidArgument) {
+      // Fortran GEMM has no layout argument: its positions are one less than tandem's.
+      fortran_invalid(name, e.argument() - 1);
+    } else {
+      recover(name, e, [&] { call(cpu_only()); });
+    }
+  } catch (const std::exception& e) {
+    recover(name, e, [&] { call(cpu_only()); });
+  }
+}
+
+}  // namespace
+
+extern "C" {
+
+TANDEM_EXPORT void cblas_sgemm(const enum CBLAS_ORDER Order, const enum CBLAS_TRANSPOSE TransA,
+                               const enum CBLAS_TRANSPOSE TransB, const blasint M, const blasint N,
+                               const blasint K, const float alpha, const float* A,
+                               const blasint lda, const float* B, const blasint ldb,
+                               const float beta, float* C, const blasint ldc) {
+  const Once* o = published.load(std::memory_order_acquire);
+  if (straight(*o, Order, TransA, TransB, M, N, K, alpha, A, lda, B, ldb, C, ldc))
+    return o->cblas_s(Order, TransA, TransB, M, N, K, alpha, A, lda, B, ldb, beta, C, ldc);
+  cblas_gemm<float>(Order, TransA, TransB, M, N, K, alpha, A, lda, B, ldb, beta, C, ldc);
+}
+
+TANDEM_EXPORT void cblas_dgemm(const enum CBLAS_ORDER Order, const enum CBLAS_TRANSPOSE TransA,
+                               const enum CBLAS_TRANSPOSE TransB, const blasint M, const blasint N,
+                               const blasint K, const double alpha, const double* A,
+                               const blasint lda, const double* B, const blasint ldb,
+                               const double beta, double* C, const blasint ldc) {
+  const Once* o = published.load(std::memory_order_acquire);
+  if (straight(*o, Order, TransA, TransB, M, N, K, alpha, A, lda, B, ldb, C, ldc))
+    return o->cblas_d(Order, TransA, TransB, M, N, K, alpha, A, lda, B, ldb, beta, C, ldc);
+  cblas_gemm<double>(Order, TransA, TransB, M, N, K, alpha, A, lda, B, ldb, beta, C, ldc);
+}
+
+// The Fortran BLAS entries, as gfortran calls them: every argument by reference, then the hidden
+// lengths of the two character arguments.
+TANDEM_EXPORT void sgemm_(const char* transa, const char* transb, const blasint* m,
+                          const blasint* n, const blasint* k, const float* alpha, const float* a,
+                          const blasint* lda, const float* b, const blasint* ldb, const float* beta,
+                          float* c, const blasint* ldc, std::size_t transa_len,
+                          std::size_t transb_len) {
+  const Once* o = published.load(std::memory_order_acquire);
+  if (fortran_direct(*o, true, transa, transb, m, n, k, alpha, a, lda, b, ldb, c, ldc))
+    return o->fortran_s(transa, transb, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc, transa_len,
+                        transb_len);
+  fortran_gemm<float>(transa, transb, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc, transa_len,
+                      transb_len);
+}
+
+TANDEM_EXPORT void dgemm_(const char* transa, const char* transb, const blasint* m,
+                          const blasint* n, const blasint* k, const double* alpha, const double* a,
+                          const blasint* lda, const double* b, const blasint* ldb,
+                          const double* beta, double* c, const blasint* ldc, std::size_t transa_len,
+                          std::size_t transb_len) {
+  const Once* o = published.load(std::memory_order_acquire);
+  if (fortran_direct(*o, true, transa, transb, m, n, k, alpha, a, lda, b, ldb, c, ldc))
+    return o->fortran_d(transa, transb, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc, transa_len,
+                        transb_len);
+  fortran_gemm<double>(transa, transb, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc, transa_len,
+                       transb_len);
+}
+
+}  // extern "C"
