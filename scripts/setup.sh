@@ -9,6 +9,7 @@ packages=(
   libopenblas-dev libtbb-dev libhwloc-dev
   libgtest-dev libgmock-dev libbenchmark-dev
   libblas-test libblas3 liblapack-test python3-numpy
+  r-base-core  # tests only (tests/r_dropin.sh: R's crossprod and %*% through the drop-in)
   nlohmann-json3-dev libcli11-dev
   libclblast-dev  # bench only (bench/vs_clblast): never linked into the library
 )
