@@ -3,9 +3,7 @@
 // between them is one GEMM, the largest product of the step. The recursion stops where the
 // caller's routing rule keeps that product on the CPU; the CPU BLAS then does the whole block in
 // one call. So a call whose top product stays on the CPU is exactly one CPU BLAS call, and a
-// large one sends half-size, quarter-size, ... products to tandem's GEMM. The CPU BLAS calls run
-// as the program's own would, with OpenBLAS's thread count as it is, and take no lock (as the
-// drop-in's direct GEMM path, src/dropin/gemm_entries.cpp).
+// large one sends half-size, quarter-size, ... products to tandem's GEMM.
 //
 // Column-major throughout: element (i, j) of a matrix with leading dimension ld is at i + j * ld.
 #include "level3.hpp"
@@ -78,6 +76,20 @@ void scale(char triangle, int64_t rows, int64_t cols, T beta, T* c, int64_t ldc)
   }
 }
 
+// A CPU BLAS call for a whole m x n x k block. Below the drop-in's threshold it runs as the
+// program's own call would, with OpenBLAS's thread count as it is and no lock (as the drop-in's
+// direct GEMM path); a larger one shares the thread-count lock, so it waits for a concurrent
+// tandem call that has lent OpenBLAS another count and runs with the program's.
+template <class T, class F>
+void on_cpu(Products<T>& pr, int64_t m, int64_t n, int64_t k, F&& f) {
+  if (pr.below_threshold(m, n, k)) {
+    f();
+    return;
+  }
+  cpu_blas::Threads keep(cpu_blas::current_threads());
+  f();
+}
+
 // C (n x n, triangle `uplo`) = alpha op(A) op(A)^T + beta C, op(A) n x k: C11 and C22 recurse,
 // and the block between them is one GEMM.
 template <class T>
@@ -91,7 +103,8 @@ void syrk_step(char uplo, bool tr, int64_t n, int64_t k, T alpha, const T* a, in
   const T *left = rows(lower ? n1 : 0), *right = rows(lower ? 0 : n1);
   T* off = lower ? c + n1 : c + n1 * ldc;
   if (n1 == 0 || !pr.offloads(tr, !tr, bm, bn, k, left, lda, right, lda, off, ldc)) {
-    cpu_blas::syrk(uplo, tr ? 'T' : 'N', n, k, alpha, a, lda, beta, c, ldc);
+    on_cpu(pr, n, n, k,
+           [&] { cpu_blas::syrk(uplo, tr ? 'T' : 'N', n, k, alpha, a, lda, beta, c, ldc); });
     return;
   }
   pr.gemm(tr, !tr, bm, bn, k, alpha, left, lda, right, lda, beta, off, ldc);
@@ -111,7 +124,9 @@ void syr2k_step(char uplo, bool tr, int64_t n, int64_t k, T alpha, const T* a, i
   const int64_t i = lower ? n1 : 0, j = lower ? 0 : n1;
   T* off = lower ? c + n1 : c + n1 * ldc;
   if (n1 == 0 || !pr.offloads(tr, !tr, bm, bn, k, rows_a(i), lda, rows_b(j), ldb, off, ldc)) {
-    cpu_blas::syr2k(uplo, tr ? 'T' : 'N', n, k, alpha, a, lda, b, ldb, beta, c, ldc);
+    on_cpu(pr, n, n, k, [&] {
+      cpu_blas::syr2k(uplo, tr ? 'T' : 'N', n, k, alpha, a, lda, b, ldb, beta, c, ldc);
+    });
     return;
   }
   pr.gemm(tr, !tr, bm, bn, k, alpha, rows_a(i), lda, rows_b(j), ldb, beta, off, ldc);
@@ -149,7 +164,8 @@ void symm_step(char side, char uplo, int64_t m, int64_t n, T alpha, const T* a, 
     const T *b1 = b, *b2 = b + d1;
     T *c1 = c, *c2 = c + d1;
     if (d1 == 0 || !pr.offloads(a21.trans, false, d2, n, d1, a21.p, lda, b1, ldb, c2, ldc)) {
-      cpu_blas::symm(side, uplo, m, n, alpha, a, lda, b, ldb, beta, c, ldc);
+      on_cpu(pr, m, n, m,
+             [&] { cpu_blas::symm(side, uplo, m, n, alpha, a, lda, b, ldb, beta, c, ldc); });
       return;
     }
     symm_step(side, uplo, d1, n, alpha, a, lda, b1, ldb, beta, c1, ldc, pr);
@@ -161,7 +177,8 @@ void symm_step(char side, char uplo, int64_t m, int64_t n, T alpha, const T* a, 
     const T *b1 = b, *b2 = b + d1 * ldb;
     T *c1 = c, *c2 = c + d1 * ldc;
     if (d1 == 0 || !pr.offloads(false, a12.trans, m, d2, d1, b1, ldb, a12.p, lda, c2, ldc)) {
-      cpu_blas::symm(side, uplo, m, n, alpha, a, lda, b, ldb, beta, c, ldc);
+      on_cpu(pr, m, n, n,
+             [&] { cpu_blas::symm(side, uplo, m, n, alpha, a, lda, b, ldb, beta, c, ldc); });
       return;
     }
     symm_step(side, uplo, m, d1, alpha, a, lda, b1, ldb, beta, c1, ldc, pr);
@@ -236,7 +253,8 @@ void trmm_step(const Triangle& t, int64_t m, int64_t n, T alpha, const T* a, int
                int64_t ldb, Products<T>& pr) {
   const Halves<T> h(t, m, n, a, lda, b, ldb);
   if (h.d1 == 0 || !h.carry(pr, true, alpha, T(1))) {
-    cpu_blas::trmm(t.side, t.uplo, t.trans, t.diag, m, n, alpha, a, lda, b, ldb);
+    on_cpu(pr, m, n, t.left() ? m : n,
+           [&] { cpu_blas::trmm(t.side, t.uplo, t.trans, t.diag, m, n, alpha, a, lda, b, ldb); });
     return;
   }
   auto diagonal = [&](bool second) {
@@ -256,7 +274,8 @@ void trsm_step(const Triangle& t, int64_t m, int64_t n, T alpha, const T* a, int
                int64_t ldb, Products<T>& pr) {
   const Halves<T> h(t, m, n, a, lda, b, ldb);
   if (h.d1 == 0 || !h.carry(pr, true, T(-1), alpha)) {
-    cpu_blas::trsm(t.side, t.uplo, t.trans, t.diag, m, n, alpha, a, lda, b, ldb);
+    on_cpu(pr, m, n, t.left() ? m : n,
+           [&] { cpu_blas::trsm(t.side, t.uplo, t.trans, t.diag, m, n, alpha, a, lda, b, ldb); });
     return;
   }
   auto solve = [&](bool second, T coefficient) {

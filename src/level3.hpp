@@ -22,6 +22,13 @@ class Products {
   virtual void gemm(bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t k, T alpha,
                     const T* a, int64_t lda, const T* b, int64_t ldb, T beta, T* c,
                     int64_t ldc) = 0;
+  // Whether a block of this size is small enough that its CPU BLAS call runs as the program's
+  // own would, taking no lock (the drop-in's threshold). Larger blocks wait for any tandem call
+  // that has lent OpenBLAS another thread count.
+  virtual bool below_threshold(int64_t m, int64_t n, int64_t k) {
+    (void)m, (void)n, (void)k;
+    return false;
+  }
 };
 
 // The routines, with the reference's arguments (characters as Fortran passes them, either case).

@@ -48,13 +48,13 @@ using FortranGemm = void (*)(const char*, const char*, const blasint*, const bla
 constexpr double kDefaultMinMnk = 256.0 * 256.0 * 256.0;
 
 // What the drop-in reads once per process: the threshold, TANDEM_VERBOSE, and OpenBLAS's own
-// GEMM entries for the direct path (a threshold of 0 when they cannot be found: then every call
-// takes the ordinary path, which says why). `straight_mnk` is the threshold below which a call
-// with a product goes straight to OpenBLAS: 0 under TANDEM_VERBOSE, whose lines are written on
-// the way.
+// GEMM entries for the direct path (`found`: without them a call below the threshold takes the
+// ordinary path, kept on the CPU). `straight_mnk` is the threshold below which a call with a
+// product goes straight to OpenBLAS: 0 under TANDEM_VERBOSE (whose lines the direct path writes
+// on its way) and without the entries.
 struct Once {
   double min_mnk = 0, straight_mnk = 0;
-  bool verbose = false;
+  bool verbose = false, found = false;
   decltype(&cblas_sgemm) cblas_s = nullptr;
   decltype(&cblas_dgemm) cblas_d = nullptr;
   FortranGemm<float> fortran_s = nullptr;
@@ -74,9 +74,9 @@ Once read_once() {
   o.cblas_d = own<decltype(&cblas_dgemm)>("cblas_dgemm");
   o.fortran_s = own<FortranGemm<float>>("sgemm_");
   o.fortran_d = own<FortranGemm<double>>("dgemm_");
-  if (o.cblas_s && o.cblas_d && o.fortran_s && o.fortran_d)
-    o.min_mnk = env.min_mnk.value_or(kDefaultMinMnk);
-  o.straight_mnk = o.verbose ? 0 : o.min_mnk;
+  o.found = o.cblas_s && o.cblas_d && o.fortran_s && o.fortran_d;
+  o.min_mnk = env.min_mnk.value_or(kDefaultMinMnk);
+  o.straight_mnk = o.verbose || !o.found ? 0 : o.min_mnk;
   return o;
 }
 
@@ -182,6 +182,16 @@ bool below_threshold(int64_t m, int64_t n, int64_t k) { return below(once(), m, 
 namespace {
 using namespace tandem::detail::dropin;
 
+// The options of a GEMM that does not take the direct path: a call below the threshold (OpenBLAS's
+// entries were not found, or its arguments are invalid and it is about to be reported) stays on
+// the CPU with the program's thread count; a larger one takes the configured strategy.
+tandem::Options routed(int64_t m, int64_t n, int64_t k) {
+  if (!below_threshold(m, n, k)) return {};
+  tandem::Options o = cpu_only();
+  o.cpu_threads = tandem::detail::cpu_blas::current_threads();
+  return o;
+}
+
 // Below the threshold a valid call takes the direct path: OpenBLAS's own entry with the caller's
 // arguments unchanged, or, where BLAS defines the result without a product (alpha = 0, k = 0),
 // C = beta * C here without reading A or B. It reads no environment, takes no lock, allocates
@@ -194,8 +204,9 @@ template <class T>
 [[gnu::always_inline]] inline bool direct(const Once& o, int layout, int ta, int tb, blasint m,
                                           blasint n, blasint k, T alpha, const T* a, blasint lda,
                                           const T* b, blasint ldb, const T* c, blasint ldc) {
-  return below(o, m, n, k) && tandem::detail::gemm_rules::first_invalid(
-                                  layout, ta, tb, m, n, k, alpha, a, lda, b, ldb, c, ldc) == 0;
+  return o.found && below(o, m, n, k) &&
+         tandem::detail::gemm_rules::first_invalid(layout, ta, tb, m, n, k, alpha, a, lda, b, ldb,
+                                                   c, ldc) == 0;
 }
 
 // Straight to OpenBLAS: a direct call with a product, TANDEM_VERBOSE off.
@@ -271,7 +282,7 @@ template <class T>
                     o);
   };
   try {
-    call(tandem::Options{});
+    call(routed(m, n, k));
   } catch (const tandem::Error& e) {
     if (e.kind() == tandem::Error::Kind::InvalidArgument) {
       cblas_invalid(routine, cblas_position(lay, e.argument()));
@@ -314,7 +325,7 @@ template <class T>
                     *alpha, a, *lda, b, *ldb, *beta, c, *ldc, o);
   };
   try {
-    call(tandem::Options{});
+    call(routed(*m, *n, *k));
   } catch (const tandem::Error& e) {
     if (e.kind() == tandem::Error::Kind::InvalidArgument) {
       // Fortran GEMM has no layout argument: its positions are one less than tandem's.

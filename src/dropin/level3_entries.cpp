@@ -33,7 +33,7 @@ class Routed final : public tandem::detail::level3::Products<T> {
 
   bool offloads(bool ta, bool tb, int64_t m, int64_t n, int64_t k, const T* a, int64_t lda,
                 const T* b, int64_t ldb, const T* c, int64_t ldc) override {
-    if (below_threshold(m, n, k)) return false;
+    if (tandem::detail::dropin::below_threshold(m, n, k)) return false;
     // The column-major product as the row-major one the executor plans (C^T = B^T A^T).
     const tandem::detail::Problem<T> p{
         tb, ta, n, m, k, T(1), b, ldb, a, lda, T(0), const_cast<T*>(c), ldc};
@@ -42,6 +42,10 @@ class Routed final : public tandem::detail::level3::Products<T> {
     } catch (const std::exception&) {
       return false;
     }
+  }
+
+  bool below_threshold(int64_t m, int64_t n, int64_t k) override {
+    return tandem::detail::dropin::below_threshold(m, n, k);
   }
 
   void gemm(bool ta, bool tb, int64_t m, int64_t n, int64_t k, T alpha, const T* a, int64_t lda,
