@@ -6,7 +6,9 @@
 // with medians after a warm-up. Every tandem result is compared with OpenBLAS's. Prints one JSON
 // line per case.
 //
-//   level3_bench [SIZES [REPS]]     e.g. level3_bench 1024,4096,8192 5
+//   level3_bench [SIZES [REPS [ordinary|tandem_malloc]]]     e.g. level3_bench 1024,4096,8192 5
+//
+// tandem_malloc puts every operand in tandem_malloc's memory (both sides use it).
 #include <cblas.h>
 
 #include <algorithm>
@@ -15,14 +17,39 @@
 #include <cstdio>
 #include <cstdlib>
 #include <functional>
+#include <new>
 #include <random>
 #include <sstream>
 #include <string>
 #include <vector>
 
 #include "openblas_own.hpp"
+#include "tandem/tandem.h"
 
 namespace {
+
+// Where the operands live: the caller's ordinary heap, or tandem_malloc's memory (pinned where
+// the device gains from it), as `level3_bench ... tandem_malloc` asks.
+bool g_tandem_memory = false;
+
+template <class T>
+struct Memory {
+  using value_type = T;
+  Memory() = default;
+  template <class U>
+  explicit Memory(const Memory<U>&) {}
+  T* allocate(size_t n) {
+    void* p = g_tandem_memory ? tandem_malloc(n * sizeof(T)) : std::malloc(n * sizeof(T));
+    if (p == nullptr) throw std::bad_alloc();
+    return static_cast<T*>(p);
+  }
+  void deallocate(T* p, size_t) { g_tandem_memory ? tandem_free(p) : std::free(p); }
+  bool operator==(const Memory&) const { return true; }
+  bool operator!=(const Memory&) const { return false; }
+};
+
+template <class T>
+using Vec = std::vector<T, Memory<T>>;
 
 double seconds(const std::function<void()>& f) {
   const auto t0 = std::chrono::steady_clock::now();
@@ -39,8 +66,8 @@ double median(std::vector<double> v) {
 // through tandem (ours) or OpenBLAS. Returns the JSON line.
 template <class T>
 std::string measure(const char* routine, int n, int reps, double flops,
-                    const std::function<void(bool, std::vector<T>&)>& run) {
-  std::vector<T> mine, theirs;
+                    const std::function<void(bool, Vec<T>&)>& run) {
+  Vec<T> mine(Memory<T>{}), theirs(Memory<T>{});
   run(true, mine);  // warm-up: OpenCL start, kernels built, pages touched
   run(false, theirs);
   double worst = 0, scale = 0;
@@ -56,6 +83,7 @@ std::string measure(const char* routine, int n, int reps, double flops,
   const double ours = median(t_ours), blas = median(t_theirs);
   std::ostringstream line;
   line << "{\"routine\": \"" << (sizeof(T) == 4 ? "s" : "d") << routine << "\", \"n\": " << n
+       << ", \"memory\": \"" << (g_tandem_memory ? "tandem_malloc" : "ordinary") << "\""
        << ", \"reps\": " << reps << ", \"openblas_s\": " << blas << ", \"tandem_s\": " << ours
        << ", \"openblas_gflops\": " << flops / blas * 1e-9
        << ", \"tandem_gflops\": " << flops / ours * 1e-9 << ", \"speedup\": " << blas / ours
@@ -102,7 +130,7 @@ void bench(int n, int reps) {
   const size_t nn = static_cast<size_t>(n) * static_cast<size_t>(n);
   std::mt19937_64 rng(42);
   std::uniform_real_distribution<double> u(-1, 1);
-  std::vector<T> a(nn), b(nn), c(nn), tri(nn);
+  Vec<T> a(nn, Memory<T>{}), b(nn, Memory<T>{}), c(nn, Memory<T>{}), tri(nn, Memory<T>{});
   for (size_t i = 0; i < nn; ++i) {
     a[i] = static_cast<T>(u(rng));
     b[i] = static_cast<T>(u(rng));
@@ -120,39 +148,38 @@ void bench(int n, int reps) {
   // The largest product syrk sends to tandem's GEMM: (n/2) x (n/2) over n.
   const int h = n / 2;
   const auto gemm_f = openblas_own<typename C::gemm>(C::names[5]);
-  std::printf(
-      "%s\n",
-      measure<T>("gemm_half", n, reps, 2.0 * h * h * n, [&](bool ours, std::vector<T>& out) {
-        out = c;
-        (ours ? C::tandem_gemm : gemm_f)(CblasColMajor, CblasTrans, CblasNoTrans, h, h, n, T(1),
-                                         a.data(), n, a.data() + static_cast<size_t>(h) * n, n,
-                                         T(0.5), out.data(), n);
-      }).c_str());
-  std::printf("%s\n", measure<T>("syrk", n, reps, n3, [&](bool ours, std::vector<T>& out) {
+  std::printf("%s\n",
+              measure<T>("gemm_half", n, reps, 2.0 * h * h * n, [&](bool ours, Vec<T>& out) {
+                out = c;
+                (ours ? C::tandem_gemm : gemm_f)(
+                    CblasColMajor, CblasTrans, CblasNoTrans, h, h, n, T(1), a.data(), n,
+                    a.data() + static_cast<size_t>(h) * n, n, T(0.5), out.data(), n);
+              }).c_str());
+  std::printf("%s\n", measure<T>("syrk", n, reps, n3, [&](bool ours, Vec<T>& out) {
                         out = c;
                         (ours ? C::tandem_syrk : syrk_f)(CblasColMajor, CblasLower, CblasTrans, n,
                                                          n, T(1), a.data(), n, T(0.5), out.data(),
                                                          n);
                       }).c_str());
-  std::printf("%s\n", measure<T>("syr2k", n, reps, 2 * n3, [&](bool ours, std::vector<T>& out) {
+  std::printf("%s\n", measure<T>("syr2k", n, reps, 2 * n3, [&](bool ours, Vec<T>& out) {
                         out = c;
                         (ours ? C::tandem_syr2k : syr2k_f)(CblasColMajor, CblasUpper, CblasNoTrans,
                                                            n, n, T(1), a.data(), n, b.data(), n,
                                                            T(0.5), out.data(), n);
                       }).c_str());
-  std::printf("%s\n", measure<T>("symm", n, reps, 2 * n3, [&](bool ours, std::vector<T>& out) {
+  std::printf("%s\n", measure<T>("symm", n, reps, 2 * n3, [&](bool ours, Vec<T>& out) {
                         out = c;
                         (ours ? C::tandem_symm : symm_f)(CblasColMajor, CblasLeft, CblasLower, n, n,
                                                          T(1), a.data(), n, b.data(), n, T(0.5),
                                                          out.data(), n);
                       }).c_str());
-  std::printf("%s\n", measure<T>("trmm", n, reps, n3, [&](bool ours, std::vector<T>& out) {
+  std::printf("%s\n", measure<T>("trmm", n, reps, n3, [&](bool ours, Vec<T>& out) {
                         out = b;
                         (ours ? C::tandem_trmm : trmm_f)(CblasColMajor, CblasRight, CblasUpper,
                                                          CblasNoTrans, CblasNonUnit, n, n, T(1),
                                                          tri.data(), n, out.data(), n);
                       }).c_str());
-  std::printf("%s\n", measure<T>("trsm", n, reps, n3, [&](bool ours, std::vector<T>& out) {
+  std::printf("%s\n", measure<T>("trsm", n, reps, n3, [&](bool ours, Vec<T>& out) {
                         out = b;
                         (ours ? C::tandem_trsm : trsm_f)(CblasColMajor, CblasLeft, CblasLower,
                                                          CblasNoTrans, CblasNonUnit, n, n, T(1),
@@ -168,6 +195,7 @@ int main(int argc, char** argv) {
   std::stringstream list(argc > 1 ? argv[1] : "512,2048");
   for (std::string s; std::getline(list, s, ',');) sizes.push_back(std::stoi(s));
   const int reps = argc > 2 ? std::max(1, std::atoi(argv[2])) : 3;
+  g_tandem_memory = argc > 3 && std::string(argv[3]) == "tandem_malloc";
   for (int n : sizes) {
     bench<float>(n, reps);
     bench<double>(n, reps);
