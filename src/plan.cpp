@@ -21,6 +21,24 @@ namespace {
 // hybrid without a fraction from options, environment or profile splits the rows evenly.
 constexpr double kHybridDefaultFraction = 0.5;
 
+}  // namespace
+
+template <class T>
+bool copies_outweigh_cpu(const Problem<T>& p, double bus_bytes_per_second, double cpu_gflops) {
+  if (bus_bytes_per_second <= 0 || cpu_gflops <= 0) return false;
+  const double m = static_cast<double>(p.m), n = static_cast<double>(p.n),
+               k = static_cast<double>(p.k);
+  const double elements = m * k + k * n + m * n * (p.beta != T(0) ? 2 : 1);
+  const double copy_seconds = elements * sizeof(T) / bus_bytes_per_second;
+  const double cpu_seconds = 2 * m * n * k / (cpu_gflops * 1e9);
+  return copy_seconds >= cpu_seconds;
+}
+
+template bool copies_outweigh_cpu<float>(const Problem<float>&, double, double);
+template bool copies_outweigh_cpu<double>(const Problem<double>&, double, double);
+
+namespace {
+
 // What a device's profile says for this call (an empty choice without a profile).
 template <class T>
 profile::Choice profile_choice(const Problem<T>& p, const Request& req, gpu::Device& device,
@@ -44,6 +62,11 @@ profile::Choice profile_choice(const Problem<T>& p, const Request& req, gpu::Dev
     choice.kernel = choice.gpu_kernel;
     choice.cpu_threads = 0;
   }
+  // Nor does a call whose copies alone keep the bus busier than the CPU would be doing all of it
+  // (the rank-64 trailing updates of reference LAPACK's dgetrf: docs/PERFORMANCE.md).
+  if (req.strategy == Strategy::Auto && discrete && choice.fraction > 0 &&
+      copies_outweigh_cpu(p, gpu::bus_bytes_per_second(device), choice.cpu_gflops))
+    choice.fraction = 0;
   *origin = prof->origin;
   return choice;
 }

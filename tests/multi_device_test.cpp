@@ -341,5 +341,54 @@ TEST(SplitRows, SharesFollowTheWeightsAndTheTiles) {
   EXPECT_EQ(split_rows(1.0, 3, {0, 0}, {1, 1}), (std::vector<int64_t>{0, 0}));
 }
 
+// The bus rule, at the H100 host's figures (docs/PERFORMANCE.md, issue 14 item 5): 46 GB/s at
+// best from pinned memory, the profile's CPU rate at its 2048 bucket, 640 GFLOPS in double.
+TEST(CopiesOutweighCpu, KeepsBusBoundShapesOnTheCpu) {
+  using detail::copies_outweigh_cpu;
+  auto call = [](int64_t m, int64_t n, int64_t k, double beta) {
+    return detail::Problem<double>{false, false,   m, n,    k,       1.0, nullptr,
+                                   k,     nullptr, n, beta, nullptr, n};
+  };
+  const double bus = 46e9, cpu = 640;
+  // dgetrf's trailing update: C (8128^2) in and out for 64 flops an element: 23 ms of copies
+  // against 13 ms on the CPU.
+  EXPECT_TRUE(copies_outweigh_cpu(call(8128, 8128, 64, 1.0), bus, cpu));
+  // With beta = 0, C goes one way only: 12 ms against 13 ms, so the device may still gain.
+  EXPECT_FALSE(copies_outweigh_cpu(call(8128, 8128, 64, 0.0), bus, cpu));
+  // dpotrf's thin products (9984 x 64 over 6336): 11 ms of copies against 13 ms; the device won.
+  EXPECT_FALSE(copies_outweigh_cpu(call(9984, 64, 6336, 1.0), bus, cpu));
+  // Square calls are never bus-bound at these rates.
+  EXPECT_FALSE(copies_outweigh_cpu(call(4096, 4096, 4096, 1.0), bus, cpu));
+  EXPECT_FALSE(copies_outweigh_cpu(call(1024, 1024, 1024, 1.0), bus, cpu));
+  // A slow bus (PCIe 3 x4 at 3 GB/s) makes the thin products bus-bound too.
+  EXPECT_TRUE(copies_outweigh_cpu(call(9984, 64, 6336, 1.0), 3e9, cpu));
+  // Single precision moves half the bytes for the same flops, at the CPU's single rate.
+  const detail::Problem<float> s{false, false,   8128, 8128, 64,      1.0f, nullptr,
+                                 64,    nullptr, 8128, 1.0f, nullptr, 8128};
+  EXPECT_TRUE(copies_outweigh_cpu(s, bus, 1275.0));
+  // Unknown rates decide nothing.
+  EXPECT_FALSE(copies_outweigh_cpu(call(8128, 8128, 64, 1.0), 0, cpu));
+  EXPECT_FALSE(copies_outweigh_cpu(call(8128, 8128, 64, 1.0), bus, 0));
+}
+
+// Staging sizes come in classes, so that creeping sizes reuse one buffer (the thin products of
+// dpotrf at 16384 each pinned a new one and made the factorization 9x slower).
+TEST(StagingSize, ClassesAreFewAndTight) {
+  constexpr size_t kMiB = size_t(1) << 20;
+  size_t previous = 0;
+  for (size_t bytes = 1; bytes < (size_t(2) << 30); bytes = bytes * 9 / 8 + 12345) {
+    const size_t c = detail::gpu::staging_size(bytes);
+    EXPECT_GE(c, bytes);
+    EXPECT_EQ(c % kMiB, 0u);
+    EXPECT_LE(static_cast<double>(c), 1.25 * static_cast<double>(bytes) + kMiB) << bytes;
+    EXPECT_GE(c, previous);
+    previous = c;
+  }
+  // A's staging for 4096 x k products, k from 3968 to 4096 in steps of 64 (two classes at most).
+  std::set<size_t> classes;
+  for (size_t k = 3968; k <= 4096; k += 64) classes.insert(detail::gpu::staging_size(4096 * k * 8));
+  EXPECT_LE(classes.size(), 2u);
+}
+
 }  // namespace
 }  // namespace tandem::test

@@ -2,6 +2,7 @@
 // (DeviceInfo), the list of all of them, and opening one by a selector.
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 #include <memory>
 #include <mutex>
@@ -56,5 +57,12 @@ std::unique_lock<std::mutex> exclusive_for(const std::vector<std::shared_ptr<Dev
 // Whether operands are staged and copied for this device: it has no memory shared with the
 // host, or the seam assume_discrete (tests) says to treat it so.
 bool is_discrete(const Device& device);
+
+// The size of the pinned staging buffer a discrete share gets for `bytes` (staging_pool.cpp).
+size_t staging_size(size_t bytes);
+
+// Bytes per second the bus moves from pinned host memory to this device at best, measured the
+// first time it is asked (bus.cpp); 0 if it could not be measured.
+double bus_bytes_per_second(Device& device);
 
 }  // namespace tandem::detail::gpu

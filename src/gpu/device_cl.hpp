@@ -2,6 +2,8 @@
 // the platform's other devices), its compiled programs and its staging pool.
 #pragma once
 
+#include <mutex>
+
 #include "cl.hpp"
 #include "device.hpp"
 #include "programs_cl.hpp"
@@ -18,6 +20,10 @@ class Device {
   const cl::Device& device() const { return device_; }
   ProgramCache& programs() { return programs_; }
   StagingPool& staging() { return staging_; }
+  // The bus rate, measured once (bus.cpp).
+  std::once_flag& bus_once() { return bus_once_; }
+  double bus_rate() const { return bus_rate_; }
+  void set_bus_rate(double bytes_per_second) { bus_rate_ = bytes_per_second; }
 
  private:
   DeviceInfo info_;
@@ -25,6 +31,8 @@ class Device {
   cl::Context context_;
   ProgramCache programs_;
   StagingPool staging_;
+  std::once_flag bus_once_;
+  double bus_rate_ = 0;
 };
 
 }  // namespace tandem::detail::gpu

@@ -33,6 +33,8 @@ class StagingPool {
   void give(std::unique_ptr<Staging> st);
 
  private:
+  void release(Staging& st);
+
   cl::Context context_;
   cl::Device device_;
   uint64_t idle_cap_;
