@@ -42,9 +42,10 @@ namespace {
 // What a device's profile says for this call (an empty choice without a profile).
 template <class T>
 profile::Choice profile_choice(const Problem<T>& p, const Request& req, gpu::Device& device,
-                               std::string* origin) {
+                               std::string* origin, std::shared_ptr<const profile::Profile>* out) {
   profile::Choice choice;
   const auto prof = profile::active_for(gpu::info(device));
+  *out = prof;
   if (!prof) return choice;
   // Operands a discrete device copies without packing leave the host's cores to the CPU share:
   // the profile may hold a split for them.
@@ -127,18 +128,109 @@ double set_fraction(const Request& req, const std::vector<profile::Choice>& choi
 
 // A dgemm leaves out devices without fp64, while others remain to take their rows.
 void drop_fp32_only(std::vector<std::shared_ptr<gpu::Device>>& devices,
-                    std::vector<profile::Choice>& choices) {
+                    std::vector<profile::Choice>& choices,
+                    std::vector<std::shared_ptr<const profile::Profile>>& profiles) {
   std::string without;
   for (size_t i = devices.size(); i-- > 0;) {
     if (gpu::info(*devices[i]).fp64) continue;
     without = gpu::info(*devices[i]).describe() + (without.empty() ? "" : ", ") + without;
-    devices.erase(devices.begin() + static_cast<std::ptrdiff_t>(i));
-    choices.erase(choices.begin() + static_cast<std::ptrdiff_t>(i));
+    const auto at = static_cast<std::ptrdiff_t>(i);
+    devices.erase(devices.begin() + at);
+    choices.erase(choices.begin() + at);
+    profiles.erase(profiles.begin() + at);
   }
   if (devices.empty())
     throw Error(Error::Kind::Runtime, "device " + without + " has no fp64 support");
   if (!without.empty())
     warn_once("no-fp64:" + without, "dgemm leaves out " + without + ": no fp64 support");
+}
+
+// The cores a call divides: physical cores, but never more than the program allows OpenBLAS
+// (OPENBLAS_NUM_THREADS).
+int host_cores() { return std::min(topology::physical_cores(), cpu_blas::current_threads()); }
+
+// Whether a bucket measured a call like this one: its size within the buckets' range, no side
+// more than twice another (the buckets are square), C not read on a discrete device (the buckets
+// have beta = 0, and reading C moves it across the bus), and the memory the bucket's split was
+// measured on. Elsewhere a profile's cost model plans the call.
+template <class T>
+bool bucket_measured(const Problem<T>& p, const profile::Choice& c, bool discrete, bool resident) {
+  if (c.bucket == 0) return true;  // below the smallest bucket: the CPU, as the profile says
+  const int64_t longest = std::max({p.m, p.n, p.k}), shortest = std::min({p.m, p.n, p.k});
+  const double size =
+      std::cbrt(static_cast<double>(p.m) * static_cast<double>(p.n) * static_cast<double>(p.k));
+  return longest <= 2 * shortest && size <= 2.0 * static_cast<double>(c.bucket) &&
+         !(discrete && p.beta != T(0)) && resident == c.resident;
+}
+
+// The devices' cost models for this precision, when auto plans the call with them: every device's
+// profile has one, and the call is one no bucket measured or runs on several devices.
+template <class T>
+std::vector<const cost::Model*> models_for(
+    const Problem<T>& p, const Request& req,
+    const std::vector<std::shared_ptr<gpu::Device>>& devices,
+    const std::vector<profile::Choice>& choices,
+    const std::vector<std::shared_ptr<const profile::Profile>>& profiles) {
+  if (req.strategy != Strategy::Auto) return {};
+  std::vector<const cost::Model*> models;
+  bool measured = devices.size() == 1;
+  for (size_t i = 0; i < devices.size(); ++i) {
+    if (!profiles[i]) return {};
+    const auto it = profiles[i]->precisions.find(std::is_same_v<T, double> ? 'd' : 's');
+    if (it == profiles[i]->precisions.end() || !it->second.model) return {};
+    models.push_back(&*it->second.model);
+    const bool discrete = gpu::is_discrete(*devices[i]);
+    measured = measured && bucket_measured(p, choices[i], discrete,
+                                           discrete && gpu::operands_pinned(*devices[i], p));
+  }
+  if (measured) return {};
+  return models;
+}
+
+// The plan the devices' cost models give: each device's rows in whole tiles of the kernel it
+// will run, the CPU's threads (the cores it leaves feed the devices).
+template <class T>
+GpuPlan model_plan(const Problem<T>& p, const Options& o,
+                   const std::vector<std::shared_ptr<gpu::Device>>& devices,
+                   const std::vector<profile::Choice>& choices,
+                   const std::vector<const cost::Model*>& models, Report& r) {
+  constexpr bool fp64 = std::is_same_v<T, double>;
+  cost::Shape s;
+  s.m = p.m;
+  s.n = p.n;
+  s.k = p.k;
+  s.element_bytes = sizeof(T);
+  s.reads_c = p.beta != T(0);
+  s.pinned = gpu::operands_pinned(*devices.front(), p);
+  std::vector<gpu::Params> params;
+  std::vector<cost::Side> sides;
+  for (size_t i = 0; i < devices.size(); ++i) {
+    params.push_back(kernel_for(*devices[i], fp64, o, choices[i].kernel, r.profile));
+    sides.push_back({&models[i]->device, gpu::row_tile(params.back()), models[i]->both_busy});
+  }
+  const cost::Plan best =
+      cost::best_plan(models[0]->cpu, sides, s, host_cores(), models[0]->split_margin);
+  GpuPlan plan;
+  int64_t row0 = 0;
+  for (size_t i = 0; i < devices.size(); ++i) {
+    if (best.rows[i] <= 0) continue;
+    DevicePart part;
+    part.device = devices[i];
+    // A device that has every row runs its GPU-only kernel.
+    part.params = best.cpu_rows > 0 || o.kernel_params.size() > 0
+                      ? params[i]
+                      : kernel_for(*devices[i], fp64, o, choices[i].gpu_kernel, r.profile);
+    part.row0 = row0;
+    part.rows = best.rows[i];
+    row0 += part.rows;
+    plan.parts.push_back(std::move(part));
+  }
+  plan.profile_threads = best.cpu_threads;
+  r.gpu_fraction = static_cast<double>(row0) / static_cast<double>(p.m);
+  r.profile_model = true;
+  r.predicted_seconds = best.seconds;
+  if (!plan.parts.empty()) r.kernel = text::describe(plan.parts.front().params);
+  return plan;
 }
 
 }  // namespace
@@ -167,21 +259,25 @@ GpuPlan plan_gpu(const Problem<T>& p, const Options& o, const Request& req, Repo
   constexpr bool fp64 = std::is_same_v<T, double>;
   auto devices = gpu::open_devices(o.device.value_or(env_config().device.value_or("")));
   std::vector<profile::Choice> choices;
-  for (const auto& d : devices) {
-    r.device += (r.device.empty() ? "" : "; ") + gpu::info(*d).describe();
+  std::vector<std::shared_ptr<const profile::Profile>> profiles(devices.size());
+  for (size_t i = 0; i < devices.size(); ++i) {
+    r.device += (r.device.empty() ? "" : "; ") + gpu::info(*devices[i]).describe();
     std::string origin;
-    choices.push_back(profile_choice(p, req, *d, &origin));
+    choices.push_back(profile_choice(p, req, *devices[i], &origin, &profiles[i]));
     if (r.profile.empty()) {
       r.profile = origin;
       r.profile_bucket = choices.back().bucket;
       r.profile_resident = choices.back().resident;
     }
   }
+  // Only a device with fp64 has a dgemm model, so none of these is left out of a dgemm.
+  if (const auto models = models_for(p, req, devices, choices, profiles); !models.empty())
+    return model_plan(p, o, devices, choices, models, r);
   GpuPlan plan;
   const double fraction = set_fraction(req, choices);
   r.gpu_fraction = fraction;
   if (fraction <= 0) return plan;
-  if (fp64) drop_fp32_only(devices, choices);
+  if (fp64) drop_fp32_only(devices, choices, profiles);
   if (req.strategy != Strategy::Gpu && devices.size() == 1)
     plan.profile_threads = choices[0].cpu_threads;
   std::vector<double> weights;
@@ -253,13 +349,12 @@ std::vector<int64_t> split_rows(double fraction, int64_t m, const std::vector<do
   return rows;
 }
 
-// Physical cores, but never more than the program allows OpenBLAS (OPENBLAS_NUM_THREADS). Threads
-// that feed discrete devices come first; beside a device that needs no feeding one core is left
-// to the thread that waits on it.
+// Threads that feed discrete devices come first; beside a device that needs no feeding one core is
+// left to the thread that waits on it.
 Cores divide_cores(const Options& o, const std::vector<bool>& feeds,
                    const std::vector<bool>& pinned, bool cpu_rows, bool gpu_share,
                    int profile_threads) {
-  const int cores = std::min(topology::physical_cores(), cpu_blas::current_threads());
+  const int cores = host_cores();
   Cores c;
   c.total = cores;
   c.feeders.assign(feeds.size(), 0);

@@ -56,6 +56,102 @@ bool balance_of(const json& j) {
   return b == "dynamic";
 }
 
+json samples_json(const std::vector<cost::Sample>& table) {
+  json j = json::array();
+  for (const cost::Sample& s : table) j.push_back({s.x, s.y});
+  return j;
+}
+
+std::vector<cost::Sample> samples_of(const json& j) {
+  std::vector<cost::Sample> table;
+  for (const auto& pair : j) table.push_back({pair.at(0).get<double>(), pair.at(1).get<double>()});
+  if (!std::is_sorted(table.begin(), table.end(),
+                      [](const cost::Sample& a, const cost::Sample& b) { return a.x < b.x; }))
+    throw std::runtime_error("a model's rate table is not in ascending order");
+  return table;
+}
+
+json model_json(const cost::Model& m, const std::vector<cost::Observation>& observations) {
+  const cost::DeviceModel& d = m.device;
+  json obs = json::array();
+  for (const cost::Observation& o : observations)
+    obs.push_back({{"what", o.what},
+                   {"m", o.m},
+                   {"n", o.n},
+                   {"k", o.k},
+                   {"rows", o.rows},
+                   {"threads", o.threads},
+                   {"feeders", o.feeders},
+                   {"pinned", o.pinned},
+                   {"reads_c", o.reads_c},
+                   {"bytes", o.bytes},
+                   {"seconds", o.seconds},
+                   {"predicted", o.predicted}});
+  return {{"cpu",
+           {{"gflops_by_threads", samples_json(m.cpu.gflops_by_threads)},
+            {"half_dim", m.cpu.half_dim},
+            {"latency", m.cpu.latency}}},
+          {"device",
+           {{"discrete", d.discrete},
+            {"kernel_gflops", d.kernel_gflops},
+            {"launch", d.launch},
+            {"tile_m", d.tile_m},
+            {"tile_n", d.tile_n},
+            {"compute_units", d.compute_units},
+            {"bus_in", d.bus_in},
+            {"bus_out", d.bus_out},
+            {"pack_by_threads", samples_json(d.pack_by_threads)},
+            {"latency", d.latency},
+            {"overlap", d.overlap}}},
+          {"both_busy", m.both_busy},
+          {"split_margin", m.split_margin},
+          {"observations", obs}};
+}
+
+// The model, its observations into *observations; a model that cannot plan is an error.
+cost::Model model_of(const json& j, std::vector<cost::Observation>* observations) {
+  cost::Model m;
+  const json& c = j.at("cpu");
+  m.cpu.gflops_by_threads = samples_of(c.at("gflops_by_threads"));
+  m.cpu.half_dim = c.at("half_dim").get<double>();
+  m.cpu.latency = c.at("latency").get<double>();
+  const json& d = j.at("device");
+  m.device.discrete = d.at("discrete").get<bool>();
+  m.device.kernel_gflops = d.at("kernel_gflops").get<double>();
+  m.device.launch = d.at("launch").get<double>();
+  m.device.tile_m = d.at("tile_m").get<int64_t>();
+  m.device.tile_n = d.at("tile_n").get<int64_t>();
+  m.device.compute_units = d.at("compute_units").get<int>();
+  m.device.bus_in = d.at("bus_in").get<double>();
+  m.device.bus_out = d.at("bus_out").get<double>();
+  m.device.pack_by_threads = samples_of(d.at("pack_by_threads"));
+  m.device.latency = d.at("latency").get<double>();
+  m.device.overlap = d.at("overlap").get<double>();
+  m.both_busy = j.at("both_busy").get<double>();
+  m.split_margin = j.at("split_margin").get<double>();
+  if (!m.usable() || m.both_busy > 1 || m.device.overlap < 0 || m.device.overlap > 1 ||
+      m.cpu.half_dim < 0 || m.device.tile_m < 1 || m.device.tile_n < 1 ||
+      m.device.compute_units < 1)
+    throw std::runtime_error("the cost model is incomplete or out of range");
+  for (const json& o : j.value("observations", json::array())) {
+    cost::Observation x;
+    x.what = o.at("what").get<std::string>();
+    x.m = o.at("m").get<int64_t>();
+    x.n = o.at("n").get<int64_t>();
+    x.k = o.at("k").get<int64_t>();
+    x.rows = o.at("rows").get<int64_t>();
+    x.threads = o.at("threads").get<int>();
+    x.feeders = o.at("feeders").get<int>();
+    x.pinned = o.at("pinned").get<bool>();
+    x.reads_c = o.at("reads_c").get<bool>();
+    x.bytes = o.at("bytes").get<double>();
+    x.seconds = o.at("seconds").get<double>();
+    x.predicted = o.at("predicted").get<double>();
+    observations->push_back(x);
+  }
+  return m;
+}
+
 }  // namespace
 
 bool Identity::operator==(const Identity& o) const { return difference(o).empty(); }
@@ -139,6 +235,8 @@ std::string to_json(const Profile& p) {
                                              {"gpu_size", pp.gpu_size},
                                              {"gpu_gflops", pp.gpu_gflops},
                                              {"buckets", buckets}};
+    if (pp.model)
+      j["precisions"][std::string(1, prec)]["model"] = model_json(*pp.model, pp.observations);
   }
   const Tuning& t = p.tuning;
   j["tuning"] = {{"strategy", t.strategy},
@@ -208,6 +306,8 @@ Profile from_json(const std::string& text) {
                                    " is out of range");
         pp.buckets.push_back(b);
       }
+      if (const auto mj = pj.find("model"); mj != pj.end())
+        pp.model = model_of(*mj, &pp.observations);
       std::sort(pp.buckets.begin(), pp.buckets.end(),
                 [](const Bucket& a, const Bucket& b) { return a.size < b.size; });
       p.precisions[key[0]] = pp;
@@ -427,44 +527,6 @@ std::vector<fs::path> local_files(const Identity& id) {
 void forget() {
   std::lock_guard<std::mutex> lock(cache_mutex());
   cache().clear();
-}
-
-Choice choose(const Profile& p, bool fp64, int64_t m, int64_t n, int64_t k, bool resident) {
-  Choice c;
-  auto it = p.precisions.find(fp64 ? 'd' : 's');
-  if (it == p.precisions.end()) return c;
-  const PrecisionProfile& pp = it->second;
-  c.kernel = pp.gpu_kernel;
-  c.gpu_kernel = pp.gpu_kernel;
-  c.gpu_gflops = pp.gpu_gflops;
-  if (pp.buckets.empty()) return c;
-  const double size =
-      std::cbrt(static_cast<double>(m) * static_cast<double>(n) * static_cast<double>(k));
-  if (size < 0.5 * static_cast<double>(pp.buckets.front().size)) return c;  // unmeasured: CPU
-  const Bucket* best = &pp.buckets.front();
-  for (const auto& b : pp.buckets)
-    if (std::fabs(std::log(size / double(b.size))) < std::fabs(std::log(size / double(best->size))))
-      best = &b;
-  c.fraction = best->fraction();
-  if (!best->kernel.empty()) c.kernel = best->kernel;
-  if (!best->gpu_kernel.empty()) c.gpu_kernel = best->gpu_kernel;
-  c.cpu_threads = best->cpu_threads;
-  c.dynamic = best->dynamic;
-  c.bucket = best->size;
-  c.gpu_gflops = best->gpu_gflops;
-  c.cpu_gflops = best->cpu_gflops;
-  if (resident && best->resident) {
-    const ResidentSplit& r = *best->resident;
-    c.fraction = best->parts > 0 ? double(r.gpu_parts) / best->parts : 0.0;
-    if (!r.kernel.empty()) c.kernel = r.kernel;
-    // The GPU alone was best there: its kernel is the one measured on this memory.
-    if (r.gpu_parts == best->parts && !r.kernel.empty()) c.gpu_kernel = r.kernel;
-    c.cpu_threads = r.cpu_threads;
-    c.dynamic = r.dynamic;
-    c.resident = true;
-    if (r.gpu_gflops > 0) c.gpu_gflops = r.gpu_gflops;
-  }
-  return c;
 }
 
 std::string to_log_line(const LogRecord& r) {

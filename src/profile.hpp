@@ -12,6 +12,8 @@
 #include <string>
 #include <vector>
 
+#include "cost_model.hpp"
+
 namespace tandem::detail::gpu {
 struct DeviceInfo;
 }
@@ -63,6 +65,10 @@ struct PrecisionProfile {
   int64_t gpu_size = 0;                   // where it was measured
   double gpu_gflops = 0;
   std::vector<Bucket> buckets;  // ascending size
+  // The cost model fitted while tuning (cost_model.hpp), for shapes no bucket measured, and the
+  // measurements it was fitted to (each with the model's prediction for it).
+  std::optional<cost::Model> model;
+  std::vector<cost::Observation> observations;
 };
 
 struct Tuning {

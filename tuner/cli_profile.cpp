@@ -1,5 +1,6 @@
 // `tandem profile`: the device profile in effect here, shown, located, exported, imported or
 // reset; and the profile as JSON and text, which `tandem tune` prints too.
+#include <cmath>
 #include <cstdio>
 #include <filesystem>
 #include <iostream>
@@ -35,6 +36,30 @@ std::string kernel_text(const std::map<std::string, int>& k) {
 
 }  // namespace
 
+// The cost model's rates, and how well it predicts what it was fitted to.
+void print_model(const detail::cost::Model& m,
+                 const std::vector<detail::cost::Observation>& observations) {
+  std::string cpu;
+  for (const auto& s : m.cpu.gflops_by_threads)
+    cpu += (cpu.empty() ? "" : ", ") + std::to_string(static_cast<int>(s.x)) + ": " +
+           std::to_string(static_cast<int>(s.y));
+  std::printf("    cost model: CPU GF/s by threads {%s}, half-dimension %.0f\n", cpu.c_str(),
+              m.cpu.half_dim);
+  const auto& d = m.device;
+  std::printf(
+      "      device: kernel %.1f GF/s (launch %.2g s, tile %lldx%lld), bus %.1f/%.1f GB/s "
+      "in/out, packing %.1f GB/s on one thread, latency %.2g s, overlap %.2f\n",
+      d.kernel_gflops, d.launch, static_cast<long long>(d.tile_m), static_cast<long long>(d.tile_n),
+      d.bus_in * 1e-9, d.bus_out * 1e-9, detail::cost::interpolate(d.pack_by_threads, 1) * 1e-9,
+      d.latency, d.overlap);
+  double worst = 0;
+  for (const auto& o : observations)
+    if (o.seconds > 0 && o.predicted > 0)
+      worst = std::max(worst, std::fabs(o.predicted / o.seconds - 1));
+  std::printf("      both busy %.2f; %zu measurements, the furthest predicted %.0f%% off\n",
+              m.both_busy, observations.size(), 100 * worst);
+}
+
 void print_profile(const prof::Profile& p) {
   std::printf("profile: %s\n", p.origin.c_str());
   std::printf("  for %s / %s (driver %s, %d compute units), CPU %s, %s %s (%s), %d threads\n",
@@ -53,6 +78,7 @@ void print_profile(const prof::Profile& p) {
       std::printf("    %8lld %7d/%-3d %9.1f %10.1f %10.1f  %s\n", static_cast<long long>(b.size),
                   b.gpu_parts, b.parts, b.cpu_gflops, b.gpu_gflops, b.best_gflops,
                   b.gpu_parts ? kernel_text(b.kernel).c_str() : "-");
+    if (pp.model) print_model(*pp.model, pp.observations);
   }
 }
 

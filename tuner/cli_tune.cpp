@@ -56,6 +56,7 @@ void print_report(const tuner::TuneReport& report, bool as_json) {
                               {"evaluations", s.evaluations},
                               {"failures", s.failures},
                               {"resumed", s.resumed},
+                              {"model_failure", s.model_failure},
                               {"failure_reasons", s.failure_reasons}});
     std::cout << j.dump(2) << "\n";
     return;
@@ -63,6 +64,7 @@ void print_report(const tuner::TuneReport& report, bool as_json) {
   for (const auto& s : report.precisions) {
     std::printf("%cgemm: %d kernel candidates measured (%d resumed from the log), %d excluded\n",
                 s.precision, s.evaluations, s.resumed, s.failures);
+    if (!s.model_failure.empty()) std::printf("  no cost model: %s\n", s.model_failure.c_str());
     for (const auto& r : s.failure_reasons) std::printf("  excluded: %s\n", r.c_str());
   }
   print_profile(report.profile);
@@ -129,6 +131,9 @@ Subcommand add_tune(CLI::App& app) {
   sub->add_option("--start-d", args->start_d, "dgemm's start point, if not --start's")
       ->delimiter(',');
   sub->add_flag("--no-save", args->no_save, "do not write the profile");
+  sub->add_flag("!--no-model", o.model, "do not fit the cost model for untuned shapes");
+  sub->add_flag("--model-only", o.model_only,
+                "fit the cost model alone, for the profile that applies now (local or built-in)");
   return {sub, [args](bool as_json) { return tune(*args, as_json); }};
 }
 

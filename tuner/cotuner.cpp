@@ -68,6 +68,7 @@ Tuner::Tuner(const TuneOptions& o) : o_(o) {
 TuneReport Tuner::run() {
   for (char prec : o_.precisions)
     if (prec != 's' && prec != 'd') throw std::invalid_argument("precision must be s or d");
+  if (o_.model_only) return run_model_only();
   for (size_t i = 0; i < o_.precisions.size(); ++i) {
     const char prec = o_.precisions[i];
     if (prec == 'd' && !info_.fp64) continue;  // nothing to tune: dgemm stays on the CPU
@@ -87,6 +88,28 @@ TuneReport Tuner::run() {
   t.budget_seconds = o_.budget_seconds;
   t.seconds = elapsed();
   for (const auto& p : report_.precisions) t.evaluations += p.evaluations;
+  report_.seconds = elapsed();
+  if (o_.save) save();
+  return report_;
+}
+
+// The model alone, for the kernels and buckets of the profile that applies to this device now.
+TuneReport Tuner::run_model_only() {
+  const auto active = prof::active_for(info_);
+  if (!active)
+    throw std::invalid_argument("fitting the cost model alone needs a profile for " +
+                                info_.describe() + ": run `tandem tune` first");
+  report_.profile.precisions = active->precisions;
+  report_.profile.tuning = active->tuning;
+  for (char prec : o_.precisions) {
+    auto it = report_.profile.precisions.find(prec);
+    if (it == report_.profile.precisions.end()) continue;
+    PrecisionSummary summary;
+    summary.precision = prec;
+    summary.model_failure =
+        prec == 's' ? fit_model<float>(prec, it->second) : fit_model<double>(prec, it->second);
+    report_.precisions.push_back(summary);
+  }
   report_.seconds = elapsed();
   if (o_.save) save();
   return report_;
@@ -334,6 +357,8 @@ void Tuner::tune_precision(char prec) {
     pp.buckets.push_back(split_bucket<T>(prec, size, top));
     ++bucket_index_;
   }
+  // The cost model, for the shapes the buckets did not measure.
+  if (o_.model) summary.model_failure = fit_model<T>(prec, pp);
   report_.profile.precisions[prec] = pp;
   report_.precisions.push_back(summary);
 }

@@ -58,6 +58,10 @@ struct TuneOptions {
   uint64_t seed = 1;
   std::filesystem::path log;  // JSON-lines log; "" : next to the profile
   bool save = true;           // write the profile to the profile directory
+  // Fit the cost model (src/cost_model.hpp) after the buckets; `model_only`: fit it alone, for
+  // the kernels and buckets of the profile that applies now (local or built-in), and save that
+  // profile with the model as a local one.
+  bool model = true, model_only = false;
   std::function<void(const Progress&)> on_progress;
   // Testing hook: called on C after each measured call that gave the GPU rows, e.g. to play a
   // wrong kernel; `split` says whether the CPU had rows too.
@@ -69,6 +73,7 @@ struct PrecisionSummary {
   int evaluations = 0, failures = 0, resumed = 0;
   std::vector<std::string> failure_reasons;  // "params: reason", the first few
   double best_gpu_gflops = 0;
+  std::string model_failure;  // why no cost model was fitted ("" if one was, or none was asked)
 };
 
 struct TuneReport {

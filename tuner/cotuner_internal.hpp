@@ -79,6 +79,7 @@ class Tuner {
 
  private:
   void save();  // the profile, keeping what the saved one had for precisions not tuned now
+  TuneReport run_model_only();
   double elapsed() const { return started_.seconds(); }
   bool out_of_time() const { return elapsed() >= precision_deadline_; }
 
@@ -133,6 +134,10 @@ class Tuner {
   template <class T>
   bool winner_checks(int64_t size, int gpu_parts, int cpu_threads, bool dynamic,
                      const std::map<std::string, int>& kernel, uint64_t seed);
+  // cotuner_model.cpp: the cost model's measurements and fit.
+  template <class T>
+  std::string fit_model(char prec, prof::PrecisionProfile& pp);
+
   static int default_threads(int gpu_parts);
   int search_threads(bool resident) const;
 

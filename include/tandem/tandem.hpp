@@ -109,6 +109,10 @@ struct Report {
   std::string profile;            // the device profile applied ("" if none), by origin
   int64_t profile_bucket = 0;     // the profile's tuned size whose split was used
   bool profile_resident = false;  // and its split for operands in tandem_malloc memory
+  // The rows and threads came from the profile's cost model, for a shape no bucket measured (or
+  // several devices), and the model's prediction of the call's seconds.
+  bool profile_model = false;
+  double predicted_seconds = 0;
   int64_t t_start = 0, t_gpu_enqueued = 0, t_flush = 0, t_cpu_start = 0, t_cpu_end = 0,
           t_gpu_done = 0, t_end = 0;
   double gpu_kernel_seconds = 0;  // from OpenCL profiling events (the longest device's)

@@ -7,6 +7,7 @@
 #include <memory>
 #include <mutex>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace tandem::detail::gpu {
@@ -64,5 +65,15 @@ size_t staging_size(size_t bytes);
 // Bytes per second the bus moves from pinned host memory to this device at best, measured the
 // first time it is asked (bus.cpp); 0 if it could not be measured.
 double bus_bytes_per_second(Device& device);
+
+// What the co-tuner's cost model measures of how the host feeds a device (bus.cpp): seconds to
+// move `bytes` from pinned staging to the device and back (the best of three; 0 on a device that
+// shares the host's memory), and to pack `bytes` of ordinary memory into pinned staging on each
+// of the given thread counts. Throws Error.
+struct FeedTimes {
+  double bytes = 0, in_seconds = 0, out_seconds = 0;
+  std::vector<std::pair<int, double>> pack_seconds;  // (threads, seconds)
+};
+FeedTimes time_feed(Device& device, const std::vector<int>& pack_threads);
 
 }  // namespace tandem::detail::gpu

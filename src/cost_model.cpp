@@ -1,0 +1,285 @@
+// The cost model's arithmetic: each side's predicted time, the plan that balances them, and the
+// small fits the co-tuner makes from its measurements.
+#include "cost_model.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <set>
+
+namespace tandem::detail::cost {
+namespace {
+
+constexpr double kInf = std::numeric_limits<double>::infinity();
+
+double flops(int64_t rows, int64_t n, int64_t k) {
+  return 2.0 * static_cast<double>(rows) * static_cast<double>(n) * static_cast<double>(k);
+}
+
+int64_t round_up(int64_t x, int64_t tile) { return (x + tile - 1) / tile * tile; }
+
+// The rows a side gets when the devices before it took `taken` of m and it may take `wanted`.
+int64_t clamp_rows(int64_t wanted, int64_t taken, int64_t m) {
+  return std::max<int64_t>(0, std::min(wanted, m - taken));
+}
+
+// The CPU's thread counts worth comparing on `cores` cores: every count on a small machine,
+// else a spread that keeps the ones a profile's search tries.
+std::vector<int> thread_counts(int cores) {
+  std::set<int> counts;
+  if (cores <= 8) {
+    for (int c = 1; c <= cores; ++c) counts.insert(c);
+  } else {
+    for (int c : {cores, cores - 1, cores - 2, cores - 3, cores - 4, cores * 3 / 4, cores / 2,
+                  cores / 4, cores / 8, 2, 1})
+      if (c >= 1) counts.insert(c);
+  }
+  return {counts.begin(), counts.end()};
+}
+
+// Every planned side's time, slowed by its both-busy factor while the CPU and a device both have
+// rows.
+double side_time(double alone, bool contended, double both_busy) {
+  return contended ? alone / std::max(both_busy, 1e-3) : alone;
+}
+
+// The most rows (whole tiles, or all of m - taken) a device can take within `limit` seconds.
+int64_t rows_within(const Side& d, const Shape& s, int feeders, bool contended, int64_t taken,
+                    double limit) {
+  const int64_t left = s.m - taken;
+  if (left <= 0) return 0;
+  const int64_t tile = std::max<int64_t>(1, d.tile);
+  const int64_t units = (left + tile - 1) / tile;
+  auto time = [&](int64_t u) {
+    return side_time(d.model->seconds(s, std::min(u * tile, left), feeders), contended,
+                     d.both_busy);
+  };
+  if (time(1) > limit) return 0;
+  int64_t lo = 1, hi = units;
+  if (time(hi) <= limit) return left;
+  while (hi - lo > 1) {
+    const int64_t mid = lo + (hi - lo) / 2;
+    (time(mid) <= limit ? lo : hi) = mid;
+  }
+  return lo * tile;
+}
+
+// The most rows the CPU can take within `limit` seconds on `threads` threads.
+int64_t cpu_rows_within(const CpuModel& cpu, const Shape& s, int threads, double both_busy,
+                        bool contended, double limit) {
+  auto time = [&](int64_t r) {
+    return side_time(cpu.seconds(r, s.n, s.k, threads), contended, both_busy);
+  };
+  if (time(1) > limit) return 0;
+  if (time(s.m) <= limit) return s.m;
+  int64_t lo = 1, hi = s.m;
+  while (hi - lo > 1) {
+    const int64_t mid = lo + (hi - lo) / 2;
+    (time(mid) <= limit ? lo : hi) = mid;
+  }
+  return lo;
+}
+
+// One device beside the CPU on `threads` threads: the first whole tile at which the device's
+// time passes the CPU's on the rows left, and the tile before it; the better of the two.
+Plan balance_one(const CpuModel& cpu, const Side& d, const Shape& s, int threads, int feeders) {
+  const int64_t tile = std::max<int64_t>(1, d.tile);
+  const int64_t units = (s.m + tile - 1) / tile;
+  auto rows_at = [&](int64_t u) { return std::min(u * tile, s.m); };
+  auto device_ahead = [&](int64_t u) {
+    return d.model->seconds(s, rows_at(u), feeders) >=
+           cpu.seconds(s.m - rows_at(u), s.n, s.k, threads);
+  };
+  int64_t lo = 0, hi = units;  // the device is behind at lo, ahead at hi
+  while (hi - lo > 1) {
+    const int64_t mid = lo + (hi - lo) / 2;
+    (device_ahead(mid) ? hi : lo) = mid;
+  }
+  Plan best{{0}, 0, 0, 0, kInf};
+  for (int64_t u : {lo, hi}) {
+    if (u <= 0 || rows_at(u) >= s.m) continue;  // a split keeps rows on both sides
+    const std::vector<int64_t> rows{rows_at(u)};
+    const double t = predict(cpu, {d}, s, rows, threads, feeders);
+    if (t < best.seconds) best = Plan{rows, s.m - rows[0], threads, feeders, t};
+  }
+  return best;
+}
+
+// The devices' rows that finish together within the least time, with the CPU taking rows on
+// `threads` threads (0: none): bisection on the finishing time. One device beside the CPU takes
+// the shorter way above.
+Plan balance(const CpuModel& cpu, const std::vector<Side>& devices, const Shape& s, int threads,
+             int feeders, double hi) {
+  if (devices.size() == 1 && threads > 0) return balance_one(cpu, devices[0], s, threads, feeders);
+  const bool contended = threads > 0;
+  double cpu_busy = 1;
+  for (const Side& d : devices) cpu_busy = std::min(cpu_busy, d.both_busy);
+  auto fill = [&](double limit, Plan& plan) {
+    plan.rows.assign(devices.size(), 0);
+    int64_t taken = 0;
+    for (size_t i = 0; i < devices.size(); ++i) {
+      plan.rows[i] =
+          clamp_rows(rows_within(devices[i], s, feeders, contended, taken, limit), taken, s.m);
+      taken += plan.rows[i];
+    }
+    plan.cpu_rows = s.m - taken;
+    if (plan.cpu_rows == 0) return true;
+    if (!contended) return false;
+    return cpu_rows_within(cpu, s, threads, cpu_busy, contended, limit) >= plan.cpu_rows;
+  };
+  Plan plan;
+  double lo = 0;
+  if (!fill(hi, plan)) return Plan{{}, 0, 0, 0, kInf};
+  for (int i = 0; i < 40 && hi - lo > 1e-4 * hi; ++i) {
+    const double mid = 0.5 * (lo + hi);
+    Plan trial;
+    (fill(mid, trial) ? hi : lo) = mid;
+  }
+  fill(hi, plan);
+  plan.cpu_threads = plan.cpu_rows > 0 ? threads : 0;
+  plan.feeders = feeders;
+  plan.seconds = predict(cpu, devices, s, plan.rows, plan.cpu_threads, feeders);
+  return plan;
+}
+
+}  // namespace
+
+double interpolate(const std::vector<Sample>& table, double x) {
+  if (table.empty()) return 0;
+  if (x <= table.front().x) return table.front().y * x / std::max(table.front().x, 1e-12);
+  for (size_t i = 1; i < table.size(); ++i)
+    if (x <= table[i].x) {
+      const Sample &a = table[i - 1], &b = table[i];
+      return a.y + (b.y - a.y) * (x - a.x) / std::max(b.x - a.x, 1e-12);
+    }
+  return table.back().y;
+}
+
+double CpuModel::seconds(int64_t rows, int64_t n, int64_t k, int threads) const {
+  if (rows <= 0 || n <= 0 || k <= 0) return 0;
+  const double rate = gflops(threads);
+  if (rate <= 0) return kInf;
+  const double d = static_cast<double>(std::min({rows, n, k}));
+  return latency + flops(rows, n, k) / (rate * 1e9 * d / (d + half_dim));
+}
+
+double kernel_work(const DeviceModel& d, int64_t rows, int64_t n, int64_t k) {
+  const int64_t tm = std::max<int64_t>(1, d.tile_m), tn = std::max<int64_t>(1, d.tile_n);
+  const double groups =
+      static_cast<double>(round_up(rows, tm) / tm) * static_cast<double>(round_up(n, tn) / tn);
+  const double fill = std::min(1.0, groups / std::max(1, d.compute_units));
+  return flops(round_up(rows, tm), round_up(n, tn), k) / fill;
+}
+
+DeviceModel::Parts DeviceModel::parts(const Shape& s, int64_t rows, int feeders) const {
+  Parts p;
+  if (rows <= 0) return p;
+  p.kernel = kernel_gflops > 0 ? launch + kernel_work(*this, rows, s.n, s.k) / (kernel_gflops * 1e9)
+                               : kInf;
+  const double e = s.element_bytes;
+  const double r = static_cast<double>(rows), n = static_cast<double>(s.n),
+               k = static_cast<double>(s.k);
+  const double in = e * (r * k + k * n + (s.reads_c ? r * n : 0)), out = e * r * n;
+  if (discrete) {
+    p.in = bus_in > 0 ? in / bus_in : kInf;
+    p.out = bus_out > 0 ? out / bus_out : kInf;
+  }
+  if (feeds(s)) {
+    // A unified device's share packs before the CPU share starts, on every core (the table's
+    // last sample); a discrete device's feeders pack beside it.
+    const double threads =
+        discrete || pack_by_threads.empty() ? std::max(1, feeders) : pack_by_threads.back().x;
+    const double rate = interpolate(pack_by_threads, threads);
+    p.pack = rate > 0 ? (in + out) / rate : kInf;
+  }
+  return p;
+}
+
+double DeviceModel::seconds(const Shape& s, int64_t rows, int feeders) const {
+  if (rows <= 0) return 0;
+  const Parts p = parts(s, rows, feeders);
+  const double longest = std::max({p.kernel, p.in, p.out, p.pack});
+  const double sum = p.kernel + p.in + p.out + p.pack;
+  return latency + longest + overlap * (sum - longest);
+}
+
+bool Model::usable() const {
+  return !cpu.gflops_by_threads.empty() && device.kernel_gflops > 0 &&
+         (!device.discrete || (device.bus_in > 0 && device.bus_out > 0)) &&
+         !device.pack_by_threads.empty() && both_busy > 0;
+}
+
+double predict(const CpuModel& cpu, const std::vector<Side>& devices, const Shape& s,
+               const std::vector<int64_t>& rows, int cpu_threads, int feeders) {
+  int64_t taken = 0;
+  bool any_device = false;
+  for (int64_t r : rows) {
+    taken += r;
+    any_device = any_device || r > 0;
+  }
+  const int64_t cpu_rows = s.m - taken;
+  const bool contended = any_device && cpu_rows > 0;
+  double cpu_busy = 1, longest = 0;
+  for (size_t i = 0; i < devices.size() && i < rows.size(); ++i) {
+    cpu_busy = std::min(cpu_busy, devices[i].both_busy);
+    longest = std::max(longest, side_time(devices[i].model->seconds(s, rows[i], feeders), contended,
+                                          devices[i].both_busy));
+  }
+  if (cpu_rows > 0)
+    longest = std::max(longest, side_time(cpu.seconds(cpu_rows, s.n, s.k, std::max(1, cpu_threads)),
+                                          contended, cpu_busy));
+  return longest;
+}
+
+namespace {
+
+// A discrete device keeps a host thread even with nothing to pack (it waits on the device); those
+// that pack share the cores the CPU leaves.
+struct Feeding {
+  int discrete = 0, packing = 0;
+};
+Feeding feeding(const std::vector<Side>& devices, const Shape& s) {
+  Feeding f;
+  for (const Side& d : devices) {
+    f.discrete += d.model->discrete ? 1 : 0;
+    f.packing += d.model->discrete && d.model->feeds(s) ? 1 : 0;
+  }
+  return f;
+}
+
+}  // namespace
+
+Plan best_split(const CpuModel& cpu, const std::vector<Side>& devices, const Shape& s, int cores,
+                double limit) {
+  cores = std::max(1, cores);
+  const Feeding f = feeding(devices, s);
+  Plan both{{}, 0, 0, 0, kInf};
+  for (int threads : thread_counts(cores)) {
+    if (threads > cores - f.discrete) continue;
+    const int feeders = f.packing > 0 ? std::max(1, (cores - threads) / f.packing) : 0;
+    Plan p = balance(cpu, devices, s, threads, feeders, limit);
+    if (p.cpu_rows > 0 && p.cpu_rows < s.m && p.seconds < both.seconds) both = p;
+  }
+  return both;
+}
+
+Plan best_plan(const CpuModel& cpu, const std::vector<Side>& devices, const Shape& s, int cores,
+               double margin) {
+  cores = std::max(1, cores);
+  Plan cpu_alone;
+  cpu_alone.rows.assign(devices.size(), 0);
+  cpu_alone.cpu_rows = s.m;
+  cpu_alone.cpu_threads = cores;
+  cpu_alone.seconds = cpu.seconds(s.m, s.n, s.k, cores);
+  if (devices.empty() || s.m <= 0) return cpu_alone;
+  // The devices alone, every core feeding those that pack.
+  const Feeding f = feeding(devices, s);
+  const int all_feed = f.packing > 0 ? std::max(1, cores / f.packing) : 0;
+  const double limit = std::isfinite(cpu_alone.seconds) ? cpu_alone.seconds : 1e9;
+  const Plan alone = balance(cpu, devices, s, 0, all_feed, 1e3 * limit);
+  const Plan& single = alone.seconds < cpu_alone.seconds ? alone : cpu_alone;
+  const Plan both = best_split(cpu, devices, s, cores, single.seconds);
+  return both.seconds * (1 + margin) < single.seconds ? both : single;
+}
+
+}  // namespace tandem::detail::cost

@@ -1,0 +1,162 @@
+// A cost model of one GEMM call on this machine, for shapes no profile bucket measured: how long
+// the CPU BLAS takes for a block of C's rows on a number of threads, how long an OpenCL device
+// takes for its rows (kernel, bus copies and host packing, overlapped in its pipeline), and how
+// much each side slows while the other runs. The co-tuner fits it from measurements
+// (tuner/cotuner_model.cpp) and stores it in the profile; plan.cpp asks it for the rows, the CPU
+// threads and the feeders of a call. Pure arithmetic: no OpenCL, no I/O.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace tandem::detail::cost {
+
+// One measured point of a rate table: the rate y at x threads.
+struct Sample {
+  double x = 0, y = 0;
+};
+
+// The rate at `x` on a table of samples in ascending x: linear between samples, proportional to
+// x below the first (threads share the work), the last sample's above it (no gain from more);
+// 0 for an empty table.
+double interpolate(const std::vector<Sample>& table, double x);
+
+// A call's shape as the model sees it (row-major C, m rows).
+struct Shape {
+  int64_t m = 0, n = 0, k = 0;
+  int element_bytes = 4;
+  bool reads_c = false;  // beta != 0: a device's rows of C go in as well as out
+  bool pinned = false;   // operands need no packing (tandem_malloc memory, or used in place)
+};
+
+// The CPU BLAS. Its rate on a call whose smallest dimension is d is rate(threads) * d / (d +
+// half_dim): OpenBLAS runs thin and small-k products well below its square rate.
+struct CpuModel {
+  std::vector<Sample> gflops_by_threads;  // large square calls, ascending threads
+  double half_dim = 0;
+  double latency = 0;  // seconds a call costs beyond its flops
+  double gflops(int threads) const { return interpolate(gflops_by_threads, threads); }
+  // Seconds for `rows` rows of an n x k product on `threads` threads (0 for no rows).
+  double seconds(int64_t rows, int64_t n, int64_t k, int threads) const;
+};
+
+// One OpenCL device. Its share's parts: the kernel (launch + padded flops / (rate * fill), where
+// fill is the fraction of compute units its work-groups occupy), copies in and out over the bus
+// (discrete devices), and packing and unpacking on the host's feeder threads (operands not in
+// pinned memory). The pipeline overlaps the parts: seconds = latency + max(parts) + overlap *
+// (sum(parts) - max(parts)).
+struct DeviceModel {
+  bool discrete = false;
+  double kernel_gflops = 0, launch = 0;
+  int64_t tile_m = 1, tile_n = 1;  // the kernel's work-group tile (padding and fill)
+  int compute_units = 1;
+  double bus_in = 0, bus_out = 0;       // bytes per second (discrete devices)
+  std::vector<Sample> pack_by_threads;  // bytes per second host threads pack, by thread count
+  double latency = 0, overlap = 0;
+
+  struct Parts {
+    double kernel = 0, in = 0, out = 0, pack = 0;
+  };
+  Parts parts(const Shape& s, int64_t rows, int feeders) const;
+  // Seconds for the device's `rows` rows (0 for none) with `feeders` host threads packing.
+  double seconds(const Shape& s, int64_t rows, int feeders) const;
+  // Whether the device packs on the host for this shape (and so wants feeder threads).
+  bool feeds(const Shape& s) const { return !s.pinned; }
+};
+
+// What a profile stores for one precision: the CPU, one device, how much each slows while both
+// run (RaijinCL measured about 0.75 for both sides of an APU), and the margin by which a split
+// must beat the better single side before it is planned (the co-tuner's split margin).
+struct Model {
+  CpuModel cpu;
+  DeviceModel device;
+  double both_busy = 1;
+  double split_margin = 0.05;
+  // Whether the rates needed to plan are there.
+  bool usable() const;
+};
+
+// One device of a planned call: its model, its kernel's row tile, and its both-busy factor.
+struct Side {
+  const DeviceModel* model = nullptr;
+  int64_t tile = 1;
+  double both_busy = 1;
+};
+
+struct Plan {
+  std::vector<int64_t> rows;  // per device, in order; the CPU takes the rows after them
+  int64_t cpu_rows = 0;
+  int cpu_threads = 0;  // 0: the CPU has no rows
+  int feeders = 0;      // host threads per device that packs (cores - cpu_threads, shared)
+  double seconds = 0;   // predicted
+};
+
+// The predicted seconds of one division of the rows: each side's time, divided by its both-busy
+// factor while the CPU and a device both have rows.
+double predict(const CpuModel& cpu, const std::vector<Side>& devices, const Shape& s,
+               const std::vector<int64_t>& rows, int cpu_threads, int feeders);
+
+// The fastest plan with rows on the CPU and on a device, over the CPU's thread counts (the cores
+// it leaves feed the devices that pack), finishing within `limit` seconds; seconds = infinity if
+// there is none.
+Plan best_split(const CpuModel& cpu, const std::vector<Side>& devices, const Shape& s, int cores,
+                double limit);
+
+// The fastest plan the model sees on `cores` cores: the CPU alone, the devices alone, or both,
+// over the CPU's thread counts (the cores it leaves feed the devices that pack), each device's
+// rows in whole tiles. A split must beat the better single side by `margin`.
+Plan best_plan(const CpuModel& cpu, const std::vector<Side>& devices, const Shape& s, int cores,
+               double margin);
+
+// Fitting, from what the co-tuner measured (and the profile keeps beside the model).
+
+// One measurement. `what` says which part of the model it fits:
+//  "cpu"       the CPU alone on an m x n x k call, on `threads` threads;
+//  "kernel"    a device's kernel time for all m rows of an m x n x k call;
+//  "bus_in", "bus_out", "pack"   `bytes` moved to the device, from it, or packed on `threads`
+//              host threads;
+//  "device"    a device alone, the whole call, with `feeders` threads packing;
+//  "hybrid"    `rows` rows on the device and the rest on the CPU on `threads` threads.
+// `predicted` is what the fitted model says for it.
+struct Observation {
+  std::string what;
+  int64_t m = 0, n = 0, k = 0, rows = 0;
+  int threads = 0, feeders = 0;
+  bool pinned = false, reads_c = false;
+  double bytes = 0, seconds = 0, predicted = 0;
+};
+
+// What the fit takes from the device and the kernel rather than from measurements.
+struct DeviceConstants {
+  bool discrete = false;
+  int64_t tile_m = 1, tile_n = 1;
+  int compute_units = 1;
+  int element_bytes = 4;
+};
+
+// The model the observations make, each part from its own kind (CPU rates by threads and the
+// half-dimension from "cpu"; the kernel's launch and rate by least squares on "kernel"; the bus
+// and packing rates; the pipeline's latency and overlap by least squares on "device"; the
+// both-busy factor from "hybrid"), and each observation's prediction filled in.
+Model fit(std::vector<Observation>& observations, const DeviceConstants& device,
+          double split_margin);
+
+// An observation's shape as the model sees it, with the precision's element size.
+Shape shape_of(const Observation& o, int element_bytes);
+
+// Least squares y = a + b x over the points, with a >= 0 and b >= 0 (a falls to 0 when the
+// unconstrained fit makes it negative). Returns {a, b}; {0, 0} without points.
+struct Line {
+  double a = 0, b = 0;
+};
+Line fit_line(const std::vector<Sample>& points);
+
+// The half-dimension that makes a rate `small` at smallest dimension d_small and `square` at
+// d_square agree with rate * d / (d + half): 0 when the small call is no slower.
+double fit_half_dim(double square, double d_square, double small, double d_small);
+
+// The kernel's padded flops over its fill, what the kernel time is linear in.
+double kernel_work(const DeviceModel& d, int64_t rows, int64_t n, int64_t k);
+
+}  // namespace tandem::detail::cost

@@ -1,0 +1,47 @@
+// What a profile says for one call: the bucket nearest the call's size, and its split, kernel
+// and CPU threads for the call's kind of memory.
+#include <cmath>
+
+#include "profile.hpp"
+
+namespace tandem::detail::profile {
+
+Choice choose(const Profile& p, bool fp64, int64_t m, int64_t n, int64_t k, bool resident) {
+  Choice c;
+  auto it = p.precisions.find(fp64 ? 'd' : 's');
+  if (it == p.precisions.end()) return c;
+  const PrecisionProfile& pp = it->second;
+  c.kernel = pp.gpu_kernel;
+  c.gpu_kernel = pp.gpu_kernel;
+  c.gpu_gflops = pp.gpu_gflops;
+  if (pp.buckets.empty()) return c;
+  const double size =
+      std::cbrt(static_cast<double>(m) * static_cast<double>(n) * static_cast<double>(k));
+  if (size < 0.5 * static_cast<double>(pp.buckets.front().size)) return c;  // unmeasured: CPU
+  const Bucket* best = &pp.buckets.front();
+  for (const auto& b : pp.buckets)
+    if (std::fabs(std::log(size / double(b.size))) < std::fabs(std::log(size / double(best->size))))
+      best = &b;
+  c.fraction = best->fraction();
+  if (!best->kernel.empty()) c.kernel = best->kernel;
+  if (!best->gpu_kernel.empty()) c.gpu_kernel = best->gpu_kernel;
+  c.cpu_threads = best->cpu_threads;
+  c.dynamic = best->dynamic;
+  c.bucket = best->size;
+  c.gpu_gflops = best->gpu_gflops;
+  c.cpu_gflops = best->cpu_gflops;
+  if (resident && best->resident) {
+    const ResidentSplit& r = *best->resident;
+    c.fraction = best->parts > 0 ? double(r.gpu_parts) / best->parts : 0.0;
+    if (!r.kernel.empty()) c.kernel = r.kernel;
+    // The GPU alone was best there: its kernel is the one measured on this memory.
+    if (r.gpu_parts == best->parts && !r.kernel.empty()) c.gpu_kernel = r.kernel;
+    c.cpu_threads = r.cpu_threads;
+    c.dynamic = r.dynamic;
+    c.resident = true;
+    if (r.gpu_gflops > 0) c.gpu_gflops = r.gpu_gflops;
+  }
+  return c;
+}
+
+}  // namespace tandem::detail::profile

@@ -1,0 +1,206 @@
+// The cost model's arithmetic: the fit recovers a model from what it predicts, the plan is the
+// best division of the rows a search over every division finds, and on figures measured on the
+// H100 host it plans the shapes those measurements showed (docs/PERFORMANCE.md).
+#include "cost_model.hpp"
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+
+namespace cost = tandem::detail::cost;
+
+namespace {
+
+// An H100 host's figures (sgemm, docs/PERFORMANCE.md): 16 cores of OpenBLAS at about 1.2 TFLOPS,
+// a kernel at about 46 TFLOPS, a bus of about 50 GB/s each way, packing at about 8 GB/s per
+// thread up to the memory's 60 GB/s.
+cost::Model h100_like() {
+  cost::Model m;
+  m.cpu.gflops_by_threads = {{1, 80}, {2, 160}, {4, 320}, {8, 640}, {16, 1250}};
+  m.cpu.half_dim = 40;
+  m.device.discrete = true;
+  m.device.kernel_gflops = 46000;
+  m.device.launch = 20e-6;
+  m.device.tile_m = 128;
+  m.device.tile_n = 256;
+  m.device.compute_units = 132;
+  m.device.bus_in = 50e9;
+  m.device.bus_out = 50e9;
+  m.device.pack_by_threads = {{1, 8e9}, {2, 16e9}, {4, 30e9}, {8, 50e9}, {16, 60e9}};
+  m.device.latency = 200e-6;
+  m.device.overlap = 0.1;
+  m.both_busy = 0.95;
+  return m;
+}
+
+cost::Shape shape(int64_t m, int64_t n, int64_t k, bool reads_c, bool pinned, int bytes = 4) {
+  return cost::Shape{m, n, k, bytes, reads_c, pinned};
+}
+
+// Every division of the rows in whole tiles, on every thread count, as best_plan would choose.
+cost::Plan brute_force(const cost::Model& m, const cost::Shape& s, int cores, int64_t tile) {
+  const cost::Side side{&m.device, tile, m.both_busy};
+  cost::Plan best{{0}, s.m, cores, 0, m.cpu.seconds(s.m, s.n, s.k, cores)};
+  cost::Plan split{{0}, 0, 0, 0, std::numeric_limits<double>::infinity()};
+  const int packing = m.device.discrete && m.device.feeds(s) ? 1 : 0;
+  const double alone = cost::predict(m.cpu, {side}, s, {s.m}, 0, packing ? cores : 0);
+  if (alone < best.seconds) best = cost::Plan{{s.m}, 0, 0, packing ? cores : 0, alone};
+  for (int threads = 1; threads <= cores - (m.device.discrete ? 1 : 0); ++threads)
+    for (int64_t rows = tile; rows < s.m; rows += tile) {
+      const int feeders = packing ? cores - threads : 0;
+      const double t = cost::predict(m.cpu, {side}, s, {rows}, threads, feeders);
+      if (t < split.seconds) split = cost::Plan{{rows}, s.m - rows, threads, feeders, t};
+    }
+  return split.seconds * (1 + m.split_margin) < best.seconds ? split : best;
+}
+
+}  // namespace
+
+TEST(CostModel, InterpolatesRateTables) {
+  const std::vector<cost::Sample> t{{2, 100}, {4, 180}, {8, 300}};
+  EXPECT_DOUBLE_EQ(cost::interpolate(t, 1), 50) << "below the first sample: proportional";
+  EXPECT_DOUBLE_EQ(cost::interpolate(t, 3), 140);
+  EXPECT_DOUBLE_EQ(cost::interpolate(t, 8), 300);
+  EXPECT_DOUBLE_EQ(cost::interpolate(t, 16), 300) << "no gain beyond the last sample";
+  EXPECT_DOUBLE_EQ(cost::interpolate({}, 4), 0);
+}
+
+TEST(CostModel, FitsLinesWithNonNegativeCoefficients) {
+  const cost::Line l = cost::fit_line({{1, 3}, {2, 5}, {4, 9}});
+  EXPECT_NEAR(l.a, 1, 1e-12);
+  EXPECT_NEAR(l.b, 2, 1e-12);
+  const cost::Line origin = cost::fit_line({{1, 1}, {2, 3}});  // would cross at -1
+  EXPECT_EQ(origin.a, 0);
+  EXPECT_NEAR(origin.b, 1.4, 1e-12);
+  const cost::Line flat = cost::fit_line({{1, 4}, {2, 2}});  // falling: no dependence
+  EXPECT_EQ(flat.b, 0);
+  EXPECT_NEAR(flat.a, 3, 1e-12);
+}
+
+TEST(CostModel, FitsTheHalfDimension) {
+  const double h = 40, rate = 1000;
+  auto at = [&](double d) { return rate * d / (d + h); };
+  EXPECT_NEAR(cost::fit_half_dim(at(2048), 2048, at(256), 256), h, 1e-9);
+  EXPECT_EQ(cost::fit_half_dim(at(2048), 2048, at(2048) * 1.01, 256), 0) << "small is no slower";
+}
+
+// Observations made by a known model are fitted back to that model, part by part.
+TEST(CostModel, FitRecoversTheModelThatMadeTheObservations) {
+  cost::Model truth = h100_like();
+  truth.cpu.latency = 0;
+  std::vector<cost::Observation> obs;
+  const int64_t s = 2048;
+  for (const cost::Sample& t : truth.cpu.gflops_by_threads) {
+    const int threads = static_cast<int>(t.x);
+    obs.push_back(
+        {"cpu", s, s, s, 0, threads, 0, false, false, 0, truth.cpu.seconds(s, s, s, threads)});
+  }
+  obs.push_back(
+      {"cpu", s, s, s / 8, 0, 16, 0, false, false, 0, truth.cpu.seconds(s, s, s / 8, 16)});
+  const double bytes = 64 << 20;
+  obs.push_back({"bus_in", 0, 0, 0, 0, 0, 0, false, false, bytes, bytes / truth.device.bus_in});
+  obs.push_back({"bus_out", 0, 0, 0, 0, 0, 0, false, false, bytes, bytes / truth.device.bus_out});
+  for (const cost::Sample& p : truth.device.pack_by_threads)
+    obs.push_back({"pack", 0, 0, 0, 0, static_cast<int>(p.x), 0, false, false, bytes, bytes / p.y});
+  const cost::Side side{&truth.device, 1, truth.both_busy};
+  for (bool pinned : {true, false})
+    for (const cost::Shape& sh :
+         {shape(4096, 4096, 4096, false, pinned), shape(8192, 8192, 512, true, pinned)}) {
+      obs.push_back({"device", sh.m, sh.n, sh.k, sh.m, 0, 16, pinned, sh.reads_c, 0,
+                     truth.device.seconds(sh, sh.m, 16)});
+      if (pinned)
+        obs.push_back({"kernel", sh.m, sh.n, sh.k, sh.m, 0, 16, pinned, sh.reads_c, 0,
+                       truth.device.parts(sh, sh.m, 16).kernel});
+    }
+  const cost::Shape hs = shape(8192, 8192, 512, true, false);
+  obs.push_back({"hybrid", hs.m, hs.n, hs.k, 6144, 8, 8, false, true, 0,
+                 cost::predict(truth.cpu, {side}, hs, {6144}, 8, 8)});
+
+  cost::DeviceConstants dc{true, 128, 256, 132, 4};
+  const cost::Model fitted = cost::fit(obs, dc, 0.05);
+  ASSERT_TRUE(fitted.usable());
+  ASSERT_EQ(fitted.cpu.gflops_by_threads.size(), truth.cpu.gflops_by_threads.size());
+  for (size_t i = 0; i < truth.cpu.gflops_by_threads.size(); ++i)
+    EXPECT_NEAR(fitted.cpu.gflops_by_threads[i].y, truth.cpu.gflops_by_threads[i].y, 1e-6) << i;
+  EXPECT_NEAR(fitted.cpu.half_dim, truth.cpu.half_dim, 1e-6);
+  EXPECT_NEAR(fitted.device.kernel_gflops, truth.device.kernel_gflops, 1e-3);
+  EXPECT_NEAR(fitted.device.launch, truth.device.launch, 1e-9);
+  EXPECT_NEAR(fitted.device.bus_in, truth.device.bus_in, 1);
+  EXPECT_NEAR(fitted.device.bus_out, truth.device.bus_out, 1);
+  EXPECT_NEAR(cost::interpolate(fitted.device.pack_by_threads, 4), 30e9, 1);
+  EXPECT_NEAR(fitted.device.latency, truth.device.latency, 1e-9);
+  EXPECT_NEAR(fitted.device.overlap, truth.device.overlap, 1e-9);
+  EXPECT_NEAR(fitted.both_busy, truth.both_busy, 1e-9);
+  for (const cost::Observation& o : obs)
+    EXPECT_NEAR(o.predicted / o.seconds, 1.0, 1e-6)
+        << o.what << " " << o.m << "x" << o.n << "x" << o.k;
+}
+
+// The plan is the best division a search over every tile and thread count finds.
+TEST(CostModel, PlanIsTheBestDivisionOfTheRows) {
+  cost::Model m = h100_like();
+  m.cpu.gflops_by_threads = {{1, 80}, {2, 150}, {4, 280}, {8, 500}};
+  m.device.pack_by_threads = {{1, 8e9}, {2, 15e9}, {4, 25e9}, {8, 30e9}};
+  const int cores = 8;
+  for (bool pinned : {false, true})
+    for (const cost::Shape& s :
+         {shape(4096, 4096, 4096, false, pinned), shape(16384, 16384, 256, true, pinned),
+          shape(8128, 8128, 64, true, pinned), shape(100, 8192, 8192, false, pinned),
+          shape(1000, 1000, 1000, false, pinned), shape(5000, 64, 4000, false, pinned)}) {
+      const cost::Side side{&m.device, 128, m.both_busy};
+      const cost::Plan plan = cost::best_plan(m.cpu, {side}, s, cores, m.split_margin);
+      const cost::Plan brute = brute_force(m, s, cores, 128);
+      EXPECT_NEAR(plan.seconds / brute.seconds, 1.0, 1e-9)
+          << s.m << "x" << s.n << "x" << s.k << (pinned ? " pinned" : "") << ": plan "
+          << plan.rows[0] << " rows, " << plan.cpu_threads << " threads; search " << brute.rows[0]
+          << " rows, " << brute.cpu_threads << " threads";
+      EXPECT_NEAR(plan.seconds,
+                  cost::predict(m.cpu, {side}, s, plan.rows, plan.cpu_threads, plan.feeders),
+                  1e-15);
+      if (plan.cpu_rows > 0 && plan.rows[0] > 0) {
+        EXPECT_GE(plan.feeders, pinned ? 0 : 1) << "no split starves the feeder";
+        EXPECT_LE(plan.cpu_threads + plan.feeders, cores);
+        EXPECT_EQ(plan.rows[0] % 128, 0);
+      }
+    }
+}
+
+// What the H100 host showed, planned from its figures: a rank-64 update with beta = 1 moves C
+// across the bus twice for 128 flops an element and stays on the CPU; 100 rows over K = 8192
+// copy all of B and stay whole on one side; a square call is the GPU's; the small-k call with
+// beta = 1 from tandem_malloc memory splits near the balance point docs/PERFORMANCE.md worked out
+// (about 82% of the rows on the GPU, 1.2x at best).
+TEST(CostModel, PlansTheShapesTheH100HostShowed) {
+  const cost::Model m = h100_like();
+  const cost::Side side{&m.device, 128, m.both_busy};
+  auto plan = [&](const cost::Shape& s) {
+    return cost::best_plan(m.cpu, {side}, s, 16, m.split_margin);
+  };
+  const cost::Plan update = plan(shape(8128, 8128, 64, true, false, 8));
+  EXPECT_EQ(update.rows[0], 0) << "dgetrf's trailing update stays on the CPU";
+  const cost::Plan thin = plan(shape(100, 8192, 8192, false, false));
+  EXPECT_TRUE(thin.rows[0] == 0 || thin.cpu_rows == 0) << "no split of 100 rows";
+  const cost::Plan square = plan(shape(8192, 8192, 8192, false, false));
+  EXPECT_EQ(square.rows[0], 8192);
+  const cost::Shape small_k = shape(16384, 16384, 256, true, true);
+  const cost::Plan split = plan(small_k);
+  const double f = static_cast<double>(split.rows[0]) / 16384;
+  EXPECT_GT(f, 0.7);
+  EXPECT_LT(f, 0.9);
+  const double gpu = cost::predict(m.cpu, {side}, small_k, {16384}, 0, 0);
+  EXPECT_GT(gpu / split.seconds, 1.1);
+}
+
+// Two equal devices beside the CPU share their rows evenly and finish together.
+TEST(CostModel, EqualDevicesShareEvenly) {
+  cost::Model m = h100_like();
+  const cost::Side a{&m.device, 128, 1.0}, b{&m.device, 128, 1.0};
+  const cost::Shape s = shape(16384, 16384, 16384, false, true);
+  const cost::Plan p = cost::best_plan(m.cpu, {a, b}, s, 32, 0.05);
+  ASSERT_EQ(p.rows.size(), 2u);
+  EXPECT_LE(std::abs(p.rows[0] - p.rows[1]), 128);
+  const double one = cost::predict(m.cpu, {a}, s, {16384}, 0, 0);
+  EXPECT_NEAR(one / p.seconds, 2.0, 0.1) << "two devices, about twice the rate of one";
+}

@@ -1,0 +1,220 @@
+// The co-tuner's last phase: the measurements that fit the cost model (src/cost_model.hpp) of one
+// precision, each part of the call measured on its own where it can be (the CPU BLAS by thread
+// count, the kernel, the bus and the host's packing), then whole calls of the device alone and
+// of a split, at a square shape and at a small-k shape with beta = 1, whose costs differ most.
+// Every result is checked on sampled elements against exact integer products.
+#include <algorithm>
+#include <cmath>
+#include <set>
+#include <sstream>
+
+#include "cotuner_internal.hpp"
+#include "cpu_blas.hpp"
+#include "gpu/pinned_memory.hpp"
+#include "topology.hpp"
+
+namespace tandem::tuner {
+namespace {
+
+int cores() {
+  return std::min(detail::topology::physical_cores(), detail::cpu_blas::current_threads());
+}
+
+// The CPU's thread counts the model measures: powers of two up to the cores, and the cores.
+std::vector<int> thread_table() {
+  std::set<int> t{cores()};
+  for (int c = 1; c < cores(); c *= 2) t.insert(c);
+  return {t.begin(), t.end()};
+}
+
+// One row-major shape's operands, in ordinary memory or tandem_malloc's, holding small integers
+// so every element of C = A B + beta C is exact and can be checked.
+template <class T>
+struct ShapeWork {
+  int64_t m, n, k;
+  bool reads_c, pinned;
+  bench::Buffer<T> a, b, c, c0;
+  ShapeWork(int64_t m_, int64_t n_, int64_t k_, bool beta_one, bool in_tandem_memory)
+      : m(m_),
+        n(n_),
+        k(k_),
+        reads_c(beta_one),
+        pinned(in_tandem_memory),
+        a(m * k, T(0), bench::HostAllocator<T>(pinned)),
+        b(k * n, T(0), bench::HostAllocator<T>(pinned)),
+        c(m * n, T(0), bench::HostAllocator<T>(pinned)),
+        c0(m * n, T(0), bench::HostAllocator<T>(false)) {
+    for (int64_t i = 0; i < m * k; ++i) a[i] = static_cast<T>(i * 7 % 5 - 2);
+    for (int64_t i = 0; i < k * n; ++i) b[i] = static_cast<T>(i * 5 % 7 - 3);
+    for (int64_t i = 0; i < m * n; ++i) c0[i] = static_cast<T>(i % 3 - 1);
+  }
+  T beta() const { return reads_c ? T(1) : T(0); }
+  // Sampled elements against the exact product; "" if they all agree.
+  std::string check() const {
+    for (int s = 0; s < 24; ++s) {
+      const int64_t i = (s * 7919) % m, j = (s * 104729 + s) % n;
+      double want = reads_c ? double(c0[i * n + j]) : 0.0;
+      for (int64_t p = 0; p < k; ++p) want += double(a[i * k + p]) * double(b[p * n + j]);
+      if (double(c[i * n + j]) != want) {
+        std::ostringstream msg;
+        msg << "model check: C(" << i << "," << j << ") = " << c[i * n + j] << ", expected "
+            << want;
+        return msg.str();
+      }
+    }
+    return "";
+  }
+};
+
+// The median seconds and kernel seconds of one configuration on w over `reps` calls after a
+// warm-up; the report of the last call in *last. failure is set when a call failed, fell back or
+// was wrong.
+template <class T>
+Timed time_shape(ShapeWork<T>& w, const Options& opt, int reps, Report* last) {
+  Timed t;
+  std::vector<double> wall, kernel;
+  try {
+    for (int i = 0; i < 1 + reps; ++i) {
+      std::copy(w.c0.begin(), w.c0.end(), w.c.begin());
+      Report r;
+      const detail::clock::Stopwatch call;
+      gemm<T>(Layout::RowMajor, Op::NoTrans, Op::NoTrans, w.m, w.n, w.k, T(1), w.a.data(), w.k,
+              w.b.data(), w.n, w.beta(), w.c.data(), w.n, opt, &r);
+      const double s = call.seconds();
+      if (r.fell_back) t.failure = "GPU failed: " + r.fallback_reason;
+      if (t.failure.empty()) t.failure = w.check();
+      if (!t.failure.empty()) return t;
+      if (i > 0) {
+        wall.push_back(s);
+        kernel.push_back(r.gpu_kernel_seconds);
+      }
+      *last = r;
+    }
+  } catch (const Error& e) {
+    t.failure = e.what();
+    return t;
+  }
+  t.wall = summarize(wall);
+  t.kernel = summarize(kernel).median;
+  return t;
+}
+
+}  // namespace
+
+// Measures and fits the model of one precision, with the kernel its largest bucket runs alone
+// (the buckets' hybrid kernel for splits). Returns why no model was fitted ("" when one was).
+template <class T>
+std::string Tuner::fit_model(char prec, prof::PrecisionProfile& pp) {
+  constexpr bool fp64 = std::is_same_v<T, double>;
+  std::map<std::string, int> alone = pp.gpu_kernel, split = pp.gpu_kernel;
+  for (const prof::Bucket& b : pp.buckets) {
+    if (!b.gpu_kernel.empty()) alone = b.gpu_kernel;
+    if (b.gpu_parts > 0 && b.gpu_parts < b.parts && !b.kernel.empty()) split = b.kernel;
+  }
+  if (alone.empty()) return "no GPU kernel was measured";
+  const auto params = detail::gpu::resolve_params(*device_, fp64, alone);
+  detail::cost::DeviceConstants dc;
+  dc.discrete = detail::gpu::is_discrete(*device_);
+  dc.tile_m = detail::gpu::row_tile(params);
+  dc.tile_n = params.at("NWG");
+  dc.compute_units = info_.compute_units;
+  dc.element_bytes = sizeof(T);
+
+  std::vector<detail::cost::Observation> obs;
+  std::string failure;
+  const auto observe = [&](const char* what, ShapeWork<T>& w, const Options& opt, int threads,
+                           int feeders, int64_t rows) {
+    if (!failure.empty()) return;
+    Report r;
+    const Timed t = time_shape(w, opt, std::min(o_.reps, 3), &r);
+    if (!t.failure.empty()) {
+      failure = t.failure;
+      return;
+    }
+    detail::cost::Observation o{what, w.m, w.n, w.k, rows, threads, feeders, w.pinned, w.reads_c};
+    if (std::string(what) == "hybrid") {  // as the call ran them (rows in its kernel's tiles)
+      o.rows = r.gpu_rows;
+      o.threads = r.cpu_threads;
+      o.feeders = r.feeder_threads;
+    }
+    o.seconds = t.wall.median;
+    obs.push_back(o);
+    if (std::string(what) == "device" && w.pinned && t.kernel > 0) {
+      o.what = "kernel";
+      o.seconds = t.kernel;
+      obs.push_back(o);
+    }
+    progress("model", prec, static_cast<int>(obs.size()), 0, 0, w.n,
+             std::string(what) + " " + std::to_string(w.m) + "x" + std::to_string(w.n) + "x" +
+                 std::to_string(w.k) + (w.pinned ? " pinned" : ""));
+  };
+
+  // The CPU by threads at a square size a single thread does in a fraction of a second, and on
+  // every core at a small k.
+  const int64_t s = o_.kernel_size, sc = std::min<int64_t>(s, 2048);
+  {
+    ShapeWork<T> square(sc, sc, sc, false, false),
+        thin(sc, sc, std::max<int64_t>(16, sc / 8), false, false);
+    for (int threads : thread_table()) {
+      Options opt;
+      opt.strategy = Strategy::Cpu;
+      opt.cpu_threads = threads;
+      observe("cpu", square, opt, threads, 0, 0);
+      if (threads == cores()) observe("cpu", thin, opt, threads, 0, 0);
+    }
+  }
+  // The bus both ways and packing on the feeders' thread counts.
+  const auto feed = detail::gpu::time_feed(*device_, thread_table());
+  const auto add_rate = [&](const char* what, double seconds, int threads) {
+    if (seconds <= 0) return;
+    detail::cost::Observation o;
+    o.what = what;
+    o.threads = threads;
+    o.bytes = feed.bytes;
+    o.seconds = seconds;
+    obs.push_back(o);
+  };
+  add_rate("bus_in", feed.in_seconds, 0);
+  add_rate("bus_out", feed.out_seconds, 0);
+  for (const auto& [threads, seconds] : feed.pack_seconds) add_rate("pack", seconds, threads);
+
+  // The device alone: a square call and a small-k one with beta = 1, from both kinds of memory.
+  const int64_t wide = 2 * s, short_k = std::max<int64_t>(16, s / 8);
+  std::vector<std::unique_ptr<ShapeWork<T>>> shapes;
+  for (bool pinned : {true, false}) {
+    shapes.push_back(std::make_unique<ShapeWork<T>>(s, s, s, false, pinned));
+    shapes.push_back(std::make_unique<ShapeWork<T>>(wide, wide, short_k, true, pinned));
+  }
+  for (auto& w : shapes) observe("device", *w, gpu_options(alone), 0, cores(), w->m);
+  if (!failure.empty()) return failure;
+  detail::cost::Model model = detail::cost::fit(obs, dc, o_.split_margin);
+
+  // Splits where the model so far balances the two shapes from ordinary memory: what they take
+  // beyond that balance is how much each side slows while the other runs.
+  for (size_t i = 2; i < shapes.size(); ++i) {
+    ShapeWork<T>& w = *shapes[i];
+    const detail::cost::Side side{&model.device, dc.tile_m, 1.0};
+    const auto plan = detail::cost::best_split(
+        model.cpu, {side},
+        detail::cost::shape_of({"", w.m, w.n, w.k, 0, 0, 0, w.pinned, w.reads_c}, sizeof(T)),
+        cores(), 1e9);
+    if (!std::isfinite(plan.seconds)) continue;
+    Options opt;
+    opt.device = o_.device;
+    opt.strategy = Strategy::Hybrid;
+    opt.gpu_fraction = static_cast<double>(plan.rows[0]) / static_cast<double>(w.m);
+    opt.kernel_params = split;
+    opt.cpu_threads = plan.cpu_threads;
+    opt.feeder_threads = std::max(1, cores() - plan.cpu_threads);
+    observe("hybrid", w, opt, plan.cpu_threads, plan.feeders, plan.rows[0]);
+  }
+  if (!failure.empty()) return failure;
+  pp.model = detail::cost::fit(obs, dc, o_.split_margin);
+  pp.observations = obs;
+  return "";
+}
+
+template std::string Tuner::fit_model<float>(char, prof::PrecisionProfile&);
+template std::string Tuner::fit_model<double>(char, prof::PrecisionProfile&);
+
+}  // namespace tandem::tuner
