@@ -12,6 +12,9 @@
 #   bash bench/gpu_host.sh split [OUT]    # there: the lines of bench/split_cases.txt (GPU alone
 #                                         # at several CHUNK_FILLs, hybrid at several splits and
 #                                         # CPU thread counts), one checked JSON line per call
+#   bash bench/gpu_host.sh model [OUT]    # there: fit the cost model for the profile that applies
+#                                         # (tandem tune --model-only), then bench/model_check's
+#                                         # predictions against measurement (MODEL_SHAPES_S/_D)
 #   bash bench/gpu_host.sh calls [OUT]    # there: each line of CALLS_FILE is one checked
 #                                         # `tandem gemm` (any of its options: devices, beta,
 #                                         # feeders...), one JSON line per call; "@load N" starts
@@ -19,7 +22,8 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 programs=(build/tests/gemm_test build/tests/executor_test build/tests/api_test
-          build/bench/tandem_demo build/bench/gemm_bench build/tandem build/bench/strategy_eval)
+          build/bench/tandem_demo build/bench/gemm_bench build/tandem build/bench/strategy_eval
+          build/bench/model_check)
 
 unpack() {
   tar xJf .gpu/bundle.tar.xz -C /tmp
@@ -224,8 +228,33 @@ print("%-70s %9.0f GFLOPS  rows/chunks %s cpu:%d/%d  thr %d feed %d  load %d  ok
       fi
     done < "${CALLS_FILE:-bench/calls_h100_scheduler.txt}" | tee "$out/calls.txt"
     ;;
+  model)
+    out=${2:-${OUT:-/tmp/tandem-out}}
+    mkdir -p "$out"
+    unpack
+    export TANDEM_PROFILE_DIR=${TANDEM_PROFILE_DIR:-/tmp/tandem-profiles}
+    dev=${MODEL_DEVICE:-1}
+    tandem devices > "$out/devices.txt"
+    # Warm-up: the host's memory grows on first use and its first minute is slow.
+    tandem gemm --m 8192 --n 8192 --k 8192 --strategy gpu --reps 2 --device "$dev" > /dev/null
+    tandem gemm --precision d --m 4096 --n 4096 --k 4096 --strategy cpu --reps 3 > /dev/null
+    # The cost model for the profile that applies (the built-in one, unless MODEL_PROFILE names a
+    # file to import first), then its predictions against measurement, both memories.
+    [ -z "${MODEL_PROFILE:-}" ] || tandem profile import "$MODEL_PROFILE" --device "$dev"
+    tandem tune --model-only --device "$dev" 2> "$out/model-progress.txt" | tee "$out/model-tune.txt"
+    tandem profile export "$out/profile-model.json" --device "$dev"
+    s_shapes=${MODEL_SHAPES_S:-4096x4096x4096,8192x8192x8192,4097x4097x4097,8192x8192x256,256x8192x8192,100x8192x8192,16384x16384x256:1,8192x8192x512:1,8128x8128x64:1}
+    d_shapes=${MODEL_SHAPES_D:-4096x4096x4096,4097x4097x4097,16384x16384x256:1,8128x8128x64:1,4160x64x3968}
+    for p in s d; do
+      shapes=$s_shapes; [ $p = d ] && shapes=$d_shapes
+      model_check --precision $p --device "$dev" --shapes "$shapes" --memory ordinary,pinned \
+        --reps "${MODEL_REPS:-5}" ${MODEL_FRACTIONS:+--fractions "$MODEL_FRACTIONS"} \
+        > "$out/model-check-$p.jsonl" 2> "$out/model-check-$p.txt" || echo "model_check $p failed"
+      cat "$out/model-check-$p.txt"
+    done
+    ;;
   *)
-    echo "usage: $0 pack | run [OUT] | tune [OUT] | compare [OUT] | sweep [OUT] | split [OUT] | calls [OUT]" >&2
+    echo "usage: $0 pack | run [OUT] | tune [OUT] | compare [OUT] | sweep [OUT] | split [OUT] | calls [OUT] | model [OUT]" >&2
     exit 2
     ;;
 esac

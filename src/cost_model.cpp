@@ -203,10 +203,23 @@ double DeviceModel::seconds(const Shape& s, int64_t rows, int feeders) const {
   return latency + longest + overlap * (sum - longest);
 }
 
-bool Model::usable() const {
-  return !cpu.gflops_by_threads.empty() && device.kernel_gflops > 0 &&
-         (!device.discrete || (device.bus_in > 0 && device.bus_out > 0)) &&
-         !device.pack_by_threads.empty() && both_busy > 0;
+std::string Model::problem() const {
+  const DeviceModel& d = device;
+  if (cpu.gflops_by_threads.empty()) return "no CPU rates";
+  for (const Sample& t : cpu.gflops_by_threads)
+    if (!(t.x >= 1 && t.y > 0)) return "a CPU rate that is not positive";
+  if (!(d.kernel_gflops > 0)) return "no kernel rate";
+  if (d.discrete && !(d.bus_in > 0 && d.bus_out > 0)) return "no bus rates";
+  if (d.pack_by_threads.empty()) return "no packing rates";
+  for (const Sample& t : d.pack_by_threads)
+    if (!(t.x >= 1 && t.y > 0)) return "a packing rate that is not positive";
+  if (!(both_busy > 0 && both_busy <= 1)) return "both_busy outside (0, 1]";
+  if (!(d.overlap >= 0 && d.overlap <= 1)) return "overlap outside [0, 1]";
+  if (!(cpu.half_dim >= 0 && cpu.latency >= 0 && d.launch >= 0 && d.latency >= 0))
+    return "a negative time or dimension";
+  if (d.tile_m < 1 || d.tile_n < 1 || d.compute_units < 1) return "a tile or compute units below 1";
+  if (!(split_margin >= 0)) return "a negative split margin";
+  return "";
 }
 
 double predict(const CpuModel& cpu, const std::vector<Side>& devices, const Shape& s,

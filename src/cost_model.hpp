@@ -73,8 +73,10 @@ struct Model {
   DeviceModel device;
   double both_busy = 1;
   double split_margin = 0.05;
-  // Whether the rates needed to plan are there.
-  bool usable() const;
+  // Whether the rates needed to plan are there and every parameter is in its range.
+  bool usable() const { return problem().empty(); }
+  // What is missing or out of range ("" if nothing).
+  std::string problem() const;
 };
 
 // One device of a planned call: its model, its kernel's row tile, and its both-busy factor.

@@ -129,10 +129,8 @@ cost::Model model_of(const json& j, std::vector<cost::Observation>* observations
   m.device.overlap = d.at("overlap").get<double>();
   m.both_busy = j.at("both_busy").get<double>();
   m.split_margin = j.at("split_margin").get<double>();
-  if (!m.usable() || m.both_busy > 1 || m.device.overlap < 0 || m.device.overlap > 1 ||
-      m.cpu.half_dim < 0 || m.device.tile_m < 1 || m.device.tile_n < 1 ||
-      m.device.compute_units < 1)
-    throw std::runtime_error("the cost model is incomplete or out of range");
+  if (const std::string why = m.problem(); !why.empty())
+    throw std::runtime_error("the cost model cannot be used: " + why);
   for (const json& o : j.value("observations", json::array())) {
     cost::Observation x;
     x.what = o.at("what").get<std::string>();

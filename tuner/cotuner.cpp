@@ -106,8 +106,11 @@ TuneReport Tuner::run_model_only() {
     if (it == report_.profile.precisions.end()) continue;
     PrecisionSummary summary;
     summary.precision = prec;
-    summary.model_failure =
-        prec == 's' ? fit_model<float>(prec, it->second) : fit_model<double>(prec, it->second);
+    // At the middle bucket, as a tuning run measures at its middle size.
+    const auto& buckets = it->second.buckets;
+    const int64_t size = buckets.empty() ? o_.kernel_size : buckets[buckets.size() / 2].size;
+    summary.model_failure = prec == 's' ? fit_model<float>(prec, size, it->second)
+                                        : fit_model<double>(prec, size, it->second);
     report_.precisions.push_back(summary);
   }
   report_.seconds = elapsed();
@@ -358,7 +361,7 @@ void Tuner::tune_precision(char prec) {
     ++bucket_index_;
   }
   // The cost model, for the shapes the buckets did not measure.
-  if (o_.model) summary.model_failure = fit_model<T>(prec, pp);
+  if (o_.model) summary.model_failure = fit_model<T>(prec, o_.kernel_size, pp);
   report_.profile.precisions[prec] = pp;
   report_.precisions.push_back(summary);
 }

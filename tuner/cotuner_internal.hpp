@@ -136,7 +136,7 @@ class Tuner {
                      const std::map<std::string, int>& kernel, uint64_t seed);
   // cotuner_model.cpp: the cost model's measurements and fit.
   template <class T>
-  std::string fit_model(char prec, prof::PrecisionProfile& pp);
+  std::string fit_model(char prec, int64_t size, prof::PrecisionProfile& pp);
 
   static int default_threads(int gpu_parts);
   int search_threads(bool resident) const;

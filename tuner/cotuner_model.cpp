@@ -101,10 +101,11 @@ Timed time_shape(ShapeWork<T>& w, const Options& opt, int reps, Report* last) {
 
 }  // namespace
 
-// Measures and fits the model of one precision, with the kernel its largest bucket runs alone
-// (the buckets' hybrid kernel for splits). Returns why no model was fitted ("" when one was).
+// Measures and fits the model of one precision at size s (the middle bucket's), with the kernel
+// its largest bucket runs alone (the buckets' hybrid kernel for splits). Returns why no model was
+// fitted ("" when one was).
 template <class T>
-std::string Tuner::fit_model(char prec, prof::PrecisionProfile& pp) {
+std::string Tuner::fit_model(char prec, int64_t s, prof::PrecisionProfile& pp) {
   constexpr bool fp64 = std::is_same_v<T, double>;
   std::map<std::string, int> alone = pp.gpu_kernel, split = pp.gpu_kernel;
   for (const prof::Bucket& b : pp.buckets) {
@@ -151,7 +152,7 @@ std::string Tuner::fit_model(char prec, prof::PrecisionProfile& pp) {
 
   // The CPU by threads at a square size a single thread does in a fraction of a second, and on
   // every core at a small k.
-  const int64_t s = o_.kernel_size, sc = std::min<int64_t>(s, 2048);
+  const int64_t sc = std::min<int64_t>(s, 2048);
   {
     ShapeWork<T> square(sc, sc, sc, false, false),
         thin(sc, sc, std::max<int64_t>(16, sc / 8), false, false);
@@ -164,7 +165,12 @@ std::string Tuner::fit_model(char prec, prof::PrecisionProfile& pp) {
     }
   }
   // The bus both ways and packing on the feeders' thread counts.
-  const auto feed = detail::gpu::time_feed(*device_, thread_table());
+  detail::gpu::FeedTimes feed;
+  try {
+    feed = detail::gpu::time_feed(*device_, thread_table());
+  } catch (const Error& e) {
+    return e.what();
+  }
   const auto add_rate = [&](const char* what, double seconds, int threads) {
     if (seconds <= 0) return;
     detail::cost::Observation o;
@@ -209,12 +215,14 @@ std::string Tuner::fit_model(char prec, prof::PrecisionProfile& pp) {
     observe("hybrid", w, opt, plan.cpu_threads, plan.feeders, plan.rows[0]);
   }
   if (!failure.empty()) return failure;
-  pp.model = detail::cost::fit(obs, dc, o_.split_margin);
+  model = detail::cost::fit(obs, dc, o_.split_margin);
+  if (const std::string why = model.problem(); !why.empty()) return "the fit left " + why;
+  pp.model = model;
   pp.observations = obs;
   return "";
 }
 
-template std::string Tuner::fit_model<float>(char, prof::PrecisionProfile&);
-template std::string Tuner::fit_model<double>(char, prof::PrecisionProfile&);
+template std::string Tuner::fit_model<float>(char, int64_t, prof::PrecisionProfile&);
+template std::string Tuner::fit_model<double>(char, int64_t, prof::PrecisionProfile&);
 
 }  // namespace tandem::tuner

@@ -1,0 +1,294 @@
+// The cost model in a profile, end to end on PoCL: it survives the profile's JSON (and a broken
+// one is refused), auto plans with it exactly the calls no bucket measured, each call's rows and
+// threads are the model's plan and its result is right, several devices share a call by their
+// models, and the co-tuner fits and stores a model that predicts what it measured.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <filesystem>
+#include <optional>
+#include <random>
+
+#include "cost_model.hpp"
+#include "cotuner.hpp"
+#include "cpu_blas.hpp"
+#include "gpu/device.hpp"
+#include "gpu/gemm_params.hpp"
+#include "profile.hpp"
+#include "reference.hpp"
+#include "seam_values.hpp"
+#include "tandem/tandem.hpp"
+#include "topology.hpp"
+
+namespace tandem::test {
+namespace {
+
+namespace fs = std::filesystem;
+namespace prof = detail::profile;
+namespace cost = detail::cost;
+
+class ModelPlan : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    dir_ = fs::temp_directory_path() /
+           ("tandem-model-" + std::to_string(::getpid()) + "-" +
+            ::testing::UnitTest::GetInstance()->current_test_info()->name());
+    fs::remove_all(dir_);
+    fs::create_directories(dir_);
+    setenv("TANDEM_PROFILE_DIR", dir_.c_str(), 1);
+    prof::forget();
+  }
+  void TearDown() override {
+    fs::remove_all(dir_);
+    prof::forget();
+  }
+  fs::path dir_;
+};
+
+prof::Identity identity_of(const std::string& selector) {
+  return prof::identity_for(detail::gpu::info(*detail::gpu::open_device(selector)));
+}
+
+// A device `device_gflops` fast beside a CPU `cpu_gflops` fast, on a unified device (no bus) or,
+// with `discrete`, one behind a bus.
+cost::Model model(double device_gflops, double cpu_gflops, bool discrete = false) {
+  cost::Model m;
+  m.cpu.gflops_by_threads = {{1, cpu_gflops / 2}, {2, cpu_gflops}};
+  m.cpu.half_dim = 8;
+  m.device.discrete = discrete;
+  m.device.kernel_gflops = device_gflops;
+  m.device.tile_m = 32;
+  m.device.tile_n = 32;
+  m.device.compute_units = 2;
+  m.device.bus_in = m.device.bus_out = discrete ? 20e9 : 0;
+  m.device.pack_by_threads = {{1, 5e9}, {2, 9e9}};
+  m.both_busy = 0.9;
+  return m;
+}
+
+// A profile for `id` with one bucket at 256 (the GPU alone, with a 32-row kernel) and `m` as the
+// single-precision model.
+prof::Profile profile_with(const prof::Identity& id, const cost::Model& m) {
+  prof::Profile p;
+  p.tandem_version = TANDEM_VERSION;
+  p.identity = id;
+  prof::PrecisionProfile pp;
+  pp.gpu_kernel = {{"MWG", 32}, {"NWG", 32}, {"MDIMC", 8}, {"NDIMC", 8}};
+  pp.gpu_size = 256;
+  prof::Bucket b;
+  b.size = 256;
+  b.parts = 64;
+  b.gpu_parts = 64;
+  b.kernel = pp.gpu_kernel;
+  pp.buckets = {b};
+  pp.model = m;
+  pp.observations = {{"cpu", 64, 64, 64, 0, 2, 0, false, false, 0, 1e-4, 1.1e-4}};
+  p.precisions['s'] = pp;
+  return p;
+}
+
+struct Call {
+  Report report;
+  double error = 0;
+};
+
+// C = A B + beta C through auto (or `o`), checked against the reference.
+Call run(int64_t m, int64_t n, int64_t k, float beta, const Options& o = {}) {
+  std::mt19937 rng(static_cast<unsigned>(m * 31 + n * 7 + k));
+  std::uniform_real_distribution<float> d(-1, 1);
+  std::vector<float> a(m * k), b(k * n), c(m * n);
+  for (auto* v : {&a, &b, &c})
+    for (auto& x : *v) x = d(rng);
+  std::vector<double> want(m * n);
+  for (int64_t i = 0; i < m; ++i)
+    for (int64_t j = 0; j < n; ++j) {
+      double s = beta * double(c[i * n + j]);
+      for (int64_t p = 0; p < k; ++p) s += double(a[i * k + p]) * double(b[p * n + j]);
+      want[i * n + j] = s;
+    }
+  Call call;
+  gemm<float>(Layout::RowMajor, Op::NoTrans, Op::NoTrans, m, n, k, 1.0f, a.data(), k, b.data(), n,
+              beta, c.data(), n, o, &call.report);
+  for (int64_t i = 0; i < m * n; ++i)
+    call.error = std::max(call.error, std::fabs(double(c[i]) - want[i]));
+  return call;
+}
+
+int cores() {
+  return std::min(detail::topology::physical_cores(), detail::cpu_blas::current_threads());
+}
+
+TEST_F(ModelPlan, TheModelSurvivesTheProfileAndABrokenOneIsRefused) {
+  const prof::Profile p = profile_with(identity_of(""), model(500, 50, true));
+  const prof::Profile q = prof::from_json(prof::to_json(p));
+  EXPECT_EQ(prof::to_json(q), prof::to_json(p));
+  ASSERT_TRUE(q.precisions.at('s').model);
+  EXPECT_EQ(q.precisions.at('s').model->device.bus_in, 20e9);
+  ASSERT_EQ(q.precisions.at('s').observations.size(), 1u);
+  EXPECT_EQ(q.precisions.at('s').observations[0].predicted, 1.1e-4);
+  const std::string text = prof::to_json(p);
+  auto broken = [&](const std::string& from, const std::string& to) {
+    std::string t = text;
+    const auto at = t.find(from);
+    EXPECT_NE(at, std::string::npos) << from;
+    t.replace(at, from.size(), to);
+    return t;
+  };
+  EXPECT_THROW(prof::from_json(broken("\"overlap\": 0.0", "\"overlap\": 2.0")), std::runtime_error);
+  EXPECT_THROW(prof::from_json(broken("\"kernel_gflops\": 500.0", "\"kernel_gflops\": 0.0")),
+               std::runtime_error);
+  EXPECT_THROW(prof::from_json(broken("\"half_dim\"", "\"half_dimension\"")), std::runtime_error);
+  EXPECT_THROW(prof::from_json(broken("[\n              1.0,", "[\n              3.0,")),
+               std::runtime_error)
+      << "a rate table out of order";
+}
+
+// Square calls near the bucket follow it; the others follow the model, whose plan the test
+// works out itself; every result is right.
+TEST_F(ModelPlan, AutoPlansWithTheModelWhatNoBucketMeasured) {
+  const cost::Model m = model(40, 40);  // even: the model splits
+  prof::save(profile_with(identity_of(""), m), prof::path_for(identity_of("")));
+  const Call square = run(256, 256, 256, 0);
+  EXPECT_FALSE(square.report.profile_model);
+  EXPECT_EQ(square.report.profile_bucket, 256);
+  EXPECT_EQ(square.report.gpu_rows, 256) << "the bucket's split: the GPU alone";
+
+  for (const auto& [mm, n, k, beta] :
+       {std::tuple<int64_t, int64_t, int64_t, float>{512, 512, 32, 1},
+        {96, 700, 300, 0},
+        {1000, 40, 300, 0.5f}}) {
+    const Call call = run(mm, n, k, beta);
+    const Report& r = call.report;
+    EXPECT_TRUE(r.profile_model) << mm << "x" << n << "x" << k;
+    EXPECT_LT(call.error, 1e-3);
+    const cost::Shape s{mm, n, k, 4, beta != 0, false};
+    const cost::Side side{&m.device, 32, m.both_busy};
+    const cost::Plan want = cost::best_plan(m.cpu, {side}, s, cores(), m.split_margin);
+    EXPECT_GT(want.rows[0], 0) << "sides this even split every one of these shapes";
+    EXPECT_GT(want.cpu_rows, 0);
+    EXPECT_EQ(r.gpu_rows, want.rows[0]) << mm << "x" << n << "x" << k;
+    EXPECT_EQ(r.cpu_rows, mm - want.rows[0]);
+    if (want.cpu_rows > 0 && want.rows[0] > 0) {
+      EXPECT_EQ(r.cpu_threads, want.cpu_threads);
+    }
+    EXPECT_NEAR(r.predicted_seconds, want.seconds, 1e-12);
+  }
+  // Strategies other than auto take no plan from the model.
+  Options hybrid;
+  hybrid.strategy = Strategy::Hybrid;
+  hybrid.gpu_fraction = 0.25;
+  const Call h = run(512, 512, 32, 1, hybrid);
+  EXPECT_FALSE(h.report.profile_model);
+  EXPECT_EQ(h.report.gpu_rows, 128);
+}
+
+// Where the model finds the device no help the call stays whole on the CPU; where it finds the
+// CPU no help, whole on the device.
+TEST_F(ModelPlan, AutoKeepsAWholeCallOnTheSideTheModelFavours) {
+  prof::save(profile_with(identity_of(""), model(1, 1000)), prof::path_for(identity_of("")));
+  const Call cpu = run(512, 512, 32, 1);
+  EXPECT_TRUE(cpu.report.profile_model);
+  EXPECT_EQ(cpu.report.gpu_rows, 0);
+  EXPECT_LT(cpu.error, 1e-3);
+  prof::forget();
+  prof::save(profile_with(identity_of(""), model(1e6, 0.1)), prof::path_for(identity_of("")));
+  const Call gpu = run(512, 512, 32, 1);
+  EXPECT_TRUE(gpu.report.profile_model);
+  EXPECT_EQ(gpu.report.gpu_rows, 512);
+  EXPECT_LT(gpu.error, 1e-3);
+}
+
+// On a discrete device from ordinary memory the model's split leaves the feeder its cores: the
+// CPU share has at most the cores less one, and the device's part names its feeder.
+TEST_F(ModelPlan, ADiscreteSplitKeepsItsFeeder) {
+  const cost::Model m = model(40, 40, /*discrete=*/true);
+  prof::save(profile_with(identity_of(""), m), prof::path_for(identity_of("")));
+  detail::seams::Override seams(discrete());
+  const Call call = run(1024, 1024, 64, 1);
+  const Report& r = call.report;
+  EXPECT_TRUE(r.profile_model);
+  EXPECT_LT(call.error, 1e-3);
+  const cost::Side side{&m.device, 32, m.both_busy};
+  const cost::Plan want =
+      cost::best_plan(m.cpu, {side}, {1024, 1024, 64, 4, true, false}, cores(), m.split_margin);
+  ASSERT_GT(want.rows[0], 0);
+  ASSERT_GT(want.cpu_rows, 0);
+  EXPECT_GE(want.feeders, 1);
+  EXPECT_EQ(r.gpu_rows, want.rows[0]);
+  EXPECT_EQ(r.cpu_threads, want.cpu_threads);
+  ASSERT_EQ(r.devices.size(), 1u);
+  EXPECT_EQ(r.devices[0].feeder_threads, want.feeders);
+  EXPECT_LE(r.cpu_threads + r.devices[0].feeder_threads, cores());
+}
+
+// Several devices share every call under auto by their models, each device's rows as the
+// models' plan over all of them puts them.
+TEST_F(ModelPlan, DevicesShareACallByTheirModels) {
+  if (detail::gpu::list_devices().size() < 2)
+    GTEST_SKIP() << "one OpenCL device (POCL_DEVICES=\"basic pthread\" shows two)";
+  const cost::Model slow = model(15, 40), fast = model(40, 40);
+  prof::save(profile_with(identity_of("0"), slow), prof::path_for(identity_of("0")));
+  prof::save(profile_with(identity_of("1"), fast), prof::path_for(identity_of("1")));
+  Options o;
+  o.device = "0,1";
+  for (const auto& [m, n, k] :
+       {std::tuple<int64_t, int64_t, int64_t>{1024, 512, 64}, {256, 256, 256}}) {
+    const Call call = run(m, n, k, 1, o);
+    const Report& r = call.report;
+    EXPECT_TRUE(r.profile_model) << "several devices: the models plan even a bucket's shape";
+    EXPECT_LT(call.error, 1e-3);
+    const cost::Side a{&slow.device, 32, slow.both_busy}, b{&fast.device, 32, fast.both_busy};
+    const cost::Plan want =
+        cost::best_plan(slow.cpu, {a, b}, {m, n, k, 4, true, false}, cores(), slow.split_margin);
+    ASSERT_EQ(want.rows.size(), 2u);
+    EXPECT_GT(want.rows[0], 0);
+    EXPECT_GT(want.rows[1], want.rows[0]) << "the faster device takes more";
+    std::vector<int64_t> got(2, 0);
+    for (const auto& d : r.devices) got[d.index] = d.rows;
+    EXPECT_EQ(got, want.rows) << m << "x" << n << "x" << k;
+    EXPECT_EQ(r.cpu_rows, want.cpu_rows);
+  }
+}
+
+// The co-tuner fits a model whose predictions for what it measured are filled in, and stores it;
+// without it, none.
+TEST_F(ModelPlan, TheTunerFitsAndStoresAModel) {
+  tuner::TuneOptions o;
+  o.precisions = {'s'};
+  o.budget_evaluations = 2;
+  o.sizes = {64, 128};
+  o.kernel_size = 128;
+  o.reps = 2;
+  o.top_kernels = 1;
+  o.parts = 16;
+  const auto report = tuner::tune(o);
+  EXPECT_EQ(report.precisions.at(0).model_failure, "");
+  const prof::Profile p = prof::load(report.saved);
+  const auto& pp = p.precisions.at('s');
+  ASSERT_TRUE(pp.model);
+  EXPECT_TRUE(pp.model->usable());
+  int kinds = 0;
+  for (const char* what : {"cpu", "kernel", "pack", "device"}) {
+    bool seen = false;
+    for (const auto& ob : pp.observations) seen = seen || ob.what == what;
+    EXPECT_TRUE(seen) << what;
+    kinds += seen;
+  }
+  EXPECT_EQ(kinds, 4);
+  for (const auto& ob : pp.observations) {
+    EXPECT_GT(ob.seconds, 0) << ob.what;
+    EXPECT_GT(ob.predicted, 0) << ob.what;
+  }
+  // A call no bucket measured now follows the model.
+  prof::forget();
+  EXPECT_TRUE(run(256, 256, 16, 1).report.profile_model);
+
+  prof::forget();
+  fs::remove(report.saved);
+  o.model = false;
+  const auto without = tuner::tune(o);
+  EXPECT_FALSE(prof::load(without.saved).precisions.at('s').model);
+}
+
+}  // namespace
+}  // namespace tandem::test
