@@ -93,7 +93,7 @@ void check(const Shape& sh, bool pinned, std::vector<Config>& configs, int reps,
   cost::Shape s{sh.m, sh.n, sh.k, static_cast<int>(sizeof(T)), sh.beta, pinned};
   for (Config& c : configs) {
     if (!model || c.name == "auto") continue;
-    const cost::Side side{&model->device, 1, model->both_busy};
+    const cost::Side side{&model->device, 1, model->both_busy, model->cpu_busy};
     const int64_t rows =
         c.options.strategy == Strategy::Cpu
             ? 0

@@ -33,8 +33,8 @@ std::vector<Sample> table_by_threads(const std::map<int, std::vector<double>>& r
 }
 
 // The CPU: rates by threads on the calls with the largest smallest dimension (the square ones),
-// the half-dimension from a call with a smaller one on the same threads, and the rates raised
-// to what they would be without the square calls' own size penalty.
+// a half-dimension for each of m, n and k from a call on the same threads with that dimension
+// smaller, and the rates raised to what they would be without the square calls' own penalties.
 CpuModel fit_cpu(const std::vector<Observation>& obs) {
   CpuModel cpu;
   int64_t square = 0;
@@ -44,16 +44,22 @@ CpuModel fit_cpu(const std::vector<Observation>& obs) {
   for (const Observation& o : obs)
     if (o.what == "cpu" && smallest_dim(o) == square) rates[o.threads].push_back(gflops_of(o));
   cpu.gflops_by_threads = table_by_threads(rates);
-  std::vector<double> halves;
+  std::vector<double> halves[3];
   for (const Observation& o : obs) {
     if (o.what != "cpu" || smallest_dim(o) >= square || !rates.count(o.threads)) continue;
-    halves.push_back(fit_half_dim(median(rates.at(o.threads)), static_cast<double>(square),
-                                  gflops_of(o), static_cast<double>(smallest_dim(o))));
+    const int64_t dims[3] = {o.m, o.n, o.k};
+    for (int d = 0; d < 3; ++d)
+      if (dims[d] < square)
+        halves[d].push_back(fit_half_dim(median(rates.at(o.threads)), static_cast<double>(square),
+                                         gflops_of(o), static_cast<double>(dims[d])));
   }
-  cpu.half_dim = median(halves);
+  cpu.half_m = median(halves[0]);
+  cpu.half_n = median(halves[1]);
+  cpu.half_k = median(halves[2]);
   const double sq = static_cast<double>(square);
-  const double raise = square > 0 ? (sq + cpu.half_dim) / sq : 1;
-  for (Sample& s : cpu.gflops_by_threads) s.y *= raise;
+  double raise = 1;
+  for (double h : {cpu.half_m, cpu.half_n, cpu.half_k}) raise *= square > 0 ? (sq + h) / sq : 1;
+  for (Sample& t : cpu.gflops_by_threads) t.y *= raise;
   return cpu;
 }
 
@@ -73,23 +79,31 @@ void fit_rates(const std::vector<Observation>& obs, DeviceModel& d) {
   d.pack_by_threads = table_by_threads(pack);
 }
 
-// The kernel's launch and rate: its time is linear in its padded work over its fill.
-void fit_kernel(const std::vector<Observation>& obs, DeviceModel& d) {
-  std::vector<Sample> points;
-  for (const Observation& o : obs)
-    if (o.what == "kernel" && o.seconds > 0)
-      points.push_back({kernel_work(d, o.m, o.n, o.k), o.seconds});
-  Line l = fit_line(points);
-  if (l.b <= 0) {  // times that do not grow with the work (tiny calls): the rate through the origin
-    double sxx = 0, sxy = 0;
-    for (const Sample& p : points) {
-      sxx += p.x * p.x;
-      sxy += p.x * p.y;
-    }
-    l = Line{0, sxx > 0 ? sxy / sxx : 0};
+// The kernel's launch and rate: its time is a launch per chunk plus its work over whole waves,
+// fitted by least squares with both coefficients at least 0.
+void fit_kernel(const std::vector<Observation>& obs, int element_bytes, DeviceModel& d) {
+  double uu = 0, uv = 0, vv = 0, uy = 0, vy = 0;
+  for (const Observation& o : obs) {
+    if (o.what != "kernel" || o.seconds <= 0) continue;
+    const DeviceModel::Work w = d.kernel_work(shape_of(o, element_bytes), o.m);
+    uu += w.launches * w.launches;
+    uv += w.launches * w.flops;
+    vv += w.flops * w.flops;
+    uy += w.launches * o.seconds;
+    vy += w.flops * o.seconds;
   }
-  d.launch = l.a;
-  d.kernel_gflops = l.b > 0 ? 1e-9 / l.b : 0;
+  double launch = 0, per_flop = 0;
+  const double det = uu * vv - uv * uv;
+  if (det > 1e-12 * uu * vv) {
+    launch = (uy * vv - vy * uv) / det;
+    per_flop = (vy * uu - uy * uv) / det;
+  }
+  if (launch < 0 || per_flop <= 0 || det <= 1e-12 * uu * vv) {  // through the work alone
+    launch = 0;
+    per_flop = vv > 0 ? vy / vv : 0;
+  }
+  d.launch = launch;
+  d.kernel_gflops = per_flop > 0 ? 1e-9 / per_flop : 0;
 }
 
 // The pipeline: what a whole call took beyond its longest part is its latency plus the overlap
@@ -101,8 +115,8 @@ void fit_pipeline(const std::vector<Observation>& obs, int element_bytes, Device
   for (const Observation& o : obs) {
     if (o.what != "device" || o.seconds <= 0) continue;
     const DeviceModel::Parts p = d.parts(shape_of(o, element_bytes), o.m, o.feeders);
-    const double longest = std::max({p.kernel, p.in, p.out, p.pack});
-    const double sum = p.kernel + p.in + p.out + p.pack;
+    const double longest = std::max({p.kernel, p.in, p.out, p.pack, p.memory});
+    const double sum = p.kernel + p.in + p.out + p.pack + p.memory;
     if (std::isfinite(sum)) points.push_back({sum - longest, o.seconds - longest});
   }
   const Line l = fit_line(points);
@@ -110,32 +124,34 @@ void fit_pipeline(const std::vector<Observation>& obs, int element_bytes, Device
   d.overlap = std::min(1.0, l.b);
 }
 
-// How much both sides slow while both run: the balanced prediction over what was measured.
-double fit_both_busy(const std::vector<Observation>& obs, const Model& m, int element_bytes) {
-  std::vector<double> factors;
+// How much each side slows while both run: what the model says each side alone would take for
+// its rows over what that side took in the split.
+void fit_busy(const std::vector<Observation>& obs, Model& m, int element_bytes) {
+  std::vector<double> device, cpu;
   for (const Observation& o : obs) {
-    if (o.what != "hybrid" || o.seconds <= 0) continue;
+    if (o.what != "hybrid") continue;
     const Shape s = shape_of(o, element_bytes);
-    const double alone = std::max(m.device.seconds(s, o.rows, o.feeders),
-                                  m.cpu.seconds(o.m - o.rows, o.n, o.k, o.threads));
-    if (std::isfinite(alone) && alone > 0)
-      factors.push_back(std::clamp(alone / o.seconds, 0.2, 1.0));
+    if (o.device_seconds > 0)
+      device.push_back(m.device.seconds(s, o.rows, o.feeders) / o.device_seconds);
+    if (o.cpu_seconds > 0)
+      cpu.push_back(m.cpu.seconds(o.m - o.rows, o.n, o.k, o.threads) / o.cpu_seconds);
   }
-  return factors.empty() ? 1.0 : median(factors);
+  // A side that ran faster beside the other than the model says it runs alone is not slowed.
+  m.both_busy = device.empty() ? 1.0 : std::clamp(median(device), 0.3, 1.0);
+  m.cpu_busy = cpu.empty() ? 1.0 : std::clamp(median(cpu), 0.3, 1.0);
 }
 
 // What the fitted model says for one observation.
 double prediction(const Observation& o, const Model& m, int element_bytes) {
   const Shape s = shape_of(o, element_bytes);
   if (o.what == "cpu") return m.cpu.seconds(o.m, o.n, o.k, o.threads);
-  if (o.what == "kernel")
-    return m.device.launch + kernel_work(m.device, o.m, o.n, o.k) / (m.device.kernel_gflops * 1e9);
+  if (o.what == "kernel") return m.device.parts(s, o.m, o.feeders).kernel;
   if (o.what == "bus_in") return o.bytes / m.device.bus_in;
   if (o.what == "bus_out") return o.bytes / m.device.bus_out;
   if (o.what == "pack") return o.bytes / interpolate(m.device.pack_by_threads, o.threads);
   if (o.what == "device") return m.device.seconds(s, o.m, o.feeders);
   if (o.what == "hybrid") {
-    const Side side{&m.device, 1, m.both_busy};
+    const Side side{&m.device, 1, m.both_busy, m.cpu_busy};
     return predict(m.cpu, {side}, s, {o.rows}, o.threads, o.feeders);
   }
   return 0;
@@ -163,10 +179,12 @@ Model fit(std::vector<Observation>& observations, const DeviceConstants& device,
   m.device.tile_m = device.tile_m;
   m.device.tile_n = device.tile_n;
   m.device.compute_units = device.compute_units;
+  m.device.chunk_fill = device.chunk_fill;
+  m.device.chunk_from = device.chunk_from;
   fit_rates(observations, m.device);
-  fit_kernel(observations, m.device);
+  fit_kernel(observations, device.element_bytes, m.device);
   fit_pipeline(observations, device.element_bytes, m.device);
-  m.both_busy = fit_both_busy(observations, m, device.element_bytes);
+  fit_busy(observations, m, device.element_bytes);
   for (Observation& o : observations) o.predicted = prediction(o, m, device.element_bytes);
   return m;
 }

@@ -1,11 +1,12 @@
-// The cost model's arithmetic: each side's predicted time, the plan that balances them, and the
-// small fits the co-tuner makes from its measurements.
+// The cost model's arithmetic: each side's predicted time, and the plan that balances them.
 #include "cost_model.hpp"
 
 #include <algorithm>
 #include <cmath>
 #include <limits>
 #include <set>
+
+#include "gpu/gemm_params.hpp"
 
 namespace tandem::detail::cost {
 namespace {
@@ -16,7 +17,12 @@ double flops(int64_t rows, int64_t n, int64_t k) {
   return 2.0 * static_cast<double>(rows) * static_cast<double>(n) * static_cast<double>(k);
 }
 
-int64_t round_up(int64_t x, int64_t tile) { return (x + tile - 1) / tile * tile; }
+int64_t ceil_div(int64_t x, int64_t d) { return (x + d - 1) / d; }
+
+double f(int64_t d, double half) {
+  const double x = static_cast<double>(d);
+  return x / (x + half);
+}
 
 // The rows a side gets when the devices before it took `taken` of m and it may take `wanted`.
 int64_t clamp_rows(int64_t wanted, int64_t taken, int64_t m) {
@@ -87,8 +93,8 @@ Plan balance_one(const CpuModel& cpu, const Side& d, const Shape& s, int threads
   const int64_t units = (s.m + tile - 1) / tile;
   auto rows_at = [&](int64_t u) { return std::min(u * tile, s.m); };
   auto device_ahead = [&](int64_t u) {
-    return d.model->seconds(s, rows_at(u), feeders) >=
-           cpu.seconds(s.m - rows_at(u), s.n, s.k, threads);
+    return side_time(d.model->seconds(s, rows_at(u), feeders), true, d.both_busy) >=
+           side_time(cpu.seconds(s.m - rows_at(u), s.n, s.k, threads), true, d.cpu_busy);
   };
   int64_t lo = 0, hi = units;  // the device is behind at lo, ahead at hi
   while (hi - lo > 1) {
@@ -113,7 +119,7 @@ Plan balance(const CpuModel& cpu, const std::vector<Side>& devices, const Shape&
   if (devices.size() == 1 && threads > 0) return balance_one(cpu, devices[0], s, threads, feeders);
   const bool contended = threads > 0;
   double cpu_busy = 1;
-  for (const Side& d : devices) cpu_busy = std::min(cpu_busy, d.both_busy);
+  for (const Side& d : devices) cpu_busy = std::min(cpu_busy, d.cpu_busy);
   auto fill = [&](double limit, Plan& plan) {
     plan.rows.assign(devices.size(), 0);
     int64_t taken = 0;
@@ -157,25 +163,40 @@ double interpolate(const std::vector<Sample>& table, double x) {
 
 double CpuModel::seconds(int64_t rows, int64_t n, int64_t k, int threads) const {
   if (rows <= 0 || n <= 0 || k <= 0) return 0;
-  const double rate = gflops(threads);
+  const double rate = gflops(threads) * f(rows, half_m) * f(n, half_n) * f(k, half_k);
   if (rate <= 0) return kInf;
-  const double d = static_cast<double>(std::min({rows, n, k}));
-  return latency + flops(rows, n, k) / (rate * 1e9 * d / (d + half_dim));
+  return latency + flops(rows, n, k) / (rate * 1e9);
 }
 
-double kernel_work(const DeviceModel& d, int64_t rows, int64_t n, int64_t k) {
-  const int64_t tm = std::max<int64_t>(1, d.tile_m), tn = std::max<int64_t>(1, d.tile_n);
-  const double groups =
-      static_cast<double>(round_up(rows, tm) / tm) * static_cast<double>(round_up(n, tn) / tn);
-  const double fill = std::min(1.0, groups / std::max(1, d.compute_units));
-  return flops(round_up(rows, tm), round_up(n, tn), k) / fill;
+DeviceModel::Work DeviceModel::kernel_work(const Shape& s, int64_t rows) const {
+  Work w;
+  if (rows <= 0) return w;
+  const int64_t tm = std::max<int64_t>(1, tile_m), tn = std::max<int64_t>(1, tile_n);
+  const int64_t units = std::max(1, compute_units);
+  const double e = s.element_bytes;
+  const double bytes =
+      e * static_cast<double>(rows * s.k + s.k * s.n + rows * s.n * (s.reads_c ? 2 : 1));
+  const int64_t step =
+      discrete && chunk_fill > 0
+          ? gpu::chunk_rows(rows, s.n, static_cast<size_t>(bytes), tm, tn, compute_units,
+                            chunk_fill, static_cast<size_t>(chunk_from))
+          : rows;
+  // Each launch's work-groups run in waves of one per compute unit; a wave that is not full
+  // takes as long as one that is.
+  for (int64_t r0 = 0; r0 < rows; r0 += step) {
+    const int64_t groups = ceil_div(std::min(step, rows - r0), tm) * ceil_div(s.n, tn);
+    w.launches += 1;
+    w.flops += static_cast<double>(ceil_div(groups, units) * units) *
+               (2.0 * static_cast<double>(tm * tn) * static_cast<double>(s.k));
+  }
+  return w;
 }
 
 DeviceModel::Parts DeviceModel::parts(const Shape& s, int64_t rows, int feeders) const {
   Parts p;
   if (rows <= 0) return p;
-  p.kernel = kernel_gflops > 0 ? launch + kernel_work(*this, rows, s.n, s.k) / (kernel_gflops * 1e9)
-                               : kInf;
+  const Work w = kernel_work(s, rows);
+  p.kernel = kernel_gflops > 0 ? launch * w.launches + w.flops / (kernel_gflops * 1e9) : kInf;
   const double e = s.element_bytes;
   const double r = static_cast<double>(rows), n = static_cast<double>(s.n),
                k = static_cast<double>(s.k);
@@ -184,22 +205,27 @@ DeviceModel::Parts DeviceModel::parts(const Shape& s, int64_t rows, int feeders)
     p.in = bus_in > 0 ? in / bus_in : kInf;
     p.out = bus_out > 0 ? out / bus_out : kInf;
   }
-  if (feeds(s)) {
+  const double packed = feeds(s) ? in + out : 0;
+  if (packed > 0) {
     // A unified device's share packs before the CPU share starts, on every core (the table's
     // last sample); a discrete device's feeders pack beside it.
     const double threads =
         discrete || pack_by_threads.empty() ? std::max(1, feeders) : pack_by_threads.back().x;
     const double rate = interpolate(pack_by_threads, threads);
-    p.pack = rate > 0 ? (in + out) / rate : kInf;
+    p.pack = rate > 0 ? packed / rate : kInf;
   }
+  // Packing reads and writes each byte; the bus's copies read or write it once more.
+  const double memory = pack_by_threads.empty() ? 0 : 2 * pack_by_threads.back().y;
+  const double traffic = 2 * packed + (discrete ? in + out : 0);
+  if (traffic > 0) p.memory = memory > 0 ? traffic / memory : kInf;
   return p;
 }
 
 double DeviceModel::seconds(const Shape& s, int64_t rows, int feeders) const {
   if (rows <= 0) return 0;
   const Parts p = parts(s, rows, feeders);
-  const double longest = std::max({p.kernel, p.in, p.out, p.pack});
-  const double sum = p.kernel + p.in + p.out + p.pack;
+  const double longest = std::max({p.kernel, p.in, p.out, p.pack, p.memory});
+  const double sum = p.kernel + p.in + p.out + p.pack + p.memory;
   return latency + longest + overlap * (sum - longest);
 }
 
@@ -213,11 +239,14 @@ std::string Model::problem() const {
   if (d.pack_by_threads.empty()) return "no packing rates";
   for (const Sample& t : d.pack_by_threads)
     if (!(t.x >= 1 && t.y > 0)) return "a packing rate that is not positive";
-  if (!(both_busy > 0 && both_busy <= 1)) return "both_busy outside (0, 1]";
+  if (!(both_busy > 0 && both_busy <= 1 && cpu_busy > 0 && cpu_busy <= 1))
+    return "a busy factor outside (0, 1]";
   if (!(d.overlap >= 0 && d.overlap <= 1)) return "overlap outside [0, 1]";
-  if (!(cpu.half_dim >= 0 && cpu.latency >= 0 && d.launch >= 0 && d.latency >= 0))
-    return "a negative time or dimension";
-  if (d.tile_m < 1 || d.tile_n < 1 || d.compute_units < 1) return "a tile or compute units below 1";
+  if (!(cpu.half_m >= 0 && cpu.half_n >= 0 && cpu.half_k >= 0 && cpu.latency >= 0 &&
+        d.launch >= 0 && d.latency >= 0 && d.chunk_from >= 0))
+    return "a negative time, size or dimension";
+  if (d.tile_m < 1 || d.tile_n < 1 || d.compute_units < 1 || d.chunk_fill < 0)
+    return "a tile, compute units or chunk fill out of range";
   if (!(split_margin >= 0)) return "a negative split margin";
   return "";
 }
@@ -234,7 +263,7 @@ double predict(const CpuModel& cpu, const std::vector<Side>& devices, const Shap
   const bool contended = any_device && cpu_rows > 0;
   double cpu_busy = 1, longest = 0;
   for (size_t i = 0; i < devices.size() && i < rows.size(); ++i) {
-    cpu_busy = std::min(cpu_busy, devices[i].both_busy);
+    if (rows[i] > 0) cpu_busy = std::min(cpu_busy, devices[i].cpu_busy);
     longest = std::max(longest, side_time(devices[i].model->seconds(s, rows[i], feeders), contended,
                                           devices[i].both_busy));
   }

@@ -1,9 +1,10 @@
 // A cost model of one GEMM call on this machine, for shapes no profile bucket measured: how long
 // the CPU BLAS takes for a block of C's rows on a number of threads, how long an OpenCL device
-// takes for its rows (kernel, bus copies and host packing, overlapped in its pipeline), and how
-// much each side slows while the other runs. The co-tuner fits it from measurements
-// (tuner/cotuner_model.cpp) and stores it in the profile; plan.cpp asks it for the rows, the CPU
-// threads and the feeders of a call. Pure arithmetic: no OpenCL, no I/O.
+// takes for its rows (its kernel's launches and waves, bus copies, host packing and the host
+// memory they share, overlapped in its pipeline), and how much each side slows while the other
+// runs. The co-tuner fits it from measurements (tuner/cotuner_model.cpp) and stores it in the
+// profile; plan.cpp asks it for the rows, the CPU threads and the feeders of a call. Pure
+// arithmetic: no OpenCL, no I/O.
 #pragma once
 
 #include <cstdint>
@@ -30,48 +31,61 @@ struct Shape {
   bool pinned = false;   // operands need no packing (tandem_malloc memory, or used in place)
 };
 
-// The CPU BLAS. Its rate on a call whose smallest dimension is d is rate(threads) * d / (d +
-// half_dim): OpenBLAS runs thin and small-k products well below its square rate.
+// The CPU BLAS. Its rate on an m x n x k call is rate(threads) * f(m, half_m) * f(n, half_n) *
+// f(k, half_k), f(d, h) = d / (d + h): OpenBLAS runs a small k nearly at its square rate and a
+// small n far below it, so each dimension has its own.
 struct CpuModel {
-  std::vector<Sample> gflops_by_threads;  // large square calls, ascending threads
-  double half_dim = 0;
+  std::vector<Sample> gflops_by_threads;  // without the size penalties, ascending threads
+  double half_m = 0, half_n = 0, half_k = 0;
   double latency = 0;  // seconds a call costs beyond its flops
   double gflops(int threads) const { return interpolate(gflops_by_threads, threads); }
   // Seconds for `rows` rows of an n x k product on `threads` threads (0 for no rows).
   double seconds(int64_t rows, int64_t n, int64_t k, int threads) const;
 };
 
-// One OpenCL device. Its share's parts: the kernel (launch + padded flops / (rate * fill), where
-// fill is the fraction of compute units its work-groups occupy), copies in and out over the bus
-// (discrete devices), and packing and unpacking on the host's feeder threads (operands not in
-// pinned memory). The pipeline overlaps the parts: seconds = latency + max(parts) + overlap *
-// (sum(parts) - max(parts)).
+// One OpenCL device. Its share's parts:
+//  - the kernel: a launch per chunk of C's rows (discrete devices cut a share in chunks, by
+//    gemm_params.hpp's rule) plus its waves of work-groups, each wave as long as a full one;
+//  - copies in and out over the bus (discrete devices);
+//  - packing and unpacking on the host's feeder threads (operands not in pinned memory);
+//  - the host's memory, which packing (a read and a write of each byte) and the bus's copies
+//    share, at twice the rate packing reaches on every core.
+// The pipeline overlaps them: seconds = latency + max(parts) + overlap * (sum(parts) -
+// max(parts)).
 struct DeviceModel {
   bool discrete = false;
-  double kernel_gflops = 0, launch = 0;
-  int64_t tile_m = 1, tile_n = 1;  // the kernel's work-group tile (padding and fill)
+  double kernel_gflops = 0, launch = 0;  // the rate over whole waves; seconds per launch
+  int64_t tile_m = 1, tile_n = 1;        // the kernel's work-group tile
   int compute_units = 1;
-  double bus_in = 0, bus_out = 0;       // bytes per second (discrete devices)
-  std::vector<Sample> pack_by_threads;  // bytes per second host threads pack, by thread count
+  int chunk_fill = 0;              // the kernel's CHUNK_FILL on a discrete device (0: one launch)
+  double chunk_from = 0;           // bytes of copies below which a share is one chunk
+  double bus_in = 0, bus_out = 0;  // bytes per second (discrete devices)
+  std::vector<Sample> pack_by_threads;  // bytes per second host threads copy, by thread count
   double latency = 0, overlap = 0;
 
   struct Parts {
-    double kernel = 0, in = 0, out = 0, pack = 0;
+    double kernel = 0, in = 0, out = 0, pack = 0, memory = 0;
   };
   Parts parts(const Shape& s, int64_t rows, int feeders) const;
   // Seconds for the device's `rows` rows (0 for none) with `feeders` host threads packing.
   double seconds(const Shape& s, int64_t rows, int feeders) const;
+  // The kernel's launches and its work over whole waves (flops), for `rows` rows.
+  struct Work {
+    double launches = 0, flops = 0;
+  };
+  Work kernel_work(const Shape& s, int64_t rows) const;
   // Whether the device packs on the host for this shape (and so wants feeder threads).
   bool feeds(const Shape& s) const { return !s.pinned; }
 };
 
-// What a profile stores for one precision: the CPU, one device, how much each slows while both
-// run (RaijinCL measured about 0.75 for both sides of an APU), and the margin by which a split
-// must beat the better single side before it is planned (the co-tuner's split margin).
+// What a profile stores for one precision: the CPU, one device, how much the device and the CPU
+// each slow while both run (RaijinCL measured about 0.75 for both sides of an APU sharing its
+// power and memory), and the margin by which a split must beat the better single side before it
+// is planned (the co-tuner's split margin).
 struct Model {
   CpuModel cpu;
   DeviceModel device;
-  double both_busy = 1;
+  double both_busy = 1, cpu_busy = 1;
   double split_margin = 0.05;
   // Whether the rates needed to plan are there and every parameter is in its range.
   bool usable() const { return problem().empty(); }
@@ -79,11 +93,12 @@ struct Model {
   std::string problem() const;
 };
 
-// One device of a planned call: its model, its kernel's row tile, and its both-busy factor.
+// One device of a planned call: its model, its kernel's row tile, and the factors by which it
+// and the CPU slow while both run.
 struct Side {
   const DeviceModel* model = nullptr;
   int64_t tile = 1;
-  double both_busy = 1;
+  double both_busy = 1, cpu_busy = 1;
 };
 
 struct Plan {
@@ -94,8 +109,8 @@ struct Plan {
   double seconds = 0;   // predicted
 };
 
-// The predicted seconds of one division of the rows: each side's time, divided by its both-busy
-// factor while the CPU and a device both have rows.
+// The predicted seconds of one division of the rows: each side's time, slowed by its factor
+// while the CPU and a device both have rows.
 double predict(const CpuModel& cpu, const std::vector<Side>& devices, const Shape& s,
                const std::vector<int64_t>& rows, int cpu_threads, int feeders);
 
@@ -116,10 +131,11 @@ Plan best_plan(const CpuModel& cpu, const std::vector<Side>& devices, const Shap
 // One measurement. `what` says which part of the model it fits:
 //  "cpu"       the CPU alone on an m x n x k call, on `threads` threads;
 //  "kernel"    a device's kernel time for all m rows of an m x n x k call;
-//  "bus_in", "bus_out", "pack"   `bytes` moved to the device, from it, or packed on `threads`
+//  "bus_in", "bus_out", "pack"   `bytes` moved to the device, from it, or copied on `threads`
 //              host threads;
 //  "device"    a device alone, the whole call, with `feeders` threads packing;
-//  "hybrid"    `rows` rows on the device and the rest on the CPU on `threads` threads.
+//  "hybrid"    `rows` rows on the device and the rest on the CPU on `threads` threads, with
+//              each side's own time (`device_seconds`, `cpu_seconds`) beside the call's.
 // `predicted` is what the fitted model says for it.
 struct Observation {
   std::string what;
@@ -127,6 +143,7 @@ struct Observation {
   int threads = 0, feeders = 0;
   bool pinned = false, reads_c = false;
   double bytes = 0, seconds = 0, predicted = 0;
+  double device_seconds = 0, cpu_seconds = 0;
 };
 
 // What the fit takes from the device and the kernel rather than from measurements.
@@ -134,13 +151,15 @@ struct DeviceConstants {
   bool discrete = false;
   int64_t tile_m = 1, tile_n = 1;
   int compute_units = 1;
+  int chunk_fill = 0;
+  double chunk_from = 0;
   int element_bytes = 4;
 };
 
-// The model the observations make, each part from its own kind (CPU rates by threads and the
-// half-dimension from "cpu"; the kernel's launch and rate by least squares on "kernel"; the bus
-// and packing rates; the pipeline's latency and overlap by least squares on "device"; the
-// both-busy factor from "hybrid"), and each observation's prediction filled in.
+// The model the observations make, each part from its own kind (the CPU's rates by threads and
+// its half-dimensions from "cpu"; the kernel's launch and rate by least squares on "kernel"; the
+// bus and packing rates; the pipeline's latency and overlap by least squares on "device"; each
+// side's slowing from "hybrid"), and each observation's prediction filled in.
 Model fit(std::vector<Observation>& observations, const DeviceConstants& device,
           double split_margin);
 
@@ -154,11 +173,8 @@ struct Line {
 };
 Line fit_line(const std::vector<Sample>& points);
 
-// The half-dimension that makes a rate `small` at smallest dimension d_small and `square` at
-// d_square agree with rate * d / (d + half): 0 when the small call is no slower.
+// The half-dimension h that makes a rate `small` at dimension d_small and `square` at d_square
+// agree with rate * d / (d + h): 0 when the small call is no slower.
 double fit_half_dim(double square, double d_square, double small, double d_small);
-
-// The kernel's padded flops over its fill, what the kernel time is linear in.
-double kernel_work(const DeviceModel& d, int64_t rows, int64_t n, int64_t k);
 
 }  // namespace tandem::detail::cost

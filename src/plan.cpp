@@ -206,7 +206,8 @@ GpuPlan model_plan(const Problem<T>& p, const Options& o,
   std::vector<cost::Side> sides;
   for (size_t i = 0; i < devices.size(); ++i) {
     params.push_back(kernel_for(*devices[i], fp64, o, choices[i].kernel, r.profile));
-    sides.push_back({&models[i]->device, gpu::row_tile(params.back()), models[i]->both_busy});
+    sides.push_back({&models[i]->device, gpu::row_tile(params.back()), models[i]->both_busy,
+                     models[i]->cpu_busy});
   }
   const cost::Plan best =
       cost::best_plan(models[0]->cpu, sides, s, host_cores(), models[0]->split_margin);

@@ -86,10 +86,14 @@ json model_json(const cost::Model& m, const std::vector<cost::Observation>& obse
                    {"reads_c", o.reads_c},
                    {"bytes", o.bytes},
                    {"seconds", o.seconds},
-                   {"predicted", o.predicted}});
+                   {"predicted", o.predicted},
+                   {"device_seconds", o.device_seconds},
+                   {"cpu_seconds", o.cpu_seconds}});
   return {{"cpu",
            {{"gflops_by_threads", samples_json(m.cpu.gflops_by_threads)},
-            {"half_dim", m.cpu.half_dim},
+            {"half_m", m.cpu.half_m},
+            {"half_n", m.cpu.half_n},
+            {"half_k", m.cpu.half_k},
             {"latency", m.cpu.latency}}},
           {"device",
            {{"discrete", d.discrete},
@@ -98,12 +102,15 @@ json model_json(const cost::Model& m, const std::vector<cost::Observation>& obse
             {"tile_m", d.tile_m},
             {"tile_n", d.tile_n},
             {"compute_units", d.compute_units},
+            {"chunk_fill", d.chunk_fill},
+            {"chunk_from", d.chunk_from},
             {"bus_in", d.bus_in},
             {"bus_out", d.bus_out},
             {"pack_by_threads", samples_json(d.pack_by_threads)},
             {"latency", d.latency},
             {"overlap", d.overlap}}},
           {"both_busy", m.both_busy},
+          {"cpu_busy", m.cpu_busy},
           {"split_margin", m.split_margin},
           {"observations", obs}};
 }
@@ -113,7 +120,9 @@ cost::Model model_of(const json& j, std::vector<cost::Observation>* observations
   cost::Model m;
   const json& c = j.at("cpu");
   m.cpu.gflops_by_threads = samples_of(c.at("gflops_by_threads"));
-  m.cpu.half_dim = c.at("half_dim").get<double>();
+  m.cpu.half_m = c.at("half_m").get<double>();
+  m.cpu.half_n = c.at("half_n").get<double>();
+  m.cpu.half_k = c.at("half_k").get<double>();
   m.cpu.latency = c.at("latency").get<double>();
   const json& d = j.at("device");
   m.device.discrete = d.at("discrete").get<bool>();
@@ -122,12 +131,15 @@ cost::Model model_of(const json& j, std::vector<cost::Observation>* observations
   m.device.tile_m = d.at("tile_m").get<int64_t>();
   m.device.tile_n = d.at("tile_n").get<int64_t>();
   m.device.compute_units = d.at("compute_units").get<int>();
+  m.device.chunk_fill = d.at("chunk_fill").get<int>();
+  m.device.chunk_from = d.at("chunk_from").get<double>();
   m.device.bus_in = d.at("bus_in").get<double>();
   m.device.bus_out = d.at("bus_out").get<double>();
   m.device.pack_by_threads = samples_of(d.at("pack_by_threads"));
   m.device.latency = d.at("latency").get<double>();
   m.device.overlap = d.at("overlap").get<double>();
   m.both_busy = j.at("both_busy").get<double>();
+  m.cpu_busy = j.at("cpu_busy").get<double>();
   m.split_margin = j.at("split_margin").get<double>();
   if (const std::string why = m.problem(); !why.empty())
     throw std::runtime_error("the cost model cannot be used: " + why);
@@ -145,6 +157,8 @@ cost::Model model_of(const json& j, std::vector<cost::Observation>* observations
     x.bytes = o.at("bytes").get<double>();
     x.seconds = o.at("seconds").get<double>();
     x.predicted = o.at("predicted").get<double>();
+    x.device_seconds = o.value("device_seconds", 0.0);
+    x.cpu_seconds = o.value("cpu_seconds", 0.0);
     observations->push_back(x);
   }
   return m;

@@ -8,6 +8,7 @@
 #include <algorithm>
 #include <cmath>
 #include <limits>
+#include <tuple>
 
 namespace cost = tandem::detail::cost;
 
@@ -19,19 +20,24 @@ namespace {
 cost::Model h100_like() {
   cost::Model m;
   m.cpu.gflops_by_threads = {{1, 80}, {2, 160}, {4, 320}, {8, 640}, {16, 1250}};
-  m.cpu.half_dim = 40;
+  m.cpu.half_m = 30;
+  m.cpu.half_n = 200;
+  m.cpu.half_k = 20;
   m.device.discrete = true;
   m.device.kernel_gflops = 46000;
   m.device.launch = 20e-6;
   m.device.tile_m = 128;
   m.device.tile_n = 256;
   m.device.compute_units = 132;
+  m.device.chunk_fill = 1;
+  m.device.chunk_from = 16 << 20;
   m.device.bus_in = 50e9;
   m.device.bus_out = 50e9;
   m.device.pack_by_threads = {{1, 8e9}, {2, 16e9}, {4, 30e9}, {8, 50e9}, {16, 60e9}};
   m.device.latency = 200e-6;
   m.device.overlap = 0.1;
   m.both_busy = 0.95;
+  m.cpu_busy = 0.9;
   return m;
 }
 
@@ -41,7 +47,7 @@ cost::Shape shape(int64_t m, int64_t n, int64_t k, bool reads_c, bool pinned, in
 
 // Every division of the rows in whole tiles, on every thread count, as best_plan would choose.
 cost::Plan brute_force(const cost::Model& m, const cost::Shape& s, int cores, int64_t tile) {
-  const cost::Side side{&m.device, tile, m.both_busy};
+  const cost::Side side{&m.device, tile, m.both_busy, m.cpu_busy};
   cost::Plan best{{0}, s.m, cores, 0, m.cpu.seconds(s.m, s.n, s.k, cores)};
   cost::Plan split{{0}, 0, 0, 0, std::numeric_limits<double>::infinity()};
   const int packing = m.device.discrete && m.device.feeds(s) ? 1 : 0;
@@ -89,25 +95,25 @@ TEST(CostModel, FitsTheHalfDimension) {
 // Observations made by a known model are fitted back to that model, part by part.
 TEST(CostModel, FitRecoversTheModelThatMadeTheObservations) {
   cost::Model truth = h100_like();
-  truth.cpu.latency = 0;
   std::vector<cost::Observation> obs;
-  const int64_t s = 2048;
+  const int64_t s = 2048, small = 256;
   for (const cost::Sample& t : truth.cpu.gflops_by_threads) {
     const int threads = static_cast<int>(t.x);
     obs.push_back(
         {"cpu", s, s, s, 0, threads, 0, false, false, 0, truth.cpu.seconds(s, s, s, threads)});
   }
-  obs.push_back(
-      {"cpu", s, s, s / 8, 0, 16, 0, false, false, 0, truth.cpu.seconds(s, s, s / 8, 16)});
+  for (const auto& [m, n, k] :
+       {std::tuple<int64_t, int64_t, int64_t>{small, s, s}, {s, small, s}, {s, s, small}})
+    obs.push_back({"cpu", m, n, k, 0, 16, 0, false, false, 0, truth.cpu.seconds(m, n, k, 16)});
   const double bytes = 64 << 20;
   obs.push_back({"bus_in", 0, 0, 0, 0, 0, 0, false, false, bytes, bytes / truth.device.bus_in});
   obs.push_back({"bus_out", 0, 0, 0, 0, 0, 0, false, false, bytes, bytes / truth.device.bus_out});
   for (const cost::Sample& p : truth.device.pack_by_threads)
     obs.push_back({"pack", 0, 0, 0, 0, static_cast<int>(p.x), 0, false, false, bytes, bytes / p.y});
-  const cost::Side side{&truth.device, 1, truth.both_busy};
   for (bool pinned : {true, false})
     for (const cost::Shape& sh :
-         {shape(4096, 4096, 4096, false, pinned), shape(8192, 8192, 512, true, pinned)}) {
+         {shape(4096, 4096, 4096, false, pinned), shape(8192, 8192, 8192, false, pinned),
+          shape(8192, 8192, 512, true, pinned)}) {
       obs.push_back({"device", sh.m, sh.n, sh.k, sh.m, 0, 16, pinned, sh.reads_c, 0,
                      truth.device.seconds(sh, sh.m, 16)});
       if (pinned)
@@ -115,16 +121,31 @@ TEST(CostModel, FitRecoversTheModelThatMadeTheObservations) {
                        truth.device.parts(sh, sh.m, 16).kernel});
     }
   const cost::Shape hs = shape(8192, 8192, 512, true, false);
-  obs.push_back({"hybrid", hs.m, hs.n, hs.k, 6144, 8, 8, false, true, 0,
-                 cost::predict(truth.cpu, {side}, hs, {6144}, 8, 8)});
+  const cost::Side side{&truth.device, 1, truth.both_busy, truth.cpu_busy};
+  cost::Observation h{"hybrid",
+                      hs.m,
+                      hs.n,
+                      hs.k,
+                      6144,
+                      8,
+                      8,
+                      false,
+                      true,
+                      0,
+                      cost::predict(truth.cpu, {side}, hs, {6144}, 8, 8)};
+  h.device_seconds = truth.device.seconds(hs, 6144, 8) / truth.both_busy;
+  h.cpu_seconds = truth.cpu.seconds(2048, hs.n, hs.k, 8) / truth.cpu_busy;
+  obs.push_back(h);
 
-  cost::DeviceConstants dc{true, 128, 256, 132, 4};
+  cost::DeviceConstants dc{true, 128, 256, 132, 1, 16 << 20, 4};
   const cost::Model fitted = cost::fit(obs, dc, 0.05);
-  ASSERT_TRUE(fitted.usable());
+  ASSERT_TRUE(fitted.usable()) << fitted.problem();
   ASSERT_EQ(fitted.cpu.gflops_by_threads.size(), truth.cpu.gflops_by_threads.size());
   for (size_t i = 0; i < truth.cpu.gflops_by_threads.size(); ++i)
     EXPECT_NEAR(fitted.cpu.gflops_by_threads[i].y, truth.cpu.gflops_by_threads[i].y, 1e-6) << i;
-  EXPECT_NEAR(fitted.cpu.half_dim, truth.cpu.half_dim, 1e-6);
+  EXPECT_NEAR(fitted.cpu.half_m, truth.cpu.half_m, 1e-6);
+  EXPECT_NEAR(fitted.cpu.half_n, truth.cpu.half_n, 1e-6);
+  EXPECT_NEAR(fitted.cpu.half_k, truth.cpu.half_k, 1e-6);
   EXPECT_NEAR(fitted.device.kernel_gflops, truth.device.kernel_gflops, 1e-3);
   EXPECT_NEAR(fitted.device.launch, truth.device.launch, 1e-9);
   EXPECT_NEAR(fitted.device.bus_in, truth.device.bus_in, 1);
@@ -133,9 +154,23 @@ TEST(CostModel, FitRecoversTheModelThatMadeTheObservations) {
   EXPECT_NEAR(fitted.device.latency, truth.device.latency, 1e-9);
   EXPECT_NEAR(fitted.device.overlap, truth.device.overlap, 1e-9);
   EXPECT_NEAR(fitted.both_busy, truth.both_busy, 1e-9);
+  EXPECT_NEAR(fitted.cpu_busy, truth.cpu_busy, 1e-9);
   for (const cost::Observation& o : obs)
     EXPECT_NEAR(o.predicted / o.seconds, 1.0, 1e-6)
         << o.what << " " << o.m << "x" << o.n << "x" << o.k;
+}
+
+// The kernel's launches follow the pipeline's chunks and its waves are whole: on 132 compute
+// units a 128 x 256 tile runs 8192^2 as 8 chunks of 2 waves, and 4096^2 as a few launches with a
+// part-empty last wave each.
+TEST(CostModel, KernelWorkCountsChunksAndWholeWaves) {
+  const cost::Model m = h100_like();
+  const auto big = m.device.kernel_work(shape(8192, 8192, 8192, false, true), 8192);
+  EXPECT_EQ(big.launches, 8);
+  EXPECT_DOUBLE_EQ(big.flops, 8 * 264 * 2.0 * 128 * 256 * 8192);
+  const auto small = m.device.kernel_work(shape(1024, 1024, 1024, false, true), 1024);
+  EXPECT_EQ(small.launches, 1) << "below 16 MiB of copies: one chunk";
+  EXPECT_DOUBLE_EQ(small.flops, 132 * 2.0 * 128 * 256 * 1024) << "32 groups fill one wave";
 }
 
 // The plan is the best division a search over every tile and thread count finds.
@@ -149,7 +184,7 @@ TEST(CostModel, PlanIsTheBestDivisionOfTheRows) {
          {shape(4096, 4096, 4096, false, pinned), shape(16384, 16384, 256, true, pinned),
           shape(8128, 8128, 64, true, pinned), shape(100, 8192, 8192, false, pinned),
           shape(1000, 1000, 1000, false, pinned), shape(5000, 64, 4000, false, pinned)}) {
-      const cost::Side side{&m.device, 128, m.both_busy};
+      const cost::Side side{&m.device, 128, m.both_busy, m.cpu_busy};
       const cost::Plan plan = cost::best_plan(m.cpu, {side}, s, cores, m.split_margin);
       const cost::Plan brute = brute_force(m, s, cores, 128);
       EXPECT_NEAR(plan.seconds / brute.seconds, 1.0, 1e-9)
@@ -174,7 +209,7 @@ TEST(CostModel, PlanIsTheBestDivisionOfTheRows) {
 // (about 82% of the rows on the GPU, 1.2x at best).
 TEST(CostModel, PlansTheShapesTheH100HostShowed) {
   const cost::Model m = h100_like();
-  const cost::Side side{&m.device, 128, m.both_busy};
+  const cost::Side side{&m.device, 128, m.both_busy, m.cpu_busy};
   auto plan = [&](const cost::Shape& s) {
     return cost::best_plan(m.cpu, {side}, s, 16, m.split_margin);
   };

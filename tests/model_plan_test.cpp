@@ -54,7 +54,7 @@ prof::Identity identity_of(const std::string& selector) {
 cost::Model model(double device_gflops, double cpu_gflops, bool discrete = false) {
   cost::Model m;
   m.cpu.gflops_by_threads = {{1, cpu_gflops / 2}, {2, cpu_gflops}};
-  m.cpu.half_dim = 8;
+  m.cpu.half_m = m.cpu.half_n = m.cpu.half_k = 8;
   m.device.discrete = discrete;
   m.device.kernel_gflops = device_gflops;
   m.device.tile_m = 32;
@@ -137,7 +137,7 @@ TEST_F(ModelPlan, TheModelSurvivesTheProfileAndABrokenOneIsRefused) {
   EXPECT_THROW(prof::from_json(broken("\"overlap\": 0.0", "\"overlap\": 2.0")), std::runtime_error);
   EXPECT_THROW(prof::from_json(broken("\"kernel_gflops\": 500.0", "\"kernel_gflops\": 0.0")),
                std::runtime_error);
-  EXPECT_THROW(prof::from_json(broken("\"half_dim\"", "\"half_dimension\"")), std::runtime_error);
+  EXPECT_THROW(prof::from_json(broken("\"half_n\"", "\"half_nn\"")), std::runtime_error);
   EXPECT_THROW(prof::from_json(broken("[\n              1.0,", "[\n              3.0,")),
                std::runtime_error)
       << "a rate table out of order";
@@ -162,7 +162,7 @@ TEST_F(ModelPlan, AutoPlansWithTheModelWhatNoBucketMeasured) {
     EXPECT_TRUE(r.profile_model) << mm << "x" << n << "x" << k;
     EXPECT_LT(call.error, 1e-3);
     const cost::Shape s{mm, n, k, 4, beta != 0, false};
-    const cost::Side side{&m.device, 32, m.both_busy};
+    const cost::Side side{&m.device, 32, m.both_busy, m.cpu_busy};
     const cost::Plan want = cost::best_plan(m.cpu, {side}, s, cores(), m.split_margin);
     EXPECT_GT(want.rows[0], 0) << "sides this even split every one of these shapes";
     EXPECT_GT(want.cpu_rows, 0);
@@ -208,7 +208,7 @@ TEST_F(ModelPlan, ADiscreteSplitKeepsItsFeeder) {
   const Report& r = call.report;
   EXPECT_TRUE(r.profile_model);
   EXPECT_LT(call.error, 1e-3);
-  const cost::Side side{&m.device, 32, m.both_busy};
+  const cost::Side side{&m.device, 32, m.both_busy, m.cpu_busy};
   const cost::Plan want =
       cost::best_plan(m.cpu, {side}, {1024, 1024, 64, 4, true, false}, cores(), m.split_margin);
   ASSERT_GT(want.rows[0], 0);
@@ -237,7 +237,8 @@ TEST_F(ModelPlan, DevicesShareACallByTheirModels) {
     const Report& r = call.report;
     EXPECT_TRUE(r.profile_model) << "several devices: the models plan even a bucket's shape";
     EXPECT_LT(call.error, 1e-3);
-    const cost::Side a{&slow.device, 32, slow.both_busy}, b{&fast.device, 32, fast.both_busy};
+    const cost::Side a{&slow.device, 32, slow.both_busy, slow.cpu_busy},
+        b{&fast.device, 32, fast.both_busy, fast.cpu_busy};
     const cost::Plan want =
         cost::best_plan(slow.cpu, {a, b}, {m, n, k, 4, true, false}, cores(), slow.split_margin);
     ASSERT_EQ(want.rows.size(), 2u);

@@ -43,8 +43,8 @@ void print_model(const detail::cost::Model& m,
   for (const auto& s : m.cpu.gflops_by_threads)
     cpu += (cpu.empty() ? "" : ", ") + std::to_string(static_cast<int>(s.x)) + ": " +
            std::to_string(static_cast<int>(s.y));
-  std::printf("    cost model: CPU GF/s by threads {%s}, half-dimension %.0f\n", cpu.c_str(),
-              m.cpu.half_dim);
+  std::printf("    cost model: CPU GF/s by threads {%s}, half-dimensions m %.0f n %.0f k %.0f\n",
+              cpu.c_str(), m.cpu.half_m, m.cpu.half_n, m.cpu.half_k);
   const auto& d = m.device;
   std::printf(
       "      device: kernel %.1f GF/s (launch %.2g s, tile %lldx%lld), bus %.1f/%.1f GB/s "
@@ -56,8 +56,10 @@ void print_model(const detail::cost::Model& m,
   for (const auto& o : observations)
     if (o.seconds > 0 && o.predicted > 0)
       worst = std::max(worst, std::fabs(o.predicted / o.seconds - 1));
-  std::printf("      both busy %.2f; %zu measurements, the furthest predicted %.0f%% off\n",
-              m.both_busy, observations.size(), 100 * worst);
+  std::printf(
+      "      busy together: device %.2f, CPU %.2f; %zu measurements, the furthest "
+      "predicted %.0f%% off\n",
+      m.both_busy, m.cpu_busy, observations.size(), 100 * worst);
 }
 
 void print_profile(const prof::Profile& p) {

@@ -7,10 +7,12 @@
 #include <cmath>
 #include <set>
 #include <sstream>
+#include <tuple>
 
 #include "cotuner_internal.hpp"
 #include "cpu_blas.hpp"
 #include "gpu/pinned_memory.hpp"
+#include "seams.hpp"
 #include "topology.hpp"
 
 namespace tandem::tuner {
@@ -119,6 +121,8 @@ std::string Tuner::fit_model(char prec, int64_t s, prof::PrecisionProfile& pp) {
   dc.tile_m = detail::gpu::row_tile(params);
   dc.tile_n = params.at("NWG");
   dc.compute_units = info_.compute_units;
+  dc.chunk_fill = dc.discrete ? std::max(1, params.at("CHUNK_FILL")) : 0;
+  dc.chunk_from = static_cast<double>(detail::seams::overlap_from());
   dc.element_bytes = sizeof(T);
 
   std::vector<detail::cost::Observation> obs;
@@ -137,6 +141,8 @@ std::string Tuner::fit_model(char prec, int64_t s, prof::PrecisionProfile& pp) {
       o.rows = r.gpu_rows;
       o.threads = r.cpu_threads;
       o.feeders = r.feeder_threads;
+      o.cpu_seconds = r.cpu_seconds();
+      o.device_seconds = r.gpu_seconds();
     }
     o.seconds = t.wall.median;
     obs.push_back(o);
@@ -151,17 +157,23 @@ std::string Tuner::fit_model(char prec, int64_t s, prof::PrecisionProfile& pp) {
   };
 
   // The CPU by threads at a square size a single thread does in a fraction of a second, and on
-  // every core at a small k.
-  const int64_t sc = std::min<int64_t>(s, 2048);
+  // every core with each of m, n and k small in turn.
+  const int64_t sc = std::min<int64_t>(s, 2048), small = std::max<int64_t>(16, sc / 8);
   {
-    ShapeWork<T> square(sc, sc, sc, false, false),
-        thin(sc, sc, std::max<int64_t>(16, sc / 8), false, false);
+    ShapeWork<T> square(sc, sc, sc, false, false);
     for (int threads : thread_table()) {
       Options opt;
       opt.strategy = Strategy::Cpu;
       opt.cpu_threads = threads;
       observe("cpu", square, opt, threads, 0, 0);
-      if (threads == cores()) observe("cpu", thin, opt, threads, 0, 0);
+    }
+    Options all;
+    all.strategy = Strategy::Cpu;
+    all.cpu_threads = cores();
+    for (const auto& [m, n, k] :
+         {std::tuple<int64_t, int64_t, int64_t>{small, sc, sc}, {sc, small, sc}, {sc, sc, small}}) {
+      ShapeWork<T> thin(m, n, k, false, false);
+      observe("cpu", thin, all, cores(), 0, 0);
     }
   }
   // The bus both ways and packing on the feeders' thread counts.
@@ -176,7 +188,7 @@ std::string Tuner::fit_model(char prec, int64_t s, prof::PrecisionProfile& pp) {
     detail::cost::Observation o;
     o.what = what;
     o.threads = threads;
-    o.bytes = feed.bytes;
+    o.bytes = std::string(what) == "pack" ? feed.pack_bytes : feed.bytes;
     o.seconds = seconds;
     obs.push_back(o);
   };
@@ -184,22 +196,25 @@ std::string Tuner::fit_model(char prec, int64_t s, prof::PrecisionProfile& pp) {
   add_rate("bus_out", feed.out_seconds, 0);
   for (const auto& [threads, seconds] : feed.pack_seconds) add_rate("pack", seconds, threads);
 
-  // The device alone: a square call and a small-k one with beta = 1, from both kinds of memory.
+  // The device alone: two square calls and a small-k one with beta = 1, from both kinds of
+  // memory.
   const int64_t wide = 2 * s, short_k = std::max<int64_t>(16, s / 8);
-  std::vector<std::unique_ptr<ShapeWork<T>>> shapes;
+  std::vector<std::unique_ptr<ShapeWork<T>>> shapes;  // pinned, then ordinary
   for (bool pinned : {true, false}) {
     shapes.push_back(std::make_unique<ShapeWork<T>>(s, s, s, false, pinned));
+    shapes.push_back(std::make_unique<ShapeWork<T>>(wide, wide, wide, false, pinned));
     shapes.push_back(std::make_unique<ShapeWork<T>>(wide, wide, short_k, true, pinned));
   }
   for (auto& w : shapes) observe("device", *w, gpu_options(alone), 0, cores(), w->m);
   if (!failure.empty()) return failure;
   detail::cost::Model model = detail::cost::fit(obs, dc, o_.split_margin);
 
-  // Splits where the model so far balances the two shapes from ordinary memory: what they take
-  // beyond that balance is how much each side slows while the other runs.
-  for (size_t i = 2; i < shapes.size(); ++i) {
+  // Splits where the model so far balances the large square and the small-k shape from ordinary
+  // memory, and the small-k one from tandem_malloc memory: what each side takes there beyond what
+  // it takes alone is how much it slows while the other runs.
+  for (size_t i : {size_t{4}, size_t{5}, size_t{2}}) {
     ShapeWork<T>& w = *shapes[i];
-    const detail::cost::Side side{&model.device, dc.tile_m, 1.0};
+    const detail::cost::Side side{&model.device, dc.tile_m, 1.0, 1.0};
     const auto plan = detail::cost::best_split(
         model.cpu, {side},
         detail::cost::shape_of({"", w.m, w.n, w.k, 0, 0, 0, w.pinned, w.reads_c}, sizeof(T)),

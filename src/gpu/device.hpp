@@ -68,10 +68,10 @@ double bus_bytes_per_second(Device& device);
 
 // What the co-tuner's cost model measures of how the host feeds a device (bus.cpp): seconds to
 // move `bytes` from pinned staging to the device and back (the best of three; 0 on a device that
-// shares the host's memory), and to pack `bytes` of ordinary memory into pinned staging on each
-// of the given thread counts. Throws Error.
+// shares the host's memory), and to pack `pack_bytes` of ordinary memory into pinned staging on
+// each of the given thread counts. Throws Error.
 struct FeedTimes {
-  double bytes = 0, in_seconds = 0, out_seconds = 0;
+  double bytes = 0, pack_bytes = 0, in_seconds = 0, out_seconds = 0;
   std::vector<std::pair<int, double>> pack_seconds;  // (threads, seconds)
 };
 FeedTimes time_feed(Device& device, const std::vector<int>& pack_threads);

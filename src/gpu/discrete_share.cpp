@@ -209,21 +209,11 @@ class DiscreteShare final : public ShareImpl {
     std::vector<cl::Event> slabs;  // the first chunk: its kernels on the earlier slabs of K
   };
 
-  // Rows of C per chunk: enough work-groups per chunk to give every compute unit CHUNK_FILL of
-  // them (a trade between the kernel's occupancy and the overlap of copies with it), at most
-  // kMaxChunks chunks, and one chunk when the copies are too small to be worth overlapping.
+  // Rows of C per chunk (gemm_params.hpp's rule, which the cost model predicts with).
   static int64_t chunk_rows(const Share<T>& s, const Params& params, const DeviceInfo& di) {
-    constexpr int64_t kMaxChunks = 8;
-    const int64_t mwg = params.at("MWG"), nwg = params.at("NWG");
     const size_t bytes = static_cast<size_t>(s.m * s.k + s.k * s.n + s.m * s.n) * sizeof(T);
-    if (bytes < seams::overlap_from()) return s.m;
-    const int64_t groups_n = (s.n + nwg - 1) / nwg;
-    const int64_t fill =
-        int64_t{std::max(1, di.compute_units)} * std::max(1, params.at("CHUNK_FILL"));
-    const int64_t min_rows = (fill + groups_n - 1) / groups_n * mwg;
-    int64_t rows = std::max(min_rows, (s.m + kMaxChunks - 1) / kMaxChunks);
-    rows = (rows + mwg - 1) / mwg * mwg;
-    return std::min(rows, s.m);
+    return gpu::chunk_rows(s.m, s.n, bytes, params.at("MWG"), params.at("NWG"), di.compute_units,
+                           params.at("CHUNK_FILL"), seams::overlap_from());
   }
 
   // Operands the caller keeps in pinned memory ("direct") are copied as they are: they need

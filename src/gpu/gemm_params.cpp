@@ -1,6 +1,7 @@
 // Kernel parameters: defaults by kind of device, the validity rules, and resolution of a set.
 #include "gemm_params.hpp"
 
+#include <algorithm>
 #include <vector>
 
 #include "profile.hpp"
@@ -132,6 +133,18 @@ Params resolve_params(const Device& device, bool fp64,
 int64_t row_tile(const Params& params) {
   auto it = params.find("MWG");
   return it != params.end() && it->second > 0 ? it->second : 1;
+}
+
+int64_t chunk_rows(int64_t m, int64_t n, size_t bytes, int64_t mwg, int64_t nwg, int compute_units,
+                   int chunk_fill, size_t overlap_from) {
+  constexpr int64_t kMaxChunks = 8;
+  if (bytes < overlap_from || mwg < 1 || nwg < 1) return m;
+  const int64_t groups_n = (n + nwg - 1) / nwg;
+  const int64_t fill = int64_t{std::max(1, compute_units)} * std::max(1, chunk_fill);
+  const int64_t min_rows = (fill + groups_n - 1) / groups_n * mwg;
+  int64_t rows = std::max(min_rows, (m + kMaxChunks - 1) / kMaxChunks);
+  rows = (rows + mwg - 1) / mwg * mwg;
+  return std::min(rows, m);
 }
 
 bool read_transposed(const Params& params, const char* name, bool caller) {
