@@ -16,13 +16,14 @@ double median(std::vector<double> v) {
   return v.size() % 2 ? v[h] : 0.5 * (v[h - 1] + v[h]);
 }
 
-double gflops_of(const Observation& o) {
-  return o.seconds > 0 ? 2e-9 * static_cast<double>(o.m) * static_cast<double>(o.n) *
-                             static_cast<double>(o.k) / o.seconds
-                       : 0;
+double flops(const Observation& o) {
+  return 2.0 * static_cast<double>(o.m) * static_cast<double>(o.n) * static_cast<double>(o.k);
 }
 
-int64_t smallest_dim(const Observation& o) { return std::min({o.m, o.n, o.k}); }
+double f(int64_t d, double half) {
+  const double x = static_cast<double>(d);
+  return x / (x + half);
+}
 
 // A rate table by thread count: the median rate at each count.
 std::vector<Sample> table_by_threads(const std::map<int, std::vector<double>>& rates) {
@@ -32,34 +33,58 @@ std::vector<Sample> table_by_threads(const std::map<int, std::vector<double>>& r
   return table;
 }
 
-// The CPU: rates by threads on the calls with the largest smallest dimension (the square ones),
-// a half-dimension for each of m, n and k from a call on the same threads with that dimension
-// smaller, and the rates raised to what they would be without the square calls' own penalties.
+// The CPU, from three kinds of call: square ones of one size, by thread count (the rates); ones
+// with one dimension small and about the work of a square one (a half-dimension for that
+// dimension); and a smaller square one (what a call costs beyond its flops). Each part depends on
+// the others a little, so they are solved in turn until they agree.
 CpuModel fit_cpu(const std::vector<Observation>& obs) {
   CpuModel cpu;
   int64_t square = 0;
+  std::vector<const Observation*> squares, thin, small;
   for (const Observation& o : obs)
-    if (o.what == "cpu") square = std::max(square, smallest_dim(o));
-  std::map<int, std::vector<double>> rates;
-  for (const Observation& o : obs)
-    if (o.what == "cpu" && smallest_dim(o) == square) rates[o.threads].push_back(gflops_of(o));
-  cpu.gflops_by_threads = table_by_threads(rates);
-  std::vector<double> halves[3];
+    if (o.what == "cpu" && o.m == o.n && o.n == o.k) square = std::max(square, o.m);
   for (const Observation& o : obs) {
-    if (o.what != "cpu" || smallest_dim(o) >= square || !rates.count(o.threads)) continue;
+    if (o.what != "cpu" || o.seconds <= 0) continue;
+    const int64_t big = std::max({o.m, o.n, o.k});
     const int64_t dims[3] = {o.m, o.n, o.k};
-    for (int d = 0; d < 3; ++d)
-      if (dims[d] < square)
-        halves[d].push_back(fit_half_dim(median(rates.at(o.threads)), static_cast<double>(square),
-                                         gflops_of(o), static_cast<double>(dims[d])));
+    if (o.m == o.n && o.n == o.k)
+      (o.m == square ? squares : small).push_back(&o);
+    else if (std::count(dims, dims + 3, big) == 2)  // one dimension small, the others alike
+      thin.push_back(&o);
   }
-  cpu.half_m = median(halves[0]);
-  cpu.half_n = median(halves[1]);
-  cpu.half_k = median(halves[2]);
-  const double sq = static_cast<double>(square);
-  double raise = 1;
-  for (double h : {cpu.half_m, cpu.half_n, cpu.half_k}) raise *= square > 0 ? (sq + h) / sq : 1;
-  for (Sample& t : cpu.gflops_by_threads) t.y *= raise;
+  // The part of a call's rate its shape leaves, and the flops a second the rate gives.
+  const auto shape_part = [&](const Observation& o) {
+    return f(o.m, cpu.half_m) * f(o.n, cpu.half_n) * f(o.k, cpu.half_k);
+  };
+  for (int round = 0; round < 50; ++round) {
+    std::map<int, std::vector<double>> rates;
+    for (const Observation* o : squares)
+      rates[o->threads].push_back(1e-9 * flops(*o) / std::max(o->seconds - cpu.latency, 1e-12) /
+                                  shape_part(*o));
+    cpu.gflops_by_threads = table_by_threads(rates);
+    std::vector<double> halves[3];
+    for (const Observation* o : thin) {
+      const double rate = cpu.gflops(o->threads) * 1e9;
+      const int64_t dims[3] = {o->m, o->n, o->k};
+      const double halves_now[3] = {cpu.half_m, cpu.half_n, cpu.half_k};
+      const int d = static_cast<int>(std::min_element(dims, dims + 3) - dims);
+      // What the small dimension leaves of the rate, the others' parts taken out.
+      double others = 1;
+      for (int e = 0; e < 3; ++e)
+        if (e != d) others *= f(dims[e], halves_now[e]);
+      const double part = flops(*o) / (std::max(o->seconds - cpu.latency, 1e-12) * rate * others);
+      if (rate > 0 && part > 0)
+        halves[d].push_back(std::max(0.0, static_cast<double>(dims[d]) * (1 / part - 1)));
+    }
+    cpu.half_m = median(halves[0]);
+    cpu.half_n = median(halves[1]);
+    cpu.half_k = median(halves[2]);
+    std::vector<double> latencies;
+    for (const Observation* o : small)
+      latencies.push_back(
+          std::max(0.0, o->seconds - flops(*o) / (cpu.gflops(o->threads) * 1e9 * shape_part(*o))));
+    cpu.latency = median(latencies);
+  }
   return cpu;
 }
 
@@ -215,16 +240,6 @@ Line fit_line(const std::vector<Sample>& points) {
     l.a = std::max(0.0, sy / n);
   }
   return l;
-}
-
-double fit_half_dim(double square, double d_square, double small, double d_small) {
-  // square / small = (d_square / (d_square + h)) / (d_small / (d_small + h)), solved for h.
-  if (square <= 0 || small <= 0 || small >= square || d_small >= d_square) return 0;
-  const double r = square / small;
-  // A small call slower than any half-dimension explains (r at or beyond d_square / d_small, the
-  // limit as it grows) gets a large one.
-  if (d_square - r * d_small <= 0) return 1e3 * d_square;
-  return d_square * d_small * (r - 1) / (d_square - r * d_small);
 }
 
 }  // namespace tandem::detail::cost

@@ -173,8 +173,4 @@ struct Line {
 };
 Line fit_line(const std::vector<Sample>& points);
 
-// The half-dimension h that makes a rate `small` at dimension d_small and `square` at d_square
-// agree with rate * d / (d + h): 0 when the small call is no slower.
-double fit_half_dim(double square, double d_square, double small, double d_small);
-
 }  // namespace tandem::detail::cost

@@ -156,9 +156,13 @@ std::string Tuner::fit_model(char prec, int64_t s, prof::PrecisionProfile& pp) {
                  std::to_string(w.k) + (w.pinned ? " pinned" : ""));
   };
 
-  // The CPU by threads at a square size a single thread does in a fraction of a second, and on
-  // every core with each of m, n and k small in turn.
+  // The CPU by threads at a square size a single thread does in a fraction of a second; on
+  // every core with each of m, n and k small in turn, at the same work (so the size of the call
+  // does not pass for its shape); and on every core at a quarter of the size, for what a call
+  // costs beyond its flops.
   const int64_t sc = std::min<int64_t>(s, 2048), small = std::max<int64_t>(16, sc / 8);
+  const double scale = std::sqrt(static_cast<double>(sc) / static_cast<double>(small));
+  const int64_t big = (std::llround(static_cast<double>(sc) * scale) + 15) / 16 * 16;
   {
     ShapeWork<T> square(sc, sc, sc, false, false);
     for (int threads : thread_table()) {
@@ -167,14 +171,17 @@ std::string Tuner::fit_model(char prec, int64_t s, prof::PrecisionProfile& pp) {
       opt.cpu_threads = threads;
       observe("cpu", square, opt, threads, 0, 0);
     }
-    Options all;
-    all.strategy = Strategy::Cpu;
-    all.cpu_threads = cores();
-    for (const auto& [m, n, k] :
-         {std::tuple<int64_t, int64_t, int64_t>{small, sc, sc}, {sc, small, sc}, {sc, sc, small}}) {
-      ShapeWork<T> thin(m, n, k, false, false);
-      observe("cpu", thin, all, cores(), 0, 0);
-    }
+  }
+  Options all;
+  all.strategy = Strategy::Cpu;
+  all.cpu_threads = cores();
+  for (const auto& [m, n, k] : {std::tuple<int64_t, int64_t, int64_t>{small, big, big},
+                                {big, small, big},
+                                {big, big, small},
+                                {sc / 4, sc / 4, sc / 4}}) {
+    ShapeWork<T> w(std::max<int64_t>(1, m), std::max<int64_t>(1, n), std::max<int64_t>(1, k), false,
+                   false);
+    observe("cpu", w, all, cores(), 0, 0);
   }
   // The bus both ways and packing on the feeders' thread counts.
   detail::gpu::FeedTimes feed;
