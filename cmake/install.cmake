@@ -17,6 +17,8 @@ install(TARGETS tandem tandem_blas EXPORT tandemTargets
         INCLUDES DESTINATION ${CMAKE_INSTALL_INCLUDEDIR})
 install(TARGETS tandem_cli RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR})
 install(DIRECTORY include/tandem DESTINATION ${CMAKE_INSTALL_INCLUDEDIR})
+install(FILES ${CMAKE_CURRENT_BINARY_DIR}/include/tandem/version.h
+        DESTINATION ${CMAKE_INSTALL_INCLUDEDIR}/tandem)
 
 install(EXPORT tandemTargets NAMESPACE tandem:: DESTINATION ${TANDEM_CMAKE_DIR})
 configure_package_config_file(cmake/tandemConfig.cmake.in

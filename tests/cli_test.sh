@@ -12,9 +12,17 @@ ok() { echo "ok: $*"; }
 bad() { echo "FAILED: $*"; fails=$((fails + 1)); }
 json_ok() { "$py" -c 'import json,sys; json.load(sys.stdin)' 2>/dev/null; }
 
+# the version: one number, from --version, devices and (below) the profile tune saves
+version=$("$tandem" --version) && [[ $version =~ ^tandem\ [0-9]+\.[0-9]+\.[0-9]+$ ]] &&
+  ok "--version: $version" || bad "--version: '$version'"
+version=${version#tandem }
+
 # devices
-out=$("$tandem" devices) && grep -q "CPU BLAS: OpenBLAS" <<<"$out" && ok devices || bad "devices: $out"
-"$tandem" devices --json | json_ok && ok "devices --json" || bad "devices --json"
+out=$("$tandem" devices) && grep -q "CPU BLAS: OpenBLAS" <<<"$out" && grep -qx "tandem $version" <<<"$out" &&
+  ok devices || bad "devices: $out"
+out=$("$tandem" devices --json) &&
+  "$py" -c 'import json,sys; assert json.loads(sys.argv[1])["tandem_version"] == sys.argv[2]' "$out" "$version" &&
+  ok "devices --json" || bad "devices --json: $out"
 
 # gemm: a checked call, in text and JSON, under each strategy
 for s in auto cpu gpu hybrid; do
@@ -55,8 +63,9 @@ msg=$("$tandem" kernel --kernel NOSUCH=1 --out "$kdir" 2>&1)
 
 # tune (tiny), then every profile action
 out=$("$tandem" tune --precision s --budget-evals 2 --sizes 64,96 --top-kernels 1 --parts 8 --reps 1 --json 2>/dev/null) &&
-  "$py" -c 'import json,sys; d=json.loads(sys.argv[1]); assert d["saved"] and "s" in d["precisions"], d' "$out" &&
-  ok "tune --json" || bad "tune: $out"
+  "$py" -c 'import json,sys; d=json.loads(sys.argv[1]); assert d["saved"] and "s" in d["precisions"], d
+assert d["tandem_version"] == sys.argv[2], (d["tandem_version"], sys.argv[2])' "$out" "$version" &&
+  ok "tune --json, the profile records tandem $version" || bad "tune: $out"
 path=$("$tandem" profile path)
 [ -f "$path" ] && ok "profile path: $path" || bad "profile path $path does not exist"
 "$tandem" profile show | grep -q "sgemm" && ok "profile show" || bad "profile show"

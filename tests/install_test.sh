@@ -5,10 +5,11 @@
 # pkg-config, and the installed `tandem` command starts with no LD_LIBRARY_PATH. The same again
 # after the tree is moved elsewhere, since run paths and .pc files are relative to themselves.
 #
-#   install_test.sh BUILD_DIR OUTSIDE_PROJECT_DIR
+#   install_test.sh BUILD_DIR OUTSIDE_PROJECT_DIR VERSION
 set -euo pipefail
 build=$(readlink -f "$1")
 outside=$(readlink -f "$2")
+version=$3  # project(VERSION)
 source "$(dirname "${BASH_SOURCE[0]}")/hermetic.sh"  # $work, TANDEM_PROFILE_DIR, TMPDIR
 unset LD_LIBRARY_PATH LD_PRELOAD PKG_CONFIG_PATH CMAKE_PREFIX_PATH
 fails=0
@@ -30,9 +31,9 @@ run_programs() {
 
 # The installed command, started from the prefix alone.
 check_command() {
-  local prefix=$1 how=$2
-  "$prefix/bin/tandem" --help > "$work/help.txt" 2>&1 && grep -q "devices" "$work/help.txt" &&
-    ok "$how: bin/tandem starts" || bad "$how: bin/tandem does not start: $(head -3 "$work/help.txt")"
+  local prefix=$1 how=$2 out
+  out=$("$prefix/bin/tandem" --version 2>&1) && [ "$out" = "tandem $version" ] &&
+    ok "$how: bin/tandem --version: $out" || bad "$how: bin/tandem --version: $out"
 }
 
 # The pkg-config route: plain compiler commands, as a Makefile would write them.
@@ -59,12 +60,13 @@ build_with_pkg_config() {
 prefix=$work/prefix
 cmake --install "$build" --prefix "$prefix" > "$work/install.log" ||
   { cat "$work/install.log"; echo "FAILED: cmake --install"; exit 1; }
-for f in include/tandem/tandem.h include/tandem/tandem.hpp; do
+for f in include/tandem/tandem.h include/tandem/tandem.hpp include/tandem/version.h; do
   [ -f "$prefix/$f" ] && ok "installed $f" || bad "$f is not installed"
 done
 check_command "$prefix" "installed"
 
-if cmake -S "$outside" -B "$work/cmake-build" -DCMAKE_PREFIX_PATH="$prefix" > "$work/cmake.log" 2>&1 &&
+if cmake -S "$outside" -B "$work/cmake-build" -DCMAKE_PREFIX_PATH="$prefix" \
+  -DEXPECTED_VERSION="$version" > "$work/cmake.log" 2>&1 &&
   cmake --build "$work/cmake-build" >> "$work/cmake.log" 2>&1; then
   grep "found tandem" "$work/cmake.log"
   ok "find_package(tandem) and tandem::tandem, tandem::blas"

@@ -8,6 +8,7 @@
 #include <iostream>
 #include <stdexcept>
 
+#include "tandem/tandem.h"
 #include "text.hpp"
 
 namespace tandem::cli {
@@ -63,6 +64,9 @@ int main(int argc, char** argv) {
   namespace cli = tandem::cli;
   CLI::App app{"tandem: hybrid CPU+GPU GEMM, its co-tuner and device profiles"};
   app.require_subcommand(1);
+  // The library's version (the one this command runs with), which profiles record too.
+  app.set_version_flag("--version", std::string("tandem ") + tandem_version(),
+                       "print tandem's version and exit");
   app.fallthrough();  // --json is accepted after any subcommand too
   bool as_json = false;
   app.add_flag("--json", as_json, "machine-readable output");
