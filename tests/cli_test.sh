@@ -9,9 +9,7 @@ set -u  # no pipefail: `grep -q` may close a pipe early, which is fine here
 tandem=$(readlink -f "$1")
 source "$(dirname "${BASH_SOURCE[0]}")/hermetic.sh"  # $work, TANDEM_PROFILE_DIR, TMPDIR
 py=/usr/bin/python3
-fails=0
-ok() { echo "ok: $*"; }
-bad() { echo "FAILED: $*"; fails=$((fails + 1)); }
+source "$(dirname "${BASH_SOURCE[0]}")/checks.sh"  # ok, bad, finish
 json_ok() { "$py" -c 'import json,sys; json.load(sys.stdin)' 2>/dev/null; }
 
 # the version: one number, from --version, devices and (below) the profile tune saves
@@ -115,5 +113,4 @@ cp "$keep" "$TANDEM_PROFILE_DIR/exported.json"
 echo '{"format": 1' > "$TANDEM_PROFILE_DIR/broken.txt"
 expect_status 1 "profile import $TANDEM_PROFILE_DIR/broken.txt"
 
-echo "$fails failed"
-[ $fails -eq 0 ]
+finish

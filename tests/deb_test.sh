@@ -30,9 +30,7 @@ if [ -z "${TANDEM_DEB_TEST_NAMESPACE:-}" ] && [ "${TANDEM_DEB_TEST_IN_PLACE:-0}"
   TANDEM_DEB_TEST_NAMESPACE=1 exec unshare --mount --propagation private bash "$0" "$@"
 fi
 source "$(dirname "${BASH_SOURCE[0]}")/hermetic.sh"  # $work, TANDEM_PROFILE_DIR, TMPDIR
-fails=0
-ok() { echo "ok: $*"; }
-bad() { echo "FAILED: $*"; fails=$((fails + 1)); }
+source "$(dirname "${BASH_SOURCE[0]}")/checks.sh"  # ok, bad, finish
 
 # Copy-on-write system directories, in this process's own mount namespace only.
 mounted=()
@@ -149,5 +147,4 @@ else
   bad "numpy after the purge"
 fi
 
-echo "$fails failed"
-[ $fails -eq 0 ]
+finish

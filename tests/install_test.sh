@@ -12,9 +12,7 @@ outside=$(readlink -f "$2")
 version=$3  # project(VERSION)
 source "$(dirname "${BASH_SOURCE[0]}")/hermetic.sh"  # $work, TANDEM_PROFILE_DIR, TMPDIR
 unset LD_LIBRARY_PATH LD_PRELOAD PKG_CONFIG_PATH CMAKE_PREFIX_PATH
-fails=0
-ok() { echo "ok: $*"; }
-bad() { echo "FAILED: $*"; fails=$((fails + 1)); }
+source "$(dirname "${BASH_SOURCE[0]}")/checks.sh"  # ok, bad, finish
 
 # The three programs, each checking its own result; the drop-in's dgemm must go through tandem.
 run_programs() {
@@ -94,5 +92,4 @@ else
   bad "the outside programs do not build through pkg-config from the moved tree"
 fi
 
-echo "$fails failed"
-[ $fails -eq 0 ]
+finish
