@@ -99,7 +99,7 @@ case "${1:-}" in
     # TANDEM_COMPARE_RESIDENT=1: operands in tandem_malloc memory (pinned on this GPU).
     tandem compare --precision both --sizes "${TANDEM_COMPARE_SIZES:-1024:8192:x2}" --reps 5 \
       ${TANDEM_COMPARE_RESIDENT:+--resident} \
-      --csv "$out/compare.csv" --json "$out/compare.json" --plot "$out/compare.svg" | tee "$out/compare.txt"
+      --out-csv "$out/compare.csv" --out-json "$out/compare.json" --out-plot "$out/compare.svg" | tee "$out/compare.txt"
     ;;
   sweep)
     out=${2:-${OUT:-/tmp/tandem-out}}
@@ -121,7 +121,7 @@ case "${1:-}" in
         case "$prec" in ''|'#'*) continue ;; esac
         i=$((i + 1))
         dir=$out/kernels/$i
-        args=(kernel --precision "$prec" --out "$dir")
+        args=(kernel --precision "$prec" --out-dir "$dir")
         [ "$kernel" = "-" ] || args+=(--kernel "$kernel")
         {
           echo "== $i $prec $kernel"

@@ -53,3 +53,6 @@ extern "C" int tandem_dgemm(int layout, int trans_a, int trans_b, int64_t m, int
 }
 
 extern "C" const char* tandem_last_error(void) { return t_last_error.c_str(); }
+
+// The header this library was built with names its version, so a program can compare the two.
+extern "C" const char* tandem_version(void) { return TANDEM_VERSION_STRING; }

@@ -143,7 +143,7 @@ void gemm(Layout layout, Op op_a, Op op_b, int64_t m, int64_t n, int64_t k, T al
   } else {
     detail::execute(p, options, r);
   }
-  if (detail::env_config().verbose) detail::log_call(routine(T{}), r);
+  if (detail::env_config().verbose) detail::log_call(routine(T{}), r, layout == Layout::ColMajor);
   if (report != nullptr) *report = std::move(r);
 }
 

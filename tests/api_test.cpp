@@ -1,5 +1,6 @@
 // The C interface: each invalid argument reported by its 1-based position with C untouched, the
-// per-thread error text, runtime errors as negative values, and tandem_malloc's alignment.
+// per-thread error text, runtime errors as negative values, tandem_malloc's alignment, and the
+// version.
 #include <gtest/gtest.h>
 
 #include <cstdint>
@@ -214,6 +215,14 @@ TEST(Malloc, AlignedAndPadded) {
   tandem_free(nullptr);
   std::vector<float, tandem::Allocator<float>> v(1000);
   EXPECT_EQ(reinterpret_cast<uintptr_t>(v.data()) % 4096, 0u);
+}
+
+// The library's version is the header's, and the string is the three numbers.
+TEST(Version, LibraryAndHeaderAgree) {
+  EXPECT_STREQ(tandem_version(), TANDEM_VERSION_STRING);
+  EXPECT_EQ(std::string(tandem_version()), std::to_string(TANDEM_VERSION_MAJOR) + "." +
+                                               std::to_string(TANDEM_VERSION_MINOR) + "." +
+                                               std::to_string(TANDEM_VERSION_PATCH));
 }
 
 }  // namespace

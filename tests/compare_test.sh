@@ -1,29 +1,56 @@
 #!/usr/bin/env bash
 # `tandem compare` on the default device with tiny sizes: its CSV, JSON and SVG parse back, every
-# strategy and precision is present for every size, numbers are finite, errors small.
+# strategy and precision is present for every size, numbers are finite, errors small; and the
+# README's conventions: options checked before any work (exit 2, no quick tune), the files in
+# ./tandem-compare.* unless named, and where they went said; --json is JSON on stdout.
 #
 #   compare_test.sh TANDEM
 set -eu
 tandem=$(readlink -f "$1")
 source "$(dirname "${BASH_SOURCE[0]}")/hermetic.sh"  # $work, TANDEM_PROFILE_DIR, TMPDIR
+fail() { echo "FAILED: $*"; exit 1; }
+
+# A wrong option stops compare at once, before the quick tune this empty profile directory would
+# start: exit 2, a message, nothing tuned or saved, no file written.
+mkdir "$work/rejected" && cd "$work/rejected"
+for args in "--strategies cpu,fast" "--strategies cpu,gpu:" "--sizes 0" "--sizes 64:32:x2" \
+  "--shape blob" "--reps 0" "--out-csv $work/no/such/dir/c.csv"; do
+  start=$SECONDS
+  rc=0
+  "$tandem" compare $args > "$work/out.txt" 2> "$work/err.txt" || rc=$?
+  [ $rc -eq 2 ] || fail "compare $args: exit $rc, not 2: $(cat "$work/err.txt")"
+  [ -s "$work/err.txt" ] || fail "compare $args: no message"
+  grep -q "quick tune" "$work/err.txt" && fail "compare $args: tuned before rejecting it"
+  [ $((SECONDS - start)) -le 10 ] || fail "compare $args: took $((SECONDS - start)) s to reject"
+  echo "ok: compare $args: exit 2 at once: $(head -1 "$work/err.txt")"
+done
+[ -z "$(ls -A "$TANDEM_PROFILE_DIR")" ] || fail "a rejected compare saved a profile"
+[ -z "$(ls -A "$work/rejected")" ] || fail "a rejected compare wrote files: $(ls "$work/rejected")"
+
 # No profile tuned for this device (PoCL's built-in one is a platform fallback): compare tunes
-# quickly first, then compares (the README's main job).
-"$tandem" compare --sizes 32,48 --shape square --reps 2 --csv "$work/c.csv" --json "$work/c.json" \
-  --plot "$work/c.svg" > "$work/out.txt" 2> "$work/err.txt"
+# quickly first, then compares (the README's main job). No file named: ./tandem-compare.*.
+mkdir "$work/run" && cd "$work/run"
+"$tandem" compare --sizes 32,48 --shape square --reps 2 > "$work/out.txt" 2> "$work/err.txt"
 cat "$work/out.txt"
-grep -q "quick tune" "$work/err.txt" || { echo "FAILED: no quick tune without a profile"; exit 1; }
-ls "$TANDEM_PROFILE_DIR"/*.json > /dev/null || { echo "FAILED: the quick tune saved no profile"; exit 1; }
-# A second shape kind, reusing the profile (no tune this time).
-"$tandem" compare --sizes 64 --shape tall --precision d --strategies cpu,hybrid --reps 1 --csv "$work/t.csv" \
-  > /dev/null 2> "$work/err2.txt"
-grep -q "quick tune" "$work/err2.txt" && { echo "FAILED: tuned again although a profile exists"; exit 1; }
+grep -q "quick tune" "$work/err.txt" || fail "no quick tune without a profile"
+ls "$TANDEM_PROFILE_DIR"/*.json > /dev/null || fail "the quick tune saved no profile"
+for f in csv json svg; do
+  [ -s "tandem-compare.$f" ] || fail "compare wrote no ./tandem-compare.$f"
+  grep -q "wrote .*$work/run/tandem-compare.$f" "$work/out.txt" || fail "compare did not say where tandem-compare.$f went"
+  mv "tandem-compare.$f" "$work/c.$f"
+done
+# A second shape kind, reusing the profile (no tune this time); --json: JSON alone on stdout,
+# the table on stderr, and a file named "" is not written.
+"$tandem" compare --sizes 64 --shape tall --precision d --strategies cpu,hybrid --reps 1 --json \
+  --out-csv "$work/t.csv" --out-json "" --out-plot "" > "$work/t.json" 2> "$work/err2.txt"
+grep -q "quick tune" "$work/err2.txt" && fail "tuned again although a profile exists"
+grep -q "hybrid" "$work/err2.txt" || fail "compare --json: no table on stderr"
+[ -z "$(ls -A "$work/run")" ] || fail "files named \"\" were written: $(ls "$work/run")"
 # Device sets as strategies, on PoCL showing two devices: each device alone, both, and all of
 # them with the CPU ("gpu:0,1" is one strategy: the number after it continues its device list).
 POCL_DEVICES="basic pthread" "$tandem" compare --no-tune --sizes 48 --precision s --reps 1 \
-  --strategies cpu,gpu:0,gpu:1,gpu:0,1,all,dynamic:all --csv "$work/sets.csv" > /dev/null 2> "$work/err3.txt"
-if "$tandem" compare --no-tune --sizes 32 --strategies cpu,gpu: > /dev/null 2>&1; then
-  echo "FAILED: a strategy naming no device was accepted"; exit 1
-fi
+  --strategies cpu,gpu:0,gpu:1,gpu:0,1,all,dynamic:all --out-csv "$work/sets.csv" --out-json "" \
+  --out-plot "" > /dev/null 2> "$work/err3.txt"
 /usr/bin/python3 - "$work" <<'PY'
 import csv, json, math, sys, xml.etree.ElementTree as ET
 work = sys.argv[1]
@@ -49,6 +76,8 @@ for p in "sd":
 assert isinstance(data["power_readable"], bool) and data["power_sources"], data.keys()
 tall = list(csv.DictReader(open(f"{work}/t.csv")))
 assert [(r["m"], r["n"], r["k"]) for r in tall] == [("256", "16", "64")] * 2, tall
+tall_json = json.load(open(f"{work}/t.json"))  # compare --json's standard output
+assert [r["strategy"] for r in tall_json["rows"]] == ["cpu", "hybrid"], tall_json
 svg = ET.parse(f"{work}/c.svg").getroot()
 assert svg.tag.endswith("svg"), svg.tag
 lines = [e for e in svg.iter() if e.tag.endswith("polyline")]

@@ -1,13 +1,18 @@
 // The `tandem` command: devices (what this machine offers), tune (the co-tuner), profile (show,
 // path, export, import, reset), gemm (one checked call), compare and kernel (one kernel build,
-// inspected), each in its own file (cli_*.cpp). Here: main, which wires them to the arguments,
-// and the option checks and helpers they share. Every command takes --json.
+// inspected), each in its own file (cli_*.cpp). Here: main, which wires them to the arguments
+// and keeps the command's conventions (README: exit statuses, --json, --help's defaults), and
+// the option checks and helpers the subcommands share.
 #include "cli.hpp"
 
+#include <unistd.h>
+
+#include <filesystem>
 #include <fstream>
 #include <iostream>
 #include <stdexcept>
 
+#include "tandem/tandem.h"
 #include "text.hpp"
 
 namespace tandem::cli {
@@ -32,6 +37,39 @@ const CLI::Validator kNonNegative(
       return "must be zero or more, not '" + v + "'";
     },
     "NON-NEGATIVE");
+
+const CLI::Validator kKernelParams(
+    [](std::string& v) {
+      std::map<std::string, int> one;
+      try {
+        one = detail::text::parse_params(v);
+      } catch (const std::invalid_argument&) {
+        // Reported below, in the option's own words.
+      }
+      if (one.size() != 1) return "wants NAME=INTEGER, not '" + v + "'";
+      // The names a kernel takes are those its defaults give, for a GPU or any other device.
+      const std::string& name = one.begin()->first;
+      if (!detail::profile::kernel_defaults(true).count(name) &&
+          !detail::profile::kernel_defaults(false).count(name))
+        return "unknown kernel parameter '" + name + "'";
+      return std::string();
+    },
+    "NAME=INTEGER");
+
+const CLI::Validator kWritableFile(
+    [](std::string& v) {
+      if (v.empty()) return std::string();  // "": no file
+      namespace fs = std::filesystem;
+      const fs::path dir = fs::absolute(v).parent_path();
+      std::error_code ec;
+      if (!fs::is_directory(dir, ec))
+        return "cannot write '" + v + "': no directory " + dir.string();
+      if (access(dir.c_str(), W_OK) != 0)
+        return "cannot write '" + v + "': " + dir.string() + " is not writable";
+      if (fs::is_directory(v, ec)) return "cannot write '" + v + "': it is a directory";
+      return std::string();
+    },
+    "FILE");
 
 std::map<std::string, int> parse_assignments(const std::vector<std::string>& items,
                                              const char* option) {
@@ -62,21 +100,35 @@ bool write_file(const std::string& path, const std::string& text) {
 int main(int argc, char** argv) {
   namespace cli = tandem::cli;
   CLI::App app{"tandem: hybrid CPU+GPU GEMM, its co-tuner and device profiles"};
+  // Before any option is added, so that every subcommand's --help shows its defaults.
+  app.option_defaults()->always_capture_default();
   app.require_subcommand(1);
+  // The library's version (the one this command runs with), which profiles record too.
+  app.set_version_flag("--version", std::string("tandem ") + tandem_version(),
+                       "print tandem's version and exit");
   app.fallthrough();  // --json is accepted after any subcommand too
   bool as_json = false;
-  app.add_flag("--json", as_json, "machine-readable output");
+  app.add_flag("--json", as_json, "JSON on standard output instead of text");
   // In the order `tandem --help` lists them.
   const std::vector<cli::Subcommand> subcommands{cli::add_devices(app), cli::add_tune(app),
                                                  cli::add_profile(app), cli::add_gemm(app),
                                                  cli::add_kernel(app),  cli::add_compare(app)};
-  CLI11_PARSE(app, argc, argv);
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    // CLI11's own statuses (105, 106, 109, ...) become the convention's: 0 for --help and
+    // --version, 2 for every usage error, which app.exit has described on stderr.
+    return app.exit(e) == 0 ? cli::kExitOk : cli::kExitUsage;
+  }
   try {
     for (const auto& s : subcommands)
       if (s.app->parsed()) return s.run(as_json);
+  } catch (const cli::UsageError& e) {
+    std::cerr << "tandem: " << e.what() << "\n";
+    return cli::kExitUsage;
   } catch (const std::exception& e) {
     std::cerr << "tandem: " << e.what() << "\n";
-    return 1;
+    return cli::kExitFailed;
   }
-  return 0;
+  return cli::kExitOk;
 }

@@ -6,6 +6,7 @@
 #include <functional>
 #include <map>
 #include <nlohmann/json.hpp>
+#include <stdexcept>
 #include <string>
 #include <vector>
 
@@ -13,8 +14,20 @@
 
 namespace tandem::cli {
 
+// The exit statuses of every subcommand (README): success, a failure while working (a device
+// error, a wrong result, a file that cannot be read), and a usage error (an option or argument
+// that is wrong in itself, found before any work starts).
+enum Exit { kExitOk = 0, kExitFailed = 1, kExitUsage = 2 };
+
+// Thrown by a subcommand for a usage error that only it can see (main exits kExitUsage); every
+// other exception is a failure (kExitFailed).
+struct UsageError : std::invalid_argument {
+  using std::invalid_argument::invalid_argument;
+};
+
 // A subcommand: its options, registered on the app, and what it does once the app has parsed
-// them, given the top-level --json flag. run returns the exit status and may throw.
+// them, given the top-level --json flag (JSON on stdout). run returns the exit status and may
+// throw.
 struct Subcommand {
   CLI::App* app = nullptr;
   std::function<int(bool as_json)> run;
@@ -30,6 +43,10 @@ Subcommand add_compare(CLI::App& app);  // cli_compare.cpp
 // Checks of numeric options. CLI11's own range messages print the whole double range; these
 // name the rule instead.
 extern const CLI::Validator kPositive, kNonNegative;
+// A NAME=INTEGER item whose NAME is a kernel parameter (--kernel, --start).
+extern const CLI::Validator kKernelParams;
+// A file the command will write: its directory exists and is writable ("" passes: no file).
+extern const CLI::Validator kWritableFile;
 
 // NAME=VALUE items, as --kernel and --start take them. Throws std::invalid_argument naming
 // `option` and the item that is not NAME=INTEGER.

@@ -1,10 +1,14 @@
 // `tandem compare`: CPU-only, GPU-only, hybrid and auto side by side (tuner/compare.hpp), as a
-// table while it runs and as CSV, JSON and an SVG plot; a quick tune first where no profile was
-// tuned for this device.
+// table while it runs (or JSON at the end, with --json) and as CSV, JSON and an SVG plot in
+// files, ./tandem-compare.* unless named; a quick tune first where no profile was tuned for this
+// device.
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <filesystem>
+#include <iostream>
 #include <sstream>
+#include <stdexcept>
 
 #include "cli.hpp"
 #include "compare.hpp"
@@ -19,7 +23,8 @@ using nlohmann::json;
 struct CompareArgs {
   std::string precision = "both", sizes = "256,512,1024", shape = "square",
               strategies = "cpu,gpu,hybrid,auto";
-  std::string csv, json_file, plot, device;
+  std::string csv = "tandem-compare.csv", json_file = "tandem-compare.json",
+              plot = "tandem-compare.svg", device;
   int reps = 3;
   bool resident = false, no_power = false, no_tune = false;
 };
@@ -90,8 +95,8 @@ void tune_if_untuned(const CompareArgs& a, const tuner::CompareOptions& o) {
   std::fprintf(stderr, "compare: profile saved to %s\n", tuned.saved.string().c_str());
 }
 
-// One row of the table on stdout, as it is measured.
-void print_row(const tuner::CompareRow& x) {
+// One row of the table, as it is measured.
+void print_row(FILE* out, const tuner::CompareRow& x) {
   char shape[64], rate[64], split[32], energy[64] = "-";
   std::snprintf(shape, sizeof shape, "%lldx%lldx%lld", static_cast<long long>(x.m),
                 static_cast<long long>(x.n), static_cast<long long>(x.k));
@@ -100,15 +105,49 @@ void print_row(const tuner::CompareRow& x) {
                 static_cast<long long>(x.cpu_rows));
   if (x.power)
     std::snprintf(energy, sizeof energy, "%.3g %.1f %.2f", x.joules, x.watts, x.gflops_per_watt);
-  std::printf("%-5s %-16s %-7s %-7s %22s  %-13s %8.2f %8.2f %7s %9.2e %s%s\n",
-              x.precision == 's' ? "sgemm" : "dgemm", shape, x.strategy.c_str(), x.ran.c_str(),
-              rate, split, x.cpu_seconds * 1e3, x.gpu_seconds * 1e3,
-              x.speedup > 0 ? (std::to_string(x.speedup).substr(0, 4) + "x").c_str() : "-",
-              x.max_error, energy, x.fell_back ? "  (GPU failed: CPU)" : "");
-  std::fflush(stdout);
+  std::fprintf(out, "%-5s %-16s %-7s %-7s %22s  %-13s %8.2f %8.2f %7s %9.2e %s%s\n",
+               x.precision == 's' ? "sgemm" : "dgemm", shape, x.strategy.c_str(), x.ran.c_str(),
+               rate, split, x.cpu_seconds * 1e3, x.gpu_seconds * 1e3,
+               x.speedup > 0 ? (std::to_string(x.speedup).substr(0, 4) + "x").c_str() : "-",
+               x.max_error, energy, x.fell_back ? "  (GPU failed: CPU)" : "");
+  std::fflush(out);
 }
 
-int compare(const CompareArgs& a) {
+// The power sources and baseline under the table.
+void print_power(FILE* out, const tuner::CompareResult& r) {
+  std::fprintf(out, "\npower: %s\n", r.power ? "read" : "not readable here");
+  for (const auto& s : r.sources) std::fprintf(out, "  %s: %s\n", s.name.c_str(), s.detail.c_str());
+  if (r.power)
+    std::fprintf(
+        out,
+        "  idle baseline: %.1f W over %.1f s (reported apart from the runs' energy)\n  sampling "
+        "cost: %+.2f%% (%s)\n",
+        r.idle.watts(), r.idle.seconds, 100 * r.sampling_overhead, r.overhead_note.c_str());
+}
+
+// Writes the files that are named ("" names none) and says where on `out`; false if one could
+// not be written.
+bool write_outputs(FILE* out, const CompareArgs& a, const tuner::CompareResult& r,
+                   const json& doc) {
+  bool ok = true;
+  std::string wrote;
+  auto one = [&](const std::string& path, const std::string& text) {
+    if (path.empty()) return;
+    if (!write_file(path, text)) {
+      ok = false;
+      return;
+    }
+    wrote += (wrote.empty() ? "" : ", ") + std::filesystem::absolute(path).string();
+  };
+  one(a.csv, tuner::to_csv(r));
+  one(a.json_file, doc.dump(2) + "\n");
+  one(a.plot, tuner::to_svg(r));
+  if (!wrote.empty()) std::fprintf(out, "compare: wrote %s\n", wrote.c_str());
+  return ok;
+}
+
+// With --json, standard output carries the JSON document alone, and the table goes to stderr.
+int compare(const CompareArgs& a, bool as_json) {
   tuner::CompareOptions o;
   o.precisions =
       a.precision == "both" ? std::vector<char>{'s', 'd'} : std::vector<char>{a.precision[0]};
@@ -120,23 +159,32 @@ int compare(const CompareArgs& a) {
   o.power = !a.no_power;
   if (!a.no_tune) tune_if_untuned(a, o);
 
-  std::printf("%-5s %-16s %-7s %-7s %22s  %-13s %8s %8s %7s %9s %s\n", "prec", "m x n x k", "asked",
-              "ran", "GFLOPS median (min-max)", "rows gpu/cpu", "cpu ms", "gpu ms", "speedup",
-              "max err", "J/call  W  GFLOPS/W");
-  o.on_row = print_row;
+  FILE* table = as_json ? stderr : stdout;
+  std::fprintf(table, "%-5s %-16s %-7s %-7s %22s  %-13s %8s %8s %7s %9s %s\n", "prec", "m x n x k",
+               "asked", "ran", "GFLOPS median (min-max)", "rows gpu/cpu", "cpu ms", "gpu ms",
+               "speedup", "max err", "J/call  W  GFLOPS/W");
+  o.on_row = [table](const tuner::CompareRow& x) { print_row(table, x); };
   const auto r = tuner::compare(o);
-  std::printf("\npower: %s\n", r.power ? "read" : "not readable here");
-  for (const auto& s : r.sources) std::printf("  %s: %s\n", s.name.c_str(), s.detail.c_str());
-  if (r.power)
-    std::printf(
-        "  idle baseline: %.1f W over %.1f s (reported apart from the runs' energy)\n  sampling "
-        "cost: %+.2f%% (%s)\n",
-        r.idle.watts(), r.idle.seconds, 100 * r.sampling_overhead, r.overhead_note.c_str());
-  bool ok = true;
-  if (!a.csv.empty()) ok = write_file(a.csv, tuner::to_csv(r)) && ok;
-  if (!a.json_file.empty()) ok = write_file(a.json_file, compare_json(r).dump(2) + "\n") && ok;
-  if (!a.plot.empty()) ok = write_file(a.plot, tuner::to_svg(r)) && ok;
-  return ok ? 0 : 1;
+  print_power(table, r);
+  const json doc = compare_json(r);
+  const bool ok = write_outputs(table, a, r, doc);
+  if (as_json) std::cout << doc.dump(2) << "\n";
+  return ok ? kExitOk : kExitFailed;
+}
+
+// Each option is checked as it is parsed, so that a wrong one stops the command before the quick
+// tune and the runs: the sizes, the shapes (against any size) and every strategy.
+CLI::Validator checked_by(std::function<void(const std::string&)> parse, const char* name) {
+  return CLI::Validator(
+      [parse](std::string& v) {
+        try {
+          parse(v);
+        } catch (const std::exception& e) {  // invalid_argument, and out_of_range from stoll
+          return std::string(e.what());
+        }
+        return std::string();
+      },
+      name);
 }
 
 }  // namespace
@@ -148,23 +196,30 @@ Subcommand add_compare(CLI::App& app) {
       "compare", "CPU-only, GPU-only, hybrid and auto side by side: throughput, energy, plot");
   sub->add_option("--precision", a.precision, "s, d or both")
       ->check(CLI::IsMember({"s", "d", "both"}));
-  sub->add_option("--sizes", a.sizes, "256,512,... or 256:4096:x2");
-  sub->add_option("--shape", a.shape, "square, tall, wide or MxNxK,...");
+  sub->add_option("--sizes", a.sizes, "256,512,... or 256:4096:x2")
+      ->check(checked_by([](const std::string& v) { tuner::parse_sizes(v); }, "SIZES"));
+  sub->add_option("--shape", a.shape, "square, tall, wide or MxNxK,...")
+      ->check(checked_by([](const std::string& v) { tuner::parse_shapes(v, {64}); }, "SHAPES"));
   sub->add_option("--reps", a.reps, "timed repetitions (median, after a warm-up)")
       ->check(kPositive);
   sub->add_option("--strategies", a.strategies,
                   "from cpu,gpu,hybrid,dynamic,auto,all; NAME:DEVICES runs on a device set "
-                  "(gpu:1,2); dynamic is hybrid with dynamic balance");
+                  "(gpu:1,2); dynamic is hybrid with dynamic balance")
+      ->check(checked_by(
+          [](const std::string& v) {
+            for (const auto& name : tuner::split_strategies(v)) tuner::variant_of(name);
+          },
+          "LIST"));
   sub->add_flag("--resident", a.resident,
                 "operands in tandem_malloc memory (used in place by unified-memory devices)");
-  sub->add_option("--csv", a.csv, "write the table as CSV");
-  sub->add_option("--json", a.json_file, "write the table as JSON");
-  sub->add_option("--plot", a.plot, "write an SVG plot");
+  sub->add_option("--out-csv", a.csv, "the table as CSV (\"\": none)")->check(kWritableFile);
+  sub->add_option("--out-json", a.json_file, "the table as JSON (\"\": none)")
+      ->check(kWritableFile);
+  sub->add_option("--out-plot", a.plot, "an SVG plot (\"\": none)")->check(kWritableFile);
   sub->add_option("--device", a.device, "device index or name");
   sub->add_flag("--no-power", a.no_power, "do not read power");
   sub->add_flag("--no-tune", a.no_tune, "never tune first, even without a local profile");
-  // compare's --json names a file; the top-level --json flag does not change its output.
-  return {sub, [args](bool) { return compare(*args); }};
+  return {sub, [args](bool as_json) { return compare(*args, as_json); }};
 }
 
 }  // namespace tandem::cli

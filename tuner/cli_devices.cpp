@@ -1,5 +1,5 @@
 // `tandem devices`: what this machine offers tandem (the OpenCL devices, the CPU and its BLAS,
-// the power sources) and where its profiles live.
+// the power sources), where its profiles live, and which tandem is asking.
 #include <cstdint>
 #include <cstdio>
 #include <iostream>
@@ -67,6 +67,7 @@ void add_sets(json& out) {
 
 json devices_json() {
   json out;
+  out["tandem_version"] = tandem_version();
   add_opencl(out);
   add_sets(out);
   const std::string best = topo::best_openblas_core(topo::cpu_flags());
@@ -123,6 +124,7 @@ void print_opencl(const json& out) {
 }
 
 void print_devices(const json& out) {
+  std::printf("tandem %s\n", out["tandem_version"].get<std::string>().c_str());
   print_opencl(out);
   std::printf("CPU: %s, %d physical cores, %d hardware threads\n", topo::cpu_model().c_str(),
               topo::physical_cores(), topo::logical_cpus());

@@ -231,7 +231,9 @@ Subcommand add_gemm(CLI::App& app) {
   sub->add_option("--n", a.n, "columns of C")->check(kPositive);
   sub->add_option("--k", a.k, "inner dimension")->check(kPositive);
   sub->add_option("--strategy", a.strategy, "auto, cpu, gpu or hybrid")->check(kStrategy);
-  sub->add_option("--fraction", a.fraction, "GPU share under hybrid")->check(CLI::Range(0.0, 1.0));
+  sub->add_option("--fraction", a.fraction, "GPU share under hybrid")
+      ->check(CLI::Range(0.0, 1.0))
+      ->default_str("TANDEM_GPU_FRACTION, else 0.5");
   sub->add_option("--device", a.device, "device index or name, a list of them (1,2), or all");
   sub->add_option("--balance", a.balance,
                   "static (each side's rows fixed) or dynamic (rows in chunks to whichever side is "
@@ -239,12 +241,18 @@ Subcommand add_gemm(CLI::App& app) {
       ->check(CLI::IsMember({"static", "dynamic"}));
   sub->add_option("--beta", a.beta, "beta (C starts random where it is not 0)");
   sub->add_option("--reps", a.reps, "timed repetitions")->check(kPositive);
-  sub->add_option("--threads", a.threads, "CPU BLAS threads for the CPU share")->check(kPositive);
+  sub->add_option("--threads", a.threads, "CPU BLAS threads for the CPU share")
+      ->check(kPositive)
+      ->default_str("the profile's, else every core");
   sub->add_option("--feeders", a.feeders, "host threads feeding each discrete GPU")
-      ->check(kPositive);
+      ->check(kPositive)
+      ->default_str("by device");
   sub->add_flag("--resident", a.resident,
                 "operands in tandem_malloc memory (pinned on a discrete GPU)");
-  sub->add_option("--kernel", a.kernel, "kernel parameters NAME=VALUE,...")->delimiter(',');
+  sub->add_option("--kernel", a.kernel, "kernel parameters NAME=VALUE,...")
+      ->delimiter(',')
+      ->check(kKernelParams)
+      ->default_str("the profile's");
   return {sub, [args](bool as_json) { return gemm_command(*args, as_json); }};
 }
 

@@ -39,7 +39,7 @@ int kernel_command(const KernelArgs& a, bool as_json) {
   if (!write_file((d / "kernel.cl").string(), r.source) ||
       !write_file((d / "build.log").string(), r.log) ||
       (r.built && !write_file((d / "kernel.bin").string(), r.binary)))
-    return 1;
+    return kExitFailed;
   if (as_json) {
     std::cout << json{{"device", gpu::info(*dev).describe()},
                       {"precision", a.precision},
@@ -60,7 +60,7 @@ int kernel_command(const KernelArgs& a, bool as_json) {
               << " bytes; files in " << a.dir << "\n"
               << r.log << (r.log.empty() || r.log.back() == '\n' ? "" : "\n");
   }
-  return r.built ? 0 : 1;
+  return r.built ? kExitOk : kExitFailed;
 }
 
 }  // namespace
@@ -71,11 +71,14 @@ Subcommand add_kernel(CLI::App& app) {
   auto* sub = app.add_subcommand(
       "kernel", "build one GEMM kernel and write its source, build log and binary");
   sub->add_option("--precision", a.precision, "s or d")->check(CLI::IsMember({"s", "d"}));
-  sub->add_option("--kernel", a.kernel, "kernel parameters NAME=VALUE,...")->delimiter(',');
+  sub->add_option("--kernel", a.kernel, "kernel parameters NAME=VALUE,...")
+      ->delimiter(',')
+      ->check(kKernelParams)
+      ->default_str("the device's defaults");
   sub->add_flag("--trans-a", a.trans_a, "the caller's A is transposed (op(A) = A^T)");
   sub->add_flag("--trans-b", a.trans_b, "the caller's B is transposed");
   sub->add_option("--device", a.device, "device index or name");
-  sub->add_option("--out", a.dir, "directory for kernel.cl, build.log and kernel.bin");
+  sub->add_option("--out-dir", a.dir, "directory for kernel.cl, build.log and kernel.bin");
   return {sub, [args](bool as_json) { return kernel_command(*args, as_json); }};
 }
 

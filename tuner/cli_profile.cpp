@@ -103,7 +103,7 @@ int show_or_export(const prof::Identity& id, const ProfileArgs& a, bool as_json)
   auto p = prof::active(id);
   if (!p) {
     std::cerr << "tandem: no profile applies to this device; run `tandem tune`\n";
-    return 1;
+    return kExitFailed;
   }
   if (a.action == "export") {
     prof::save(*p, a.file);
@@ -125,7 +125,7 @@ int import_profile(const prof::Identity& id, const std::string& file, bool as_js
   std::string why;
   if (!prof::compatible(p, &why)) {
     std::cerr << "tandem: cannot import " << file << ": " << why << "\n";
-    return 1;
+    return kExitFailed;
   }
   const fs::path to = prof::path_for(p.identity);
   prof::save(p, to);
@@ -162,18 +162,30 @@ int reset_profile(const prof::Identity& id, bool as_json) {
   return 0;
 }
 
-int profile(const ProfileArgs& a, bool as_json) {
-  if ((a.action == "export" || a.action == "import") && a.file.empty()) {
-    std::cerr << "tandem: profile " << a.action << " needs a FILE\n";
-    return 2;
+// The FILE argument's usage errors, found before the device is opened.
+void check_file(const ProfileArgs& a) {
+  const bool takes_file = a.action == "export" || a.action == "import";
+  if (takes_file && a.file.empty()) throw UsageError("profile " + a.action + " needs a FILE");
+  if (!takes_file && !a.file.empty())
+    throw UsageError("profile " + a.action + " takes no FILE, but was given '" + a.file + "'");
+  std::error_code ec;
+  if (a.action == "import" && !fs::is_regular_file(a.file, ec))
+    throw UsageError("profile import: no file '" + a.file + "'");
+  std::string file = a.file;
+  if (a.action == "export") {
+    const std::string why = kWritableFile(file);
+    if (!why.empty()) throw UsageError("profile export: " + why);
   }
+}
+
+int profile(const ProfileArgs& a, bool as_json) {
+  check_file(a);
   const prof::Identity id = identity(a.device);
   if (a.action == "path") return show_path(id, as_json);
   if (a.action == "show" || a.action == "export") return show_or_export(id, a, as_json);
   if (a.action == "import") return import_profile(id, a.file, as_json);
   if (a.action == "reset") return reset_profile(id, as_json);
-  std::cerr << "tandem: unknown profile action '" << a.action << "'\n";
-  return 2;
+  throw UsageError("unknown profile action '" + a.action + "'");
 }
 
 }  // namespace

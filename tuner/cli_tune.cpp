@@ -103,7 +103,8 @@ Subcommand add_tune(CLI::App& app) {
       ->check(kPositive);
   sub->add_option("--budget-seconds", o.budget_seconds, "wall-time budget")->check(kPositive);
   sub->add_option("--sizes", o.sizes, "size buckets (m = n = k)")->delimiter(',')->check(kPositive);
-  sub->add_option("--kernel-size", o.kernel_size, "size at which kernels are compared")
+  sub->add_option("--kernel-size", o.kernel_size,
+                  "size at which kernels are compared (0: the middle size)")
       ->check(kNonNegative);
   sub->add_option("--device", o.device, "device index or name");
   sub->add_option("--reps", o.reps, "timed repetitions per configuration")->check(kPositive);
@@ -124,12 +125,16 @@ Subcommand add_tune(CLI::App& app) {
   sub->add_option("--timeout", o.timeout_seconds,
                   "a call slower than this (seconds) excludes its candidate")
       ->check(kPositive);
-  sub->add_option("--log", args->log, "JSON-lines log (resumes from it)");
+  sub->add_option("--log", args->log, "JSON-lines log (resumes from it)")->check(kWritableFile);
   sub->add_flag("--small-space", o.small_space, "the small, enumerable kernel space");
   sub->add_option("--start", args->start, "start point: kernel parameters NAME=VALUE,...")
-      ->delimiter(',');
+      ->delimiter(',')
+      ->check(kKernelParams)
+      ->default_str("the device's defaults");
   sub->add_option("--start-d", args->start_d, "dgemm's start point, if not --start's")
-      ->delimiter(',');
+      ->delimiter(',')
+      ->check(kKernelParams)
+      ->default_str("");
   sub->add_flag("--no-save", args->no_save, "do not write the profile");
   sub->add_flag("!--no-model", o.model, "do not fit the cost model for untuned shapes");
   sub->add_flag("--model-only", o.model_only,

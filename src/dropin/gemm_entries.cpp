@@ -240,7 +240,7 @@ void direct_otherwise(int64_t m, int64_t n, int64_t k, T alpha, T beta, T* c, in
   r.cpu_threads = product ? tandem::detail::cpu_blas::current_threads() : 0;
   r.t_start = r.t_cpu_start = t0;
   r.t_cpu_end = r.t_end = tandem::detail::clock::now_ns();
-  tandem::detail::log_call(std::is_same_v<T, float> ? "sgemm" : "dgemm", r);
+  tandem::detail::log_call(std::is_same_v<T, float> ? "sgemm" : "dgemm", r, !row);
 }
 
 template <class T>
