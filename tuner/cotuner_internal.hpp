@@ -137,6 +137,8 @@ class Tuner {
   // cotuner_model.cpp: the cost model's measurements and fit.
   template <class T>
   std::string fit_model(char prec, int64_t size, prof::PrecisionProfile& pp);
+  detail::cost::DeviceConstants device_constants(const std::map<std::string, int>& kernel,
+                                                 int element_bytes) const;
 
   static int default_threads(int gpu_parts);
   int search_threads(bool resident) const;

@@ -5,6 +5,7 @@
 // Every result is checked on sampled elements against exact integer products.
 #include <algorithm>
 #include <cmath>
+#include <functional>
 #include <set>
 #include <sstream>
 #include <tuple>
@@ -101,37 +102,21 @@ Timed time_shape(ShapeWork<T>& w, const Options& opt, int reps, Report* last) {
   return t;
 }
 
-}  // namespace
-
-// Measures and fits the model of one precision at size s (the middle bucket's), with the kernel
-// its largest bucket runs alone (the buckets' hybrid kernel for splits). Returns why no model was
-// fitted ("" when one was).
+// The observations of one precision's model, taken in turn; the first failure stops the rest.
 template <class T>
-std::string Tuner::fit_model(char prec, int64_t s, prof::PrecisionProfile& pp) {
-  constexpr bool fp64 = std::is_same_v<T, double>;
-  std::map<std::string, int> alone = pp.gpu_kernel, split = pp.gpu_kernel;
-  for (const prof::Bucket& b : pp.buckets) {
-    if (!b.gpu_kernel.empty()) alone = b.gpu_kernel;
-    if (b.gpu_parts > 0 && b.gpu_parts < b.parts && !b.kernel.empty()) split = b.kernel;
-  }
-  if (alone.empty()) return "no GPU kernel was measured";
-  const auto params = detail::gpu::resolve_params(*device_, fp64, alone);
-  detail::cost::DeviceConstants dc;
-  dc.discrete = detail::gpu::is_discrete(*device_);
-  dc.tile_m = detail::gpu::row_tile(params);
-  dc.tile_n = params.at("NWG");
-  dc.compute_units = info_.compute_units;
-  dc.chunk_fill = dc.discrete ? std::max(1, params.at("CHUNK_FILL")) : 0;
-  dc.chunk_from = static_cast<double>(detail::seams::overlap_from());
-  dc.element_bytes = sizeof(T);
+struct Observer {
+  int reps;
+  std::function<void(const std::string&)> on_progress;
+  std::vector<detail::cost::Observation> obs{};
+  std::string failure{};
 
-  std::vector<detail::cost::Observation> obs;
-  std::string failure;
-  const auto observe = [&](const char* what, ShapeWork<T>& w, const Options& opt, int threads,
-                           int feeders, int64_t rows) {
+  // One configuration on w, timed; a pinned device-alone call gives the kernel's time too, a
+  // split each side's.
+  void operator()(const char* what, ShapeWork<T>& w, const Options& opt, int threads, int feeders,
+                  int64_t rows) {
     if (!failure.empty()) return;
     Report r;
-    const Timed t = time_shape(w, opt, std::min(o_.reps, 3), &r);
+    const Timed t = time_shape(w, opt, reps, &r);
     if (!t.failure.empty()) {
       failure = t.failure;
       return;
@@ -151,70 +136,96 @@ std::string Tuner::fit_model(char prec, int64_t s, prof::PrecisionProfile& pp) {
       o.seconds = t.kernel;
       obs.push_back(o);
     }
-    progress("model", prec, static_cast<int>(obs.size()), 0, 0, w.n,
-             std::string(what) + " " + std::to_string(w.m) + "x" + std::to_string(w.n) + "x" +
-                 std::to_string(w.k) + (w.pinned ? " pinned" : ""));
-  };
+    on_progress(std::string(what) + " " + std::to_string(w.m) + "x" + std::to_string(w.n) + "x" +
+                std::to_string(w.k) + (w.pinned ? " pinned" : ""));
+  }
 
-  // The CPU by threads at a square size a single thread does in a fraction of a second; on
-  // every core with each of m, n and k small in turn, at the same work (so the size of the call
-  // does not pass for its shape); and on every core at a quarter of the size, for what a call
-  // costs beyond its flops.
-  const int64_t sc = std::min<int64_t>(s, 2048), small = std::max<int64_t>(16, sc / 8);
-  const double scale = std::sqrt(static_cast<double>(sc) / static_cast<double>(small));
-  const int64_t big = (std::llround(static_cast<double>(sc) * scale) + 15) / 16 * 16;
-  {
-    ShapeWork<T> square(sc, sc, sc, false, false);
-    for (int threads : thread_table()) {
-      Options opt;
-      opt.strategy = Strategy::Cpu;
-      opt.cpu_threads = threads;
-      observe("cpu", square, opt, threads, 0, 0);
+  // The CPU by threads at a square size a single thread does in a fraction of a second; on every
+  // core with each of m, n and k small in turn, at the same work (so the size of the call does
+  // not pass for its shape); and on every core at a quarter of the size, for what a call costs
+  // beyond its flops.
+  void cpu(int64_t s) {
+    const int64_t sc = std::min<int64_t>(s, 2048), small = std::max<int64_t>(16, sc / 8);
+    const double scale = std::sqrt(static_cast<double>(sc) / static_cast<double>(small));
+    const int64_t big = (std::llround(static_cast<double>(sc) * scale) + 15) / 16 * 16;
+    Options opt;
+    opt.strategy = Strategy::Cpu;
+    {
+      ShapeWork<T> square(sc, sc, sc, false, false);
+      for (int threads : thread_table()) {
+        opt.cpu_threads = threads;
+        (*this)("cpu", square, opt, threads, 0, 0);
+      }
+    }
+    opt.cpu_threads = cores();
+    for (const auto& [m, n, k] : {std::tuple<int64_t, int64_t, int64_t>{small, big, big},
+                                  {big, small, big},
+                                  {big, big, small},
+                                  {sc / 4, sc / 4, sc / 4}}) {
+      ShapeWork<T> w(std::max<int64_t>(1, m), std::max<int64_t>(1, n), std::max<int64_t>(1, k),
+                     false, false);
+      (*this)("cpu", w, opt, cores(), 0, 0);
     }
   }
-  Options all;
-  all.strategy = Strategy::Cpu;
-  all.cpu_threads = cores();
-  for (const auto& [m, n, k] : {std::tuple<int64_t, int64_t, int64_t>{small, big, big},
-                                {big, small, big},
-                                {big, big, small},
-                                {sc / 4, sc / 4, sc / 4}}) {
-    ShapeWork<T> w(std::max<int64_t>(1, m), std::max<int64_t>(1, n), std::max<int64_t>(1, k), false,
-                   false);
-    observe("cpu", w, all, cores(), 0, 0);
-  }
-  // The bus both ways and packing on the feeders' thread counts.
-  detail::gpu::FeedTimes feed;
-  try {
-    feed = detail::gpu::time_feed(*device_, thread_table());
-  } catch (const Error& e) {
-    return e.what();
-  }
-  const auto add_rate = [&](const char* what, double seconds, int threads) {
-    if (seconds <= 0) return;
-    detail::cost::Observation o;
-    o.what = what;
-    o.threads = threads;
-    o.bytes = std::string(what) == "pack" ? feed.pack_bytes : feed.bytes;
-    o.seconds = seconds;
-    obs.push_back(o);
-  };
-  add_rate("bus_in", feed.in_seconds, 0);
-  add_rate("bus_out", feed.out_seconds, 0);
-  for (const auto& [threads, seconds] : feed.pack_seconds) add_rate("pack", seconds, threads);
 
-  // The device alone: two square calls and a small-k one with beta = 1, from both kinds of
-  // memory.
+  // The bus both ways and packing on the feeders' thread counts.
+  void feed(const detail::gpu::FeedTimes& f) {
+    const auto add = [&](const char* what, double bytes, double seconds, int threads) {
+      if (seconds <= 0) return;
+      detail::cost::Observation o;
+      o.what = what;
+      o.threads = threads;
+      o.bytes = bytes;
+      o.seconds = seconds;
+      obs.push_back(o);
+    };
+    add("bus_in", f.bytes, f.in_seconds, 0);
+    add("bus_out", f.bytes, f.out_seconds, 0);
+    for (const auto& [threads, seconds] : f.pack_seconds)
+      add("pack", f.pack_bytes, seconds, threads);
+  }
+};
+
+// The calls the device alone is measured on: a square one, a larger one and a small-k one with
+// beta = 1, from tandem_malloc memory (the first three) and from ordinary memory.
+template <class T>
+std::vector<std::unique_ptr<ShapeWork<T>>> device_shapes(int64_t s) {
   const int64_t wide = 2 * s, short_k = std::max<int64_t>(16, s / 8);
-  std::vector<std::unique_ptr<ShapeWork<T>>> shapes;  // pinned, then ordinary
+  std::vector<std::unique_ptr<ShapeWork<T>>> shapes;
   for (bool pinned : {true, false}) {
     shapes.push_back(std::make_unique<ShapeWork<T>>(s, s, s, false, pinned));
     shapes.push_back(std::make_unique<ShapeWork<T>>(wide, wide, wide, false, pinned));
     shapes.push_back(std::make_unique<ShapeWork<T>>(wide, wide, short_k, true, pinned));
   }
+  return shapes;
+}
+
+}  // namespace
+
+// Measures and fits the model of one precision at size s (the middle bucket's), with the kernel
+// its largest bucket runs alone (the buckets' hybrid kernel for splits). Returns why no model was
+// fitted ("" when one was).
+template <class T>
+std::string Tuner::fit_model(char prec, int64_t s, prof::PrecisionProfile& pp) {
+  std::map<std::string, int> alone = pp.gpu_kernel, split = pp.gpu_kernel;
+  for (const prof::Bucket& b : pp.buckets) {
+    if (!b.gpu_kernel.empty()) alone = b.gpu_kernel;
+    if (b.gpu_parts > 0 && b.gpu_parts < b.parts && !b.kernel.empty()) split = b.kernel;
+  }
+  if (alone.empty()) return "no GPU kernel was measured";
+  const auto dc = device_constants(alone, sizeof(T));
+  Observer<T> observe{std::min(o_.reps, 3),
+                      [&](const std::string& last) { progress("model", prec, 0, 0, 0, 0, last); }};
+  observe.cpu(s);
+  try {
+    observe.feed(detail::gpu::time_feed(*device_, thread_table()));
+  } catch (const Error& e) {
+    return e.what();
+  }
+  auto shapes = device_shapes<T>(s);
   for (auto& w : shapes) observe("device", *w, gpu_options(alone), 0, cores(), w->m);
-  if (!failure.empty()) return failure;
-  detail::cost::Model model = detail::cost::fit(obs, dc, o_.split_margin);
+  if (!observe.failure.empty()) return observe.failure;
+  detail::cost::Model model = detail::cost::fit(observe.obs, dc, o_.split_margin);
 
   // Splits where the model so far balances the large square and the small-k shape from ordinary
   // memory, and the small-k one from tandem_malloc memory: what each side takes there beyond what
@@ -222,10 +233,8 @@ std::string Tuner::fit_model(char prec, int64_t s, prof::PrecisionProfile& pp) {
   for (size_t i : {size_t{4}, size_t{5}, size_t{2}}) {
     ShapeWork<T>& w = *shapes[i];
     const detail::cost::Side side{&model.device, dc.tile_m, 1.0, 1.0};
-    const auto plan = detail::cost::best_split(
-        model.cpu, {side},
-        detail::cost::shape_of({"", w.m, w.n, w.k, 0, 0, 0, w.pinned, w.reads_c}, sizeof(T)),
-        cores(), 1e9);
+    const detail::cost::Shape shape{w.m, w.n, w.k, sizeof(T), w.reads_c, w.pinned};
+    const auto plan = detail::cost::best_split(model.cpu, {side}, shape, cores(), 1e9);
     if (!std::isfinite(plan.seconds)) continue;
     Options opt;
     opt.device = o_.device;
@@ -236,12 +245,27 @@ std::string Tuner::fit_model(char prec, int64_t s, prof::PrecisionProfile& pp) {
     opt.feeder_threads = std::max(1, cores() - plan.cpu_threads);
     observe("hybrid", w, opt, plan.cpu_threads, plan.feeders, plan.rows[0]);
   }
-  if (!failure.empty()) return failure;
-  model = detail::cost::fit(obs, dc, o_.split_margin);
+  if (!observe.failure.empty()) return observe.failure;
+  model = detail::cost::fit(observe.obs, dc, o_.split_margin);
   if (const std::string why = model.problem(); !why.empty()) return "the fit left " + why;
   pp.model = model;
-  pp.observations = obs;
+  pp.observations = observe.obs;
   return "";
+}
+
+// What the model takes from the device and the kernel it measures rather than from timings.
+detail::cost::DeviceConstants Tuner::device_constants(const std::map<std::string, int>& kernel,
+                                                      int element_bytes) const {
+  const auto params = detail::gpu::resolve_params(*device_, element_bytes == 8, kernel);
+  detail::cost::DeviceConstants dc;
+  dc.discrete = detail::gpu::is_discrete(*device_);
+  dc.tile_m = detail::gpu::row_tile(params);
+  dc.tile_n = params.at("NWG");
+  dc.compute_units = info_.compute_units;
+  dc.chunk_fill = dc.discrete ? std::max(1, params.at("CHUNK_FILL")) : 0;
+  dc.chunk_from = static_cast<double>(detail::seams::overlap_from());
+  dc.element_bytes = element_bytes;
+  return dc;
 }
 
 template std::string Tuner::fit_model<float>(char, int64_t, prof::PrecisionProfile&);
