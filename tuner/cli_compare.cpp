@@ -4,7 +4,9 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <new>
 #include <sstream>
+#include <stdexcept>
 
 #include "cli.hpp"
 #include "compare.hpp"
@@ -108,12 +110,41 @@ void print_row(const tuner::CompareRow& x) {
   std::fflush(stdout);
 }
 
+// The options' sizes, shapes and strategies, checked before anything is measured or tuned: ""
+// or why they cannot run.
+std::string check_options(const CompareArgs& a, tuner::CompareOptions& o) {
+  try {
+    o.shapes = tuner::parse_shapes(a.shape, tuner::parse_sizes(a.sizes));
+    o.strategies = tuner::split_strategies(a.strategies);
+  } catch (const std::invalid_argument& e) {
+    return e.what();
+  }
+  for (const auto& [m, n, k] : o.shapes)
+    for (char prec : o.precisions)
+      if (std::string why = unrunnable(m, n, k, prec == 'd' ? sizeof(double) : sizeof(float));
+          !why.empty())
+        return why;
+  return "";
+}
+
+// tuner::compare, naming what the largest problem needs should memory run out.
+tuner::CompareResult measure(const tuner::CompareOptions& o) {
+  try {
+    return tuner::compare(o);
+  } catch (const std::bad_alloc&) {
+    double most = 0;
+    for (const auto& [m, n, k] : o.shapes) most = std::max(most, operand_bytes(m, n, k, 8));
+    throw std::runtime_error("out of memory: the largest problem needs about " + gigabytes(most) +
+                             " with the check's copies");
+  }
+}
+
 int compare(const CompareArgs& a) {
   tuner::CompareOptions o;
   o.precisions =
       a.precision == "both" ? std::vector<char>{'s', 'd'} : std::vector<char>{a.precision[0]};
-  o.shapes = tuner::parse_shapes(a.shape, tuner::parse_sizes(a.sizes));
-  o.strategies = tuner::split_strategies(a.strategies);
+  if (const std::string why = check_options(a, o); !why.empty())
+    return usage_error("compare: " + why);
   o.reps = a.reps;
   o.resident = a.resident;
   o.device = a.device;
@@ -124,7 +155,7 @@ int compare(const CompareArgs& a) {
               "ran", "GFLOPS median (min-max)", "rows gpu/cpu", "cpu ms", "gpu ms", "speedup",
               "max err", "J/call  W  GFLOPS/W");
   o.on_row = print_row;
-  const auto r = tuner::compare(o);
+  const auto r = measure(o);
   std::printf("\npower: %s\n", r.power ? "read" : "not readable here");
   for (const auto& s : r.sources) std::printf("  %s: %s\n", s.name.c_str(), s.detail.c_str());
   if (r.power)
