@@ -126,6 +126,18 @@ double set_fraction(const Request& req, const std::vector<profile::Choice>& choi
   return gpus / (gpus + cpu);
 }
 
+// The devices Options::device names, else TANDEM_DEVICE's, else the default. A selector from the
+// environment that names nothing says where it came from: the caller never wrote it.
+std::vector<std::shared_ptr<gpu::Device>> selected_devices(const Options& o) {
+  const std::optional<std::string>& env = env_config().device;
+  if (o.device || !env) return gpu::open_devices(o.device.value_or(""));
+  try {
+    return gpu::open_devices(*env);
+  } catch (const Error& e) {
+    throw Error(e.kind(), std::string("TANDEM_DEVICE: ") + e.what(), 0, e.cl_call(), e.cl_code());
+  }
+}
+
 // A dgemm leaves out devices without fp64, while others remain to take their rows.
 void drop_fp32_only(std::vector<std::shared_ptr<gpu::Device>>& devices,
                     std::vector<profile::Choice>& choices,
@@ -258,7 +270,7 @@ Request request(const Options& o) {
 template <class T>
 GpuPlan plan_gpu(const Problem<T>& p, const Options& o, const Request& req, Report& r) {
   constexpr bool fp64 = std::is_same_v<T, double>;
-  auto devices = gpu::open_devices(o.device.value_or(env_config().device.value_or("")));
+  auto devices = selected_devices(o);
   std::vector<profile::Choice> choices;
   std::vector<std::shared_ptr<const profile::Profile>> profiles(devices.size());
   for (size_t i = 0; i < devices.size(); ++i) {

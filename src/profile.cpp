@@ -1,5 +1,5 @@
-// Device profiles as JSON (the library uses nlohmann-json here only): reading, writing, the profile
-// directory, the built-in database, and the choice a profile makes for one call.
+// Device profiles as JSON (the library uses nlohmann-json here only): reading and writing them,
+// their cost models and tuning logs, the built-in database and the kernel defaults.
 #include "profile.hpp"
 
 #include <algorithm>
@@ -8,6 +8,7 @@
 #include <fstream>
 #include <functional>
 #include <iomanip>
+#include <limits>
 #include <mutex>
 #include <nlohmann/json.hpp>
 #include <sstream>
@@ -26,6 +27,9 @@ using nlohmann::json;
 namespace {
 
 constexpr int kFormat = 1;
+// The largest profile file read. Profiles are a few KiB (the H100's, with a dozen buckets and two
+// precisions, 13 KiB); 4 MiB leaves room for hundreds of buckets.
+constexpr uintmax_t kMaxBytes = uintmax_t{4} << 20;
 // tuner/profiles/defaults.json: the kernel defaults, beside the profiles.
 constexpr const char* kDefaultsName = "defaults";
 
@@ -44,8 +48,37 @@ std::string safe(const std::string& s) {
   return out.substr(0, 48);
 }
 
+// A JSON integer within T's range, or an error naming `field`: nlohmann's get<int>() would
+// truncate 64.7 to 64 and overflow on 1e10.
+template <class T>
+T integer_value(const json& v, const std::string& field) {
+  const bool fits = v.is_number_unsigned()
+                        ? v.get<uint64_t>() <= static_cast<uint64_t>(std::numeric_limits<T>::max())
+                        : v.is_number_integer() &&
+                              v.get<int64_t>() >= std::numeric_limits<T>::min() &&
+                              v.get<int64_t>() <= std::numeric_limits<T>::max();
+  if (!fits)
+    throw std::runtime_error(field + " = " + v.dump() +
+                             (v.is_number_integer() ? " is out of range" : " is not an integer"));
+  return static_cast<T>(v.is_number_unsigned() ? static_cast<int64_t>(v.get<uint64_t>())
+                                               : v.get<int64_t>());
+}
+template <class T>
+T integer(const json& object, const char* field) {
+  return integer_value<T>(object.at(field), field);
+}
+int integer_or(const json& object, const char* field, int fallback) {
+  return object.contains(field) ? integer<int>(object, field) : fallback;
+}
+
 json kernel_json(const std::map<std::string, int>& k) { return json(k); }
-std::map<std::string, int> kernel_of(const json& j) { return j.get<std::map<std::string, int>>(); }
+std::map<std::string, int> kernel_of(const json& j) {
+  if (!j.is_object()) throw std::runtime_error("a kernel must be an object, not " + j.dump());
+  std::map<std::string, int> out;
+  for (const auto& [name, value] : j.items())
+    out[name] = integer_value<int>(value, "kernel parameter " + name);
+  return out;
+}
 
 // A split's balance: "static" (or absent, as in profiles written before dynamic balance) or
 // "dynamic"; anything else is an error.
@@ -265,7 +298,7 @@ Profile from_json(const std::string& text) {
   try {
     const json j = json::parse(text);
     Profile p;
-    p.format = j.at("format").get<int>();
+    p.format = integer<int>(j, "format");
     p.tandem_version = j.at("tandem_version").get<std::string>();
     p.match = j.value("match", std::string("device"));
     if (p.match != "device" && p.match != "platform" && p.match != "any")
@@ -274,31 +307,31 @@ Profile from_json(const std::string& text) {
     p.identity.platform = id.at("platform").get<std::string>();
     p.identity.device = id.at("device").get<std::string>();
     p.identity.driver = id.at("driver").get<std::string>();
-    p.identity.compute_units = id.at("compute_units").get<int>();
+    p.identity.compute_units = integer<int>(id, "compute_units");
     p.identity.cpu_model = id.at("cpu_model").get<std::string>();
     p.identity.blas = id.at("blas").get<std::string>();
     p.identity.blas_version = id.at("blas_version").get<std::string>();
     p.identity.blas_core = id.at("blas_core").get<std::string>();
-    p.identity.threads = id.at("threads").get<int>();
+    p.identity.threads = integer<int>(id, "threads");
     for (const auto& [key, pj] : j.at("precisions").items()) {
       if (key != "s" && key != "d") throw std::runtime_error("unknown precision '" + key + "'");
       PrecisionProfile pp;
       pp.gpu_kernel = kernel_of(pj.at("gpu_kernel"));
-      pp.gpu_size = pj.at("gpu_size").get<int64_t>();
+      pp.gpu_size = integer<int64_t>(pj, "gpu_size");
       pp.gpu_gflops = pj.at("gpu_gflops").get<double>();
       for (const auto& bj : pj.at("buckets")) {
         Bucket b;
-        b.size = bj.at("size").get<int64_t>();
-        b.parts = bj.at("parts").get<int>();
-        b.gpu_parts = bj.at("gpu_parts").get<int>();
-        b.cpu_threads = bj.at("cpu_threads").get<int>();
+        b.size = integer<int64_t>(bj, "size");
+        b.parts = integer<int>(bj, "parts");
+        b.gpu_parts = integer<int>(bj, "gpu_parts");
+        b.cpu_threads = integer<int>(bj, "cpu_threads");
         b.dynamic = balance_of(bj);
         b.kernel = kernel_of(bj.at("kernel"));
         if (const auto g = bj.find("gpu_kernel"); g != bj.end()) b.gpu_kernel = kernel_of(*g);
         if (const auto rj = bj.find("resident"); rj != bj.end()) {
           ResidentSplit r;
-          r.gpu_parts = rj->at("gpu_parts").get<int>();
-          r.cpu_threads = rj->at("cpu_threads").get<int>();
+          r.gpu_parts = integer<int>(*rj, "gpu_parts");
+          r.cpu_threads = integer<int>(*rj, "cpu_threads");
           r.dynamic = balance_of(*rj);
           r.kernel = kernel_of(rj->at("kernel"));
           r.gpu_gflops = rj->at("gpu_gflops").get<double>();
@@ -328,9 +361,9 @@ Profile from_json(const std::string& text) {
       p.tuning.strategy = t->value("strategy", "");
       p.tuning.objective = t->value("objective", "");
       p.tuning.date = t->value("date", "");
-      p.tuning.budget_evaluations = t->value("budget_evaluations", 0);
+      p.tuning.budget_evaluations = integer_or(*t, "budget_evaluations", 0);
       p.tuning.budget_seconds = t->value("budget_seconds", 0.0);
-      p.tuning.evaluations = t->value("evaluations", 0);
+      p.tuning.evaluations = integer_or(*t, "evaluations", 0);
       p.tuning.seconds = t->value("seconds", 0.0);
     }
     return p;
@@ -338,17 +371,6 @@ Profile from_json(const std::string& text) {
     throw std::runtime_error(std::string("not a valid profile: ") + e.what());
   }
 }
-
-fs::path directory() {
-  if (const char* d = std::getenv("TANDEM_PROFILE_DIR"); d != nullptr && *d != '\0') return d;
-  if (const char* x = std::getenv("XDG_CACHE_HOME"); x != nullptr && *x != '\0')
-    return fs::path(x) / "tandem";
-  if (const char* h = std::getenv("HOME"); h != nullptr && *h != '\0')
-    return fs::path(h) / ".cache" / "tandem";
-  return fs::temp_directory_path() / "tandem";
-}
-
-fs::path path_for(const Identity& id) { return directory() / id.file_name(); }
 
 void save(const Profile& p, const fs::path& file) {
   std::error_code ec;
@@ -364,6 +386,17 @@ void save(const Profile& p, const fs::path& file) {
 }
 
 Profile load(const fs::path& file) {
+  // Only a regular file of a profile's size is read: opening a FIFO would wait for a writer
+  // forever, in every call that looks for a profile, and a file of hundreds of MB is no profile
+  // and would cost each process seconds and memory before failing to parse.
+  std::error_code ec;
+  const fs::file_status status = fs::status(file, ec);
+  if (ec) throw std::runtime_error("cannot read " + file.string() + ": " + ec.message());
+  if (!fs::is_regular_file(status))
+    throw std::runtime_error(file.string() + " is not a regular file");
+  if (const uintmax_t bytes = fs::file_size(file, ec); !ec && bytes > kMaxBytes)
+    throw std::runtime_error(file.string() + " is " + std::to_string(bytes) +
+                             " bytes: a profile is at most " + std::to_string(kMaxBytes));
   std::ifstream in(file);
   if (!in) throw std::runtime_error("cannot read " + file.string());
   std::stringstream text;
@@ -422,123 +455,6 @@ const std::map<std::string, int>& kernel_defaults(bool is_gpu) {
     throw std::logic_error("the built-in database has no tuner/profiles/defaults.json");
   }();
   return is_gpu ? defaults.first : defaults.second;
-}
-
-namespace {
-
-std::shared_ptr<const Profile> find(const Identity& id) {
-  // A local profile for exactly this machine.
-  const fs::path dir = directory();
-  std::error_code ec;
-  if (fs::is_directory(dir, ec)) {
-    const fs::path exact = dir / id.file_name();
-    // This identity's own file first, then any other file that claims the same device.
-    std::vector<fs::path> files;
-    if (fs::exists(exact, ec)) files.push_back(exact);
-    for (const auto& entry : fs::directory_iterator(dir, ec))
-      if (entry.path().extension() == ".json" && entry.path() != exact)
-        files.push_back(entry.path());
-    std::sort(files.begin() + (files.empty() || files.front() != exact ? 0 : 1), files.end());
-    for (const fs::path& file : files) {
-      Profile p;
-      try {
-        p = load(file);
-      } catch (const std::exception& e) {
-        warn_once("profile:" + file.string(), std::string("ignoring profile: ") + e.what());
-        continue;
-      }
-      if (p.identity.device != id.device && file != exact) continue;  // another device's
-      std::string why;
-      if (const std::string d = p.identity.difference(id); !d.empty())
-        why = "it was tuned for another setup (" + d + ")";
-      else if (!compatible(p, &why))
-        why = "it is incompatible (" + why + ")";
-      if (!why.empty()) {
-        warn_once("profile:" + file.string(),
-                  "not applying profile " + file.string() + ": " + why +
-                      "; using defaults (run `tandem tune` to tune this setup)");
-        continue;
-      }
-      return std::make_shared<const Profile>(std::move(p));
-    }
-  }
-  // The built-in database: this device, then its platform (vendor), then anything.
-  for (const char* level : {"device", "platform", "any"}) {
-    for (const Profile& p : builtin()) {
-      if (p.match != level || !compatible(p)) continue;
-      const bool hit =
-          p.match == "any" || (p.match == "platform" && p.identity.platform == id.platform) ||
-          (p.match == "device" && p.identity.platform == id.platform &&
-           p.identity.device == id.device && p.identity.compute_units == id.compute_units);
-      if (hit) return std::make_shared<const Profile>(p);
-    }
-  }
-  return nullptr;
-}
-
-std::mutex& cache_mutex() {
-  static std::mutex& m = *new std::mutex;
-  return m;
-}
-
-std::map<std::string, std::shared_ptr<const Profile>>& cache() {
-  static auto& c = *new std::map<std::string, std::shared_ptr<const Profile>>;
-  return c;
-}
-
-}  // namespace
-
-namespace {
-
-std::shared_ptr<const Profile> active_keyed(const Identity& id, const std::string& file_name) {
-  std::lock_guard<std::mutex> lock(cache_mutex());
-  const std::string key = directory().string() + "\n" + file_name;
-  auto it = cache().find(key);
-  if (it == cache().end()) it = cache().emplace(key, find(id)).first;
-  return it->second;
-}
-
-}  // namespace
-
-std::shared_ptr<const Profile> active(const Identity& id) {
-  return active_keyed(id, id.file_name());
-}
-
-std::shared_ptr<const Profile> active_for(const gpu::DeviceInfo& device) {
-  // A device's identity (its driver, this CPU, the BLAS) is fixed for the process, so it is
-  // worked out once per device; the profile itself is cached by active_keyed alone.
-  static std::mutex& mutex = *new std::mutex;
-  static auto& identities = *new std::map<int, std::pair<Identity, std::string>>;
-  std::pair<Identity, std::string> id;
-  {
-    std::lock_guard<std::mutex> lock(mutex);
-    auto it = identities.find(device.index);
-    if (it == identities.end()) {
-      Identity fresh = identity_for(device);
-      const std::string name = fresh.file_name();
-      it = identities.emplace(device.index, std::make_pair(std::move(fresh), name)).first;
-    }
-    id = it->second;
-  }
-  return active_keyed(id.first, id.second);
-}
-
-std::vector<fs::path> local_files(const Identity& id) {
-  std::vector<fs::path> out;
-  std::error_code ec;
-  for (const auto& entry : fs::directory_iterator(directory(), ec)) {
-    if (entry.path().extension() != ".json") continue;
-    try {
-      if (load(entry.path()).identity == id) out.push_back(entry.path());
-    } catch (const std::exception&) {
-    }
-  }
-  return out;
-}
-
-void forget() {
-  std::lock_guard<std::mutex> lock(cache_mutex());
-  cache().clear();
 }
 
 std::string to_log_line(const LogRecord& r) {

@@ -451,6 +451,12 @@ TEST(Fallback, BufferTooLargeForTheDeviceFallsBackUnderHybrid) {
   } catch (const Error& e) {
     EXPECT_EQ(e.kind(), Error::Kind::OpenCL);
     EXPECT_EQ(e.cl_call(), "clCreateBuffer");
+    // The sizes, beside OpenCL's status (which alone named no cause).
+    const std::string what = e.what(), b_bytes = std::to_string(((k - 1) * ldb + n) * 4);
+    EXPECT_NE(what.find(", " + b_bytes + " and "), std::string::npos) << what;
+    EXPECT_NE(what.find(std::to_string(di.max_alloc_bytes) + " bytes per buffer"),
+              std::string::npos)
+        << what;
   }
   tandem_free(b);
 }

@@ -82,6 +82,11 @@ TEST(GemmParams, EachRuleRefusesWhatItShould) {
   EXPECT_EQ(kind_of({{"KERNEL", 1}, {"VWM", 8}, {"MWG", 64}, {"MDIMC", 16}}), K::Kernel);
   EXPECT_EQ(kind_of({{"KERNEL", 1}, {"VWM", 3}}), K::Kernel);
   EXPECT_EQ(kind_of({{"MDIMC", 32}, {"NDIMC", 32}}), K::Device);
+  // A register tile too large for any work-group's private memory (issue 16: MWG=100000 without
+  // local memory overflowed PoCL's stack and crashed), and one whose size would overflow.
+  EXPECT_EQ(kind_of({{"MWG", 100000}, {"SA", 0}, {"SB", 0}}), K::Device);
+  EXPECT_EQ(kind_of({{"MWG", 2147483632}, {"NWG", 2147483632}, {"SA", 0}, {"SB", 0}}), K::Device);
+  EXPECT_EQ(kind_of({{"KERNEL", 1}, {"MWG", 2147483632}, {"KWG", 1073741824}}), K::Device);
   gpu::Limits small;
   small.local_mem_bytes = 1024;
   EXPECT_EQ(kind_of({}, small), K::Device);
@@ -91,6 +96,31 @@ TEST(GemmParams, EachRuleRefusesWhatItShould) {
   EXPECT_EQ(kind_of({{"VWM", 3}}), K::Host)
       << "meaningless to KERNEL 0, but still not a value the tuner uses";
   EXPECT_THROW(gpu::with_defaults(gpu::Limits{}, {{"NOPE", 1}}), Error);
+}
+
+// The register-tile bound refuses none of the tuned kernels the database ships, on a device
+// with room for each (the largest, the H100's sgemm kernel, needs 164 KiB of private memory).
+TEST(GemmParams, TheDatabasesKernelsFitTheRegisterTileBound) {
+  int kernels = 0;
+  const auto fits = [&kernels](const detail::profile::Profile& profile, char precision,
+                               const std::map<std::string, int>& kernel) {
+    if (kernel.empty()) return;
+    ++kernels;
+    const gpu::Limits roomy{1024, 1 << 20,
+                            profile.identity.platform != "Portable Computing Language"};
+    const auto verdict = gpu::check(gpu::with_defaults(roomy, kernel), roomy, precision == 'd');
+    EXPECT_FALSE(verdict) << profile.origin << ": " << verdict->message;
+  };
+  for (const auto& profile : detail::profile::builtin())
+    for (const auto& [precision, pp] : profile.precisions) {
+      fits(profile, precision, pp.gpu_kernel);
+      for (const auto& b : pp.buckets) {
+        fits(profile, precision, b.kernel);
+        fits(profile, precision, b.gpu_kernel);
+        if (b.resident) fits(profile, precision, b.resident->kernel);
+      }
+    }
+  EXPECT_GT(kernels, 10);
 }
 
 // Over a seeded sample of the tuner's whole grid, both precisions: what check() accepts builds;
@@ -131,7 +161,8 @@ void sample_the_space(bool fp64) {
       ++device_limits;
       const uint64_t group = uint64_t(set.at("MDIMC")) * uint64_t(set.at("NDIMC"));
       EXPECT_TRUE(group > di.max_work_group ||
-                  gpu::local_bytes(set, fp64 ? 8 : 4) > di.local_mem_bytes)
+                  gpu::local_bytes(set, fp64 ? 8 : 4) > di.local_mem_bytes ||
+                  group * gpu::private_bytes(set, fp64 ? 8 : 4) > (uint64_t{4} << 20))
           << what;
     }
   }

@@ -7,11 +7,15 @@
 
 #include <unistd.h>
 
+#include <climits>
+#include <cstdio>
 #include <filesystem>
 #include <fstream>
 #include <iostream>
 #include <stdexcept>
+#include <utility>
 
+#include "cpu_blas.hpp"
 #include "tandem/tandem.h"
 #include "text.hpp"
 
@@ -70,6 +74,45 @@ const CLI::Validator kWritableFile(
       return std::string();
     },
     "FILE");
+// CLI::Range lets NaN through (no comparison with it is true), and `--fraction nan` then meant the
+// default fraction without a word.
+const CLI::Validator kFraction(
+    [](std::string& v) {
+      try {
+        size_t used = 0;
+        const double f = std::stod(v, &used);
+        if (used == v.size() && f >= 0 && f <= 1) return std::string();
+      } catch (const std::exception&) {
+      }
+      return "must be a number from 0 to 1, not '" + v + "'";
+    },
+    "FRACTION");
+
+std::string unrunnable(int64_t m, int64_t n, int64_t k, size_t element) {
+  for (const auto& [name, size] : {std::pair{"m", m}, {"n", n}, {"k", k}})
+    if (!detail::cpu_blas::fits(size))
+      return std::string(name) + " = " + std::to_string(size) +
+             " is larger than tandem takes (the CPU BLAS's 32-bit integers: at most " +
+             std::to_string(INT_MAX) + ")";
+  const double bytes = operand_bytes(m, n, k, element);
+  const double memory = double(sysconf(_SC_PHYS_PAGES)) * double(sysconf(_SC_PAGE_SIZE));
+  if (memory > 0 && bytes > memory)
+    return gigabytes(bytes) + " for the operands of " + std::to_string(m) + "x" +
+           std::to_string(n) + "x" + std::to_string(k) + " and the check's copies in double, " +
+           "more than this machine's " + gigabytes(memory) + " of memory";
+  return "";
+}
+
+double operand_bytes(int64_t m, int64_t n, int64_t k, size_t element) {
+  const double elements = double(m) * double(k) + double(k) * double(n) + 2 * double(m) * double(n);
+  return elements * double(element + sizeof(double));
+}
+
+std::string gigabytes(double bytes) {
+  char text[32];
+  std::snprintf(text, sizeof text, "%.3g GB", bytes * 1e-9);
+  return text;
+}
 
 std::map<std::string, int> parse_assignments(const std::vector<std::string>& items,
                                              const char* option) {

@@ -7,6 +7,7 @@
 #include <cstdio>
 #include <filesystem>
 #include <iostream>
+#include <new>
 #include <sstream>
 #include <stdexcept>
 
@@ -146,13 +147,42 @@ bool write_outputs(FILE* out, const CompareArgs& a, const tuner::CompareResult& 
   return ok;
 }
 
+// The options' sizes, shapes and strategies, checked before anything is measured or tuned: ""
+// or why they cannot run.
+std::string check_options(const CompareArgs& a, tuner::CompareOptions& o) {
+  try {
+    o.shapes = tuner::parse_shapes(a.shape, tuner::parse_sizes(a.sizes));
+    o.strategies = tuner::split_strategies(a.strategies);
+  } catch (const std::invalid_argument& e) {
+    return e.what();
+  }
+  for (const auto& [m, n, k] : o.shapes)
+    for (char prec : o.precisions)
+      if (std::string why = unrunnable(m, n, k, prec == 'd' ? sizeof(double) : sizeof(float));
+          !why.empty())
+        return why;
+  return "";
+}
+
+// tuner::compare, naming what the largest problem needs should memory run out.
+tuner::CompareResult measure(const tuner::CompareOptions& o) {
+  try {
+    return tuner::compare(o);
+  } catch (const std::bad_alloc&) {
+    double most = 0;
+    for (const auto& [m, n, k] : o.shapes) most = std::max(most, operand_bytes(m, n, k, 8));
+    throw std::runtime_error("out of memory: the largest problem needs about " + gigabytes(most) +
+                             " with the check's copies");
+  }
+}
+
 // With --json, standard output carries the JSON document alone, and the table goes to stderr.
 int compare(const CompareArgs& a, bool as_json) {
   tuner::CompareOptions o;
   o.precisions =
       a.precision == "both" ? std::vector<char>{'s', 'd'} : std::vector<char>{a.precision[0]};
-  o.shapes = tuner::parse_shapes(a.shape, tuner::parse_sizes(a.sizes));
-  o.strategies = tuner::split_strategies(a.strategies);
+  if (const std::string why = check_options(a, o); !why.empty())
+    throw UsageError("compare: " + why);
   o.reps = a.reps;
   o.resident = a.resident;
   o.device = a.device;
@@ -164,7 +194,7 @@ int compare(const CompareArgs& a, bool as_json) {
                "asked", "ran", "GFLOPS median (min-max)", "rows gpu/cpu", "cpu ms", "gpu ms",
                "speedup", "max err", "J/call  W  GFLOPS/W");
   o.on_row = [table](const tuner::CompareRow& x) { print_row(table, x); };
-  const auto r = tuner::compare(o);
+  const auto r = measure(o);
   print_power(table, r);
   const json doc = compare_json(r);
   const bool ok = write_outputs(table, a, r, doc);

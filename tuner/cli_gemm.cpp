@@ -5,8 +5,10 @@
 #include <cstdio>
 #include <iostream>
 #include <limits>
+#include <new>
 #include <optional>
 #include <random>
+#include <stdexcept>
 #include <type_traits>
 
 #include "cli.hpp"
@@ -187,7 +189,15 @@ void print_text(const Outcome& x) {
 
 template <class T, class Alloc = std::allocator<T>>
 int gemm_checked(const GemmArgs& a, const Options& o, bool as_json) {
-  const Outcome x = run_checked<T, Alloc>(a.m, a.n, a.k, a.beta, o, a.reps);
+  Outcome x;
+  try {
+    x = run_checked<T, Alloc>(a.m, a.n, a.k, a.beta, o, a.reps);
+  } catch (const std::bad_alloc&) {
+    throw std::runtime_error("out of memory for the operands of the " + std::to_string(a.m) + "x" +
+                             std::to_string(a.n) + "x" + std::to_string(a.k) + " GEMM (about " +
+                             gigabytes(operand_bytes(a.m, a.n, a.k, sizeof(T))) +
+                             " with the check's copies)");
+  }
   if (as_json)
     print_json(x);
   else
@@ -196,6 +206,10 @@ int gemm_checked(const GemmArgs& a, const Options& o, bool as_json) {
 }
 
 int gemm_command(const GemmArgs& a, bool as_json) {
+  const bool fp64 = a.precision == "d";
+  if (const std::string why = unrunnable(a.m, a.n, a.k, fp64 ? sizeof(double) : sizeof(float));
+      !why.empty())
+    throw UsageError("gemm: " + why);
   Options o;
   o.strategy = *detail::parse_strategy(a.strategy);  // kStrategy let nothing else through
   if (a.fraction >= 0) o.gpu_fraction = a.fraction;
@@ -204,7 +218,6 @@ int gemm_command(const GemmArgs& a, bool as_json) {
   if (!a.device.empty()) o.device = a.device;
   if (!a.balance.empty()) o.balance = detail::parse_balance(a.balance);
   o.kernel_params = parse_assignments(a.kernel, "--kernel");
-  const bool fp64 = a.precision == "d";
   if (a.resident)
     return fp64 ? gemm_checked<double, Allocator<double>>(a, o, as_json)
                 : gemm_checked<float, Allocator<float>>(a, o, as_json);
@@ -232,7 +245,7 @@ Subcommand add_gemm(CLI::App& app) {
   sub->add_option("--k", a.k, "inner dimension")->check(kPositive);
   sub->add_option("--strategy", a.strategy, "auto, cpu, gpu or hybrid")->check(kStrategy);
   sub->add_option("--fraction", a.fraction, "GPU share under hybrid")
-      ->check(CLI::Range(0.0, 1.0))
+      ->check(kFraction)
       ->default_str("TANDEM_GPU_FRACTION, else 0.5");
   sub->add_option("--device", a.device, "device index or name, a list of them (1,2), or all");
   sub->add_option("--balance", a.balance,

@@ -8,6 +8,8 @@
 
 #include "cli.hpp"
 #include "gpu/device.hpp"
+#include "gpu/gemm_params.hpp"
+#include "tandem/tandem.hpp"
 #include "text.hpp"
 
 namespace tandem::cli {
@@ -120,12 +122,73 @@ int show_or_export(const prof::Identity& id, const ProfileArgs& a, bool as_json)
   return 0;
 }
 
-int import_profile(const prof::Identity& id, const std::string& file, bool as_json) {
+// A kernel a profile names, with its precision and where it is ("sgemm bucket 1024's kernel").
+struct NamedKernel {
+  char precision;
+  std::string where;
+  std::map<std::string, int> kernel;
+};
+
+// Every non-empty kernel a profile names.
+std::vector<NamedKernel> kernels_of(const prof::Profile& p) {
+  std::vector<NamedKernel> out;
+  const auto add = [&out](char prec, const std::string& where,
+                          const std::map<std::string, int>& k) {
+    if (!k.empty()) out.push_back({prec, std::string(1, prec) + "gemm " + where, k});
+  };
+  for (const auto& [prec, pp] : p.precisions) {
+    add(prec, "GPU-only kernel", pp.gpu_kernel);
+    for (const prof::Bucket& b : pp.buckets) {
+      const std::string bucket = "bucket " + std::to_string(b.size) + "'s ";
+      add(prec, bucket + "kernel", b.kernel);
+      add(prec, bucket + "GPU-only kernel", b.gpu_kernel);
+      if (b.resident) add(prec, bucket + "resident kernel", b.resident->kernel);
+    }
+  }
+  return out;
+}
+
+// Why gpu::check, the rule every call applies, refuses one of the profile's kernels, or "". A
+// profile for this device is checked against its limits; one for another device against a device
+// with room for any kernel, with either kind's defaults, so only what no device could run counts.
+std::string refused_kernel(const prof::Profile& p, const gpu::DeviceInfo& here) {
+  const bool applies = p.identity.difference(prof::identity_for(here)).empty();
+  const uint64_t room = UINT64_MAX;
+  const std::vector<gpu::Limits> devices =
+      applies ? std::vector<gpu::Limits>{gpu::limits_of(here)}
+              : std::vector<gpu::Limits>{{room, room, true}, {room, room, false}};
+  for (const NamedKernel& named : kernels_of(p)) {
+    std::string why;
+    for (const gpu::Limits& limits : devices) {
+      try {
+        const auto violation =
+            gpu::check(gpu::with_defaults(limits, named.kernel), limits, named.precision == 'd');
+        if (!violation) {
+          why.clear();
+          break;
+        }
+        if (why.empty()) why = violation->message;
+      } catch (const Error& e) {  // an unknown parameter
+        why = e.what();
+      }
+    }
+    if (!why.empty()) return named.where + " (" + kernel_text(named.kernel) + "): " + why;
+  }
+  return "";
+}
+
+int import_profile(const std::string& device, const std::string& file, bool as_json) {
   prof::Profile p = prof::load(file);  // throws with the reason if it is not a valid profile
   std::string why;
   if (!prof::compatible(p, &why)) {
     std::cerr << "tandem: cannot import " << file << ": " << why << "\n";
     return kExitFailed;
+  }
+  const gpu::DeviceInfo& here = gpu::info(*gpu::open_device(device));
+  const prof::Identity id = prof::identity_for(here);
+  if (const std::string refused = refused_kernel(p, here); !refused.empty()) {
+    std::cerr << "tandem: cannot import " << file << ": " << refused << "\n";
+    return 1;
   }
   const fs::path to = prof::path_for(p.identity);
   prof::save(p, to);
@@ -183,7 +246,7 @@ int profile(const ProfileArgs& a, bool as_json) {
   const prof::Identity id = identity(a.device);
   if (a.action == "path") return show_path(id, as_json);
   if (a.action == "show" || a.action == "export") return show_or_export(id, a, as_json);
-  if (a.action == "import") return import_profile(id, a.file, as_json);
+  if (a.action == "import") return import_profile(a.device, a.file, as_json);
   if (a.action == "reset") return reset_profile(id, as_json);
   throw UsageError("unknown profile action '" + a.action + "'");
 }

@@ -116,7 +116,7 @@ Subcommand add_tune(CLI::App& app) {
       ->check(kPositive);
   sub->add_option("--split-margin", o.split_margin,
                   "how much faster a split must be than the better single strategy (0.05: 5%)")
-      ->check(CLI::Range(0.0, 1.0));
+      ->check(kFraction);
   sub->add_option("--compile-jobs", o.compile_jobs,
                   "programs built ahead in parallel (-1: by device)");
   sub->add_option("--seed", o.seed, "random seed");

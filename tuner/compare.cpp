@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <cctype>
 #include <chrono>
+#include <climits>
 #include <cmath>
 #include <cstdio>
 #include <map>
@@ -176,6 +177,11 @@ std::vector<int64_t> parse_sizes(const std::string& text) {
     }
     if (used != t.size() || v <= 0)
       throw std::invalid_argument("size '" + t + "' is not a positive integer");
+    // Larger sizes than the library takes would be refused by every call, and a range up to one
+    // would grow past int64_t (1:9223372036854775807:x2 appended sizes until memory ran out).
+    if (v > INT_MAX)
+      throw std::invalid_argument("size " + t + " is larger than tandem takes (at most " +
+                                  std::to_string(INT_MAX) + ")");
     return static_cast<int64_t>(v);
   };
   if (text.find(':') != std::string::npos) {
@@ -187,7 +193,7 @@ std::vector<int64_t> parse_sizes(const std::string& text) {
     const int64_t factor = number(text.substr(b + 2));
     if (factor < 2 || last < first)
       throw std::invalid_argument("sizes range '" + text + "' is empty");
-    for (int64_t s = first; s <= last; s *= factor) out.push_back(s);
+    for (int64_t s = first; s <= last; s *= factor) out.push_back(s);  // s * factor < 2^62
     return out;
   }
   std::stringstream in(text);

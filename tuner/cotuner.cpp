@@ -8,19 +8,35 @@
 #include "cotuner.hpp"
 
 #include <algorithm>
+#include <cerrno>
+#include <cstring>
 #include <ctime>
 #include <filesystem>
 #include <fstream>
+#include <sstream>
 #include <stdexcept>
 #include <system_error>
 
 #include "cotuner_internal.hpp"
 #include "gemm_space.hpp"
+#include "log.hpp"
 #include "tasks.hpp"
 #include "text.hpp"
 
 namespace tandem::tuner {
 namespace {
+
+// prof::save writes FILE.tmp and renames it over FILE: writing that now, empty, shows before any
+// of the budget is spent whether the run's end will be able to keep what it found.
+void check_writable(const std::filesystem::path& file) {
+  std::error_code ec;
+  std::filesystem::create_directories(file.parent_path(), ec);
+  const std::filesystem::path tmp = file.string() + ".tmp";
+  if (!std::ofstream(tmp))
+    throw std::runtime_error("cannot write the profile " + file.string() + ": " +
+                             std::strerror(errno));
+  std::filesystem::remove(tmp, ec);
+}
 
 std::string today() {
   const std::time_t t = std::time(nullptr);
@@ -62,6 +78,7 @@ Tuner::Tuner(const TuneOptions& o) : o_(o) {
   report_.log = o_.log.empty()
                     ? prof::directory() / ("tune-" + report_.profile.identity.file_name() + "l")
                     : o_.log;
+  if (o_.save) check_writable(prof::path_for(report_.profile.identity));
   read_log();
 }
 
@@ -87,7 +104,8 @@ TuneReport Tuner::run() {
   t.budget_evaluations = o_.budget_evaluations;
   t.budget_seconds = o_.budget_seconds;
   t.seconds = elapsed();
-  for (const auto& p : report_.precisions) t.evaluations += p.evaluations;
+  // The kernel candidates the profile rests on, those an earlier run measured included.
+  for (const auto& p : report_.precisions) t.evaluations += p.evaluations + p.resumed;
   report_.seconds = elapsed();
   if (o_.save) save();
   return report_;
@@ -158,17 +176,31 @@ prof::LogRecord Tuner::record(const char* kind, char precision, int64_t size,
   return rec;
 }
 
+// What earlier runs measured; and the log is opened for appending now, so a log this run could
+// not add to stops it before any of the budget is spent. A last line cut short by an interrupted
+// run is ended here: the next record then starts a line of its own instead of being swallowed.
 void Tuner::read_log() {
-  std::ifstream in(report_.log);
-  for (std::string line; std::getline(in, line);)
+  std::stringstream text;
+  if (std::ifstream in(report_.log); in) text << in.rdbuf();
+  for (std::string line; std::getline(text, line);)
     if (auto r = prof::from_log_line(line)) log_.push_back(*r);
-}
-
-void Tuner::append(const prof::LogRecord& r) {
+  const std::string& all = text.str();
   std::error_code ec;
   std::filesystem::create_directories(report_.log.parent_path(), ec);
   std::ofstream out(report_.log, std::ios::app);
-  out << prof::to_log_line(r) << "\n";
+  if (!all.empty() && all.back() != '\n') out << '\n';
+  if (!out)
+    throw std::runtime_error("cannot write the tuning log " + report_.log.string() + ": " +
+                             std::strerror(errno));
+}
+
+void Tuner::append(const prof::LogRecord& r) {
+  std::ofstream out(report_.log, std::ios::app);
+  out << prof::to_log_line(r) << "\n" << std::flush;
+  if (!out)
+    detail::warn_once("tune-log:" + report_.log.string(),
+                      "cannot write the tuning log " + report_.log.string() + " (" +
+                          std::strerror(errno) + "): an interrupted run will measure again");
   log_.push_back(r);
 }
 

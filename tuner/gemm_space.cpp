@@ -2,6 +2,9 @@
 // library applies too), so nothing doomed to fail is ever compiled; the space adds only pruning.
 #include "gemm_space.hpp"
 
+#include <algorithm>
+#include <climits>
+
 #include "gpu/gemm_params.hpp"
 
 namespace tandem::tuner {
@@ -90,13 +93,9 @@ void set_start(Space& s, const std::map<std::string, int>& start) {
 }  // namespace
 
 int estimated_registers(const std::map<std::string, int>& v, bool fp64) {
-  const int mwi = v.at("MWG") / v.at("MDIMC"), nwi = v.at("NWG") / v.at("NDIMC");
-  int prefetch = 0;
-  if (get(v, "KERNEL", 0) == 1) {
-    const int group = v.at("MDIMC") * v.at("NDIMC");
-    prefetch = (v.at("MWG") + v.at("NWG")) * v.at("KWG") / group;  // elements staged per work-item
-  }
-  return (mwi * nwi + mwi + nwi + prefetch) * (fp64 ? 2 : 1);
+  // The private data gpu::check bounds per work-group, in 32-bit registers per work-item.
+  const uint64_t words = gpu::private_bytes(v, fp64 ? 8 : 4) / 4;
+  return static_cast<int>(std::min<uint64_t>(words, INT_MAX));
 }
 
 Space gemm_space(const DeviceLimits& limits, bool fp64, const std::map<std::string, int>& start) {

@@ -13,6 +13,26 @@ namespace {
 
 bool one_of_1248(int v) { return v == 1 || v == 2 || v == 4 || v == 8; }
 
+// Byte counts stop here rather than wrap, far above any device's memory: a huge parameter (a
+// hand-edited MWG=2147483647) is then refused instead of passing as a small wrapped size.
+constexpr uint64_t kSaturated = uint64_t{1} << 60;
+uint64_t saturated(uint64_t a, uint64_t b) {
+  uint64_t product = 0;
+  return __builtin_mul_overflow(a, b, &product) || product > kSaturated ? kSaturated : product;
+}
+
+// The private memory of one work-group: each work-item's register tile (MWG/MDIMC x NWG/NDIMC
+// accumulators), its column of A and row of B, and KERNEL 1's staged loads. OpenCL reports no
+// limit for it, yet every device has one. A GPU holds it in the compute unit's register file
+// (256 KiB on NVIDIA's, 512 KiB on AMD's) and spills the excess to slow memory; a CPU device
+// (PoCL) holds it on the stack of the worker thread that runs the work-group, 8 MiB by default.
+// On this project's machine MWG=32768 on PoCL's 4x8 group (8 MiB) overflowed that stack and
+// crashed the process, and MWG=16384 (4 MiB) ran. The bound is that 4 MiB, half the stack. It
+// is eight times the largest register file, so no tile a GPU can hold is refused: the tuned
+// profiles' largest (the H100's 8x16 tiles on 16x16 groups) needs 164 KiB, and the tuner's
+// register estimate keeps its space within 1 MiB.
+constexpr uint64_t kPrivateBytesPerGroup = uint64_t{4} << 20;
+
 // The kernel's #error checks, in kernels/gemm.cl's order, for one pair of read layouts.
 std::optional<std::string> kernel_rule(const Params& p, bool trans_a, bool trans_b) {
   const auto v = [&p](const char* name) { return p.at(name); };
@@ -77,8 +97,21 @@ Limits limits_of(const DeviceInfo& info) {
 uint64_t local_bytes(const Params& p, uint64_t elem) {
   const auto at = [&](const char* name) { return static_cast<uint64_t>(p.at(name)); };
   if (p.count("KERNEL") && p.at("KERNEL") == 1)
-    return elem * at("KWG") * (at("MWG") + at("NWG")) * (p.at("DB") ? 2 : 1);
-  return elem * at("KWG") * ((at("SA") ? at("MWG") + 1 : 0) + (at("SB") ? at("NWG") + 1 : 0));
+    return saturated(elem * at("KWG"), (at("MWG") + at("NWG")) * (p.at("DB") ? 2 : 1));
+  return saturated(elem * at("KWG"),
+                   (at("SA") ? at("MWG") + 1 : 0) + (at("SB") ? at("NWG") + 1 : 0));
+}
+
+uint64_t private_bytes(const Params& p, uint64_t elem) {
+  const auto at = [&](const char* name) { return static_cast<uint64_t>(p.at(name)); };
+  const uint64_t mwi = at("MWG") / at("MDIMC"), nwi = at("NWG") / at("NDIMC");
+  // KERNEL 1 also holds its share of the next A and B tiles (ra, rb) while it computes.
+  const uint64_t staged =
+      p.count("KERNEL") && p.at("KERNEL") == 1
+          ? saturated(at("MWG") + at("NWG"), at("KWG")) / (at("MDIMC") * at("NDIMC"))
+          : 0;
+  const uint64_t elements = saturated(mwi, nwi);
+  return saturated(elem, std::min(kSaturated, elements + mwi + nwi + staged));
 }
 
 std::optional<Violation> check(const Params& p, const Limits& limits, bool fp64) {
@@ -103,6 +136,15 @@ std::optional<Violation> check(const Params& p, const Limits& limits, bool fp64)
     return Violation{K::Device, "kernel needs " + std::to_string(local) +
                                     " bytes of local memory; the device has " +
                                     std::to_string(limits.local_mem_bytes)};
+  const uint64_t private_group = saturated(group, private_bytes(p, fp64 ? 8 : 4));
+  if (private_group > kPrivateBytesPerGroup)
+    return Violation{
+        K::Device,
+        "register tile of MWG/MDIMC x NWG/NDIMC = " + std::to_string(p.at("MWG") / p.at("MDIMC")) +
+            " x " + std::to_string(p.at("NWG") / p.at("NDIMC")) +
+            " per work-item: " + std::to_string(group) + " work-items need " +
+            std::to_string(private_group) + " bytes of private memory, above the " +
+            std::to_string(kPrivateBytesPerGroup) + " a work-group may hold"};
   return std::nullopt;
 }
 

@@ -51,6 +51,9 @@ Params resolve_params(const Device& device, bool fp64, const std::map<std::strin
 
 // Bytes of local memory a parameter set's kernel uses, for elements of `elem` bytes.
 uint64_t local_bytes(const Params& params, uint64_t elem);
+// Bytes of private memory one work-item of the kernel holds (its register tile, a column of A and
+// a row of B, KERNEL 1's staged loads), for elements of `elem` bytes. KERNEL may be absent (0).
+uint64_t private_bytes(const Params& params, uint64_t elem);
 // Rows of C one work-group computes: the GPU's share is best a multiple of it.
 int64_t row_tile(const Params& params);
 // Rows of C per chunk of a discrete device's share of m x n (its copies `bytes` in all): enough

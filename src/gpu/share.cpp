@@ -2,6 +2,8 @@
 // failure from then on reaches the executor as Failure, saying whether C may have been written.
 #include "share.hpp"
 
+#include <string>
+
 #include "clock.hpp"
 #include "errors.hpp"
 #include "seams.hpp"
@@ -62,6 +64,18 @@ class Guarded final : public InFlight {
   int device_index_;
 };
 
+// What a failed buffer creation needs said beside OpenCL's status: how large this share's
+// operands are against what the device allows.
+template <class T>
+std::string buffer_sizes(cl_int code, const Device& device, const Share<T>& share) {
+  if (code != CL_INVALID_BUFFER_SIZE && code != CL_MEM_OBJECT_ALLOCATION_FAILURE) return "";
+  return "the share's A, B and C span " + std::to_string(share.a_bytes()) + ", " +
+         std::to_string(share.b_bytes()) + " and " + std::to_string(share.c_bytes()) +
+         " bytes; the device allows " + std::to_string(info(device).max_alloc_bytes) +
+         " bytes per buffer (CL_DEVICE_MAX_MEM_ALLOC_SIZE) and has " +
+         std::to_string(info(device).global_mem_bytes) + " in all";
+}
+
 }  // namespace
 
 template <class T>
@@ -73,7 +87,7 @@ std::unique_ptr<InFlight> enqueue(Device& device, const Params& params, const Sh
     impl->start(params);
   } catch (const cl::Error& e) {
     impl->drain();
-    throw Failure(translate(e), impl->c_written());
+    throw Failure(translate(e, buffer_sizes(e.err(), device, share)), impl->c_written());
   } catch (const Error& e) {
     impl->drain();
     throw Failure(e, impl->c_written());

@@ -1,0 +1,161 @@
+// Where profiles live and which one applies: the profile directory, a device's local profile
+// (checked against this machine's setup), else the built-in database's closest entry, cached per
+// device until forget().
+#include <algorithm>
+#include <cstdlib>
+#include <filesystem>
+#include <map>
+#include <mutex>
+#include <system_error>
+
+#include "gpu/device.hpp"
+#include "log.hpp"
+#include "profile.hpp"
+
+namespace tandem::detail::profile {
+namespace fs = std::filesystem;
+
+fs::path directory() {
+  if (const char* d = std::getenv("TANDEM_PROFILE_DIR"); d != nullptr && *d != '\0') return d;
+  if (const char* x = std::getenv("XDG_CACHE_HOME"); x != nullptr && *x != '\0')
+    return fs::path(x) / "tandem";
+  if (const char* h = std::getenv("HOME"); h != nullptr && *h != '\0')
+    return fs::path(h) / ".cache" / "tandem";
+  return fs::temp_directory_path() / "tandem";
+}
+
+fs::path path_for(const Identity& id) { return directory() / id.file_name(); }
+
+namespace {
+
+// The profile directory's files that may hold a profile for `exact`'s identity: that file first,
+// then every other *.json in name order. A directory that exists but cannot be listed is reported
+// once, since its profiles would otherwise be skipped without a word.
+std::vector<fs::path> local_candidates(const fs::path& dir, const fs::path& exact) {
+  std::error_code ec;
+  const fs::file_status status = fs::status(dir, ec);
+  if (status.type() == fs::file_type::not_found) return {};  // nothing tuned here yet
+  std::vector<fs::path> files;
+  fs::directory_iterator it, end;
+  if (fs::is_directory(status)) it = fs::directory_iterator(dir, ec);
+  for (; !ec && it != end; it.increment(ec))
+    if (it->path().extension() == ".json" && it->path() != exact) files.push_back(it->path());
+  if (ec || !fs::is_directory(status)) {
+    warn_once("profile-dir:" + dir.string(),
+              "cannot read the profile directory " + dir.string() + " (" +
+                  (ec ? ec.message() : std::string("not a directory")) +
+                  "): no local profile applies");
+    return {};
+  }
+  std::sort(files.begin(), files.end());
+  if (fs::exists(exact, ec)) files.insert(files.begin(), exact);
+  return files;
+}
+
+std::shared_ptr<const Profile> find(const Identity& id) {
+  // A local profile for exactly this machine: this identity's own file first, then any other file
+  // that claims the same device.
+  const fs::path dir = directory();
+  const fs::path exact = dir / id.file_name();
+  for (const fs::path& file : local_candidates(dir, exact)) {
+    Profile p;
+    try {
+      p = load(file);
+    } catch (const std::exception& e) {
+      warn_once("profile:" + file.string(), std::string("ignoring profile: ") + e.what());
+      continue;
+    }
+    if (p.identity.device != id.device && file != exact) continue;  // another device's
+    std::string why;
+    if (const std::string d = p.identity.difference(id); !d.empty())
+      why = "it was tuned for another setup (" + d + ")";
+    else if (!compatible(p, &why))
+      why = "it is incompatible (" + why + ")";
+    if (!why.empty()) {
+      warn_once("profile:" + file.string(),
+                "not applying profile " + file.string() + ": " + why +
+                    "; using defaults (run `tandem tune` to tune this setup)");
+      continue;
+    }
+    return std::make_shared<const Profile>(std::move(p));
+  }
+  // The built-in database: this device, then its platform (vendor), then anything.
+  for (const char* level : {"device", "platform", "any"}) {
+    for (const Profile& p : builtin()) {
+      if (p.match != level || !compatible(p)) continue;
+      const bool hit =
+          p.match == "any" || (p.match == "platform" && p.identity.platform == id.platform) ||
+          (p.match == "device" && p.identity.platform == id.platform &&
+           p.identity.device == id.device && p.identity.compute_units == id.compute_units);
+      if (hit) return std::make_shared<const Profile>(p);
+    }
+  }
+  return nullptr;
+}
+
+std::mutex& cache_mutex() {
+  static std::mutex& m = *new std::mutex;
+  return m;
+}
+
+std::map<std::string, std::shared_ptr<const Profile>>& cache() {
+  static auto& c = *new std::map<std::string, std::shared_ptr<const Profile>>;
+  return c;
+}
+
+}  // namespace
+
+namespace {
+
+std::shared_ptr<const Profile> active_keyed(const Identity& id, const std::string& file_name) {
+  std::lock_guard<std::mutex> lock(cache_mutex());
+  const std::string key = directory().string() + "\n" + file_name;
+  auto it = cache().find(key);
+  if (it == cache().end()) it = cache().emplace(key, find(id)).first;
+  return it->second;
+}
+
+}  // namespace
+
+std::shared_ptr<const Profile> active(const Identity& id) {
+  return active_keyed(id, id.file_name());
+}
+
+std::shared_ptr<const Profile> active_for(const gpu::DeviceInfo& device) {
+  // A device's identity (its driver, this CPU, the BLAS) is fixed for the process, so it is
+  // worked out once per device; the profile itself is cached by active_keyed alone.
+  static std::mutex& mutex = *new std::mutex;
+  static auto& identities = *new std::map<int, std::pair<Identity, std::string>>;
+  std::pair<Identity, std::string> id;
+  {
+    std::lock_guard<std::mutex> lock(mutex);
+    auto it = identities.find(device.index);
+    if (it == identities.end()) {
+      Identity fresh = identity_for(device);
+      const std::string name = fresh.file_name();
+      it = identities.emplace(device.index, std::make_pair(std::move(fresh), name)).first;
+    }
+    id = it->second;
+  }
+  return active_keyed(id.first, id.second);
+}
+
+std::vector<fs::path> local_files(const Identity& id) {
+  std::vector<fs::path> out;
+  std::error_code ec;
+  for (const auto& entry : fs::directory_iterator(directory(), ec)) {
+    if (entry.path().extension() != ".json") continue;
+    try {
+      if (load(entry.path()).identity == id) out.push_back(entry.path());
+    } catch (const std::exception&) {
+    }
+  }
+  return out;
+}
+
+void forget() {
+  std::lock_guard<std::mutex> lock(cache_mutex());
+  cache().clear();
+}
+
+}  // namespace tandem::detail::profile
