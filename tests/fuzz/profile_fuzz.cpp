@@ -1,0 +1,94 @@
+// libFuzzer target: a profile file's text, as a hand edit or another machine's export may leave
+// it, through what every call and `tandem profile import` do with it.
+//
+// Properties: from_json either returns or throws std::runtime_error; a profile it returns has
+// each bucket's split in range, prints back (to_json) to text it reads again, has a file name
+// that stays in its directory, gives a choice for any call (choose) with a fraction in [0, 1],
+// and its kernels meet the one validity rule (gpu::check) without crashing it, whatever their
+// values (issue 16 items 1 and 7). A usable cost model plans any shape within the call's rows.
+#include <cmath>
+#include <cstdint>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "cost_model.hpp"
+#include "fuzz_check.hpp"
+#include "gpu/gemm_params.hpp"
+#include "profile.hpp"
+#include "tandem/tandem.hpp"
+
+namespace {
+
+namespace prof = tandem::detail::profile;
+namespace gpu = tandem::detail::gpu;
+namespace cost = tandem::detail::cost;
+
+void check_kernel(const std::map<std::string, int>& kernel, bool fp64) {
+  const gpu::Limits limits{UINT64_MAX, UINT64_MAX, true};
+  try {
+    (void)gpu::check(gpu::with_defaults(limits, kernel), limits, fp64);
+  } catch (const tandem::Error&) {  // an unknown parameter, refused by name
+  }
+}
+
+void check_choices(const prof::Profile& p) {
+  const int64_t sizes[] = {1, 64, 1000, 4096, 1 << 20, int64_t{1} << 31};
+  for (bool fp64 : {false, true})
+    for (int64_t m : sizes)
+      for (bool resident : {false, true}) {
+        const prof::Choice c = prof::choose(p, fp64, m, m / 2 + 1, 64, resident);
+        FUZZ_CHECK(c.fraction >= 0 && c.fraction <= 1, "a profile's fraction is in [0, 1]");
+        FUZZ_CHECK(c.cpu_threads >= 0, "a profile's CPU threads are not negative");
+      }
+}
+
+void check_model(const cost::Model& model) {
+  if (!model.usable()) return;
+  const cost::Side side{&model.device, model.device.tile_m, model.both_busy, model.cpu_busy};
+  for (int64_t m : {int64_t{1}, int64_t{100}, int64_t{5000}}) {
+    const cost::Shape shape{m, 300, 70, 4, m == 100, m == 1};
+    const cost::Plan plan = cost::best_plan(model.cpu, {side}, shape, 4, model.split_margin);
+    int64_t rows = plan.cpu_rows;
+    for (int64_t r : plan.rows) {
+      FUZZ_CHECK(r >= 0, "a planned device share is not negative");
+      rows += r;
+    }
+    FUZZ_CHECK(plan.cpu_rows >= 0 && rows == m, "a plan covers exactly the call's rows");
+  }
+}
+
+}  // namespace
+
+extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
+  const std::string text(reinterpret_cast<const char*>(data), size);
+  prof::Profile p;
+  try {
+    p = prof::from_json(text);
+  } catch (const std::runtime_error&) {
+    return 0;
+  }
+  std::string why;
+  (void)prof::compatible(p, &why);
+  const std::string name = p.identity.file_name();
+  FUZZ_CHECK(name.find('/') == std::string::npos && name.size() > 5,
+             "a profile's file name stays in the profile directory");
+  for (const auto& [precision, pp] : p.precisions) {
+    check_kernel(pp.gpu_kernel, precision == 'd');
+    for (const prof::Bucket& b : pp.buckets) {
+      FUZZ_CHECK(b.parts > 0 && b.gpu_parts >= 0 && b.gpu_parts <= b.parts, "a split in range");
+      check_kernel(b.kernel, precision == 'd');
+      check_kernel(b.gpu_kernel, precision == 'd');
+    }
+    if (pp.model) check_model(*pp.model);
+  }
+  check_choices(p);
+  // `tandem profile import` saves what it read; the file it writes must read back.
+  try {
+    (void)prof::from_json(prof::to_json(p));
+  } catch (const std::runtime_error& e) {
+    std::fprintf(stderr, "%s\n", e.what());
+    FUZZ_CHECK(false, "a profile that was read is written back as one that cannot be");
+  }
+  return 0;
+}

@@ -1,0 +1,205 @@
+// Kernel variants of the tuner's space run under Oclgrind (issue 16), the simulator that checks
+// every access of every work-item: out-of-bounds reads and writes, uninitialised values, data
+// races in local and global memory, and work-groups that diverge at a barrier. PoCL and NVIDIA's
+// driver tolerate such faults; Intel's, AMD's and ARM's do not.
+//
+// Run by tests/oclgrind.sh, which makes Oclgrind the only OpenCL platform, turns its checks on
+// and gives its log file in OCLGRIND_LOG: a run fails when a call's result is wrong and when a
+// call added anything to that log, and names the parameter set and the call either way.
+//
+// The sample, per precision: random valid points of the space until every value of every
+// parameter has run (so each code path of kernels/gemm.cl that a parameter switches on runs at
+// least once), then more up to TANDEM_OCLGRIND_KERNELS (default 24); TANDEM_OCLGRIND_SEED.
+// Each runs through the library as `gpu` at small sizes that fill no tile evenly.
+// TANDEM_OCLGRIND_KERNEL="NAME=v ..." runs that one parameter set instead (a failure names it).
+#include <gtest/gtest.h>
+
+#include <cstdio>
+#include <cstdlib>
+#include <fstream>
+#include <optional>
+#include <random>
+#include <set>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "gemm_space.hpp"
+#include "gpu/device.hpp"
+#include "reference.hpp"
+#include "testing/seam_override.hpp"
+#include "text.hpp"
+
+namespace tandem::test {
+namespace {
+
+namespace gpu = detail::gpu;
+
+int env_int(const char* name, int fallback) {
+  const char* v = std::getenv(name);
+  return v != nullptr && *v != '\0' ? std::atoi(v) : fallback;
+}
+
+// Oclgrind's log so far: what it reported since the last look is what the last call caused.
+class OclgrindLog {
+ public:
+  OclgrindLog() {
+    const char* path = std::getenv("OCLGRIND_LOG");
+    if (path != nullptr) path_ = path;
+  }
+  bool present() const { return !path_.empty(); }
+  std::string news() {
+    std::ifstream in(path_);
+    std::stringstream all;
+    all << in.rdbuf();
+    const std::string text = all.str();
+    const std::string fresh = text.size() > seen_ ? text.substr(seen_) : "";
+    seen_ = text.size();
+    return fresh.size() > 3000 ? fresh.substr(0, 3000) + "\n..." : fresh;
+  }
+
+ private:
+  std::string path_;
+  size_t seen_ = 0;
+};
+
+// One call's shape: sizes that fill no tile evenly, each layout and transpose, beta that reads C.
+struct Call {
+  Layout layout;
+  bool ta, tb;
+  int64_t m, n, k;
+  double alpha, beta;
+};
+// The first has several K steps and a partial last one (k = 41 against KWG of 8 to 32, the
+// double-buffered path included) and partial tiles in M and N; the second, column-major and
+// transposed, has k below any KWG and one work-group's rows split over tiles.
+const Call kCalls[] = {
+    {Layout::RowMajor, false, false, 33, 17, 41, 1.5, 0.5},
+    {Layout::ColMajor, true, false, 5, 70, 3, -1.0, 0.0},
+};
+
+template <class T>
+std::string run_call(const std::map<std::string, int>& kernel, const Call& c, uint64_t seed) {
+  std::mt19937_64 rng(seed);
+  const T pad = static_cast<T>(777);
+  auto a = make_matrix<T>(c.layout, c.ta, c.m, c.k, 3, rng, pad);
+  auto b = make_matrix<T>(c.layout, c.tb, c.k, c.n, 0, rng, pad);
+  auto cm = make_matrix<T>(c.layout, false, c.m, c.n, 2, rng, pad);
+  const auto before = cm;
+  const Reference ref = reference(a, b, before, c.alpha, c.beta);
+  Options o;
+  o.strategy = Strategy::Gpu;
+  o.device = "oclgrind";
+  o.kernel_params = kernel;
+  try {
+    gemm<T>(c.layout, c.ta ? Op::Trans : Op::NoTrans, c.tb ? Op::Trans : Op::NoTrans, c.m, c.n, c.k,
+            static_cast<T>(c.alpha), a.ptr(), a.ld, b.ptr(), b.ld, static_cast<T>(c.beta), cm.ptr(),
+            cm.ld, o);
+  } catch (const Error& e) {
+    return std::string("the call failed: ") + e.what();
+  }
+  const std::string what =
+      std::string(sizeof(T) == 8 ? "dgemm" : "sgemm") + " " + detail::text::describe(kernel);
+  expect_matches(cm, before, ref, c.k, what);
+  return "";
+}
+
+// Random valid points, first until every value of every parameter has been in one (each time
+// the candidate, of a few drawn, that adds most values not yet seen), then up to `count`.
+std::vector<tuner::Point> sample(const tuner::Space& space, int count, std::mt19937_64& rng) {
+  std::set<std::pair<size_t, int>> unseen;
+  for (size_t i = 0; i < space.dimension(); ++i)
+    for (size_t v = 0; v < space.parameters[i].values.size(); ++v)
+      unseen.insert({i, static_cast<int>(v)});
+  const auto valid_point = [&]() -> std::optional<tuner::Point> {
+    for (int attempt = 0; attempt < 100000; ++attempt) {
+      tuner::Point p(space.dimension());
+      for (size_t i = 0; i < p.size(); ++i)
+        p[i] = static_cast<int>(rng() % space.parameters[i].values.size());
+      if (!space.violated(p)) return p;
+    }
+    return std::nullopt;
+  };
+  const auto news = [&](const tuner::Point& p) {
+    int n = 0;
+    for (size_t i = 0; i < p.size(); ++i) n += static_cast<int>(unseen.count({i, p[i]}));
+    return n;
+  };
+  std::set<tuner::Point> chosen;
+  std::vector<tuner::Point> order;
+  for (int stale = 0; !unseen.empty() && stale < 20;) {
+    std::optional<tuner::Point> best;
+    for (int candidate = 0; candidate < 400; ++candidate)
+      if (auto p = valid_point(); p && (!best || news(*p) > news(*best))) best = p;
+    if (!best || news(*best) == 0) {
+      ++stale;
+      continue;
+    }
+    for (size_t i = 0; i < best->size(); ++i) unseen.erase({i, (*best)[i]});
+    chosen.insert(*best);
+    order.push_back(*best);
+  }
+  for (const auto& [i, v] : unseen)
+    std::printf("no valid point found with %s=%d\n", space.parameters[i].name.c_str(),
+                space.parameters[i].values[static_cast<size_t>(v)]);
+  for (int attempt = 0; static_cast<int>(order.size()) < count && attempt < 10 * count; ++attempt)
+    if (auto p = valid_point(); p && chosen.insert(*p).second) order.push_back(*p);
+  return order;
+}
+
+// Runs one kernel variant's calls and fails each one that is wrong or that Oclgrind reported on,
+// naming it. Oclgrind's device has no memory shared with the host, so the library runs it as a
+// discrete device: copies, in chunks here, and the transpose kernel where the kernel reads an
+// operand the other way. Returns the number of calls.
+int run_variant(const std::map<std::string, int>& kernel, bool fp64, OclgrindLog& log,
+                std::mt19937_64& rng) {
+  detail::seams::Values values;
+  values.overlap_from = 0;  // a discrete share in chunks even at these sizes
+  const detail::seams::Override seam(values);
+  int runs = 0;
+  for (const Call& c : kCalls) {
+    const std::string failed =
+        fp64 ? run_call<double>(kernel, c, rng()) : run_call<float>(kernel, c, rng());
+    ++runs;
+    const std::string report = log.news();
+    const std::string where = std::string(fp64 ? "dgemm" : "sgemm") + " m=" + std::to_string(c.m) +
+                              " n=" + std::to_string(c.n) + " k=" + std::to_string(c.k) +
+                              (c.layout == Layout::ColMajor ? " col-major" : " row-major") +
+                              (c.ta ? " A^T" : "") + (c.tb ? " B^T" : "") +
+                              "; to run this kernel alone: TANDEM_OCLGRIND_KERNEL='" +
+                              detail::text::describe(kernel) + "'";
+    EXPECT_EQ(failed, "") << where;
+    EXPECT_EQ(report, "") << "Oclgrind reported, for " << where << ":\n" << report;
+  }
+  return runs;
+}
+
+TEST(Oclgrind, KernelVariantsOfTheTunersSpace) {
+  OclgrindLog log;
+  ASSERT_TRUE(log.present()) << "OCLGRIND_LOG is not set: run this through tests/oclgrind.sh";
+  const auto device = gpu::open_device("oclgrind");  // throws if Oclgrind is not the platform
+  const gpu::DeviceInfo& info = gpu::info(*device);
+  ASSERT_NE(info.platform.find("Oclgrind"), std::string::npos) << info.describe();
+  std::mt19937_64 rng(static_cast<uint64_t>(env_int("TANDEM_OCLGRIND_SEED", 16)));
+  const int count = env_int("TANDEM_OCLGRIND_KERNELS", 24);
+  int runs = 0, kernels = 0;
+  for (bool fp64 : {false, true}) {
+    if (fp64 && !info.fp64) continue;
+    const tuner::DeviceLimits limits{info.max_work_group, info.local_mem_bytes, info.is_gpu};
+    if (const char* one = std::getenv("TANDEM_OCLGRIND_KERNEL"); one != nullptr && *one != '\0') {
+      ++kernels;
+      runs += run_variant(detail::text::parse_params(one), fp64, log, rng);
+      continue;
+    }
+    const tuner::Space space = tuner::gemm_space(limits, fp64);
+    for (const tuner::Point& p : sample(space, count, rng)) {
+      ++kernels;
+      runs += run_variant(tuner::kernel_params(space, p), fp64, log, rng);
+    }
+  }
+  std::printf("oclgrind: %d kernel variants, %d calls, on %s\n", kernels, runs,
+              info.describe().c_str());
+}
+
+}  // namespace
+}  // namespace tandem::test
