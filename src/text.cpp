@@ -37,8 +37,10 @@ std::map<std::string, int> parse_params(const std::string& text) {
     char* stop = nullptr;
     errno = 0;
     const long v = value.empty() ? 0 : std::strtol(value.c_str(), &stop, 10);
-    if (name.empty() || value.empty() || *stop != '\0' || errno == ERANGE || v < INT_MIN ||
-        v > INT_MAX)
+    // The whole value must be the number: a NUL inside it (which ends strtol's C string early)
+    // would otherwise pass "MDIMC=\0x" as MDIMC=0.
+    if (name.empty() || value.empty() || stop != value.c_str() + value.size() || errno == ERANGE ||
+        v < INT_MIN || v > INT_MAX)
       throw std::invalid_argument("'" + item + "' is not NAME=integer");
     out[name] = static_cast<int>(v);
   }

@@ -98,6 +98,17 @@ TEST(GemmParams, EachRuleRefusesWhatItShould) {
   EXPECT_THROW(gpu::with_defaults(gpu::Limits{}, {{"NOPE", 1}}), Error);
 }
 
+// Kernel parameters as text take whole integers only. A NUL in a value ended strtol's C string
+// early, so "MDIMC=<NUL>x" passed as MDIMC=0 (found by tests/fuzz/params_fuzz.cpp).
+TEST(GemmParams, ParameterTextTakesWholeIntegersOnly) {
+  using detail::text::parse_params;
+  EXPECT_EQ(parse_params("MWG=64, NWG=-2").at("NWG"), -2);
+  for (const std::string& bad :
+       {std::string("MDIMC=\0x", 8), std::string("MDIMC=4\0", 8), std::string("MWG=6x"),
+        std::string("MWG="), std::string("=4"), std::string("MWG=99999999999")})
+    EXPECT_THROW(parse_params(bad), std::invalid_argument) << bad;
+}
+
 // The register-tile bound refuses none of the tuned kernels the database ships, on a device
 // with room for each (the largest, the H100's sgemm kernel, needs 164 KiB of private memory).
 TEST(GemmParams, TheDatabasesKernelsFitTheRegisterTileBound) {

@@ -6,6 +6,8 @@
 // that stays in its directory, gives a choice for any call (choose) with a fraction in [0, 1],
 // and its kernels meet the one validity rule (gpu::check) without crashing it, whatever their
 // values (issue 16 items 1 and 7). A usable cost model plans any shape within the call's rows.
+// Each line of the input is also read as a line of a tuning log.
+#include <algorithm>
 #include <cmath>
 #include <cstdint>
 #include <stdexcept>
@@ -58,10 +60,23 @@ void check_model(const cost::Model& model) {
   }
 }
 
+// Each line as a line of `tandem tune --log`, read back when a run resumes: a record it returns
+// must print back (to_log_line) to a line it reads again.
+void check_log_lines(const std::string& text) {
+  for (size_t at = 0; at < text.size();) {
+    const size_t end = std::min(text.find('\n', at), text.size());
+    if (const auto record = prof::from_log_line(text.substr(at, end - at)))
+      FUZZ_CHECK(prof::from_log_line(prof::to_log_line(*record)).has_value(),
+                 "a tuning log record that was read is written back as one that cannot be");
+    at = end + 1;
+  }
+}
+
 }  // namespace
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   const std::string text(reinterpret_cast<const char*>(data), size);
+  check_log_lines(text);
   prof::Profile p;
   try {
     p = prof::from_json(text);
