@@ -157,6 +157,21 @@ void drop_fp32_only(std::vector<std::shared_ptr<gpu::Device>>& devices,
     warn_once("no-fp64:" + without, "dgemm leaves out " + without + ": no fp64 support");
 }
 
+// Bounds a part's kernel launches (LAUNCH_ROWS, unless the caller set it) so that none is planned
+// to run longer than the data's bound at `gflops`, the device's measured kernel rate (else the
+// rate the data assumes): a display GPU's watchdog kills a kernel that runs for seconds.
+template <class T>
+void bound_launches(DevicePart& part, const Problem<T>& p, const Options& o, double gflops) {
+  if (o.kernel_params.count("LAUNCH_ROWS")) return;
+  const profile::LaunchBound& bound = profile::launch_bound();
+  const double rate = (gflops > 0 ? gflops : bound.assumed_gflops) * 1e9;
+  const double rows =
+      bound.max_seconds * rate /
+      (2.0 * static_cast<double>(p.n) * static_cast<double>(std::max<int64_t>(p.k, 1)));
+  part.params["LAUNCH_ROWS"] =
+      rows >= static_cast<double>(p.m) ? 0 : std::max(1, static_cast<int>(rows));
+}
+
 // The cores a call divides: physical cores, but never more than the program allows OpenBLAS
 // (OPENBLAS_NUM_THREADS).
 int host_cores() { return std::min(topology::physical_cores(), cpu_blas::current_threads()); }
@@ -236,6 +251,7 @@ GpuPlan model_plan(const Problem<T>& p, const Options& o,
     part.row0 = row0;
     part.rows = best.rows[i];
     row0 += part.rows;
+    bound_launches(part, p, o, models[i]->device.kernel_gflops);
     plan.parts.push_back(std::move(part));
   }
   plan.profile_threads = best.cpu_threads;
@@ -302,6 +318,7 @@ GpuPlan plan_gpu(const Problem<T>& p, const Options& o, const Request& req, Repo
     part.params = kernel_for(*devices[i], fp64, o,
                              req.strategy == Strategy::Gpu ? c.gpu_kernel : c.kernel, r.profile);
     tiles.push_back(gpu::row_tile(part.params));
+    bound_launches(part, p, o, c.gpu_gflops);
     plan.parts.push_back(std::move(part));
     // Under auto a device whose own profile keeps it idle stays idle.
     const bool takes = req.strategy != Strategy::Auto || devices.size() == 1 || c.fraction > 0;

@@ -457,6 +457,18 @@ const std::map<std::string, int>& kernel_defaults(bool is_gpu) {
   return is_gpu ? defaults.first : defaults.second;
 }
 
+const LaunchBound& launch_bound() {
+  static const LaunchBound bound = [] {
+    for (const auto& [name, text] : builtin_profiles::all)
+      if (std::string(name) == kDefaultsName) {
+        const json j = json::parse(text).at("launch");
+        return LaunchBound{j.at("max_seconds").get<double>(), j.at("assumed_gflops").get<double>()};
+      }
+    throw std::logic_error("the built-in database has no tuner/profiles/defaults.json");
+  }();
+  return bound;
+}
+
 std::string to_log_line(const LogRecord& r) {
   json j = {{"kind", r.kind},       {"precision", std::string(1, r.precision)},
             {"size", r.size},       {"point", r.point},

@@ -111,6 +111,13 @@ const std::vector<Profile>& builtin();
 // tuner/profiles/defaults.json). Its names are every kernel parameter there is.
 const std::map<std::string, int>& kernel_defaults(bool is_gpu);
 
+// How long one kernel launch may be planned to run, and the rate assumed for a device without a
+// profile (tuner/profiles/defaults.json's "launch").
+struct LaunchBound {
+  double max_seconds = 0.5, assumed_gflops = 100;
+};
+const LaunchBound& launch_bound();
+
 // Every local profile file whose identity is `id` (what `tandem profile reset` removes).
 std::vector<std::filesystem::path> local_files(const Identity& id);
 
