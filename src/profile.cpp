@@ -15,6 +15,7 @@
 #include <stdexcept>
 
 #include "cpu_blas.hpp"
+#include "gpu/architecture.hpp"
 #include "gpu/device.hpp"
 #include "log.hpp"
 #include "tandem_builtin_profiles.hpp"
@@ -240,6 +241,7 @@ Identity identity_for(const gpu::DeviceInfo& d) {
   id.blas_version = cpu_blas::version();
   id.blas_core = cpu_blas::core_type();
   id.threads = topology::physical_cores();
+  id.architecture = d.architecture;
   return id;
 }
 
@@ -253,6 +255,7 @@ std::string to_json(const Profile& p) {
       {"platform", id.platform},           {"device", id.device},       {"driver", id.driver},
       {"compute_units", id.compute_units}, {"cpu_model", id.cpu_model}, {"blas", id.blas},
       {"blas_version", id.blas_version},   {"blas_core", id.blas_core}, {"threads", id.threads}};
+  if (!id.architecture.empty()) j["identity"]["architecture"] = id.architecture;
   j["precisions"] = json::object();  // present even when empty (a device without fp64, say)
   for (const auto& [prec, pp] : p.precisions) {
     json buckets = json::array();
@@ -301,8 +304,10 @@ Profile from_json(const std::string& text) {
     p.format = integer<int>(j, "format");
     p.tandem_version = j.at("tandem_version").get<std::string>();
     p.match = j.value("match", std::string("device"));
-    if (p.match != "device" && p.match != "platform" && p.match != "any")
-      throw std::runtime_error("match must be device, platform or any, not '" + p.match + "'");
+    if (p.match != "device" && p.match != "architecture" && p.match != "platform" &&
+        p.match != "any")
+      throw std::runtime_error("match must be device, architecture, platform or any, not '" +
+                               p.match + "'");
     const json& id = j.at("identity");
     p.identity.platform = id.at("platform").get<std::string>();
     p.identity.device = id.at("device").get<std::string>();
@@ -313,6 +318,10 @@ Profile from_json(const std::string& text) {
     p.identity.blas_version = id.at("blas_version").get<std::string>();
     p.identity.blas_core = id.at("blas_core").get<std::string>();
     p.identity.threads = integer<int>(id, "threads");
+    p.identity.architecture = id.value("architecture", std::string());
+    if (!p.identity.architecture.empty() && !gpu::parse_architecture(p.identity.architecture))
+      throw std::runtime_error("architecture '" + p.identity.architecture +
+                               "' is not family:major.minor");
     for (const auto& [key, pj] : j.at("precisions").items()) {
       if (key != "s" && key != "d") throw std::runtime_error("unknown precision '" + key + "'");
       PrecisionProfile pp;
