@@ -18,7 +18,8 @@ namespace {
 namespace fs = std::filesystem;
 namespace prof = detail::profile;
 
-// The smallest tune there is, its log in this process's profile directory.
+// The smallest tune there is, its log in this process's profile directory, named after the test
+// so that the tests of one process (run by hand, or sanitized) never resume each other's logs.
 tuner::TuneOptions tiny(int evaluations) {
   tuner::TuneOptions o;
   o.precisions = {'s'};
@@ -29,7 +30,8 @@ tuner::TuneOptions tiny(int evaluations) {
   o.reps = 1;
   o.top_kernels = 1;
   o.save = false;
-  o.log = fs::path(std::getenv("TANDEM_PROFILE_DIR")) / "tune.jsonl";
+  o.log = fs::path(std::getenv("TANDEM_PROFILE_DIR")) /
+          (std::string(::testing::UnitTest::GetInstance()->current_test_info()->name()) + ".jsonl");
   return o;
 }
 
