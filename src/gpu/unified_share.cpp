@@ -3,6 +3,7 @@
 // the kernel reads itself; C is mapped, or unpacked from its staging, after the wait.
 #include <algorithm>
 #include <type_traits>
+#include <utility>
 
 #include "host_pack.hpp"
 #include "share_cl.hpp"
@@ -47,8 +48,13 @@ template <class T>
 class UnifiedShare final : public ShareImpl {
  public:
   UnifiedShare(Device& dev, const Share<T>& s) : dev_(dev), s_(s) {}
-  // Whatever happened, nothing may still read or write host memory once this object is gone.
-  ~UnifiedShare() override { drain(); }
+  // Whatever happened, nothing may still read or write host memory once this object is gone,
+  // and C's map from start() is undone if a failure kept wait() from undoing it: a mapped buffer
+  // lives as long as its mapping, so each failed share kept C's buffer (and a staged C's pinned
+  // memory) for the life of the process (LeakSanitizer found it, issue 16).
+  ~UnifiedShare() override {
+    if (drain()) unmap_c();
+  }
   UnifiedShare(const UnifiedShare&) = delete;
   UnifiedShare& operator=(const UnifiedShare&) = delete;
 
@@ -113,18 +119,34 @@ class UnifiedShare final : public ShareImpl {
     }
     launches = static_cast<int>(launches_.size());
     cl::WaitForEvents({last_event_});
-    cl::Event unmapped;
-    if (in_place) {
-      queue_.enqueueUnmapMemObject(c_.in_place, c_map_, nullptr, &unmapped);
-    } else {
+    if (!in_place) {
       unpack(c_.mapped, s_.m, s_.n, s_.c, s_.ldc, host_threads_);
       confirmed_ = s_.m;
-      queue_.enqueueUnmapMemObject(c_.pinned, c_.mapped, nullptr, &unmapped);
     }
+    cl::Event unmapped = unmap_c_async();
     cl::WaitForEvents({unmapped});
   }
 
  private:
+  // Enqueues the unmap of C's map from start(), once.
+  cl::Event unmap_c_async() {
+    cl::Event unmapped;
+    if (c_map_ != nullptr)
+      queue_.enqueueUnmapMemObject(c_.in_place, std::exchange(c_map_, nullptr), nullptr, &unmapped);
+    else if (c_.mapped != nullptr)
+      queue_.enqueueUnmapMemObject(c_.pinned, std::exchange(c_.mapped, nullptr), nullptr,
+                                   &unmapped);
+    return unmapped;
+  }
+
+  void unmap_c() noexcept {
+    try {
+      if (unmap_c_async()() != nullptr) queue_.finish();
+    } catch (...) {
+      // The device failed again; nothing more can be done for its buffers.
+    }
+  }
+
   // OpenCL leaves commands on USE_HOST_PTR buffers with overlapping host regions undefined
   // (A @ A, or blocks of one array), so an operand overlapping one already in place is copied.
   // C is in place only when its rows leave no gaps (ldc == n): a runtime that shadows host
