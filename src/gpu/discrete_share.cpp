@@ -196,8 +196,8 @@ class DiscreteShare final : public ShareImpl {
                        ev.getProfilingInfo<CL_PROFILING_COMMAND_END>());
     };
     for (const Chunk& ch : chunks_) {
-      injected_failure(dev_.info(), s_, ch.r0, ch.r1 - ch.r0, c_direct_);
       cl::WaitForEvents({ch.read});
+      injected_failure(dev_.info(), s_, ch.r0, ch.r1 - ch.r0, c_direct_);
       add(ch.kernel);
       for (const cl::Event& slab : ch.slabs) add(slab);
       if (!c_direct_)

@@ -63,7 +63,8 @@ class Snapshot {
 // What a failure injected by the seams fail_device and fail_after_rows does at a launch or chunk
 // boundary (row0, rows are the ones the share would finish next): nothing, unless this is the
 // device and the boundary; then NaN over those rows where `in_place` (a kernel or a copy cut
-// short) and an Error, thrown as a failing device's would be.
+// short) and an Error, thrown as a failing device's would be. Called once the device is done with
+// those rows: NaN written while it still read or wrote them raced with it (TSan, issue 16).
 template <class T>
 void injected_failure(const DeviceInfo& info, const Share<T>& s, int64_t row0, int64_t rows,
                       bool in_place);

@@ -110,8 +110,8 @@ class UnifiedShare final : public ShareImpl {
     const bool in_place = c_.path == Report::Buffer::ZeroCopy;
     kernel_seconds = 0;
     for (const RowLaunch& l : launches_) {
-      injected_failure(dev_.info(), s_, l.r0, l.r1 - l.r0, in_place);
       cl::WaitForEvents({l.done});
+      injected_failure(dev_.info(), s_, l.r0, l.r1 - l.r0, in_place);
       kernel_seconds += static_cast<double>(l.done.getProfilingInfo<CL_PROFILING_COMMAND_END>() -
                                             l.done.getProfilingInfo<CL_PROFILING_COMMAND_START>()) *
                         1e-9;
