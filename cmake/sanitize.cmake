@@ -1,5 +1,5 @@
-# Sanitizer and fuzzing builds (issue 16): scripts/sanitize.sh and scripts/fuzz.sh configure them
-# in build trees of their own (build-asan, build-tsan, build-fuzz), never in ./build, whose
+# Sanitizer and fuzzing builds (issue 16): scripts/sanitize.sh configures them in build trees of
+# their own (build-asan for ASan+UBSan and the fuzz targets, build-tsan), never in ./build, whose
 # Release objects the README's test command and the benchmarks use.
 #
 # TANDEM_SANITIZE is the list -fsanitize takes ("address,undefined" or "thread"). Every target is
@@ -20,6 +20,13 @@ if(TANDEM_SANITIZE)
   add_compile_options(-fsanitize=${TANDEM_SANITIZE} -fno-sanitize-recover=all
                       -fno-omit-frame-pointer)
   add_link_options(-fsanitize=${TANDEM_SANITIZE})
+  if(TANDEM_SANITIZE MATCHES "thread")
+    # oneTBB's inline code stays uninstrumented like its library, and src/tasks.cpp tells TSan
+    # the orders oneTBB guarantees (TANDEM_TSAN).
+    add_compile_options(
+      -fsanitize-ignorelist=${CMAKE_CURRENT_LIST_DIR}/../tests/sanitizers/tsan_ignorelist.txt)
+    add_compile_definitions(TANDEM_TSAN=1)
+  endif()
 endif()
 
 if(TANDEM_FUZZ)
