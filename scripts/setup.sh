@@ -13,6 +13,10 @@ packages=(
   nlohmann-json3-dev libcli11-dev
   dpkg-dev file  # cpack -G DEB: dpkg-shlibdeps for the package's dependencies, file to find ELF files
   libclblast-dev  # bench only (bench/vs_clblast): never linked into the library
+  # tests only (issue 16): clang and its runtimes for the sanitizer and fuzz builds
+  # (scripts/sanitize.sh), llvm for llvm-symbolizer (without it the sanitizers' reports have no
+  # function names, which their suppressions match), Oclgrind for the kernels (ctest oclgrind)
+  clang libclang-rt-14-dev llvm oclgrind
 )
 
 missing=()
