@@ -10,6 +10,7 @@ namespace {
 
 const Values kDefaults{};
 std::atomic<bool> g_assume_discrete{kDefaults.assume_discrete};
+std::atomic<bool> g_assume_unified{kDefaults.assume_unified};
 std::atomic<size_t> g_overlap_from{kDefaults.overlap_from};
 std::atomic<size_t> g_pinned_from{kDefaults.pinned_from};
 std::atomic<CpuMode> g_cpu_mode{kDefaults.cpu_mode};
@@ -23,6 +24,7 @@ std::atomic<double> g_apu_both{kDefaults.apu_both_busy};
 Values current() {
   Values v;
   v.assume_discrete = assume_discrete();
+  v.assume_unified = assume_unified();
   v.overlap_from = overlap_from();
   v.pinned_from = pinned_from();
   v.cpu_mode = cpu_mode();
@@ -37,6 +39,7 @@ Values current() {
 
 void set(const Values& v) {
   g_assume_discrete.store(v.assume_discrete);
+  g_assume_unified.store(v.assume_unified);
   g_overlap_from.store(v.overlap_from);
   g_pinned_from.store(v.pinned_from);
   g_cpu_mode.store(v.cpu_mode);
@@ -51,6 +54,7 @@ void set(const Values& v) {
 }  // namespace
 
 bool assume_discrete() { return g_assume_discrete.load(std::memory_order_relaxed); }
+bool assume_unified() { return g_assume_unified.load(std::memory_order_relaxed); }
 size_t overlap_from() { return g_overlap_from.load(std::memory_order_relaxed); }
 size_t pinned_from() { return g_pinned_from.load(std::memory_order_relaxed); }
 CpuMode cpu_mode() { return g_cpu_mode.load(std::memory_order_relaxed); }

@@ -18,6 +18,12 @@ enum class CpuMode { SingleCall, Panels };
 struct Values {
   // Treat every OpenCL device as discrete: operands staged in pinned memory and copied.
   bool assume_discrete = false;
+  // Treat every OpenCL device as sharing memory with the host, as an APU does: operands in place
+  // or in staging buffers of their exact size. Oclgrind (tests/oclgrind_test.cpp) checks each
+  // access against its buffer, and a discrete share's staging buffers are whole MiB, so only
+  // this way does it see a kernel read or write just past an operand's end.
+  // assume_discrete wins where both are set.
+  bool assume_unified = false;
   // A discrete share whose copies (A, B and C together) are smaller than this runs as one chunk:
   // overlapping copies that small with the kernel does not pay.
   size_t overlap_from = size_t{16} << 20;
@@ -42,6 +48,7 @@ struct Values {
 };
 
 bool assume_discrete();
+bool assume_unified();
 size_t overlap_from();
 size_t pinned_from();
 CpuMode cpu_mode();

@@ -63,19 +63,24 @@ class OclgrindLog {
   size_t seen_ = 0;
 };
 
-// One call's shape: sizes that fill no tile evenly, each layout and transpose, beta that reads C.
+// One call's shape: sizes that fill no tile evenly, each layout and transpose, beta that reads C,
+// and the device's memory as the library treats it (the seams assume_unified, assume_discrete).
 struct Call {
   Layout layout;
   bool ta, tb;
   int64_t m, n, k;
   double alpha, beta;
+  bool unified;
 };
 // The first has several K steps and a partial last one (k = 41 against KWG of 8 to 32, the
-// double-buffered path included) and partial tiles in M and N; the second, column-major and
-// transposed, has k below any KWG and one work-group's rows split over tiles.
+// double-buffered path included) and partial tiles in M and N, run as on an APU: every buffer
+// the kernel touches is the operand's own size, so Oclgrind sees an access just past its end
+// (a discrete share's staging buffers are whole MiB). The second, column-major and transposed,
+// has k below any KWG and one work-group's rows split over tiles, run as on a discrete GPU:
+// copies in chunks, and the transpose kernel where the kernel reads an operand the other way.
 const Call kCalls[] = {
-    {Layout::RowMajor, false, false, 33, 17, 41, 1.5, 0.5},
-    {Layout::ColMajor, true, false, 5, 70, 3, -1.0, 0.0},
+    {Layout::RowMajor, false, false, 33, 17, 41, 1.5, 0.5, true},
+    {Layout::ColMajor, true, false, 5, 70, 3, -1.0, 0.0, false},
 };
 
 template <class T>
@@ -148,16 +153,16 @@ std::vector<tuner::Point> sample(const tuner::Space& space, int count, std::mt19
 }
 
 // Runs one kernel variant's calls and fails each one that is wrong or that Oclgrind reported on,
-// naming it. Oclgrind's device has no memory shared with the host, so the library runs it as a
-// discrete device: copies, in chunks here, and the transpose kernel where the kernel reads an
-// operand the other way. Returns the number of calls.
+// naming it. Returns the number of calls.
 int run_variant(const std::map<std::string, int>& kernel, bool fp64, OclgrindLog& log,
                 std::mt19937_64& rng) {
-  detail::seams::Values values;
-  values.overlap_from = 0;  // a discrete share in chunks even at these sizes
-  const detail::seams::Override seam(values);
   int runs = 0;
   for (const Call& c : kCalls) {
+    detail::seams::Values values;
+    values.assume_unified = c.unified;
+    values.assume_discrete = !c.unified;
+    values.overlap_from = 0;  // a discrete share in chunks even at these sizes
+    const detail::seams::Override seam(values);
     const std::string failed =
         fp64 ? run_call<double>(kernel, c, rng()) : run_call<float>(kernel, c, rng());
     ++runs;
@@ -166,6 +171,7 @@ int run_variant(const std::map<std::string, int>& kernel, bool fp64, OclgrindLog
                               " n=" + std::to_string(c.n) + " k=" + std::to_string(c.k) +
                               (c.layout == Layout::ColMajor ? " col-major" : " row-major") +
                               (c.ta ? " A^T" : "") + (c.tb ? " B^T" : "") +
+                              (c.unified ? " as on an APU" : " as on a discrete GPU") +
                               "; to run this kernel alone: TANDEM_OCLGRIND_KERNEL='" +
                               detail::text::describe(kernel) + "'";
     EXPECT_EQ(failed, "") << where;

@@ -252,7 +252,8 @@ std::unique_lock<std::mutex> exclusive_for(const std::vector<std::shared_ptr<Dev
 const DeviceInfo& info(const Device& device) { return device.info(); }
 
 bool is_discrete(const Device& device) {
-  return !device.info().unified_memory || seams::assume_discrete();
+  if (seams::assume_discrete()) return true;
+  return !device.info().unified_memory && !seams::assume_unified();
 }
 
 }  // namespace tandem::detail::gpu

@@ -61,7 +61,7 @@ const DeviceInfo& info(const Device& device);
 std::unique_lock<std::mutex> exclusive_for(const std::vector<std::shared_ptr<Device>>& devices);
 
 // Whether operands are staged and copied for this device: it has no memory shared with the
-// host, or the seam assume_discrete (tests) says to treat it so.
+// host, or the seam assume_discrete (tests) says to treat it so; assume_unified says not to.
 bool is_discrete(const Device& device);
 
 // The size of the pinned staging buffer a discrete share gets for `bytes` (staging_pool.cpp).
