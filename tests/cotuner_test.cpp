@@ -5,6 +5,7 @@
 
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
@@ -55,6 +56,7 @@ tuner::TuneOptions tiny() {
   o.reps = 2;
   o.top_kernels = 1;
   o.parts = 16;
+  o.direct = false;  // DirectOnlyTunesTheDirectKernelAndItsThreshold tunes it
   return o;
 }
 
@@ -178,6 +180,67 @@ TEST_F(ProfileDir, AnInterruptedRunResumesFromItsLog) {
   EXPECT_EQ(third.precisions[0].evaluations, 1);
 }
 
+// tune --direct-only: the direct kernel's own space searched (each candidate checked, logged and
+// resumed as phase 1's are), then its threshold measured against the profile's own kernels from
+// the smallest size up; both saved in a local profile, which calls then follow.
+TEST_F(ProfileDir, DirectOnlyTunesTheDirectKernelAndItsThreshold) {
+  auto o = tiny();
+  o.precisions = {'s'};
+  o.direct_only = true;
+  o.direct_size = 48;
+  o.direct_sizes = {64, 16, 32};  // measured in ascending order whatever the order given
+  o.direct_evaluations = 4;
+  o.log = dir_ / "tune.jsonl";
+  const auto report = tuner::tune(o);
+  const prof::Profile p = prof::load(report.saved);
+  const auto& pp = p.precisions.at('s');
+  EXPECT_EQ(pp.direct_kernel.at("KERNEL"), 2);
+  EXPECT_FALSE(pp.direct_kernel.count("SA")) << "a direct kernel names its own parameters";
+  EXPECT_EQ(pp.direct_size, 48);
+  EXPECT_GT(pp.direct_gflops, 0.0);
+  ASSERT_TRUE(pp.direct_below.has_value());
+  ASSERT_EQ(report.precisions.size(), 1u);
+  const auto& s = report.precisions[0];
+  EXPECT_EQ(s.direct_evaluations, 4);
+  // The threshold follows the verdicts: the geometric middle of the last win and the first loss.
+  ASSERT_FALSE(s.direct_verdicts.empty());
+  EXPECT_EQ(s.direct_verdicts.front().first, 16);
+  int64_t won = 0, lost = 0;
+  for (const auto& [size, winner] : s.direct_verdicts) {
+    if (winner != "direct") {
+      lost = size;
+      break;
+    }
+    won = size;
+  }
+  const int64_t expected = lost == 0  ? std::llround(static_cast<double>(won) * std::sqrt(2.0))
+                           : won == 0 ? 0
+                                      : std::llround(std::sqrt(static_cast<double>(won * lost)));
+  EXPECT_EQ(*pp.direct_below, expected);
+  // Calls follow it.
+  Options gpu;
+  gpu.strategy = Strategy::Gpu;
+  std::vector<float> a(8 * 8, 1.0f), c(8 * 8, 0.0f);
+  Report r;
+  gemm<float>(Layout::RowMajor, Op::NoTrans, Op::NoTrans, 8, 8, 8, 1.0f, a.data(), 8, a.data(), 8,
+              0.0f, c.data(), 8, gpu, &r);
+  EXPECT_EQ(r.kernel.find("KERNEL=2") != std::string::npos, *pp.direct_below > 8) << r.kernel;
+  EXPECT_EQ(r.profile, report.saved.string());
+  // The same run again measures no candidate twice: the log gains threshold records alone.
+  const auto direct_lines = [&] {
+    std::ifstream in(o.log);
+    int lines = 0;
+    for (std::string line; std::getline(in, line);)
+      lines += line.find("\"kind\":\"direct\"") != std::string::npos ? 1 : 0;
+    return lines;
+  };
+  const int before = direct_lines();
+  EXPECT_EQ(before, 4);
+  const auto again = tuner::tune(o);
+  EXPECT_EQ(direct_lines(), before);
+  EXPECT_EQ(prof::load(again.saved).precisions.at('s').direct_kernel, pp.direct_kernel);
+}
+
 // --objective energy reads power: on a fake amdgpu sensor at a constant 20 W the run goes through
 // and records its objective; with nothing readable it is refused with the reason.
 TEST_F(ProfileDir, EnergyObjective) {
@@ -257,6 +320,10 @@ prof::Profile sample(const prof::Identity& id) {
   big.gpu_gflops = 300;
   big.best_gflops = 390;
   pp.buckets = {small, big, huge};
+  pp.direct_kernel = {{"KERNEL", 2}, {"MWG", 16}, {"NWG", 32}, {"VWA", 2}};
+  pp.direct_size = 512;
+  pp.direct_gflops = 7.5;
+  pp.direct_below = 700;
   p.precisions['s'] = pp;
   p.tuning.strategy = "annealing";
   p.tuning.evaluations = 42;
@@ -276,6 +343,9 @@ TEST_F(ProfileDir, RoundTrip) {
   EXPECT_EQ(q.precisions.at('s').buckets.at(2).resident->cpu_threads, 7);
   EXPECT_TRUE(q.precisions.at('s').buckets.at(2).resident->dynamic);
   EXPECT_FALSE(q.precisions.at('s').buckets.at(2).dynamic);
+  EXPECT_EQ(q.precisions.at('s').direct_kernel, p.precisions.at('s').direct_kernel);
+  EXPECT_EQ(q.precisions.at('s').direct_below, 700);
+  EXPECT_EQ(q.precisions.at('s').direct_size, 512);
   std::string bad = prof::to_json(p);
   bad.replace(bad.find("\"dynamic\""), 9, "\"greedy\"");
   EXPECT_THROW(prof::from_json(bad), std::runtime_error) << "an unknown balance is refused";

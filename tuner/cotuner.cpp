@@ -57,6 +57,15 @@ Tuner::Tuner(const TuneOptions& o) : o_(o) {
     if (s <= 0) throw std::invalid_argument("sizes must be positive");
   std::sort(o_.sizes.begin(), o_.sizes.end());
   if (o_.kernel_size <= 0) o_.kernel_size = o_.sizes[o_.sizes.size() / 2];
+  if (o_.direct_size <= 0) o_.direct_size = o_.kernel_size;
+  if (o_.direct_evaluations <= 0) o_.direct_evaluations = std::max(1, o_.budget_evaluations / 2);
+  if (o_.direct_sizes.empty()) {
+    o_.direct_sizes = o_.sizes;
+    o_.direct_sizes.push_back(2 * o_.sizes.back());
+    o_.direct_sizes.push_back(4 * o_.sizes.back());
+  }
+  for (int64_t s : o_.direct_sizes)
+    if (s <= 0) throw std::invalid_argument("direct sizes must be positive");
   device_ = detail::gpu::open_device(o_.device);
   info_ = detail::gpu::info(*device_);
   if (o_.compile_jobs < 0) o_.compile_jobs = info_.is_gpu ? 3 : 0;
@@ -86,6 +95,7 @@ TuneReport Tuner::run() {
   for (char prec : o_.precisions)
     if (prec != 's' && prec != 'd') throw std::invalid_argument("precision must be s or d");
   if (o_.model_only) return run_model_only();
+  if (o_.direct_only) return run_direct_only();
   for (size_t i = 0; i < o_.precisions.size(); ++i) {
     const char prec = o_.precisions[i];
     if (prec == 'd' && !info_.fp64) continue;  // nothing to tune: dgemm stays on the CPU
@@ -369,9 +379,17 @@ void Tuner::tune_precision(char prec) {
       *device_, fp64, fp64 && !o_.start_d.empty() ? o_.start_d : o_.start);
   const Space space =
       o_.small_space ? small_gemm_space(limits, fp64) : gemm_space(limits, fp64, defaults);
+  // The direct kernel's search comes last, on time set aside for it now.
+  const double end = precision_deadline_;
+  if (o_.direct)
+    precision_deadline_ -= std::min(o_.direct_seconds, (precision_deadline_ - elapsed()) / 4);
 
-  // Phase 1: kernels, GPU alone, at the kernel size.
-  const Candidates measured = rank_kernels<T>(prec, space, summary);
+  // Phase 1: kernels, GPU alone, at the kernel size. It may take two thirds of this precision's
+  // share; the split search the rest. The start point is measured whatever the clock says.
+  const Candidates measured =
+      rank_kernels<T>(prec, space, summary,
+                      {"kernel", o_.kernel_size, o_.budget_evaluations,
+                       std::max(1e-3, (precision_deadline_ - elapsed()) * 2.0 / 3.0)});
   prof::PrecisionProfile pp;
   if (!measured.empty()) {
     pp.gpu_kernel = std::get<2>(measured.front());
@@ -394,21 +412,23 @@ void Tuner::tune_precision(char prec) {
   }
   // The cost model, for the shapes the buckets did not measure.
   if (o_.model) summary.model_failure = fit_model<T>(prec, o_.kernel_size, pp);
+  precision_deadline_ = end;
+  if (o_.direct) tune_direct<T>(prec, pp, summary);
   report_.profile.precisions[prec] = pp;
   report_.precisions.push_back(summary);
 }
 
-// Phase 1: every kernel candidate that passed, fastest first.
+// Phase 1 (and the direct kernel's search): every kernel candidate that passed, fastest first.
 template <class T>
-Candidates Tuner::rank_kernels(char prec, const Space& space, PrecisionSummary& summary) {
-  KernelSearch<T> ks{prec, space, Workspace<T>(o_.kernel_size), summary};
+Candidates Tuner::rank_kernels(char prec, const Space& space, PrecisionSummary& summary,
+                               const SearchPlan& plan) {
+  KernelSearch<T> ks{plan.kind, prec, space, Workspace<T>(plan.size), summary};
+  const std::string phase = std::string(plan.kind) == "kernel" ? "kernels" : plan.kind;
   Evaluator ev(
       space, [&](const Point& p) { return try_kernel(ks, p); },
-      // The kernel search may take two thirds of this precision's share; the split
-      // search the rest. The start point is measured whatever the clock says.
-      Budget{o_.budget_evaluations, std::max(1e-3, (precision_deadline_ - elapsed()) * 2.0 / 3.0)},
+      Budget{plan.evaluations, plan.seconds},
       [&](const Point& p, const Outcome& out, const Evaluator& e) {
-        progress("kernels", prec, e.evaluations(), o_.budget_evaluations, ks.best, ks.ws.n,
+        progress(phase, prec, e.evaluations(), plan.evaluations, ks.best, ks.ws.n,
                  space.describe(p) + (out.cost ? "" : "  [" + out.failure.substr(0, 80) + "]"));
       });
   resume_kernels(ks, ev);
@@ -435,7 +455,7 @@ Outcome Tuner::try_kernel(KernelSearch<T>& ks, const Point& p) {
                                           o_.seed + ks.measured.size(), o_.tamper);
     if (!bad.empty()) t.failure = bad;
   }
-  prof::LogRecord rec = record("kernel", ks.precision, ks.ws.n, ranked_as(kernel), t);
+  prof::LogRecord rec = record(ks.kind, ks.precision, ks.ws.n, ranked_as(kernel), t);
   rec.point = p;
   if (t.failure.empty()) {
     ks.measured.emplace_back(t.cost, t.wall.median, kernel);
@@ -454,7 +474,7 @@ Outcome Tuner::try_kernel(KernelSearch<T>& ks, const Point& p) {
 template <class T>
 void Tuner::resume_kernels(KernelSearch<T>& ks, Evaluator& ev) {
   for (const auto& r : log_)
-    if (r.kind == "kernel" && r.precision == ks.precision && r.size == ks.ws.n &&
+    if (r.kind == ks.kind && r.precision == ks.precision && r.size == ks.ws.n &&
         r.point.size() == ks.space.dimension() && !ks.space.violated(r.point) &&
         ranked_as(kernel_params(ks.space, r.point)) == r.kernel) {
       const std::optional<double> cost = r.seconds ? std::optional<double>(r.cost) : std::nullopt;
@@ -466,6 +486,12 @@ void Tuner::resume_kernels(KernelSearch<T>& ks, Evaluator& ev) {
       ++ks.summary.resumed;
     }
 }
+
+// The direct kernel's search (cotuner_direct.cpp) ranks its candidates here too.
+template Candidates Tuner::rank_kernels<float>(char, const Space&, PrecisionSummary&,
+                                               const SearchPlan&);
+template Candidates Tuner::rank_kernels<double>(char, const Space&, PrecisionSummary&,
+                                                const SearchPlan&);
 
 TuneReport tune(const TuneOptions& options) { return Tuner(options).run(); }
 

@@ -62,6 +62,17 @@ struct TuneOptions {
   // the kernels and buckets of the profile that applies now (local or built-in), and save that
   // profile with the model as a local one.
   bool model = true, model_only = false;
+  // The direct kernel (kernels/gemm_direct.cl) after the buckets and the model: its own space
+  // searched at `direct_size` (0: the kernel size) within `direct_evaluations` and
+  // `direct_seconds` (taken from the precision's share of the budget), then the size below which
+  // it beats the profile's own kernels: at each of `direct_sizes` in turn (none: the buckets'
+  // sizes, then twice and four times the largest), GPU alone from ordinary memory, until it
+  // loses. `direct_only`: that alone, for the profile that applies now, saved as a local one.
+  bool direct = true, direct_only = false;
+  int64_t direct_size = 0;
+  std::vector<int64_t> direct_sizes;
+  int direct_evaluations = 0;  // 0: half of budget_evaluations
+  double direct_seconds = 120;
   std::function<void(const Progress&)> on_progress;
   // Testing hook: called on C after each measured call that gave the GPU rows, e.g. to play a
   // wrong kernel; `split` says whether the CPU had rows too.
@@ -74,6 +85,8 @@ struct PrecisionSummary {
   std::vector<std::string> failure_reasons;  // "params: reason", the first few
   double best_gpu_gflops = 0;
   std::string model_failure;  // why no cost model was fitted ("" if one was, or none was asked)
+  int direct_evaluations = 0, direct_failures = 0;               // the direct kernel's search
+  std::vector<std::pair<int64_t, std::string>> direct_verdicts;  // per size: which kernel won
 };
 
 struct TuneReport {

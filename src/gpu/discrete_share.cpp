@@ -97,7 +97,8 @@ struct DeviceB final : KeptB {
   const T* host;
   int64_t ld, rows, cols;
   bool trans, kb;
-  bool direct = false;  // copied from the caller's pinned memory
+  bool pinned = false;  // in the caller's pinned memory
+  bool direct = false;  // copied straight from the caller's memory (pinned, or the direct kernel)
   Operand<T> b;
   std::unique_ptr<Staging> raw;     // B as stored, before the device transposed it
   std::vector<cl::Event> ready;     // B is on the device, in the kernel's layout
@@ -131,16 +132,12 @@ class DiscreteShare final : public ShareImpl {
     params_ = params;
     ka_ = read_transposed(params, "A_T", s_.trans_a);
     kb_ = read_transposed(params, "B_T", s_.trans_b);
-    queue_ = cl::CommandQueue(dev_.context(), dev_.device(), CL_QUEUE_PROFILING_ENABLE);
-    in_q_ = cl::CommandQueue(dev_.context(), dev_.device());
-    out_q_ = cl::CommandQueue(dev_.context(), dev_.device());
-    if (params.at("QUEUES") > 1)
-      queue2_ = cl::CommandQueue(dev_.context(), dev_.device(), CL_QUEUE_PROFILING_ENABLE);
-    take_staging();
-    snapshot_ = Snapshot<T>(s_, c_direct_ && s_.beta != T(0));
     const int64_t step = std::min(chunk_rows(s_, params, dev_.info()), launch_step(params, s_.m));
     for (int64_t r0 = 0; r0 < s_.m; r0 += step)
       chunks_.push_back({r0, std::min(s_.m, r0 + step), {}, {}, {}});
+    make_queues();
+    take_staging();
+    snapshot_ = Snapshot<T>(s_, c_direct_ && s_.beta != T(0));
     build_kernels();
     std::optional<std::vector<cl::Event>> first_inputs;
     if (!b_reused_) first_inputs = send_b();
@@ -225,26 +222,47 @@ class DiscreteShare final : public ShareImpl {
                            params.at("CHUNK_FILL"), seams::overlap_from());
   }
 
-  // Operands the caller keeps in pinned memory ("direct") are copied as they are: they need
-  // device buffers only. An operand the kernel reads in the other layout goes to the device as
-  // stored, into scratch, and the device transposes it (a host-side transposing pack cost more
-  // than the copy on the H100 host).
-  // B already on the device (kept by an earlier share of this call) is used as it is.
+  // The kernels' queue, and queues for the copies in and out. A share of one chunk has nothing
+  // to overlap: its copies and its kernel go in order on the one queue, with no waits across
+  // queues and no queues to create beyond it (what a small call's time is mostly made of).
+  void make_queues() {
+    queue_ = cl::CommandQueue(dev_.context(), dev_.device(), CL_QUEUE_PROFILING_ENABLE);
+    if (chunks_.size() == 1) {
+      in_q_ = out_q_ = queue_;
+      return;
+    }
+    in_q_ = cl::CommandQueue(dev_.context(), dev_.device());
+    out_q_ = cl::CommandQueue(dev_.context(), dev_.device());
+    if (params_.at("QUEUES") > 1)
+      queue2_ = cl::CommandQueue(dev_.context(), dev_.device(), CL_QUEUE_PROFILING_ENABLE);
+  }
+
+  // Operands the caller keeps in pinned memory are copied as they are ("direct"): they need
+  // device buffers only. So is every operand of the direct kernel (KERNEL 2), which reads them as
+  // stored, from any memory: the driver copies ordinary memory itself, and the host packs
+  // nothing. An operand the kernel reads in the other layout goes to the device as stored, into
+  // scratch, and the device transposes it (a host-side transposing pack cost more than the copy
+  // on the H100 host). B already on the device (kept by an earlier share of this call) is used
+  // as it is.
   void take_staging() {
     const Share<T>& s = s_;
-    a_direct_ = in_pinned_block(dev_, s.a, s.a_bytes());
-    c_direct_ = in_pinned_block(dev_, s.c, s.c_bytes());
+    const bool as_stored = is_direct(params_);
+    const bool a_pinned = in_pinned_block(dev_, s.a, s.a_bytes()),
+               c_pinned = in_pinned_block(dev_, s.c, s.c_bytes());
+    a_direct_ = as_stored || a_pinned;
+    c_direct_ = as_stored || c_pinned;
     auto* kept = kept_ ? dynamic_cast<DeviceB<T>*>(kept_->get()) : nullptr;
     b_reused_ = kept && kept->holds(s, kb_);
     if (b_reused_) {
       b_ = std::static_pointer_cast<DeviceB<T>>(*kept_);
     } else {
       b_ = std::make_shared<DeviceB<T>>(dev_, s, kb_);
-      b_->direct = in_pinned_block(dev_, s.b, s.b_bytes());
+      b_->pinned = in_pinned_block(dev_, s.b, s.b_bytes());
+      b_->direct = as_stored || b_->pinned;
     }
-    a_path = a_direct_ ? Report::Buffer::Pinned : Report::Buffer::Copy;
-    b_path = b_->direct ? Report::Buffer::Pinned : Report::Buffer::Copy;
-    c_path = c_direct_ ? Report::Buffer::Pinned : Report::Buffer::Copy;
+    a_path = a_pinned ? Report::Buffer::Pinned : Report::Buffer::Copy;
+    b_path = b_->pinned ? Report::Buffer::Pinned : Report::Buffer::Copy;
+    c_path = c_pinned ? Report::Buffer::Pinned : Report::Buffer::Copy;
     const auto bytes = [](int64_t elements) {
       return std::max<size_t>(static_cast<size_t>(elements) * sizeof(T), sizeof(T));
     };
@@ -270,6 +288,7 @@ class DiscreteShare final : public ShareImpl {
     const cl::Program& program =
         gemm_program(dev_, std::is_same_v<T, double>, ka_, kb_, long_index_, params_);
     kernel_ = cl::Kernel(program, "gemm");
+    if (!a_raw_ && !(b_ && b_->raw)) return;  // nothing to transpose on the device
     transpose_ = cl::Kernel(program, "transpose");
     // The work-group the transpose requires (TILE_T in kernels/gemm.cl), asked once.
     transpose_tile_ =
