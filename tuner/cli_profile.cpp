@@ -86,9 +86,11 @@ void print_profile(const prof::Profile& p) {
     if (!pp.direct_kernel.empty())
       std::printf("    direct kernel %.1f GFLOPS at %lld: %s\n", pp.direct_gflops,
                   static_cast<long long>(pp.direct_size), kernel_text(pp.direct_kernel).c_str());
-    if (pp.direct_below)
+    if (pp.direct_below && *pp.direct_below > 0)
       std::printf("    the direct kernel runs calls below %lld^3\n",
                   static_cast<long long>(*pp.direct_below));
+    else if (pp.direct_below)
+      std::printf("    the direct kernel runs no call (it lost at the smallest size measured)\n");
   }
 }
 

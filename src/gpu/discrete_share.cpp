@@ -119,6 +119,7 @@ class DiscreteShare final : public ShareImpl {
       if (b_) b_->lost = true;
       return;
     }
+    dev_.give_queue(std::move(queue_));
     for (Operand<T>* op : {&a_, &c_})
       if (op->pooled) dev_.staging().give(std::move(op->pooled));
     if (a_raw_) dev_.staging().give(std::move(a_raw_));
@@ -226,7 +227,7 @@ class DiscreteShare final : public ShareImpl {
   // to overlap: its copies and its kernel go in order on the one queue, with no waits across
   // queues and no queues to create beyond it (what a small call's time is mostly made of).
   void make_queues() {
-    queue_ = cl::CommandQueue(dev_.context(), dev_.device(), CL_QUEUE_PROFILING_ENABLE);
+    queue_ = dev_.take_queue();
     if (chunks_.size() == 1) {
       in_q_ = out_q_ = queue_;
       return;

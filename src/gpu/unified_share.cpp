@@ -48,13 +48,15 @@ class UnifiedShare final : public ShareImpl {
  public:
   UnifiedShare(Device& dev, const Share<T>& s) : dev_(dev), s_(s) {}
   // Whatever happened, nothing may still read or write host memory once this object is gone.
-  ~UnifiedShare() override { drain(); }
+  ~UnifiedShare() override {
+    if (drain()) dev_.give_queue(std::move(queue_));
+  }
   UnifiedShare(const UnifiedShare&) = delete;
   UnifiedShare& operator=(const UnifiedShare&) = delete;
 
   void start(const Params& params) override {
     const DeviceInfo& di = dev_.info();
-    queue_ = cl::CommandQueue(dev_.context(), dev_.device(), CL_QUEUE_PROFILING_ENABLE);
+    queue_ = dev_.take_queue();
     zero_copy_align_ =
         static_cast<uintptr_t>(std::max({64, di.base_addr_align_bytes, di.quirks.zero_copy_align}));
     const bool ka = read_transposed(params, "A_T", s_.trans_a);
