@@ -2,7 +2,8 @@
 // 5.99x of auto running the CPU path on 2 repetitions among them), and the plot for one size and
 // several, each precision and both, with and without power: bars or lines as the sizes call for,
 // every strategy's colour, the legend, the units and round ticks, in the SVG and in the PNG that
-// librsvg renders of it (tests/plot_check.py). TANDEM_PLOT_DIR keeps the pictures to look at.
+// librsvg renders of it (tests/plot_check.py, run by Debian's python3, which python3-pil belongs
+// to). TANDEM_PLOT_DIR keeps the pictures to look at.
 #include "compare.hpp"
 
 #include <gtest/gtest.h>
@@ -118,10 +119,11 @@ void expect_plot(const CompareResult& r, const std::string& name, const std::str
   const auto spread = std::count_if(r.rows.begin(), r.rows.end(), [](const CompareRow& x) {
     return x.gflops_max > x.gflops_min;
   });
-  const std::string command =
-      std::string("python3 ") + TANDEM_SOURCE_DIR + "/tests/plot_check.py '" + svg.string() +
-      "' '" + png.string() + "' --kind " + kind + " --colours 1f77b4,d62728,2ca02c,9467bd" +
-      " --labels '" + labels + "' --numbers " + numbers + " --error-bars " + std::to_string(spread);
+  const std::string command = std::string("/usr/bin/python3 ") + TANDEM_SOURCE_DIR +
+                              "/tests/plot_check.py '" + svg.string() + "' '" + png.string() +
+                              "' --kind " + kind + " --colours 1f77b4,d62728,2ca02c,9467bd" +
+                              " --labels '" + labels + "' --numbers " + numbers + " --error-bars " +
+                              std::to_string(spread);
   EXPECT_EQ(std::system(command.c_str()), 0) << command;
 }
 

@@ -11,52 +11,11 @@ cap centred on each end). rsvg-convert (librsvg2-bin) then renders the PNG, whic
 each colour. Exits 1 with the reasons.
 """
 import argparse
-import collections
-import struct
 import subprocess
 import sys
 import xml.etree.ElementTree as ET
-import zlib
 
-
-def png_pixels(path):
-    """(width, height, rows of (r, g, b) tuples) of an 8-bit RGB or RGBA PNG, not interlaced."""
-    data = open(path, "rb").read()
-    assert data[:8] == b"\x89PNG\r\n\x1a\n", "not a PNG"
-    pos, idat, header = 8, b"", None
-    while pos < len(data):
-        length, kind = struct.unpack(">I4s", data[pos:pos + 8])
-        body = data[pos + 8:pos + 8 + length]
-        if kind == b"IHDR":
-            header = struct.unpack(">IIBBBBB", body)
-        elif kind == b"IDAT":
-            idat += body
-        pos += 12 + length
-    width, height, depth, colour, _, _, interlace = header
-    assert depth == 8 and colour in (2, 6) and interlace == 0, header
-    channels = 4 if colour == 6 else 3
-    raw, stride = zlib.decompress(idat), width * channels
-    rows, previous = [], bytearray(stride)
-    for y in range(height):
-        kind = raw[y * (stride + 1)]
-        line = bytearray(raw[y * (stride + 1) + 1:(y + 1) * (stride + 1)])
-        for i in range(stride):
-            a = line[i - channels] if i >= channels else 0
-            b = previous[i]
-            c = previous[i - channels] if i >= channels else 0
-            if kind == 1:
-                line[i] = (line[i] + a) & 0xFF
-            elif kind == 2:
-                line[i] = (line[i] + b) & 0xFF
-            elif kind == 3:
-                line[i] = (line[i] + (a + b) // 2) & 0xFF
-            elif kind == 4:
-                p = a + b - c
-                pa, pb, pc = abs(p - a), abs(p - b), abs(p - c)
-                line[i] = (line[i] + (a if pa <= pb and pa <= pc else b if pb <= pc else c)) & 0xFF
-        rows.append(bytes(line))
-        previous = line
-    return width, height, channels, rows
+from PIL import Image  # python3-pil
 
 
 def error_bars(shapes):
@@ -105,13 +64,11 @@ def check(args):
     if error_bars(shapes) < args.error_bars:
         problems.append(f"{error_bars(shapes)} error bars, fewer than {args.error_bars}")
     subprocess.run(["rsvg-convert", args.svg, "-o", args.png], check=True)
-    width, height, channels, rows = png_pixels(args.png)
-    counts = collections.Counter(row[x:x + 3] for row in rows
-                                 for x in range(0, width * channels, channels))
+    with Image.open(args.png) as image:
+        counts = image.convert("RGB").getcolors(maxcolors=1 << 24)
     for c in colours:
         want = bytes.fromhex(c)
-        seen = sum(n for rgb, n in counts.items()
-                   if all(abs(rgb[i] - want[i]) <= 24 for i in range(3)))
+        seen = sum(n for n, rgb in counts if all(abs(rgb[i] - want[i]) <= 24 for i in range(3)))
         if seen < 20:
             problems.append(f"the PNG shows #{c} in {seen} pixels")
     return problems
