@@ -156,7 +156,7 @@ TEST(ComparePlot, SeveralSizesDrawLines) {
   expect_plot(synthetic({'d'}, {256, 512, 1024, 2048}, false), "sizes-d", "lines",
               "dgemm cpu|dgemm auto|GFLOPS|" + sizes, "0,10,20,30,40,500,1000,2000");
   expect_plot(synthetic({'s', 'd'}, {32, 48}, false), "sizes-both-tiny", "lines",
-              "sgemm gpu|dgemm gpu|GFLOPS", kThroughputTicks + ",20,50");
+              "sgemm gpu|dgemm gpu|GFLOPS", kThroughputTicks + ",30,40,50");
 }
 
 TEST(ComparePlot, SeveralSizesWithPower) {

@@ -1,5 +1,6 @@
 // plot.hpp's axes: round linear steps (1, 2 or 5 times a power of ten) for any top, including the
-// issue's 72 that was labelled 18/36/54/72, and 1-2-5 ticks on logarithmic axes for any range.
+// issue's 72 that was labelled 18/36/54/72, and ticks at round numbers on logarithmic axes for any
+// range.
 #include "plot.hpp"
 
 #include <gtest/gtest.h>
@@ -9,11 +10,11 @@
 namespace tandem::tuner::plot {
 namespace {
 
-// 1, 2 or 5 times a power of ten.
-bool round_number(double v) {
+// 1, 2 or 5 times a power of ten; with `dense`, any whole multiple of one.
+bool round_number(double v, bool dense = false) {
   const double mantissa = v / std::pow(10.0, std::floor(std::log10(v) + 1e-9));
-  for (double m : {1.0, 2.0, 5.0})
-    if (std::fabs(mantissa - m) < 1e-9) return true;
+  for (double m : {1.0, 2.0, 3.0, 4.0, 5.0, 6.0, 7.0, 8.0, 9.0})
+    if ((dense || m == 1 || m == 2 || m == 5) && std::fabs(mantissa - m) < 1e-9) return true;
   return false;
 }
 
@@ -34,16 +35,22 @@ TEST(Plot, LinearStepsAreRoundAndFew) {
   }
 }
 
-TEST(Plot, LogAxesTickAtOneTwoFive) {
+TEST(Plot, LogAxesTickAtRoundNumbers) {
   const LogAxis a = log_axis(256, 8192);
   EXPECT_EQ(a.ticks, (std::vector<double>{500, 1000, 2000, 5000}));
   EXPECT_LE(a.lo, 256);
   EXPECT_GE(a.hi, 8192);
-  // Fewer than two inside the range: the axis widens to the round numbers around the data.
+  // Fewer than two 1-2-5 numbers inside the range: every whole multiple of ten, so that sizes 32
+  // and 48 are read against 30, 40 and 50 rather than against 20 and 50 at the axis's ends.
   const LogAxis b = log_axis(32, 48);
-  EXPECT_EQ(b.ticks, (std::vector<double>{20, 50}));
-  EXPECT_DOUBLE_EQ(b.lo, 20);
-  EXPECT_DOUBLE_EQ(b.hi, 50);
+  EXPECT_EQ(b.ticks, (std::vector<double>{30, 40, 50}));
+  EXPECT_LE(b.lo, 32);
+  EXPECT_GE(b.hi, 48);
+  // Fewer than two even so: the axis widens to the multiples around the data.
+  const LogAxis c = log_axis(15, 15);
+  EXPECT_EQ(c.ticks, (std::vector<double>{10, 20}));
+  EXPECT_DOUBLE_EQ(c.lo, 10);
+  EXPECT_DOUBLE_EQ(c.hi, 20);
   for (double lo = 0.7; lo < 1e5; lo *= 1.9)
     for (double ratio : {1.0, 1.1, 1.5, 2.0, 4.0, 100.0}) {
       const LogAxis x = log_axis(lo, lo * ratio);
@@ -51,7 +58,7 @@ TEST(Plot, LogAxesTickAtOneTwoFive) {
       EXPECT_LE(x.lo, lo * (1 + 1e-9));
       EXPECT_GE(x.hi, lo * ratio * (1 - 1e-9));
       for (double t : x.ticks) {
-        EXPECT_TRUE(round_number(t)) << t;
+        EXPECT_TRUE(round_number(t, true)) << t;
         EXPECT_GE(t, x.lo * (1 - 1e-9));
         EXPECT_LE(t, x.hi * (1 + 1e-9));
       }

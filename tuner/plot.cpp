@@ -192,23 +192,37 @@ double linear_step(double top, int most) {
   return 10 * decade;
 }
 
+namespace {
+
+// Multiples of each power of ten, from below lo to at least hi: 1, 2 and 5 times, or every whole
+// multiple 1 to 9 times (dense).
+std::vector<double> round_numbers(double lo, double hi, bool dense) {
+  static const std::vector<double> kSparse{1, 2, 5}, kDense{1, 2, 3, 4, 5, 6, 7, 8, 9};
+  std::vector<double> all;
+  for (double decade = std::pow(10.0, std::floor(std::log10(lo)) - 1);; decade *= 10) {
+    for (double f : dense ? kDense : kSparse) all.push_back(f * decade);
+    if (all.back() >= hi) return all;
+  }
+}
+
+}  // namespace
+
 LogAxis log_axis(double lo, double hi) {
   LogAxis axis;
   if (!(lo > 0) || !(hi >= lo) || !std::isfinite(hi)) {
     axis.ticks = {1, 2, 5, 10};
     return axis;
   }
-  std::vector<double> all;  // 1-2-5 numbers from below lo to at least hi
-  for (double decade = std::pow(10.0, std::floor(std::log10(lo)) - 1);; decade *= 10) {
-    for (double f : {1.0, 2.0, 5.0}) all.push_back(f * decade);
-    if (all.back() >= hi * 1.2) break;
-  }
   axis.lo = lo / 1.2;
   axis.hi = hi * 1.2;
-  for (double t : all)
-    if (t >= axis.lo && t <= axis.hi) axis.ticks.push_back(t);
-  if (axis.ticks.size() >= 2) return axis;
-  // The last number at or below lo, through the first at or above hi.
+  for (bool dense : {false, true}) {
+    axis.ticks.clear();
+    for (double t : round_numbers(axis.lo, axis.hi, dense))
+      if (t >= axis.lo && t <= axis.hi) axis.ticks.push_back(t);
+    if (axis.ticks.size() >= 2) return axis;
+  }
+  // The last whole multiple at or below lo, through the first at or above hi.
+  const std::vector<double> all = round_numbers(lo, hi, true);
   auto first = std::upper_bound(all.begin(), all.end(), lo * (1 + 1e-9)) - 1;
   auto last = std::lower_bound(all.begin(), all.end(), hi * (1 - 1e-9));
   if (last == first) ++last;  // lo == hi, on a tick: still a range

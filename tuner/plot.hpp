@@ -34,8 +34,9 @@ struct Panel {
 // smallest that needs at most `most` steps.
 double linear_step(double top, int most = 6);
 // A logarithmic axis over [lo, hi]: the data's range widened by a fifth each way, with ticks at
-// the numbers 1, 2 and 5 times a power of ten inside it; where fewer than two fall inside, the
-// axis runs from the largest such number at or below lo to the smallest at or above hi.
+// the numbers 1, 2 and 5 times a power of ten inside it; where fewer than two fall inside, at every
+// whole multiple of a power of ten inside it (30, 40, 50); where still fewer than two, the axis
+// runs from the largest such multiple at or below lo to the smallest at or above hi.
 struct LogAxis {
   double lo = 1, hi = 10;
   std::vector<double> ticks;
