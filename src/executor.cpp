@@ -30,6 +30,7 @@ struct Running {
   bool feeds = false;
   std::unique_ptr<Error> failure;  // it failed after it was enqueued
   bool c_touched = false;
+  std::vector<gpu::RowRange> finished;  // of its rows, those that reached C before it failed
 };
 
 // The devices' plan; none when no device can take part (the CPU then computes everything).
@@ -85,11 +86,13 @@ void finish(Running& run, int feeder_threads) {
     run.inflight->wait();
     run.report.t_done = clock::now_ns();
     run.report.kernel_seconds = run.inflight->kernel_seconds;
+    run.report.launches = run.inflight->launches;
     run.report.bytes_in = run.inflight->bytes_in;
     run.report.bytes_out = run.inflight->bytes_out;
   } catch (const gpu::Failure& e) {
     run.failure = std::make_unique<Error>(e);
     run.c_touched = e.c_touched();
+    run.finished = e.finished();
   }
 }
 
@@ -138,7 +141,8 @@ void run_shares(const Problem<T>& p, std::vector<Running>& running,
   if (cpu_error) std::rethrow_exception(cpu_error);
 }
 
-// A device that failed leaves its rows to the CPU, once everything else is done.
+// A device that failed leaves the rows it had not finished to the CPU, once everything else is
+// done (it put back their old values).
 template <class T>
 int64_t recover(const Problem<T>& p, const Request& req, std::vector<Running>& running,
                 const Cores& cores, Report& r) {
@@ -149,8 +153,12 @@ int64_t recover(const Problem<T>& p, const Request& req, std::vector<Running>& r
     run.report.failure = run.failure->what();
     gpu_unavailable(p, req, *run.failure, run.c_touched, r);
     run.inflight.reset();
-    cpu_share(p, run.part.row0, run.part.rows, cores.total, false);
-    rows += run.part.rows;
+    run.report.finished_rows = run.part.rows;
+    for (const gpu::RowRange& u : gpu::unfinished(run.part.rows, run.finished)) {
+      cpu_share(p, run.part.row0 + u.row0, u.rows, cores.total, false);
+      rows += u.rows;
+      run.report.finished_rows -= u.rows;
+    }
   }
   return rows;
 }

@@ -46,11 +46,18 @@ struct Side {
   bool c_touched = false;
 };
 
-// The side fails with chunk c: it takes no more chunks, and c goes to the CPU.
-void fail(Dealer& dealer, Side& s, const Chunk& c, const Error& e, bool c_touched) {
+// The side fails with chunk c: it takes no more chunks, and the rows of c it had not finished
+// (it put back their old values) go to the CPU.
+void fail(Dealer& dealer, Side& s, const Chunk& c, const Error& e, bool c_touched,
+          const std::vector<gpu::RowRange>& finished = {}) {
   if (!s.failure) s.failure = std::make_unique<Error>(e);
   s.c_touched = s.c_touched || c_touched;
-  s.failed.push_back(c);
+  int64_t left = 0;
+  for (const gpu::RowRange& u : gpu::unfinished(c.rows, finished)) {
+    s.failed.push_back({c.row0 + u.row0, u.rows});
+    left += u.rows;
+  }
+  s.report.finished_rows += c.rows - left;
   dealer.retire(s.index);
 }
 
@@ -82,13 +89,14 @@ void finish(Dealer& dealer, Side& s, Flight& f, const std::function<void()>& bef
     before_wait();
     f.inflight->wait();
     s.report.kernel_seconds += f.inflight->kernel_seconds;
+    s.report.launches += f.inflight->launches;
     s.report.bytes_in += f.inflight->bytes_in;
     s.report.bytes_out += f.inflight->bytes_out;
     s.report.rows += f.chunk.rows;
     ++s.report.chunks;
     s.report.t_done = clock::now_ns();
   } catch (const gpu::Failure& e) {
-    fail(dealer, s, f.chunk, e, e.c_touched());
+    fail(dealer, s, f.chunk, e, e.c_touched(), e.finished());
   }
   f.inflight.reset();
 }
@@ -151,6 +159,7 @@ int64_t recover(const Problem<T>& p, const Request& req, std::vector<Side>& side
   for (Side& s : sides) {
     if (!s.failure) continue;
     s.report.failed = true;
+    s.report.finished_rows += s.report.rows;  // its chunks that completed
     s.report.failure = s.failure->what();
     gpu_unavailable(p, req, *s.failure, s.c_touched, r);
     for (const Chunk& c : s.failed) {

@@ -33,14 +33,15 @@ Problem<T> rows_of(const Problem<T>& p, int64_t row0, int64_t rows) {
 }
 
 // A device could not do its part. Under strategy gpu that is the caller's error; otherwise the
-// CPU takes its rows, with one warning per process. C's old values must still be there.
+// CPU takes the rows it had not finished, with one warning per process. C's old values must
+// still be there: `c_touched` says a device that wrote C in place could not be stopped.
 template <class T>
 void gpu_unavailable(const Problem<T>& p, const Request& req, const Error& e, bool c_touched,
                      Report& r) {
   if (c_touched && p.beta != T(0))
     throw Error(Error::Kind::OutputLost,
-                std::string("the GPU failed after writing C in place and beta != 0, so C's old "
-                            "values are lost: ") +
+                std::string("the GPU failed and could not be stopped after it may have written C "
+                            "in place with beta != 0, so C's old values cannot be trusted: ") +
                     e.what());
   // Under strategy gpu that is an error, but in a child forked after OpenCL was used, where no
   // call can have the GPU: there every call computes on the CPU (after_fork.hpp).
@@ -103,7 +104,10 @@ void close_report(const std::vector<Report::Device>& devices, const Problem<T>& 
   for (const Report::Device& d : devices) {
     r.devices.push_back(d);
     r.feeder_threads += d.feeder_threads;
-    if (d.failed) continue;
+    if (d.failed) {
+      r.gpu_rows += d.finished_rows;
+      continue;
+    }
     r.gpu_rows += d.rows;
     r.t_gpu_done = std::max(r.t_gpu_done, d.t_done);
     r.gpu_kernel_seconds = std::max(r.gpu_kernel_seconds, d.kernel_seconds);

@@ -4,8 +4,10 @@
 
 #include <algorithm>
 #include <cmath>
+#include <mutex>
 #include <numeric>
 #include <string>
+#include <tuple>
 
 #include "config.hpp"
 #include "cpu_blas.hpp"
@@ -157,6 +159,21 @@ void drop_fp32_only(std::vector<std::shared_ptr<gpu::Device>>& devices,
     warn_once("no-fp64:" + without, "dgemm leaves out " + without + ": no fp64 support");
 }
 
+// Bounds a part's kernel launches (LAUNCH_ROWS, unless the caller set it) so that none is planned
+// to run longer than the data's bound at `gflops`, the device's measured kernel rate (else the
+// rate the data assumes): a display GPU's watchdog kills a kernel that runs for seconds.
+template <class T>
+void bound_launches(DevicePart& part, const Problem<T>& p, const Options& o, double gflops) {
+  if (o.kernel_params.count("LAUNCH_ROWS")) return;
+  const profile::LaunchBound& bound = profile::launch_bound();
+  const double rate = (gflops > 0 ? gflops : bound.assumed_gflops) * 1e9;
+  const double rows =
+      bound.max_seconds * rate /
+      (2.0 * static_cast<double>(p.n) * static_cast<double>(std::max<int64_t>(p.k, 1)));
+  part.params["LAUNCH_ROWS"] =
+      rows >= static_cast<double>(p.m) ? 0 : std::max(1, static_cast<int>(rows));
+}
+
 // The cores a call divides: physical cores, but never more than the program allows OpenBLAS
 // (OPENBLAS_NUM_THREADS).
 int host_cores() { return std::min(topology::physical_cores(), cpu_blas::current_threads()); }
@@ -199,13 +216,71 @@ std::vector<const cost::Model*> models_for(
   return models;
 }
 
+// The plans the models made, by shape and sides, so that a program's repeated shapes are planned
+// once (a plan costs some microseconds of arithmetic: about 10 on one device beside 16 cores).
+// An entry holds the profiles its models belong to, so no other model can take their addresses.
+class PlanMemo {
+ public:
+  struct Key {
+    cost::Shape shape;
+    int cores = 0;
+    std::vector<std::tuple<const cost::DeviceModel*, int64_t, double, double>> sides;
+    const cost::CpuModel* cpu = nullptr;
+    double margin = 0;
+    bool operator==(const Key& o) const {
+      return shape.m == o.shape.m && shape.n == o.shape.n && shape.k == o.shape.k &&
+             shape.element_bytes == o.shape.element_bytes && shape.reads_c == o.shape.reads_c &&
+             shape.pinned == o.shape.pinned && cores == o.cores && sides == o.sides &&
+             cpu == o.cpu && margin == o.margin;
+    }
+  };
+  cost::Plan plan(const std::vector<std::shared_ptr<const profile::Profile>>& owners,
+                  const cost::CpuModel& cpu, const std::vector<cost::Side>& sides,
+                  const cost::Shape& s, int cores, double margin) {
+    Key key{s, cores, {}, &cpu, margin};
+    for (const cost::Side& d : sides)
+      key.sides.emplace_back(d.model, d.tile, d.both_busy, d.cpu_busy);
+    {
+      std::lock_guard<std::mutex> lock(mutex_);
+      for (const Entry& e : entries_)
+        if (e.key == key) return e.plan;
+    }
+    const cost::Plan plan = cost::best_plan(cpu, sides, s, cores, margin);
+    std::lock_guard<std::mutex> lock(mutex_);
+    Entry e{std::move(key), owners, plan};
+    if (entries_.size() < kEntries)
+      entries_.push_back(std::move(e));
+    else
+      entries_[next_++ % kEntries] = std::move(e);
+    return plan;
+  }
+
+ private:
+  static constexpr size_t kEntries = 64;
+  struct Entry {
+    Key key;
+    std::vector<std::shared_ptr<const profile::Profile>> owners;
+    cost::Plan plan;
+  };
+  std::mutex mutex_;
+  std::vector<Entry> entries_;
+  size_t next_ = 0;
+};
+
+PlanMemo& plan_memo() {
+  static PlanMemo& memo = *new PlanMemo;  // never destroyed: calls may plan until exit
+  return memo;
+}
+
 // The plan the devices' cost models give: each device's rows in whole tiles of the kernel it
 // will run, the CPU's threads (the cores it leaves feed the devices).
 template <class T>
 GpuPlan model_plan(const Problem<T>& p, const Options& o,
                    const std::vector<std::shared_ptr<gpu::Device>>& devices,
                    const std::vector<profile::Choice>& choices,
-                   const std::vector<const cost::Model*>& models, Report& r) {
+                   const std::vector<const cost::Model*>& models,
+                   const std::vector<std::shared_ptr<const profile::Profile>>& profiles,
+                   Report& r) {
   constexpr bool fp64 = std::is_same_v<T, double>;
   cost::Shape s;
   s.m = p.m;
@@ -222,7 +297,7 @@ GpuPlan model_plan(const Problem<T>& p, const Options& o,
                      models[i]->cpu_busy});
   }
   const cost::Plan best =
-      cost::best_plan(models[0]->cpu, sides, s, host_cores(), models[0]->split_margin);
+      plan_memo().plan(profiles, models[0]->cpu, sides, s, host_cores(), models[0]->split_margin);
   GpuPlan plan;
   int64_t row0 = 0;
   for (size_t i = 0; i < devices.size(); ++i) {
@@ -236,6 +311,7 @@ GpuPlan model_plan(const Problem<T>& p, const Options& o,
     part.row0 = row0;
     part.rows = best.rows[i];
     row0 += part.rows;
+    bound_launches(part, p, o, models[i]->device.kernel_gflops);
     plan.parts.push_back(std::move(part));
   }
   plan.profile_threads = best.cpu_threads;
@@ -285,7 +361,7 @@ GpuPlan plan_gpu(const Problem<T>& p, const Options& o, const Request& req, Repo
   }
   // Only a device with fp64 has a dgemm model, so none of these is left out of a dgemm.
   if (const auto models = models_for(p, req, devices, choices, profiles); !models.empty())
-    return model_plan(p, o, devices, choices, models, r);
+    return model_plan(p, o, devices, choices, models, profiles, r);
   GpuPlan plan;
   const double fraction = set_fraction(req, choices);
   r.gpu_fraction = fraction;
@@ -302,6 +378,7 @@ GpuPlan plan_gpu(const Problem<T>& p, const Options& o, const Request& req, Repo
     part.params = kernel_for(*devices[i], fp64, o,
                              req.strategy == Strategy::Gpu ? c.gpu_kernel : c.kernel, r.profile);
     tiles.push_back(gpu::row_tile(part.params));
+    bound_launches(part, p, o, c.gpu_gflops);
     plan.parts.push_back(std::move(part));
     // Under auto a device whose own profile keeps it idle stays idle.
     const bool takes = req.strategy != Strategy::Auto || devices.size() == 1 || c.fraction > 0;

@@ -15,6 +15,7 @@
 #include <stdexcept>
 
 #include "cpu_blas.hpp"
+#include "gpu/architecture.hpp"
 #include "gpu/device.hpp"
 #include "log.hpp"
 #include "tandem_builtin_profiles.hpp"
@@ -240,6 +241,7 @@ Identity identity_for(const gpu::DeviceInfo& d) {
   id.blas_version = cpu_blas::version();
   id.blas_core = cpu_blas::core_type();
   id.threads = topology::physical_cores();
+  id.architecture = d.architecture;
   return id;
 }
 
@@ -253,6 +255,7 @@ std::string to_json(const Profile& p) {
       {"platform", id.platform},           {"device", id.device},       {"driver", id.driver},
       {"compute_units", id.compute_units}, {"cpu_model", id.cpu_model}, {"blas", id.blas},
       {"blas_version", id.blas_version},   {"blas_core", id.blas_core}, {"threads", id.threads}};
+  if (!id.architecture.empty()) j["identity"]["architecture"] = id.architecture;
   j["precisions"] = json::object();  // present even when empty (a device without fp64, say)
   for (const auto& [prec, pp] : p.precisions) {
     json buckets = json::array();
@@ -294,6 +297,87 @@ std::string to_json(const Profile& p) {
   return j.dump(2) + "\n";
 }
 
+namespace {
+
+Identity identity_of(const json& id) {
+  Identity i;
+  i.platform = id.at("platform").get<std::string>();
+  i.device = id.at("device").get<std::string>();
+  i.driver = id.at("driver").get<std::string>();
+  i.compute_units = integer<int>(id, "compute_units");
+  i.cpu_model = id.at("cpu_model").get<std::string>();
+  i.blas = id.at("blas").get<std::string>();
+  i.blas_version = id.at("blas_version").get<std::string>();
+  i.blas_core = id.at("blas_core").get<std::string>();
+  i.threads = integer<int>(id, "threads");
+  i.architecture = id.value("architecture", std::string());
+  if (!i.architecture.empty() && !gpu::parse_architecture(i.architecture))
+    throw std::runtime_error("architecture '" + i.architecture + "' is not family:major.minor");
+  return i;
+}
+
+ResidentSplit resident_of(const json& rj, const Bucket& b) {
+  ResidentSplit r;
+  r.gpu_parts = integer<int>(rj, "gpu_parts");
+  r.cpu_threads = integer<int>(rj, "cpu_threads");
+  r.dynamic = balance_of(rj);
+  r.kernel = kernel_of(rj.at("kernel"));
+  r.gpu_gflops = rj.at("gpu_gflops").get<double>();
+  r.best_gflops = rj.at("best_gflops").get<double>();
+  if (r.gpu_parts < 0 || r.gpu_parts > b.parts)
+    throw std::runtime_error("bucket with size " + std::to_string(b.size) + ": resident split " +
+                             std::to_string(r.gpu_parts) + "/" + std::to_string(b.parts) +
+                             " is out of range");
+  return r;
+}
+
+Bucket bucket_of(const json& bj) {
+  Bucket b;
+  b.size = integer<int64_t>(bj, "size");
+  b.parts = integer<int>(bj, "parts");
+  b.gpu_parts = integer<int>(bj, "gpu_parts");
+  b.cpu_threads = integer<int>(bj, "cpu_threads");
+  b.dynamic = balance_of(bj);
+  b.kernel = kernel_of(bj.at("kernel"));
+  if (const auto g = bj.find("gpu_kernel"); g != bj.end()) b.gpu_kernel = kernel_of(*g);
+  if (const auto rj = bj.find("resident"); rj != bj.end()) b.resident = resident_of(*rj, b);
+  b.cpu_gflops = bj.at("cpu_gflops").get<double>();
+  b.gpu_gflops = bj.at("gpu_gflops").get<double>();
+  b.best_gflops = bj.at("best_gflops").get<double>();
+  if (b.size <= 0 || b.parts <= 0 || b.gpu_parts < 0 || b.gpu_parts > b.parts)
+    throw std::runtime_error("bucket with size " + std::to_string(b.size) + " and split " +
+                             std::to_string(b.gpu_parts) + "/" + std::to_string(b.parts) +
+                             " is out of range");
+  return b;
+}
+
+PrecisionProfile precision_of(const json& pj) {
+  PrecisionProfile pp;
+  pp.gpu_kernel = kernel_of(pj.at("gpu_kernel"));
+  pp.gpu_size = integer<int64_t>(pj, "gpu_size");
+  pp.gpu_gflops = pj.at("gpu_gflops").get<double>();
+  for (const auto& bj : pj.at("buckets")) pp.buckets.push_back(bucket_of(bj));
+  if (const auto mj = pj.find("model"); mj != pj.end())
+    pp.model = model_of(*mj, &pp.observations);
+  std::sort(pp.buckets.begin(), pp.buckets.end(),
+            [](const Bucket& a, const Bucket& b) { return a.size < b.size; });
+  return pp;
+}
+
+Tuning tuning_of(const json& t) {
+  Tuning r;
+  r.strategy = t.value("strategy", "");
+  r.objective = t.value("objective", "");
+  r.date = t.value("date", "");
+  r.budget_evaluations = integer_or(t, "budget_evaluations", 0);
+  r.budget_seconds = t.value("budget_seconds", 0.0);
+  r.evaluations = integer_or(t, "evaluations", 0);
+  r.seconds = t.value("seconds", 0.0);
+  return r;
+}
+
+}  // namespace
+
 Profile from_json(const std::string& text) {
   try {
     const json j = json::parse(text);
@@ -301,71 +385,16 @@ Profile from_json(const std::string& text) {
     p.format = integer<int>(j, "format");
     p.tandem_version = j.at("tandem_version").get<std::string>();
     p.match = j.value("match", std::string("device"));
-    if (p.match != "device" && p.match != "platform" && p.match != "any")
-      throw std::runtime_error("match must be device, platform or any, not '" + p.match + "'");
-    const json& id = j.at("identity");
-    p.identity.platform = id.at("platform").get<std::string>();
-    p.identity.device = id.at("device").get<std::string>();
-    p.identity.driver = id.at("driver").get<std::string>();
-    p.identity.compute_units = integer<int>(id, "compute_units");
-    p.identity.cpu_model = id.at("cpu_model").get<std::string>();
-    p.identity.blas = id.at("blas").get<std::string>();
-    p.identity.blas_version = id.at("blas_version").get<std::string>();
-    p.identity.blas_core = id.at("blas_core").get<std::string>();
-    p.identity.threads = integer<int>(id, "threads");
+    if (p.match != "device" && p.match != "architecture" && p.match != "platform" &&
+        p.match != "any")
+      throw std::runtime_error("match must be device, architecture, platform or any, not '" +
+                               p.match + "'");
+    p.identity = identity_of(j.at("identity"));
     for (const auto& [key, pj] : j.at("precisions").items()) {
       if (key != "s" && key != "d") throw std::runtime_error("unknown precision '" + key + "'");
-      PrecisionProfile pp;
-      pp.gpu_kernel = kernel_of(pj.at("gpu_kernel"));
-      pp.gpu_size = integer<int64_t>(pj, "gpu_size");
-      pp.gpu_gflops = pj.at("gpu_gflops").get<double>();
-      for (const auto& bj : pj.at("buckets")) {
-        Bucket b;
-        b.size = integer<int64_t>(bj, "size");
-        b.parts = integer<int>(bj, "parts");
-        b.gpu_parts = integer<int>(bj, "gpu_parts");
-        b.cpu_threads = integer<int>(bj, "cpu_threads");
-        b.dynamic = balance_of(bj);
-        b.kernel = kernel_of(bj.at("kernel"));
-        if (const auto g = bj.find("gpu_kernel"); g != bj.end()) b.gpu_kernel = kernel_of(*g);
-        if (const auto rj = bj.find("resident"); rj != bj.end()) {
-          ResidentSplit r;
-          r.gpu_parts = integer<int>(*rj, "gpu_parts");
-          r.cpu_threads = integer<int>(*rj, "cpu_threads");
-          r.dynamic = balance_of(*rj);
-          r.kernel = kernel_of(rj->at("kernel"));
-          r.gpu_gflops = rj->at("gpu_gflops").get<double>();
-          r.best_gflops = rj->at("best_gflops").get<double>();
-          if (r.gpu_parts < 0 || r.gpu_parts > b.parts)
-            throw std::runtime_error("bucket with size " + std::to_string(b.size) +
-                                     ": resident split " + std::to_string(r.gpu_parts) + "/" +
-                                     std::to_string(b.parts) + " is out of range");
-          b.resident = r;
-        }
-        b.cpu_gflops = bj.at("cpu_gflops").get<double>();
-        b.gpu_gflops = bj.at("gpu_gflops").get<double>();
-        b.best_gflops = bj.at("best_gflops").get<double>();
-        if (b.size <= 0 || b.parts <= 0 || b.gpu_parts < 0 || b.gpu_parts > b.parts)
-          throw std::runtime_error("bucket with size " + std::to_string(b.size) + " and split " +
-                                   std::to_string(b.gpu_parts) + "/" + std::to_string(b.parts) +
-                                   " is out of range");
-        pp.buckets.push_back(b);
-      }
-      if (const auto mj = pj.find("model"); mj != pj.end())
-        pp.model = model_of(*mj, &pp.observations);
-      std::sort(pp.buckets.begin(), pp.buckets.end(),
-                [](const Bucket& a, const Bucket& b) { return a.size < b.size; });
-      p.precisions[key[0]] = pp;
+      p.precisions[key[0]] = precision_of(pj);
     }
-    if (const auto t = j.find("tuning"); t != j.end()) {
-      p.tuning.strategy = t->value("strategy", "");
-      p.tuning.objective = t->value("objective", "");
-      p.tuning.date = t->value("date", "");
-      p.tuning.budget_evaluations = integer_or(*t, "budget_evaluations", 0);
-      p.tuning.budget_seconds = t->value("budget_seconds", 0.0);
-      p.tuning.evaluations = integer_or(*t, "evaluations", 0);
-      p.tuning.seconds = t->value("seconds", 0.0);
-    }
+    if (const auto t = j.find("tuning"); t != j.end()) p.tuning = tuning_of(*t);
     return p;
   } catch (const json::exception& e) {
     throw std::runtime_error(std::string("not a valid profile: ") + e.what());
@@ -455,6 +484,18 @@ const std::map<std::string, int>& kernel_defaults(bool is_gpu) {
     throw std::logic_error("the built-in database has no tuner/profiles/defaults.json");
   }();
   return is_gpu ? defaults.first : defaults.second;
+}
+
+const LaunchBound& launch_bound() {
+  static const LaunchBound bound = [] {
+    for (const auto& [name, text] : builtin_profiles::all)
+      if (std::string(name) == kDefaultsName) {
+        const json j = json::parse(text).at("launch");
+        return LaunchBound{j.at("max_seconds").get<double>(), j.at("assumed_gflops").get<double>()};
+      }
+    throw std::logic_error("the built-in database has no tuner/profiles/defaults.json");
+  }();
+  return bound;
 }
 
 std::string to_log_line(const LogRecord& r) {

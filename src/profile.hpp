@@ -26,6 +26,10 @@ struct Identity {
   int compute_units = 0;
   std::string cpu_model, blas, blas_version, blas_core;
   int threads = 0;
+  // The device's architecture (gpu/architecture.hpp), "" if its driver does not say. Not part of
+  // what a local profile must match (the device's name implies it): the built-in database
+  // matches on it between a device's own entry and its platform's.
+  std::string architecture;
   bool operator==(const Identity& o) const;
   // The first field that differs from `o`, as "driver 'x' vs 'y'", or "" if none.
   std::string difference(const Identity& o) const;
@@ -82,8 +86,9 @@ struct Profile {
   std::string tandem_version;
   Identity identity;
   // How widely a built-in profile applies: "device" (same platform, device and compute units),
-  // "platform" (any device of the platform: the vendor fallback) or "any" (the global one).
-  // Local profiles are always "device" and need the whole identity to match.
+  // "architecture" (the devices of its platform nearest its architecture; a "device" entry serves
+  // them too), "platform" (any device of the platform: the vendor fallback) or "any" (the global
+  // one). Local profiles are always "device" and need the whole identity to match.
   std::string match = "device";
   std::map<char, PrecisionProfile> precisions;  // 's' and 'd'
   Tuning tuning;
@@ -107,9 +112,22 @@ bool compatible(const Profile& p, std::string* why = nullptr);
 // The built-in database (tuner/profiles/*.json, embedded at build time).
 const std::vector<Profile>& builtin();
 
+// The entry of `db` whose architecture is nearest `id`'s, among its platform's "device" and
+// "architecture" entries of the same family; nullptr if none (or `id` has no architecture).
+// *how says which architecture it is and how near.
+const Profile* nearest_architecture(const Identity& id, const std::vector<Profile>& db,
+                                    std::string* how);
+
 // The kernel parameters a device of this kind starts from before any profile (the database's
 // tuner/profiles/defaults.json). Its names are every kernel parameter there is.
 const std::map<std::string, int>& kernel_defaults(bool is_gpu);
+
+// How long one kernel launch may be planned to run, and the rate assumed for a device without a
+// profile (tuner/profiles/defaults.json's "launch").
+struct LaunchBound {
+  double max_seconds = 0.5, assumed_gflops = 100;
+};
+const LaunchBound& launch_bound();
 
 // Every local profile file whose identity is `id` (what `tandem profile reset` removes).
 std::vector<std::filesystem::path> local_files(const Identity& id);

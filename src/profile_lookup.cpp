@@ -8,6 +8,7 @@
 #include <mutex>
 #include <system_error>
 
+#include "gpu/architecture.hpp"
 #include "gpu/device.hpp"
 #include "log.hpp"
 #include "profile.hpp"
@@ -79,8 +80,18 @@ std::shared_ptr<const Profile> find(const Identity& id) {
     }
     return std::make_shared<const Profile>(std::move(p));
   }
-  // The built-in database: this device, then its platform (vendor), then anything.
-  for (const char* level : {"device", "platform", "any"}) {
+  // The built-in database: this device, then its architecture's nearest entry (the kernels of a
+  // relative, said in the origin), then its platform (vendor), then anything.
+  for (const char* level : {"device", "architecture", "platform", "any"}) {
+    if (std::string(level) == "architecture") {
+      std::string how;
+      if (const Profile* near = nearest_architecture(id, builtin(), &how)) {
+        auto p = std::make_shared<Profile>(*near);
+        p->origin += " (" + how + ")";
+        return p;
+      }
+      continue;
+    }
     for (const Profile& p : builtin()) {
       if (p.match != level || !compatible(p)) continue;
       const bool hit =
@@ -92,6 +103,31 @@ std::shared_ptr<const Profile> find(const Identity& id) {
   }
   return nullptr;
 }
+
+}  // namespace
+
+const Profile* nearest_architecture(const Identity& id, const std::vector<Profile>& db,
+                                    std::string* how) {
+  const Profile* best = nullptr;
+  int nearest = 0;
+  for (const Profile& p : db) {
+    if ((p.match != "device" && p.match != "architecture") || !compatible(p) ||
+        p.identity.platform != id.platform)
+      continue;
+    const auto d = gpu::architecture_distance(p.identity.architecture, id.architecture);
+    if (d && (best == nullptr || *d < nearest)) {
+      best = &p;
+      nearest = *d;
+    }
+  }
+  if (best != nullptr)
+    *how = nearest == 0 ? "same architecture, " + id.architecture
+                        : "architecture " + best->identity.architecture + ", the nearest to " +
+                              id.architecture;
+  return best;
+}
+
+namespace {
 
 std::mutex& cache_mutex() {
   static std::mutex& m = *new std::mutex;

@@ -6,6 +6,7 @@
 #pragma once
 
 #include <cstddef>
+#include <cstdint>
 
 namespace tandem::detail::seams {
 
@@ -27,10 +28,13 @@ struct Values {
   // Every kernel build fails as a compiler error would (an #error in the source): how tests reach
   // the build-failure paths now that invalid parameters never get as far as the compiler.
   bool fail_builds = false;
-  // The share on the device of this index (as list_devices() numbers it) fails when it is waited
-  // for, as a device lost mid-call would: its kernels ran, and on a discrete device its rows of C
-  // have not been unpacked. -1: none.
+  // The share on the device of this index (as list_devices() numbers it) fails as a device lost
+  // mid-call would, once `fail_after_rows` of its rows have reached C: at the first launch or
+  // chunk boundary at or past that row while it is waited for, after writing NaN over the rows of
+  // C it would have finished next wherever it writes C in place (a kernel or a copy cut short).
+  // -1: none.
   int fail_device = -1;
+  int64_t fail_after_rows = 0;
   // A simulated APU (simulated_apu.hpp): with both rates set (GFLOPS), every call lasts as long
   // as a CPU and a device of these rates would take, each slowed to `apu_both_busy` of its rate
   // while both are busy. 0: off.
@@ -43,6 +47,7 @@ size_t pinned_from();
 CpuMode cpu_mode();
 bool fail_builds();
 int fail_device();
+int64_t fail_after_rows();
 double apu_cpu_gflops();
 double apu_gpu_gflops();
 double apu_both_busy();

@@ -11,6 +11,8 @@
 #include <fstream>
 #include <string>
 
+#include "gpu/architecture.hpp"
+
 namespace tandem::test {
 namespace {
 
@@ -121,6 +123,86 @@ TEST(Profile, AnUnreadableDirectoryIsReportedOnce) {
   prof::active(prof::Identity{});
   EXPECT_EQ(::testing::internal::GetCapturedStderr(), "");
   setenv("TANDEM_PROFILE_DIR", dir.c_str(), 1);
+}
+
+}  // namespace
+}  // namespace tandem::test
+
+namespace tandem::test {
+namespace {
+
+// Architectures: the text form, the distance (same family only; a major version apart is further
+// than any minor one), and the database's nearest entry.
+TEST(Architecture, TextAndDistance) {
+  namespace gpu = detail::gpu;
+  const auto a = gpu::parse_architecture("nvidia-sm:9.0");
+  ASSERT_TRUE(a);
+  EXPECT_EQ(a->family, "nvidia-sm");
+  EXPECT_EQ(a->major, 9);
+  EXPECT_EQ(a->text(), "nvidia-sm:9.0");
+  for (const char* bad : {"", "sm90", ":9.0", "nvidia-sm:9", "nvidia-sm:9.0x", "nvidia-sm:-1.0"})
+    EXPECT_FALSE(gpu::parse_architecture(bad)) << bad;
+  EXPECT_EQ(gpu::architecture_distance("nvidia-sm:9.0", "nvidia-sm:9.0"), 0);
+  EXPECT_LT(*gpu::architecture_distance("nvidia-sm:8.9", "nvidia-sm:8.0"),
+            *gpu::architecture_distance("nvidia-sm:8.9", "nvidia-sm:9.0"));
+  EXPECT_FALSE(gpu::architecture_distance("nvidia-sm:9.0", "amd-gfx:9.0"));
+  EXPECT_FALSE(gpu::architecture_distance("", "nvidia-sm:9.0"));
+}
+
+prof::Profile entry(const std::string& device, const std::string& architecture,
+                    const std::string& match = "device") {
+  prof::Profile p;
+  p.tandem_version = TANDEM_VERSION;
+  p.match = match;
+  p.identity.platform = "NVIDIA CUDA";
+  p.identity.device = device;
+  p.identity.architecture = architecture;
+  p.origin = "built-in:" + device;
+  return p;
+}
+
+TEST(Architecture, AnUnlistedDeviceTakesItsNearestRelative) {
+  const std::vector<prof::Profile> db{
+      entry("H100", "nvidia-sm:9.0"), entry("A100", "nvidia-sm:8.0"),
+      entry("fallback", "", "platform"), entry("an AMD card", "amd-gfx:9.0")};
+  prof::Identity id;
+  id.platform = "NVIDIA CUDA";
+  std::string how;
+  for (const auto& [arch, want] : {std::pair<const char*, const char*>{"nvidia-sm:9.0", "H100"},
+                                   {"nvidia-sm:8.9", "A100"},
+                                   {"nvidia-sm:8.6", "A100"},
+                                   {"nvidia-sm:10.0", "H100"}}) {
+    id.architecture = arch;
+    const prof::Profile* p = prof::nearest_architecture(id, db, &how);
+    ASSERT_NE(p, nullptr) << arch;
+    EXPECT_EQ(p->identity.device, want) << arch;
+    EXPECT_NE(how.find(arch), std::string::npos) << how;
+  }
+  id.architecture = "";
+  EXPECT_EQ(prof::nearest_architecture(id, db, &how), nullptr) << "no architecture, no relative";
+  id.architecture = "intel-ip:12.60";
+  EXPECT_EQ(prof::nearest_architecture(id, db, &how), nullptr) << "another family";
+  id.platform = "Other";
+  id.architecture = "nvidia-sm:9.0";
+  EXPECT_EQ(prof::nearest_architecture(id, db, &how), nullptr) << "another platform";
+}
+
+// The shipped database: an H200 (SM 9.0, not listed) takes the H100's entry, and says so.
+TEST(Architecture, AnH200TakesTheH100sKernels) {
+  prof::Identity id;
+  id.platform = "NVIDIA CUDA";
+  id.device = "NVIDIA H200";
+  id.architecture = "nvidia-sm:9.0";
+  std::string how;
+  const prof::Profile* p = prof::nearest_architecture(id, prof::builtin(), &how);
+  ASSERT_NE(p, nullptr);
+  EXPECT_EQ(p->identity.device, "NVIDIA H100 80GB HBM3");
+  EXPECT_EQ(how, "same architecture, nvidia-sm:9.0");
+  const prof::Profile q = prof::from_json(prof::to_json(*p));
+  EXPECT_EQ(q.identity.architecture, "nvidia-sm:9.0");
+  std::string bad = prof::to_json(*p);
+  bad.replace(bad.find("nvidia-sm:9.0"), 13, "sm90");
+  EXPECT_THROW(prof::from_json(bad), std::runtime_error);
 }
 
 }  // namespace

@@ -32,6 +32,8 @@ void add_opencl(json& out) {
                                {"driver", d.driver},
                                {"version", d.version},
                                {"type", d.is_gpu ? "GPU" : "other"},
+                               {"architecture", d.architecture},
+                               {"integrated", d.integrated},
                                {"unified_memory", d.unified_memory},
                                {"fp64", d.fp64},
                                {"compute_units", d.compute_units},
@@ -99,10 +101,13 @@ void print_opencl(const json& out) {
   std::cout << "OpenCL devices:\n";
   for (const auto& d : out["opencl"])
     std::printf(
-        "  %d: %s / %s\n     %s, driver %s, unified memory %s, fp64 %s, %d compute units, "
-        "%llu KiB local memory, work-groups up to %llu\n",
+        "  %d: %s / %s\n     %s%s, architecture %s, driver %s, unified memory %s, fp64 %s, %d "
+        "compute units, %llu KiB local memory, work-groups up to %llu\n",
         d["index"].get<int>(), d["platform"].get<std::string>().c_str(),
         d["device"].get<std::string>().c_str(), d["type"].get<std::string>().c_str(),
+        d["integrated"].get<bool>() ? " (integrated)" : "",
+        d["architecture"].get<std::string>().empty() ? "not reported by the driver"
+                                                     : d["architecture"].get<std::string>().c_str(),
         d["driver"].get<std::string>().c_str(), d["unified_memory"].get<bool>() ? "yes" : "no",
         d["fp64"].get<bool>() ? "yes" : "no", d["compute_units"].get<int>(),
         static_cast<unsigned long long>(d["local_memory_bytes"].get<uint64_t>() / 1024),

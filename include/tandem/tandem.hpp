@@ -80,7 +80,8 @@ struct Report {
     // Its rows of C (row-major view), before any fallback. Under dynamic balance: where its
     // first chunk began, and the rows of all its chunks.
     int64_t row0 = 0, rows = 0;
-    int chunks = 0;  // the parts of C it computed, one at a time (1 under static balance)
+    int chunks = 0;    // the parts of C it computed, one at a time (1 under static balance)
+    int launches = 0;  // kernel launches (each bounded in duration: LAUNCH_ROWS)
     Buffer a = Buffer::None, b = Buffer::None, c = Buffer::None;
     int feeder_threads = 0;     // host threads that packed and unpacked for it (discrete GPUs)
     double kernel_seconds = 0;  // from OpenCL profiling events
@@ -88,8 +89,9 @@ struct Report {
     // memory): a discrete device's operands in, its rows of C out.
     int64_t bytes_in = 0, bytes_out = 0;
     int64_t t_done = 0;   // when its last event completed
-    bool failed = false;  // it failed, and the CPU computed its rows
+    bool failed = false;  // it failed, and the CPU computed the rows it had not finished
     std::string failure;
+    int64_t finished_rows = 0;  // of a device that failed: its rows that had reached C
   };
   Strategy strategy = Strategy::Auto;  // the strategy that ran (never Auto)
   bool fell_back = false;              // the GPU failed and the CPU computed its rows
@@ -130,8 +132,10 @@ const char* to_string(Report::Buffer b);
 
 // A tandem failure. For an invalid argument, argument() is its 1-based position in the C
 // signature; for an OpenCL failure, cl_call() names the call and cl_code() is its status.
-// OutputLost: the GPU failed after writing part of C in place with beta != 0, so C's old values
-// are gone and the call cannot be completed; every other failure leaves C as it was.
+// OutputLost: a GPU failed and could not be stopped (its queue could not be drained) after it may
+// have written part of C in place with beta != 0, so C's old values cannot be trusted; every other
+// failure leaves C right (a device that fails mid-call puts back what it had not finished, and
+// the CPU computes it).
 class Error : public std::runtime_error {
  public:
   enum class Kind { InvalidArgument, OpenCL, TooLarge, Runtime, OutputLost };

@@ -5,6 +5,7 @@
 #include <mutex>
 
 #include "after_fork.hpp"
+#include "architecture_cl.hpp"
 #include "device_cl.hpp"
 #include "errors.hpp"
 #include "seams.hpp"
@@ -83,8 +84,10 @@ std::vector<Found> enumerate() {
       info.global_mem_bytes = d.getInfo<CL_DEVICE_GLOBAL_MEM_SIZE>();
       info.max_alloc_bytes = d.getInfo<CL_DEVICE_MAX_MEM_ALLOC_SIZE>();
       info.base_addr_align_bytes = static_cast<int>(d.getInfo<CL_DEVICE_MEM_BASE_ADDR_ALIGN>() / 8);
-      info.nv_compiler_options =
-          d.getInfo<CL_DEVICE_EXTENSIONS>().find("cl_nv_compiler_options") != std::string::npos;
+      const std::string extensions = d.getInfo<CL_DEVICE_EXTENSIONS>();
+      info.nv_compiler_options = extensions.find("cl_nv_compiler_options") != std::string::npos;
+      info.architecture = architecture_of(d, extensions);
+      info.integrated = info.is_gpu && info.unified_memory;
       info.quirks = quirks_for(info);
       found.push_back({info, d});
     }

@@ -31,6 +31,11 @@ struct DeviceInfo {
   uint64_t max_work_group = 0, local_mem_bytes = 0, global_mem_bytes = 0, max_alloc_bytes = 0;
   int base_addr_align_bytes = 0;
   bool nv_compiler_options = false;  // cl_nv_compiler_options (-cl-nv-maxrregcount and others)
+  // Its architecture from the vendor's attribute query ("nvidia-sm:9.0"; architecture.hpp), ""
+  // where the driver does not say; and whether it is a GPU sharing the host's memory (an APU's
+  // or a laptop's integrated GPU).
+  std::string architecture;
+  bool integrated = false;
   Quirks quirks;
   std::string describe() const;  // "platform / device"
 };

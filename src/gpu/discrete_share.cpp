@@ -137,7 +137,8 @@ class DiscreteShare final : public ShareImpl {
     if (params.at("QUEUES") > 1)
       queue2_ = cl::CommandQueue(dev_.context(), dev_.device(), CL_QUEUE_PROFILING_ENABLE);
     take_staging();
-    const int64_t step = chunk_rows(s_, params, dev_.info());
+    snapshot_ = Snapshot<T>(s_, c_direct_ && s_.beta != T(0));
+    const int64_t step = std::min(chunk_rows(s_, params, dev_.info()), launch_step(params, s_.m));
     for (int64_t r0 = 0; r0 < s_.m; r0 += step)
       chunks_.push_back({r0, std::min(s_.m, r0 + step), {}, {}, {}});
     build_kernels();
@@ -160,7 +161,14 @@ class DiscreteShare final : public ShareImpl {
     }
   }
 
-  bool c_written() const override { return c_written_; }
+  std::vector<RowRange> salvage(bool* stopped) noexcept override {
+    *stopped = drain();
+    // Chunks read straight into the caller's pinned C beyond those confirmed get their old
+    // values (a copy cut short may have written part of them); staged ones never reached it.
+    if (*stopped) snapshot_.restore_from(confirmed_);
+    if (confirmed_ == 0) return {};
+    return {RowRange{0, confirmed_}};
+  }
 
   void flush() override {
     for (cl::CommandQueue* q : {&in_q_, &queue_, &queue2_, &out_q_})
@@ -188,15 +196,16 @@ class DiscreteShare final : public ShareImpl {
                        ev.getProfilingInfo<CL_PROFILING_COMMAND_END>());
     };
     for (const Chunk& ch : chunks_) {
+      injected_failure(dev_.info(), s_, ch.r0, ch.r1 - ch.r0, c_direct_);
       cl::WaitForEvents({ch.read});
       add(ch.kernel);
       for (const cl::Event& slab : ch.slabs) add(slab);
-      if (!c_direct_) {
-        c_written_ = true;
+      if (!c_direct_)
         unpack(c_.mapped + ch.r0 * s_.n, ch.r1 - ch.r0, s_.n, s_.c + ch.r0 * s_.ldc, s_.ldc,
                host_threads_);
-      }
+      confirmed_ = ch.r1;
     }
+    launches = static_cast<int>(ran.size());
     // Transposes ran on the first kernel queue before the kernels that wait for them: done too.
     for (const cl::Event& t : transposes_) add(t);
     kernel_seconds = busy_seconds(std::move(ran));
@@ -441,7 +450,7 @@ class DiscreteShare final : public ShareImpl {
     const std::vector<cl::Event> computed{ch.kernel};
     bytes_out += rows * s.n * static_cast<int64_t>(e);
     if (c_direct_) {
-      c_written_ = true;
+      snapshot_.take(ch.r0, rows, host_threads_);  // its old values, before the copy may write
       const size_t row = static_cast<size_t>(s.n) * e;
       if (s.ldc == s.n || rows == 1)
         out_q_.enqueueReadBuffer(c_.device(), CL_FALSE, c_offset * e,
@@ -481,7 +490,10 @@ class DiscreteShare final : public ShareImpl {
   Operand<T> a_, c_;
   std::unique_ptr<Staging> a_raw_;  // scratch for A as stored, before transposition
   cl::Event kernel_event_, last_event_;
-  bool c_written_ = false;
+  // The old values of the chunks read straight into a pinned C with beta != 0, taken as each
+  // chunk's copy back is enqueued; rows [0, confirmed_) of C hold their final values.
+  Snapshot<T> snapshot_{s_, false};
+  int64_t confirmed_ = 0;
   int host_threads_ = topology::physical_cores();  // threads for packing and unpacking
 };
 

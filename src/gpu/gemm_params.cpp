@@ -80,6 +80,8 @@ std::optional<Violation> host_rule(const Params& p) {
     return Violation{K::Host, "kernel parameter QUEUES must be 1 or 2"};
   if (v("NV_MAXRREG") < 0 || v("NV_MAXRREG") > 255)
     return Violation{K::Host, "kernel parameter NV_MAXRREG must be 0 (none) to 255"};
+  if (v("LAUNCH_ROWS") < 0)
+    return Violation{K::Host, "kernel parameter LAUNCH_ROWS must be 0 (no bound) or more"};
   return std::nullopt;
 }
 
@@ -87,7 +89,7 @@ std::optional<Violation> host_rule(const Params& p) {
 
 bool host_only(const std::string& name) {
   return name == "INDEX_LONG" || name == "A_T" || name == "B_T" || name == "NV_MAXRREG" ||
-         name == "CHUNK_FILL" || name == "QUEUES";
+         name == "CHUNK_FILL" || name == "QUEUES" || name == "LAUNCH_ROWS";
 }
 
 Limits limits_of(const DeviceInfo& info) {

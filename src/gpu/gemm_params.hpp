@@ -18,7 +18,8 @@ using Params = std::map<std::string, int>;
 
 // Whether a parameter is the host's alone, never a macro of the kernel: INDEX_LONG and the read
 // layouts A_T, B_T (the host turns them into the kernel's INDEX_LONG, TRANS_A and TRANS_B),
-// NV_MAXRREG (a build option), CHUNK_FILL and QUEUES (a discrete share's pipeline).
+// NV_MAXRREG (a build option), CHUNK_FILL and QUEUES (a discrete share's pipeline), LAUNCH_ROWS
+// (the most rows of C one kernel launch computes; 0: no bound).
 bool host_only(const std::string& name);
 
 // What validity depends on, of the device.

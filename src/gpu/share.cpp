@@ -2,6 +2,8 @@
 // failure from then on reaches the executor as Failure, saying whether C may have been written.
 #include "share.hpp"
 
+#include <algorithm>
+#include <limits>
 #include <string>
 
 #include "clock.hpp"
@@ -12,56 +14,56 @@
 namespace tandem::detail::gpu {
 namespace {
 
-// Runs `f`, turning OpenCL failures into Failure. `touched` says whether C may have been written
-// by then.
+// The Failure a share's failure becomes: what it finished, once it has put back the old values
+// of what it did not (salvage).
+Failure salvaged(ShareImpl& impl, const Error& e) {
+  bool stopped = true;
+  std::vector<RowRange> finished = impl.salvage(&stopped);
+  return Failure(e, !stopped, std::move(finished));
+}
+
+// Runs `f`, turning OpenCL failures into Failure.
 template <class F>
-auto guarded(F&& f, bool touched) -> decltype(f()) {
+auto guarded(ShareImpl& impl, F&& f) -> decltype(f()) {
   try {
     return f();
   } catch (const cl::Error& e) {
-    throw Failure(translate(e), touched);
+    throw salvaged(impl, translate(e));
   } catch (const Failure&) {
     throw;
   } catch (const Error& e) {
-    throw Failure(e, touched);
+    throw salvaged(impl, e);
   }
 }
 
 class Guarded final : public InFlight {
  public:
-  Guarded(std::unique_ptr<ShareImpl> impl, int device_index)
-      : impl_(std::move(impl)), device_index_(device_index) {
+  explicit Guarded(std::unique_ptr<ShareImpl> impl) : impl_(std::move(impl)) {
     a_path = impl_->a_path;
     b_path = impl_->b_path;
     c_path = impl_->c_path;
   }
   void flush() override {
-    guarded([&] { impl_->flush(); }, touched());
+    guarded(*impl_, [&] { impl_->flush(); });
     flushed_at_ns = clock::now_ns();
   }
   bool submitted() override {
-    return guarded([&] { return impl_->submitted(); }, touched());
+    return guarded(*impl_, [&] { return impl_->submitted(); });
   }
   void feed(int host_threads) override {
-    guarded([&] { impl_->feed(host_threads); }, touched());
+    guarded(*impl_, [&] { impl_->feed(host_threads); });
   }
   bool feeds() const override { return impl_->feeds(); }
   void wait() override {
-    if (seams::fail_device() == device_index_) {
-      impl_->drain();
-      throw Failure(Error(Error::Kind::Runtime, "the test seam fail_device failed this share"),
-                    touched());
-    }
-    guarded([&] { impl_->wait(); }, touched());
+    guarded(*impl_, [&] { impl_->wait(); });
     kernel_seconds = impl_->kernel_seconds;
+    launches = impl_->launches;
     bytes_in = impl_->bytes_in;
     bytes_out = impl_->bytes_out;
   }
 
  private:
-  bool touched() const { return impl_->c_written(); }
   std::unique_ptr<ShareImpl> impl_;
-  int device_index_;
 };
 
 // What a failed buffer creation needs said beside OpenCL's status: how large this share's
@@ -86,14 +88,41 @@ std::unique_ptr<InFlight> enqueue(Device& device, const Params& params, const Sh
   try {
     impl->start(params);
   } catch (const cl::Error& e) {
-    impl->drain();
-    throw Failure(translate(e, buffer_sizes(e.err(), device, share)), impl->c_written());
+    throw salvaged(*impl, translate(e, buffer_sizes(e.err(), device, share)));
   } catch (const Error& e) {
-    impl->drain();
-    throw Failure(e, impl->c_written());
+    throw salvaged(*impl, e);
   }
-  return std::make_unique<Guarded>(std::move(impl), info(device).index);
+  return std::make_unique<Guarded>(std::move(impl));
 }
+
+std::vector<RowRange> unfinished(int64_t m, const std::vector<RowRange>& finished) {
+  std::vector<RowRange> done = finished, left;
+  std::sort(done.begin(), done.end(),
+            [](const RowRange& a, const RowRange& b) { return a.row0 < b.row0; });
+  int64_t at = 0;
+  for (const RowRange& d : done) {
+    if (d.row0 > at) left.push_back({at, d.row0 - at});
+    at = std::max(at, d.row0 + d.rows);
+  }
+  if (at < m) left.push_back({at, m - at});
+  return left;
+}
+
+template <class T>
+void injected_failure(const DeviceInfo& info, const Share<T>& s, int64_t row0, int64_t rows,
+                      bool in_place) {
+  if (seams::fail_device() != info.index || row0 < seams::fail_after_rows()) return;
+  if (in_place)
+    for (int64_t r = row0; r < row0 + rows; ++r)
+      std::fill(s.c + r * s.ldc, s.c + r * s.ldc + s.n, std::numeric_limits<T>::quiet_NaN());
+  throw Error(Error::Kind::Runtime,
+              "the test seam fail_device failed this share at row " + std::to_string(row0));
+}
+
+template void injected_failure<float>(const DeviceInfo&, const Share<float>&, int64_t, int64_t,
+                                      bool);
+template void injected_failure<double>(const DeviceInfo&, const Share<double>&, int64_t, int64_t,
+                                       bool);
 
 template std::unique_ptr<InFlight> enqueue<float>(Device&, const Params&, const Share<float>&,
                                                   std::shared_ptr<KeptB>*);

@@ -3,7 +3,9 @@
 // unified-memory or a discrete device.
 #pragma once
 
+#include <cstdint>
 #include <memory>
+#include <vector>
 
 #include "device.hpp"
 #include "gemm_params.hpp"
@@ -37,20 +39,35 @@ class InFlight {
   Report::Buffer a_path = Report::Buffer::None, b_path = Report::Buffer::None,
                  c_path = Report::Buffer::None;
   double kernel_seconds = 0;            // from the kernels' profiling events, after wait()
+  int launches = 0;                     // kernel launches, after wait()
   int64_t bytes_in = 0, bytes_out = 0;  // copied to and from the device, after wait()
   int64_t flushed_at_ns = 0;            // steady clock when clFlush returned (0: never flushed)
 };
 
-// A GPU failure. c_touched says whether the share may have written the caller's C (in place, or
-// by unpacking), in which case C can no longer be recomputed from its old values.
+// Rows [row0, row0 + rows) of a share.
+struct RowRange {
+  int64_t row0 = 0, rows = 0;
+};
+
+// A GPU failure, and what it left in the caller's C: `finished`, the share's rows that hold their
+// final values (launches or chunks that completed and reached C before it failed); every other
+// row of the share holds its old values again (a share that wrote them in place restores them
+// from its snapshot), so the CPU can compute them, unless `c_touched`: the device could not be
+// stopped, and rows it may still write cannot be trusted.
 class Failure : public Error {
  public:
-  Failure(const Error& e, bool c_touched) : Error(e), c_touched_(c_touched) {}
+  Failure(const Error& e, bool c_touched, std::vector<RowRange> finished = {})
+      : Error(e), c_touched_(c_touched), finished_(std::move(finished)) {}
   bool c_touched() const noexcept { return c_touched_; }
+  const std::vector<RowRange>& finished() const noexcept { return finished_; }
 
  private:
   bool c_touched_;
+  std::vector<RowRange> finished_;
 };
+
+// The share's rows in [0, m) that `finished` leaves: what the CPU computes after a failure.
+std::vector<RowRange> unfinished(int64_t m, const std::vector<RowRange>& finished);
 
 // B as a share on a discrete device left it there, for the next share of the same call on that
 // device: dynamic balance deals a device several chunks of C's rows, all with the same B, and B

@@ -1,10 +1,13 @@
 // What share.cpp needs of the two kinds of share, and the kernel-argument helpers both use.
 #pragma once
 
+#include <algorithm>
 #include <memory>
+#include <vector>
 
 #include "cl.hpp"
 #include "device_cl.hpp"
+#include "host_pack.hpp"
 #include "share.hpp"
 
 namespace tandem::detail::gpu {
@@ -17,9 +20,53 @@ class ShareImpl : public InFlight {
   // After a failure: lets the device finish with the caller's and the pool's memory. False if
   // even that failed (then nothing the share used may be reused).
   virtual bool drain() noexcept = 0;
-  // Whether the caller's C may have been written (in place by the kernel, or by unpacking).
-  virtual bool c_written() const = 0;
+  // After a failure: drains, then puts back the old values of every row of C the share may have
+  // written but not finished, and returns the rows it finished. *stopped is false when the
+  // device could not be drained (its rows of C cannot be trusted then).
+  virtual std::vector<RowRange> salvage(bool* stopped) noexcept = 0;
 };
+
+// The old values of the rows of a share's C that it writes in place, taken before anything is
+// written there, for a failure to put back: only where C's old values matter (beta != 0), and
+// only the rows taken (a row the share never wrote holds its old values still).
+template <class T>
+class Snapshot {
+ public:
+  Snapshot(const Share<T>& s, bool needed) : s_(s), needed_(needed) {
+    if (needed_) {
+      copy_.resize(static_cast<size_t>(s.m * s.n));
+      taken_.assign(static_cast<size_t>(s.m), 0);
+    }
+  }
+  // Rows [row0, row0 + rows), before the share may write them, on `threads` host threads.
+  void take(int64_t row0, int64_t rows, int threads) {
+    if (!needed_) return;
+    copy_rows(static_cast<const T*>(s_.c + row0 * s_.ldc), s_.ldc, rows, s_.n,
+              copy_.data() + row0 * s_.n, s_.n, threads);
+    std::fill(taken_.begin() + row0, taken_.begin() + row0 + rows, 1);
+  }
+  // The old values of the rows taken from row0 on.
+  void restore_from(int64_t row0) const {
+    if (!needed_) return;
+    for (int64_t r = std::max<int64_t>(row0, 0); r < s_.m; ++r)
+      if (taken_[static_cast<size_t>(r)])
+        std::copy(copy_.begin() + r * s_.n, copy_.begin() + (r + 1) * s_.n, s_.c + r * s_.ldc);
+  }
+
+ private:
+  Share<T> s_;
+  bool needed_;
+  std::vector<T> copy_;
+  std::vector<char> taken_;
+};
+
+// What a failure injected by the seams fail_device and fail_after_rows does at a launch or chunk
+// boundary (row0, rows are the ones the share would finish next): nothing, unless this is the
+// device and the boundary; then NaN over those rows where `in_place` (a kernel or a copy cut
+// short) and an Error, thrown as a failing device's would be.
+template <class T>
+void injected_failure(const DeviceInfo& info, const Share<T>& s, int64_t row0, int64_t rows,
+                      bool in_place);
 
 // The share on a device that shares memory with the host (unified_share.cpp).
 template <class T>
@@ -71,6 +118,16 @@ inline Launch launch_for(int64_t m, int64_t n, const Params& params) {
   return {cl::NDRange(static_cast<size_t>(groups(n, params.at("NWG")) * ndimc),
                       static_cast<size_t>(groups(m, params.at("MWG")) * mdimc)),
           cl::NDRange(static_cast<size_t>(ndimc), static_cast<size_t>(mdimc))};
+}
+
+// Rows of C per kernel launch: LAUNCH_ROWS (the plan's bound on one launch's duration, so a
+// display GPU's watchdog never fires) in whole tiles, at least one tile; all m rows without it.
+inline int64_t launch_step(const Params& params, int64_t m) {
+  const auto it = params.find("LAUNCH_ROWS");
+  const int64_t bound = it == params.end() ? 0 : it->second;
+  if (bound <= 0 || bound >= m) return std::max<int64_t>(m, 1);
+  const int64_t mwg = std::max(1, params.at("MWG"));
+  return std::max(mwg, bound / mwg * mwg);
 }
 
 }  // namespace tandem::detail::gpu

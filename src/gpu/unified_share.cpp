@@ -37,6 +37,12 @@ struct Operand {
   }
 };
 
+// One kernel launch's rows of a share, and its event.
+struct RowLaunch {
+  int64_t r0, r1;
+  cl::Event done;
+};
+
 template <class T>
 class UnifiedShare final : public ShareImpl {
  public:
@@ -76,25 +82,43 @@ class UnifiedShare final : public ShareImpl {
     }
   }
 
-  bool c_written() const override { return c_written_; }
+  std::vector<RowRange> salvage(bool* stopped) noexcept override {
+    *stopped = drain();
+    // Rows the kernel may have written in place beyond those confirmed get their old values.
+    if (*stopped && snapshot_ && c_.path == Report::Buffer::ZeroCopy)
+      snapshot_->restore_from(confirmed_);
+    if (confirmed_ == 0) return {};
+    return {RowRange{0, confirmed_}};
+  }
+
   void flush() override { queue_.flush(); }
   bool submitted() override {
-    return kernel_event_.getInfo<CL_EVENT_COMMAND_EXECUTION_STATUS>() <= CL_SUBMITTED;
+    return launches_.front().done.getInfo<CL_EVENT_COMMAND_EXECUTION_STATUS>() <= CL_SUBMITTED;
   }
   bool feeds() const override { return false; }
   void feed(int host_threads) override { host_threads_ = std::max(1, host_threads); }
 
+  // Launch by launch: the rows of each that completed are C's final rows in place; staged, C's
+  // rows reach the caller's array only when all are done.
   void wait() override {
+    const bool in_place = c_.path == Report::Buffer::ZeroCopy;
+    kernel_seconds = 0;
+    for (const RowLaunch& l : launches_) {
+      injected_failure(dev_.info(), s_, l.r0, l.r1 - l.r0, in_place);
+      cl::WaitForEvents({l.done});
+      kernel_seconds += static_cast<double>(l.done.getProfilingInfo<CL_PROFILING_COMMAND_END>() -
+                                            l.done.getProfilingInfo<CL_PROFILING_COMMAND_START>()) *
+                        1e-9;
+      if (in_place) confirmed_ = l.r1;
+    }
+    launches = static_cast<int>(launches_.size());
     cl::WaitForEvents({last_event_});
-    const cl_ulong start = kernel_event_.getProfilingInfo<CL_PROFILING_COMMAND_START>();
-    const cl_ulong end = kernel_event_.getProfilingInfo<CL_PROFILING_COMMAND_END>();
-    kernel_seconds = static_cast<double>(end - start) * 1e-9;
     cl::Event unmapped;
-    if (c_.path == Report::Buffer::ZeroCopy) {
+    if (in_place) {
       queue_.enqueueUnmapMemObject(c_.in_place, c_map_, nullptr, &unmapped);
     } else {
-      c_written_ = true;
       unpack(c_.mapped, s_.m, s_.n, s_.c, s_.ldc, host_threads_);
+      confirmed_ = s_.m;
       queue_.enqueueUnmapMemObject(c_.pinned, c_.mapped, nullptr, &unmapped);
     }
     cl::WaitForEvents({unmapped});
@@ -134,12 +158,23 @@ class UnifiedShare final : public ShareImpl {
         widest + tiles * std::max({a_.ld, b_.ld, c_.ld, int64_t{1}}) >= (int64_t{1} << 31) - 1;
     cl::Kernel kernel(gemm_program(dev_, std::is_same_v<T, double>, ka, kb, long_index, params),
                       "gemm");
-    set_gemm_args(kernel, long_index, s.m, s.n, s.k, s.alpha, {&a_.kernel_buffer(), 0, a_.ld},
-                  {&b_.kernel_buffer(), 0, b_.ld}, s.beta, {&c_.kernel_buffer(), 0, c_.ld});
-    const Launch launch = launch_for(s.m, s.n, params);
-    queue_.enqueueNDRangeKernel(kernel, cl::NullRange, launch.global, launch.local, nullptr,
-                                &kernel_event_);
-    if (c_.path == Report::Buffer::ZeroCopy) c_written_ = true;
+    // C's old values, where the kernel writes them in place and they matter, before it does.
+    snapshot_ =
+        std::make_unique<Snapshot<T>>(s_, c_.path == Report::Buffer::ZeroCopy && s.beta != T(0));
+    snapshot_->take(0, s.m, host_threads_);
+    // Launches of at most LAUNCH_ROWS rows each (the plan's bound on a launch's duration).
+    const int64_t step = launch_step(params, s.m);
+    for (int64_t r0 = 0; r0 < s.m; r0 += step) {
+      const int64_t rows = std::min(step, s.m - r0);
+      set_gemm_args(kernel, long_index, rows, s.n, s.k, s.alpha,
+                    {&a_.kernel_buffer(), ka ? r0 : r0 * a_.ld, a_.ld},
+                    {&b_.kernel_buffer(), 0, b_.ld}, s.beta,
+                    {&c_.kernel_buffer(), r0 * c_.ld, c_.ld});
+      const Launch launch = launch_for(rows, s.n, params);
+      launches_.push_back({r0, r0 + rows, {}});
+      queue_.enqueueNDRangeKernel(kernel, cl::NullRange, launch.global, launch.local, nullptr,
+                                  &launches_.back().done);
+    }
   }
 
   bool in_place_ok(const void* p) const {
@@ -201,8 +236,10 @@ class UnifiedShare final : public ShareImpl {
   cl::CommandQueue queue_;
   Operand<T> a_, b_, c_;
   void* c_map_ = nullptr;
-  cl::Event kernel_event_, last_event_;
-  bool c_written_ = false;
+  std::vector<RowLaunch> launches_;
+  std::unique_ptr<Snapshot<T>> snapshot_;
+  int64_t confirmed_ = 0;  // rows [0, confirmed_) of C hold their final values
+  cl::Event last_event_;
   int host_threads_ = topology::physical_cores();  // threads for packing and unpacking
 };
 

@@ -1,0 +1,177 @@
+// A device that fails partway through its rows (issue 16 item 8): the rows it finished stay, the
+// rows it had written in place but not finished get their old values back, the CPU computes the
+// rest, and C is right, with beta != 0 too; and no kernel launch is planned longer than the bound
+// the data sets. On PoCL (ctest runs this with POCL_DEVICES="basic pthread", two devices), with
+// the failure injected by the seams fail_device and fail_after_rows, which also write NaN over the
+// rows the device would have finished next wherever it writes C in place.
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <filesystem>
+#include <optional>
+#include <random>
+#include <string>
+
+#include "gpu/device.hpp"
+#include "profile.hpp"
+#include "reference.hpp"
+#include "seam_values.hpp"
+
+namespace tandem::test {
+namespace {
+
+int device_count() { return static_cast<int>(detail::gpu::list_devices().size()); }
+
+// C = 0.75 A B + beta C on the devices `o` names, checked against the reference; C with no
+// padding (ldc = n), so a device that shares the host's memory writes it in place.
+template <class T>
+Report run_checked(int64_t m, int64_t n, int64_t k, double beta, const Options& o,
+                   const std::string& what) {
+  std::mt19937_64 rng(static_cast<uint64_t>(m * 7 + n));
+  const T pad = std::numeric_limits<T>::quiet_NaN();
+  auto a = make_matrix<T>(Layout::RowMajor, false, m, k, 0, rng, pad);
+  auto b = make_matrix<T>(Layout::RowMajor, false, k, n, 0, rng, pad);
+  auto c = make_matrix<T>(Layout::RowMajor, false, m, n, 0, rng, pad);
+  const auto c0 = c;
+  const auto ref = reference(a, b, c0, 0.75, beta);
+  Report r;
+  gemm<T>(Layout::RowMajor, Op::NoTrans, Op::NoTrans, m, n, k, T(0.75), a.ptr(), a.ld, b.ptr(),
+          b.ld, T(beta), c.ptr(), c.ld, o, &r);
+  expect_matches(c, c0, ref, k, what);
+  EXPECT_EQ(r.gpu_rows + r.cpu_rows, m) << what;
+  return r;
+}
+
+// The last device fails once `after` of its rows have reached C; the others and the CPU go on.
+detail::seams::Values fails_after(int64_t after, bool discrete_devices) {
+  detail::seams::Values v = discrete_devices ? discrete(true, true) : detail::seams::Values{};
+  v.fail_device = device_count() - 1;
+  v.fail_after_rows = after;
+  return v;
+}
+
+// Hybrid over every device and the CPU, kernels of 64-row tiles launched 64 rows at a time.
+Options every_device(Balance balance) {
+  Options o;
+  o.strategy = Strategy::Hybrid;
+  o.gpu_fraction = 0.8;
+  o.balance = balance;
+  for (int i = 0; i < device_count(); ++i)
+    o.device = o.device.value_or("") + (i ? "," : "") + std::to_string(i);
+  o.kernel_params = {{"MWG", 64}, {"LAUNCH_ROWS", 64}};
+  return o;
+}
+
+template <class T>
+void fails_midway(bool discrete_devices, Balance balance, double beta) {
+  const std::string what = std::string(discrete_devices ? "discrete" : "unified") +
+                           (balance == Balance::Dynamic ? " dynamic" : " static") + " beta " +
+                           std::to_string(beta);
+  detail::seams::Override seams(fails_after(64, discrete_devices));
+  const Report r = run_checked<T>(1024, 96, 48, beta, every_device(balance), what);
+  EXPECT_TRUE(r.fell_back) << what;
+  int failed = 0;
+  for (const auto& d : r.devices) {
+    if (!d.failed) continue;
+    ++failed;
+    EXPECT_EQ(d.index, device_count() - 1) << what;
+    EXPECT_GE(d.finished_rows, 64) << what << ": the rows it finished before failing stay";
+    EXPECT_NE(d.failure.find("fail_device"), std::string::npos) << what << ": " << d.failure;
+  }
+  EXPECT_EQ(failed, 1) << what;
+}
+
+TEST(Recovery, AUnifiedDeviceFailingMidwayWithBetaLeavesCRight) {
+  if (device_count() < 2) GTEST_SKIP() << "POCL_DEVICES=\"basic pthread\" shows two devices";
+  for (double beta : {0.5, 0.0, 1.0}) fails_midway<float>(false, Balance::Static, beta);
+  fails_midway<double>(false, Balance::Static, -1.0);
+  fails_midway<float>(false, Balance::Dynamic, 0.5);
+}
+
+TEST(Recovery, ADiscreteDeviceFailingMidwayWithBetaLeavesCRight) {
+  if (device_count() < 2) GTEST_SKIP() << "POCL_DEVICES=\"basic pthread\" shows two devices";
+  // tandem_malloc memory, pinned by the seam: the chunks' copies back write the caller's C.
+  for (double beta : {0.5, 0.0}) fails_midway<float>(true, Balance::Static, beta);
+  fails_midway<double>(true, Balance::Dynamic, 2.0);
+}
+
+// The same from ordinary memory on a discrete device: C's rows reach the caller only when
+// unpacked, so nothing needs putting back, and the finished chunks still stay.
+TEST(Recovery, ADiscreteDeviceFailingMidwayFromOrdinaryMemory) {
+  if (device_count() < 2) GTEST_SKIP() << "POCL_DEVICES=\"basic pthread\" shows two devices";
+  detail::seams::Values v = fails_after(64, true);
+  v.pinned_from = size_t{1} << 40;  // nothing pinned
+  detail::seams::Override seams(v);
+  const Report r = run_checked<float>(1024, 96, 48, 0.5, every_device(Balance::Static),
+                                      "discrete, ordinary memory");
+  EXPECT_TRUE(r.fell_back);
+}
+
+// A device that fails before any row reached C (the seam's default) leaves all its rows.
+TEST(Recovery, AFailureBeforeAnyRowLeavesEveryRowToTheCpu) {
+  if (device_count() < 2) GTEST_SKIP() << "POCL_DEVICES=\"basic pthread\" shows two devices";
+  detail::seams::Override seams(fails_after(0, false));
+  const Report r = run_checked<float>(512, 64, 64, 0.5, every_device(Balance::Static), "at once");
+  for (const auto& d : r.devices)
+    if (d.failed) {
+      EXPECT_EQ(d.finished_rows, 0);
+    }
+}
+
+// LAUNCH_ROWS bounds each launch: a 1024-row share of 64-row tiles at most 64 rows a launch runs
+// 16 launches on a unified device, and at least that many (its chunks and K slabs) on a discrete
+// one.
+TEST(Recovery, LaunchesAreBoundedInRows) {
+  for (bool discrete_devices : {false, true}) {
+    std::optional<detail::seams::Override> seams;
+    if (discrete_devices) seams.emplace(discrete(true));
+    Options o;
+    o.strategy = Strategy::Gpu;
+    o.device = "0";
+    o.kernel_params = {{"MWG", 64}, {"LAUNCH_ROWS", 64}};
+    const Report r = run_checked<float>(1024, 80, 40, 0.5, o, "bounded launches");
+    ASSERT_EQ(r.devices.size(), 1u);
+    if (discrete_devices)
+      EXPECT_GE(r.devices[0].launches, 16);
+    else
+      EXPECT_EQ(r.devices[0].launches, 16);
+  }
+}
+
+// The plan sets the bound from the rate the profile measured: a device profiled at 1 MFLOPS
+// (so 0.5 s is 500 k flops, 61 rows of 64 x 64) gets a launch per 64-row tile.
+TEST(Recovery, ThePlanBoundsLaunchesByTheProfilesRate) {
+  namespace fs = std::filesystem;
+  namespace prof = detail::profile;
+  const fs::path dir = fs::temp_directory_path() / ("tandem-recovery-" + std::to_string(getpid()));
+  fs::create_directories(dir);
+  setenv("TANDEM_PROFILE_DIR", dir.c_str(), 1);
+  prof::forget();
+  const auto id = prof::identity_for(detail::gpu::info(*detail::gpu::open_device("0")));
+  prof::Profile p;
+  p.tandem_version = TANDEM_VERSION;
+  p.identity = id;
+  prof::PrecisionProfile pp;
+  pp.gpu_kernel = {{"MWG", 64}, {"NWG", 64}};
+  prof::Bucket b;
+  b.size = 256;
+  b.gpu_parts = b.parts = 64;
+  b.kernel = pp.gpu_kernel;
+  b.gpu_gflops = 1e-3;
+  pp.buckets = {b};
+  p.precisions['s'] = pp;
+  prof::save(p, prof::path_for(id));
+  Options o;
+  o.strategy = Strategy::Hybrid;
+  o.gpu_fraction = 0.75;
+  o.device = "0";
+  const Report r = run_checked<float>(512, 64, 64, 1.0, o, "profiled at 1 MFLOPS");
+  ASSERT_EQ(r.devices.size(), 1u);
+  EXPECT_EQ(r.devices[0].rows, 384);
+  EXPECT_EQ(r.devices[0].launches, 6);
+  fs::remove_all(dir);
+  prof::forget();
+}
+
+}  // namespace
+}  // namespace tandem::test
