@@ -357,8 +357,7 @@ PrecisionProfile precision_of(const json& pj) {
   pp.gpu_size = integer<int64_t>(pj, "gpu_size");
   pp.gpu_gflops = pj.at("gpu_gflops").get<double>();
   for (const auto& bj : pj.at("buckets")) pp.buckets.push_back(bucket_of(bj));
-  if (const auto mj = pj.find("model"); mj != pj.end())
-    pp.model = model_of(*mj, &pp.observations);
+  if (const auto mj = pj.find("model"); mj != pj.end()) pp.model = model_of(*mj, &pp.observations);
   std::sort(pp.buckets.begin(), pp.buckets.end(),
             [](const Bucket& a, const Bucket& b) { return a.size < b.size; });
   return pp;
