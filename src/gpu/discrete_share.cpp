@@ -57,6 +57,16 @@ double busy_seconds(std::vector<std::pair<cl_ulong, cl_ulong>> ran) {
   return static_cast<double>(busy) * 1e-9;
 }
 
+// An event's execution status; CL_QUEUED for one never enqueued, a failure if it cannot be read.
+cl_int status_of(const cl::Event& ev) noexcept {
+  if (ev() == nullptr) return CL_QUEUED;
+  try {
+    return ev.getInfo<CL_EVENT_COMMAND_EXECUTION_STATUS>();
+  } catch (...) {
+    return CL_INVALID_EVENT;
+  }
+}
+
 // Pooled staging for one operand: a device buffer, and (unless the operand is the caller's
 // pinned memory) a mapped pinned buffer to pack it into.
 template <class T>
@@ -137,7 +147,6 @@ class DiscreteShare final : public ShareImpl {
     if (params.at("QUEUES") > 1)
       queue2_ = cl::CommandQueue(dev_.context(), dev_.device(), CL_QUEUE_PROFILING_ENABLE);
     take_staging();
-    snapshot_ = Snapshot<T>(s_, c_direct_ && s_.beta != T(0));
     const int64_t step = std::min(chunk_rows(s_, params, dev_.info()), launch_step(params, s_.m));
     for (int64_t r0 = 0; r0 < s_.m; r0 += step)
       chunks_.push_back({r0, std::min(s_.m, r0 + step), {}, {}, {}});
@@ -161,13 +170,25 @@ class DiscreteShare final : public ShareImpl {
     }
   }
 
+  // The device computes into its own memory, so a chunk's rows reach the caller's C only by its
+  // copy back, which starts after its kernel has completed. Staged chunks reach C when the host
+  // unpacks them: rows [0, confirmed_). A chunk copied straight into a pinned C holds its final
+  // values once its copy completed, and its old ones while its kernel has not completed (a
+  // failed kernel is never copied back). The one case left is a copy that failed partway after
+  // its kernel completed: its rows cannot be trusted, and the share reports C touched.
   std::vector<RowRange> salvage(bool* stopped) noexcept override {
     *stopped = drain();
-    // Chunks read straight into the caller's pinned C beyond those confirmed get their old
-    // values (a copy cut short may have written part of them); staged ones never reached it.
-    if (*stopped) snapshot_.restore_from(confirmed_);
-    if (confirmed_ == 0) return {};
-    return {RowRange{0, confirmed_}};
+    std::vector<RowRange> finished;
+    if (confirmed_ > 0) finished.push_back({0, confirmed_});
+    if (!*stopped || !c_direct_) return finished;
+    for (const Chunk& ch : chunks_) {
+      if (ch.r1 <= confirmed_) continue;
+      if (status_of(ch.read) == CL_COMPLETE)
+        finished.push_back({ch.r0, ch.r1 - ch.r0});
+      else if (status_of(ch.kernel) == CL_COMPLETE && ch.read() != nullptr)
+        *stopped = false;  // a copy cut short
+    }
+    return finished;
   }
 
   void flush() override {
@@ -176,7 +197,7 @@ class DiscreteShare final : public ShareImpl {
   }
 
   bool submitted() override {
-    return kernel_event_.getInfo<CL_EVENT_COMMAND_EXECUTION_STATUS>() <= CL_SUBMITTED;
+    return kernel_event_() == nullptr || status_of(kernel_event_) <= CL_SUBMITTED;
   }
 
   bool feeds() const override { return true; }
@@ -196,7 +217,7 @@ class DiscreteShare final : public ShareImpl {
                        ev.getProfilingInfo<CL_PROFILING_COMMAND_END>());
     };
     for (const Chunk& ch : chunks_) {
-      injected_failure(dev_.info(), s_, ch.r0, ch.r1 - ch.r0, c_direct_);
+      injected_failure(dev_.info(), s_, ch.r0, ch.r1 - ch.r0, false);
       cl::WaitForEvents({ch.read});
       add(ch.kernel);
       for (const cl::Event& slab : ch.slabs) add(slab);
@@ -399,6 +420,11 @@ class DiscreteShare final : public ShareImpl {
 
   // The chunk's kernel (after B and `own`, its inputs) and the copy of its rows of C back.
   void launch(Chunk& ch, const std::vector<cl::Event>& own) {
+    // The seams' failing chunk: its kernel never runs, as a failed one would not, and wait()
+    // fails there; the chunks after it run on, so salvage() must find them by their events.
+    if (injected_at(dev_.info(), ch.r0) &&
+        (&ch == &chunks_.front() || !injected_at(dev_.info(), (&ch - 1)->r0)))
+      return;
     // Chunks take turns on two in-order queues when there are two: their kernels depend on
     // nothing but their events, so the device may start one chunk's work-groups while the last
     // of the one before still run, instead of idling through each chunk's tail.
@@ -450,7 +476,6 @@ class DiscreteShare final : public ShareImpl {
     const std::vector<cl::Event> computed{ch.kernel};
     bytes_out += rows * s.n * static_cast<int64_t>(e);
     if (c_direct_) {
-      snapshot_.take(ch.r0, rows, host_threads_);  // its old values, before the copy may write
       const size_t row = static_cast<size_t>(s.n) * e;
       if (s.ldc == s.n || rows == 1)
         out_q_.enqueueReadBuffer(c_.device(), CL_FALSE, c_offset * e,
@@ -490,10 +515,7 @@ class DiscreteShare final : public ShareImpl {
   Operand<T> a_, c_;
   std::unique_ptr<Staging> a_raw_;  // scratch for A as stored, before transposition
   cl::Event kernel_event_, last_event_;
-  // The old values of the chunks read straight into a pinned C with beta != 0, taken as each
-  // chunk's copy back is enqueued; rows [0, confirmed_) of C hold their final values.
-  Snapshot<T> snapshot_{s_, false};
-  int64_t confirmed_ = 0;
+  int64_t confirmed_ = 0;  // rows [0, confirmed_) of C hold their final values
   int host_threads_ = topology::physical_cores();  // threads for packing and unpacking
 };
 
