@@ -34,6 +34,7 @@ unpack() {
   # shellcheck disable=SC1091
   source /tmp/bundle/env.sh
   export OPENBLAS_CORETYPE=${OPENBLAS_CORETYPE:-SkylakeX}
+  export PLPLOT_DRV_DIR=/tmp/bundle/plplot/drivers PLPLOT_LIB=/tmp/bundle/plplot
 }
 
 case "${1:-}" in
@@ -41,6 +42,13 @@ case "${1:-}" in
     bash scripts/build.sh
     rm -rf .gpu && mkdir -p .gpu
     ../shared/gpu-host/bundle.sh .gpu/bundle "${programs[@]}"
+    # tandem compare's plot: PLplot loads its SVG driver and reads its fonts and colour maps at run
+    # time, from folders ldd does not list (the host has no PLplot); unpack() points PLplot here.
+    drivers=$(pkg-config --variable=drvdir plplot)
+    mkdir -p .gpu/bundle/plplot/drivers
+    cp "$drivers"/svg.* .gpu/bundle/plplot/drivers/
+    cp "/usr/share/$(basename "$(dirname "$drivers")")"/*.{pal,fnt} .gpu/bundle/plplot/
+    tar -C .gpu -cJf .gpu/bundle.tar.xz bundle
     ;;
   run)
     out=${2:-${OUT:-/tmp/tandem-out}}
