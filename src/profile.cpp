@@ -530,6 +530,15 @@ const LaunchBound& launch_bound() {
   return bound;
 }
 
+const TuneSizes& tune_sizes() {
+  static const TuneSizes sizes = [] {
+    const json& j = defaults_file().at("tune");
+    return TuneSizes{j.at("call_seconds").get<double>(), integer<int>(j, "buckets"),
+                     integer<int64_t>(j, "min_size"), integer<int64_t>(j, "max_size")};
+  }();
+  return sizes;
+}
+
 std::string to_log_line(const LogRecord& r) {
   json j = {{"kind", r.kind},       {"precision", std::string(1, r.precision)},
             {"size", r.size},       {"point", r.point},

@@ -145,6 +145,15 @@ struct LaunchBound {
 };
 const LaunchBound& launch_bound();
 
+// The size buckets `tandem tune` measures when it is given none (tuner/profiles/defaults.json's
+// "tune"; the rule is tuner::bucket_sizes).
+struct TuneSizes {
+  double call_seconds = 0.02;
+  int buckets = 3;
+  int64_t min_size = 256, max_size = 16384;
+};
+const TuneSizes& tune_sizes();
+
 // Every local profile file whose identity is `id` (what `tandem profile reset` removes).
 std::vector<std::filesystem::path> local_files(const Identity& id);
 

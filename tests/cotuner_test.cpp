@@ -104,6 +104,55 @@ TEST_F(ProfileDir, TuneWritesAValidProfileThatAutoThenUses) {
   EXPECT_EQ(run_auto(16).gpu_rows, 0);
 }
 
+// Without --sizes, the buckets follow the device's speed: PoCL's rate gives what the tuner always
+// used there, the H100 entry's the sizes it was tuned at, and a device's memory caps the largest.
+TEST(BucketSizes, FollowTheDevicesRateAndMemory) {
+  using V = std::vector<int64_t>;
+  constexpr uint64_t kGiB = uint64_t{1} << 30;
+  EXPECT_EQ(tuner::bucket_sizes(27.7, 2 * kGiB, 4), (V{256, 512, 1024}));      // PoCL, sgemm
+  EXPECT_EQ(tuner::bucket_sizes(13405, 80 * kGiB, 4), (V{2048, 4096, 8192}));  // H100, sgemm
+  EXPECT_EQ(tuner::bucket_sizes(6664, 80 * kGiB, 8), (V{1024, 2048, 4096}));   // H100, dgemm
+  EXPECT_EQ(tuner::bucket_sizes(1e9, 80 * kGiB, 4).back(), 16384) << "max_size";
+  // 3 n^2 doubles in a quarter of 1 GiB: n = 2048 fits (96 MiB), 4096 (384 MiB) does not.
+  EXPECT_EQ(tuner::bucket_sizes(1e9, kGiB, 8), (V{512, 1024, 2048}));
+  EXPECT_EQ(tuner::bucket_sizes(0.5, 0, 4), (V{256})) << "never below min_size";
+}
+
+// Without --sizes and --start, a tune measures at the sizes the applying profile's rate gives and
+// starts from that profile's kernel: a tune of one candidate keeps it.
+TEST_F(ProfileDir, AnUnsizedTuneFollowsTheProfileThatApplies) {
+  prof::Profile p;
+  p.identity = here();
+  p.tandem_version = TANDEM_VERSION;
+  prof::PrecisionProfile pp;
+  pp.gpu_kernel = prof::kernel_defaults(false);
+  pp.gpu_kernel["MWG"] = 32;
+  pp.gpu_kernel["NWG"] = 32;
+  pp.gpu_kernel["MDIMC"] = 8;
+  pp.gpu_kernel["NDIMC"] = 8;
+  pp.gpu_kernel["VW"] = 2;
+  pp.gpu_size = 256;
+  pp.gpu_gflops = 1e-3;  // slow enough that the buckets are min_size alone
+  p.precisions['s'] = pp;
+  prof::save(p, prof::path_for(p.identity));
+  prof::forget();
+
+  auto o = tiny();
+  o.precisions = {'s'};
+  o.sizes.clear();
+  o.kernel_size = 0;
+  o.budget_evaluations = 1;
+  o.model = false;
+  o.save = false;
+  const auto report = tuner::tune(o);
+  const auto& tuned = report.profile.precisions.at('s');
+  EXPECT_EQ(tuned.gpu_size, 256);
+  ASSERT_EQ(tuned.buckets.size(), 1u);
+  EXPECT_EQ(tuned.buckets[0].size, 256);
+  for (const char* name : {"MWG", "NWG", "MDIMC", "NDIMC", "VW"})
+    EXPECT_EQ(tuned.gpu_kernel.at(name), pp.gpu_kernel.at(name)) << name;
+}
+
 // Tuning one precision keeps what the saved profile holds for the other.
 TEST_F(ProfileDir, TuningOnePrecisionKeepsTheOther) {
   auto o = tiny();

@@ -110,7 +110,10 @@ Subcommand add_tune(CLI::App& app) {
                   "kernel candidates to measure, per precision")
       ->check(kPositive);
   sub->add_option("--budget-seconds", o.budget_seconds, "wall-time budget")->check(kPositive);
-  sub->add_option("--sizes", o.sizes, "size buckets (m = n = k)")->delimiter(',')->check(kPositive);
+  sub->add_option("--sizes", o.sizes, "size buckets (m = n = k)")
+      ->delimiter(',')
+      ->check(kPositive)
+      ->default_str("by the device's speed, per precision");
   sub->add_option("--kernel-size", o.kernel_size,
                   "size at which kernels are compared (0: the middle size)")
       ->check(kNonNegative);
@@ -138,7 +141,7 @@ Subcommand add_tune(CLI::App& app) {
   sub->add_option("--start", args->start, "start point: kernel parameters NAME=VALUE,...")
       ->delimiter(',')
       ->check(kKernelParams)
-      ->default_str("the device's defaults");
+      ->default_str("the kernel of the profile that applies now, else the device's defaults");
   sub->add_option("--start-d", args->start_d, "dgemm's start point, if not --start's")
       ->delimiter(',')
       ->check(kKernelParams)

@@ -47,23 +47,15 @@ std::string today() {
 
 }  // namespace
 
-Tuner::Tuner(const TuneOptions& o) : o_(o) {
-  if (o_.sizes.empty()) throw std::invalid_argument("no sizes to tune at");
+Tuner::Tuner(const TuneOptions& o) : o_(o), given_(o) {
   if (o_.parts < 2) throw std::invalid_argument("the split needs at least 2 parts");
   if (o_.split_max < 0) o_.split_max = o_.parts;
   if (o_.split_min < 0 || o_.split_min > o_.split_max || o_.split_max > o_.parts)
     throw std::invalid_argument("the split's range must lie within 0 to P, in order");
   for (int64_t s : o_.sizes)
     if (s <= 0) throw std::invalid_argument("sizes must be positive");
-  std::sort(o_.sizes.begin(), o_.sizes.end());
-  if (o_.kernel_size <= 0) o_.kernel_size = o_.sizes[o_.sizes.size() / 2];
-  if (o_.direct_size <= 0) o_.direct_size = o_.kernel_size;
+  std::sort(given_.sizes.begin(), given_.sizes.end());
   if (o_.direct_evaluations <= 0) o_.direct_evaluations = std::max(1, o_.budget_evaluations / 2);
-  if (o_.direct_sizes.empty()) {
-    o_.direct_sizes = o_.sizes;
-    o_.direct_sizes.push_back(2 * o_.sizes.back());
-    o_.direct_sizes.push_back(4 * o_.sizes.back());
-  }
   for (int64_t s : o_.direct_sizes)
     if (s <= 0) throw std::invalid_argument("direct sizes must be positive");
   device_ = detail::gpu::open_device(o_.device);
@@ -99,6 +91,7 @@ TuneReport Tuner::run() {
   for (size_t i = 0; i < o_.precisions.size(); ++i) {
     const char prec = o_.precisions[i];
     if (prec == 'd' && !info_.fp64) continue;  // nothing to tune: dgemm stays on the CPU
+    settle(prec);
     // Each precision gets its share of what is left of the time budget.
     precision_deadline_ =
         elapsed() + (o_.budget_seconds - elapsed()) / double(o_.precisions.size() - i);
@@ -121,6 +114,47 @@ TuneReport Tuner::run() {
   return report_;
 }
 
+// One precision's sizes and start point: as given, else from the profile that applies to this
+// device now (its rate sets the sizes, its kernel is the start), else from the defaults.
+void Tuner::settle(char prec) {
+  const auto active = prof::active_for(info_);
+  const prof::PrecisionProfile* known = nullptr;
+  if (active)
+    if (auto it = active->precisions.find(prec);
+        it != active->precisions.end() && it->second.gpu_gflops > 0)
+      known = &it->second;
+  o_.sizes = given_.sizes;
+  if (o_.sizes.empty())
+    o_.sizes = bucket_sizes(known ? known->gpu_gflops : prof::launch_bound().assumed_gflops,
+                            info_.global_mem_bytes, prec == 'd' ? sizeof(double) : sizeof(float));
+  o_.kernel_size = given_.kernel_size > 0 ? given_.kernel_size : o_.sizes[o_.sizes.size() / 2];
+  o_.direct_size = given_.direct_size > 0 ? given_.direct_size : o_.kernel_size;
+  o_.direct_sizes = given_.direct_sizes;
+  if (o_.direct_sizes.empty()) {
+    o_.direct_sizes = o_.sizes;
+    o_.direct_sizes.push_back(2 * o_.sizes.back());
+    o_.direct_sizes.push_back(4 * o_.sizes.back());
+  }
+  start_ = prec == 'd' && !given_.start_d.empty() ? given_.start_d : given_.start;
+  if (start_.empty() && known) start_ = known->gpu_kernel;
+}
+
+std::vector<int64_t> bucket_sizes(double gflops, uint64_t memory_bytes, size_t element_bytes) {
+  const prof::TuneSizes& rule = prof::tune_sizes();
+  const auto fits = [&](int64_t n) {  // A, B and C in a quarter of the device's memory
+    return memory_bytes == 0 ||
+           3.0 * double(n) * double(n) * double(element_bytes) <= double(memory_bytes) / 4;
+  };
+  int64_t top = rule.min_size;
+  while (top < rule.max_size && fits(2 * top) &&
+         2.0 * double(top) * double(top) * double(top) < rule.call_seconds * gflops * 1e9)
+    top *= 2;
+  std::vector<int64_t> sizes;
+  for (int64_t n = top; n >= rule.min_size && int(sizes.size()) < rule.buckets; n /= 2)
+    sizes.insert(sizes.begin(), n);
+  return sizes;
+}
+
 // The model alone, for the kernels and buckets of the profile that applies to this device now.
 TuneReport Tuner::run_model_only() {
   const auto active = prof::active_for(info_);
@@ -134,6 +168,7 @@ TuneReport Tuner::run_model_only() {
     if (it == report_.profile.precisions.end()) continue;
     PrecisionSummary summary;
     summary.precision = prec;
+    settle(prec);
     // At the middle bucket, as a tuning run measures at its middle size.
     const auto& buckets = it->second.buckets;
     const int64_t size = buckets.empty() ? o_.kernel_size : buckets[buckets.size() / 2].size;
@@ -375,8 +410,7 @@ void Tuner::tune_precision(char prec) {
   summary.precision = prec;
   DeviceLimits limits{info_.max_work_group, info_.local_mem_bytes, info_.is_gpu,
                       info_.nv_compiler_options};
-  const auto defaults = detail::gpu::resolve_params(
-      *device_, fp64, fp64 && !o_.start_d.empty() ? o_.start_d : o_.start);
+  const auto defaults = detail::gpu::resolve_params(*device_, fp64, start_);
   const Space space =
       o_.small_space ? small_gemm_space(limits, fp64) : gemm_space(limits, fp64, defaults);
   // The direct kernel's search comes last, on time set aside for it now.

@@ -93,6 +93,7 @@ TuneReport Tuner::run_direct_only() {
   for (size_t i = 0; i < o_.precisions.size(); ++i) {
     const char prec = o_.precisions[i];
     if (prec == 'd' && !info_.fp64) continue;
+    settle(prec);
     precision_deadline_ =
         elapsed() + (o_.budget_seconds - elapsed()) / double(o_.precisions.size() - i);
     PrecisionSummary summary;

@@ -89,6 +89,7 @@ class Tuner {
   TuneReport run();
 
  private:
+  void settle(char prec);
   void save();  // the profile, keeping what the saved one had for precisions not tuned now
   TuneReport run_model_only();
   double elapsed() const { return started_.seconds(); }
@@ -162,7 +163,9 @@ class Tuner {
   static int default_threads(int gpu_parts);
   int search_threads(bool resident) const;
 
-  TuneOptions o_;
+  TuneOptions o_;                     // as settled for the precision being tuned (settle)
+  TuneOptions given_;                 // as the caller gave them
+  std::map<std::string, int> start_;  // this precision's start point
   detail::clock::Stopwatch started_;
   std::shared_ptr<detail::gpu::Device> device_;
   detail::gpu::DeviceInfo info_;
