@@ -156,12 +156,12 @@ Subcommand add_tune(CLI::App& app) {
                 "(bounded by --direct-seconds per precision)");
   sub->add_option("--direct-size", o.direct_size, "size at which direct kernels are compared")
       ->check(kPositive)
-      ->default_str("the kernel size");
+      ->default_str("512, or the kernel size if smaller");
   sub->add_option("--direct-sizes", o.direct_sizes,
                   "sizes at which the direct kernel meets the profile's own, until it loses")
       ->delimiter(',')
       ->check(kPositive)
-      ->default_str("--sizes, then twice and four times the largest");
+      ->default_str("256 (or the smallest size) doubling to four times the largest size");
   sub->add_option("--direct-evals", o.direct_evaluations,
                   "direct kernel candidates to measure, per precision")
       ->check(kPositive)

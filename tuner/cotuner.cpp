@@ -128,13 +128,16 @@ void Tuner::settle(char prec) {
     o_.sizes = bucket_sizes(known ? known->gpu_gflops : prof::launch_bound().assumed_gflops,
                             info_.global_mem_bytes, prec == 'd' ? sizeof(double) : sizeof(float));
   o_.kernel_size = given_.kernel_size > 0 ? given_.kernel_size : o_.sizes[o_.sizes.size() / 2];
-  o_.direct_size = given_.direct_size > 0 ? given_.direct_size : o_.kernel_size;
+  // The direct kernel is for small calls: it is searched at twice the smallest bucket size of
+  // the rule (or at the kernel size, if smaller), and met against the profile's own kernels from
+  // that smallest size up, doubling, to four times the largest bucket.
+  const int64_t smallest = prof::tune_sizes().min_size;
+  o_.direct_size =
+      given_.direct_size > 0 ? given_.direct_size : std::min(o_.kernel_size, 2 * smallest);
   o_.direct_sizes = given_.direct_sizes;
-  if (o_.direct_sizes.empty()) {
-    o_.direct_sizes = o_.sizes;
-    o_.direct_sizes.push_back(2 * o_.sizes.back());
-    o_.direct_sizes.push_back(4 * o_.sizes.back());
-  }
+  if (o_.direct_sizes.empty())
+    for (int64_t n = std::min(smallest, o_.sizes.front()); n <= 4 * o_.sizes.back(); n *= 2)
+      o_.direct_sizes.push_back(n);
   start_ = prec == 'd' && !given_.start_d.empty() ? given_.start_d : given_.start;
   if (start_.empty() && known) start_ = known->gpu_kernel;
 }

@@ -68,10 +68,11 @@ struct TuneOptions {
   // profile with the model as a local one.
   bool model = true, model_only = false;
   // The direct kernel (kernels/gemm_direct.cl) after the buckets and the model: its own space
-  // searched at `direct_size` (0: the kernel size) within `direct_evaluations` and
-  // `direct_seconds` (taken from the precision's share of the budget), then the size below which
-  // it beats the profile's own kernels: at each of `direct_sizes` in turn (none: the buckets'
-  // sizes, then twice and four times the largest), GPU alone from ordinary memory, until it
+  // searched at `direct_size` (0: twice defaults.json's smallest tune size, or the kernel size
+  // if smaller) within `direct_evaluations` and `direct_seconds` (taken from the precision's
+  // share of the budget), then the size below which it beats the profile's own kernels: at each
+  // of `direct_sizes` in turn (none: from that smallest size, or the smallest bucket if smaller,
+  // doubling up to four times the largest bucket), GPU alone from ordinary memory, until it
   // loses. `direct_only`: that alone, for the profile that applies now, saved as a local one.
   bool direct = true, direct_only = false;
   int64_t direct_size = 0;
