@@ -15,6 +15,10 @@
 #   bash bench/gpu_host.sh model [OUT]    # there: fit the cost model for the profile that applies
 #                                         # (tandem tune --model-only), then bench/model_check's
 #                                         # predictions against measurement (MODEL_SHAPES_S/_D)
+#   bash bench/gpu_host.sh untuned [OUT]  # there: the GPU alone from tandem_malloc memory at
+#                                         # UNTUNED_SIZES (8192 16384), both precisions, with the
+#                                         # profile that applies before a local tune, then again
+#                                         # after `tandem tune` (UNTUNED_TUNE_SECONDS); the profile
 #   bash bench/gpu_host.sh calls [OUT]    # there: each line of CALLS_FILE is one checked
 #                                         # `tandem gemm` (any of its options: devices, beta,
 #                                         # feeders...), one JSON line per call; "@load N" starts
@@ -30,6 +34,7 @@ unpack() {
   # shellcheck disable=SC1091
   source /tmp/bundle/env.sh
   export OPENBLAS_CORETYPE=${OPENBLAS_CORETYPE:-SkylakeX}
+  export PLPLOT_DRV_DIR=/tmp/bundle/plplot/drivers PLPLOT_LIB=/tmp/bundle/plplot
 }
 
 case "${1:-}" in
@@ -37,6 +42,13 @@ case "${1:-}" in
     bash scripts/build.sh
     rm -rf .gpu && mkdir -p .gpu
     ../shared/gpu-host/bundle.sh .gpu/bundle "${programs[@]}"
+    # tandem compare's plot: PLplot loads its SVG driver and reads its fonts and colour maps at run
+    # time, from folders ldd does not list (the host has no PLplot); unpack() points PLplot here.
+    drivers=$(pkg-config --variable=drvdir plplot)
+    mkdir -p .gpu/bundle/plplot/drivers
+    cp "$drivers"/svg.* .gpu/bundle/plplot/drivers/
+    cp "/usr/share/$(basename "$(dirname "$drivers")")"/*.{pal,fnt} .gpu/bundle/plplot/
+    tar -C .gpu -cJf .gpu/bundle.tar.xz bundle
     ;;
   run)
     out=${2:-${OUT:-/tmp/tandem-out}}
@@ -253,8 +265,34 @@ print("%-70s %9.0f GFLOPS  rows/chunks %s cpu:%d/%d  thr %d feed %d  load %d  ok
       cat "$out/model-check-$p.txt"
     done
     ;;
+  untuned)
+    out=${2:-${OUT:-/tmp/tandem-out}}
+    mkdir -p "$out"
+    unpack
+    export TANDEM_PROFILE_DIR=${TANDEM_PROFILE_DIR:-/tmp/tandem-profiles}
+    dev=${UNTUNED_DEVICE:-nvidia}
+    tandem devices | tee "$out/devices.txt"
+    tandem gemm --m 8192 --n 8192 --k 8192 --strategy gpu --reps 2 --device "$dev" > /dev/null
+    # The GPU alone from tandem_malloc memory with the profile that applies before any local tune
+    # (the built-in database's nearest entry), then after `tandem tune`, in one process each.
+    measure() {
+      for p in s d; do
+        for n in ${UNTUNED_SIZES:-8192 16384}; do
+          printf '%s %s %s ' "$1" "$p" "$n"
+          tandem --json gemm --precision $p --m "$n" --n "$n" --k "$n" --strategy gpu --resident \
+            --reps "${UNTUNED_REPS:-5}" --device "$dev" | tr -d '\n'
+          echo
+        done
+      done
+    }
+    measure before | tee "$out/untuned.jsonl"
+    tandem tune --device "$dev" --no-model --budget-seconds "${UNTUNED_TUNE_SECONDS:-900}" \
+      2> "$out/tune-progress.txt" | tee "$out/tune.txt"
+    tandem profile export "$out/profile.json" --device "$dev"
+    measure after | tee -a "$out/untuned.jsonl"
+    ;;
   *)
-    echo "usage: $0 pack | run [OUT] | tune [OUT] | compare [OUT] | sweep [OUT] | split [OUT] | calls [OUT] | model [OUT]" >&2
+    echo "usage: $0 pack | run [OUT] | tune [OUT] | compare [OUT] | sweep [OUT] | split [OUT] | calls [OUT] | model [OUT] | untuned [OUT]" >&2
     exit 2
     ;;
 esac

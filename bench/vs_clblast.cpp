@@ -19,6 +19,17 @@
 //   tandem_gpu_pinned     Strategy::Gpu from tandem_malloc memory; wall time
 //   tandem_auto           Strategy::Auto (the tuned profile's split) from std::vector memory
 //   tandem_hybrid_pinned  Strategy::Auto from tandem_malloc memory
+//   tandem_direct_pinned  Strategy::Gpu with Options::direct: the profile's direct kernel
+//                         (kernels/gemm_direct.cl; else the default one), operands copied as
+//                         stored, from tandem_malloc memory; wall time (issue 17's target: at
+//                         least clblast_pinned)
+//   tandem_direct_pageable  the same from std::vector memory
+//
+// --direct runs issue 17's check of the direct path: the cases 256^3, 512^3, 1024^3, 1000^3,
+// 1023^3 and 4097^3 (sgemm) and the columns openblas, clblast_pinned, tandem_direct_pinned,
+// tandem_gpu_pinned, tandem_direct_pageable and tandem_auto, unless --cases or --only say
+// otherwise, and a table of the two ratios the issue sets: the direct path against CLBlast from
+// pinned memory, and auto from ordinary memory against OpenBLAS.
 //
 // Checks: an untimed Strategy::Cpu call gives the reference C_ref, itself checked on sampled rows
 // against a double-precision sum. Every column's last timed call runs on a C filled with NaN
@@ -79,6 +90,8 @@ const std::vector<Column> kColumns = {
     {"tandem_gpu_pinned", "tandem gpu, tandem_malloc"},
     {"tandem_auto", "tandem auto, std::vector"},
     {"tandem_hybrid_pinned", "tandem auto, tandem_malloc"},
+    {"tandem_direct_pinned", "tandem direct, tandem_malloc"},
+    {"tandem_direct_pageable", "tandem direct, std::vector"},
 };
 
 struct Case {
@@ -94,6 +107,13 @@ struct Case {
 const char* kDefaultCases =
     "s:4096:4096:4096,s:8192:8192:8192,d:4096:4096:4096,s:4097:4097:4097,s:8192:8192:256,"
     "s:256:8192:8192,s:100:8192:8192,d:4097:4097:4097";
+// --direct: issue 17's sizes and the columns its targets compare.
+const char* kDirectCases =
+    "s:256:256:256,s:512:512:512,s:1024:1024:1024,s:1000:1000:1000,s:1023:1023:1023,"
+    "s:4097:4097:4097";
+const char* kDirectColumns =
+    "openblas,clblast_pinned,tandem_direct_pinned,tandem_gpu_pinned,tandem_direct_pageable,"
+    "tandem_auto";
 
 std::vector<std::string> split(const std::string& s, char sep) {
   std::vector<std::string> out;
@@ -567,10 +587,15 @@ Result run_column(const std::string& id, CaseData<T>& d, const Config& cfg, ClSt
       res.extra["wall_seconds"] = walls;
       res.extra["wall_median"] = median(walls);
     } else if (id.rfind("tandem_", 0) == 0) {
-      const bool pinned = id == "tandem_gpu_pinned" || id == "tandem_hybrid_pinned";
+      const bool pinned =
+          id == "tandem_gpu_pinned" || id == "tandem_hybrid_pinned" || id == "tandem_direct_pinned";
       const bool is_auto = id == "tandem_auto" || id == "tandem_hybrid_pinned";
-      if (!pinned && id != "tandem_gpu_pageable" && id != "tandem_auto")
+      const bool direct = id.rfind("tandem_direct_", 0) == 0;
+      if (!pinned && id != "tandem_gpu_pageable" && id != "tandem_auto" &&
+          id != "tandem_direct_pageable")
         throw std::logic_error("unknown column " + id);
+      tandem::Options direct_gpu = gpu;
+      direct_gpu.direct = true;
       if (pinned) d.make_pinned();
       const T* a = pinned ? d.pa->data() : d.a.data();
       const T* b = pinned ? d.pb->data() : d.b.data();
@@ -581,7 +606,7 @@ Result run_column(const std::string& id, CaseData<T>& d, const Config& cfg, ClSt
           cfg,
           [&](bool timed) {
             const Stopwatch call;
-            tandem_call(d, a, b, cm, is_auto ? autom : gpu, &r);
+            tandem_call(d, a, b, cm, is_auto ? autom : direct ? direct_gpu : gpu, &r);
             const double wall = call.seconds();
             if (timed) kernel.push_back(r.gpu_kernel_seconds);
             return wall;
@@ -704,6 +729,30 @@ std::string check_text(double v) {
   return fmt("%.3g", v);
 }
 
+// Issue 17's targets: the direct path at least CLBlast's host-to-host rate from pinned memory
+// (both copy A and B in and C out in every call), and auto from ordinary memory never below
+// OpenBLAS.
+void print_direct_ratios(const std::vector<CaseOutcome>& outcomes) {
+  std::printf(
+      "\n## The direct path (issue 17)\n\n| case | direct / CLBlast, pinned (>= 1) | direct / "
+      "tandem gpu, pinned | direct, std::vector / OpenBLAS | auto, std::vector / OpenBLAS (>= 1) "
+      "| auto's kernel |\n| --- | ---: | ---: | ---: | ---: | --- |\n");
+  for (const auto& o : outcomes) {
+    const double cpu = gflops_of(o, "openblas"), direct = gflops_of(o, "tandem_direct_pinned");
+    const auto it = o.results.find("tandem_auto");
+    std::string kernel = "-";
+    if (it != o.results.end() && it->second.extra.contains("kernel"))
+      kernel = it->second.extra.value("gpu_rows", int64_t{0}) > 0
+                   ? it->second.extra["kernel"].get<std::string>()
+                   : "(CPU)";
+    std::printf("| %s | %s | %s | %s | %s | %s |\n", o.c.name().c_str(),
+                fmt("%.2f", direct / gflops_of(o, "clblast_pinned")).c_str(),
+                fmt("%.2f", direct / gflops_of(o, "tandem_gpu_pinned")).c_str(),
+                fmt("%.2f", gflops_of(o, "tandem_direct_pageable") / cpu).c_str(),
+                fmt("%.2f", gflops_of(o, "tandem_auto") / cpu).c_str(), kernel.c_str());
+  }
+}
+
 std::string utc_now() {
   const std::time_t t = std::time(nullptr);
   std::tm tm{};
@@ -733,14 +782,20 @@ int main(int argc, char** argv) {
   CLI::App app{"tandem against CLBlast and OpenBLAS, side by side (cuBLAS: bench/cublas.py)"};
   Config cfg;
   std::string cases_text = kDefaultCases, only_text, json_path;
-  app.add_option("--cases", cases_text, "comma-separated s|d:M:N:K")->capture_default_str();
+  bool direct_target = false;
+  auto* cases_option =
+      app.add_option("--cases", cases_text, "comma-separated s|d:M:N:K")->capture_default_str();
+  app.add_flag("--direct", direct_target,
+               "issue 17's check of the direct path: its sizes and columns (unless --cases or "
+               "--only), and its ratios");
   app.add_option("--reps", cfg.reps, "timed calls per cell (median)")
       ->check(CLI::PositiveNumber)
       ->capture_default_str();
   app.add_option("--warmup", cfg.warmup, "untimed calls before them")
       ->check(CLI::NonNegativeNumber)
       ->capture_default_str();
-  app.add_option("--only", only_text, "comma-separated columns to run (default: all)");
+  auto* only_option =
+      app.add_option("--only", only_text, "comma-separated columns to run (default: all)");
   app.add_option("--device", cfg.device,
                  "OpenCL device for tandem and CLBlast: index or substring of 'platform / device' "
                  "(default: TANDEM_DEVICE, else the first GPU, else the first device)");
@@ -749,6 +804,8 @@ int main(int argc, char** argv) {
       ->capture_default_str();
   app.add_option("--seed", cfg.seed, "seed of the random inputs")->capture_default_str();
   CLI11_PARSE(app, argc, argv);
+  if (direct_target && cases_option->count() == 0) cases_text = kDirectCases;
+  if (direct_target && only_option->count() == 0) only_text = kDirectColumns;
 
   std::vector<Case> cases;
   try {
@@ -873,6 +930,8 @@ int main(int argc, char** argv) {
       "\nhybrid gain: (auto - max(cpu, gpu)) / min(cpu, gpu), the gain as a fraction of the "
       "slower strategy's rate; cpu = OpenBLAS, gpu = tandem gpu from std::vector, or from "
       "tandem_malloc memory in the last two columns.\n");
+
+  if (direct_target) print_direct_ratios(outcomes);
 
   // Table 3: check errors.
   std::printf(

@@ -4,6 +4,7 @@
 #
 #   bash bench/vs_clblast.sh pack        # here: build, bundle vs_clblast with gpu_host.sh's programs
 #   bash bench/vs_clblast.sh run [OUT]   # there, from the repo root: vs_clblast, cublas.py, merge
+#   bash bench/vs_clblast.sh direct [OUT]  # there: issue 17's check of the direct path
 #
 # pack leaves only .gpu/bundle.tar.xz (it also serves bench/gpu_host.sh). run unpacks it to
 # /tmp/bundle, warms the host's memory up, then runs
@@ -16,6 +17,15 @@
 # default 4096^3 and 8192^3 sgemm, 4096^3 dgemm and awkward shapes) and VS_REPS (default 7) pass
 # through to both programs; VS_WARMUP=0 skips the warm-up. Exit status 1 if either program
 # failed a check or could not run; the merged table is written whatever happened.
+#
+# direct: issue 17's target for small and odd calls. With VS_TUNE=1 it first tunes the direct
+# kernel and its threshold into the local profile (`tandem tune --direct-only --precision s`,
+# bounded by --direct-seconds, 120 s by default; VS_TUNE_ARGS adds options), then runs
+# `vs_clblast --direct`: sgemm 256^3, 512^3, 1024^3, 1000^3, 1023^3 and 4097^3 (VS_CASES
+# overrides) with OpenBLAS, CLBlast from pinned memory, tandem's direct path from tandem_malloc
+# and std::vector memory, tandem gpu from tandem_malloc memory and auto from std::vector memory,
+# and the table of the issue's two ratios (direct / CLBlast pinned >= 1; auto / OpenBLAS >= 1).
+# It writes OUT/direct.{md,json} (and OUT/tune-direct.txt with VS_TUNE=1).
 # Here, without a GPU: ./build/bench/vs_clblast --cases s:256:256:256,d:200:300:100 --reps 3
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -32,7 +42,7 @@ case "${1:-}" in
     ../shared/gpu-host/bundle.sh .gpu/bundle "${programs[@]}"
     rm -rf .gpu/bundle  # keep only .gpu/bundle.tar.xz, which travels with the tree
     ;;
-  run)
+  run | direct)
     out=${2:-${OUT:-/tmp/tandem-out}}
     mkdir -p "$out"
     tar xJf .gpu/bundle.tar.xz -C /tmp
@@ -44,6 +54,16 @@ case "${1:-}" in
     [ -n "${VS_REPS:-}" ] && args+=(--reps "$VS_REPS")
     nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.max.sm,clocks.mem --format=csv \
       | tee "$out/gpu.txt" || true
+    if [ "$1" = direct ]; then
+      if [ "${VS_TUNE:-0}" = 1 ]; then
+        # shellcheck disable=SC2086
+        tandem tune --direct-only --precision s ${VS_TUNE_ARGS:-} 2>&1 | tee "$out/tune-direct.txt"
+      fi
+      tandem profile show | tee -a "$out/gpu.txt" || true
+      status=0
+      vs_clblast --direct "${args[@]}" --json "$out/direct.json" | tee "$out/direct.md" || status=1
+      exit $status
+    fi
     # Warm-up: the host's memory grows on first use; touch as much as the largest case needs.
     if [ "${VS_WARMUP:-1}" != 0 ]; then
       echo "warming up" >&2
@@ -62,7 +82,7 @@ case "${1:-}" in
     exit $status
     ;;
   *)
-    echo "usage: $0 pack | run [OUT]" >&2
+    echo "usage: $0 pack | run [OUT] | direct [OUT]" >&2
     exit 2
     ;;
 esac

@@ -1,5 +1,7 @@
 # Writes the OpenCL sources named in INPUTS into OUTPUT as C++ raw string constants, one
 # `tandem::kernels::<name>` per file, so the runtime never reads kernels from disk.
+# INPUTS: the files, separated by "|".
+string(REPLACE "|" ";" INPUTS "${INPUTS}")
 set(body "// Generated from kernels/*.cl by cmake/embed_kernels.cmake; do not edit.\n#pragma once\n\nnamespace tandem::kernels {\n")
 foreach(input IN LISTS INPUTS)
   get_filename_component(name "${input}" NAME_WE)

@@ -31,7 +31,7 @@ struct Meter::Sampler {
 
 Meter::Meter(const Config& config) : config_(config) {
   std::vector<std::unique_ptr<Source>> all;
-  all.push_back(make_rapl(config.powercap_root));
+  all.push_back(make_rapl(config.powercap_root, config.rapl_reader));
   all.push_back(make_amdgpu(config.hwmon_root));
   all.push_back(make_nvml(config.nvml_library));
   for (auto& s : all) {

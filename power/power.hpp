@@ -1,7 +1,8 @@
 // Energy around a measured run: start, stop, then joules per domain and average watts, from
-// whatever this machine lets us read. Three readers: RAPL through powercap sysfs (Intel and AMD
-// CPUs), amdgpu hwmon (an AMD GPU or APU), and NVIDIA's NVML opened at run time. A source that
-// cannot be read says why, once; nothing fails because of it.
+// whatever this machine lets us read. Three readers: RAPL through powercap (Intel and AMD CPUs;
+// with libpowercap where the build has it, else sysfs by hand), amdgpu hwmon (an AMD GPU or APU),
+// and NVIDIA's NVML opened at run time. A source that cannot be read says why, once; nothing
+// fails because of it.
 #pragma once
 
 #include <cstdint>
@@ -49,8 +50,14 @@ inline SourceStatus status_of(const std::string& name, const std::string& headin
   return s;
 }
 
+// How RAPL's counters are read: through libpowercap, or from sysfs by hand.
+enum class RaplReader { Libpowercap, Sysfs };
+// Libpowercap where the build has it (TANDEM_POWERCAP and pkg-config found it), else Sysfs.
+RaplReader default_rapl_reader();
+
 struct Config {
   std::string powercap_root = "/sys/class/powercap";
+  RaplReader rapl_reader = default_rapl_reader();
   std::string hwmon_root = "/sys/class/hwmon";
   std::string nvml_library = "libnvidia-ml.so.1";
   // For sources read as power, not energy. 50 ms: under 1% of a CPU run on two cores (measured,
@@ -70,7 +77,8 @@ class Source {
   virtual std::vector<DomainEnergy> stop() = 0;
 };
 
-std::unique_ptr<Source> make_rapl(const std::string& powercap_root);
+std::unique_ptr<Source> make_rapl(const std::string& powercap_root,
+                                  RaplReader reader = default_rapl_reader());
 std::unique_ptr<Source> make_amdgpu(const std::string& hwmon_root);
 std::unique_ptr<Source> make_nvml(const std::string& library);
 

@@ -11,6 +11,10 @@ packages=(
   libblas-test libblas3 liblapack-test python3-numpy
   r-base-core  # tests only (tests/r_dropin.sh: R's crossprod and %*% through the drop-in)
   nlohmann-json3-dev libcli11-dev
+  libplplot-dev  # tandem compare's plot (PLplot's SVG driver, through tuner/plot.cpp)
+  libpowercap-dev  # RAPL through libpowercap (optional: without it, powercap sysfs by hand)
+  librsvg2-bin  # tests only: rsvg-convert renders compare's plots to PNG to check them
+  python3-pil  # tests only: tests/plot_check.py reads the colours of those PNGs
   dpkg-dev file  # cpack -G DEB: dpkg-shlibdeps for the package's dependencies, file to find ELF files
   libclblast-dev  # bench only (bench/vs_clblast): never linked into the library
   # tests only (issue 16): clang and its runtimes for the sanitizer and fuzz builds

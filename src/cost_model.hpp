@@ -81,7 +81,7 @@ struct DeviceModel {
 // What a profile stores for one precision: the CPU, one device, how much the device and the CPU
 // each slow while both run (RaijinCL measured about 0.75 for both sides of an APU sharing its
 // power and memory), and the margin by which a split must beat the better single side before it
-// is planned (the co-tuner's split margin).
+// is planned (the co-tuner's split margin, or the fit's worst miss on the splits it measured).
 struct Model {
   CpuModel cpu;
   DeviceModel device;

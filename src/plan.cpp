@@ -74,6 +74,17 @@ profile::Choice profile_choice(const Problem<T>& p, const Request& req, gpu::Dev
   return choice;
 }
 
+// The direct kernel, for the device's share and its GPU-only kernel alike, where the call lies
+// below the profile's direct_below (the defaults' without one) or the options ask for it.
+template <class T>
+void choose_direct(profile::Choice& choice, const Problem<T>& p, const Options& o,
+                   const gpu::Device& device, const profile::Profile* prof) {
+  const profile::Direct direct =
+      profile::direct_for(prof, std::is_same_v<T, double>, gpu::info(device).is_gpu);
+  if (o.direct.value_or(direct.applies(p.m, p.n, p.k)))
+    choice.kernel = choice.gpu_kernel = direct.kernel;
+}
+
 // Explicit parameters are the caller's to get right; a profile's that do not fit this device (a
 // platform-wide profile, a hand-edited file) give way to the defaults.
 gpu::Params kernel_for(const gpu::Device& device, bool fp64, const Options& o,
@@ -353,6 +364,7 @@ GpuPlan plan_gpu(const Problem<T>& p, const Options& o, const Request& req, Repo
     r.device += (r.device.empty() ? "" : "; ") + gpu::info(*devices[i]).describe();
     std::string origin;
     choices.push_back(profile_choice(p, req, *devices[i], &origin, &profiles[i]));
+    choose_direct(choices.back(), p, o, *devices[i], profiles[i].get());
     if (r.profile.empty()) {
       r.profile = origin;
       r.profile_bucket = choices.back().bucket;

@@ -283,8 +283,15 @@ std::string to_json(const Profile& p) {
                                              {"gpu_size", pp.gpu_size},
                                              {"gpu_gflops", pp.gpu_gflops},
                                              {"buckets", buckets}};
-    if (pp.model)
-      j["precisions"][std::string(1, prec)]["model"] = model_json(*pp.model, pp.observations);
+    json& pj = j["precisions"][std::string(1, prec)];
+    if (pp.model) pj["model"] = model_json(*pp.model, pp.observations);
+    // Written only where tuned, so a profile without them reads as one from before them.
+    if (!pp.direct_kernel.empty()) {
+      pj["direct_kernel"] = kernel_json(pp.direct_kernel);
+      pj["direct_size"] = pp.direct_size;
+      pj["direct_gflops"] = pp.direct_gflops;
+    }
+    if (pp.direct_below) pj["direct_below"] = *pp.direct_below;
   }
   const Tuning& t = p.tuning;
   j["tuning"] = {{"strategy", t.strategy},
@@ -358,6 +365,15 @@ PrecisionProfile precision_of(const json& pj) {
   pp.gpu_gflops = pj.at("gpu_gflops").get<double>();
   for (const auto& bj : pj.at("buckets")) pp.buckets.push_back(bucket_of(bj));
   if (const auto mj = pj.find("model"); mj != pj.end()) pp.model = model_of(*mj, &pp.observations);
+  if (const auto dk = pj.find("direct_kernel"); dk != pj.end()) {
+    pp.direct_kernel = kernel_of(*dk);
+    pp.direct_size = pj.contains("direct_size") ? integer<int64_t>(pj, "direct_size") : 0;
+    pp.direct_gflops = pj.value("direct_gflops", 0.0);
+  }
+  if (pj.contains("direct_below")) {
+    pp.direct_below = integer<int64_t>(pj, "direct_below");
+    if (*pp.direct_below < 0) throw std::runtime_error("direct_below must not be negative");
+  }
   std::sort(pp.buckets.begin(), pp.buckets.end(),
             [](const Bucket& a, const Bucket& b) { return a.size < b.size; });
   return pp;
@@ -471,30 +487,56 @@ const std::vector<Profile>& builtin() {
   return db;
 }
 
-const std::map<std::string, int>& kernel_defaults(bool is_gpu) {
-  // Read once; the database is part of the build, so a defaults file that does not parse is a
-  // build error that every test would show, not a user's problem to recover from.
-  static const auto defaults = [] {
+namespace {
+
+// tuner/profiles/defaults.json, parsed once. The database is part of the build, so a defaults
+// file that does not parse is a build error that every test would show, not a user's problem to
+// recover from.
+const json& defaults_file() {
+  static const json j = [] {
     for (const auto& [name, text] : builtin_profiles::all)
-      if (std::string(name) == kDefaultsName) {
-        const json j = json::parse(text).at("kernel_defaults");
-        return std::make_pair(kernel_of(j.at("gpu")), kernel_of(j.at("cpu")));
-      }
+      if (std::string(name) == kDefaultsName) return json::parse(text);
     throw std::logic_error("the built-in database has no tuner/profiles/defaults.json");
+  }();
+  return j;
+}
+
+}  // namespace
+
+const std::map<std::string, int>& kernel_defaults(bool is_gpu) {
+  static const auto defaults = [] {
+    const json& j = defaults_file().at("kernel_defaults");
+    return std::make_pair(kernel_of(j.at("gpu")), kernel_of(j.at("cpu")));
+  }();
+  return is_gpu ? defaults.first : defaults.second;
+}
+
+const Direct& direct_defaults(bool is_gpu) {
+  static const auto defaults = [] {
+    const json& j = defaults_file().at("direct");
+    const auto of = [](const json& kind) {
+      return Direct{kernel_of(kind.at("kernel")), integer<int64_t>(kind, "below")};
+    };
+    return std::make_pair(of(j.at("gpu")), of(j.at("cpu")));
   }();
   return is_gpu ? defaults.first : defaults.second;
 }
 
 const LaunchBound& launch_bound() {
   static const LaunchBound bound = [] {
-    for (const auto& [name, text] : builtin_profiles::all)
-      if (std::string(name) == kDefaultsName) {
-        const json j = json::parse(text).at("launch");
-        return LaunchBound{j.at("max_seconds").get<double>(), j.at("assumed_gflops").get<double>()};
-      }
-    throw std::logic_error("the built-in database has no tuner/profiles/defaults.json");
+    const json& j = defaults_file().at("launch");
+    return LaunchBound{j.at("max_seconds").get<double>(), j.at("assumed_gflops").get<double>()};
   }();
   return bound;
+}
+
+const TuneSizes& tune_sizes() {
+  static const TuneSizes sizes = [] {
+    const json& j = defaults_file().at("tune");
+    return TuneSizes{j.at("call_seconds").get<double>(), integer<int>(j, "buckets"),
+                     integer<int64_t>(j, "min_size"), integer<int64_t>(j, "max_size")};
+  }();
+  return sizes;
 }
 
 std::string to_log_line(const LogRecord& r) {

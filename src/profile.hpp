@@ -73,6 +73,13 @@ struct PrecisionProfile {
   // measurements it was fitted to (each with the model's prediction for it).
   std::optional<cost::Model> model;
   std::vector<cost::Observation> observations;
+  // The direct kernel (kernels/gemm_direct.cl, KERNEL 2) the co-tuner found, where it measured it
+  // (GPU alone) and how fast; empty: the defaults' (direct_defaults). And the size below which a
+  // call runs it: cbrt(m n k) < direct_below (0: never); none: the defaults'.
+  std::map<std::string, int> direct_kernel;
+  int64_t direct_size = 0;
+  double direct_gflops = 0;
+  std::optional<int64_t> direct_below;
 };
 
 struct Tuning {
@@ -122,12 +129,30 @@ const Profile* nearest_architecture(const Identity& id, const std::vector<Profil
 // tuner/profiles/defaults.json). Its names are every kernel parameter there is.
 const std::map<std::string, int>& kernel_defaults(bool is_gpu);
 
+// The direct kernel a device of this kind starts from and the size below which calls run it,
+// until a profile tunes them (tuner/profiles/defaults.json's "direct").
+struct Direct {
+  std::map<std::string, int> kernel;
+  int64_t below = 0;  // calls with cbrt(m n k) below this run the direct kernel; 0: none
+  bool applies(int64_t m, int64_t n, int64_t k) const;
+};
+const Direct& direct_defaults(bool is_gpu);
+
 // How long one kernel launch may be planned to run, and the rate assumed for a device without a
 // profile (tuner/profiles/defaults.json's "launch").
 struct LaunchBound {
   double max_seconds = 0.5, assumed_gflops = 100;
 };
 const LaunchBound& launch_bound();
+
+// The size buckets `tandem tune` measures when it is given none (tuner/profiles/defaults.json's
+// "tune"; the rule is tuner::bucket_sizes).
+struct TuneSizes {
+  double call_seconds = 0.02;
+  int buckets = 3;
+  int64_t min_size = 256, max_size = 16384;
+};
+const TuneSizes& tune_sizes();
 
 // Every local profile file whose identity is `id` (what `tandem profile reset` removes).
 std::vector<std::filesystem::path> local_files(const Identity& id);
@@ -163,6 +188,10 @@ struct Choice {
 // resident split applies where it has one (and its kernel for strategy gpu too, where that
 // split is the GPU alone).
 Choice choose(const Profile& p, bool fp64, int64_t m, int64_t n, int64_t k, bool resident = false);
+
+// The direct kernel and its threshold for this precision: `p`'s (may be null) where it has them,
+// each on its own, else the defaults for this kind of device.
+Direct direct_for(const Profile* p, bool fp64, bool is_gpu);
 
 // One line of a tuning log (JSON lines, appended as measurements come, so an interrupted run
 // resumes where it stopped).

@@ -1,5 +1,6 @@
 // What a profile says for one call: the bucket nearest the call's size, and its split, kernel
-// and CPU threads for the call's kind of memory.
+// and CPU threads for the call's kind of memory; and whether the call is small enough for the
+// direct kernel.
 #include <cmath>
 
 #include "profile.hpp"
@@ -42,6 +43,21 @@ Choice choose(const Profile& p, bool fp64, int64_t m, int64_t n, int64_t k, bool
     if (r.gpu_gflops > 0) c.gpu_gflops = r.gpu_gflops;
   }
   return c;
+}
+
+bool Direct::applies(int64_t m, int64_t n, int64_t k) const {
+  return below > 0 && static_cast<double>(m) * static_cast<double>(n) * static_cast<double>(k) <
+                          std::pow(static_cast<double>(below), 3.0);
+}
+
+Direct direct_for(const Profile* p, bool fp64, bool is_gpu) {
+  Direct d = direct_defaults(is_gpu);
+  if (p == nullptr) return d;
+  const auto it = p->precisions.find(fp64 ? 'd' : 's');
+  if (it == p->precisions.end()) return d;
+  if (!it->second.direct_kernel.empty()) d.kernel = it->second.direct_kernel;
+  if (it->second.direct_below) d.below = *it->second.direct_below;
+  return d;
 }
 
 }  // namespace tandem::detail::profile

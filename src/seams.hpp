@@ -35,10 +35,11 @@ struct Values {
   // the build-failure paths now that invalid parameters never get as far as the compiler.
   bool fail_builds = false;
   // The share on the device of this index (as list_devices() numbers it) fails as a device lost
-  // mid-call would, once `fail_after_rows` of its rows have reached C: at the first launch or
-  // chunk boundary at or past that row while it is waited for, after writing NaN over the rows of
-  // C it would have finished next wherever it writes C in place (a kernel or a copy cut short).
-  // -1: none.
+  // mid-call would, at its first launch or chunk at or past row `fail_after_rows`: a unified
+  // share's launch as it is waited for, after writing NaN over the rows of C that launch writes
+  // in place (a kernel cut short); a discrete share's chunk as it is waited for, its kernel never
+  // enqueued (a failed kernel, whose rows never come back to C) and the chunks after it run as
+  // usual. -1: none.
   int fail_device = -1;
   int64_t fail_after_rows = 0;
   // A simulated APU (simulated_apu.hpp): with both rates set (GFLOPS), every call lasts as long

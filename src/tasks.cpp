@@ -1,10 +1,13 @@
-// oneTBB behind tasks.hpp: arenas are created once per size and kept.
+// oneTBB behind tasks.hpp: arenas are created once per size and kept, never larger than oneTBB
+// can staff.
 #include "tasks.hpp"
 
 #include <oneapi/tbb/blocked_range.h>
+#include <oneapi/tbb/global_control.h>
 #include <oneapi/tbb/parallel_for.h>
 #include <oneapi/tbb/task_arena.h>
 
+#include <algorithm>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -16,6 +19,25 @@
 #endif
 
 namespace tandem::detail::tasks {
+namespace {
+
+// The threads an arena asked for `threads` can have. Callers count the machine's cores (hwloc),
+// but oneTBB staffs its arenas from a pool of workers sized by the affinity mask it read when it
+// started (under mpirun, the one core the rank is bound to; under taskset, the cores it names), or
+// by a global_control the program set: global_control's active value is that number. The first
+// arena fixes the pool at max(mask - 1, its own workers): an arena of 1 (a CPU share on the one
+// core OpenBLAS sees) left it at 0 workers, and the next arena of 2 (host packing, sized from
+// hwloc) printed "TBB Warning: The number of workers is currently limited to 0" and ran on its
+// calling thread alone anyway. Asking for no more than the pool avoids the warning, and never
+// oversubscribes the cores the process was given.
+int staffed(int threads) {
+  const size_t most =
+      tbb::global_control::active_value(tbb::global_control::max_allowed_parallelism);
+  return static_cast<int>(
+      std::clamp<size_t>(static_cast<size_t>(std::max(threads, 1)), 1, std::max<size_t>(most, 1)));
+}
+
+}  // namespace
 
 namespace {
 
@@ -51,6 +73,7 @@ void in_arena(int threads, const std::function<void()>& f) {
     return;
   }
   after_fork::threads_used();
+  threads = staffed(threads);
   static std::mutex& mutex = *new std::mutex;
   static auto& arenas = *new std::map<int, std::unique_ptr<tbb::task_arena>>;
   tbb::task_arena* arena = nullptr;

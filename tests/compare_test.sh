@@ -1,8 +1,11 @@
 #!/usr/bin/env bash
 # `tandem compare` on the default device with tiny sizes: its CSV, JSON and SVG parse back, every
-# strategy and precision is present for every size, numbers are finite, errors small; and the
-# README's conventions: options checked before any work (exit 2, no quick tune), the files in
-# ./tandem-compare.* unless named, and where they went said; --json is JSON on stdout.
+# strategy and precision is present for every size, numbers are finite, errors small; speedups
+# are judged against the runs' spread (with 2 repetitions none is a gain; a row that ran what the
+# baseline ran is marked so); the plot is lines for several sizes and bars for one, checked in the
+# PNG librsvg renders (plot_check.py); and the README's conventions: options checked before any
+# work (exit 2, no quick tune), the files in ./tandem-compare.* unless named, and where they went
+# said; --json is JSON on stdout.
 #
 #   compare_test.sh TANDEM
 set -eu
@@ -50,9 +53,17 @@ grep -q "hybrid" "$work/err2.txt" || fail "compare --json: no table on stderr"
 # them with the CPU ("gpu:0,1" is one strategy: the number after it continues its device list).
 POCL_DEVICES="basic pthread" "$tandem" compare --no-tune --sizes 48 --precision s --reps 1 \
   --strategies cpu,gpu:0,gpu:1,gpu:0,1,all,dynamic:all --out-csv "$work/sets.csv" --out-json "" \
-  --out-plot "" > /dev/null 2> "$work/err3.txt"
+  --out-plot "$work/sets.svg" > /dev/null 2> "$work/err3.txt"
+# The plots: lines for sizes 32 and 48, bars for 48 alone, each rendered to PNG and checked.
+check_plot="/usr/bin/python3 $(dirname "${BASH_SOURCE[0]}")/plot_check.py"
+$check_plot "$work/c.svg" "$work/c.png" --kind lines --colours 1f77b4,d62728,2ca02c,9467bd \
+  --labels "sgemm cpu|dgemm auto|GFLOPS|size: cube root of m·n·k (logarithmic)"
+# Device sets each get a colour of their own (two shared one when it came from a hash).
+$check_plot "$work/sets.svg" "$work/sets.png" --kind bars \
+  --colours 1f77b4,ff7f0e,8c564b,e377c2,17becf,bcbd22 \
+  --labels "cpu|gpu:0|gpu:1|gpu:0,1|all|dynamic:all|sgemm 48³"
 /usr/bin/python3 - "$work" <<'PY'
-import csv, json, math, sys, xml.etree.ElementTree as ET
+import csv, json, math, sys
 work = sys.argv[1]
 rows = list(csv.DictReader(open(f"{work}/c.csv")))
 data = json.load(open(f"{work}/c.json"))
@@ -78,10 +89,30 @@ tall = list(csv.DictReader(open(f"{work}/t.csv")))
 assert [(r["m"], r["n"], r["k"]) for r in tall] == [("256", "16", "64")] * 2, tall
 tall_json = json.load(open(f"{work}/t.json"))  # compare --json's standard output
 assert [r["strategy"] for r in tall_json["rows"]] == ["cpu", "hybrid"], tall_json
-svg = ET.parse(f"{work}/c.svg").getroot()
-assert svg.tag.endswith("svg"), svg.tag
-lines = [e for e in svg.iter() if e.tag.endswith("polyline")]
-assert len(lines) == 8, len(lines)  # one per strategy and precision
+# Speedups with 2 repetitions: none is called a gain. Each shape's baseline is the faster single
+# device; a row that ran its configuration is "same config" whatever the ratio, one whose range
+# overlaps it "within noise", the rest "untested"; the raw ratio stays in "speedup".
+table = [l.split() for l in open(f"{work}/out.txt") if l.startswith(("sgemm", "dgemm"))]
+assert len(table) == len(rows), (len(table), len(rows))
+for r, line in zip(data["rows"], table):
+    assert len(r["gflops_samples"]) == 2 and r["speedup"] > 0, r
+    assert not r["speedup_significant"], r
+    group = [b for b in data["rows"] if (b["precision"], b["m"]) == (r["precision"], r["m"])]
+    base = [b for b in group if b["speedup_note"] == "the baseline"]
+    assert len(base) == 1 and base[0]["strategy"] in ("cpu", "gpu"), group
+    base = base[0]
+    assert r["speedup_over"] == base["strategy"], r
+    apart = min(r["gflops_samples"]) > max(base["gflops_samples"]) or \
+        max(r["gflops_samples"]) < min(base["gflops_samples"])
+    text = " ".join(line)
+    if r is base:
+        assert "(baseline)" in text, text
+    elif r["configuration"] == base["configuration"]:
+        assert "~1.0x (same config)" in text, (text, r)
+    elif not apart:
+        assert "~1.0x (within noise)" in text, (text, r)
+    else:
+        assert "(untested)" in text and "too few" in r["speedup_note"], (text, r)
 sets = list(csv.DictReader(open(f"{work}/sets.csv")))
 assert [r["strategy"] for r in sets] == ["cpu", "gpu:0", "gpu:1", "gpu:0,1", "all", "dynamic:all"], sets
 for r in sets:

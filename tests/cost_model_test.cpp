@@ -86,9 +86,8 @@ TEST(CostModel, FitsLinesWithNonNegativeCoefficients) {
 }
 
 // Observations made by a known model are fitted back to that model, part by part.
-TEST(CostModel, FitRecoversTheModelThatMadeTheObservations) {
-  cost::Model truth = h100_like();
-  truth.cpu.latency = 30e-6;
+// What the co-tuner would observe on a machine that behaves exactly as `truth` says.
+std::vector<cost::Observation> observations_of(const cost::Model& truth) {
   std::vector<cost::Observation> obs;
   const int64_t s = 2048, small = 256;
   for (const cost::Sample& t : truth.cpu.gflops_by_threads) {
@@ -133,9 +132,16 @@ TEST(CostModel, FitRecoversTheModelThatMadeTheObservations) {
   h.device_seconds = truth.device.seconds(hs, 6144, 8) / truth.both_busy;
   h.cpu_seconds = truth.cpu.seconds(2048, hs.n, hs.k, 8) / truth.cpu_busy;
   obs.push_back(h);
+  return obs;
+}
 
-  cost::DeviceConstants dc{true, 128, 256, 132, 1, 16 << 20, 4};
-  const cost::Model fitted = cost::fit(obs, dc, 0.05);
+const cost::DeviceConstants kH100Constants{true, 128, 256, 132, 1, 16 << 20, 4};
+
+TEST(CostModel, FitRecoversTheModelThatMadeTheObservations) {
+  cost::Model truth = h100_like();
+  truth.cpu.latency = 30e-6;
+  std::vector<cost::Observation> obs = observations_of(truth);
+  const cost::Model fitted = cost::fit(obs, kH100Constants, 0.05);
   ASSERT_TRUE(fitted.usable()) << fitted.problem();
   ASSERT_EQ(fitted.cpu.gflops_by_threads.size(), truth.cpu.gflops_by_threads.size());
   for (size_t i = 0; i < truth.cpu.gflops_by_threads.size(); ++i)
@@ -156,6 +162,28 @@ TEST(CostModel, FitRecoversTheModelThatMadeTheObservations) {
   for (const cost::Observation& o : obs)
     EXPECT_NEAR(o.predicted / o.seconds, 1.0, 1e-6)
         << o.what << " " << o.m << "x" << o.n << "x" << o.k;
+  EXPECT_NEAR(fitted.split_margin, 0.05, 1e-12) << "a model that missed nothing keeps the margin";
+}
+
+// A split is planned only when it beats the better single side by more than the model missed
+// the splits it was fitted to: a hybrid call that took 1.4x the model's time raises the margin
+// to that miss (2/7), and a split the model gains 10% on is then not planned.
+TEST(CostModel, TheSplitMarginCoversTheModelsMissOnSplits) {
+  const cost::Model truth = h100_like();
+  std::vector<cost::Observation> obs = observations_of(truth);
+  cost::Observation slow = obs.back();
+  slow.rows = 7168;
+  const cost::Shape hs = shape(slow.m, slow.n, slow.k, true, false);
+  const cost::Side side{&truth.device, 1, truth.both_busy, truth.cpu_busy};
+  slow.seconds = 1.4 * cost::predict(truth.cpu, {side}, hs, {7168}, 8, 8);
+  slow.device_seconds = truth.device.seconds(hs, 7168, 8) / truth.both_busy;
+  slow.cpu_seconds = truth.cpu.seconds(slow.m - 7168, hs.n, hs.k, 8) / truth.cpu_busy;
+  obs.push_back(slow);
+  const cost::Model fitted = cost::fit(obs, kH100Constants, 0.05);
+  ASSERT_TRUE(fitted.usable()) << fitted.problem();
+  EXPECT_NEAR(fitted.split_margin, 1 - 1 / 1.4, 1e-6);
+  EXPECT_NEAR(cost::fit(obs, kH100Constants, 0.5).split_margin, 0.5, 1e-12)
+      << "a larger margin asked for stays";
 }
 
 // The kernel's launches follow the pipeline's chunks and its waves are whole: on 132 compute

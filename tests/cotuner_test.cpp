@@ -5,6 +5,7 @@
 
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
@@ -55,6 +56,7 @@ tuner::TuneOptions tiny() {
   o.reps = 2;
   o.top_kernels = 1;
   o.parts = 16;
+  o.direct = false;  // DirectOnlyTunesTheDirectKernelAndItsThreshold tunes it
   return o;
 }
 
@@ -100,6 +102,55 @@ TEST_F(ProfileDir, TuneWritesAValidProfileThatAutoThenUses) {
   EXPECT_NEAR(r.gpu_fraction, bucket.fraction(), 1e-12);
   // Below half the smallest tuned size the CPU alone is used: nothing was measured there.
   EXPECT_EQ(run_auto(16).gpu_rows, 0);
+}
+
+// Without --sizes, the buckets follow the device's speed: PoCL's rate gives what the tuner always
+// used there, the H100 entry's the sizes it was tuned at, and a device's memory caps the largest.
+TEST(BucketSizes, FollowTheDevicesRateAndMemory) {
+  using V = std::vector<int64_t>;
+  constexpr uint64_t kGiB = uint64_t{1} << 30;
+  EXPECT_EQ(tuner::bucket_sizes(27.7, 2 * kGiB, 4), (V{256, 512, 1024}));      // PoCL, sgemm
+  EXPECT_EQ(tuner::bucket_sizes(13405, 80 * kGiB, 4), (V{2048, 4096, 8192}));  // H100, sgemm
+  EXPECT_EQ(tuner::bucket_sizes(6664, 80 * kGiB, 8), (V{1024, 2048, 4096}));   // H100, dgemm
+  EXPECT_EQ(tuner::bucket_sizes(1e9, 80 * kGiB, 4).back(), 16384) << "max_size";
+  // 3 n^2 doubles in a quarter of 1 GiB: n = 2048 fits (96 MiB), 4096 (384 MiB) does not.
+  EXPECT_EQ(tuner::bucket_sizes(1e9, kGiB, 8), (V{512, 1024, 2048}));
+  EXPECT_EQ(tuner::bucket_sizes(0.5, 0, 4), (V{256})) << "never below min_size";
+}
+
+// Without --sizes and --start, a tune measures at the sizes the applying profile's rate gives and
+// starts from that profile's kernel: a tune of one candidate keeps it.
+TEST_F(ProfileDir, AnUnsizedTuneFollowsTheProfileThatApplies) {
+  prof::Profile p;
+  p.identity = here();
+  p.tandem_version = TANDEM_VERSION;
+  prof::PrecisionProfile pp;
+  pp.gpu_kernel = prof::kernel_defaults(false);
+  pp.gpu_kernel["MWG"] = 32;
+  pp.gpu_kernel["NWG"] = 32;
+  pp.gpu_kernel["MDIMC"] = 8;
+  pp.gpu_kernel["NDIMC"] = 8;
+  pp.gpu_kernel["VW"] = 2;
+  pp.gpu_size = 256;
+  pp.gpu_gflops = 1e-3;  // slow enough that the buckets are min_size alone
+  p.precisions['s'] = pp;
+  prof::save(p, prof::path_for(p.identity));
+  prof::forget();
+
+  auto o = tiny();
+  o.precisions = {'s'};
+  o.sizes.clear();
+  o.kernel_size = 0;
+  o.budget_evaluations = 1;
+  o.model = false;
+  o.save = false;
+  const auto report = tuner::tune(o);
+  const auto& tuned = report.profile.precisions.at('s');
+  EXPECT_EQ(tuned.gpu_size, 256);
+  ASSERT_EQ(tuned.buckets.size(), 1u);
+  EXPECT_EQ(tuned.buckets[0].size, 256);
+  for (const char* name : {"MWG", "NWG", "MDIMC", "NDIMC", "VW"})
+    EXPECT_EQ(tuned.gpu_kernel.at(name), pp.gpu_kernel.at(name)) << name;
 }
 
 // Tuning one precision keeps what the saved profile holds for the other.
@@ -176,6 +227,67 @@ TEST_F(ProfileDir, AnInterruptedRunResumesFromItsLog) {
   o.budget_evaluations = 3;
   const auto third = tuner::tune(o);
   EXPECT_EQ(third.precisions[0].evaluations, 1);
+}
+
+// tune --direct-only: the direct kernel's own space searched (each candidate checked, logged and
+// resumed as phase 1's are), then its threshold measured against the profile's own kernels from
+// the smallest size up; both saved in a local profile, which calls then follow.
+TEST_F(ProfileDir, DirectOnlyTunesTheDirectKernelAndItsThreshold) {
+  auto o = tiny();
+  o.precisions = {'s'};
+  o.direct_only = true;
+  o.direct_size = 48;
+  o.direct_sizes = {64, 16, 32};  // measured in ascending order whatever the order given
+  o.direct_evaluations = 4;
+  o.log = dir_ / "tune.jsonl";
+  const auto report = tuner::tune(o);
+  const prof::Profile p = prof::load(report.saved);
+  const auto& pp = p.precisions.at('s');
+  EXPECT_EQ(pp.direct_kernel.at("KERNEL"), 2);
+  EXPECT_FALSE(pp.direct_kernel.count("SA")) << "a direct kernel names its own parameters";
+  EXPECT_EQ(pp.direct_size, 48);
+  EXPECT_GT(pp.direct_gflops, 0.0);
+  ASSERT_TRUE(pp.direct_below.has_value());
+  ASSERT_EQ(report.precisions.size(), 1u);
+  const auto& s = report.precisions[0];
+  EXPECT_EQ(s.direct_evaluations, 4);
+  // The threshold follows the verdicts: the geometric middle of the last win and the first loss.
+  ASSERT_FALSE(s.direct_verdicts.empty());
+  EXPECT_EQ(s.direct_verdicts.front().first, 16);
+  int64_t won = 0, lost = 0;
+  for (const auto& [size, winner] : s.direct_verdicts) {
+    if (winner != "direct") {
+      lost = size;
+      break;
+    }
+    won = size;
+  }
+  const int64_t expected = lost == 0  ? std::llround(static_cast<double>(won) * std::sqrt(2.0))
+                           : won == 0 ? 0
+                                      : std::llround(std::sqrt(static_cast<double>(won * lost)));
+  EXPECT_EQ(*pp.direct_below, expected);
+  // Calls follow it.
+  Options gpu;
+  gpu.strategy = Strategy::Gpu;
+  std::vector<float> a(8 * 8, 1.0f), c(8 * 8, 0.0f);
+  Report r;
+  gemm<float>(Layout::RowMajor, Op::NoTrans, Op::NoTrans, 8, 8, 8, 1.0f, a.data(), 8, a.data(), 8,
+              0.0f, c.data(), 8, gpu, &r);
+  EXPECT_EQ(r.kernel.find("KERNEL=2") != std::string::npos, *pp.direct_below > 8) << r.kernel;
+  EXPECT_EQ(r.profile, report.saved.string());
+  // The same run again measures no candidate twice: the log gains threshold records alone.
+  const auto direct_lines = [&] {
+    std::ifstream in(o.log);
+    int lines = 0;
+    for (std::string line; std::getline(in, line);)
+      lines += line.find("\"kind\":\"direct\"") != std::string::npos ? 1 : 0;
+    return lines;
+  };
+  const int before = direct_lines();
+  EXPECT_EQ(before, 4);
+  const auto again = tuner::tune(o);
+  EXPECT_EQ(direct_lines(), before);
+  EXPECT_EQ(prof::load(again.saved).precisions.at('s').direct_kernel, pp.direct_kernel);
 }
 
 // --objective energy reads power: on a fake amdgpu sensor at a constant 20 W the run goes through
@@ -257,6 +369,10 @@ prof::Profile sample(const prof::Identity& id) {
   big.gpu_gflops = 300;
   big.best_gflops = 390;
   pp.buckets = {small, big, huge};
+  pp.direct_kernel = {{"KERNEL", 2}, {"MWG", 16}, {"NWG", 32}, {"VWA", 2}};
+  pp.direct_size = 512;
+  pp.direct_gflops = 7.5;
+  pp.direct_below = 700;
   p.precisions['s'] = pp;
   p.tuning.strategy = "annealing";
   p.tuning.evaluations = 42;
@@ -276,6 +392,9 @@ TEST_F(ProfileDir, RoundTrip) {
   EXPECT_EQ(q.precisions.at('s').buckets.at(2).resident->cpu_threads, 7);
   EXPECT_TRUE(q.precisions.at('s').buckets.at(2).resident->dynamic);
   EXPECT_FALSE(q.precisions.at('s').buckets.at(2).dynamic);
+  EXPECT_EQ(q.precisions.at('s').direct_kernel, p.precisions.at('s').direct_kernel);
+  EXPECT_EQ(q.precisions.at('s').direct_below, 700);
+  EXPECT_EQ(q.precisions.at('s').direct_size, 512);
   std::string bad = prof::to_json(p);
   bad.replace(bad.find("\"dynamic\""), 9, "\"greedy\"");
   EXPECT_THROW(prof::from_json(bad), std::runtime_error) << "an unknown balance is refused";

@@ -23,10 +23,9 @@ namespace {
 
 namespace gpu = detail::gpu;
 
-// kernels/gemm.cl's "#ifndef NAME / #define NAME value" defaults.
-std::map<std::string, int> kernel_source_defaults() {
+// A kernel file's "#ifndef NAME / #define NAME value" defaults.
+std::map<std::string, int> kernel_source_defaults(const std::string& src = kernels::gemm) {
   std::map<std::string, int> out;
-  const std::string src = kernels::gemm;
   const std::regex pair(R"(#ifndef (\w+)\s*\n\s*#define \1 (-?\d+))");
   for (auto it = std::sregex_iterator(src.begin(), src.end(), pair); it != std::sregex_iterator();
        ++it)
@@ -56,6 +55,28 @@ TEST(GemmParams, DatabaseDefaultsAreTheKernelsOwn) {
   for (const auto& [name, value] : cpu_defaults) EXPECT_EQ(gpu_defaults.count(name), 1u) << name;
 }
 
+// The direct kernel's defaults for GPUs are kernels/gemm_direct.cl's own; both kinds of device
+// name the same parameters, and every macro of the file has one (the host's aside).
+TEST(GemmParams, DirectDefaultsAreTheDirectKernelsOwn) {
+  const auto kernel = kernel_source_defaults(kernels::gemm_direct);
+  const auto gpu_direct = gpu::direct_params(true), cpu_direct = gpu::direct_params(false);
+  ASSERT_FALSE(kernel.empty());
+  EXPECT_EQ(gpu_direct.at("KERNEL"), gpu::kDirect);
+  for (const auto& [name, value] : gpu_direct) {
+    EXPECT_EQ(cpu_direct.count(name), 1u) << name << " has no CPU-device default";
+    if (gpu::host_only(name) || name == "KERNEL") continue;
+    ASSERT_EQ(kernel.count(name), 1u) << name << " has no #ifndef default in gemm_direct.cl";
+    EXPECT_EQ(kernel.at(name), value) << name << ": gemm_direct.cl and defaults.json";
+  }
+  for (const auto& [name, value] : kernel) {
+    if (name == "TRANS_A" || name == "TRANS_B") continue;
+    EXPECT_EQ(gpu_direct.count(name), 1u) << name << " is a direct kernel macro with no default";
+  }
+  EXPECT_EQ(gpu_direct.size(), cpu_direct.size());
+  for (bool is_gpu : {true, false})
+    EXPECT_FALSE(gpu::check(gpu::direct_params(is_gpu), gpu::Limits{1024, 65536, is_gpu}, true));
+}
+
 gpu::Params params(const std::map<std::string, int>& overrides) {
   return gpu::with_defaults(gpu::Limits{}, overrides);
 }
@@ -72,7 +93,7 @@ TEST(GemmParams, EachRuleRefusesWhatItShould) {
   EXPECT_FALSE(gpu::check(params({}), gpu::Limits{}, false));
   EXPECT_EQ(kind_of({{"VW", 3}}), K::Kernel);
   EXPECT_EQ(kind_of({{"MWG", 30}, {"MDIMC", 8}}), K::Kernel);
-  EXPECT_EQ(kind_of({{"KERNEL", 2}}), K::Kernel);
+  EXPECT_EQ(kind_of({{"KERNEL", 3}}), K::Kernel);
   EXPECT_EQ(kind_of({{"KWG", 0}}), K::Kernel);
   // A read as stored (KWG wide) is fine with VW = 4; read transposed its tile is MWG = 66 wide.
   EXPECT_FALSE(gpu::check(params({{"MWG", 66}, {"MDIMC", 6}, {"A_T", 0}}), gpu::Limits{}, false));
@@ -109,6 +130,35 @@ TEST(GemmParams, ParameterTextTakesWholeIntegersOnly) {
     EXPECT_THROW(parse_params(bad), std::invalid_argument) << bad;
 }
 
+// The direct kernel's rules: its own names, its vector widths against both sides of each tile
+// (it reads either layout), its padding in the local memory it needs, and no read layout of its
+// own.
+TEST(GemmParams, TheDirectKernelsRules) {
+  using K = gpu::Violation::Kind;
+  const auto direct = [](std::map<std::string, int> o) {
+    o["KERNEL"] = gpu::kDirect;
+    return o;
+  };
+  EXPECT_FALSE(gpu::check(params(direct({})), gpu::Limits{}, false));
+  EXPECT_EQ(params(direct({})).count("SA"), 0u) << "kernels/gemm.cl's names are not the direct's";
+  EXPECT_THROW(params(direct({{"SA", 1}})), Error);
+  EXPECT_THROW(params({{"VWA", 2}}), Error) << "VWA is the direct kernel's alone";
+  EXPECT_EQ(kind_of(direct({{"VWA", 3}})), K::Kernel);
+  EXPECT_EQ(kind_of(direct({{"VWB", 8}, {"NWG", 36}, {"NDIMC", 4}})), K::Kernel);
+  EXPECT_EQ(kind_of(direct({{"VWA", 4}, {"KWG", 6}, {"VWB", 1}})), K::Kernel);
+  EXPECT_EQ(kind_of(direct({{"MWG", 30}, {"MDIMC", 8}})), K::Kernel);
+  EXPECT_EQ(kind_of(direct({{"PADA", -1}})), K::Kernel);
+  EXPECT_EQ(kind_of(direct({{"KUNROLL", 0}})), K::Kernel);
+  EXPECT_EQ(kind_of(direct({{"A_T", 0}})), K::Host);
+  EXPECT_EQ(kind_of(direct({{"B_T", 1}})), K::Host);
+  EXPECT_EQ(kind_of(direct({{"MDIMC", 32}, {"NDIMC", 32}})), K::Device);
+  const auto p = params(direct({{"MWG", 32}, {"NWG", 64}, {"KWG", 16}, {"PADA", 1}, {"PADB", 0}}));
+  EXPECT_EQ(gpu::local_bytes(p, 4), 4u * 16 * (33 + 64));
+  gpu::Limits small;
+  small.local_mem_bytes = 4 * 16 * (33 + 64) - 1;
+  EXPECT_EQ(gpu::check(p, small, false)->kind, K::Device);
+}
+
 // The register-tile bound refuses none of the tuned kernels the database ships, on a device
 // with room for each (the largest, the H100's sgemm kernel, needs 164 KiB of private memory).
 TEST(GemmParams, TheDatabasesKernelsFitTheRegisterTileBound) {
@@ -137,15 +187,18 @@ TEST(GemmParams, TheDatabasesKernelsFitTheRegisterTileBound) {
 // Over a seeded sample of the tuner's whole grid, both precisions: what check() accepts builds;
 // what it refuses as a kernel rule fails to build with the compiler's #error; what it refuses as
 // a device limit exceeds a limit the device reports.
-void sample_the_space(bool fp64) {
+// The direct kernel's space (`direct`) is smaller, and sampled less.
+void sample_the_space(bool fp64, bool direct = false) {
   const auto device = gpu::open_device("");
   const gpu::DeviceInfo& di = gpu::info(*device);
   if (fp64 && !di.fp64) GTEST_SKIP() << di.describe() << " has no fp64";
   const gpu::Limits limits = gpu::limits_of(di);
+  const tuner::DeviceLimits tuner_limits{di.max_work_group, di.local_mem_bytes, di.is_gpu, false};
   const tuner::Space space =
-      tuner::gemm_space({di.max_work_group, di.local_mem_bytes, di.is_gpu, false}, fp64);
+      direct ? tuner::direct_space(tuner_limits, fp64) : tuner::gemm_space(tuner_limits, fp64);
   std::mt19937_64 rng(fp64 ? 11 : 7);
-  constexpr int kAcceptedToBuild = 25, kRefusedToBuild = 60, kDraws = 6000;
+  const int kAcceptedToBuild = direct ? 8 : 25, kRefusedToBuild = direct ? 20 : 60;
+  constexpr int kDraws = 6000;
   int accepted = 0, refused = 0, device_limits = 0;
   for (int draw = 0; draw < kDraws && (accepted < kAcceptedToBuild || refused < kRefusedToBuild);
        ++draw) {
@@ -184,6 +237,8 @@ void sample_the_space(bool fp64) {
 
 TEST(GemmParams, TunerSpaceSampleSingle) { sample_the_space(false); }
 TEST(GemmParams, TunerSpaceSampleDouble) { sample_the_space(true); }
+TEST(GemmParams, DirectSpaceSampleSingle) { sample_the_space(false, true); }
+TEST(GemmParams, DirectSpaceSampleDouble) { sample_the_space(true, true); }
 
 }  // namespace
 }  // namespace tandem

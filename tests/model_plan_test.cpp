@@ -262,6 +262,7 @@ TEST_F(ModelPlan, TheTunerFitsAndStoresAModel) {
   o.reps = 2;
   o.top_kernels = 1;
   o.parts = 16;
+  o.direct = false;
   const auto report = tuner::tune(o);
   EXPECT_EQ(report.precisions.at(0).model_failure, "");
   const prof::Profile p = prof::load(report.saved);

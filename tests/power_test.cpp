@@ -1,6 +1,7 @@
 // The power readers against fake sysfs trees in a temporary directory: energy deltas and
 // wraparound, missing files, garbage, permission denied, amdgpu's power integration and its
-// fallback file, NVML absent, and a total that never counts the same energy twice.
+// fallback file, NVML absent, and a total that never counts the same energy twice. The RAPL tests
+// run once per reader: libpowercap (where the build has it) and sysfs by hand.
 #include "power.hpp"
 
 #include <gtest/gtest.h>
@@ -12,7 +13,15 @@
 #include <fstream>
 #include <thread>
 
+#include "rapl_zone.hpp"
+
 namespace tandem::power {
+
+// For GoogleTest's messages (found by argument-dependent lookup, so not in the unnamed namespace).
+void PrintTo(RaplReader r, std::ostream* os) {
+  *os << (r == RaplReader::Libpowercap ? "libpowercap" : "sysfs");
+}
+
 namespace {
 
 namespace fs = std::filesystem;
@@ -51,17 +60,40 @@ class FakeSysfs : public ::testing::Test {
   fs::path root_;
 };
 
+// The RAPL tests, for each reader. libpowercap reads files it keeps open, which sees the fake
+// counters rewritten in place (std::ofstream truncates the same inode), as sysfs files are.
+class Rapl : public FakeSysfs, public ::testing::WithParamInterface<RaplReader> {
+ protected:
+  void SetUp() override {
+    if (GetParam() == RaplReader::Libpowercap && !powercap_built_in())
+      GTEST_SKIP() << "this build has no libpowercap";
+    FakeSysfs::SetUp();
+  }
+  Config config() const {
+    Config c = FakeSysfs::config();
+    c.rapl_reader = GetParam();
+    return c;
+  }
+  std::unique_ptr<Source> rapl() const { return make_rapl(config().powercap_root, GetParam()); }
+};
+
+INSTANTIATE_TEST_SUITE_P(Readers, Rapl,
+                         ::testing::Values(RaplReader::Libpowercap, RaplReader::Sysfs),
+                         [](const ::testing::TestParamInfo<RaplReader>& reader) {
+                           return reader.param == RaplReader::Libpowercap ? "libpowercap" : "sysfs";
+                         });
+
 double joules_of(const Measurement& m, const std::string& domain) {
   for (const auto& d : m.domains)
     if (d.domain == domain) return d.joules;
   return -1;
 }
 
-TEST_F(FakeSysfs, RaplEnergyDeltasPerZone) {
+TEST_P(Rapl, EnergyDeltasPerZone) {
   zone("intel-rapl:0", "package-0", 1000000);
   zone("intel-rapl:0:0", "core", 500000);
   zone("intel-rapl:0:1", "dram", 200000);
-  auto rapl = make_rapl(config().powercap_root);
+  auto rapl = this->rapl();
   ASSERT_TRUE(rapl->status().available) << rapl->status().detail;
   rapl->start();
   zone("intel-rapl:0", "package-0", 3500000);  // +2.5 J
@@ -74,7 +106,7 @@ TEST_F(FakeSysfs, RaplEnergyDeltasPerZone) {
   EXPECT_DOUBLE_EQ(joules_of(m, "dram (intel-rapl:0:1)"), 0.5);
 }
 
-TEST_F(FakeSysfs, RaplWrapsAtMaxEnergyRange) {
+TEST_P(Rapl, WrapsAtMaxEnergyRange) {
   zone("intel-rapl:0", "package-0", 999000, 1000000);
   Meter meter(config());
   ASSERT_TRUE(meter.any());
@@ -85,7 +117,7 @@ TEST_F(FakeSysfs, RaplWrapsAtMaxEnergyRange) {
   EXPECT_NEAR(m.joules, 0.005, 1e-12);
 }
 
-TEST_F(FakeSysfs, MissingTreesAndFilesAreUnavailableWithAReason) {
+TEST_P(Rapl, MissingTreesAndFilesAreUnavailableWithAReason) {
   Config c = config();
   c.powercap_root = (root_ / "nope").string();
   Meter none(c);
@@ -97,7 +129,7 @@ TEST_F(FakeSysfs, MissingTreesAndFilesAreUnavailableWithAReason) {
   // A zone without max_energy_range_uj.
   write(root_ / "powercap" / "intel-rapl:0" / "name", "package-0");
   write(root_ / "powercap" / "intel-rapl:0" / "energy_uj", "123");
-  auto rapl = make_rapl(config().powercap_root);
+  auto rapl = this->rapl();
   EXPECT_FALSE(rapl->status().available);
   EXPECT_NE(rapl->status().detail.find("max_energy_range_uj"), std::string::npos)
       << rapl->status().detail;
@@ -108,10 +140,12 @@ TEST_F(FakeSysfs, MissingTreesAndFilesAreUnavailableWithAReason) {
   EXPECT_GE(m.seconds, 0.0);
 }
 
+// By the sysfs reader only: libpowercap parses with strtoull, which reads "12ab" as 12 and "-5"
+// as 2^64 - 5 (a kernel's counter never holds either).
 TEST_F(FakeSysfs, GarbageContentsAreRejected) {
   zone("intel-rapl:0", "package-0", 100);
   write(root_ / "powercap" / "intel-rapl:0" / "energy_uj", "12ab");
-  auto rapl = make_rapl(config().powercap_root);
+  auto rapl = make_rapl(config().powercap_root, RaplReader::Sysfs);
   EXPECT_FALSE(rapl->status().available);
   EXPECT_NE(rapl->status().detail.find("not a number"), std::string::npos) << rapl->status().detail;
   write(root_ / "hwmon" / "hwmon0" / "name", "amdgpu");
@@ -123,7 +157,7 @@ TEST_F(FakeSysfs, GarbageContentsAreRejected) {
 
 // energy_uj is root-only since Linux 5.10. As root, a child process that drops to nobody plays
 // the ordinary user; otherwise the file's mode does it.
-TEST_F(FakeSysfs, PermissionDeniedIsUnavailableNotACrash) {
+TEST_P(Rapl, PermissionDeniedIsUnavailableNotACrash) {
   zone("intel-rapl:0", "package-0", 100);
   const fs::path energy = root_ / "powercap" / "intel-rapl:0" / "energy_uj";
   fs::permissions(energy, fs::perms::owner_read);
@@ -133,7 +167,7 @@ TEST_F(FakeSysfs, PermissionDeniedIsUnavailableNotACrash) {
   fs::permissions(root_ / "powercap" / "intel-rapl:0" / "max_energy_range_uj", fs::perms::all);
   const std::string rootdir = config().powercap_root;
   auto check = [&]() -> int {
-    auto rapl = make_rapl(rootdir);
+    auto rapl = make_rapl(rootdir, GetParam());
     const auto s = rapl->status();
     return !s.available && s.detail.find("Permission denied") != std::string::npos ? 0 : 1;
   };
@@ -171,7 +205,7 @@ TEST_F(FakeSysfs, AmdgpuPowerIsIntegratedAndPowerAverageIsTheFallback) {
   EXPECT_NEAR(m.watts(), 15.0, 0.5);  // no RAPL: the amdgpu sensor is the total
 }
 
-TEST_F(FakeSysfs, TotalNeverCountsTheSameEnergyTwice) {
+TEST_P(Rapl, TotalNeverCountsTheSameEnergyTwice) {
   zone("intel-rapl:0", "package-0", 0);
   zone("intel-rapl:0:1", "dram", 0);
   zone("intel-rapl:0:0", "core", 0);
@@ -192,6 +226,20 @@ TEST_F(FakeSysfs, TotalNeverCountsTheSameEnergyTwice) {
   with_psys.start();
   zone("intel-rapl:1", "psys", 7000000);
   EXPECT_DOUBLE_EQ(with_psys.stop().joules, 7.0);
+}
+
+// The reader a Meter uses unless told: libpowercap where the build has it, and the source says
+// which.
+TEST_F(FakeSysfs, LibpowercapIsTheDefaultReaderWhereBuilt) {
+  zone("intel-rapl:0", "package-0", 100);
+  const RaplReader expected = powercap_built_in() ? RaplReader::Libpowercap : RaplReader::Sysfs;
+  EXPECT_EQ(default_rapl_reader(), expected);
+  Config c = FakeSysfs::config();
+  ASSERT_EQ(c.rapl_reader, expected);
+  Meter meter(c);
+  const std::string detail = meter.sources().at(0).detail;
+  EXPECT_NE(detail.find(powercap_built_in() ? "(libpowercap)" : "(sysfs)"), std::string::npos)
+      << detail;
 }
 
 TEST_F(FakeSysfs, NvmlAbsentIsReportedOnce) {

@@ -105,6 +105,7 @@ TEST(SimulatedApu, TheCoTunerFindsASplitWithinFivePercentOfTheOptimum) {
   o.start = {{"MWG", 16}, {"NWG", 16}, {"KWG", 16}, {"MDIMC", 8}, {"NDIMC", 8}};
   o.reps = 3;
   o.parts = 64;
+  o.direct = false;
   const tuner::TuneReport report = tuner::tune(o);
   ASSERT_FALSE(report.saved.empty());
   const prof::Bucket& b = report.profile.precisions.at('s').buckets.at(0);

@@ -6,7 +6,8 @@
 #    NOLINT(readability-function-size) with its reason;
 #  - each dependency is included by its one file: OpenCL by src/gpu/cl.hpp, OpenBLAS's cblas.h by
 #    src/cpu_blas.cpp and the drop-in's entries in src/dropin/ (for the signatures they export),
-#    hwloc by src/topology.cpp, oneTBB by src/tasks.cpp;
+#    hwloc by src/topology.cpp, oneTBB by src/tasks.cpp, PLplot by tuner/plot.cpp, libpowercap by
+#    power/rapl_powercap.cpp;
 #  - the test-only seam setter (src/testing/seam_override.hpp) is included by no library file but
 #    src/seams.cpp, which defines it;
 #  - every file in src/ opens with a comment saying what it is for.
@@ -47,6 +48,8 @@ confined 'CL/' src/gpu/cl.hpp
 confined 'cblas\.h|openblas' src/cpu_blas.cpp src/dropin/gemm_entries.cpp src/dropin/level3_entries.cpp
 confined 'hwloc' src/topology.cpp
 confined 'oneapi/tbb|tbb/' src/tasks.cpp
+confined 'plplot' tuner/plot.cpp
+confined 'powercap/' power/rapl_powercap.cpp
 
 for f in $(grep -rlE '^#include "testing/seam_override.hpp"' src include tuner power | sort); do
   [ "$f" = src/seams.cpp ] || fail "$f includes the test-only seam setter"

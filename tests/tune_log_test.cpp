@@ -30,6 +30,7 @@ tuner::TuneOptions tiny(int evaluations) {
   o.reps = 1;
   o.top_kernels = 1;
   o.save = false;
+  o.direct = false;
   o.log = fs::path(std::getenv("TANDEM_PROFILE_DIR")) /
           (std::string(::testing::UnitTest::GetInstance()->current_test_info()->name()) + ".jsonl");
   return o;

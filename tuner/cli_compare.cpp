@@ -60,6 +60,11 @@ json compare_json(const tuner::CompareResult& r) {
                 {"kernel_seconds", x.kernel_seconds},
                 {"kernel_gflops", x.kernel_gflops},
                 {"speedup", x.speedup},
+                {"speedup_significant", x.speedup_significant()},
+                {"speedup_over", x.speedup_over},
+                {"speedup_note", x.speedup_note},
+                {"gflops_samples", x.gflops_samples},
+                {"configuration", x.configuration},
                 {"max_error", x.max_error},
                 {"buffers", x.buffers},
                 {"fell_back", x.fell_back}};
@@ -106,12 +111,37 @@ void print_row(FILE* out, const tuner::CompareRow& x) {
                 static_cast<long long>(x.cpu_rows));
   if (x.power)
     std::snprintf(energy, sizeof energy, "%.3g %.1f %.2f", x.joules, x.watts, x.gflops_per_watt);
-  std::fprintf(out, "%-5s %-16s %-7s %-7s %22s  %-13s %8.2f %8.2f %7s %9.2e %s%s\n",
+  std::fprintf(out, "%-5s %-16s %-7s %-7s %22s  %-13s %8.2f %8.2f %-20s %9.2e %s%s\n",
                x.precision == 's' ? "sgemm" : "dgemm", shape, x.strategy.c_str(), x.ran.c_str(),
                rate, split, x.cpu_seconds * 1e3, x.gpu_seconds * 1e3,
-               x.speedup > 0 ? (std::to_string(x.speedup).substr(0, 4) + "x").c_str() : "-",
-               x.max_error, energy, x.fell_back ? "  (GPU failed: CPU)" : "");
+               tuner::speedup_text(x).c_str(), x.max_error, energy,
+               x.fell_back ? "  (GPU failed: CPU)" : "");
   std::fflush(out);
+}
+
+// What the speedup column's words mean, under the table, where any row needs them.
+void print_speedup_key(FILE* out, const tuner::CompareResult& r) {
+  using V = tuner::CompareRow::Verdict;
+  auto any = [&](V v) {
+    return std::any_of(r.rows.begin(), r.rows.end(),
+                       [v](const tuner::CompareRow& x) { return x.speedup_verdict == v; });
+  };
+  if (any(V::Baseline))
+    std::fprintf(out,
+                 "\nspeedup: over the faster single device (baseline) of each shape, median over "
+                 "median\n");
+  if (any(V::Noise))
+    std::fprintf(out,
+                 "  ~1.0x (within noise): the min-max ranges overlap; the raw ratio is in the CSV "
+                 "and JSON\n");
+  if (any(V::SameConfiguration))
+    std::fprintf(out,
+                 "  ~1.0x (same config): it ran what the baseline ran (same rows, threads, devices "
+                 "and kernels): a difference is noise, the order of the runs, or the cost of "
+                 "choosing\n");
+  if (any(V::TooFewRuns))
+    std::fprintf(out, "  (untested): apart, but fewer than %zu repetitions each; use --reps %zu\n",
+                 tuner::kSpeedupMinSamples, tuner::kSpeedupMinSamples);
 }
 
 // The power sources and baseline under the table.
@@ -190,11 +220,12 @@ int compare(const CompareArgs& a, bool as_json) {
   if (!a.no_tune) tune_if_untuned(a, o);
 
   FILE* table = as_json ? stderr : stdout;
-  std::fprintf(table, "%-5s %-16s %-7s %-7s %22s  %-13s %8s %8s %7s %9s %s\n", "prec", "m x n x k",
-               "asked", "ran", "GFLOPS median (min-max)", "rows gpu/cpu", "cpu ms", "gpu ms",
-               "speedup", "max err", "J/call  W  GFLOPS/W");
+  std::fprintf(table, "%-5s %-16s %-7s %-7s %22s  %-13s %8s %8s %-20s %9s %s\n", "prec",
+               "m x n x k", "asked", "ran", "GFLOPS median (min-max)", "rows gpu/cpu", "cpu ms",
+               "gpu ms", "speedup", "max err", "J/call  W  GFLOPS/W");
   o.on_row = [table](const tuner::CompareRow& x) { print_row(table, x); };
   const auto r = measure(o);
+  print_speedup_key(table, r);
   print_power(table, r);
   const json doc = compare_json(r);
   const bool ok = write_outputs(table, a, r, doc);

@@ -23,7 +23,7 @@ namespace {
 using nlohmann::json;
 
 struct GemmArgs {
-  std::string precision = "s", strategy = "auto", device, balance;
+  std::string precision = "s", strategy = "auto", device, balance, direct;
   int64_t m = 1024, n = 1024, k = 1024;
   int reps = 3, threads = 0, feeders = 0;
   double beta = 0;
@@ -218,6 +218,7 @@ int gemm_command(const GemmArgs& a, bool as_json) {
   if (!a.device.empty()) o.device = a.device;
   if (!a.balance.empty()) o.balance = detail::parse_balance(a.balance);
   o.kernel_params = parse_assignments(a.kernel, "--kernel");
+  if (!a.direct.empty()) o.direct = a.direct == "on";
   if (a.resident)
     return fp64 ? gemm_checked<double, Allocator<double>>(a, o, as_json)
                 : gemm_checked<float, Allocator<float>>(a, o, as_json);
@@ -262,10 +263,17 @@ Subcommand add_gemm(CLI::App& app) {
       ->default_str("by device");
   sub->add_flag("--resident", a.resident,
                 "operands in tandem_malloc memory (pinned on a discrete GPU)");
-  sub->add_option("--kernel", a.kernel, "kernel parameters NAME=VALUE,...")
+  sub->add_option(
+         "--kernel", a.kernel,
+         "kernel parameters NAME=VALUE,... (KERNEL=2: the direct kernel, from its defaults)")
       ->delimiter(',')
       ->check(kKernelParams)
       ->default_str("the profile's");
+  sub->add_option("--direct", a.direct,
+                  "the profile's direct kernel (operands read as stored, nothing packed): on for "
+                  "this call, or off")
+      ->check(CLI::IsMember({"on", "off"}))
+      ->default_str("below the profile's direct_below");
   return {sub, [args](bool as_json) { return gemm_command(*args, as_json); }};
 }
 

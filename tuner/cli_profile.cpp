@@ -83,6 +83,14 @@ void print_profile(const prof::Profile& p) {
                   b.gpu_parts, b.parts, b.cpu_gflops, b.gpu_gflops, b.best_gflops,
                   b.gpu_parts ? kernel_text(b.kernel).c_str() : "-");
     if (pp.model) print_model(*pp.model, pp.observations);
+    if (!pp.direct_kernel.empty())
+      std::printf("    direct kernel %.1f GFLOPS at %lld: %s\n", pp.direct_gflops,
+                  static_cast<long long>(pp.direct_size), kernel_text(pp.direct_kernel).c_str());
+    if (pp.direct_below && *pp.direct_below > 0)
+      std::printf("    the direct kernel runs calls below %lld^3\n",
+                  static_cast<long long>(*pp.direct_below));
+    else if (pp.direct_below)
+      std::printf("    the direct kernel runs no call (it lost at the smallest size measured)\n");
   }
 }
 
@@ -138,6 +146,7 @@ std::vector<NamedKernel> kernels_of(const prof::Profile& p) {
   };
   for (const auto& [prec, pp] : p.precisions) {
     add(prec, "GPU-only kernel", pp.gpu_kernel);
+    add(prec, "direct kernel", pp.direct_kernel);
     for (const prof::Bucket& b : pp.buckets) {
       const std::string bucket = "bucket " + std::to_string(b.size) + "'s ";
       add(prec, bucket + "kernel", b.kernel);

@@ -57,6 +57,9 @@ void print_report(const tuner::TuneReport& report, bool as_json) {
                               {"failures", s.failures},
                               {"resumed", s.resumed},
                               {"model_failure", s.model_failure},
+                              {"direct_evaluations", s.direct_evaluations},
+                              {"direct_failures", s.direct_failures},
+                              {"direct_verdicts", s.direct_verdicts},
                               {"failure_reasons", s.failure_reasons}});
     std::cout << j.dump(2) << "\n";
     return;
@@ -65,6 +68,11 @@ void print_report(const tuner::TuneReport& report, bool as_json) {
     std::printf("%cgemm: %d kernel candidates measured (%d resumed from the log), %d excluded\n",
                 s.precision, s.evaluations, s.resumed, s.failures);
     if (!s.model_failure.empty()) std::printf("  no cost model: %s\n", s.model_failure.c_str());
+    if (s.direct_evaluations > 0)
+      std::printf("  direct kernel: %d candidates, %d excluded\n", s.direct_evaluations,
+                  s.direct_failures);
+    for (const auto& [size, winner] : s.direct_verdicts)
+      std::printf("  at %lld^3 the faster: %s\n", static_cast<long long>(size), winner.c_str());
     for (const auto& r : s.failure_reasons) std::printf("  excluded: %s\n", r.c_str());
   }
   print_profile(report.profile);
@@ -102,7 +110,10 @@ Subcommand add_tune(CLI::App& app) {
                   "kernel candidates to measure, per precision")
       ->check(kPositive);
   sub->add_option("--budget-seconds", o.budget_seconds, "wall-time budget")->check(kPositive);
-  sub->add_option("--sizes", o.sizes, "size buckets (m = n = k)")->delimiter(',')->check(kPositive);
+  sub->add_option("--sizes", o.sizes, "size buckets (m = n = k)")
+      ->delimiter(',')
+      ->check(kPositive)
+      ->default_str("by the device's speed, per precision");
   sub->add_option("--kernel-size", o.kernel_size,
                   "size at which kernels are compared (0: the middle size)")
       ->check(kNonNegative);
@@ -130,7 +141,7 @@ Subcommand add_tune(CLI::App& app) {
   sub->add_option("--start", args->start, "start point: kernel parameters NAME=VALUE,...")
       ->delimiter(',')
       ->check(kKernelParams)
-      ->default_str("the device's defaults");
+      ->default_str("the kernel of the profile that applies now, else the device's defaults");
   sub->add_option("--start-d", args->start_d, "dgemm's start point, if not --start's")
       ->delimiter(',')
       ->check(kKernelParams)
@@ -139,6 +150,25 @@ Subcommand add_tune(CLI::App& app) {
   sub->add_flag("!--no-model", o.model, "do not fit the cost model for untuned shapes");
   sub->add_flag("--model-only", o.model_only,
                 "fit the cost model alone, for the profile that applies now (local or built-in)");
+  sub->add_flag("!--no-direct", o.direct, "do not tune the direct kernel for small and odd calls");
+  sub->add_flag("--direct-only", o.direct_only,
+                "tune the direct kernel and its threshold alone, for the profile that applies now "
+                "(bounded by --direct-seconds per precision)");
+  sub->add_option("--direct-size", o.direct_size, "size at which direct kernels are compared")
+      ->check(kPositive)
+      ->default_str("512, or the kernel size if smaller");
+  sub->add_option("--direct-sizes", o.direct_sizes,
+                  "sizes at which the direct kernel meets the profile's own, until it loses")
+      ->delimiter(',')
+      ->check(kPositive)
+      ->default_str("256 (or the smallest size) doubling to four times the largest size");
+  sub->add_option("--direct-evals", o.direct_evaluations,
+                  "direct kernel candidates to measure, per precision")
+      ->check(kPositive)
+      ->default_str("half of --budget-evals");
+  sub->add_option("--direct-seconds", o.direct_seconds,
+                  "time for the direct kernel's search and threshold, per precision")
+      ->check(kPositive);
   return {sub, [args](bool as_json) { return tune(*args, as_json); }};
 }
 

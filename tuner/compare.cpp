@@ -1,6 +1,6 @@
 // tandem compare: measures every (precision, shape, strategy) with the measuring code the
-// benchmarks use (gemm_measure.hpp), reads energy around the timed calls, and writes CSV and an
-// SVG plot drawn here (no plotting dependency).
+// benchmarks use (gemm_measure.hpp), reads energy around the timed calls, judges each speedup
+// against the runs' spread, and writes CSV (the plot is compare_plot.cpp's).
 #include "compare.hpp"
 
 #include <algorithm>
@@ -46,6 +46,41 @@ std::string buffers(const Report& r) {
 
 double median_of(std::vector<double> v) { return v.empty() ? 0.0 : bench::median(std::move(v)); }
 
+// What ran, in enough detail that two rows alike in it ran the same code: auto that chose the CPU
+// path is the cpu row again, and any difference between them is noise.
+std::string configuration(const Report& r) {
+  std::ostringstream s;
+  s << to_string(r.strategy) << (r.balance == Balance::Dynamic ? " dynamic" : "");
+  if (r.cpu_rows > 0) s << "; cpu " << r.cpu_rows << " rows on " << r.cpu_threads << " threads";
+  for (const auto& d : r.devices)
+    s << "; device " << d.index << " " << d.rows << " rows, " << d.kernel << ", buffers "
+      << to_string(d.a) << "/" << to_string(d.b) << "/" << to_string(d.c);
+  if (r.fell_back) s << "; fell back to the CPU";
+  return s.str();
+}
+
+// Each row's speedup over the faster single device (the CPU, or one OpenCL device alone) where
+// both were measured, judged against the samples of that baseline.
+void judge_speedups(std::vector<CompareRow>& rows) {
+  const CompareRow* cpu = nullptr;
+  const CompareRow* gpu = nullptr;
+  for (const auto& row : rows) {
+    const Variant v = variant_of(row.strategy);
+    if (v.strategy == Strategy::Cpu && (!cpu || row.gflops > cpu->gflops)) cpu = &row;
+    if (v.single_device() && (!gpu || row.gflops > gpu->gflops)) gpu = &row;
+  }
+  if (!cpu || !gpu) return;
+  const CompareRow& base = gpu->gflops > cpu->gflops ? *gpu : *cpu;
+  for (auto& row : rows) {
+    const SpeedupCheck c = check_speedup(row.gflops_samples, base.gflops_samples,
+                                         row.configuration == base.configuration);
+    row.speedup = c.ratio;
+    row.speedup_verdict = &row == &base ? CompareRow::Verdict::Baseline : c.verdict;
+    row.speedup_note = &row == &base ? "the baseline" : c.note;
+    row.speedup_over = base.strategy;
+  }
+}
+
 template <class T>
 void measure_shape(const CompareOptions& o, char prec, const std::array<int64_t, 3>& shape,
                    power::Meter* meter, CompareResult& out) {
@@ -53,7 +88,7 @@ void measure_shape(const CompareOptions& o, char prec, const std::array<int64_t,
   bench::Problem<T> p(m, n, k, static_cast<uint64_t>(m * 31 + n * 7 + k), o.resident);
   const std::vector<double> ref = p.reference();
   const double gflop = bench::gflop(m, n, k);
-  const size_t first = out.rows.size();
+  std::vector<CompareRow> shape_rows;
   for (const auto& name : o.strategies) {
     const Variant v = variant_of(name);
     Options opt;
@@ -78,6 +113,7 @@ void measure_shape(const CompareOptions& o, char prec, const std::array<int64_t,
     std::vector<double> wall, cpu, gpu, kernel;
     for (int i = 0; i < o.reps; ++i) {
       wall.push_back(p.run(opt, &r));
+      row.gflops_samples.push_back(gflop / wall.back());
       cpu.push_back(r.cpu_seconds());
       gpu.push_back(r.gpu_seconds());
       kernel.push_back(r.gpu_kernel_seconds);
@@ -106,19 +142,13 @@ void measure_shape(const CompareOptions& o, char prec, const std::array<int64_t,
     row.kernel_gflops = row.kernel_seconds > 0 && r.cpu_rows == 0 ? gflop / row.kernel_seconds : 0;
     row.max_error = p.max_relative_error(ref);
     row.buffers = buffers(r);
-    out.rows.push_back(row);
+    row.configuration = configuration(r);
+    shape_rows.push_back(row);
   }
-  // Speedup over the faster single device (the CPU, or one OpenCL device alone), where both
-  // were measured.
-  double cpu = 0, gpu = 0;
-  for (size_t i = first; i < out.rows.size(); ++i) {
-    const Variant v = variant_of(out.rows[i].strategy);
-    if (v.strategy == Strategy::Cpu) cpu = std::max(cpu, out.rows[i].gflops);
-    if (v.strategy == Strategy::Gpu && v.single_device()) gpu = std::max(gpu, out.rows[i].gflops);
-  }
-  for (size_t i = first; i < out.rows.size(); ++i) {
-    if (cpu > 0 && gpu > 0) out.rows[i].speedup = out.rows[i].gflops / std::max(cpu, gpu);
-    if (o.on_row) o.on_row(out.rows[i]);
+  judge_speedups(shape_rows);
+  for (auto& row : shape_rows) {
+    if (o.on_row) o.on_row(row);
+    out.rows.push_back(std::move(row));
   }
 }
 
@@ -284,6 +314,51 @@ CompareResult compare(const CompareOptions& o) {
   return out;
 }
 
+SpeedupCheck check_speedup(const std::vector<double>& rates, const std::vector<double>& baseline,
+                           bool same_configuration) {
+  SpeedupCheck c;
+  if (rates.empty() || baseline.empty()) return c;
+  const double base = median_of(baseline);
+  c.ratio = base > 0 ? median_of(rates) / base : 0;
+  const auto [lo, hi] = std::minmax_element(rates.begin(), rates.end());
+  const auto [base_lo, base_hi] = std::minmax_element(baseline.begin(), baseline.end());
+  const size_t fewest = std::min(rates.size(), baseline.size());
+  if (same_configuration) {
+    c.verdict = CompareRow::Verdict::SameConfiguration;
+    c.note = "ran the same configuration as the baseline";
+  } else if (*lo <= *base_hi && *base_lo <= *hi) {
+    c.verdict = CompareRow::Verdict::Noise;
+    c.note = "the min-max ranges overlap";
+  } else if (fewest < kSpeedupMinSamples) {
+    c.verdict = CompareRow::Verdict::TooFewRuns;
+    c.note = std::to_string(fewest) + (fewest == 1 ? " repetition" : " repetitions") +
+             ": too few to tell from noise (at least " + std::to_string(kSpeedupMinSamples) + ")";
+  } else {
+    c.verdict = CompareRow::Verdict::Significant;
+  }
+  return c;
+}
+
+std::string speedup_text(const CompareRow& row) {
+  char ratio[32];
+  std::snprintf(ratio, sizeof ratio, "%.2fx", row.speedup);
+  switch (row.speedup_verdict) {
+    case CompareRow::Verdict::None:
+      return "-";
+    case CompareRow::Verdict::Baseline:
+      return "1.00x (baseline)";
+    case CompareRow::Verdict::Significant:
+      return ratio;
+    case CompareRow::Verdict::Noise:
+      return "~1.0x (within noise)";
+    case CompareRow::Verdict::SameConfiguration:
+      return "~1.0x (same config)";
+    case CompareRow::Verdict::TooFewRuns:
+      return std::string(ratio) + " (untested)";
+  }
+  return "-";
+}
+
 namespace {
 
 // A CSV field: quoted where it holds a comma or a quote (a device set, "gpu:1,2").
@@ -300,7 +375,7 @@ std::string to_csv(const CompareResult& r) {
   std::ostringstream s;
   s << "precision,m,n,k,strategy,ran,gflops,gflops_min,gflops_max,seconds,gpu_rows,cpu_rows,"
        "cpu_seconds,gpu_seconds,kernel_seconds,kernel_gflops,speedup,max_error,buffers,fell_back,"
-       "joules,watts,gflops_per_watt\n";
+       "joules,watts,gflops_per_watt,speedup_significant,speedup_over,speedup_note,configuration\n";
   for (const auto& x : r.rows) {
     s << x.precision << "," << x.m << "," << x.n << "," << x.k << "," << csv_field(x.strategy)
       << "," << x.ran << "," << x.gflops << "," << x.gflops_min << "," << x.gflops_max << ","
@@ -311,114 +386,9 @@ std::string to_csv(const CompareResult& r) {
       s << x.joules << "," << x.watts << "," << x.gflops_per_watt;
     else
       s << ",,";
-    s << "\n";
+    s << "," << (x.speedup_significant() ? 1 : 0) << "," << csv_field(x.speedup_over) << ","
+      << csv_field(x.speedup_note) << "," << csv_field(x.configuration) << "\n";
   }
-  return s.str();
-}
-
-namespace {
-
-std::string escape(const std::string& t) {
-  std::string out;
-  for (char c : t) {
-    if (c == '<')
-      out += "&lt;";
-    else if (c == '>')
-      out += "&gt;";
-    else if (c == '&')
-      out += "&amp;";
-    else
-      out += c;
-  }
-  return out;
-}
-
-const char* colour(const std::string& strategy) {
-  if (strategy == "cpu") return "#1f77b4";
-  if (strategy == "gpu") return "#d62728";
-  if (strategy == "hybrid") return "#2ca02c";
-  if (strategy == "auto") return "#9467bd";
-  // Device sets and "all": a colour each, the same for the same name in every plot.
-  static const char* const kOthers[] = {"#ff7f0e", "#8c564b", "#e377c2",
-                                        "#17becf", "#bcbd22", "#7f7f7f"};
-  return kOthers[std::hash<std::string>{}(strategy) % (sizeof(kOthers) / sizeof(kOthers[0]))];
-}
-
-// One panel: value(row) against cbrt(m n k) on a log2 axis.
-void panel(std::ostringstream& s, const CompareResult& r, double top, const char* title,
-           const char* unit, const std::function<double(const CompareRow&)>& value) {
-  const double left = 80, width = 620, height = 260;  // the legend sits to the right
-  double lo = 1e300, hi = 0, vmax = 0;
-  for (const auto& x : r.rows) {
-    const double size = std::cbrt(double(x.m) * double(x.n) * double(x.k));
-    lo = std::min(lo, size);
-    hi = std::max(hi, size);
-    vmax = std::max(vmax, value(x));
-  }
-  if (vmax <= 0) vmax = 1;
-  const double l0 = std::log2(lo), l1 = std::max(std::log2(hi), l0 + 1);
-  auto X = [&](double size) { return left + (std::log2(size) - l0) / (l1 - l0) * width; };
-  auto Y = [&](double v) { return top + height - v / (vmax * 1.08) * height; };
-  s << "<text x='" << left << "' y='" << top - 12 << "' font-size='15' font-weight='bold'>" << title
-    << "</text>\n";
-  s << "<rect x='" << left << "' y='" << top << "' width='" << width << "' height='" << height
-    << "' fill='none' stroke='#999'/>\n";
-  for (int i = 0; i <= 4; ++i) {  // horizontal grid and labels
-    const double v = vmax * 1.08 * i / 4, y = Y(v);
-    s << "<line x1='" << left << "' x2='" << left + width << "' y1='" << y << "' y2='" << y
-      << "' stroke='#eee'/><text x='" << left - 8 << "' y='" << y + 4
-      << "' font-size='11' text-anchor='end'>" << static_cast<long long>(std::lround(v))
-      << "</text>\n";
-  }
-  std::set<double> ticks;
-  for (const auto& x : r.rows) ticks.insert(std::cbrt(double(x.m) * double(x.n) * double(x.k)));
-  for (double t : ticks)
-    s << "<text x='" << X(t) << "' y='" << top + height + 16
-      << "' font-size='11' text-anchor='middle'>" << static_cast<long long>(std::lround(t))
-      << "</text>\n";
-  s << "<text x='" << left + width / 2 << "' y='" << top + height + 34
-    << "' font-size='12' text-anchor='middle'>size (cube root of m·n·k)</text>\n";
-  s << "<text x='20' y='" << top + height / 2 << "' font-size='12' transform='rotate(-90 20 "
-    << top + height / 2 << ")' text-anchor='middle'>" << unit << "</text>\n";
-  std::map<std::pair<char, std::string>, std::vector<std::pair<double, double>>> lines;
-  for (const auto& x : r.rows)
-    lines[{x.precision, x.strategy}].push_back(
-        {std::cbrt(double(x.m) * double(x.n) * double(x.k)), value(x)});
-  int legend = 0;
-  for (auto& [key, pts] : lines) {
-    std::sort(pts.begin(), pts.end());
-    s << "<polyline fill='none' stroke='" << colour(key.second) << "' stroke-width='2'"
-      << (key.first == 'd' ? " stroke-dasharray='6 4'" : "") << " points='";
-    for (const auto& [size, v] : pts) s << X(size) << "," << Y(v) << " ";
-    s << "'/>\n";
-    for (const auto& [size, v] : pts)
-      s << "<circle cx='" << X(size) << "' cy='" << Y(v) << "' r='3' fill='" << colour(key.second)
-        << "'/>\n";
-    const double ly = top + 14 + 16 * legend++, lx = left + width + 14;
-    s << "<line x1='" << lx << "' x2='" << lx + 28 << "' y1='" << ly << "' y2='" << ly
-      << "' stroke='" << colour(key.second) << "' stroke-width='2'"
-      << (key.first == 'd' ? " stroke-dasharray='6 4'" : "") << "/><text x='" << lx + 34 << "' y='"
-      << ly + 4 << "' font-size='12'>" << key.first << "gemm " << escape(key.second) << "</text>\n";
-  }
-}
-
-}  // namespace
-
-std::string to_svg(const CompareResult& r) {
-  const bool watts = r.power && std::any_of(r.rows.begin(), r.rows.end(), [](const CompareRow& x) {
-                       return x.gflops_per_watt > 0;
-                     });
-  const int height = watts ? 720 : 380;
-  std::ostringstream s;
-  s << "<?xml version='1.0' encoding='UTF-8'?>\n<svg xmlns='http://www.w3.org/2000/svg' "
-       "width='880' height='"
-    << height << "' font-family='sans-serif'>\n<rect width='100%' height='100%' fill='white'/>\n";
-  panel(s, r, 40, "Throughput (solid: sgemm, dashed: dgemm)", "GFLOPS",
-        [](const CompareRow& x) { return x.gflops; });
-  if (watts)
-    panel(s, r, 400, "Energy efficiency", "GFLOPS per watt",
-          [](const CompareRow& x) { return x.gflops_per_watt; });
-  s << "</svg>\n";
   return s.str();
 }
 

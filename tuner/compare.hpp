@@ -1,7 +1,8 @@
 // `tandem compare`: CPU-only, GPU-only, hybrid and auto side by side on this machine, per size
 // and precision: throughput (median of the repetitions after a warm-up, with min and max), the
-// split, each side's time, speedup over the best single device, the error against a CPU
-// reference, and, where power can be read, energy, average watts and GFLOPS per watt.
+// split, each side's time, speedup over the best single device (and whether it stands out of the
+// runs' noise), the error against a CPU reference, and, where power can be read, energy, average
+// watts and GFLOPS per watt.
 #pragma once
 
 #include <array>
@@ -53,12 +54,22 @@ struct CompareRow {
   std::string strategy;  // as asked
   std::string ran;       // what ran: cpu, gpu or hybrid
   double gflops = 0, gflops_min = 0, gflops_max = 0, seconds = 0;
+  std::vector<double> gflops_samples;  // each timed repetition's, in the order they ran
+  // What ran, in full: the strategy, each side's rows, the CPU's threads, each device and its
+  // kernel. Two rows alike in this ran the same code, whatever they asked for.
+  std::string configuration;
   int64_t gpu_rows = 0, cpu_rows = 0;
   double cpu_seconds = 0, gpu_seconds = 0, kernel_seconds = 0;  // medians; gpu: enqueue to done
   double kernel_gflops = 0;  // from the kernel's own time (GPU-only)
   double speedup = 0;        // over the faster of cpu and gpu for this shape (0 if not both ran)
-  double max_error = 0;      // max |C - ref| / max |ref|, ref: the CPU BLAS in double
-  std::string buffers;       // A/B/C paths
+  // Whether the speedup stands out of the noise (check_speedup), why not, and the strategy it is
+  // measured against.
+  enum class Verdict { None, Baseline, Significant, SameConfiguration, Noise, TooFewRuns };
+  Verdict speedup_verdict = Verdict::None;
+  std::string speedup_note, speedup_over;
+  bool speedup_significant() const { return speedup_verdict == Verdict::Significant; }
+  double max_error = 0;  // max |C - ref| / max |ref|, ref: the CPU BLAS in double
+  std::string buffers;   // A/B/C paths
   bool fell_back = false;
   bool power = false;
   double joules = 0, watts = 0, gflops_per_watt = 0;  // per call, over the timed calls
@@ -76,6 +87,22 @@ struct CompareResult {
 // Throws std::invalid_argument for bad options.
 CompareResult compare(const CompareOptions& options);
 
+// A speedup and whether the samples behind it tell it from noise. It is significant only where
+// the two ran different configurations, their min-max ranges do not overlap, and each has at least
+// kSpeedupMinSamples samples: with 3 against 3, two strategies that do not differ still give
+// ranges apart one time in 10 (2 of the 20 ways to rank 6 samples), with 2 against 2 one in 3.
+struct SpeedupCheck {
+  double ratio = 0;  // median over the baseline's median (0 without samples)
+  CompareRow::Verdict verdict = CompareRow::Verdict::None;
+  std::string note;  // why it is not significant, in words
+};
+constexpr size_t kSpeedupMinSamples = 3;
+SpeedupCheck check_speedup(const std::vector<double>& rates, const std::vector<double>& baseline,
+                           bool same_configuration);
+// The speedup as the table shows it: "1.84x"; "~1.0x (within noise)"; "~1.0x (same config)";
+// "1.84x (untested)" with too few repetitions to tell; "1.00x (baseline)"; "-" where there is none.
+std::string speedup_text(const CompareRow& row);
+
 // Square shapes for sizes; "tall" is (4s, s/4, s) and "wide" (s/4, 4s, s): the same work.
 std::vector<std::array<int64_t, 3>> shapes_for(const std::string& kind,
                                                const std::vector<int64_t>& sizes);
@@ -86,8 +113,9 @@ std::vector<std::array<int64_t, 3>> parse_shapes(const std::string& text,
                                                  const std::vector<int64_t>& sizes);
 
 std::string to_csv(const CompareResult& r);
-// Throughput against size, one line per strategy and precision, and a GFLOPS/W panel when power
-// was read.
+// Throughput with min-max error bars: bars for a single size (one group per precision and shape),
+// lines against size for several; and a GFLOPS/W panel when power was read
+// (compare_plot.cpp).
 std::string to_svg(const CompareResult& r);
 
 }  // namespace tandem::tuner

@@ -47,16 +47,17 @@ std::string today() {
 
 }  // namespace
 
-Tuner::Tuner(const TuneOptions& o) : o_(o) {
-  if (o_.sizes.empty()) throw std::invalid_argument("no sizes to tune at");
+Tuner::Tuner(const TuneOptions& o) : o_(o), given_(o) {
   if (o_.parts < 2) throw std::invalid_argument("the split needs at least 2 parts");
   if (o_.split_max < 0) o_.split_max = o_.parts;
   if (o_.split_min < 0 || o_.split_min > o_.split_max || o_.split_max > o_.parts)
     throw std::invalid_argument("the split's range must lie within 0 to P, in order");
   for (int64_t s : o_.sizes)
     if (s <= 0) throw std::invalid_argument("sizes must be positive");
-  std::sort(o_.sizes.begin(), o_.sizes.end());
-  if (o_.kernel_size <= 0) o_.kernel_size = o_.sizes[o_.sizes.size() / 2];
+  std::sort(given_.sizes.begin(), given_.sizes.end());
+  if (o_.direct_evaluations <= 0) o_.direct_evaluations = std::max(1, o_.budget_evaluations / 2);
+  for (int64_t s : o_.direct_sizes)
+    if (s <= 0) throw std::invalid_argument("direct sizes must be positive");
   device_ = detail::gpu::open_device(o_.device);
   info_ = detail::gpu::info(*device_);
   if (o_.compile_jobs < 0) o_.compile_jobs = info_.is_gpu ? 3 : 0;
@@ -86,9 +87,11 @@ TuneReport Tuner::run() {
   for (char prec : o_.precisions)
     if (prec != 's' && prec != 'd') throw std::invalid_argument("precision must be s or d");
   if (o_.model_only) return run_model_only();
+  if (o_.direct_only) return run_direct_only();
   for (size_t i = 0; i < o_.precisions.size(); ++i) {
     const char prec = o_.precisions[i];
     if (prec == 'd' && !info_.fp64) continue;  // nothing to tune: dgemm stays on the CPU
+    settle(prec);
     // Each precision gets its share of what is left of the time budget.
     precision_deadline_ =
         elapsed() + (o_.budget_seconds - elapsed()) / double(o_.precisions.size() - i);
@@ -111,6 +114,50 @@ TuneReport Tuner::run() {
   return report_;
 }
 
+// One precision's sizes and start point: as given, else from the profile that applies to this
+// device now (its rate sets the sizes, its kernel is the start), else from the defaults.
+void Tuner::settle(char prec) {
+  const auto active = prof::active_for(info_);
+  const prof::PrecisionProfile* known = nullptr;
+  if (active)
+    if (auto it = active->precisions.find(prec);
+        it != active->precisions.end() && it->second.gpu_gflops > 0)
+      known = &it->second;
+  o_.sizes = given_.sizes;
+  if (o_.sizes.empty())
+    o_.sizes = bucket_sizes(known ? known->gpu_gflops : prof::launch_bound().assumed_gflops,
+                            info_.global_mem_bytes, prec == 'd' ? sizeof(double) : sizeof(float));
+  o_.kernel_size = given_.kernel_size > 0 ? given_.kernel_size : o_.sizes[o_.sizes.size() / 2];
+  // The direct kernel is for small calls: it is searched at twice the smallest bucket size of
+  // the rule (or at the kernel size, if smaller), and met against the profile's own kernels from
+  // that smallest size up, doubling, to four times the largest bucket.
+  const int64_t smallest = prof::tune_sizes().min_size;
+  o_.direct_size =
+      given_.direct_size > 0 ? given_.direct_size : std::min(o_.kernel_size, 2 * smallest);
+  o_.direct_sizes = given_.direct_sizes;
+  if (o_.direct_sizes.empty())
+    for (int64_t n = std::min(smallest, o_.sizes.front()); n <= 4 * o_.sizes.back(); n *= 2)
+      o_.direct_sizes.push_back(n);
+  start_ = prec == 'd' && !given_.start_d.empty() ? given_.start_d : given_.start;
+  if (start_.empty() && known) start_ = known->gpu_kernel;
+}
+
+std::vector<int64_t> bucket_sizes(double gflops, uint64_t memory_bytes, size_t element_bytes) {
+  const prof::TuneSizes& rule = prof::tune_sizes();
+  const auto fits = [&](int64_t n) {  // A, B and C in a quarter of the device's memory
+    return memory_bytes == 0 ||
+           3.0 * double(n) * double(n) * double(element_bytes) <= double(memory_bytes) / 4;
+  };
+  int64_t top = rule.min_size;
+  while (top < rule.max_size && fits(2 * top) &&
+         2.0 * double(top) * double(top) * double(top) < rule.call_seconds * gflops * 1e9)
+    top *= 2;
+  std::vector<int64_t> sizes;
+  for (int64_t n = top; n >= rule.min_size && int(sizes.size()) < rule.buckets; n /= 2)
+    sizes.insert(sizes.begin(), n);
+  return sizes;
+}
+
 // The model alone, for the kernels and buckets of the profile that applies to this device now.
 TuneReport Tuner::run_model_only() {
   const auto active = prof::active_for(info_);
@@ -124,6 +171,7 @@ TuneReport Tuner::run_model_only() {
     if (it == report_.profile.precisions.end()) continue;
     PrecisionSummary summary;
     summary.precision = prec;
+    settle(prec);
     // At the middle bucket, as a tuning run measures at its middle size.
     const auto& buckets = it->second.buckets;
     const int64_t size = buckets.empty() ? o_.kernel_size : buckets[buckets.size() / 2].size;
@@ -365,13 +413,20 @@ void Tuner::tune_precision(char prec) {
   summary.precision = prec;
   DeviceLimits limits{info_.max_work_group, info_.local_mem_bytes, info_.is_gpu,
                       info_.nv_compiler_options};
-  const auto defaults = detail::gpu::resolve_params(
-      *device_, fp64, fp64 && !o_.start_d.empty() ? o_.start_d : o_.start);
+  const auto defaults = detail::gpu::resolve_params(*device_, fp64, start_);
   const Space space =
       o_.small_space ? small_gemm_space(limits, fp64) : gemm_space(limits, fp64, defaults);
+  // The direct kernel's search comes last, on time set aside for it now.
+  const double end = precision_deadline_;
+  if (o_.direct)
+    precision_deadline_ -= std::min(o_.direct_seconds, (precision_deadline_ - elapsed()) / 4);
 
-  // Phase 1: kernels, GPU alone, at the kernel size.
-  const Candidates measured = rank_kernels<T>(prec, space, summary);
+  // Phase 1: kernels, GPU alone, at the kernel size. It may take two thirds of this precision's
+  // share; the split search the rest. The start point is measured whatever the clock says.
+  const Candidates measured =
+      rank_kernels<T>(prec, space, summary,
+                      {"kernel", o_.kernel_size, o_.budget_evaluations,
+                       std::max(1e-3, (precision_deadline_ - elapsed()) * 2.0 / 3.0)});
   prof::PrecisionProfile pp;
   if (!measured.empty()) {
     pp.gpu_kernel = std::get<2>(measured.front());
@@ -394,21 +449,23 @@ void Tuner::tune_precision(char prec) {
   }
   // The cost model, for the shapes the buckets did not measure.
   if (o_.model) summary.model_failure = fit_model<T>(prec, o_.kernel_size, pp);
+  precision_deadline_ = end;
+  if (o_.direct) tune_direct<T>(prec, pp, summary);
   report_.profile.precisions[prec] = pp;
   report_.precisions.push_back(summary);
 }
 
-// Phase 1: every kernel candidate that passed, fastest first.
+// Phase 1 (and the direct kernel's search): every kernel candidate that passed, fastest first.
 template <class T>
-Candidates Tuner::rank_kernels(char prec, const Space& space, PrecisionSummary& summary) {
-  KernelSearch<T> ks{prec, space, Workspace<T>(o_.kernel_size), summary};
+Candidates Tuner::rank_kernels(char prec, const Space& space, PrecisionSummary& summary,
+                               const SearchPlan& plan) {
+  KernelSearch<T> ks{plan.kind, prec, space, Workspace<T>(plan.size), summary};
+  const std::string phase = std::string(plan.kind) == "kernel" ? "kernels" : plan.kind;
   Evaluator ev(
       space, [&](const Point& p) { return try_kernel(ks, p); },
-      // The kernel search may take two thirds of this precision's share; the split
-      // search the rest. The start point is measured whatever the clock says.
-      Budget{o_.budget_evaluations, std::max(1e-3, (precision_deadline_ - elapsed()) * 2.0 / 3.0)},
+      Budget{plan.evaluations, plan.seconds},
       [&](const Point& p, const Outcome& out, const Evaluator& e) {
-        progress("kernels", prec, e.evaluations(), o_.budget_evaluations, ks.best, ks.ws.n,
+        progress(phase, prec, e.evaluations(), plan.evaluations, ks.best, ks.ws.n,
                  space.describe(p) + (out.cost ? "" : "  [" + out.failure.substr(0, 80) + "]"));
       });
   resume_kernels(ks, ev);
@@ -435,7 +492,7 @@ Outcome Tuner::try_kernel(KernelSearch<T>& ks, const Point& p) {
                                           o_.seed + ks.measured.size(), o_.tamper);
     if (!bad.empty()) t.failure = bad;
   }
-  prof::LogRecord rec = record("kernel", ks.precision, ks.ws.n, ranked_as(kernel), t);
+  prof::LogRecord rec = record(ks.kind, ks.precision, ks.ws.n, ranked_as(kernel), t);
   rec.point = p;
   if (t.failure.empty()) {
     ks.measured.emplace_back(t.cost, t.wall.median, kernel);
@@ -454,7 +511,7 @@ Outcome Tuner::try_kernel(KernelSearch<T>& ks, const Point& p) {
 template <class T>
 void Tuner::resume_kernels(KernelSearch<T>& ks, Evaluator& ev) {
   for (const auto& r : log_)
-    if (r.kind == "kernel" && r.precision == ks.precision && r.size == ks.ws.n &&
+    if (r.kind == ks.kind && r.precision == ks.precision && r.size == ks.ws.n &&
         r.point.size() == ks.space.dimension() && !ks.space.violated(r.point) &&
         ranked_as(kernel_params(ks.space, r.point)) == r.kernel) {
       const std::optional<double> cost = r.seconds ? std::optional<double>(r.cost) : std::nullopt;
@@ -466,6 +523,12 @@ void Tuner::resume_kernels(KernelSearch<T>& ks, Evaluator& ev) {
       ++ks.summary.resumed;
     }
 }
+
+// The direct kernel's search (cotuner_direct.cpp) ranks its candidates here too.
+template Candidates Tuner::rank_kernels<float>(char, const Space&, PrecisionSummary&,
+                                               const SearchPlan&);
+template Candidates Tuner::rank_kernels<double>(char, const Space&, PrecisionSummary&,
+                                                const SearchPlan&);
 
 TuneReport tune(const TuneOptions& options) { return Tuner(options).run(); }
 

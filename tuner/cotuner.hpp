@@ -36,10 +36,13 @@ struct TuneOptions {
   double energy_seconds = 0.5;  // energy is read over at least this long per candidate
   int budget_evaluations = 40;  // kernel candidates measured, per precision
   double budget_seconds = 900;  // the whole run
-  std::vector<int64_t> sizes{256, 512, 1024};  // the size buckets (m = n = k)
-  int64_t kernel_size = 0;                     // where kernels are compared (0: the middle size)
-  int warmup = 1, reps = 5;                    // 5: enough samples for the bimodality flag
-  int parts = 64;                              // P
+  // The size buckets (m = n = k). None: by the device's speed, per precision (bucket_sizes at
+  // the rate of the profile that applies now), so a fast GPU compares kernels at sizes where
+  // they, not launches and copies, set the time.
+  std::vector<int64_t> sizes;
+  int64_t kernel_size = 0;   // where kernels are compared (0: the middle size)
+  int warmup = 1, reps = 5;  // 5: enough samples for the bimodality flag
+  int parts = 64;            // P
   // The range of p_g the split search looks in (-1: up to P): 1 to P - 1 keeps rows on both
   // sides, however a side alone compares.
   int split_min = 0, split_max = -1;
@@ -48,12 +51,14 @@ struct TuneOptions {
   // 5%): on the H100 host, hybrid gains of 0.6 to 4% measured while tuning did not repeat in a
   // later side-by-side run, where those splits ran 8% and 28% slower (docs/PERFORMANCE.md).
   double split_margin = 0.05;
-  int compile_jobs = -1;               // programs built ahead in parallel; -1: 3 on a GPU,
-                                       // 0 on a CPU device (builds would disturb timings)
-  double timeout_seconds = 20;         // a single call slower than this is excluded
-  bool small_space = false;            // the enumerable subspace (for comparing strategies)
-  std::map<std::string, int> start;    // kernel parameters of the start point, over the
-                                       // device's defaults (ignored if it is not in the space)
+  int compile_jobs = -1;        // programs built ahead in parallel; -1: 3 on a GPU,
+                                // 0 on a CPU device (builds would disturb timings)
+  double timeout_seconds = 20;  // a single call slower than this is excluded
+  bool small_space = false;     // the enumerable subspace (for comparing strategies)
+  // Kernel parameters of the start point, over the device's defaults (ignored if it is not in
+  // the space). None: the GPU kernel of the profile that applies now (an architecture's entry,
+  // say), so a tune never ends on a kernel slower at its kernel size than the one it replaces.
+  std::map<std::string, int> start;
   std::map<std::string, int> start_d;  // the same for dgemm, if given (else `start`)
   uint64_t seed = 1;
   std::filesystem::path log;  // JSON-lines log; "" : next to the profile
@@ -62,6 +67,18 @@ struct TuneOptions {
   // the kernels and buckets of the profile that applies now (local or built-in), and save that
   // profile with the model as a local one.
   bool model = true, model_only = false;
+  // The direct kernel (kernels/gemm_direct.cl) after the buckets and the model: its own space
+  // searched at `direct_size` (0: twice defaults.json's smallest tune size, or the kernel size
+  // if smaller) within `direct_evaluations` and `direct_seconds` (taken from the precision's
+  // share of the budget), then the size below which it beats the profile's own kernels: at each
+  // of `direct_sizes` in turn (none: from that smallest size, or the smallest bucket if smaller,
+  // doubling up to four times the largest bucket), GPU alone from ordinary memory, until it
+  // loses. `direct_only`: that alone, for the profile that applies now, saved as a local one.
+  bool direct = true, direct_only = false;
+  int64_t direct_size = 0;
+  std::vector<int64_t> direct_sizes;
+  int direct_evaluations = 0;  // 0: half of budget_evaluations
+  double direct_seconds = 120;
   std::function<void(const Progress&)> on_progress;
   // Testing hook: called on C after each measured call that gave the GPU rows, e.g. to play a
   // wrong kernel; `split` says whether the CPU had rows too.
@@ -74,6 +91,8 @@ struct PrecisionSummary {
   std::vector<std::string> failure_reasons;  // "params: reason", the first few
   double best_gpu_gflops = 0;
   std::string model_failure;  // why no cost model was fitted ("" if one was, or none was asked)
+  int direct_evaluations = 0, direct_failures = 0;               // the direct kernel's search
+  std::vector<std::pair<int64_t, std::string>> direct_verdicts;  // per size: which kernel won
 };
 
 struct TuneReport {
@@ -83,6 +102,11 @@ struct TuneReport {
   std::vector<PrecisionSummary> precisions;
   double seconds = 0;
 };
+
+// The size buckets for a device that runs m = n = k GEMMs at `gflops`, with `memory_bytes` of
+// memory and operands of `element_bytes` (the rule and its numbers: TuneSizes, defaults.json's
+// "tune"); ascending.
+std::vector<int64_t> bucket_sizes(double gflops, uint64_t memory_bytes, size_t element_bytes);
 
 // Throws tandem::Error when the device cannot be opened, std::invalid_argument for bad options.
 TuneReport tune(const TuneOptions& options);

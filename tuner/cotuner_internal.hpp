@@ -7,6 +7,7 @@
 #include <limits>
 #include <map>
 #include <memory>
+#include <optional>
 #include <set>
 #include <string>
 #include <tuple>
@@ -61,9 +62,19 @@ struct Split {
 // (cost, seconds, kernel) of every kernel candidate that passed.
 using Candidates = std::vector<std::tuple<double, double, std::map<std::string, int>>>;
 
-// Phase 1's state for one precision.
+// What one kernel search measures: the log records' kind ("kernel", or "direct" for the direct
+// kernel's space), the size, and its budgets.
+struct SearchPlan {
+  const char* kind;
+  int64_t size;
+  int evaluations;
+  double seconds;
+};
+
+// Phase 1's state for one precision (and the direct kernel's search).
 template <class T>
 struct KernelSearch {
+  const char* kind;
   char precision;
   const Space& space;
   Workspace<T> ws;  // at the kernel size
@@ -78,6 +89,7 @@ class Tuner {
   TuneReport run();
 
  private:
+  void settle(char prec);
   void save();  // the profile, keeping what the saved one had for precisions not tuned now
   TuneReport run_model_only();
   double elapsed() const { return started_.seconds(); }
@@ -103,7 +115,8 @@ class Tuner {
   template <class T>
   void tune_precision(char prec);
   template <class T>
-  Candidates rank_kernels(char prec, const Space& space, PrecisionSummary& summary);
+  Candidates rank_kernels(char prec, const Space& space, PrecisionSummary& summary,
+                          const SearchPlan& plan);
   template <class T>
   Outcome try_kernel(KernelSearch<T>& ks, const Point& p);
   template <class T>
@@ -134,6 +147,13 @@ class Tuner {
   template <class T>
   bool winner_checks(int64_t size, int gpu_parts, int cpu_threads, bool dynamic,
                      const std::map<std::string, int>& kernel, uint64_t seed);
+  // cotuner_direct.cpp: the direct kernel and its threshold.
+  TuneReport run_direct_only();
+  template <class T>
+  void tune_direct(char prec, prof::PrecisionProfile& pp, PrecisionSummary& summary);
+  template <class T>
+  std::optional<int64_t> direct_threshold(char prec, const prof::PrecisionProfile& pp,
+                                          PrecisionSummary& summary);
   // cotuner_model.cpp: the cost model's measurements and fit.
   template <class T>
   std::string fit_model(char prec, int64_t size, prof::PrecisionProfile& pp);
@@ -143,7 +163,9 @@ class Tuner {
   static int default_threads(int gpu_parts);
   int search_threads(bool resident) const;
 
-  TuneOptions o_;
+  TuneOptions o_;                     // as settled for the precision being tuned (settle)
+  TuneOptions given_;                 // as the caller gave them
+  std::map<std::string, int> start_;  // this precision's start point
   detail::clock::Stopwatch started_;
   std::shared_ptr<detail::gpu::Device> device_;
   detail::gpu::DeviceInfo info_;

@@ -22,46 +22,61 @@ int get(const std::map<std::string, int>& v, const char* name, int fallback) {
   return it == v.end() ? fallback : it->second;
 }
 
-// The kernel parameters of a point's values: LAYOUT becomes A_T and B_T.
+// The kernel parameters of a point's values: LAYOUT becomes A_T and B_T (the direct kernel's
+// space has none: it reads operands as stored).
 std::map<std::string, int> params_of(std::map<std::string, int> v) {
-  const int layout = v.at("LAYOUT");
-  v.erase("LAYOUT");
-  v["A_T"] = a_t(layout);
-  v["B_T"] = b_t(layout);
+  const auto layout = v.find("LAYOUT");
+  if (layout == v.end()) return v;
+  const int value = layout->second;
+  v.erase(layout);
+  v["A_T"] = a_t(value);
+  v["B_T"] = b_t(value);
   return v;
 }
 
-// Validity is gpu::check's alone (the rule the library applies to every call); the rest prune
-// points that duplicate others or that the register estimate says would spill.
-void add_constraints(Space& s, const DeviceLimits& limits, bool fp64) {
+using V = std::map<std::string, int>;
+
+// The constraints of both spaces. Validity is gpu::check's alone (the rule the library applies
+// to every call); the rest prune points that the register estimate says would spill, or that
+// unroll beyond the loop.
+std::vector<Constraint> common_constraints(const DeviceLimits& limits, bool fp64) {
   const gpu::Limits device{limits.max_work_group, limits.local_mem_bytes, limits.is_gpu};
   const int register_limit = limits.is_gpu ? 200 : 256;
-  using V = std::map<std::string, int>;
-  s.constraints = {
+  return {
       {"a valid kernel for the device (gpu::check)",
        [device, fp64](const V& v) {
          return !gpu::check(gpu::with_defaults(device, params_of(v)), device, fp64);
-       }},
-      {"KERNEL 0 has no VWM, VWN, DB or AK",
-       [](const V& v) {
-         return get(v, "KERNEL", 0) == 1 || (get(v, "VWM", 1) == 1 && get(v, "VWN", 1) == 1 &&
-                                             get(v, "DB", 0) == 0 && get(v, "AK", 0) == 0);
-       }},
-      {"KERNEL 1 always stages both tiles (SA, SB, STRIDED unused)",
-       [](const V& v) {
-         return get(v, "KERNEL", 0) == 0 ||
-                (v.at("SA") == 1 && v.at("SB") == 1 && v.at("STRIDED") == 1);
        }},
       {"registers per work-item within the limit",
        [register_limit, fp64](const V& v) {
          return estimated_registers(v, fp64) <= register_limit;
        }},
-      {"VW only stages tiles (KERNEL 0 without local memory has no use for it)",
-       [](const V& v) {
-         return get(v, "KERNEL", 0) == 1 || v.at("SA") == 1 || v.at("SB") == 1 || v.at("VW") == 1;
-       }},
       {"KUNROLL <= KWG", [](const V& v) { return v.at("KUNROLL") <= v.at("KWG"); }},
   };
+}
+
+// kernels/gemm.cl's space prunes points that duplicate others, too.
+void add_constraints(Space& s, const DeviceLimits& limits, bool fp64) {
+  s.constraints = common_constraints(limits, fp64);
+  s.constraints.insert(
+      s.constraints.end(),
+      {
+          {"KERNEL 0 has no VWM, VWN, DB or AK",
+           [](const V& v) {
+             return get(v, "KERNEL", 0) == 1 || (get(v, "VWM", 1) == 1 && get(v, "VWN", 1) == 1 &&
+                                                 get(v, "DB", 0) == 0 && get(v, "AK", 0) == 0);
+           }},
+          {"KERNEL 1 always stages both tiles (SA, SB, STRIDED unused)",
+           [](const V& v) {
+             return get(v, "KERNEL", 0) == 0 ||
+                    (v.at("SA") == 1 && v.at("SB") == 1 && v.at("STRIDED") == 1);
+           }},
+          {"VW only stages tiles (KERNEL 0 without local memory has no use for it)",
+           [](const V& v) {
+             return get(v, "KERNEL", 0) == 1 || v.at("SA") == 1 || v.at("SB") == 1 ||
+                    v.at("VW") == 1;
+           }},
+      });
 }
 
 void set_start(Space& s, const std::map<std::string, int>& start) {
@@ -133,6 +148,28 @@ Space small_gemm_space(const DeviceLimits& limits, bool fp64) {
       {"STRIDED", {0, 1}, 1},   {"LAYOUT", {0}, 1},
   };
   add_constraints(s, limits, fp64);
+  return s;
+}
+
+Space direct_space(const DeviceLimits& limits, bool fp64, const std::map<std::string, int>& start) {
+  Space s;
+  const std::vector<int> widths = fp64 ? std::vector<int>{1, 2, 4} : std::vector<int>{1, 2, 4, 8};
+  s.parameters = {
+      {"KERNEL", {gpu::kDirect}, 0},
+      {"MWG", {8, 16, 32, 64, 128}, 0},
+      {"NWG", {8, 16, 32, 64, 128}, 0},
+      {"MDIMC", {2, 4, 8, 16, 32}, 0},
+      {"NDIMC", {2, 4, 8, 16, 32}, 0},
+      {"KWG", {8, 16, 32}, 1},
+      {"KUNROLL", {1, 2, 4, 8}, 1},
+      {"VWA", widths, 1},
+      {"VWB", widths, 1},
+      {"PADA", {0, 1}, 1},
+      {"PADB", {0, 1}, 1},
+  };
+  if (limits.nv_compiler_options) s.parameters.push_back({"NV_MAXRREG", {0, 64, 128, 255}, 1});
+  s.constraints = common_constraints(limits, fp64);
+  set_start(s, start);
   return s;
 }
 

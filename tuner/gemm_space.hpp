@@ -24,10 +24,17 @@ struct DeviceLimits {
 Space gemm_space(const DeviceLimits& limits, bool fp64,
                  const std::map<std::string, int>& start = {});
 
+// The direct kernel's space (kernels/gemm_direct.cl, KERNEL 2): tiles and work-group (group 0);
+// K step, unroll, the vector widths of A's and B's loads and the local tiles' padding (group 1).
+// No layouts: the kernel reads operands as stored. `start` as for gemm_space.
+Space direct_space(const DeviceLimits& limits, bool fp64,
+                   const std::map<std::string, int>& start = {});
+
 // A space small enough to search exhaustively (for comparing strategies), on the same rules.
 Space small_gemm_space(const DeviceLimits& limits, bool fp64);
 
-// The kernel parameters (tandem::Options::kernel_params) of a point: LAYOUT becomes A_T and B_T.
+// The kernel parameters (tandem::Options::kernel_params) of a point of either space: LAYOUT
+// becomes A_T and B_T.
 std::map<std::string, int> kernel_params(const Space& space, const Point& p);
 
 // Registers per work-item the estimate gives (32-bit registers): accumulators plus one column of

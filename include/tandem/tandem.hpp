@@ -61,9 +61,16 @@ struct Options {
   // layout the kernel reads each operand in, 0 op(X), 1 op(X) transposed, -1 as stored;
   // INDEX_LONG=1 forces 64-bit indexing; NV_MAXRREG, NVIDIA's register cap; on a discrete GPU
   // CHUNK_FILL, the work-groups per compute unit in each chunk, and QUEUES, 1 or 2 in-order
-  // queues the chunks' kernels take turns on). Empty: the tuned profile's, else the device's
-  // defaults.
+  // queues the chunks' kernels take turns on). KERNEL=2 is the direct kernel
+  // (kernels/gemm_direct.cl: MWG, NWG, KWG, MDIMC, NDIMC, KUNROLL, VWA, VWB, PADA, PADB, from its
+  // own defaults). Empty: the tuned profile's, else the device's defaults.
   std::map<std::string, int> kernel_params;
+  // The direct kernel, which reads A, B and C as they are stored (no packing, padding or
+  // transposes; on a discrete GPU each operand is copied straight from the caller's memory):
+  // true runs the profile's (else the default) direct kernel on every call, false never; unset,
+  // calls below the profile's direct_below (else the default's) run it. kernel_params, when
+  // given, name the kernel instead.
+  std::optional<bool> direct;
 };
 
 // What happened in one call. Times are steady-clock nanoseconds since an arbitrary epoch; 0 means

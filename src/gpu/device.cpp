@@ -163,6 +163,25 @@ Device::Device(const DeviceInfo& info, const cl::Device& device, const cl::Conte
       // Idle staging beyond a quarter of the device's memory is released.
       staging_(context_, device_, info.global_mem_bytes / 4) {}
 
+cl::CommandQueue Device::take_queue() {
+  {
+    std::lock_guard<std::mutex> lock(queues_mutex_);
+    if (!idle_queues_.empty()) {
+      cl::CommandQueue q = std::move(idle_queues_.back());
+      idle_queues_.pop_back();
+      return q;
+    }
+  }
+  return cl::CommandQueue(context_, device_, CL_QUEUE_PROFILING_ENABLE);
+}
+
+void Device::give_queue(cl::CommandQueue queue) {
+  // As many as calls have run at once, within reason; the rest are released.
+  constexpr size_t kIdle = 8;
+  std::lock_guard<std::mutex> lock(queues_mutex_);
+  if (queue() != nullptr && idle_queues_.size() < kIdle) idle_queues_.push_back(std::move(queue));
+}
+
 namespace {
 
 // A child forked after OpenCL was used has none (after_fork.hpp).

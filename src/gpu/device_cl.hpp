@@ -3,6 +3,7 @@
 #pragma once
 
 #include <mutex>
+#include <vector>
 
 #include "cl.hpp"
 #include "device.hpp"
@@ -20,6 +21,11 @@ class Device {
   const cl::Device& device() const { return device_; }
   ProgramCache& programs() { return programs_; }
   StagingPool& staging() { return staging_; }
+  // An in-order queue with profiling, reused across calls: a small call is mostly fixed costs,
+  // and making its queue is one of them. Throws cl::Error.
+  cl::CommandQueue take_queue();
+  // Gives back a queue a share took, once nothing is left in it (it drained).
+  void give_queue(cl::CommandQueue queue);
   // The bus rate, measured once (bus.cpp).
   std::once_flag& bus_once() { return bus_once_; }
   double bus_rate() const { return bus_rate_; }
@@ -31,6 +37,8 @@ class Device {
   cl::Context context_;
   ProgramCache programs_;
   StagingPool staging_;
+  std::mutex queues_mutex_;
+  std::vector<cl::CommandQueue> idle_queues_;
   std::once_flag bus_once_;
   double bus_rate_ = 0;
 };

@@ -57,6 +57,16 @@ double busy_seconds(std::vector<std::pair<cl_ulong, cl_ulong>> ran) {
   return static_cast<double>(busy) * 1e-9;
 }
 
+// An event's execution status; CL_QUEUED for one never enqueued, a failure if it cannot be read.
+cl_int status_of(const cl::Event& ev) noexcept {
+  if (ev() == nullptr) return CL_QUEUED;
+  try {
+    return ev.getInfo<CL_EVENT_COMMAND_EXECUTION_STATUS>();
+  } catch (...) {
+    return CL_INVALID_EVENT;
+  }
+}
+
 // Pooled staging for one operand: a device buffer, and (unless the operand is the caller's
 // pinned memory) a mapped pinned buffer to pack it into.
 template <class T>
@@ -97,7 +107,8 @@ struct DeviceB final : KeptB {
   const T* host;
   int64_t ld, rows, cols;
   bool trans, kb;
-  bool direct = false;  // copied from the caller's pinned memory
+  bool pinned = false;  // in the caller's pinned memory
+  bool direct = false;  // copied straight from the caller's memory (pinned, or the direct kernel)
   Operand<T> b;
   std::unique_ptr<Staging> raw;     // B as stored, before the device transposed it
   std::vector<cl::Event> ready;     // B is on the device, in the kernel's layout
@@ -118,6 +129,7 @@ class DiscreteShare final : public ShareImpl {
       if (b_) b_->lost = true;
       return;
     }
+    dev_.give_queue(std::move(queue_));
     for (Operand<T>* op : {&a_, &c_})
       if (op->pooled) dev_.staging().give(std::move(op->pooled));
     if (a_raw_) dev_.staging().give(std::move(a_raw_));
@@ -131,16 +143,11 @@ class DiscreteShare final : public ShareImpl {
     params_ = params;
     ka_ = read_transposed(params, "A_T", s_.trans_a);
     kb_ = read_transposed(params, "B_T", s_.trans_b);
-    queue_ = cl::CommandQueue(dev_.context(), dev_.device(), CL_QUEUE_PROFILING_ENABLE);
-    in_q_ = cl::CommandQueue(dev_.context(), dev_.device());
-    out_q_ = cl::CommandQueue(dev_.context(), dev_.device());
-    if (params.at("QUEUES") > 1)
-      queue2_ = cl::CommandQueue(dev_.context(), dev_.device(), CL_QUEUE_PROFILING_ENABLE);
-    take_staging();
-    snapshot_ = Snapshot<T>(s_, c_direct_ && s_.beta != T(0));
     const int64_t step = std::min(chunk_rows(s_, params, dev_.info()), launch_step(params, s_.m));
     for (int64_t r0 = 0; r0 < s_.m; r0 += step)
       chunks_.push_back({r0, std::min(s_.m, r0 + step), {}, {}, {}});
+    make_queues();
+    take_staging();
     build_kernels();
     std::optional<std::vector<cl::Event>> first_inputs;
     if (!b_reused_) first_inputs = send_b();
@@ -161,13 +168,25 @@ class DiscreteShare final : public ShareImpl {
     }
   }
 
+  // The device computes into its own memory, so a chunk's rows reach the caller's C only by its
+  // copy back, which starts after its kernel has completed. Staged chunks reach C when the host
+  // unpacks them: rows [0, confirmed_). A chunk copied straight into the caller's C holds its final
+  // values once its copy completed, and its old ones while its kernel has not completed (a
+  // failed kernel is never copied back). The one case left is a copy that failed partway after
+  // its kernel completed: its rows cannot be trusted, and the share reports C touched.
   std::vector<RowRange> salvage(bool* stopped) noexcept override {
     *stopped = drain();
-    // Chunks read straight into the caller's pinned C beyond those confirmed get their old
-    // values (a copy cut short may have written part of them); staged ones never reached it.
-    if (*stopped) snapshot_.restore_from(confirmed_);
-    if (confirmed_ == 0) return {};
-    return {RowRange{0, confirmed_}};
+    std::vector<RowRange> finished;
+    if (confirmed_ > 0) finished.push_back({0, confirmed_});
+    if (!*stopped || !c_direct_) return finished;
+    for (const Chunk& ch : chunks_) {
+      if (ch.r1 <= confirmed_) continue;
+      if (status_of(ch.read) == CL_COMPLETE)
+        finished.push_back({ch.r0, ch.r1 - ch.r0});
+      else if (status_of(ch.kernel) == CL_COMPLETE && ch.read() != nullptr)
+        *stopped = false;  // a copy cut short
+    }
+    return finished;
   }
 
   void flush() override {
@@ -176,7 +195,7 @@ class DiscreteShare final : public ShareImpl {
   }
 
   bool submitted() override {
-    return kernel_event_.getInfo<CL_EVENT_COMMAND_EXECUTION_STATUS>() <= CL_SUBMITTED;
+    return kernel_event_() == nullptr || status_of(kernel_event_) <= CL_SUBMITTED;
   }
 
   bool feeds() const override { return true; }
@@ -196,8 +215,8 @@ class DiscreteShare final : public ShareImpl {
                        ev.getProfilingInfo<CL_PROFILING_COMMAND_END>());
     };
     for (const Chunk& ch : chunks_) {
+      injected_failure(dev_.info(), s_, ch.r0, ch.r1 - ch.r0, false);
       cl::WaitForEvents({ch.read});
-      injected_failure(dev_.info(), s_, ch.r0, ch.r1 - ch.r0, c_direct_);
       add(ch.kernel);
       for (const cl::Event& slab : ch.slabs) add(slab);
       if (!c_direct_)
@@ -225,26 +244,47 @@ class DiscreteShare final : public ShareImpl {
                            params.at("CHUNK_FILL"), seams::overlap_from());
   }
 
-  // Operands the caller keeps in pinned memory ("direct") are copied as they are: they need
-  // device buffers only. An operand the kernel reads in the other layout goes to the device as
-  // stored, into scratch, and the device transposes it (a host-side transposing pack cost more
-  // than the copy on the H100 host).
-  // B already on the device (kept by an earlier share of this call) is used as it is.
+  // The kernels' queue, and queues for the copies in and out. A share of one chunk has nothing
+  // to overlap: its copies and its kernel go in order on the one queue, with no waits across
+  // queues and no queues to create beyond it (what a small call's time is mostly made of).
+  void make_queues() {
+    queue_ = dev_.take_queue();
+    if (chunks_.size() == 1) {
+      in_q_ = out_q_ = queue_;
+      return;
+    }
+    in_q_ = cl::CommandQueue(dev_.context(), dev_.device());
+    out_q_ = cl::CommandQueue(dev_.context(), dev_.device());
+    if (params_.at("QUEUES") > 1)
+      queue2_ = cl::CommandQueue(dev_.context(), dev_.device(), CL_QUEUE_PROFILING_ENABLE);
+  }
+
+  // Operands the caller keeps in pinned memory are copied as they are ("direct"): they need
+  // device buffers only. So is every operand of the direct kernel (KERNEL 2), which reads them as
+  // stored, from any memory: the driver copies ordinary memory itself, and the host packs
+  // nothing. An operand the kernel reads in the other layout goes to the device as stored, into
+  // scratch, and the device transposes it (a host-side transposing pack cost more than the copy
+  // on the H100 host). B already on the device (kept by an earlier share of this call) is used
+  // as it is.
   void take_staging() {
     const Share<T>& s = s_;
-    a_direct_ = in_pinned_block(dev_, s.a, s.a_bytes());
-    c_direct_ = in_pinned_block(dev_, s.c, s.c_bytes());
+    const bool as_stored = is_direct(params_);
+    const bool a_pinned = in_pinned_block(dev_, s.a, s.a_bytes()),
+               c_pinned = in_pinned_block(dev_, s.c, s.c_bytes());
+    a_direct_ = as_stored || a_pinned;
+    c_direct_ = as_stored || c_pinned;
     auto* kept = kept_ ? dynamic_cast<DeviceB<T>*>(kept_->get()) : nullptr;
     b_reused_ = kept && kept->holds(s, kb_);
     if (b_reused_) {
       b_ = std::static_pointer_cast<DeviceB<T>>(*kept_);
     } else {
       b_ = std::make_shared<DeviceB<T>>(dev_, s, kb_);
-      b_->direct = in_pinned_block(dev_, s.b, s.b_bytes());
+      b_->pinned = in_pinned_block(dev_, s.b, s.b_bytes());
+      b_->direct = as_stored || b_->pinned;
     }
-    a_path = a_direct_ ? Report::Buffer::Pinned : Report::Buffer::Copy;
-    b_path = b_->direct ? Report::Buffer::Pinned : Report::Buffer::Copy;
-    c_path = c_direct_ ? Report::Buffer::Pinned : Report::Buffer::Copy;
+    a_path = a_pinned ? Report::Buffer::Pinned : Report::Buffer::Copy;
+    b_path = b_->pinned ? Report::Buffer::Pinned : Report::Buffer::Copy;
+    c_path = c_pinned ? Report::Buffer::Pinned : Report::Buffer::Copy;
     const auto bytes = [](int64_t elements) {
       return std::max<size_t>(static_cast<size_t>(elements) * sizeof(T), sizeof(T));
     };
@@ -270,6 +310,7 @@ class DiscreteShare final : public ShareImpl {
     const cl::Program& program =
         gemm_program(dev_, std::is_same_v<T, double>, ka_, kb_, long_index_, params_);
     kernel_ = cl::Kernel(program, "gemm");
+    if (!a_raw_ && !(b_ && b_->raw)) return;  // nothing to transpose on the device
     transpose_ = cl::Kernel(program, "transpose");
     // The work-group the transpose requires (TILE_T in kernels/gemm.cl), asked once.
     transpose_tile_ =
@@ -399,6 +440,11 @@ class DiscreteShare final : public ShareImpl {
 
   // The chunk's kernel (after B and `own`, its inputs) and the copy of its rows of C back.
   void launch(Chunk& ch, const std::vector<cl::Event>& own) {
+    // The seams' failing chunk: its kernel never runs, as a failed one would not, and wait()
+    // fails there; the chunks after it run on, so salvage() must find them by their events.
+    if (injected_at(dev_.info(), ch.r0) &&
+        (&ch == &chunks_.front() || !injected_at(dev_.info(), (&ch - 1)->r0)))
+      return;
     // Chunks take turns on two in-order queues when there are two: their kernels depend on
     // nothing but their events, so the device may start one chunk's work-groups while the last
     // of the one before still run, instead of idling through each chunk's tail.
@@ -441,7 +487,7 @@ class DiscreteShare final : public ShareImpl {
   }
 
   // The chunk's rows of C back, after its kernel: into staging, or straight into the caller's C
-  // when it is pinned (from here on its old values may be gone).
+  // (pinned, or any with the direct kernel; from here on its old values may be gone).
   void read_back(Chunk& ch) {
     const Share<T>& s = s_;
     constexpr size_t e = sizeof(T);
@@ -450,7 +496,6 @@ class DiscreteShare final : public ShareImpl {
     const std::vector<cl::Event> computed{ch.kernel};
     bytes_out += rows * s.n * static_cast<int64_t>(e);
     if (c_direct_) {
-      snapshot_.take(ch.r0, rows, host_threads_);  // its old values, before the copy may write
       const size_t row = static_cast<size_t>(s.n) * e;
       if (s.ldc == s.n || rows == 1)
         out_q_.enqueueReadBuffer(c_.device(), CL_FALSE, c_offset * e,
@@ -472,8 +517,9 @@ class DiscreteShare final : public ShareImpl {
   Device& dev_;
   Share<T> s_;
   Params params_;
-  bool ka_ = false, kb_ = false;              // the layouts the kernel reads A and B in
-  bool a_direct_ = false, c_direct_ = false;  // in the caller's pinned memory
+  bool ka_ = false, kb_ = false;  // the layouts the kernel reads A and B in
+  // Copied straight from (C: into) the caller's memory: pinned, or any with the direct kernel.
+  bool a_direct_ = false, c_direct_ = false;
   bool long_index_ = false;
   cl::CommandQueue queue_;         // kernels (and transposes)
   cl::CommandQueue queue2_;        // with QUEUES=2: every other chunk's kernel
@@ -490,10 +536,7 @@ class DiscreteShare final : public ShareImpl {
   Operand<T> a_, c_;
   std::unique_ptr<Staging> a_raw_;  // scratch for A as stored, before transposition
   cl::Event kernel_event_, last_event_;
-  // The old values of the chunks read straight into a pinned C with beta != 0, taken as each
-  // chunk's copy back is enqueued; rows [0, confirmed_) of C hold their final values.
-  Snapshot<T> snapshot_{s_, false};
-  int64_t confirmed_ = 0;
+  int64_t confirmed_ = 0;  // rows [0, confirmed_) of C hold their final values
   int host_threads_ = topology::physical_cores();  // threads for packing and unpacking
 };
 

@@ -33,10 +33,26 @@ uint64_t saturated(uint64_t a, uint64_t b) {
 // register estimate keeps its space within 1 MiB.
 constexpr uint64_t kPrivateBytesPerGroup = uint64_t{4} << 20;
 
-// The kernel's #error checks, in kernels/gemm.cl's order, for one pair of read layouts.
+// kernels/gemm_direct.cl's #error checks, in its order. It reads A and B as stored, in either
+// layout, so a vector width must divide both sides of its operand's tile.
+std::optional<std::string> direct_rule(const Params& p) {
+  const auto v = [&p](const char* name) { return p.at(name); };
+  if (v("MWG") % v("MDIMC") != 0 || v("NWG") % v("NDIMC") != 0)
+    return "MWG must be a multiple of MDIMC and NWG a multiple of NDIMC";
+  if (!one_of_1248(v("VWA")) || !one_of_1248(v("VWB"))) return "VWA and VWB must be 1, 2, 4 or 8";
+  if (v("KWG") % v("VWA") != 0 || v("MWG") % v("VWA") != 0 || v("KWG") % v("VWB") != 0 ||
+      v("NWG") % v("VWB") != 0)
+    return "VWA must divide KWG and MWG, and VWB must divide KWG and NWG";
+  if (v("PADA") < 0 || v("PADB") < 0 || v("PADA") > 16 || v("PADB") > 16)
+    return "PADA and PADB must be 0 to 16";
+  return std::nullopt;
+}
+
+// kernels/gemm.cl's #error checks, in its order, for one pair of read layouts.
 std::optional<std::string> kernel_rule(const Params& p, bool trans_a, bool trans_b) {
   const auto v = [&p](const char* name) { return p.at(name); };
-  if (v("KERNEL") != 0 && v("KERNEL") != 1) return "kernel parameter KERNEL must be 0 or 1";
+  if (v("KERNEL") != 0 && v("KERNEL") != 1)
+    return "kernel parameter KERNEL must be 0, 1 or 2 (the direct kernel)";
   if (v("MWG") % v("MDIMC") != 0 || v("NWG") % v("NDIMC") != 0)
     return "MWG must be a multiple of MDIMC and NWG a multiple of NDIMC";
   if (!one_of_1248(v("VW"))) return "kernel parameter VW must be 1, 2, 4 or 8";
@@ -69,10 +85,14 @@ std::optional<Violation> host_rule(const Params& p) {
   for (const char* layout : {"A_T", "B_T"})
     if (v(layout) < -1 || v(layout) > 1)
       return Violation{K::Host, std::string("kernel parameter ") + layout + " must be -1, 0 or 1"};
+  if (is_direct(p) && (v("A_T") != -1 || v("B_T") != -1))
+    return Violation{K::Host,
+                     "the direct kernel (KERNEL 2) reads A and B as they are stored: A_T and B_T "
+                     "must be -1"};
   // VWM and VWN mean something to KERNEL 1 only; elsewhere they are still kept to the values
   // the tuner uses, so a profile cannot carry a meaningless one.
   for (const char* width : {"VWM", "VWN"})
-    if (!one_of_1248(v(width)) && v("KERNEL") != 1)
+    if (p.count(width) && !one_of_1248(v(width)) && v("KERNEL") != 1)
       return Violation{K::Host, std::string("kernel parameter ") + width + " must be 1, 2, 4 or 8"};
   if (v("CHUNK_FILL") < 1 || v("CHUNK_FILL") > 64)
     return Violation{K::Host, "kernel parameter CHUNK_FILL must be 1 to 64"};
@@ -98,6 +118,8 @@ Limits limits_of(const DeviceInfo& info) {
 
 uint64_t local_bytes(const Params& p, uint64_t elem) {
   const auto at = [&](const char* name) { return static_cast<uint64_t>(p.at(name)); };
+  if (is_direct(p))
+    return saturated(elem * at("KWG"), at("MWG") + at("PADA") + at("NWG") + at("PADB"));
   if (p.count("KERNEL") && p.at("KERNEL") == 1)
     return saturated(elem * at("KWG"), (at("MWG") + at("NWG")) * (p.at("DB") ? 2 : 1));
   return saturated(elem * at("KWG"),
@@ -120,13 +142,19 @@ std::optional<Violation> check(const Params& p, const Limits& limits, bool fp64)
   using K = Violation::Kind;
   if (auto violation = host_rule(p)) return violation;
   // Sizes first: the kernel's preprocessor divides by them.
-  for (const char* positive : {"MWG", "NWG", "KWG", "MDIMC", "NDIMC", "KUNROLL", "VW"})
-    if (p.at(positive) <= 0)
+  const bool direct = is_direct(p);
+  for (const char* positive :
+       {"MWG", "NWG", "KWG", "MDIMC", "NDIMC", "KUNROLL", "VW", "VWA", "VWB"})
+    if (p.count(positive) && p.at(positive) <= 0)
       return Violation{K::Kernel,
                        std::string("kernel parameter ") + positive + " must be positive"};
-  for (bool ta : layouts(p.at("A_T")))
-    for (bool tb : layouts(p.at("B_T")))
-      if (auto rule = kernel_rule(p, ta, tb)) return Violation{K::Kernel, *rule};
+  if (direct) {
+    if (auto rule = direct_rule(p)) return Violation{K::Kernel, *rule};
+  } else {
+    for (bool ta : layouts(p.at("A_T")))
+      for (bool tb : layouts(p.at("B_T")))
+        if (auto rule = kernel_rule(p, ta, tb)) return Violation{K::Kernel, *rule};
+  }
   const uint64_t group =
       static_cast<uint64_t>(p.at("MDIMC")) * static_cast<uint64_t>(p.at("NDIMC"));
   if (group > limits.max_work_group)
@@ -151,13 +179,25 @@ std::optional<Violation> check(const Params& p, const Limits& limits, bool fp64)
 }
 
 Params with_defaults(const Limits& limits, const std::map<std::string, int>& overrides) {
-  Params p = profile::kernel_defaults(limits.is_gpu);
+  const auto kernel = overrides.find("KERNEL");
+  const bool direct = kernel != overrides.end() && kernel->second == kDirect;
+  Params p = direct ? direct_params(limits.is_gpu) : profile::kernel_defaults(limits.is_gpu);
   for (const auto& [name, value] : overrides) {
     auto it = p.find(name);
     if (it == p.end())
-      throw Error(Error::Kind::InvalidArgument, "unknown kernel parameter '" + name + "'");
+      throw Error(Error::Kind::InvalidArgument,
+                  "unknown kernel parameter '" + name + "'" +
+                      (direct ? " for the direct kernel (KERNEL 2)" : ""));
     it->second = value;
   }
+  return p;
+}
+
+Params direct_params(bool is_gpu) {
+  Params p;
+  for (const auto& [name, value] : profile::kernel_defaults(is_gpu))
+    if (host_only(name)) p[name] = value;
+  for (const auto& [name, value] : profile::direct_defaults(is_gpu).kernel) p[name] = value;
   return p;
 }
 
@@ -189,6 +229,11 @@ int64_t chunk_rows(int64_t m, int64_t n, size_t bytes, int64_t mwg, int64_t nwg,
   int64_t rows = std::max(min_rows, (m + kMaxChunks - 1) / kMaxChunks);
   rows = (rows + mwg - 1) / mwg * mwg;
   return std::min(rows, m);
+}
+
+bool is_direct(const Params& params) {
+  const auto it = params.find("KERNEL");
+  return it != params.end() && it->second == kDirect;
 }
 
 bool read_transposed(const Params& params, const char* name, bool caller) {

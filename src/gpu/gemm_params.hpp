@@ -12,9 +12,16 @@
 
 namespace tandem::detail::gpu {
 
-// Kernel parameters, name -> value: kernels/gemm.cl's macros, plus the host-side ones (host_only)
-// that tuner/profiles/defaults.json describes.
+// Kernel parameters, name -> value: kernels/gemm.cl's macros (or, with KERNEL 2, those of
+// kernels/gemm_direct.cl), plus the host-side ones (host_only) that tuner/profiles/defaults.json
+// describes.
 using Params = std::map<std::string, int>;
+
+// KERNEL's value for the direct kernel (kernels/gemm_direct.cl): operands read in place as
+// stored, edges handled inside, for small and odd calls (docs/DESIGN.md).
+constexpr int kDirect = 2;
+// Whether a parameter set is the direct kernel's.
+bool is_direct(const Params& params);
 
 // Whether a parameter is the host's alone, never a macro of the kernel: INDEX_LONG and the read
 // layouts A_T, B_T (the host turns them into the kernel's INDEX_LONG, TRANS_A and TRANS_B),
@@ -42,9 +49,13 @@ struct Violation {
 // -1, the caller's). kernels/gemm.cl keeps its #error checks as the last guard.
 std::optional<Violation> check(const Params& params, const Limits& limits, bool fp64);
 
-// The defaults for this kind of device overlaid with `overrides`, unchecked. Throws Error
-// (InvalidArgument) for an unknown name.
+// The defaults for this kind of device overlaid with `overrides`, unchecked: the direct kernel's
+// (direct_params) when `overrides` sets KERNEL 2, else kernels/gemm.cl's. Throws Error
+// (InvalidArgument) for a name the kernel does not have.
 Params with_defaults(const Limits& limits, const std::map<std::string, int>& overrides);
+// The direct kernel's full parameter set for this kind of device: its own defaults
+// (defaults.json's "direct") and the host-side parameters. Its names are all the direct kernel has.
+Params direct_params(bool is_gpu);
 
 // with_defaults, then check(): throws Error (Runtime) naming the rule a set breaks.
 Params resolve_params(const Limits& limits, bool fp64, const std::map<std::string, int>& overrides);

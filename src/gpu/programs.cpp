@@ -1,5 +1,6 @@
-// Building the GEMM kernel: the source's #defines and the build options for a parameter set, the
-// per-device cache of compiled programs, and the tuner's prebuild and inspect.
+// Building the GEMM kernels: the source (kernels/gemm.cl, or kernels/gemm_direct.cl for KERNEL 2),
+// its #defines and the build options for a parameter set, the per-device cache of compiled
+// programs, and the tuner's prebuild and inspect.
 #include <algorithm>
 
 #include "device_cl.hpp"
@@ -38,12 +39,18 @@ std::string build_options(const DeviceInfo& info, const Params& params) {
   return options;
 }
 
+// The kernel file a parameter set is built from.
+const char* source_for(const Params& params) {
+  return is_direct(params) ? kernels::gemm_direct : kernels::gemm;
+}
+
 }  // namespace
 
 ProgramCache::ProgramCache(cl::Context context, cl::Device device)
     : context_(std::move(context)), device_(std::move(device)) {}
 
-const cl::Program& ProgramCache::get(const std::string& defines, const std::string& options) {
+const cl::Program& ProgramCache::get(const char* source, const std::string& defines,
+                                     const std::string& options) {
   std::shared_ptr<Entry> entry;
   {
     std::lock_guard<std::mutex> lock(mutex_);
@@ -51,16 +58,16 @@ const cl::Program& ProgramCache::get(const std::string& defines, const std::stri
     if (!slot) slot = std::make_shared<Entry>();
     entry = slot;
   }
-  std::call_once(entry->built, [&] { build(defines, options, *entry); });
+  std::call_once(entry->built, [&] { build(source, defines, options, *entry); });
   if (!entry->error.empty())
     throw opencl_error("clBuildProgram", CL_BUILD_PROGRAM_FAILURE, entry->error);
   return entry->program;
 }
 
-void ProgramCache::build(const std::string& defines, const std::string& options, Entry& result) {
-  const std::string source = defines + kernels::gemm;
+void ProgramCache::build(const char* source, const std::string& defines, const std::string& options,
+                         Entry& result) {
   try {
-    result.program = cl::Program(context_, source);
+    result.program = cl::Program(context_, defines + source);
     result.program.build({device_}, options.c_str());
   } catch (const cl::Error& e) {
     std::string log;
@@ -76,9 +83,10 @@ void ProgramCache::build(const std::string& defines, const std::string& options,
   }
 }
 
-BuildReport ProgramCache::inspect(const std::string& defines, const std::string& options) {
+BuildReport ProgramCache::inspect(const char* source, const std::string& defines,
+                                  const std::string& options) {
   BuildReport r;
-  r.source = defines + kernels::gemm;
+  r.source = defines + source;
   r.options = options;
   cl::Program program(context_, r.source);
   try {
@@ -101,6 +109,7 @@ BuildReport ProgramCache::inspect(const std::string& defines, const std::string&
 const cl::Program& gemm_program(Device& device, bool fp64, bool read_a_transposed,
                                 bool read_b_transposed, bool long_index, const Params& params) {
   return device.programs().get(
+      source_for(params),
       defines_for(fp64, read_a_transposed, read_b_transposed, long_index, params),
       build_options(device.info(), params));
 }
@@ -122,7 +131,8 @@ BuildReport inspect(Device& device, bool fp64, bool trans_a, bool trans_b, const
   if (device.info().nv_compiler_options) options += " -cl-nv-verbose";  // registers and spills
   try {
     return device.programs().inspect(
-        defines_for(fp64, ka, kb, params.at("INDEX_LONG") != 0, params), options);
+        source_for(params), defines_for(fp64, ka, kb, params.at("INDEX_LONG") != 0, params),
+        options);
   } catch (const cl::Error& e) {
     throw translate(e);
   }

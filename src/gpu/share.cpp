@@ -108,10 +108,14 @@ std::vector<RowRange> unfinished(int64_t m, const std::vector<RowRange>& finishe
   return left;
 }
 
+bool injected_at(const DeviceInfo& info, int64_t row0) {
+  return seams::fail_device() == info.index && row0 >= seams::fail_after_rows();
+}
+
 template <class T>
 void injected_failure(const DeviceInfo& info, const Share<T>& s, int64_t row0, int64_t rows,
                       bool in_place) {
-  if (seams::fail_device() != info.index || row0 < seams::fail_after_rows()) return;
+  if (!injected_at(info, row0)) return;
   if (in_place)
     for (int64_t r = row0; r < row0 + rows; ++r)
       std::fill(s.c + r * s.ldc, s.c + r * s.ldc + s.n, std::numeric_limits<T>::quiet_NaN());

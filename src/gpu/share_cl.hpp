@@ -26,7 +26,7 @@ class ShareImpl : public InFlight {
   virtual std::vector<RowRange> salvage(bool* stopped) noexcept = 0;
 };
 
-// The old values of the rows of a share's C that it writes in place, taken before anything is
+// The old values of the rows of C that a unified share writes in place, taken before anything is
 // written there, for a failure to put back: only where C's old values matter (beta != 0), and
 // only the rows taken (a row the share never wrote holds its old values still).
 template <class T>
@@ -34,7 +34,9 @@ class Snapshot {
  public:
   Snapshot(const Share<T>& s, bool needed) : s_(s), needed_(needed) {
     if (needed_) {
-      copy_.resize(static_cast<size_t>(s.m * s.n));
+      // Not value-initialised: take() writes every element it reads back, and zeroing C's size
+      // first would cost a pass over memory as large as C.
+      copy_.reset(new T[static_cast<size_t>(s.m * s.n)]);
       taken_.assign(static_cast<size_t>(s.m), 0);
     }
   }
@@ -42,7 +44,7 @@ class Snapshot {
   void take(int64_t row0, int64_t rows, int threads) {
     if (!needed_) return;
     copy_rows(static_cast<const T*>(s_.c + row0 * s_.ldc), s_.ldc, rows, s_.n,
-              copy_.data() + row0 * s_.n, s_.n, threads);
+              copy_.get() + row0 * s_.n, s_.n, threads);
     std::fill(taken_.begin() + row0, taken_.begin() + row0 + rows, 1);
   }
   // The old values of the rows taken from row0 on.
@@ -50,21 +52,23 @@ class Snapshot {
     if (!needed_) return;
     for (int64_t r = std::max<int64_t>(row0, 0); r < s_.m; ++r)
       if (taken_[static_cast<size_t>(r)])
-        std::copy(copy_.begin() + r * s_.n, copy_.begin() + (r + 1) * s_.n, s_.c + r * s_.ldc);
+        std::copy(copy_.get() + r * s_.n, copy_.get() + (r + 1) * s_.n, s_.c + r * s_.ldc);
   }
 
  private:
   Share<T> s_;
   bool needed_;
-  std::vector<T> copy_;
+  std::unique_ptr<T[]> copy_;
   std::vector<char> taken_;
 };
 
 // What a failure injected by the seams fail_device and fail_after_rows does at a launch or chunk
 // boundary (row0, rows are the ones the share would finish next): nothing, unless this is the
-// device and the boundary; then NaN over those rows where `in_place` (a kernel or a copy cut
-// short) and an Error, thrown as a failing device's would be. Called once the device is done with
-// those rows: NaN written while it still read or wrote them raced with it (TSan, issue 16).
+// device and the boundary; then NaN over those rows where `in_place` (a kernel cut short in C)
+// and an Error, thrown as a failing device's would be. Where it writes NaN it is called once the
+// device is done with those rows: NaN written while the device still read or wrote them raced
+// with it (TSan, issue 16).
+bool injected_at(const DeviceInfo& info, int64_t row0);  // whether it fails there
 template <class T>
 void injected_failure(const DeviceInfo& info, const Share<T>& s, int64_t row0, int64_t rows,
                       bool in_place);

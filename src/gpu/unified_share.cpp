@@ -53,14 +53,16 @@ class UnifiedShare final : public ShareImpl {
   // lives as long as its mapping, so each failed share kept C's buffer (and a staged C's pinned
   // memory) for the life of the process (LeakSanitizer found it, issue 16).
   ~UnifiedShare() override {
-    if (drain()) unmap_c();
+    if (!drain()) return;
+    unmap_c();
+    dev_.give_queue(std::move(queue_));
   }
   UnifiedShare(const UnifiedShare&) = delete;
   UnifiedShare& operator=(const UnifiedShare&) = delete;
 
   void start(const Params& params) override {
     const DeviceInfo& di = dev_.info();
-    queue_ = cl::CommandQueue(dev_.context(), dev_.device(), CL_QUEUE_PROFILING_ENABLE);
+    queue_ = dev_.take_queue();
     zero_copy_align_ =
         static_cast<uintptr_t>(std::max({64, di.base_addr_align_bytes, di.quirks.zero_copy_align}));
     const bool ka = read_transposed(params, "A_T", s_.trans_a);
