@@ -12,6 +12,8 @@
 // least once), then more up to TANDEM_OCLGRIND_KERNELS (default 24); TANDEM_OCLGRIND_SEED.
 // Each runs through the library as `gpu` at small sizes that fill no tile evenly.
 // TANDEM_OCLGRIND_KERNEL="NAME=v ..." runs that one parameter set instead (a failure names it).
+// TANDEM_OCLGRIND_VARIANT=i runs only the i-th variant (sgemm's first, then dgemm's), and
+// TANDEM_OCLGRIND_CALL=i only the i-th call of kCalls.
 #include <gtest/gtest.h>
 
 #include <cstdio>
@@ -157,11 +159,16 @@ std::vector<tuner::Point> sample(const tuner::Space& space, int count, std::mt19
 int run_variant(const std::map<std::string, int>& kernel, bool fp64, OclgrindLog& log,
                 std::mt19937_64& rng) {
   int runs = 0;
-  for (const Call& c : kCalls) {
+  const int only = env_int("TANDEM_OCLGRIND_CALL", -1);
+  for (int i = 0; i < static_cast<int>(std::size(kCalls)); ++i) {
+    if (only >= 0 && i != only) continue;
+    const Call& c = kCalls[i];
     detail::seams::Values values;
     values.assume_unified = c.unified;
     values.assume_discrete = !c.unified;
-    values.overlap_from = 0;  // a discrete share in chunks even at these sizes
+    // A discrete share in chunks even at these sizes, except under the uninitialised-value check,
+    // which loses track of a buffer written in pieces (tests/oclgrind_preload.c).
+    if (std::getenv("OCLGRIND_UNINITIALIZED") == nullptr) values.overlap_from = 0;
     const detail::seams::Override seam(values);
     const std::string failed =
         fp64 ? run_call<double>(kernel, c, rng()) : run_call<float>(kernel, c, rng());
@@ -186,22 +193,48 @@ TEST(Oclgrind, KernelVariantsOfTheTunersSpace) {
   const auto device = gpu::open_device("oclgrind");  // throws if Oclgrind is not the platform
   const gpu::DeviceInfo& info = gpu::info(*device);
   ASSERT_NE(info.platform.find("Oclgrind"), std::string::npos) << info.describe();
+  // The variants, per precision: the one TANDEM_OCLGRIND_KERNEL names, or the sample. Drawing
+  // the sample takes seconds; TANDEM_OCLGRIND_SAMPLE names a file that keeps it for the next
+  // process (tests/oclgrind.sh, a process for each variant).
   std::mt19937_64 rng(static_cast<uint64_t>(env_int("TANDEM_OCLGRIND_SEED", 16)));
   const int count = env_int("TANDEM_OCLGRIND_KERNELS", 24);
-  int runs = 0, kernels = 0;
+  std::vector<std::pair<bool, std::map<std::string, int>>> variants;
+  const char* kept = std::getenv("TANDEM_OCLGRIND_SAMPLE");
+  const bool from_file = kept != nullptr && *kept != '\0' && std::ifstream(kept).good();
+  if (from_file) {
+    std::ifstream in(kept);
+    int fp64 = 0;
+    std::string params;
+    while (in >> fp64 && std::getline(in >> std::ws, params))
+      variants.emplace_back(fp64 != 0, detail::text::parse_params(params));
+  }
   for (bool fp64 : {false, true}) {
+    if (from_file) break;
     if (fp64 && !info.fp64) continue;
-    const tuner::DeviceLimits limits{info.max_work_group, info.local_mem_bytes, info.is_gpu};
     if (const char* one = std::getenv("TANDEM_OCLGRIND_KERNEL"); one != nullptr && *one != '\0') {
-      ++kernels;
-      runs += run_variant(detail::text::parse_params(one), fp64, log, rng);
+      variants.emplace_back(fp64, detail::text::parse_params(one));
       continue;
     }
+    const tuner::DeviceLimits limits{info.max_work_group, info.local_mem_bytes, info.is_gpu};
     const tuner::Space space = tuner::gemm_space(limits, fp64);
-    for (const tuner::Point& p : sample(space, count, rng)) {
-      ++kernels;
-      runs += run_variant(tuner::kernel_params(space, p), fp64, log, rng);
-    }
+    for (const tuner::Point& p : sample(space, count, rng))
+      variants.emplace_back(fp64, tuner::kernel_params(space, p));
+  }
+  if (kept != nullptr && *kept != '\0' && !from_file) {
+    std::ofstream out(kept);
+    for (const auto& [fp64, params] : variants)
+      out << (fp64 ? 1 : 0) << ' ' << detail::text::describe(params) << '\n';
+  }
+  // TANDEM_OCLGRIND_VARIANT=i runs the i-th alone (tests/oclgrind.sh, a process for each).
+  const int only = env_int("TANDEM_OCLGRIND_VARIANT", -1);
+  if (only >= static_cast<int>(variants.size()))
+    GTEST_SKIP() << "oclgrind: no variant " << only << " (" << variants.size() << " in all)";
+  int runs = 0, kernels = 0;
+  for (int i = 0; i < static_cast<int>(variants.size()); ++i) {
+    if (only >= 0 && i != only) continue;
+    std::mt19937_64 data(static_cast<uint64_t>(i) + 1);  // the calls' operands
+    runs += run_variant(variants[i].second, variants[i].first, log, data);
+    ++kernels;
   }
   std::printf("oclgrind: %d kernel variants, %d calls, on %s\n", kernels, runs,
               info.describe().c_str());

@@ -1,0 +1,70 @@
+// Preloaded (LD_PRELOAD) into tests/oclgrind_test under Oclgrind's uninitialised-value check
+// (tests/oclgrind.sh), to give that check the facts that Debian 12's Oclgrind 21.10 loses. Its
+// Uninitialized plugin keeps a shadow per buffer, and two of its gaps made it report values that
+// are defined (each shown with a 30-line OpenCL program on 2026-11-23; the upstream source at
+// src/plugins/Uninitialized.cpp is unchanged in 2026):
+//  - A CL_MEM_USE_HOST_PTR buffer gets no shadow when it is created (the plugin's
+//    memoryAllocated is commented out), so its first kernel takes the caller's data for
+//    uninitialised. tandem's zero-copy operands are such buffers. Here each one is written once
+//    with its own host memory, which changes no value and tells the plugin the bytes are set.
+//  - A released buffer's shadow is never freed, and Oclgrind gives its number to the next
+//    buffer: a kernel that reads a new buffer then sees the old one's shadow, of the old size.
+//    Here no buffer is released before the process ends, so numbers are not reused. The test's
+//    sizes are small and the staging pool reuses its buffers, so this keeps a few MiB.
+// A third gap is not mended here: each host write makes the buffer's shadow that write's size,
+// from its start. A buffer written in pieces (a discrete share's chunks) has a shadow of garbage,
+// and a staging buffer reused for a larger operand keeps a shadow too small for what a kernel
+// writes there (the device's transpose). So the uninitialised-value run sends each discrete
+// share in one chunk (oclgrind_test.cpp), and runs each kernel variant in a process of its own,
+// with a fresh staging pool (oclgrind.sh).
+#define CL_TARGET_OPENCL_VERSION 120
+#define _GNU_SOURCE
+#include <CL/cl.h>
+#include <dlfcn.h>
+#include <stdio.h>
+#include <stdlib.h>
+
+typedef cl_mem (*CreateBuffer)(cl_context, cl_mem_flags, size_t, void*, cl_int*);
+
+static void* next(const char* name) {
+  void* f = dlsym(RTLD_NEXT, name);
+  if (f == NULL) {
+    fprintf(stderr, "oclgrind_preload: %s not found\n", name);
+    abort();
+  }
+  return f;
+}
+
+cl_mem clCreateBuffer(cl_context context, cl_mem_flags flags, size_t size, void* host,
+                      cl_int* error) {
+  static CreateBuffer create = NULL;
+  if (create == NULL) create = (CreateBuffer)next("clCreateBuffer");
+  cl_mem buffer = create(context, flags, size, host, error);
+  if (buffer == NULL || !(flags & CL_MEM_USE_HOST_PTR)) return buffer;
+  cl_device_id device;
+  cl_int status = clGetContextInfo(context, CL_CONTEXT_DEVICES, sizeof device, &device, NULL);
+  cl_command_queue queue = status == CL_SUCCESS ? clCreateCommandQueue(context, device, 0, &status)
+                                                : NULL;
+  if (queue != NULL) {
+    status = clEnqueueWriteBuffer(queue, buffer, CL_TRUE, 0, size, host, 0, NULL, NULL);
+    clReleaseCommandQueue(queue);
+  }
+  if (status != CL_SUCCESS) {
+    fprintf(stderr, "oclgrind_preload: writing a USE_HOST_PTR buffer to itself failed (%d)\n",
+            status);
+    abort();
+  }
+  return buffer;
+}
+
+// The last reference is kept: the buffer lives until the process ends.
+cl_int clReleaseMemObject(cl_mem buffer) {
+  static cl_int (*release)(cl_mem) = NULL;
+  if (release == NULL) release = (cl_int(*)(cl_mem))next("clReleaseMemObject");
+  cl_uint references = 0;
+  if (clGetMemObjectInfo(buffer, CL_MEM_REFERENCE_COUNT, sizeof references, &references, NULL) ==
+          CL_SUCCESS &&
+      references <= 1)
+    return CL_SUCCESS;
+  return release(buffer);
+}
