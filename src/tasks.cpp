@@ -47,20 +47,42 @@ namespace {
 // the caller did before a loop happens before each of its tasks, and every task before the caller
 // goes on. Without them each loop is a false race between the caller and the tasks (a
 // std::function destroyed after the loop against a task that called it); with them, races
-// between tandem's own tasks are still reported.
+// between tandem's own tasks are still reported (the tasks' ends are kept apart from their
+// starts, so one task ending orders nothing before another starting). `at` is an address a task
+// knows before it reads anything of the caller's; the orders are kept on at and at + 1.
 struct Orders {
 #if TANDEM_TSAN
-  char before = 0, after = 0;
-  void caller_starts() { __tsan_release(&before); }
-  void task_starts() { __tsan_acquire(&before); }
-  void task_ends() { __tsan_release(&after); }
-  void caller_goes_on() { __tsan_acquire(&after); }
+  static void* before(const void* at) { return const_cast<void*>(at); }
+  static void* after(const void* at) { return static_cast<char*>(before(at)) + 1; }
+  static void caller_starts(const void* at) { __tsan_release(before(at)); }
+  static void task_starts(const void* at) { __tsan_acquire(before(at)); }
+  static void task_ends(const void* at) { __tsan_release(after(at)); }
+  static void caller_goes_on(const void* at) { __tsan_acquire(after(at)); }
 #else
-  void caller_starts() {}
-  void task_starts() {}
-  void task_ends() {}
-  void caller_goes_on() {}
+  static void caller_starts(const void*) {}
+  static void task_starts(const void*) {}
+  static void task_ends(const void*) {}
+  static void caller_goes_on(const void*) {}
 #endif
+};
+
+// What an arena runs for in_arena. oneTBB may hand it to one of its workers, which finds it on
+// the caller's stack; TSan does not know that the caller's earlier frames at those addresses are
+// gone. A lambda's captures are read before any statement of its body, so a worker's first read
+// (of the reference to f) came before the order it could learn, and was reported as racing with
+// the caller's older writes at that stack address (DropIn.ConcurrentCallersSmallAndLarge, 2 of 9
+// TSan runs). This object's own address is the one thing the worker has without reading.
+class ArenaTask {
+ public:
+  explicit ArenaTask(const std::function<void()>& f) : f_(f) {}
+  void operator()() const {
+    Orders::task_starts(this);
+    f_();
+    Orders::task_ends(this);
+  }
+
+ private:
+  const std::function<void()>& f_;
 };
 
 }  // namespace
@@ -83,14 +105,10 @@ void in_arena(int threads, const std::function<void()>& f) {
     if (!slot) slot = std::make_unique<tbb::task_arena>(threads);
     arena = slot.get();
   }
-  Orders orders;
-  orders.caller_starts();
-  arena->execute([&] {
-    orders.task_starts();
-    f();
-    orders.task_ends();
-  });
-  orders.caller_goes_on();
+  const ArenaTask task(f);
+  Orders::caller_starts(&task);
+  arena->execute(task);
+  Orders::caller_goes_on(&task);
 }
 
 void parallel_for(int64_t n, const std::function<void(int64_t)>& f) {
@@ -98,17 +116,20 @@ void parallel_for(int64_t n, const std::function<void(int64_t)>& f) {
     for (int64_t i = 0; i < n; ++i) f(i);
     return;
   }
-  Orders orders;
-  orders.caller_starts();
+  // oneTBB copies the body into its own task objects, written by its uninstrumented code, so
+  // a task's read of its copy races with nothing TSan saw; the caller's memory it reads first is
+  // f, whose address every copy carries.
+  const void* at = &f;
+  Orders::caller_starts(at);
   tbb::parallel_for(
       tbb::blocked_range<int64_t>(0, n, 1),
-      [&](const tbb::blocked_range<int64_t>& range) {
-        orders.task_starts();
+      [&f, at](const tbb::blocked_range<int64_t>& range) {
+        Orders::task_starts(at);
         for (int64_t i = range.begin(); i != range.end(); ++i) f(i);
-        orders.task_ends();
+        Orders::task_ends(at);
       },
       tbb::simple_partitioner());
-  orders.caller_goes_on();
+  Orders::caller_goes_on(at);
 }
 
 }  // namespace tandem::detail::tasks
