@@ -42,21 +42,34 @@ export OCLGRIND_NUM_THREADS=${OCLGRIND_NUM_THREADS:-2}
 if [ "${TANDEM_OCLGRIND_UNINITIALIZED:-0}" = 1 ] && [ -z "${TANDEM_OCLGRIND_VARIANT:-}" ]; then
   # A process for each variant: the staging buffers a discrete share reuses from an earlier call
   # keep the shadow of that call's host writes, smaller than this call's (oclgrind_preload.c).
+  # Oclgrind empties its log when a process opens it: each process has its own, read after it.
   export TANDEM_OCLGRIND_SAMPLE=$work/sample
   status=0
   variant=0
   while :; do
+    export OCLGRIND_LOG=$work/oclgrind-$variant.log
     out=$(TANDEM_OCLGRIND_VARIANT=$variant "$test_binary" 2>&1)
     code=$?
     grep -q "oclgrind: no variant" <<<"$out" && break
+    if ! grep -q "kernel variants, .* calls" <<<"$out"; then
+      echo "$out"
+      echo "FAILED: variant $variant ended before its calls ran"
+      status=1
+      break
+    fi
     if [ $code -ne 0 ]; then
       echo "$out"
+      status=1
+    elif [ -s "$OCLGRIND_LOG" ]; then
+      echo "FAILED: Oclgrind reported, in variant $variant:"
+      head -c 4000 "$OCLGRIND_LOG"
       status=1
     fi
     variant=$((variant + 1))
   done
   echo "oclgrind: uninitialised values checked in $variant kernel variants, a process each"
   [ "$variant" -gt 0 ] || status=1
+  : >"$log"  # read above, process by process
 else
   "$test_binary"
   status=$?

@@ -5,8 +5,8 @@
 // src/plugins/Uninitialized.cpp is unchanged in 2026):
 //  - A CL_MEM_USE_HOST_PTR buffer gets no shadow when it is created (the plugin's
 //    memoryAllocated is commented out), so its first kernel takes the caller's data for
-//    uninitialised. tandem's zero-copy operands are such buffers. Here each one is written once
-//    with its own host memory, which changes no value and tells the plugin the bytes are set.
+//    uninitialised. tandem's zero-copy operands are such buffers. Here each one is mapped for
+//    writing once, which changes no value and tells the plugin the bytes are set.
 //  - A released buffer's shadow is never freed, and Oclgrind gives its number to the next
 //    buffer: a kernel that reads a new buffer then sees the old one's shadow, of the old size.
 //    Here no buffer is released before the process ends, so numbers are not reused. The test's
@@ -21,6 +21,7 @@
 #define _GNU_SOURCE
 #include <CL/cl.h>
 #include <dlfcn.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 
@@ -41,30 +42,40 @@ cl_mem clCreateBuffer(cl_context context, cl_mem_flags flags, size_t size, void*
   if (create == NULL) create = (CreateBuffer)next("clCreateBuffer");
   cl_mem buffer = create(context, flags, size, host, error);
   if (buffer == NULL || !(flags & CL_MEM_USE_HOST_PTR)) return buffer;
+  // Mapped for writing (not reading) and unmapped: the plugin marks a region so mapped as set
+  // (Uninitialized::memoryMap), and Oclgrind moves no data, its buffer being the host memory.
   cl_device_id device;
   cl_int status = clGetContextInfo(context, CL_CONTEXT_DEVICES, sizeof device, &device, NULL);
   cl_command_queue queue = status == CL_SUCCESS ? clCreateCommandQueue(context, device, 0, &status)
                                                 : NULL;
   if (queue != NULL) {
-    status = clEnqueueWriteBuffer(queue, buffer, CL_TRUE, 0, size, host, 0, NULL, NULL);
+    void* mapped =
+        clEnqueueMapBuffer(queue, buffer, CL_TRUE, CL_MAP_WRITE, 0, size, 0, NULL, NULL, &status);
+    if (mapped != NULL) status = clEnqueueUnmapMemObject(queue, buffer, mapped, 0, NULL, NULL);
+    if (status == CL_SUCCESS) status = clFinish(queue);
     clReleaseCommandQueue(queue);
   }
   if (status != CL_SUCCESS) {
-    fprintf(stderr, "oclgrind_preload: writing a USE_HOST_PTR buffer to itself failed (%d)\n",
+    fprintf(stderr, "oclgrind_preload: mapping a USE_HOST_PTR buffer for writing failed (%d)\n",
             status);
     abort();
   }
   return buffer;
 }
 
-// The last reference is kept: the buffer lives until the process ends.
+// The last reference is kept: the buffer lives until the process ends. (References Oclgrind
+// takes itself are released inside it, unseen here; tandem waits for its queues first.)
 cl_int clReleaseMemObject(cl_mem buffer) {
   static cl_int (*release)(cl_mem) = NULL;
+  static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
+  pthread_mutex_lock(&lock);
   if (release == NULL) release = (cl_int(*)(cl_mem))next("clReleaseMemObject");
   cl_uint references = 0;
-  if (clGetMemObjectInfo(buffer, CL_MEM_REFERENCE_COUNT, sizeof references, &references, NULL) ==
-          CL_SUCCESS &&
-      references <= 1)
-    return CL_SUCCESS;
-  return release(buffer);
+  cl_int status = CL_SUCCESS;
+  if (clGetMemObjectInfo(buffer, CL_MEM_REFERENCE_COUNT, sizeof references, &references, NULL) !=
+          CL_SUCCESS ||
+      references > 1)
+    status = release(buffer);
+  pthread_mutex_unlock(&lock);
+  return status;
 }
