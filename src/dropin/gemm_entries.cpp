@@ -99,9 +99,14 @@ tandem::Op cblas_op(int t) { return static_cast<tandem::Op>(t); }
 struct FortranOps {
   int op[256] = {};
   constexpr FortranOps() {
-    op['N'] = op['n'] = TANDEM_NO_TRANS;
-    op['T'] = op['t'] = TANDEM_TRANS;
-    op['C'] = op['c'] = TANDEM_CONJ_TRANS;
+    set('N', TANDEM_NO_TRANS);
+    set('T', TANDEM_TRANS);
+    set('C', TANDEM_CONJ_TRANS);
+  }
+  // Upper and lower case; indexed as unsigned char, as fortran_op reads it.
+  constexpr void set(char upper, int value) {
+    op[static_cast<unsigned char>(upper)] = value;
+    op[static_cast<unsigned char>(upper - 'A' + 'a')] = value;
   }
 };
 constexpr FortranOps kFortranOps;
