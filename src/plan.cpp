@@ -11,6 +11,7 @@
 
 #include "config.hpp"
 #include "cpu_blas.hpp"
+#include "feed_cost.hpp"
 #include "gpu/pinned_memory.hpp"
 #include "log.hpp"
 #include "profile.hpp"
@@ -22,24 +23,6 @@ namespace {
 
 // hybrid without a fraction from options, environment or profile splits the rows evenly.
 constexpr double kHybridDefaultFraction = 0.5;
-
-}  // namespace
-
-template <class T>
-bool copies_outweigh_cpu(const Problem<T>& p, double bus_bytes_per_second, double cpu_gflops) {
-  if (bus_bytes_per_second <= 0 || cpu_gflops <= 0) return false;
-  const double m = static_cast<double>(p.m), n = static_cast<double>(p.n),
-               k = static_cast<double>(p.k);
-  const double elements = m * k + k * n + m * n * (p.beta != T(0) ? 2 : 1);
-  const double copy_seconds = elements * sizeof(T) / bus_bytes_per_second;
-  const double cpu_seconds = 2 * m * n * k / (cpu_gflops * 1e9);
-  return copy_seconds >= cpu_seconds;
-}
-
-template bool copies_outweigh_cpu<float>(const Problem<float>&, double, double);
-template bool copies_outweigh_cpu<double>(const Problem<double>&, double, double);
-
-namespace {
 
 // What a device's profile says for this call (an empty choice without a profile).
 template <class T>
@@ -65,11 +48,19 @@ profile::Choice profile_choice(const Problem<T>& p, const Request& req, gpu::Dev
     choice.kernel = choice.gpu_kernel;
     choice.cpu_threads = 0;
   }
-  // Nor does a call whose copies alone keep the bus busier than the CPU would be doing all of it
-  // (the rank-64 trailing updates of reference LAPACK's dgetrf: docs/PERFORMANCE.md).
-  if (req.strategy == Strategy::Auto && discrete && choice.fraction > 0 &&
-      copies_outweigh_cpu(p, gpu::bus_bytes_per_second(device), choice.cpu_gflops))
-    choice.fraction = 0;
+  // Nor does a call that the CPU would finish before the device is fed: from pinned memory,
+  // moving the operands at the bus's best rate (the rank-64 trailing updates of reference
+  // LAPACK's dgetrf); from ordinary memory, the measured cost of feeding it, per call and per
+  // byte, and its work at the bucket's rate (a blocked level-3 routine's deeper products:
+  // docs/PERFORMANCE.md). The CPU's rate is the bucket's, lowered where C is narrow (dpotrf's
+  // products, 64 wide, which the device wins).
+  if (req.strategy == Strategy::Auto && discrete && choice.fraction > 0) {
+    const FeedCost feed =
+        resident ? FeedCost{0, gpu::bus_bytes_per_second(device)} : ordinary_feed<T>(device);
+    const double cpu =
+        cpu_gflops_for(p, choice.cpu_gflops, choice.bucket, profile::cpu_shape().half_dimension);
+    if (device_loses_to_cpu(p, feed, resident ? 0.0 : choice.gpu_gflops, cpu)) choice.fraction = 0;
+  }
   *origin = prof->origin;
   return choice;
 }

@@ -48,13 +48,6 @@ struct GpuPlan {
 template <class T>
 GpuPlan plan_gpu(const Problem<T>& p, const Options& options, const Request& request, Report& r);
 
-// Whether a discrete device cannot gain on this call whatever its kernel: moving its operands
-// (A, B and C in; C out again unless beta = 0) at the bus's best rate takes at least as long as
-// the CPU doing the whole call at `cpu_gflops` (the profile's CPU rate at the nearest tuned
-// size). False when either rate is unknown (0).
-template <class T>
-bool copies_outweigh_cpu(const Problem<T>& p, double bus_bytes_per_second, double cpu_gflops);
-
 // The GPU's rows for a fraction f of m rows: round(f * m), moved to the nearest multiple of the
 // kernel's row tile when that keeps both sides non-empty; f = 0 gives 0 and f = 1 gives m.
 int64_t gpu_rows(double fraction, int64_t m, int64_t tile);

@@ -530,6 +530,11 @@ const LaunchBound& launch_bound() {
   return bound;
 }
 
+const CpuShape& cpu_shape() {
+  static const CpuShape shape{defaults_file().at("cpu_shape").at("half_dimension").get<double>()};
+  return shape;
+}
+
 const TuneSizes& tune_sizes() {
   static const TuneSizes sizes = [] {
     const json& j = defaults_file().at("tune");

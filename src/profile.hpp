@@ -145,6 +145,13 @@ struct LaunchBound {
 };
 const LaunchBound& launch_bound();
 
+// How the CPU BLAS's rate falls on a call whose C is narrow (tuner/profiles/defaults.json's
+// "cpu_shape"; the rule is feed_cost.hpp's cpu_gflops_for).
+struct CpuShape {
+  double half_dimension = 0;
+};
+const CpuShape& cpu_shape();
+
 // The size buckets `tandem tune` measures when it is given none (tuner/profiles/defaults.json's
 // "tune"; the rule is tuner::bucket_sizes).
 struct TuneSizes {

@@ -20,6 +20,8 @@ std::atomic<int64_t> g_fail_after_rows{kDefaults.fail_after_rows};
 std::atomic<double> g_apu_cpu{kDefaults.apu_cpu_gflops};
 std::atomic<double> g_apu_gpu{kDefaults.apu_gpu_gflops};
 std::atomic<double> g_apu_both{kDefaults.apu_both_busy};
+std::atomic<double> g_feed_seconds{kDefaults.feed_seconds};
+std::atomic<double> g_feed_rate{kDefaults.feed_rate};
 
 Values current() {
   Values v;
@@ -34,6 +36,8 @@ Values current() {
   v.apu_cpu_gflops = apu_cpu_gflops();
   v.apu_gpu_gflops = apu_gpu_gflops();
   v.apu_both_busy = apu_both_busy();
+  v.feed_seconds = feed_seconds();
+  v.feed_rate = feed_rate();
   return v;
 }
 
@@ -49,6 +53,8 @@ void set(const Values& v) {
   g_apu_cpu.store(v.apu_cpu_gflops);
   g_apu_gpu.store(v.apu_gpu_gflops);
   g_apu_both.store(v.apu_both_busy);
+  g_feed_seconds.store(v.feed_seconds);
+  g_feed_rate.store(v.feed_rate);
 }
 
 }  // namespace
@@ -64,6 +70,8 @@ int64_t fail_after_rows() { return g_fail_after_rows.load(std::memory_order_rela
 double apu_cpu_gflops() { return g_apu_cpu.load(std::memory_order_relaxed); }
 double apu_gpu_gflops() { return g_apu_gpu.load(std::memory_order_relaxed); }
 double apu_both_busy() { return g_apu_both.load(std::memory_order_relaxed); }
+double feed_seconds() { return g_feed_seconds.load(std::memory_order_relaxed); }
+double feed_rate() { return g_feed_rate.load(std::memory_order_relaxed); }
 
 Override::Override(const Values& values) : previous_(current()) { set(values); }
 Override::~Override() { set(previous_); }

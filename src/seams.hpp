@@ -46,6 +46,9 @@ struct Values {
   // as a CPU and a device of these rates would take, each slowed to `apu_both_busy` of its rate
   // while both are busy. 0: off.
   double apu_cpu_gflops = 0, apu_gpu_gflops = 0, apu_both_busy = 1;
+  // A discrete device's feed from ordinary memory (feed_cost.hpp) as if measured: seconds per
+  // call and bytes per second. 0: measured on the device.
+  double feed_seconds = 0, feed_rate = 0;
 };
 
 bool assume_discrete();
@@ -59,5 +62,7 @@ int64_t fail_after_rows();
 double apu_cpu_gflops();
 double apu_gpu_gflops();
 double apu_both_busy();
+double feed_seconds();
+double feed_rate();
 
 }  // namespace tandem::detail::seams

@@ -13,6 +13,7 @@
 #include <random>
 #include <string>
 
+#include "feed_cost.hpp"
 #include "gemm_measure.hpp"
 #include "gpu/device.hpp"
 #include "profile.hpp"
@@ -515,6 +516,60 @@ TEST_F(ProfileDir, AutoKeepsTheGpuAloneWhereBDominatesOnADiscreteDevice) {
   EXPECT_DOUBLE_EQ(tall.gpu_fraction, 40.0 / 64.0) << "B is small: the split stands";
   EXPECT_DOUBLE_EQ(thin_hybrid.gpu_fraction, 40.0 / 64.0)
       << "hybrid takes the profile's fraction as it is";
+}
+
+// On a discrete device auto weighs what feeding it costs from the caller's ordinary memory (a
+// fixed cost per call and a rate per byte) against the CPU doing the whole call at the bucket's
+// rate; from pinned memory it weighs the bus alone. The feed is measured on the device once
+// (here by real calls on PoCL), or set through the seam.
+TEST_F(ProfileDir, AutoWeighsTheFeedFromOrdinaryMemoryOnADiscreteDevice) {
+  prof::Profile p = sample(here());
+  auto bucket = p.precisions.at('s').buckets.at(1);
+  bucket.size = 256;
+  bucket.gpu_parts = 64;  // the GPU alone
+  bucket.cpu_gflops = 10;
+  bucket.gpu_gflops = 1e6;
+  p.precisions.at('s').buckets = {bucket};
+  prof::save(p, prof::path_for(here()));
+  const int64_t n = 256;
+  const auto run = [n](bool pinned) {
+    std::vector<float, Allocator<float>> a(n * n, 1.0f), b(n * n, 1.0f), c(n * n, 0.0f);
+    std::vector<float> a_plain(n * n, 1.0f), b_plain(n * n, 1.0f), c_plain(n * n, 0.0f);
+    Report r;
+    gemm<float>(Layout::RowMajor, Op::NoTrans, Op::NoTrans, n, n, n, 1.0f,
+                pinned ? a.data() : a_plain.data(), n, pinned ? b.data() : b_plain.data(), n, 0.0f,
+                pinned ? c.data() : c_plain.data(), n, {}, &r);
+    for (float x : pinned ? std::vector<float>(c.begin(), c.end()) : c_plain)
+      EXPECT_EQ(x, float(n));
+    return r;
+  };
+  // 34 MFLOP take the CPU 3.4 ms at 10 GFLOPS.
+  auto with_feed = [&](double seconds, double rate, bool pinned) {
+    detail::seams::Values v = test::discrete(false, /*pin_every_block=*/true);
+    v.feed_seconds = seconds;
+    v.feed_rate = rate;
+    detail::seams::Override seams(v);
+    return run(pinned);
+  };
+  const Report slow = with_feed(0.01, 1e12, false), fast = with_feed(0, 1e12, false),
+               by_bytes = with_feed(0, 1e8, false), pinned = with_feed(0.01, 1e8, true);
+  EXPECT_EQ(slow.gpu_rows, 0) << "10 ms a call against 3.4 ms on the CPU";
+  EXPECT_EQ(slow.strategy, Strategy::Cpu);
+  EXPECT_EQ(fast.gpu_rows, n);
+  EXPECT_EQ(by_bytes.gpu_rows, 0) << "786 kB at 100 MB/s: 7.9 ms";
+  EXPECT_EQ(pinned.gpu_rows, n) << "pinned operands: the bus's rate, not the feed's";
+  EXPECT_EQ(pinned.c, Report::Buffer::Pinned);
+
+  // Measured: once per device and precision, by real calls.
+  detail::seams::Override seams(test::discrete());
+  auto device = detail::gpu::open_devices("").front();
+  const detail::FeedCost measured = detail::ordinary_feed<float>(*device);
+  ASSERT_TRUE(measured.known());
+  EXPECT_GE(measured.seconds, 0.0);
+  const detail::FeedCost again = detail::ordinary_feed<float>(*device);
+  EXPECT_EQ(again.seconds, measured.seconds);
+  EXPECT_EQ(again.bytes_per_second, measured.bytes_per_second);
+  EXPECT_TRUE(detail::ordinary_feed<double>(*device).known() || !detail::gpu::info(*device).fp64);
 }
 
 // auto takes the resident split only when A, B and C are all in the device's pinned memory.

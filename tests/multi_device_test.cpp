@@ -8,8 +8,10 @@
 #include <set>
 #include <string>
 
+#include "feed_cost.hpp"
 #include "gpu/device.hpp"
 #include "plan.hpp"
+#include "profile.hpp"
 #include "reference.hpp"
 #include "seam_values.hpp"
 
@@ -341,34 +343,94 @@ TEST(SplitRows, SharesFollowTheWeightsAndTheTiles) {
   EXPECT_EQ(split_rows(1.0, 3, {0, 0}, {1, 1}), (std::vector<int64_t>{0, 0}));
 }
 
-// The bus rule, at the H100 host's figures (docs/PERFORMANCE.md, issue 14 item 5): 46 GB/s at
-// best from pinned memory, the profile's CPU rate at its 2048 bucket, 640 GFLOPS in double.
-TEST(CopiesOutweighCpu, KeepsBusBoundShapesOnTheCpu) {
-  using detail::copies_outweigh_cpu;
+// The feed rule from pinned memory, at the H100 host's figures (docs/PERFORMANCE.md, issue 14
+// item 5): the bus at 46 GB/s at best and no fixed cost, the kernel left out, the profile's CPU
+// rate at its 2048 bucket, 640 GFLOPS in double.
+TEST(DeviceLosesToCpu, KeepsBusBoundShapesOnTheCpu) {
+  using detail::device_loses_to_cpu;
   auto call = [](int64_t m, int64_t n, int64_t k, double beta) {
     return detail::Problem<double>{false, false,   m, n,    k,       1.0, nullptr,
                                    k,     nullptr, n, beta, nullptr, n};
   };
-  const double bus = 46e9, cpu = 640;
+  const detail::FeedCost bus{0, 46e9};
+  const double cpu = 640;
   // dgetrf's trailing update: C (8128^2) in and out for 64 flops an element: 23 ms of copies
   // against 13 ms on the CPU.
-  EXPECT_TRUE(copies_outweigh_cpu(call(8128, 8128, 64, 1.0), bus, cpu));
+  EXPECT_TRUE(device_loses_to_cpu(call(8128, 8128, 64, 1.0), bus, 0, cpu));
   // With beta = 0, C goes one way only: 12 ms against 13 ms, so the device may still gain.
-  EXPECT_FALSE(copies_outweigh_cpu(call(8128, 8128, 64, 0.0), bus, cpu));
+  EXPECT_FALSE(device_loses_to_cpu(call(8128, 8128, 64, 0.0), bus, 0, cpu));
   // dpotrf's thin products (9984 x 64 over 6336): 11 ms of copies against 13 ms; the device won.
-  EXPECT_FALSE(copies_outweigh_cpu(call(9984, 64, 6336, 1.0), bus, cpu));
+  EXPECT_FALSE(device_loses_to_cpu(call(9984, 64, 6336, 1.0), bus, 0, cpu));
   // Square calls are never bus-bound at these rates.
-  EXPECT_FALSE(copies_outweigh_cpu(call(4096, 4096, 4096, 1.0), bus, cpu));
-  EXPECT_FALSE(copies_outweigh_cpu(call(1024, 1024, 1024, 1.0), bus, cpu));
+  EXPECT_FALSE(device_loses_to_cpu(call(4096, 4096, 4096, 1.0), bus, 0, cpu));
+  EXPECT_FALSE(device_loses_to_cpu(call(1024, 1024, 1024, 1.0), bus, 0, cpu));
   // A slow bus (PCIe 3 x4 at 3 GB/s) makes the thin products bus-bound too.
-  EXPECT_TRUE(copies_outweigh_cpu(call(9984, 64, 6336, 1.0), 3e9, cpu));
+  EXPECT_TRUE(device_loses_to_cpu(call(9984, 64, 6336, 1.0), {0, 3e9}, 0, cpu));
   // Single precision moves half the bytes for the same flops, at the CPU's single rate.
   const detail::Problem<float> s{false, false,   8128, 8128, 64,      1.0f, nullptr,
                                  64,    nullptr, 8128, 1.0f, nullptr, 8128};
-  EXPECT_TRUE(copies_outweigh_cpu(s, bus, 1275.0));
+  EXPECT_TRUE(device_loses_to_cpu(s, bus, 0, 1275.0));
   // Unknown rates decide nothing.
-  EXPECT_FALSE(copies_outweigh_cpu(call(8128, 8128, 64, 1.0), 0, cpu));
-  EXPECT_FALSE(copies_outweigh_cpu(call(8128, 8128, 64, 1.0), bus, 0));
+  EXPECT_FALSE(device_loses_to_cpu(call(8128, 8128, 64, 1.0), {}, 0, cpu));
+  EXPECT_FALSE(device_loses_to_cpu(call(8128, 8128, 64, 1.0), bus, 0, 0));
+}
+
+// The feed rule from ordinary memory, at the H100 host's figures (docs/PERFORMANCE.md, "Issue
+// 14: level 3 at n = 1024 and 2048"): 0.9 ms a call and 36 GB/s (a line through 20 device-alone
+// calls' times less their kernels), the kernel at the built-in profile's nearest bucket (double:
+// 1,795 GFLOPS beside a CPU rate of 456 at 1024; single: 8,123 beside 1,223 at 2048). Each case
+// is a product a blocked level-3 routine makes, and the side it picks is the one that was faster
+// there (CPU alone / GPU alone, ms).
+TEST(DeviceLosesToCpu, WeighsAFeedFromOrdinaryMemory) {
+  using detail::device_loses_to_cpu;
+  auto d = [](int64_t m, int64_t n, int64_t k, double beta) {
+    return detail::Problem<double>{false, false,   m, n,    k,       1.0, nullptr,
+                                   k,     nullptr, n, beta, nullptr, n};
+  };
+  auto s = [](int64_t m, int64_t n, int64_t k, float beta) {
+    return detail::Problem<float>{false, false,   m, n,    k,       1.0f, nullptr,
+                                  k,     nullptr, n, beta, nullptr, n};
+  };
+  const detail::FeedCost feed{0.9e-3, 36e9};
+  // A small product is mostly the fixed cost: dsyrk's at n = 1024 (1.70 / 1.64, a tie) and
+  // dsymm's (1.77 / 1.95), and the third level's at n = 2048 (0.84 / 1.60).
+  EXPECT_TRUE(device_loses_to_cpu(d(512, 512, 1024, 1), feed, 1795, 456));
+  EXPECT_TRUE(device_loses_to_cpu(d(512, 1024, 512, 1), feed, 1795, 456));
+  EXPECT_TRUE(device_loses_to_cpu(d(256, 2048, 256, 1), feed, 1795, 456));
+  // Larger ones pay it back: the second level at n = 2048 (3.31 / 1.50), the first (7.44 / 2.07),
+  // a square call (3.81 / 1.51), and single precision's first level (4.61 / 2.05).
+  EXPECT_FALSE(device_loses_to_cpu(d(512, 2048, 512, 1), feed, 1795, 456));
+  EXPECT_FALSE(device_loses_to_cpu(d(1024, 1024, 2048, 1), feed, 1795, 456));
+  EXPECT_FALSE(device_loses_to_cpu(d(1024, 1024, 1024, 0), feed, 1795, 456));
+  EXPECT_FALSE(device_loses_to_cpu(s(1024, 1024, 2048, 1), feed, 8123, 1223));
+  // Without the fixed cost the small ones would go to the device.
+  EXPECT_FALSE(device_loses_to_cpu(d(512, 512, 1024, 1), {0, 36e9}, 1795, 456));
+  // The kernel's time counts: at a tenth of the rate the second level stays on the CPU.
+  EXPECT_TRUE(device_loses_to_cpu(d(512, 2048, 512, 1), feed, 179.5, 456));
+}
+
+// The CPU's rate where C is narrow, at defaults.json's half-dimension (210): dpotrf's products
+// (C 64 wide) ran at about 150 GFLOPS on the H100 host's OpenBLAS against 600 square.
+TEST(CpuGflopsFor, FallsWhereCIsNarrow) {
+  using detail::cpu_gflops_for;
+  auto call = [](int64_t m, int64_t n, int64_t k) {
+    return detail::Problem<double>{false, false,   m, n,   k,       1.0, nullptr,
+                                   k,     nullptr, n, 1.0, nullptr, n};
+  };
+  const double half = detail::profile::cpu_shape().half_dimension;
+  EXPECT_EQ(half, 210);
+  EXPECT_NEAR(cpu_gflops_for(call(9984, 64, 6336), 600, 4096, half), 147, 1);
+  EXPECT_NEAR(cpu_gflops_for(call(64, 9984, 6336), 600, 4096, half), 147, 1) << "either side";
+  EXPECT_NEAR(cpu_gflops_for(call(512, 512, 1024), 456, 1024, half), 390, 1);
+  EXPECT_EQ(cpu_gflops_for(call(8128, 8128, 64), 640, 2048, half), 640) << "a short k: square";
+  EXPECT_EQ(cpu_gflops_for(call(1024, 1024, 1024), 456, 1024, half), 456);
+  EXPECT_EQ(cpu_gflops_for(call(64, 64, 64), 456, 0, half), 456) << "no bucket";
+  // From ordinary memory at a measured feed, dpotrf's products still go to the device: 18 ms
+  // against 55 ms on the CPU (the square rate would have said 13.5 ms).
+  const auto thin = call(9984, 64, 6336);
+  EXPECT_FALSE(detail::device_loses_to_cpu(thin, {0.9e-3, 32e9}, 11419,
+                                           cpu_gflops_for(thin, 600, 4096, half)));
+  EXPECT_TRUE(detail::device_loses_to_cpu(thin, {0.9e-3, 32e9}, 11419, 600));
 }
 
 // Staging sizes come in classes, so that creeping sizes reuse one buffer (the thin products of
