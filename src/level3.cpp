@@ -2,8 +2,9 @@
 // symmetric operand in two along its diagonal: the two diagonal halves recurse, and the block
 // between them is one GEMM, the largest product of the step. The recursion stops where the
 // caller's routing rule keeps that product on the CPU; the CPU BLAS then does the whole block in
-// one call. So a call whose top product stays on the CPU is exactly one CPU BLAS call, and a
-// large one sends half-size, quarter-size, ... products to tandem's GEMM.
+// one call, and where its halves would be smaller than the caller's min_diagonal. So a call whose
+// top product stays on the CPU is exactly one CPU BLAS call, and a large one sends half-size,
+// quarter-size, ... products to tandem's GEMM.
 //
 // Column-major throughout: element (i, j) of a matrix with leading dimension ld is at i + j * ld.
 #include "level3.hpp"
@@ -102,7 +103,8 @@ void syrk_step(char uplo, bool tr, int64_t n, int64_t k, T alpha, const T* a, in
   const int64_t bm = lower ? n2 : n1, bn = lower ? n1 : n2;
   const T *left = rows(lower ? n1 : 0), *right = rows(lower ? 0 : n1);
   T* off = lower ? c + n1 : c + n1 * ldc;
-  if (n1 == 0 || !pr.offloads(tr, !tr, bm, bn, k, left, lda, right, lda, off, ldc)) {
+  if (n1 == 0 || n1 < pr.min_diagonal() ||
+      !pr.offloads(tr, !tr, bm, bn, k, left, lda, right, lda, off, ldc)) {
     on_cpu(pr, n, n, k,
            [&] { cpu_blas::syrk(uplo, tr ? 'T' : 'N', n, k, alpha, a, lda, beta, c, ldc); });
     return;
@@ -123,7 +125,8 @@ void syr2k_step(char uplo, bool tr, int64_t n, int64_t k, T alpha, const T* a, i
   const int64_t bm = lower ? n2 : n1, bn = lower ? n1 : n2;
   const int64_t i = lower ? n1 : 0, j = lower ? 0 : n1;
   T* off = lower ? c + n1 : c + n1 * ldc;
-  if (n1 == 0 || !pr.offloads(tr, !tr, bm, bn, k, rows_a(i), lda, rows_b(j), ldb, off, ldc)) {
+  if (n1 == 0 || n1 < pr.min_diagonal() ||
+      !pr.offloads(tr, !tr, bm, bn, k, rows_a(i), lda, rows_b(j), ldb, off, ldc)) {
     on_cpu(pr, n, n, k, [&] {
       cpu_blas::syr2k(uplo, tr ? 'T' : 'N', n, k, alpha, a, lda, b, ldb, beta, c, ldc);
     });
@@ -163,7 +166,8 @@ void symm_step(char side, char uplo, int64_t m, int64_t n, T alpha, const T* a, 
     // C1 = A11 B1 + A12 B2, C2 = A21 B1 + A22 B2 (row blocks).
     const T *b1 = b, *b2 = b + d1;
     T *c1 = c, *c2 = c + d1;
-    if (d1 == 0 || !pr.offloads(a21.trans, false, d2, n, d1, a21.p, lda, b1, ldb, c2, ldc)) {
+    if (d1 == 0 || d1 < pr.min_diagonal() ||
+        !pr.offloads(a21.trans, false, d2, n, d1, a21.p, lda, b1, ldb, c2, ldc)) {
       on_cpu(pr, m, n, m,
              [&] { cpu_blas::symm(side, uplo, m, n, alpha, a, lda, b, ldb, beta, c, ldc); });
       return;
@@ -176,7 +180,8 @@ void symm_step(char side, char uplo, int64_t m, int64_t n, T alpha, const T* a, 
     // C1 = B1 A11 + B2 A21, C2 = B1 A12 + B2 A22 (column blocks).
     const T *b1 = b, *b2 = b + d1 * ldb;
     T *c1 = c, *c2 = c + d1 * ldc;
-    if (d1 == 0 || !pr.offloads(false, a12.trans, m, d2, d1, b1, ldb, a12.p, lda, c2, ldc)) {
+    if (d1 == 0 || d1 < pr.min_diagonal() ||
+        !pr.offloads(false, a12.trans, m, d2, d1, b1, ldb, a12.p, lda, c2, ldc)) {
       on_cpu(pr, m, n, n,
              [&] { cpu_blas::symm(side, uplo, m, n, alpha, a, lda, b, ldb, beta, c, ldc); });
       return;
@@ -252,7 +257,7 @@ template <class T>
 void trmm_step(const Triangle& t, int64_t m, int64_t n, T alpha, const T* a, int64_t lda, T* b,
                int64_t ldb, Products<T>& pr) {
   const Halves<T> h(t, m, n, a, lda, b, ldb);
-  if (h.d1 == 0 || !h.carry(pr, true, alpha, T(1))) {
+  if (h.d1 == 0 || h.d1 < pr.min_diagonal() || !h.carry(pr, true, alpha, T(1))) {
     on_cpu(pr, m, n, t.left() ? m : n,
            [&] { cpu_blas::trmm(t.side, t.uplo, t.trans, t.diag, m, n, alpha, a, lda, b, ldb); });
     return;
@@ -273,7 +278,7 @@ template <class T>
 void trsm_step(const Triangle& t, int64_t m, int64_t n, T alpha, const T* a, int64_t lda, T* b,
                int64_t ldb, Products<T>& pr) {
   const Halves<T> h(t, m, n, a, lda, b, ldb);
-  if (h.d1 == 0 || !h.carry(pr, true, T(-1), alpha)) {
+  if (h.d1 == 0 || h.d1 < pr.min_diagonal() || !h.carry(pr, true, T(-1), alpha)) {
     on_cpu(pr, m, n, t.left() ? m : n,
            [&] { cpu_blas::trsm(t.side, t.uplo, t.trans, t.diag, m, n, alpha, a, lda, b, ldb); });
     return;

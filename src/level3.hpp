@@ -29,6 +29,10 @@ class Products {
     (void)m, (void)n, (void)k;
     return false;
   }
+  // The smallest diagonal block a halving may leave to the CPU BLAS: a block whose halves would
+  // be smaller goes to the CPU BLAS whole, whatever its product would gain, since the CPU BLAS
+  // runs small diagonal blocks far below the rate of the block they came from. 0: no limit.
+  virtual int64_t min_diagonal() { return 0; }
 };
 
 // The routines, with the reference's arguments (characters as Fortran passes them, either case).

@@ -535,6 +535,14 @@ const CpuShape& cpu_shape() {
   return shape;
 }
 
+int64_t level3_min_diagonal(bool fp64) {
+  static const std::pair<int64_t, int64_t> sizes = [] {
+    const json& j = defaults_file().at("level3").at("min_diagonal");
+    return std::make_pair(j.at("s").get<int64_t>(), j.at("d").get<int64_t>());
+  }();
+  return fp64 ? sizes.second : sizes.first;
+}
+
 const TuneSizes& tune_sizes() {
   static const TuneSizes sizes = [] {
     const json& j = defaults_file().at("tune");

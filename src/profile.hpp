@@ -152,6 +152,10 @@ struct CpuShape {
 };
 const CpuShape& cpu_shape();
 
+// The smallest diagonal block a level-3 routine's halving leaves to the CPU BLAS under auto
+// (tuner/profiles/defaults.json's "level3"; level3.hpp's Products::min_diagonal).
+int64_t level3_min_diagonal(bool fp64);
+
 // The size buckets `tandem tune` measures when it is given none (tuner/profiles/defaults.json's
 // "tune"; the rule is tuner::bucket_sizes).
 struct TuneSizes {

@@ -41,7 +41,9 @@ class Sized final : public Products<T> {
                     n, k, alpha, a, lda, b, ldb, beta, c, ldc, o);
     ++products;
   }
+  int64_t min_diagonal() override { return min_diag; }
   int products = 0;
+  int64_t min_diag = 0;
 
  private:
   double from_;
@@ -302,6 +304,53 @@ TEST(Level3, Trsm) {
 
 // alpha = 0: A and B are not read (NaN there does not reach the result); C = beta C over the
 // routine's part, B = 0 for trmm and trsm.
+// A halving that would leave a diagonal block smaller than min_diagonal() is not made: the block
+// goes to the CPU BLAS whole. At n = 40, a limit of 20 allows the first halving only; 21 none.
+TEST(Level3, MinDiagonalKeepsSmallBlocksWhole) {
+  std::mt19937_64 rng(7);
+  const int64_t n = 40;
+  for (int64_t limit : {int64_t(0), int64_t(20), int64_t(21)}) {
+    Mat<double> a(n, n, 1, rng), b(n, n, 1, rng), c(n, n, 1, rng);
+    for (int64_t j = 0; j < n; ++j) a.at(j, j) += 4.0;  // well conditioned for trsm
+    auto run = [&](const char* name, auto&& f) -> int {
+      Sized<double> pr(0);
+      pr.min_diag = limit;
+      Mat<double> out = c;
+      f(pr, out);
+      const std::string what = std::string(name) + " limit " + std::to_string(limit);
+      Sized<double> whole(-1);
+      Mat<double> want = c;
+      f(whole, want);
+      for (int64_t j = 0; j < n; ++j)
+        for (int64_t i = 0; i < n; ++i) EXPECT_NEAR(out.at(i, j), want.at(i, j), 1e-9) << what;
+      return pr.products;
+    };
+    const int syrk_products = run("syrk", [&](Sized<double>& pr, Mat<double>& out) {
+      syrk<double>('L', 'N', n, n, 1.0, a.p(), a.ld, 0.5, out.p(), out.ld, pr);
+    });
+    const int symm_products = run("symm", [&](Sized<double>& pr, Mat<double>& out) {
+      symm<double>('L', 'U', n, n, 1.0, a.p(), a.ld, b.p(), b.ld, 0.5, out.p(), out.ld, pr);
+    });
+    const int trsm_products = run("trsm", [&](Sized<double>& pr, Mat<double>& out) {
+      trsm<double>('L', 'L', 'N', 'N', n, n, 1.0, a.p(), a.ld, out.p(), out.ld, pr);
+    });
+    const int trmm_products = run("trmm", [&](Sized<double>& pr, Mat<double>& out) {
+      trmm<double>('R', 'U', 'T', 'N', n, n, 1.0, a.p(), a.ld, out.p(), out.ld, pr);
+    });
+    if (limit == 0) {
+      EXPECT_GT(syrk_products, 1);
+      EXPECT_GT(trsm_products, 1);
+    } else if (limit == 20) {
+      EXPECT_EQ(syrk_products, 1);
+      EXPECT_EQ(symm_products, 2);
+      EXPECT_EQ(trsm_products, 1);
+      EXPECT_EQ(trmm_products, 1);
+    } else {
+      EXPECT_EQ(syrk_products + symm_products + trsm_products + trmm_products, 0);
+    }
+  }
+}
+
 TEST(Level3, AlphaZeroReadsNeitherAnorB) {
   std::mt19937_64 rng(1);
   Sized<double> pr(0);

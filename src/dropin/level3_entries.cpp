@@ -15,6 +15,8 @@
 #include "executor.hpp"
 #include "level3.hpp"
 #include "log.hpp"
+#include "plan.hpp"
+#include "profile.hpp"
 #include "problem.hpp"
 #include "tandem/tandem.hpp"
 
@@ -46,6 +48,17 @@ class Routed final : public tandem::detail::level3::Products<T> {
 
   bool below_threshold(int64_t m, int64_t n, int64_t k) override {
     return tandem::detail::dropin::below_threshold(m, n, k);
+  }
+
+  // Under auto, the defaults' smallest diagonal block; a strategy the caller forces halves as far
+  // as the products go (how the testers reach every halving with small matrices).
+  int64_t min_diagonal() override {
+    try {
+      if (tandem::detail::request(tandem::Options{}).strategy != tandem::Strategy::Auto) return 0;
+    } catch (const std::exception&) {
+      return 0;
+    }
+    return tandem::detail::profile::level3_min_diagonal(std::is_same_v<T, double>);
   }
 
   void gemm(bool ta, bool tb, int64_t m, int64_t n, int64_t k, T alpha, const T* a, int64_t lda,
