@@ -16,8 +16,8 @@
 #include "level3.hpp"
 #include "log.hpp"
 #include "plan.hpp"
-#include "profile.hpp"
 #include "problem.hpp"
+#include "profile.hpp"
 #include "tandem/tandem.hpp"
 
 #define TANDEM_EXPORT __attribute__((visibility("default")))
