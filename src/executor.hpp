@@ -13,8 +13,10 @@ template <class T>
 void execute(const Problem<T>& p, const Options& options, Report& report);
 
 // Whether execute would send any of p's rows to an OpenCL device under `options`: plans the call
-// (opening the devices and reading their profiles) without computing. False when no device can
-// be opened, and under strategy cpu. p's pointers are only compared with tandem_malloc memory.
+// (opening the devices and reading their profiles) without computing it. The first plan under
+// auto from ordinary memory on a discrete device measures that device's feed with a few calls of
+// its own (feed_cost.hpp). False when no device can be opened, and under strategy cpu. p's
+// pointers are only compared with tandem_malloc memory.
 template <class T>
 bool uses_devices(const Problem<T>& p, const Options& options);
 

@@ -35,57 +35,87 @@ double cpu_gflops_for(const Problem<T>& p, double square_gflops, int64_t size, d
 }
 
 template <class T>
-bool device_loses_to_cpu(const Problem<T>& p, const FeedCost& feed, double device_gflops,
-                         double cpu_gflops) {
+bool device_loses_to_cpu(const Problem<T>& p, const FeedCost& feed, double cpu_gflops) {
   if (!feed.known() || cpu_gflops <= 0) return false;
-  const double flops =
-      2.0 * static_cast<double>(p.m) * static_cast<double>(p.n) * static_cast<double>(p.k);
-  const double device_seconds = feed.seconds + moved_bytes(p) / feed.bytes_per_second +
-                                (device_gflops > 0 ? flops / (device_gflops * 1e9) : 0.0);
+  const double m = static_cast<double>(p.m), n = static_cast<double>(p.n),
+               k = static_cast<double>(p.k);
+  const double flops = 2.0 * m * n * k;
+  const bool pipelined =
+      (m * k + k * n + m * n) * sizeof(T) >= static_cast<double>(seams::overlap_from());
+  const double rate = pipelined && feed.pipelined_bytes_per_second > 0
+                          ? feed.pipelined_bytes_per_second
+                          : feed.bytes_per_second;
+  const double device_seconds = feed.seconds + moved_bytes(p) / rate +
+                                (feed.kernel_gflops > 0 ? flops / (feed.kernel_gflops * 1e9) : 0.0);
   return device_seconds >= flops / (cpu_gflops * 1e9);
 }
 
 namespace {
 
 // The fastest of three device-alone calls of C (n x n) += A B (n x n x n) from ordinary memory,
-// after one not counted, each less its kernel's time; 0 if the device did not compute every row.
+// after one not counted: the call's time less its kernel's, and the kernel's; none if the device
+// did not compute every row.
+struct Timing {
+  double feed = 0, kernel = 0;
+  bool ok = false;
+};
 template <class T>
-double fastest_feed(const gpu::DeviceInfo& info, int64_t n) {
+Timing fastest_feed(const gpu::DeviceInfo& info, int64_t n) {
   std::vector<T> a(static_cast<size_t>(n * n), T(1)), b(a), c(a);
   const Problem<T> p{false, false, n, n, n, T(1), a.data(), n, b.data(), n, T(1), c.data(), n};
+  // The GPU strategy: planning this call does not ask for the feed (only auto does), so the
+  // measurement never waits on its own once_flag.
   Options o;
   o.strategy = Strategy::Gpu;
   o.device = std::to_string(info.index);
-  double best = 0;
+  Timing best;
   for (int i = 0; i < 4; ++i) {
     Report r;
     execute(p, o, r);
-    if (r.fell_back || r.gpu_rows != n) return 0;
+    if (r.fell_back || r.gpu_rows != n) return {};
     const double feed = std::max(0.0, r.seconds() - r.gpu_kernel_seconds);
-    if (i > 0 && (best == 0 || feed < best)) best = feed;
+    if (i > 0 && (!best.ok || feed < best.feed)) best = {feed, r.gpu_kernel_seconds, true};
   }
   return best;
 }
 
 template <class T>
 FeedCost measure(const gpu::DeviceInfo& info) {
-  constexpr int64_t small = 256, large = 1024;
-  auto bytes = [](int64_t n) {
-    return 4.0 * static_cast<double>(n) * static_cast<double>(n) * sizeof(T);
+  // Operands of a square call of order n: A, B and C (the share's bytes, as chunk_rows counts
+  // them); moved: C twice more, in and out.
+  auto operands = [](int64_t n) {
+    return 3.0 * static_cast<double>(n) * static_cast<double>(n) * sizeof(T);
   };
+  auto moved = [&](int64_t n) { return operands(n) * 4.0 / 3.0; };
+  constexpr int64_t small = 256;
+  int64_t one_chunk = small;
+  while (operands(one_chunk + 64) < static_cast<double>(seams::overlap_from())) one_chunk += 64;
+  const int64_t large = one_chunk * 3 / 2;
   try {
-    const double t_small = fastest_feed<T>(info, small), t_large = fastest_feed<T>(info, large);
-    if (t_small <= 0 || t_large <= t_small) return {};
+    const Timing t_small = fastest_feed<T>(info, small);
+    const Timing t_one = one_chunk > small ? fastest_feed<T>(info, one_chunk) : Timing{};
+    const Timing t_large = fastest_feed<T>(info, large);
+    if (!t_small.ok || !t_large.ok || (one_chunk > small && !t_one.ok)) return {};
+    // A line through the small call and the largest of one chunk (through the small and the
+    // large call where every call is pipelined, as under a seam that chunks every share).
+    const int64_t far = t_one.ok ? one_chunk : large;
+    const double t_far = t_one.ok ? t_one.feed : t_large.feed;
+    if (t_far <= t_small.feed) return {};
     FeedCost f;
-    f.bytes_per_second = (bytes(large) - bytes(small)) / (t_large - t_small);
-    f.seconds = std::max(0.0, t_small - bytes(small) / f.bytes_per_second);
+    f.bytes_per_second = (moved(far) - moved(small)) / (t_far - t_small.feed);
+    f.seconds = std::max(0.0, t_small.feed - moved(small) / f.bytes_per_second);
+    if (t_one.ok)
+      f.pipelined_bytes_per_second = moved(large) / std::max(t_large.feed - f.seconds, 1e-9);
+    const double n = static_cast<double>(large);
+    if (t_large.kernel > 0) f.kernel_gflops = 2.0 * n * n * n / t_large.kernel * 1e-9;
     return f;
   } catch (const std::exception&) {
     return {};  // the call that asked meets the failure itself, and falls back as it says
   }
 }
 
-// One measurement per device (by its place in list_devices() and its name) and precision.
+// One measurement per device (by its place in list_devices(), which is fixed for the process)
+// and precision.
 struct Entry {
   std::once_flag once;
   FeedCost feed;
@@ -94,8 +124,8 @@ std::mutex& entries_mutex() {
   static std::mutex& m = *new std::mutex;  // never destroyed: calls may plan until exit
   return m;
 }
-std::map<std::pair<std::string, bool>, std::unique_ptr<Entry>>& entries() {
-  static auto& e = *new std::map<std::pair<std::string, bool>, std::unique_ptr<Entry>>;
+std::map<std::pair<int, bool>, std::unique_ptr<Entry>>& entries() {
+  static auto& e = *new std::map<std::pair<int, bool>, std::unique_ptr<Entry>>;
   return e;
 }
 
@@ -103,13 +133,12 @@ std::map<std::pair<std::string, bool>, std::unique_ptr<Entry>>& entries() {
 
 template <class T>
 FeedCost ordinary_feed(gpu::Device& device) {
-  if (seams::feed_rate() > 0) return {seams::feed_seconds(), seams::feed_rate()};
+  if (seams::feed_rate() > 0) return {seams::feed_seconds(), seams::feed_rate(), 0, 0};
   const gpu::DeviceInfo& info = gpu::info(device);
   Entry* entry = nullptr;
   {
     std::lock_guard<std::mutex> lock(entries_mutex());
-    auto& slot =
-        entries()[{std::to_string(info.index) + " " + info.describe(), std::is_same_v<T, double>}];
+    auto& slot = entries()[{info.index, std::is_same_v<T, double>}];
     if (!slot) slot = std::make_unique<Entry>();
     entry = slot.get();
   }
@@ -118,18 +147,20 @@ FeedCost ordinary_feed(gpu::Device& device) {
     if (!env_config().verbose) return;
     char line[256];
     std::snprintf(line, sizeof line,
-                  "%s feed from ordinary memory to %s: %.3f ms a call, %.1f GB/s",
+                  "%s feed from ordinary memory to %s: %.3f ms a call, %.1f GB/s in one chunk, "
+                  "%.1f GB/s pipelined, kernel %.0f GFLOPS",
                   std::is_same_v<T, double> ? "dgemm" : "sgemm", info.describe().c_str(),
-                  entry->feed.seconds * 1e3, entry->feed.bytes_per_second * 1e-9);
+                  entry->feed.seconds * 1e3, entry->feed.bytes_per_second * 1e-9,
+                  entry->feed.pipelined_bytes_per_second * 1e-9, entry->feed.kernel_gflops);
     log_line(line);
   });
   return entry->feed;
 }
 
-#define TANDEM_FEED(T)                                                                      \
-  template double moved_bytes<T>(const Problem<T>&);                                        \
-  template double cpu_gflops_for<T>(const Problem<T>&, double, int64_t, double);            \
-  template bool device_loses_to_cpu<T>(const Problem<T>&, const FeedCost&, double, double); \
+#define TANDEM_FEED(T)                                                              \
+  template double moved_bytes<T>(const Problem<T>&);                                \
+  template double cpu_gflops_for<T>(const Problem<T>&, double, int64_t, double);    \
+  template bool device_loses_to_cpu<T>(const Problem<T>&, const FeedCost&, double); \
   template FeedCost ordinary_feed<T>(gpu::Device&);
 TANDEM_FEED(float)
 TANDEM_FEED(double)

@@ -104,7 +104,7 @@ void syrk_step(char uplo, bool tr, int64_t n, int64_t k, T alpha, const T* a, in
   const T *left = rows(lower ? n1 : 0), *right = rows(lower ? 0 : n1);
   T* off = lower ? c + n1 : c + n1 * ldc;
   if (n1 == 0 || n1 < pr.min_diagonal() ||
-      !pr.offloads(tr, !tr, bm, bn, k, left, lda, right, lda, off, ldc)) {
+      !pr.offloads(tr, !tr, bm, bn, k, left, lda, right, lda, beta, off, ldc)) {
     on_cpu(pr, n, n, k,
            [&] { cpu_blas::syrk(uplo, tr ? 'T' : 'N', n, k, alpha, a, lda, beta, c, ldc); });
     return;
@@ -126,7 +126,7 @@ void syr2k_step(char uplo, bool tr, int64_t n, int64_t k, T alpha, const T* a, i
   const int64_t i = lower ? n1 : 0, j = lower ? 0 : n1;
   T* off = lower ? c + n1 : c + n1 * ldc;
   if (n1 == 0 || n1 < pr.min_diagonal() ||
-      !pr.offloads(tr, !tr, bm, bn, k, rows_a(i), lda, rows_b(j), ldb, off, ldc)) {
+      !pr.offloads(tr, !tr, bm, bn, k, rows_a(i), lda, rows_b(j), ldb, beta, off, ldc)) {
     on_cpu(pr, n, n, k, [&] {
       cpu_blas::syr2k(uplo, tr ? 'T' : 'N', n, k, alpha, a, lda, b, ldb, beta, c, ldc);
     });
@@ -167,7 +167,7 @@ void symm_step(char side, char uplo, int64_t m, int64_t n, T alpha, const T* a, 
     const T *b1 = b, *b2 = b + d1;
     T *c1 = c, *c2 = c + d1;
     if (d1 == 0 || d1 < pr.min_diagonal() ||
-        !pr.offloads(a21.trans, false, d2, n, d1, a21.p, lda, b1, ldb, c2, ldc)) {
+        !pr.offloads(a21.trans, false, d2, n, d1, a21.p, lda, b1, ldb, beta, c2, ldc)) {
       on_cpu(pr, m, n, m,
              [&] { cpu_blas::symm(side, uplo, m, n, alpha, a, lda, b, ldb, beta, c, ldc); });
       return;
@@ -181,7 +181,7 @@ void symm_step(char side, char uplo, int64_t m, int64_t n, T alpha, const T* a, 
     const T *b1 = b, *b2 = b + d1 * ldb;
     T *c1 = c, *c2 = c + d1 * ldc;
     if (d1 == 0 || d1 < pr.min_diagonal() ||
-        !pr.offloads(false, a12.trans, m, d2, d1, b1, ldb, a12.p, lda, c2, ldc)) {
+        !pr.offloads(false, a12.trans, m, d2, d1, b1, ldb, a12.p, lda, beta, c2, ldc)) {
       on_cpu(pr, m, n, n,
              [&] { cpu_blas::symm(side, uplo, m, n, alpha, a, lda, b, ldb, beta, c, ldc); });
       return;
@@ -230,10 +230,12 @@ struct Halves {
     const T* from = half(!into_second);
     const int64_t rm = rows(into_second), rn = cols(into_second), k = size(!into_second);
     if (t.left()) {
-      if (ask) return pr.offloads(off.trans, false, rm, rn, k, off.p, lda, from, ldb, to, ldb);
+      if (ask)
+        return pr.offloads(off.trans, false, rm, rn, k, off.p, lda, from, ldb, beta, to, ldb);
       pr.gemm(off.trans, false, rm, rn, k, alpha, off.p, lda, from, ldb, beta, to, ldb);
     } else {
-      if (ask) return pr.offloads(false, off.trans, rm, rn, k, from, ldb, off.p, lda, to, ldb);
+      if (ask)
+        return pr.offloads(false, off.trans, rm, rn, k, from, ldb, off.p, lda, beta, to, ldb);
       pr.gemm(false, off.trans, rm, rn, k, alpha, from, ldb, off.p, lda, beta, to, ldb);
     }
     return true;

@@ -11,14 +11,15 @@
 namespace tandem::detail::level3 {
 
 // What a routine needs from the caller: the GEMM its large products go through, and whether a
-// product is worth sending there (the drop-in's routing rule). Both column-major, with the
+// product is worth sending there (the drop-in's routing rule; beta as the product will have it,
+// since a C that is read crosses the bus twice). Both column-major, with the
 // arguments of gemm (op(A) is m x k, op(B) is k x n).
 template <class T>
 class Products {
  public:
   virtual ~Products() = default;
   virtual bool offloads(bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t k, const T* a,
-                        int64_t lda, const T* b, int64_t ldb, const T* c, int64_t ldc) = 0;
+                        int64_t lda, const T* b, int64_t ldb, T beta, const T* c, int64_t ldc) = 0;
   virtual void gemm(bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t k, T alpha,
                     const T* a, int64_t lda, const T* b, int64_t ldb, T beta, T* c,
                     int64_t ldc) = 0;

@@ -51,15 +51,17 @@ profile::Choice profile_choice(const Problem<T>& p, const Request& req, gpu::Dev
   // Nor does a call that the CPU would finish before the device is fed: from pinned memory,
   // moving the operands at the bus's best rate (the rank-64 trailing updates of reference
   // LAPACK's dgetrf); from ordinary memory, the measured cost of feeding it, per call and per
-  // byte, and its work at the bucket's rate (a blocked level-3 routine's deeper products:
+  // byte, and its kernel's work (a blocked level-3 routine's deeper products:
   // docs/PERFORMANCE.md). The CPU's rate is the bucket's, lowered where C is narrow (dpotrf's
   // products, 64 wide, which the device wins).
   if (req.strategy == Strategy::Auto && discrete && choice.fraction > 0) {
+    // From pinned memory the bus alone, at its best rate, with no fixed cost and the kernel left
+    // out (a bound); from ordinary memory the measured feed.
     const FeedCost feed =
-        resident ? FeedCost{0, gpu::bus_bytes_per_second(device)} : ordinary_feed<T>(device);
+        resident ? FeedCost{0, gpu::bus_bytes_per_second(device), 0, 0} : ordinary_feed<T>(device);
     const double cpu =
         cpu_gflops_for(p, choice.cpu_gflops, choice.bucket, profile::cpu_shape().half_dimension);
-    if (device_loses_to_cpu(p, feed, resident ? 0.0 : choice.gpu_gflops, cpu)) choice.fraction = 0;
+    if (device_loses_to_cpu(p, feed, cpu)) choice.fraction = 0;
   }
   *origin = prof->origin;
   return choice;

@@ -29,7 +29,7 @@ class Sized final : public Products<T> {
  public:
   explicit Sized(double from) : from_(from) {}
   bool offloads(bool, bool, int64_t m, int64_t n, int64_t k, const T*, int64_t, const T*, int64_t,
-                const T*, int64_t) override {
+                T, const T*, int64_t) override {
     return from_ >= 0 &&
            static_cast<double>(m) * static_cast<double>(n) * static_cast<double>(k) >= from_;
   }
@@ -302,8 +302,6 @@ TEST(Level3, Trsm) {
   triangle_all<double>(true);
 }
 
-// alpha = 0: A and B are not read (NaN there does not reach the result); C = beta C over the
-// routine's part, B = 0 for trmm and trsm.
 // A halving that would leave a diagonal block smaller than min_diagonal() is not made: the block
 // goes to the CPU BLAS whole. At n = 40, a limit of 20 allows the first halving only; 21 none.
 TEST(Level3, MinDiagonalKeepsSmallBlocksWhole) {
@@ -351,6 +349,8 @@ TEST(Level3, MinDiagonalKeepsSmallBlocksWhole) {
   }
 }
 
+// alpha = 0: A and B are not read (NaN there does not reach the result); C = beta C over the
+// routine's part, B = 0 for trmm and trsm.
 TEST(Level3, AlphaZeroReadsNeitherAnorB) {
   std::mt19937_64 rng(1);
   Sized<double> pr(0);

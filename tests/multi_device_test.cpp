@@ -356,57 +356,64 @@ TEST(DeviceLosesToCpu, KeepsBusBoundShapesOnTheCpu) {
   const double cpu = 640;
   // dgetrf's trailing update: C (8128^2) in and out for 64 flops an element: 23 ms of copies
   // against 13 ms on the CPU.
-  EXPECT_TRUE(device_loses_to_cpu(call(8128, 8128, 64, 1.0), bus, 0, cpu));
+  EXPECT_TRUE(device_loses_to_cpu(call(8128, 8128, 64, 1.0), bus, cpu));
   // With beta = 0, C goes one way only: 12 ms against 13 ms, so the device may still gain.
-  EXPECT_FALSE(device_loses_to_cpu(call(8128, 8128, 64, 0.0), bus, 0, cpu));
+  EXPECT_FALSE(device_loses_to_cpu(call(8128, 8128, 64, 0.0), bus, cpu));
   // dpotrf's thin products (9984 x 64 over 6336): 11 ms of copies against 13 ms; the device won.
-  EXPECT_FALSE(device_loses_to_cpu(call(9984, 64, 6336, 1.0), bus, 0, cpu));
+  EXPECT_FALSE(device_loses_to_cpu(call(9984, 64, 6336, 1.0), bus, cpu));
   // Square calls are never bus-bound at these rates.
-  EXPECT_FALSE(device_loses_to_cpu(call(4096, 4096, 4096, 1.0), bus, 0, cpu));
-  EXPECT_FALSE(device_loses_to_cpu(call(1024, 1024, 1024, 1.0), bus, 0, cpu));
+  EXPECT_FALSE(device_loses_to_cpu(call(4096, 4096, 4096, 1.0), bus, cpu));
+  EXPECT_FALSE(device_loses_to_cpu(call(1024, 1024, 1024, 1.0), bus, cpu));
   // A slow bus (PCIe 3 x4 at 3 GB/s) makes the thin products bus-bound too.
-  EXPECT_TRUE(device_loses_to_cpu(call(9984, 64, 6336, 1.0), {0, 3e9}, 0, cpu));
+  EXPECT_TRUE(device_loses_to_cpu(call(9984, 64, 6336, 1.0), {0, 3e9}, cpu));
   // Single precision moves half the bytes for the same flops, at the CPU's single rate.
   const detail::Problem<float> s{false, false,   8128, 8128, 64,      1.0f, nullptr,
                                  64,    nullptr, 8128, 1.0f, nullptr, 8128};
-  EXPECT_TRUE(device_loses_to_cpu(s, bus, 0, 1275.0));
+  EXPECT_TRUE(device_loses_to_cpu(s, bus, 1275.0));
   // Unknown rates decide nothing.
-  EXPECT_FALSE(device_loses_to_cpu(call(8128, 8128, 64, 1.0), {}, 0, cpu));
-  EXPECT_FALSE(device_loses_to_cpu(call(8128, 8128, 64, 1.0), bus, 0, 0));
+  EXPECT_FALSE(device_loses_to_cpu(call(8128, 8128, 64, 1.0), {}, cpu));
+  EXPECT_FALSE(device_loses_to_cpu(call(8128, 8128, 64, 1.0), bus, 0));
 }
 
-// The feed rule from ordinary memory, at the H100 host's figures (docs/PERFORMANCE.md, "Issue
-// 14: level 3 at n = 1024 and 2048"): 0.9 ms a call and 36 GB/s (a line through 20 device-alone
-// calls' times less their kernels), the kernel at the built-in profile's nearest bucket (double:
-// 1,795 GFLOPS beside a CPU rate of 456 at 1024; single: 8,123 beside 1,223 at 2048). Each case
-// is a product a blocked level-3 routine makes, and the side it picks is the one that was faster
-// there (CPU alone / GPU alone, ms).
+// The feed rule from ordinary memory, at what the measurement found on the H100 host
+// (docs/PERFORMANCE.md, "Issue 14: level 3 at n = 1024 and 2048"; TANDEM_VERBOSE prints it):
+// double: no fixed cost beyond the line's, 4.5 GB/s in one chunk, 25.5 GB/s pipelined, the kernel
+// at 13.2 TFLOPS; single: 0.06 ms, 5.3 GB/s, 27.2 GB/s, 28.3 TFLOPS (2026-11-24). The CPU's rate is
+// the built-in profile's at the nearest bucket (double: 456 GFLOPS at 1024; single: 1,223 at 2048),
+// lowered where C is narrow, as plan.cpp asks. Each case is a product a blocked level-3 routine
+// makes, and the side it picks is the one that was faster there in both runs of 2026-11-23 (CPU
+// alone / GPU alone, ms).
 TEST(DeviceLosesToCpu, WeighsAFeedFromOrdinaryMemory) {
+  using detail::cpu_gflops_for;
   using detail::device_loses_to_cpu;
-  auto d = [](int64_t m, int64_t n, int64_t k, double beta) {
-    return detail::Problem<double>{false, false,   m, n,    k,       1.0, nullptr,
-                                   k,     nullptr, n, beta, nullptr, n};
+  const double half = detail::profile::cpu_shape().half_dimension;
+  const detail::FeedCost d_feed{0, 4.5e9, 25.5e9, 13156}, s_feed{0.061e-3, 5.3e9, 27.2e9, 28338};
+  auto d = [&](int64_t m, int64_t n, int64_t k) {
+    const detail::Problem<double> p{false, false,   m, n,   k,       1.0, nullptr,
+                                    k,     nullptr, n, 1.0, nullptr, n};
+    return device_loses_to_cpu(p, d_feed, cpu_gflops_for(p, 456, 1024, half));
   };
-  auto s = [](int64_t m, int64_t n, int64_t k, float beta) {
-    return detail::Problem<float>{false, false,   m, n,    k,       1.0f, nullptr,
-                                  k,     nullptr, n, beta, nullptr, n};
+  auto s = [&](int64_t m, int64_t n, int64_t k) {
+    const detail::Problem<float> p{false, false,   m, n,    k,       1.0f, nullptr,
+                                   k,     nullptr, n, 1.0f, nullptr, n};
+    return device_loses_to_cpu(p, s_feed, cpu_gflops_for(p, 1223, 2048, half));
   };
-  const detail::FeedCost feed{0.9e-3, 36e9};
-  // A small product is mostly the fixed cost: dsyrk's at n = 1024 (1.70 / 1.64, a tie) and
-  // dsymm's (1.77 / 1.95), and the third level's at n = 2048 (0.84 / 1.60).
-  EXPECT_TRUE(device_loses_to_cpu(d(512, 512, 1024, 1), feed, 1795, 456));
-  EXPECT_TRUE(device_loses_to_cpu(d(512, 1024, 512, 1), feed, 1795, 456));
-  EXPECT_TRUE(device_loses_to_cpu(d(256, 2048, 256, 1), feed, 1795, 456));
-  // Larger ones pay it back: the second level at n = 2048 (3.31 / 1.50), the first (7.44 / 2.07),
-  // a square call (3.81 / 1.51), and single precision's first level (4.61 / 2.05).
-  EXPECT_FALSE(device_loses_to_cpu(d(512, 2048, 512, 1), feed, 1795, 456));
-  EXPECT_FALSE(device_loses_to_cpu(d(1024, 1024, 2048, 1), feed, 1795, 456));
-  EXPECT_FALSE(device_loses_to_cpu(d(1024, 1024, 1024, 0), feed, 1795, 456));
-  EXPECT_FALSE(device_loses_to_cpu(s(1024, 1024, 2048, 1), feed, 8123, 1223));
-  // Without the fixed cost the small ones would go to the device.
-  EXPECT_FALSE(device_loses_to_cpu(d(512, 512, 1024, 1), {0, 36e9}, 1795, 456));
-  // The kernel's time counts: at a tenth of the rate the second level stays on the CPU.
-  EXPECT_TRUE(device_loses_to_cpu(d(512, 2048, 512, 1), feed, 179.5, 456));
+  // Small products are mostly the fixed cost and one chunk's slow feed: symm's at n = 1024
+  // (1.77 / 1.95 and 2.80 / 3.08) and the third level's at n = 2048 (0.84 / 1.60, 1.64 / 1.93).
+  EXPECT_TRUE(d(512, 1024, 512));
+  EXPECT_TRUE(d(256, 2048, 256));
+  EXPECT_TRUE(s(256, 2048, 256));
+  // Larger ones pay it back: the second level at n = 2048 (3.31 / 1.50, 4.25 / 1.63), the first
+  // (7.44 / 2.07), single precision's first (4.61 / 2.05, 5.02 / 1.98).
+  EXPECT_FALSE(d(512, 2048, 512));
+  EXPECT_FALSE(d(1024, 1024, 2048));
+  EXPECT_FALSE(s(1024, 1024, 2048));
+  // Without a fixed cost and at the pipelined rate throughout, the small ones would go to the
+  // device too.
+  const detail::Problem<double> small{false, false,   256,  2048, 256,     1.0, nullptr,
+                                      256,   nullptr, 2048, 1.0,  nullptr, 2048};
+  EXPECT_FALSE(device_loses_to_cpu(small, {0, d_feed.pipelined_bytes_per_second, 0, 0},
+                                   cpu_gflops_for(small, 456, 1024, half)));
 }
 
 // The CPU's rate where C is narrow, at defaults.json's half-dimension (210): dpotrf's products
@@ -428,9 +435,9 @@ TEST(CpuGflopsFor, FallsWhereCIsNarrow) {
   // From ordinary memory at a measured feed, dpotrf's products still go to the device: 18 ms
   // against 55 ms on the CPU (the square rate would have said 13.5 ms).
   const auto thin = call(9984, 64, 6336);
-  EXPECT_FALSE(detail::device_loses_to_cpu(thin, {0.9e-3, 32e9}, 11419,
+  EXPECT_FALSE(detail::device_loses_to_cpu(thin, {0.9e-3, 32e9, 0, 11419},
                                            cpu_gflops_for(thin, 600, 4096, half)));
-  EXPECT_TRUE(detail::device_loses_to_cpu(thin, {0.9e-3, 32e9}, 11419, 600));
+  EXPECT_TRUE(detail::device_loses_to_cpu(thin, {0.9e-3, 32e9, 0, 11419}, 600));
 }
 
 // Staging sizes come in classes, so that creeping sizes reuse one buffer (the thin products of

@@ -34,11 +34,11 @@ class Routed final : public tandem::detail::level3::Products<T> {
   explicit Routed(const char* routine) : routine_(routine) {}
 
   bool offloads(bool ta, bool tb, int64_t m, int64_t n, int64_t k, const T* a, int64_t lda,
-                const T* b, int64_t ldb, const T* c, int64_t ldc) override {
+                const T* b, int64_t ldb, T beta, const T* c, int64_t ldc) override {
     if (tandem::detail::dropin::below_threshold(m, n, k)) return false;
     // The column-major product as the row-major one the executor plans (C^T = B^T A^T).
     const tandem::detail::Problem<T> p{
-        tb, ta, n, m, k, T(1), b, ldb, a, lda, T(0), const_cast<T*>(c), ldc};
+        tb, ta, n, m, k, T(1), b, ldb, a, lda, beta, const_cast<T*>(c), ldc};
     try {
       return tandem::detail::uses_devices(p, tandem::Options{});
     } catch (const std::exception&) {
