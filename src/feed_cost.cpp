@@ -15,17 +15,24 @@
 #include "config.hpp"
 #include "executor.hpp"
 #include "gpu/device.hpp"
+#include "gpu/gemm_params.hpp"
 #include "log.hpp"
 #include "seams.hpp"
 
 namespace tandem::detail {
 
+namespace {
+
+// Bytes a call moves between the host and a discrete device: A, B and C in (C only when beta is
+// not 0), and C out.
 template <class T>
 double moved_bytes(const Problem<T>& p) {
   const double m = static_cast<double>(p.m), n = static_cast<double>(p.n),
                k = static_cast<double>(p.k);
   return (m * k + k * n + m * n * (p.beta != T(0) ? 2 : 1)) * sizeof(T);
 }
+
+}  // namespace
 
 template <class T>
 double cpu_gflops_for(const Problem<T>& p, double square_gflops, int64_t size, double half) {
@@ -41,7 +48,7 @@ bool device_loses_to_cpu(const Problem<T>& p, const FeedCost& feed, double cpu_g
                k = static_cast<double>(p.k);
   const double flops = 2.0 * m * n * k;
   const bool pipelined =
-      (m * k + k * n + m * n) * sizeof(T) >= static_cast<double>(seams::overlap_from());
+      !gpu::one_chunk((m * k + k * n + m * n) * sizeof(T), seams::overlap_from());
   const double rate = pipelined && feed.pipelined_bytes_per_second > 0
                           ? feed.pipelined_bytes_per_second
                           : feed.bytes_per_second;
@@ -88,17 +95,17 @@ FeedCost measure(const gpu::DeviceInfo& info) {
   };
   auto moved = [&](int64_t n) { return operands(n) * 4.0 / 3.0; };
   constexpr int64_t small = 256;
-  int64_t one_chunk = small;
-  while (operands(one_chunk + 64) < static_cast<double>(seams::overlap_from())) one_chunk += 64;
-  const int64_t large = one_chunk * 3 / 2;
+  int64_t largest_single = small;
+  while (gpu::one_chunk(operands(largest_single + 64), seams::overlap_from())) largest_single += 64;
+  const int64_t large = largest_single * 3 / 2;
   try {
     const Timing t_small = fastest_feed<T>(info, small);
-    const Timing t_one = one_chunk > small ? fastest_feed<T>(info, one_chunk) : Timing{};
+    const Timing t_one = largest_single > small ? fastest_feed<T>(info, largest_single) : Timing{};
     const Timing t_large = fastest_feed<T>(info, large);
-    if (!t_small.ok || !t_large.ok || (one_chunk > small && !t_one.ok)) return {};
+    if (!t_small.ok || !t_large.ok || (largest_single > small && !t_one.ok)) return {};
     // A line through the small call and the largest of one chunk (through the small and the
     // large call where every call is pipelined, as under a seam that chunks every share).
-    const int64_t far = t_one.ok ? one_chunk : large;
+    const int64_t far = t_one.ok ? largest_single : large;
     const double t_far = t_one.ok ? t_one.feed : t_large.feed;
     if (t_far <= t_small.feed) return {};
     FeedCost f;
@@ -158,7 +165,6 @@ FeedCost ordinary_feed(gpu::Device& device) {
 }
 
 #define TANDEM_FEED(T)                                                              \
-  template double moved_bytes<T>(const Problem<T>&);                                \
   template double cpu_gflops_for<T>(const Problem<T>&, double, int64_t, double);    \
   template bool device_loses_to_cpu<T>(const Problem<T>&, const FeedCost&, double); \
   template FeedCost ordinary_feed<T>(gpu::Device&);

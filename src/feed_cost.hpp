@@ -28,11 +28,6 @@ struct FeedCost {
   bool known() const { return bytes_per_second > 0; }
 };
 
-// Bytes a call moves between the host and a discrete device: A, B and C in (C only when beta is
-// not 0), and C out.
-template <class T>
-double moved_bytes(const Problem<T>& p);
-
 // The CPU BLAS's rate on this call from `square_gflops`, its rate on a square call of `size`: C's
 // narrower side d runs at d / (d + half) of it, relative to `size` (OpenBLAS splits C between
 // its threads, and a narrow C leaves them little to share; a short k costs it far less). The

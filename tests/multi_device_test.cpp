@@ -398,7 +398,7 @@ TEST(DeviceLosesToCpu, WeighsAFeedFromOrdinaryMemory) {
                                    k,     nullptr, n, 1.0f, nullptr, n};
     return device_loses_to_cpu(p, s_feed, cpu_gflops_for(p, 1223, 2048, half));
   };
-  // Small products are mostly the fixed cost and one chunk's slow feed: symm's at n = 1024
+  // Small products run as one chunk, fed at its slow rate: symm's at n = 1024
   // (1.77 / 1.95 and 2.80 / 3.08) and the third level's at n = 2048 (0.84 / 1.60, 1.64 / 1.93).
   EXPECT_TRUE(d(512, 1024, 512));
   EXPECT_TRUE(d(256, 2048, 256));

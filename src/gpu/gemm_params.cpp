@@ -222,7 +222,7 @@ int64_t row_tile(const Params& params) {
 int64_t chunk_rows(int64_t m, int64_t n, size_t bytes, int64_t mwg, int64_t nwg, int compute_units,
                    int chunk_fill, size_t overlap_from) {
   constexpr int64_t kMaxChunks = 8;
-  if (bytes < overlap_from || mwg < 1 || nwg < 1) return m;
+  if (one_chunk(static_cast<double>(bytes), overlap_from) || mwg < 1 || nwg < 1) return m;
   const int64_t groups_n = (n + nwg - 1) / nwg;
   const int64_t fill = int64_t{std::max(1, compute_units)} * std::max(1, chunk_fill);
   const int64_t min_rows = (fill + groups_n - 1) / groups_n * mwg;
