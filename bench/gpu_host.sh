@@ -22,7 +22,11 @@
 #   bash bench/gpu_host.sh calls [OUT]    # there: each line of CALLS_FILE is one checked
 #                                         # `tandem gemm` (any of its options: devices, beta,
 #                                         # feeders...), one JSON line per call; "@load N" starts
-#                                         # N busy processes on cores 0..N-1, "@noload" stops them
+#                                         # N busy processes on cores 0..N-1, "@noload" stops them.
+#                                         # CALLS_BEFORE=FILE.tar.xz (a bundle of the code before
+#                                         # a change, packed as .gpu/bundle.tar.xz is): each line
+#                                         # runs CALLS_ROUNDS times (2) with that bundle and with
+#                                         # this one in turn, before first ("side" in the JSON)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 programs=(build/tests/gemm_test build/tests/executor_test build/tests/api_test
@@ -204,6 +208,12 @@ print("%-32s %8.0f GFLOPS  kernel %8.0f  cpu %.4fs gpu %.4fs rows %d/%d ok=%s %s
     unpack
     export TANDEM_PROFILE_DIR=${TANDEM_PROFILE_DIR:-/tmp/tandem-profiles}
     tandem devices | tee "$out/devices.txt"
+    sides=(now) rounds=1
+    if [ -n "${CALLS_BEFORE:-}" ]; then
+      rm -rf /tmp/before && mkdir -p /tmp/before-unpack
+      tar xJf "$CALLS_BEFORE" -C /tmp/before-unpack && mv /tmp/before-unpack/* /tmp/before
+      sides=(before now) rounds=${CALLS_ROUNDS:-2}
+    fi
     # A competing CPU-bound load: one busy shell per core, pinned where taskset is there.
     load=()
     stop_load() { [ ${#load[@]} -eq 0 ] || kill "${load[@]}" 2> /dev/null || true; load=(); }
@@ -224,20 +234,27 @@ print("%-32s %8.0f GFLOPS  kernel %8.0f  cpu %.4fs gpu %.4fs rows %d/%d ok=%s %s
           echo "== competing load: ${#load[@]} busy processes"; sleep 1; continue ;;
         '@noload') stop_load; echo "== no competing load"; continue ;;
       esac
-      # shellcheck disable=SC2086
-      if r=$(tandem --json gemm $line --reps "${CALLS_REPS:-5}" 2>>"$out/calls-stderr.txt"); then
-        python3 -c '
+      for ((round = 0; round < rounds; round++)); do
+        for side in "${sides[@]}"; do
+          cli=tandem
+          [ "$side" = before ] && cli=/tmp/before/bin/tandem
+          # shellcheck disable=SC2086
+          if r=$(LD_LIBRARY_PATH=$([ "$side" = before ] && echo /tmp/before/lib:)$LD_LIBRARY_PATH \
+                 "$cli" --json gemm $line --reps "${CALLS_REPS:-5}" 2>>"$out/calls-stderr.txt"); then
+            python3 -c '
 import json, sys
-j = json.loads(sys.argv[1]); j["args"] = sys.argv[2]; j["load"] = int(sys.argv[4])
+j = json.loads(sys.argv[1]); j["args"] = sys.argv[2]; j["load"] = int(sys.argv[4]); j["side"] = sys.argv[5]
 with open(sys.argv[3], "a") as f: f.write(json.dumps(j, sort_keys=True) + "\n")
 parts = " ".join("d%d:%d/%d" % (d["index"], d["rows"], d.get("chunks", 1)) for d in j["devices"])
-print("%-70s %9.0f GFLOPS  rows/chunks %s cpu:%d/%d  thr %d feed %d  load %d  ok=%s%s" % (sys.argv[2],
-      j["gflops"], parts, j["cpu_rows"], j.get("cpu_chunks", 0), j["cpu_threads"], j["feeder_threads"],
-      j["load"], j["ok"], "  FELL BACK" if j["fell_back"] else ""))
-' "$r" "$line" "$out/calls.jsonl" "${#load[@]}"
-      else
-        echo "$line FAILED: $(tail -c 300 "$out/calls-stderr.txt")"
-      fi
+print("%-70s %-6s %9.0f GFLOPS  rows/chunks %s cpu:%d/%d  thr %d feed %d  load %d  ok=%s%s" % (sys.argv[2],
+      sys.argv[5], j["gflops"], parts, j["cpu_rows"], j.get("cpu_chunks", 0), j["cpu_threads"],
+      j["feeder_threads"], j["load"], j["ok"], "  FELL BACK" if j["fell_back"] else ""))
+' "$r" "$line" "$out/calls.jsonl" "${#load[@]}" "$side"
+          else
+            echo "$line ($side) FAILED: $(tail -c 300 "$out/calls-stderr.txt")"
+          fi
+        done
+      done
     done < "${CALLS_FILE:-bench/calls_h100_scheduler.txt}" | tee "$out/calls.txt"
     ;;
   model)

@@ -55,8 +55,9 @@ std::vector<Running> start_gpus(const Problem<T>& p, const Request& req, const G
   std::vector<std::shared_ptr<gpu::Device>> devices;
   for (const DevicePart& part : plan.parts) devices.push_back(part.device);
   exclusive = gpu::exclusive_for(devices);
+  std::shared_ptr<gpu::KeptB> packed_b;  // B, packed once for every device of a platform
   for (const DevicePart& part : plan.parts) {
-    auto inflight = start_part(p, req, part, r);
+    auto inflight = start_part(p, req, part, &packed_b, r);
     if (!inflight) {
       cpu_ranges.emplace_back(part.row0, part.rows);
       continue;
@@ -89,6 +90,7 @@ void finish(Running& run, int feeder_threads) {
     run.report.launches = run.inflight->launches;
     run.report.bytes_in = run.inflight->bytes_in;
     run.report.bytes_out = run.inflight->bytes_out;
+    run.report.bytes_packed = run.inflight->bytes_packed;
   } catch (const gpu::Failure& e) {
     run.failure = std::make_unique<Error>(e);
     run.c_touched = e.c_touched();

@@ -62,15 +62,17 @@ void fail(Dealer& dealer, Side& s, const Chunk& c, const Error& e, bool c_touche
 }
 
 // Enqueues and flushes side's next chunk into f; false when none is left for it (`ahead`: see
-// Dealer::take) or the enqueue failed (the side has then failed).
+// Dealer::take) or the enqueue failed (the side has then failed). `packed_b`, for first chunks
+// only (they start one after another on one thread): B as another side packed it.
 template <class T>
-bool start_next(const Problem<T>& p, Dealer& dealer, Side& s, Flight& f, bool ahead = false) {
+bool start_next(const Problem<T>& p, Dealer& dealer, Side& s, Flight& f, bool ahead = false,
+                std::shared_ptr<gpu::KeptB>* packed_b = nullptr) {
   if (s.failure) return false;
   f.chunk = dealer.take(s.index, ahead);
   if (f.chunk.rows == 0) return false;
   try {
     f.inflight = gpu::enqueue(*s.part.device, s.part.params, rows_of(p, f.chunk.row0, f.chunk.rows),
-                              &s.kept_b);
+                              gpu::CallB{&s.kept_b, packed_b});
     f.inflight->flush();
     return true;
   } catch (const gpu::Failure& e) {
@@ -92,6 +94,7 @@ void finish(Dealer& dealer, Side& s, Flight& f, const std::function<void()>& bef
     s.report.launches += f.inflight->launches;
     s.report.bytes_in += f.inflight->bytes_in;
     s.report.bytes_out += f.inflight->bytes_out;
+    s.report.bytes_packed += f.inflight->bytes_packed;
     s.report.rows += f.chunk.rows;
     ++s.report.chunks;
     s.report.t_done = clock::now_ns();
@@ -118,6 +121,7 @@ void drive(const Problem<T>& p, Dealer& dealer, Side& s) {
 template <class T>
 std::vector<Side> first_chunks(const Problem<T>& p, const GpuPlan& plan, Dealer& dealer) {
   std::vector<Side> sides(plan.parts.size());
+  std::shared_ptr<gpu::KeptB> packed_b;  // B, packed once for every device of a platform
   for (size_t i = 0; i < sides.size(); ++i) {
     Side& s = sides[i];
     s.part = plan.parts[i];
@@ -126,7 +130,7 @@ std::vector<Side> first_chunks(const Problem<T>& p, const GpuPlan& plan, Dealer&
     s.report.index = info.index;
     s.report.name = info.describe();
     s.report.kernel = text::describe(s.part.params);
-    const bool started = start_next(p, dealer, s, s.now);
+    const bool started = start_next(p, dealer, s, s.now, false, &packed_b);
     // The caller's mistake is not a device failure (as with a static split).
     if (s.failure && s.failure->kind() == Error::Kind::InvalidArgument) throw *s.failure;
     if (started) {

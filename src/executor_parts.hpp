@@ -71,11 +71,14 @@ class Beside {
 };
 
 // Enqueues and flushes one part; nullptr when it cannot run (its rows are then the CPU's).
+// `packed_b`: B as an earlier part of the call packed it (gpu::CallB::packed).
 template <class T>
 std::unique_ptr<gpu::InFlight> start_part(const Problem<T>& p, const Request& req,
-                                          const DevicePart& part, Report& r) {
+                                          const DevicePart& part,
+                                          std::shared_ptr<gpu::KeptB>* packed_b, Report& r) {
   try {
-    auto inflight = gpu::enqueue(*part.device, part.params, rows_of(p, part.row0, part.rows));
+    auto inflight = gpu::enqueue(*part.device, part.params, rows_of(p, part.row0, part.rows),
+                                 gpu::CallB{nullptr, packed_b});
     if (r.t_gpu_enqueued == 0) r.t_gpu_enqueued = clock::now_ns();
     inflight->flush();
     if (r.t_flush == 0) r.t_flush = inflight->flushed_at_ns;  // when clFlush returned

@@ -51,6 +51,32 @@ void expect_bytes(const Call& call, double beta, const Report::Device& d, size_t
   EXPECT_EQ(d.bytes_out, d.rows * n * e) << what << " " << d.name;
 }
 
+// What the host packed and unpacked for the devices: on a discrete device, each operand outside
+// pinned memory (none for the direct kernel, which reads them as stored): its rows of A, of C
+// (in where beta makes the kernel read them, and out), and B once for the whole call, by the
+// first device that started (the others of the platform copy from its staging).
+void expect_packed(const Call& call, double beta, const Report& r, size_t element,
+                   const std::string& what) {
+  if (!detail::seams::assume_discrete()) return;
+  const int64_t n = call.layout == Layout::RowMajor ? call.n : call.m;  // row-major view
+  const int64_t k = call.k, e = static_cast<int64_t>(element);
+  bool b_packed = false;
+  for (const auto& d : r.devices) {
+    if (d.chunks == 0) continue;  // never started
+    const bool direct = d.kernel.find("KERNEL=2") != std::string::npos;
+    const auto staged = [direct](Report::Buffer b) { return !direct && b == Report::Buffer::Copy; };
+    int64_t own = 0;
+    if (staged(d.a)) own += d.rows * k;
+    if (staged(d.c)) own += d.rows * n * (beta != 0 ? 2 : 1);
+    const int64_t b_bytes = staged(d.b) && !b_packed ? k * n * e : 0;
+    if (!d.failed) {  // a failed device packed B all the same (it packs as it starts)
+      EXPECT_EQ(d.bytes_packed, own * e + b_bytes)
+          << what << " " << d.name << ": B packed " << (b_bytes > 0 ? "here" : "elsewhere");
+    }
+    b_packed = b_packed || staged(d.b);
+  }
+}
+
 // Runs one call under `o` and checks C against the reference; returns the report.
 template <class T>
 Report run_checked(const Call& call, const Options& o, double beta, uint64_t seed,
@@ -78,6 +104,7 @@ Report run_checked(const Call& call, const Options& o, double beta, uint64_t see
       expect_bytes(call, beta, d, sizeof(T), what);
     }
   }
+  expect_packed(call, beta, r, sizeof(T), what);
   EXPECT_EQ(r.gpu_rows + r.cpu_rows, call.layout == Layout::RowMajor ? call.m : call.n) << what;
   return r;
 }
@@ -225,6 +252,23 @@ void one_device_fails(bool discrete_devices, double beta) {
 TEST(MultiDevice, AFailingDiscreteDeviceLeavesItsRowsToTheCpu) {
   one_device_fails<float>(true, -1.0);
   one_device_fails<double>(true, 0.0);
+}
+
+// The device that packed B for the others fails: they still copy B from its staging, which
+// stays theirs until they are done, and C is right.
+TEST(MultiDevice, TheDeviceThatPackedBFailing) {
+  detail::seams::Values v = discrete(true);
+  v.fail_device = 0;
+  detail::seams::Override seams(v);
+  for (double beta : {0.0, 1.0}) {
+    const std::string what = "device 0 fails, beta " + std::to_string(beta);
+    const Report r = run_checked<float>(kCalls[0], every_device_at_80(), beta, 8, what);
+    EXPECT_TRUE(r.fell_back) << what;
+    ASSERT_EQ(static_cast<int>(r.devices.size()), device_count()) << what;
+    for (const auto& d : r.devices) EXPECT_EQ(d.failed, d.index == 0) << what << " " << d.name;
+    EXPECT_EQ(r.devices[1].bytes_packed, r.devices[1].rows * (65 + (beta != 0 ? 2 : 1) * 129) * 4)
+        << what << ": B was copied from device 0's staging";
+  }
 }
 
 TEST(MultiDevice, AFailingUnifiedDeviceLeavesItsRowsToTheCpuWhenBetaIsZero) {

@@ -119,6 +119,7 @@ json devices_json(const Report& r) {
          {"feeder_threads", d.feeder_threads},
          {"kernel_seconds", d.kernel_seconds},
          {"bytes_in", d.bytes_in},
+         {"bytes_packed", d.bytes_packed},
          {"bytes_out", d.bytes_out},
          {"done_seconds", d.t_done > 0 ? static_cast<double>(d.t_done - r.t_start) * 1e-9 : 0.0},
          {"buffers", {to_string(d.a), to_string(d.b), to_string(d.c)}},

@@ -7,7 +7,8 @@
 // host packs the next chunk. Each chunk is a GEMM of its own on tight panels in the device
 // buffers. An operand in the caller's pinned memory (tandem_malloc) is copied straight from (and
 // C straight into) the caller's arrays, with no packing. B can stay on the device for the next
-// share of the same call (KeptB: dynamic balance's chunks), which then sends only its A and C.
+// share of the same call (KeptB: dynamic balance's chunks), which then sends only its A and C; and
+// B packed for one device is copied from the same pinned staging to the others of its platform.
 #include <algorithm>
 #include <optional>
 #include <type_traits>
@@ -78,7 +79,8 @@ struct Operand {
 
 // B on the device in the kernel's layout, with what is needed to know it again: one share's, or
 // kept for the shares after it (KeptB). Its staging goes back to the pool with the last share
-// holding it, unless a share could not drain its queues (then something may still use it).
+// holding it, unless a share could not drain its queues (then something may still use it). B
+// packed on the host by another device's share (`packed_by`) is held until this one is gone.
 template <class T>
 struct DeviceB final : KeptB {
   DeviceB(Device& device, const Share<T>& s, bool kernel_kb)
@@ -98,10 +100,17 @@ struct DeviceB final : KeptB {
   DeviceB& operator=(const DeviceB&) = delete;
 
   // Whether this is share s's B, read by the kernel in layout kb.
-  bool holds(const Share<T>& s, bool kernel_kb) const {
+  bool holds(const Share<T>& s, bool kernel_kb) const { return same_host(s) && kb == kernel_kb; }
+
+  // Whether share s's B is this one's on the host (the packed copy is B as stored, tight,
+  // whatever layout a kernel reads it in).
+  bool same_host(const Share<T>& s) const {
     return host == s.b && ld == s.ldb && rows == s.b_rows() && cols == s.b_cols() &&
-           trans == s.trans_b && kb == kernel_kb;
+           trans == s.trans_b;
   }
+
+  // Where B is packed on the host, tight, in full: its own staging, or another share's.
+  const T* packed() const { return packed_by ? packed_by->b.mapped : b.mapped; }
 
   Device& dev;
   const T* host;
@@ -114,19 +123,20 @@ struct DeviceB final : KeptB {
   std::vector<cl::Event> ready;     // B is on the device, in the kernel's layout
   std::vector<int64_t> piece_ends;  // the stored row at which each of B's pieces ends
   bool lost = false;
+  std::shared_ptr<DeviceB> packed_by;  // the share, on another device, whose packed B this copies
 };
 
 template <class T>
 class DiscreteShare final : public ShareImpl {
  public:
-  DiscreteShare(Device& dev, const Share<T>& s, std::shared_ptr<KeptB>* kept)
-      : dev_(dev), s_(s), kept_(kept) {}
+  DiscreteShare(Device& dev, const Share<T>& s, CallB b) : dev_(dev), s_(s), call_b_(b) {}
 
   // Whatever happened, nothing may still read or write host memory once this object is gone.
   // Staging goes back to the pool only once nothing uses it (a failed drain keeps it out).
   ~DiscreteShare() override {
     if (!drain()) {
       if (b_) b_->lost = true;
+      if (b_ && b_->packed_by) b_->packed_by->lost = true;  // its copies may still read there
       return;
     }
     dev_.give_queue(std::move(queue_));
@@ -152,7 +162,10 @@ class DiscreteShare final : public ShareImpl {
     std::optional<std::vector<cl::Event>> first_inputs;
     if (!b_reused_) first_inputs = send_b();
     if (!first_inputs) first_inputs = send_inputs(chunks_.front());
-    if (kept_) *kept_ = b_;  // B is on its way: the next share of this call may use it
+    // B is on its way: the next share of this call on this device may use it, and the other
+    // devices of the platform may copy it from where it was packed.
+    if (call_b_.on_device) *call_b_.on_device = b_;
+    if (call_b_.packed && !b_->direct && !b_->packed_by && !*call_b_.packed) *call_b_.packed = b_;
     launch(chunks_.front(), *first_inputs);
     next_ = 1;
     kernel_event_ = chunks_.front().kernel;
@@ -219,9 +232,11 @@ class DiscreteShare final : public ShareImpl {
       cl::WaitForEvents({ch.read});
       add(ch.kernel);
       for (const cl::Event& slab : ch.slabs) add(slab);
-      if (!c_direct_)
+      if (!c_direct_) {
         unpack(c_.mapped + ch.r0 * s_.n, ch.r1 - ch.r0, s_.n, s_.c + ch.r0 * s_.ldc, s_.ldc,
                host_threads_);
+        bytes_packed += (ch.r1 - ch.r0) * s_.n * static_cast<int64_t>(sizeof(T));
+      }
       confirmed_ = ch.r1;
     }
     launches = static_cast<int>(ran.size());
@@ -273,14 +288,15 @@ class DiscreteShare final : public ShareImpl {
                c_pinned = in_pinned_block(dev_, s.c, s.c_bytes());
     a_direct_ = as_stored || a_pinned;
     c_direct_ = as_stored || c_pinned;
-    auto* kept = kept_ ? dynamic_cast<DeviceB<T>*>(kept_->get()) : nullptr;
+    auto* kept = call_b_.on_device ? dynamic_cast<DeviceB<T>*>(call_b_.on_device->get()) : nullptr;
     b_reused_ = kept && kept->holds(s, kb_);
     if (b_reused_) {
-      b_ = std::static_pointer_cast<DeviceB<T>>(*kept_);
+      b_ = std::static_pointer_cast<DeviceB<T>>(*call_b_.on_device);
     } else {
       b_ = std::make_shared<DeviceB<T>>(dev_, s, kb_);
       b_->pinned = in_pinned_block(dev_, s.b, s.b_bytes());
       b_->direct = as_stored || b_->pinned;
+      if (!b_->direct) b_->packed_by = packed_elsewhere(s);
     }
     a_path = a_pinned ? Report::Buffer::Pinned : Report::Buffer::Copy;
     b_path = b_->pinned ? Report::Buffer::Pinned : Report::Buffer::Copy;
@@ -296,8 +312,19 @@ class DiscreteShare final : public ShareImpl {
     take(c_, s.m * s.n, c_direct_);
     if (ka_ != s.trans_a) a_raw_ = dev_.staging().take(bytes(s.m * s.k), false);
     if (b_reused_) return;
-    take(b_->b, s.k * s.n, b_->direct);
+    take(b_->b, s.k * s.n, b_->direct || b_->packed_by);
     if (kb_ != s.trans_b) b_->raw = dev_.staging().take(bytes(s.k * s.n), false);
+  }
+
+  // B as another device's share of this call packed it, in memory this device can copy from
+  // (pinned memory of the same context), or none.
+  std::shared_ptr<DeviceB<T>> packed_elsewhere(const Share<T>& s) const {
+    if (!call_b_.packed || !*call_b_.packed) return nullptr;
+    auto other = std::dynamic_pointer_cast<DeviceB<T>>(*call_b_.packed);
+    if (!other || &other->dev == &dev_ || other->lost || other->b.mapped == nullptr ||
+        !other->same_host(s) || other->dev.context()() != dev_.context()())
+      return nullptr;
+    return other;
   }
 
   void build_kernels() {
@@ -355,8 +382,11 @@ class DiscreteShare final : public ShareImpl {
       const T* host = s.b + q0 * s.ldb;
       int64_t ld = s.ldb;
       if (!b.direct) {
-        pack(host, q1 - q0, b_cols, s.ldb, b.b.mapped + q0 * b_cols, host_threads_);
-        host = b.b.mapped + q0 * b_cols;
+        if (!b.packed_by) {
+          pack(host, q1 - q0, b_cols, s.ldb, b.b.mapped + q0 * b_cols, host_threads_);
+          bytes_packed += (q1 - q0) * b_cols * static_cast<int64_t>(sizeof(T));
+        }
+        host = b.packed() + q0 * b_cols;
         ld = b_cols;
       }
       b.ready.emplace_back();
@@ -407,6 +437,7 @@ class DiscreteShare final : public ShareImpl {
       T* panel = a_.mapped + a_offset;
       pack(a_block, block_rows, block_cols, s.lda, panel, host_threads_);
       bytes_in += rows * s.k * static_cast<int64_t>(e);
+      bytes_packed += rows * s.k * static_cast<int64_t>(e);
       in_q_.enqueueWriteBuffer(a_target, CL_FALSE, a_offset * e,
                                static_cast<size_t>(rows * s.k) * e, panel, nullptr, &a_in[0]);
     }
@@ -429,6 +460,7 @@ class DiscreteShare final : public ShareImpl {
         pack(static_cast<const T*>(s.c + ch.r0 * s.ldc), rows, s.n, s.ldc, c_.mapped + c_offset,
              host_threads_);
         bytes_in += rows * s.n * static_cast<int64_t>(e);
+        bytes_packed += rows * s.n * static_cast<int64_t>(e);
         in_q_.enqueueWriteBuffer(c_.device(), CL_FALSE, c_offset * e,
                                  static_cast<size_t>(rows * s.n) * e, c_.mapped + c_offset, nullptr,
                                  &ready.back());
@@ -528,7 +560,7 @@ class DiscreteShare final : public ShareImpl {
   size_t transpose_tile_ = 1;
   std::vector<Chunk> chunks_;
   size_t next_ = 0;                    // the first chunk not yet enqueued
-  std::shared_ptr<KeptB>* kept_;       // where B is found and left for the next share (or null)
+  CallB call_b_;                       // where B is found and left for the shares after this one
   std::shared_ptr<DeviceB<T>> b_;      // B on the device, this share's or kept from an earlier one
   bool b_reused_ = false;              // B was on the device already: nothing of it is sent
   bool k_slabs_ = false;               // the first chunk runs slab by slab of K (see send_b)
@@ -543,13 +575,11 @@ class DiscreteShare final : public ShareImpl {
 }  // namespace
 
 template <class T>
-std::unique_ptr<ShareImpl> make_discrete_share(Device& device, const Share<T>& share,
-                                               std::shared_ptr<KeptB>* kept) {
-  return std::make_unique<DiscreteShare<T>>(device, share, kept);
+std::unique_ptr<ShareImpl> make_discrete_share(Device& device, const Share<T>& share, CallB b) {
+  return std::make_unique<DiscreteShare<T>>(device, share, b);
 }
-template std::unique_ptr<ShareImpl> make_discrete_share<float>(Device&, const Share<float>&,
-                                                               std::shared_ptr<KeptB>*);
+template std::unique_ptr<ShareImpl> make_discrete_share<float>(Device&, const Share<float>&, CallB);
 template std::unique_ptr<ShareImpl> make_discrete_share<double>(Device&, const Share<double>&,
-                                                                std::shared_ptr<KeptB>*);
+                                                                CallB);
 
 }  // namespace tandem::detail::gpu

@@ -60,6 +60,7 @@ class Guarded final : public InFlight {
     launches = impl_->launches;
     bytes_in = impl_->bytes_in;
     bytes_out = impl_->bytes_out;
+    bytes_packed = impl_->bytes_packed;
   }
 
  private:
@@ -82,8 +83,8 @@ std::string buffer_sizes(cl_int code, const Device& device, const Share<T>& shar
 
 template <class T>
 std::unique_ptr<InFlight> enqueue(Device& device, const Params& params, const Share<T>& share,
-                                  std::shared_ptr<KeptB>* kept) {
-  std::unique_ptr<ShareImpl> impl = is_discrete(device) ? make_discrete_share(device, share, kept)
+                                  CallB b) {
+  std::unique_ptr<ShareImpl> impl = is_discrete(device) ? make_discrete_share(device, share, b)
                                                         : make_unified_share(device, share);
   try {
     impl->start(params);
@@ -129,8 +130,8 @@ template void injected_failure<double>(const DeviceInfo&, const Share<double>&, 
                                        bool);
 
 template std::unique_ptr<InFlight> enqueue<float>(Device&, const Params&, const Share<float>&,
-                                                  std::shared_ptr<KeptB>*);
+                                                  CallB);
 template std::unique_ptr<InFlight> enqueue<double>(Device&, const Params&, const Share<double>&,
-                                                   std::shared_ptr<KeptB>*);
+                                                   CallB);
 
 }  // namespace tandem::detail::gpu

@@ -41,7 +41,8 @@ class InFlight {
   double kernel_seconds = 0;            // from the kernels' profiling events, after wait()
   int launches = 0;                     // kernel launches, after wait()
   int64_t bytes_in = 0, bytes_out = 0;  // copied to and from the device, after wait()
-  int64_t flushed_at_ns = 0;            // steady clock when clFlush returned (0: never flushed)
+  int64_t bytes_packed = 0;   // packed and unpacked on the host for the device, after wait()
+  int64_t flushed_at_ns = 0;  // steady clock when clFlush returned (0: never flushed)
 };
 
 // Rows [row0, row0 + rows) of a share.
@@ -69,21 +70,33 @@ class Failure : public Error {
 // The share's rows in [0, m) that `finished` leaves: what the CPU computes after a failure.
 std::vector<RowRange> unfinished(int64_t m, const std::vector<RowRange>& finished);
 
-// B as a share on a discrete device left it there, for the next share of the same call on that
-// device: dynamic balance deals a device several chunks of C's rows, all with the same B, and B
-// then crosses the bus once per call instead of once per chunk. Opaque outside discrete_share.cpp;
-// its device memory goes back to the device's pool when the last share holding it is gone.
+// B as a share on a discrete device left it, for the shares after it in the same call: on the
+// device, for the next share on that device (dynamic balance deals a device several chunks of C's
+// rows, all with the same B, and B then crosses the bus once per device and call instead of once
+// per chunk); and packed in the platform's pinned memory, for the other devices of the platform
+// (every device needs all of B, and from ordinary memory the host then packs it once per call
+// instead of once per device). Opaque outside discrete_share.cpp; its memory goes back to the
+// device's pool when the last share holding it is gone.
 class KeptB {
  public:
   virtual ~KeptB() = default;
 };
 
+// Where the shares of one call leave B for each other (see KeptB); either may be null.
+struct CallB {
+  // This device's B on the device: used when it is this share's B (same array, shape and
+  // layout); a share that sends B leaves its own here.
+  std::shared_ptr<KeptB>* on_device = nullptr;
+  // B packed on the host by the call's first share that packed it: a share on a device of the
+  // same platform copies from there instead of packing B again. Shares are started one after
+  // another on one thread (a share leaves B here once all of it is packed).
+  std::shared_ptr<KeptB>* packed = nullptr;
+};
+
 // Enqueues the share's transfers (if any), kernels and the return of C. Throws Failure (flush,
-// feed and wait too) on any OpenCL failure. `kept` (may be null): where the share finds B
-// already on the device, used when it is this share's B (same array, shape and layout), and
-// where it leaves its own B for the next share.
+// feed and wait too) on any OpenCL failure. `b`: where the share finds B and leaves its own.
 template <class T>
 std::unique_ptr<InFlight> enqueue(Device& device, const Params& params, const Share<T>& share,
-                                  std::shared_ptr<KeptB>* kept = nullptr);
+                                  CallB b = {});
 
 }  // namespace tandem::detail::gpu

@@ -76,10 +76,9 @@ void injected_failure(const DeviceInfo& info, const Share<T>& s, int64_t row0, i
 // The share on a device that shares memory with the host (unified_share.cpp).
 template <class T>
 std::unique_ptr<ShareImpl> make_unified_share(Device& device, const Share<T>& share);
-// The share on a discrete device (discrete_share.cpp); `kept` as for enqueue().
+// The share on a discrete device (discrete_share.cpp); `b` as for enqueue().
 template <class T>
-std::unique_ptr<ShareImpl> make_discrete_share(Device& device, const Share<T>& share,
-                                               std::shared_ptr<KeptB>* kept);
+std::unique_ptr<ShareImpl> make_discrete_share(Device& device, const Share<T>& share, CallB b);
 
 // Sets argument `arg` (then the next) to an index, 32- or 64-bit as the program was built.
 inline void set_index(cl::Kernel& kernel, int& arg, bool long_index, int64_t v) {
