@@ -1,0 +1,130 @@
+// Where a small GEMM's time goes on a discrete GPU (issue 17): square sgemm calls under strategy
+// gpu through the public API, each timed whole and in the report's steps, from tandem_malloc
+// memory and from ordinary memory.
+//
+//   [LD_PRELOAD=build/bench/libcl_trace.so] call_phases [--device SELECTOR] [--sizes 8,64,256]
+//                                                      [--reps 200] [--memory pinned,ordinary]
+//
+// Per size and memory: 10 warm-up calls, then --reps timed ones; one JSON line with the medians
+// (seconds) of the whole call as the caller sees it and of its steps from the report:
+//   before   the call's entry to Report::t_start (argument checks)
+//   plan     t_start to t_gpu_enqueued (options, profile, plan, the share's set-up)
+//   enqueue  t_gpu_enqueued to t_flush (operands, kernel and C's copy enqueued, flushed)
+//   device   t_flush to t_gpu_done (the wait for C's copy back)
+//   after    t_gpu_done to the return (the share's teardown, the report)
+// with the kernel's own time (profiling events). Under cl_trace (bench/cl_trace.c) it adds each
+// OpenCL function's calls and seconds per GEMM call over the timed calls. Every call's C is
+// checked against the CPU's on the same inputs.
+#include <dlfcn.h>
+
+#include <CLI/CLI.hpp>
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <random>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "tandem/tandem.hpp"
+
+namespace {
+
+using namespace tandem;
+using Clock = std::chrono::steady_clock;
+
+double median(std::vector<double> v) {
+  std::sort(v.begin(), v.end());
+  return v.empty() ? 0.0 : v[v.size() / 2];
+}
+
+std::vector<int64_t> parse_sizes(const std::string& s) {
+  std::vector<int64_t> out;
+  std::stringstream in(s);
+  for (std::string item; std::getline(in, item, ',');) out.push_back(std::stoll(item));
+  return out;
+}
+
+using Reset = void (*)();
+using Dump = void (*)(FILE*, double);
+
+template <class Alloc>
+bool run(int64_t n, int reps, const std::string& device, const char* memory) {
+  std::vector<float, Alloc> a(n * n), b(n * n), c(n * n);
+  std::mt19937 rng(7);
+  std::uniform_real_distribution<float> d(-1, 1);
+  for (auto& x : a) x = d(rng);
+  for (auto& x : b) x = d(rng);
+  std::vector<float> ref(n * n);
+  Options cpu;
+  cpu.strategy = Strategy::Cpu;
+  gemm<float>(Layout::RowMajor, Op::NoTrans, Op::NoTrans, n, n, n, 1.0f, a.data(), n, b.data(), n,
+              0.0f, ref.data(), n, cpu);
+  Options o;
+  o.strategy = Strategy::Gpu;
+  o.device = device;
+  const auto reset = reinterpret_cast<Reset>(dlsym(RTLD_DEFAULT, "cl_trace_reset"));
+  const auto dump = reinterpret_cast<Dump>(dlsym(RTLD_DEFAULT, "cl_trace_dump"));
+  std::vector<double> whole, before, plan, enqueue, wait, after, kernel;
+  double worst = 0;
+  for (int i = -10; i < reps; ++i) {
+    if (i == 0 && reset) reset();
+    Report r;
+    const auto t0 = Clock::now();
+    const int64_t t0_ns =
+        std::chrono::duration_cast<std::chrono::nanoseconds>(t0.time_since_epoch()).count();
+    gemm<float>(Layout::RowMajor, Op::NoTrans, Op::NoTrans, n, n, n, 1.0f, a.data(), n, b.data(), n,
+                0.0f, c.data(), n, o, &r);
+    const auto t1 = Clock::now();
+    const int64_t t1_ns =
+        std::chrono::duration_cast<std::chrono::nanoseconds>(t1.time_since_epoch()).count();
+    for (int64_t j = 0; j < n * n; ++j)
+      worst = std::max(worst, static_cast<double>(std::fabs(c[j] - ref[j])));
+    if (i < 0) continue;
+    const auto s = [](int64_t from, int64_t to) { return static_cast<double>(to - from) * 1e-9; };
+    whole.push_back(s(t0_ns, t1_ns));
+    before.push_back(s(t0_ns, r.t_start));
+    plan.push_back(s(r.t_start, r.t_gpu_enqueued));
+    enqueue.push_back(s(r.t_gpu_enqueued, r.t_flush));
+    wait.push_back(s(r.t_flush, r.t_gpu_done));
+    after.push_back(s(r.t_gpu_done, t1_ns));
+    kernel.push_back(r.gpu_kernel_seconds);
+  }
+  const bool ok = worst <= 1e-4 * static_cast<double>(n);
+  std::printf(
+      "{\"n\": %lld, \"memory\": \"%s\", \"reps\": %d, \"whole\": %.9f, \"before\": %.9f, "
+      "\"plan\": %.9f, \"enqueue\": %.9f, \"device\": %.9f, \"after\": %.9f, \"kernel\": %.9f, "
+      "\"max_abs_error\": %.3g, \"ok\": %s",
+      static_cast<long long>(n), memory, reps, median(whole), median(before), median(plan),
+      median(enqueue), median(wait), median(after), median(kernel), worst, ok ? "true" : "false");
+  if (dump) {
+    std::printf(", \"opencl\": ");
+    std::fflush(stdout);
+    dump(stdout, reps);
+  }
+  std::printf("}\n");
+  std::fflush(stdout);
+  return ok;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  CLI::App app{"where a small GEMM's time goes on a GPU: the whole call and its steps"};
+  std::string device, sizes = "8,64,256,512", memories = "pinned,ordinary";
+  int reps = 200;
+  app.add_option("--device", device, "device selector (index or name)");
+  app.add_option("--sizes", sizes, "square sizes, comma-separated");
+  app.add_option("--reps", reps, "timed calls per size")->check(CLI::PositiveNumber);
+  app.add_option("--memory", memories, "pinned (tandem_malloc), ordinary, or both");
+  CLI11_PARSE(app, argc, argv);
+  bool ok = true;
+  for (int64_t n : parse_sizes(sizes)) {
+    if (memories.find("pinned") != std::string::npos)
+      ok = run<Allocator<float>>(n, reps, device, "pinned") && ok;
+    if (memories.find("ordinary") != std::string::npos)
+      ok = run<std::allocator<float>>(n, reps, device, "ordinary") && ok;
+  }
+  return ok ? 0 : 1;
+}

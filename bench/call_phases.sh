@@ -1,0 +1,42 @@
+#!/usr/bin/env bash
+# Where a small GEMM's time goes on the GPU host (issue 17), tandem beside CLBlast, both under
+# bench/cl_trace.c (every OpenCL call timed).
+#
+#   bash bench/call_phases.sh pack         # here, after building: .gpu/phases.tar.xz
+#   bash bench/call_phases.sh run OUT      # there: call_phases.jsonl, clblast-N.txt in OUT
+#
+# PHASES_SIZES (8,64,256,512,1024), PHASES_REPS (200), PHASES_DEVICE (nvidia).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+case "${1:-}" in
+  pack)
+    rm -rf .gpu/phases .gpu/phases.tar.xz
+    ../shared/gpu-host/bundle.sh .gpu/phases build/bench/call_phases build/bench/libcl_trace.so \
+      build/bench/vs_clblast build/tandem
+    ;;
+  run)
+    out=${2:?OUT}
+    mkdir -p "$out"
+    rm -rf /tmp/phases && tar xJf .gpu/phases.tar.xz -C /tmp
+    # shellcheck disable=SC1091
+    source /tmp/phases/env.sh
+    export OPENBLAS_CORETYPE=${OPENBLAS_CORETYPE:-SkylakeX}
+    TANDEM_PROFILE_DIR=$(mktemp -d)
+    export TANDEM_PROFILE_DIR
+    dev=${PHASES_DEVICE:-nvidia} sizes=${PHASES_SIZES:-8,64,256,512,1024} reps=${PHASES_REPS:-200}
+    tandem devices > "$out/devices.txt"
+    trace=/tmp/phases/bin/libcl_trace.so
+    # Untraced first (the tracer's own cost stays out of these), then traced.
+    call_phases --device "$dev" --sizes "$sizes" --reps "$reps" | tee "$out/call_phases.jsonl"
+    LD_PRELOAD=$trace call_phases --device "$dev" --sizes "$sizes" --reps "$reps" \
+      | tee "$out/call_phases_traced.jsonl"
+    for n in ${sizes//,/ }; do
+      vs_clblast --device "$dev" --only clblast_pinned,tandem_gpu_pinned --cases "s:$n:$n:$n" \
+        --reps "$reps" --warmup 10 > "$out/clblast-$n.txt" 2>&1 || true
+      CL_TRACE_AT_EXIT=1 LD_PRELOAD=$trace vs_clblast --device "$dev" --only clblast_pinned \
+        --cases "s:$n:$n:$n" --reps "$reps" --warmup 10 > "$out/clblast-traced-$n.txt" 2>&1 || true
+    done
+    grep -h "clblast_pinned\|tandem_gpu_pinned" "$out"/clblast-[0-9]*.txt || true
+    ;;
+  *) echo "usage: $0 pack | run OUT" >&2; exit 2 ;;
+esac
