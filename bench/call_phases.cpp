@@ -4,6 +4,7 @@
 //
 //   [LD_PRELOAD=build/bench/libcl_trace.so] call_phases [--device SELECTOR] [--sizes 8,64,256]
 //                                                      [--reps 200] [--memory pinned,ordinary]
+//                                                      [--kernel NAME=v,...]
 //
 // Per size and memory: 10 warm-up calls, then --reps timed ones; one JSON line with the medians
 // (seconds) of the whole call as the caller sees it and of its steps from the report:
@@ -22,8 +23,10 @@
 #include <chrono>
 #include <cmath>
 #include <cstdio>
+#include <map>
 #include <random>
 #include <sstream>
+#include <stdexcept>
 #include <string>
 #include <vector>
 
@@ -49,8 +52,22 @@ std::vector<int64_t> parse_sizes(const std::string& s) {
 using Reset = void (*)();
 using Dump = void (*)(FILE*, double);
 
+// "A_T=1,MWG=64": Options::kernel_params.
+std::map<std::string, int> parse_kernel(const std::string& s) {
+  std::map<std::string, int> out;
+  std::stringstream in(s);
+  for (std::string item; std::getline(in, item, ',');) {
+    const auto eq = item.find('=');
+    if (eq == std::string::npos)
+      throw std::invalid_argument("--kernel: '" + item + "' is no NAME=v");
+    out[item.substr(0, eq)] = std::stoi(item.substr(eq + 1));
+  }
+  return out;
+}
+
 template <class Alloc>
-bool run(int64_t n, int reps, const std::string& device, const char* memory) {
+bool run(int64_t n, int reps, const std::string& device, const std::string& params,
+         const char* memory) {
   std::vector<float, Alloc> a(n * n), b(n * n), c(n * n);
   std::mt19937 rng(7);
   std::uniform_real_distribution<float> d(-1, 1);
@@ -64,6 +81,7 @@ bool run(int64_t n, int reps, const std::string& device, const char* memory) {
   Options o;
   o.strategy = Strategy::Gpu;
   o.device = device;
+  o.kernel_params = parse_kernel(params);
   const auto reset = reinterpret_cast<Reset>(dlsym(RTLD_DEFAULT, "cl_trace_reset"));
   const auto dump = reinterpret_cast<Dump>(dlsym(RTLD_DEFAULT, "cl_trace_dump"));
   std::vector<double> whole, before, plan, enqueue, wait, after, kernel;
@@ -95,9 +113,10 @@ bool run(int64_t n, int reps, const std::string& device, const char* memory) {
   std::printf(
       "{\"n\": %lld, \"memory\": \"%s\", \"reps\": %d, \"whole\": %.9f, \"before\": %.9f, "
       "\"plan\": %.9f, \"enqueue\": %.9f, \"device\": %.9f, \"after\": %.9f, \"kernel\": %.9f, "
-      "\"max_abs_error\": %.3g, \"ok\": %s",
+      "\"max_abs_error\": %.3g, \"ok\": %s, \"kernel_params\": \"%s\"",
       static_cast<long long>(n), memory, reps, median(whole), median(before), median(plan),
-      median(enqueue), median(wait), median(after), median(kernel), worst, ok ? "true" : "false");
+      median(enqueue), median(wait), median(after), median(kernel), worst, ok ? "true" : "false",
+      params.c_str());
   if (dump) {
     std::printf(", \"opencl\": ");
     std::fflush(stdout);
@@ -112,19 +131,20 @@ bool run(int64_t n, int reps, const std::string& device, const char* memory) {
 
 int main(int argc, char** argv) {
   CLI::App app{"where a small GEMM's time goes on a GPU: the whole call and its steps"};
-  std::string device, sizes = "8,64,256,512", memories = "pinned,ordinary";
+  std::string device, kernel, sizes = "8,64,256,512", memories = "pinned,ordinary";
   int reps = 200;
   app.add_option("--device", device, "device selector (index or name)");
   app.add_option("--sizes", sizes, "square sizes, comma-separated");
   app.add_option("--reps", reps, "timed calls per size")->check(CLI::PositiveNumber);
   app.add_option("--memory", memories, "pinned (tandem_malloc), ordinary, or both");
+  app.add_option("--kernel", kernel, "kernel parameters NAME=v,... (default: the profile's)");
   CLI11_PARSE(app, argc, argv);
   bool ok = true;
   for (int64_t n : parse_sizes(sizes)) {
     if (memories.find("pinned") != std::string::npos)
-      ok = run<Allocator<float>>(n, reps, device, "pinned") && ok;
+      ok = run<Allocator<float>>(n, reps, device, kernel, "pinned") && ok;
     if (memories.find("ordinary") != std::string::npos)
-      ok = run<std::allocator<float>>(n, reps, device, "ordinary") && ok;
+      ok = run<std::allocator<float>>(n, reps, device, kernel, "ordinary") && ok;
   }
   return ok ? 0 : 1;
 }

@@ -6,6 +6,10 @@
 #   bash bench/call_phases.sh run OUT      # there: call_phases.jsonl, clblast-N.txt in OUT
 #
 # PHASES_SIZES (8,64,256,512,1024), PHASES_REPS (200), PHASES_DEVICE (nvidia).
+# PHASES_BEFORE=FILE.tar.xz: a phases bundle of the code before a change; its call_phases and this
+# one's then run in turn, PHASES_ROUNDS times (2), untraced, into before_after.jsonl ("side").
+# PHASES_KERNELS=FILE: one kernel per line (NAME=v,...), each run from tandem_malloc memory at
+# PHASES_SIZES into kernels.jsonl, beside the profile's.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 case "${1:-}" in
@@ -30,6 +34,27 @@ case "${1:-}" in
     call_phases --device "$dev" --sizes "$sizes" --reps "$reps" | tee "$out/call_phases.jsonl"
     LD_PRELOAD=$trace call_phases --device "$dev" --sizes "$sizes" --reps "$reps" \
       | tee "$out/call_phases_traced.jsonl"
+    if [ -n "${PHASES_BEFORE:-}" ]; then
+      rm -rf /tmp/before-phases && mkdir -p /tmp/before-phases
+      tar xJf "$PHASES_BEFORE" -C /tmp/before-phases
+      for ((round = 0; round < ${PHASES_ROUNDS:-2}; round++)); do
+        for side in before now; do
+          if [ $side = before ]; then
+            LD_LIBRARY_PATH=/tmp/before-phases/phases/lib:$LD_LIBRARY_PATH \
+              /tmp/before-phases/phases/bin/call_phases --device "$dev" --sizes "$sizes" --reps "$reps"
+          else
+            call_phases --device "$dev" --sizes "$sizes" --reps "$reps"
+          fi | sed "s/^{/{\"side\": \"$side\", /" | tee -a "$out/before_after.jsonl"
+        done
+      done
+    fi
+    if [ -n "${PHASES_KERNELS:-}" ]; then
+      while read -r kernel; do
+        case "$kernel" in ''|'#'*) continue ;; esac
+        call_phases --device "$dev" --sizes "$sizes" --reps "$reps" --memory pinned \
+          --kernel "$kernel" | tee -a "$out/kernels.jsonl"
+      done < "$PHASES_KERNELS"
+    fi
     for n in ${sizes//,/ }; do
       vs_clblast --device "$dev" --only clblast_pinned,tandem_gpu_pinned --cases "s:$n:$n:$n" \
         --reps "$reps" --warmup 10 > "$out/clblast-$n.txt" 2>&1 || true
