@@ -86,12 +86,9 @@ void finish(Running& run, int feeder_threads) {
     run.inflight->feed(feeder_threads);
     run.inflight->wait();
     run.report.t_done = clock::now_ns();
-    run.report.kernel_seconds = run.inflight->kernel_seconds;
-    run.report.launches = run.inflight->launches;
-    run.report.bytes_in = run.inflight->bytes_in;
-    run.report.bytes_out = run.inflight->bytes_out;
-    run.report.bytes_packed = run.inflight->bytes_packed;
+    add_counters(run.report, *run.inflight);
   } catch (const gpu::Failure& e) {
+    add_counters(run.report, *run.inflight);
     run.failure = std::make_unique<Error>(e);
     run.c_touched = e.c_touched();
     run.finished = e.finished();

@@ -90,15 +90,12 @@ void finish(Dealer& dealer, Side& s, Flight& f, const std::function<void()>& bef
     f.inflight->feed(s.feeders);
     before_wait();
     f.inflight->wait();
-    s.report.kernel_seconds += f.inflight->kernel_seconds;
-    s.report.launches += f.inflight->launches;
-    s.report.bytes_in += f.inflight->bytes_in;
-    s.report.bytes_out += f.inflight->bytes_out;
-    s.report.bytes_packed += f.inflight->bytes_packed;
+    add_counters(s.report, *f.inflight);
     s.report.rows += f.chunk.rows;
     ++s.report.chunks;
     s.report.t_done = clock::now_ns();
   } catch (const gpu::Failure& e) {
+    add_counters(s.report, *f.inflight);
     fail(dealer, s, f.chunk, e, e.c_touched(), e.finished());
   }
   f.inflight.reset();

@@ -92,6 +92,15 @@ std::unique_ptr<gpu::InFlight> start_part(const Problem<T>& p, const Request& re
   return nullptr;
 }
 
+// What a part's share did, added to its device's report (after its wait, or its failure).
+inline void add_counters(Report::Device& d, const gpu::InFlight& f) {
+  d.kernel_seconds += f.kernel_seconds;
+  d.launches += f.launches;
+  d.bytes_in += f.bytes_in;
+  d.bytes_out += f.bytes_out;
+  d.bytes_packed += f.bytes_packed;
+}
+
 // Whether a part found all its operands in tandem_malloc's pinned blocks when it started.
 inline bool all_pinned(const Report::Device& d) {
   const auto is_pinned = [](Report::Buffer b) { return b == Report::Buffer::Pinned; };

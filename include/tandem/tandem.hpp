@@ -96,8 +96,9 @@ struct Report {
     // memory): a discrete device's operands in, its rows of C out.
     int64_t bytes_in = 0, bytes_out = 0;
     // Bytes the host packed and unpacked for it, between the caller's ordinary memory and pinned
-    // staging (a discrete device's operands outside tandem_malloc memory). Devices of one
-    // platform share B's packing: the first to start packs it, the others copy from there.
+    // staging (a discrete device's operands outside tandem_malloc memory), up to its failure if
+    // it failed. Devices of one platform share B's packing: the first to start packs it, the
+    // others of that platform copy from there.
     int64_t bytes_packed = 0;
     int64_t t_done = 0;   // when its last event completed
     bool failed = false;  // it failed, and the CPU computed the rows it had not finished

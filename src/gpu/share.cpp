@@ -51,11 +51,27 @@ class Guarded final : public InFlight {
     return guarded(*impl_, [&] { return impl_->submitted(); });
   }
   void feed(int host_threads) override {
-    guarded(*impl_, [&] { impl_->feed(host_threads); });
+    try {
+      guarded(*impl_, [&] { impl_->feed(host_threads); });
+    } catch (...) {
+      take_counters();
+      throw;
+    }
   }
   bool feeds() const override { return impl_->feeds(); }
+  // The counters come with a failure too: what was copied and packed before it happened.
   void wait() override {
-    guarded(*impl_, [&] { impl_->wait(); });
+    try {
+      guarded(*impl_, [&] { impl_->wait(); });
+    } catch (...) {
+      take_counters();
+      throw;
+    }
+    take_counters();
+  }
+
+ private:
+  void take_counters() {
     kernel_seconds = impl_->kernel_seconds;
     launches = impl_->launches;
     bytes_in = impl_->bytes_in;
@@ -63,7 +79,6 @@ class Guarded final : public InFlight {
     bytes_packed = impl_->bytes_packed;
   }
 
- private:
   std::unique_ptr<ShareImpl> impl_;
 };
 
