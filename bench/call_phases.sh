@@ -21,12 +21,8 @@ case "${1:-}" in
   run)
     out=${2:?OUT}
     mkdir -p "$out"
-    rm -rf /tmp/phases && tar xJf .gpu/phases.tar.xz -C /tmp
-    # shellcheck disable=SC1091
-    source /tmp/phases/env.sh
-    export OPENBLAS_CORETYPE=${OPENBLAS_CORETYPE:-SkylakeX}
-    TANDEM_PROFILE_DIR=$(mktemp -d)
-    export TANDEM_PROFILE_DIR
+    # shellcheck source=bench/phases_env.sh
+    source bench/phases_env.sh
     dev=${PHASES_DEVICE:-nvidia} sizes=${PHASES_SIZES:-8,64,256,512,1024} reps=${PHASES_REPS:-200}
     tandem devices > "$out/devices.txt"
     trace=/tmp/phases/bin/libcl_trace.so

@@ -16,12 +16,8 @@ cd "$(dirname "$0")/.."
 mode=${1:-} out=${2:?OUT}
 case "$mode" in tune|check) ;; *) echo "usage: $0 tune OUT | check OUT PROFILE" >&2; exit 2 ;; esac
 mkdir -p "$out"
-rm -rf /tmp/phases && tar xJf .gpu/phases.tar.xz -C /tmp
-# shellcheck disable=SC1091
-source /tmp/phases/env.sh
-export OPENBLAS_CORETYPE=${OPENBLAS_CORETYPE:-SkylakeX}
-TANDEM_PROFILE_DIR=$(mktemp -d)
-export TANDEM_PROFILE_DIR
+# shellcheck source=bench/phases_env.sh
+source bench/phases_env.sh
 dev=nvidia sizes=${SMALL_SIZES:-512,1024} check=${SMALL_CHECK:-256,512,1000,1023,1024}
 tandem devices > "$out/devices.txt"
 if [ "$mode" = tune ]; then
@@ -38,7 +34,7 @@ for ((round = 0; round < ${SMALL_ROUNDS:-5}; round++)); do
       for strategy in cpu auto gpu; do
         # shellcheck disable=SC2046
         tandem --json gemm --device "$dev" --m "$n" --n "$n" --k "$n" --strategy "$strategy" \
-          --reps 21 $([ $memory = resident ] && echo --resident) \
+          --reps 21 $([ "$memory" = resident ] && echo --resident) \
           | python3 -c 'import json,sys; j=json.load(sys.stdin); j["round"]=int(sys.argv[1]); j["memory"]=sys.argv[2]; j["asked"]=sys.argv[3]; print(json.dumps(j))' "$round" "$memory" "$strategy" \
           >> "$out/rounds.jsonl"
       done

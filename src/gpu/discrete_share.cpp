@@ -222,8 +222,11 @@ class DiscreteShare final : public ShareImpl {
   // A share of one chunk that packs nothing is submitted once, whole, by flush() (each clFlush
   // cost about 1.4 us on the H100 host, and a small call made nine).
   void submit(cl::CommandQueue& q) {
-    if (chunks_.size() > 1 || host_packs_) q.flush();
+    if (chunks_.size() > 1 || host_packs()) q.flush();
   }
+
+  // Whether some operand is packed or unpacked on the host.
+  bool host_packs() const { return !a_direct_ || !c_direct_ || (!b_reused_ && !b_->direct); }
 
   // The kernels' queue, and queues for the copies in and out. A share of one chunk has nothing
   // to overlap: its copies and its kernel go in order on the one queue, with no waits across
@@ -264,7 +267,6 @@ class DiscreteShare final : public ShareImpl {
       b_->direct = as_stored || b_->pinned;
       if (!b_->direct) b_->packed_by = packed_elsewhere(s);
     }
-    host_packs_ = !a_direct_ || !c_direct_ || (!b_reused_ && !b_->direct);
     a_path = a_pinned ? Report::Buffer::Pinned : Report::Buffer::Copy;
     b_path = b_->pinned ? Report::Buffer::Pinned : Report::Buffer::Copy;
     c_path = c_pinned ? Report::Buffer::Pinned : Report::Buffer::Copy;
@@ -520,7 +522,6 @@ class DiscreteShare final : public ShareImpl {
   // Copied straight from (C: into) the caller's memory: pinned, or any with the direct kernel.
   bool a_direct_ = false, c_direct_ = false;
   bool long_index_ = false;
-  bool host_packs_ = false;        // some operand is packed or unpacked on the host
   cl::CommandQueue queue_;         // kernels (and transposes)
   cl::CommandQueue queue2_;        // with QUEUES=2: every other chunk's kernel
   cl::CommandQueue in_q_, out_q_;  // copies in, copies out

@@ -51,18 +51,20 @@ class Guarded final : public InFlight {
     return guarded(*impl_, [&] { return impl_->submitted(); });
   }
   void feed(int host_threads) override {
-    try {
-      guarded(*impl_, [&] { impl_->feed(host_threads); });
-    } catch (...) {
-      take_counters();
-      throw;
-    }
+    counted([&] { impl_->feed(host_threads); });
   }
   bool feeds() const override { return impl_->feeds(); }
-  // The counters come with a failure too: what was copied and packed before it happened.
   void wait() override {
+    counted([&] { impl_->wait(); });
+  }
+
+ private:
+  // Runs f guarded, then takes the share's counters, after a failure too: what was copied and
+  // packed before it happened.
+  template <class F>
+  void counted(F&& f) {
     try {
-      guarded(*impl_, [&] { impl_->wait(); });
+      guarded(*impl_, f);
     } catch (...) {
       take_counters();
       throw;
@@ -70,7 +72,6 @@ class Guarded final : public InFlight {
     take_counters();
   }
 
- private:
   void take_counters() {
     kernel_seconds = impl_->kernel_seconds;
     launches = impl_->launches;
