@@ -8,6 +8,8 @@
 #include <cstdlib>
 #include <stdexcept>
 
+#include "memo.hpp"
+
 namespace tandem::detail::text {
 
 std::string lower(std::string s) {
@@ -17,10 +19,20 @@ std::string lower(std::string s) {
 }
 
 std::string describe(const std::map<std::string, int>& params) {
-  std::string s;
-  for (const auto& [name, value] : params)
-    s += (s.empty() ? "" : " ") + name + "=" + std::to_string(value);
-  return s;
+  // Every call's report names its kernels: remembered, as the same few sets come back.
+  struct View {
+    const std::map<std::string, int>& params;
+    uint64_t hash() const { return hash_map(params); }
+    bool matches(const std::map<std::string, int>& k) const { return k == params; }
+    std::map<std::string, int> own() const { return params; }
+  };
+  static Memo<std::map<std::string, int>, std::string> memo;
+  return memo.get(View{params}, [&] {
+    std::string s;
+    for (const auto& [name, value] : params)
+      s += (s.empty() ? "" : " ") + name + "=" + std::to_string(value);
+    return s;
+  });
 }
 
 std::map<std::string, int> parse_params(const std::string& text) {

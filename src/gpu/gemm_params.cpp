@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <vector>
 
+#include "memo.hpp"
 #include "profile.hpp"
 #include "tandem/tandem.hpp"
 #include "text.hpp"
@@ -203,10 +204,35 @@ Params direct_params(bool is_gpu) {
 
 Params resolve_params(const Limits& limits, bool fp64,
                       const std::map<std::string, int>& overrides) {
-  Params p = with_defaults(limits, overrides);
-  if (const auto violation = check(p, limits, fp64))
-    throw Error(Error::Kind::Runtime, violation->message);
-  return p;
+  // Every call resolves its profile's kernel: remembered, as the rules are checked one by one.
+  struct Key {
+    Limits limits;
+    bool fp64;
+    std::map<std::string, int> overrides;
+  };
+  struct View {
+    const Limits& limits;
+    bool fp64;
+    const std::map<std::string, int>& overrides;
+    uint64_t hash() const {
+      uint64_t h = hash_map(overrides);
+      for (uint64_t v : {limits.max_work_group, limits.local_mem_bytes}) h = hash_value(v, h);
+      return hash_value(int{limits.is_gpu} * 2 + int{fp64}, h);
+    }
+    bool matches(const Key& k) const {
+      return k.limits.max_work_group == limits.max_work_group &&
+             k.limits.local_mem_bytes == limits.local_mem_bytes &&
+             k.limits.is_gpu == limits.is_gpu && k.fp64 == fp64 && k.overrides == overrides;
+    }
+    Key own() const { return {limits, fp64, overrides}; }
+  };
+  static Memo<Key, Params> memo;
+  return memo.get(View{limits, fp64, overrides}, [&] {
+    Params p = with_defaults(limits, overrides);
+    if (const auto violation = check(p, limits, fp64))
+      throw Error(Error::Kind::Runtime, violation->message);
+    return p;
+  });
 }
 
 Params resolve_params(const Device& device, bool fp64,

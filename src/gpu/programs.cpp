@@ -5,6 +5,7 @@
 
 #include "device_cl.hpp"
 #include "errors.hpp"
+#include "memo.hpp"
 #include "programs_cl.hpp"
 #include "seams.hpp"
 #include "tandem_kernels.hpp"
@@ -13,16 +14,15 @@ namespace tandem::detail::gpu {
 namespace {
 
 // The kernel source's #defines for one precision, read layout and parameter set.
-std::string defines_for(bool fp64, bool trans_a, bool trans_b, bool long_index,
-                        const Params& params) {
+std::string defines_for(const ProgramKey& key) {
   std::string defines;
-  if (seams::fail_builds()) defines += "#error \"a test seam makes this build fail\"\n";
-  if (fp64) defines += "#define USE_DOUBLE 1\n";
-  if (long_index) defines += "#define INDEX_LONG 1\n";
-  defines += "#define TRANS_A " + std::to_string(trans_a ? 1 : 0) + "\n";
-  defines += "#define TRANS_B " + std::to_string(trans_b ? 1 : 0) + "\n";
+  if (key.failing) defines += "#error \"a test seam makes this build fail\"\n";
+  if (key.fp64) defines += "#define USE_DOUBLE 1\n";
+  if (key.long_index) defines += "#define INDEX_LONG 1\n";
+  defines += "#define TRANS_A " + std::to_string(key.trans_a ? 1 : 0) + "\n";
+  defines += "#define TRANS_B " + std::to_string(key.trans_b ? 1 : 0) + "\n";
   // The kernel's own macros; the host decides index width and read layouts above.
-  for (const auto& [name, value] : params)
+  for (const auto& [name, value] : key.params)
     if (!host_only(name)) defines += "#define " + name + " " + std::to_string(value) + "\n";
   return defines;
 }
@@ -49,8 +49,9 @@ const char* source_for(const Params& params) {
 ProgramCache::ProgramCache(cl::Context context, cl::Device device)
     : context_(std::move(context)), device_(std::move(device)) {}
 
-const cl::Program& ProgramCache::get(const char* source, const std::string& defines,
-                                     const std::string& options) {
+std::shared_ptr<ProgramCache::Entry> ProgramCache::built(const char* source,
+                                                         const std::string& defines,
+                                                         const std::string& options) {
   std::shared_ptr<Entry> entry;
   {
     std::lock_guard<std::mutex> lock(mutex_);
@@ -61,7 +62,22 @@ const cl::Program& ProgramCache::get(const char* source, const std::string& defi
   std::call_once(entry->built, [&] { build(source, defines, options, *entry); });
   if (!entry->error.empty())
     throw opencl_error("clBuildProgram", CL_BUILD_PROGRAM_FAILURE, entry->error);
-  return entry->program;
+  return entry;
+}
+
+const cl::Program& ProgramCache::get(const ProgramKey& key, const DeviceInfo& info) {
+  const uint64_t hash = hash_value(key.flags(), hash_map(key.params));
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    const auto [from, to] = by_key_.equal_range(hash);
+    for (auto it = from; it != to; ++it)
+      if (it->second.flags == key.flags() && it->second.params == key.params)
+        return it->second.entry->program;
+  }
+  auto entry = built(source_for(key.params), defines_for(key), build_options(info, key.params));
+  std::lock_guard<std::mutex> lock(mutex_);
+  return by_key_.emplace(hash, Known{key.flags(), key.params, std::move(entry)})
+      ->second.entry->program;
 }
 
 void ProgramCache::build(const char* source, const std::string& defines, const std::string& options,
@@ -108,10 +124,9 @@ BuildReport ProgramCache::inspect(const char* source, const std::string& defines
 
 const cl::Program& gemm_program(Device& device, bool fp64, bool read_a_transposed,
                                 bool read_b_transposed, bool long_index, const Params& params) {
-  return device.programs().get(
-      source_for(params),
-      defines_for(fp64, read_a_transposed, read_b_transposed, long_index, params),
-      build_options(device.info(), params));
+  return device.programs().get(ProgramKey{fp64, read_a_transposed, read_b_transposed, long_index,
+                                          seams::fail_builds(), params},
+                               device.info());
 }
 
 void prebuild(Device& device, bool fp64, bool trans_a, bool trans_b, const Params& params) {
@@ -131,7 +146,9 @@ BuildReport inspect(Device& device, bool fp64, bool trans_a, bool trans_b, const
   if (device.info().nv_compiler_options) options += " -cl-nv-verbose";  // registers and spills
   try {
     return device.programs().inspect(
-        source_for(params), defines_for(fp64, ka, kb, params.at("INDEX_LONG") != 0, params),
+        source_for(params),
+        defines_for(
+            ProgramKey{fp64, ka, kb, params.at("INDEX_LONG") != 0, seams::fail_builds(), params}),
         options);
   } catch (const cl::Error& e) {
     throw translate(e);

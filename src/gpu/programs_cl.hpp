@@ -13,16 +13,28 @@
 
 namespace tandem::detail::gpu {
 
+// What a GEMM program is built from: its #defines and build options follow from these. It refers
+// to the caller's parameters, which the cache copies only for a program it has not seen.
+struct ProgramKey {
+  bool fp64 = false, trans_a = false, trans_b = false, long_index = false;
+  bool failing = false;  // the seam fail_builds
+  const Params& params;
+  int flags() const {
+    return (fp64 ? 1 : 0) | (trans_a ? 2 : 0) | (trans_b ? 4 : 0) | (long_index ? 8 : 0) |
+           (failing ? 16 : 0);
+  }
+};
+
 class ProgramCache {
  public:
   ProgramCache(cl::Context context, cl::Device device);
 
-  // The compiled program for `defines` prepended to `source` (a kernel file; `defines` names
-  // which, through KERNEL), built once; a failed build is remembered too. Builds of different
-  // programs run concurrently (the tuner compiles candidates ahead of measuring them). Throws
-  // Error (OpenCL, with the compiler's log).
-  const cl::Program& get(const char* source, const std::string& defines,
-                         const std::string& options);
+  // The GEMM program for `key` on the device `info` describes: its #defines prepended to its
+  // kernel file, built once; a failed build is remembered too. Builds of different programs run
+  // concurrently (the tuner compiles candidates ahead of measuring them). A program built before
+  // is found by its key, without its #defines written out again (a small call's host time, issue
+  // 17). Throws Error (OpenCL, with the compiler's log).
+  const cl::Program& get(const ProgramKey& key, const DeviceInfo& info);
 
   // A fresh, uncached build: the source, the options, the compiler's log and the device binary.
   // Throws cl::Error only if no program can be made; a failed build is reported in the log.
@@ -36,11 +48,22 @@ class ProgramCache {
   };
   void build(const char* source, const std::string& defines, const std::string& options,
              Entry& result);
+  // The entry for `defines` prepended to `source`, built by the time it returns; throws if its
+  // build failed.
+  std::shared_ptr<Entry> built(const char* source, const std::string& defines,
+                               const std::string& options);
 
   cl::Context context_;
   cl::Device device_;
   std::mutex mutex_;
   std::unordered_map<std::string, std::shared_ptr<Entry>> entries_;
+  // The programs built without error, by their key's hash.
+  struct Known {
+    int flags;
+    Params params;
+    std::shared_ptr<Entry> entry;
+  };
+  std::unordered_multimap<uint64_t, Known> by_key_;
 };
 
 // The program a share runs: precision, the layouts the kernel reads A and B in, the index width
