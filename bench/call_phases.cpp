@@ -4,7 +4,8 @@
 //
 //   [LD_PRELOAD=build/bench/libcl_trace.so] call_phases [--device SELECTOR] [--sizes 8,64,256]
 //                                                      [--reps 200] [--memory pinned,ordinary]
-//                                                      [--kernel NAME=v,...]
+//                                                      [--kernel NAME=v,...] [--pin-from BYTES]
+//   call_phases [--pin-from BYTES] --alloc-sizes 4096,65536,...
 //
 // Per size and memory: 10 warm-up calls, then --reps timed ones; one JSON line with the medians
 // (seconds) of the whole call as the caller sees it and of its steps from the report:
@@ -23,7 +24,9 @@
 #include <chrono>
 #include <cmath>
 #include <cstdio>
+#include <cstring>
 #include <map>
+#include <optional>
 #include <random>
 #include <sstream>
 #include <stdexcept>
@@ -31,6 +34,7 @@
 #include <vector>
 
 #include "tandem/tandem.hpp"
+#include "testing/seam_override.hpp"
 
 namespace {
 
@@ -129,16 +133,50 @@ bool run(int64_t n, int reps, const std::string& device, const std::string& para
 
 }  // namespace
 
+// What tandem_malloc and tandem_free of one block cost, the block written once between them (as
+// a caller fills it): medians of `reps`, one JSON line per size. A discrete device pins blocks
+// from the seam pinned_from (--pin-from) up.
+void time_allocs(const std::vector<int64_t>& sizes, int reps) {
+  for (int64_t bytes : sizes) {
+    std::vector<double> took;
+    for (int i = -3; i < reps; ++i) {
+      const auto t0 = Clock::now();
+      void* p = tandem_malloc(static_cast<size_t>(bytes));
+      if (p == nullptr) throw std::runtime_error("tandem_malloc failed");
+      std::memset(p, 1, static_cast<size_t>(bytes));
+      tandem_free(p);
+      if (i >= 0) took.push_back(std::chrono::duration<double>(Clock::now() - t0).count());
+    }
+    std::printf("{\"alloc_bytes\": %lld, \"pin_from\": %zu, \"malloc_fill_free\": %.9f}\n",
+                static_cast<long long>(bytes), detail::seams::pinned_from(), median(took));
+  }
+}
+
 int main(int argc, char** argv) {
   CLI::App app{"where a small GEMM's time goes on a GPU: the whole call and its steps"};
-  std::string device, kernel, sizes = "8,64,256,512", memories = "pinned,ordinary";
+  std::string device, kernel, sizes = "8,64,256,512", memories = "pinned,ordinary", allocs;
   int reps = 200;
+  int64_t pin_from = -1;
   app.add_option("--device", device, "device selector (index or name)");
   app.add_option("--sizes", sizes, "square sizes, comma-separated");
   app.add_option("--reps", reps, "timed calls per size")->check(CLI::PositiveNumber);
   app.add_option("--memory", memories, "pinned (tandem_malloc), ordinary, or both");
   app.add_option("--kernel", kernel, "kernel parameters NAME=v,... (default: the profile's)");
+  app.add_option("--pin-from", pin_from,
+                 "tandem_malloc pins blocks from this many bytes up (default: the library's)");
+  app.add_option("--alloc-sizes", allocs,
+                 "time tandem_malloc, a fill and tandem_free of blocks of these bytes instead");
   CLI11_PARSE(app, argc, argv);
+  std::optional<detail::seams::Override> pinning;
+  if (pin_from >= 0) {
+    detail::seams::Values v;  // the defaults, but for pinning
+    v.pinned_from = static_cast<size_t>(pin_from);
+    pinning.emplace(v);
+  }
+  if (!allocs.empty()) {
+    time_allocs(parse_sizes(allocs), reps);
+    return 0;
+  }
   bool ok = true;
   for (int64_t n : parse_sizes(sizes)) {
     if (memories.find("pinned") != std::string::npos)

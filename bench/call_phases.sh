@@ -10,6 +10,9 @@
 # one's then run in turn, PHASES_ROUNDS times (2), untraced, into before_after.jsonl ("side").
 # PHASES_KERNELS=FILE: one kernel per line (NAME=v,...), each run from tandem_malloc memory at
 # PHASES_SIZES into kernels.jsonl, beside the profile's.
+# PHASES_PIN_FROM=BYTES: tandem_malloc memory again with blocks pinned from BYTES up, in turn with
+# the library's threshold, PHASES_ROUNDS times, into pin_from.jsonl; and what tandem_malloc, a
+# fill and tandem_free cost at PHASES_ALLOC_SIZES bytes under both thresholds, into allocs.jsonl.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 case "${1:-}" in
@@ -43,6 +46,21 @@ case "${1:-}" in
           fi | sed "s/^{/{\"side\": \"$side\", /" | tee -a "$out/before_after.jsonl"
         done
       done
+    fi
+    if [ -n "${PHASES_PIN_FROM:-}" ]; then
+      for ((round = 0; round < ${PHASES_ROUNDS:-2}; round++)); do
+        for pin in default "$PHASES_PIN_FROM"; do
+          if [ "$pin" = default ]; then
+            call_phases --device "$dev" --sizes "$sizes" --reps "$reps" --memory pinned
+          else
+            call_phases --device "$dev" --sizes "$sizes" --reps "$reps" --memory pinned --pin-from "$pin"
+          fi | sed "s/^{/{\"pin\": \"$pin\", /" | tee -a "$out/pin_from.jsonl"
+        done
+      done
+      alloc_sizes=${PHASES_ALLOC_SIZES:-4096,65536,262144,1048576,4194304}
+      TANDEM_DEVICE=$dev call_phases --alloc-sizes "$alloc_sizes" --reps 50 | tee -a "$out/allocs.jsonl"
+      TANDEM_DEVICE=$dev call_phases --alloc-sizes "$alloc_sizes" --reps 50 --pin-from "$PHASES_PIN_FROM" \
+        | tee -a "$out/allocs.jsonl"
     fi
     if [ -n "${PHASES_KERNELS:-}" ]; then
       while read -r kernel; do

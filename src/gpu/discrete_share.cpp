@@ -88,6 +88,10 @@ class DiscreteShare final : public ShareImpl {
       return;
     }
     dev_.give_queue(std::move(queue_));
+    if (program_ != nullptr) {
+      dev_.programs().give_kernel(*program_, "gemm", std::move(kernel_));
+      dev_.programs().give_kernel(*program_, "transpose", std::move(transpose_));
+    }
     for (Operand<T>* op : {&a_, &c_})
       if (op->pooled) dev_.staging().give(std::move(op->pooled));
     if (a_raw_) dev_.staging().give(std::move(a_raw_));
@@ -209,9 +213,10 @@ class DiscreteShare final : public ShareImpl {
   // The share's queues, each once (a share of one chunk has one queue under every name).
   std::vector<cl::CommandQueue*> queues() {
     std::vector<cl::CommandQueue*> out;
-    for (cl::CommandQueue* q : {&in_q_, &queue_, &queue2_, &out_q_})
-      if ((*q)() != nullptr && std::none_of(out.begin(), out.end(),
-                                            [q](cl::CommandQueue* o) { return (*o)() == (*q)(); }))
+    for (cl::CommandQueue* q : {in_q_, &queue_, &queue2_, out_q_})
+      if (q != nullptr && (*q)() != nullptr &&
+          std::none_of(out.begin(), out.end(),
+                       [q](cl::CommandQueue* o) { return (*o)() == (*q)(); }))
         out.push_back(q);
     return out;
   }
@@ -234,11 +239,13 @@ class DiscreteShare final : public ShareImpl {
   void make_queues() {
     queue_ = dev_.take_queue();
     if (chunks_.size() == 1) {
-      in_q_ = out_q_ = queue_;
+      in_q_ = out_q_ = &queue_;
       return;
     }
-    in_q_ = cl::CommandQueue(dev_.context(), dev_.device());
-    out_q_ = cl::CommandQueue(dev_.context(), dev_.device());
+    copies_in_ = cl::CommandQueue(dev_.context(), dev_.device());
+    copies_out_ = cl::CommandQueue(dev_.context(), dev_.device());
+    in_q_ = &copies_in_;
+    out_q_ = &copies_out_;
     if (params_.at("QUEUES") > 1)
       queue2_ = cl::CommandQueue(dev_.context(), dev_.device(), CL_QUEUE_PROFILING_ENABLE);
   }
@@ -303,11 +310,10 @@ class DiscreteShare final : public ShareImpl {
         params_.at("INDEX_LONG") != 0 || std::max({s.m * s.k, s.k * s.n, s.m * s.n}) +
                                                  tiles * std::max({s.m, s.n, s.k, int64_t{1}}) >=
                                              (int64_t{1} << 31) - 1;
-    const cl::Program& program =
-        gemm_program(dev_, std::is_same_v<T, double>, ka_, kb_, long_index_, params_);
-    kernel_ = cl::Kernel(program, "gemm");
+    program_ = &gemm_program(dev_, std::is_same_v<T, double>, ka_, kb_, long_index_, params_);
+    kernel_ = dev_.programs().take_kernel(*program_, "gemm");
     if (!a_raw_ && !(b_ && b_->raw)) return;  // nothing to transpose on the device
-    transpose_ = cl::Kernel(program, "transpose");
+    transpose_ = dev_.programs().take_kernel(*program_, "transpose");
     // The work-group the transpose requires (TILE_T in kernels/gemm.cl), asked once.
     transpose_tile_ =
         transpose_.getWorkGroupInfo<CL_KERNEL_COMPILE_WORK_GROUP_SIZE>(dev_.device())[0];
@@ -321,13 +327,13 @@ class DiscreteShare final : public ShareImpl {
     const size_t row = static_cast<size_t>(cols) * sizeof(T);
     bytes_in += static_cast<int64_t>(row) * rows;
     if (host_ld == cols || rows == 1) {
-      in_q_.enqueueWriteBuffer(buffer, CL_FALSE, offset, row * static_cast<size_t>(rows), host,
-                               waits, done);
+      in_q_->enqueueWriteBuffer(buffer, CL_FALSE, offset, row * static_cast<size_t>(rows), host,
+                                waits, done);
       return;
     }
-    in_q_.enqueueWriteBufferRect(buffer, CL_FALSE, {offset, 0, 0}, {0, 0, 0},
-                                 {row, static_cast<size_t>(rows), 1}, row, 0,
-                                 static_cast<size_t>(host_ld) * sizeof(T), 0, host, waits, done);
+    in_q_->enqueueWriteBufferRect(buffer, CL_FALSE, {offset, 0, 0}, {0, 0, 0},
+                                  {row, static_cast<size_t>(rows), 1}, row, 0,
+                                  static_cast<size_t>(host_ld) * sizeof(T), 0, host, waits, done);
   }
 
   // B, whole, in pieces of its stored rows (packed, unless pinned), each copied as soon as it is
@@ -361,7 +367,7 @@ class DiscreteShare final : public ShareImpl {
       b.ready.emplace_back();
       write_block(target, static_cast<size_t>(q0 * b_cols) * sizeof(T), host, q1 - q0, b_cols, ld,
                   nullptr, &b.ready.back());
-      submit(in_q_);
+      submit(*in_q_);
       if (k_slabs_ && i == 0) first_inputs = send_inputs(chunks_.front());
     }
     if (b.raw) {
@@ -407,12 +413,12 @@ class DiscreteShare final : public ShareImpl {
       pack(a_block, block_rows, block_cols, s.lda, panel, host_threads_);
       bytes_in += rows * s.k * static_cast<int64_t>(e);
       bytes_packed += rows * s.k * static_cast<int64_t>(e);
-      in_q_.enqueueWriteBuffer(a_target, CL_FALSE, a_offset * e,
-                               static_cast<size_t>(rows * s.k) * e, panel, nullptr, &a_in[0]);
+      in_q_->enqueueWriteBuffer(a_target, CL_FALSE, a_offset * e,
+                                static_cast<size_t>(rows * s.k) * e, panel, nullptr, &a_in[0]);
     }
     ready.emplace_back();
     if (a_raw_) {
-      submit(in_q_);
+      submit(*in_q_);
       transpose_on_device(a_raw_->device, a_.device(), static_cast<int64_t>(a_offset), block_rows,
                           block_cols, a_in, &ready.back());
     } else {
@@ -430,12 +436,12 @@ class DiscreteShare final : public ShareImpl {
              host_threads_);
         bytes_in += rows * s.n * static_cast<int64_t>(e);
         bytes_packed += rows * s.n * static_cast<int64_t>(e);
-        in_q_.enqueueWriteBuffer(c_.device(), CL_FALSE, c_offset * e,
-                                 static_cast<size_t>(rows * s.n) * e, c_.mapped + c_offset, nullptr,
-                                 &ready.back());
+        in_q_->enqueueWriteBuffer(c_.device(), CL_FALSE, c_offset * e,
+                                  static_cast<size_t>(rows * s.n) * e, c_.mapped + c_offset,
+                                  nullptr, &ready.back());
       }
     }
-    submit(in_q_);
+    submit(*in_q_);
     return ready;
   }
 
@@ -499,20 +505,20 @@ class DiscreteShare final : public ShareImpl {
     if (c_direct_) {
       const size_t row = static_cast<size_t>(s.n) * e;
       if (s.ldc == s.n || rows == 1)
-        out_q_.enqueueReadBuffer(c_.device(), CL_FALSE, c_offset * e,
-                                 row * static_cast<size_t>(rows), s.c + ch.r0 * s.ldc, &computed,
-                                 &ch.read);
+        out_q_->enqueueReadBuffer(c_.device(), CL_FALSE, c_offset * e,
+                                  row * static_cast<size_t>(rows), s.c + ch.r0 * s.ldc, &computed,
+                                  &ch.read);
       else
-        out_q_.enqueueReadBufferRect(c_.device(), CL_FALSE, {c_offset * e, 0, 0}, {0, 0, 0},
-                                     {row, static_cast<size_t>(rows), 1}, row, 0,
-                                     static_cast<size_t>(s.ldc) * e, 0, s.c + ch.r0 * s.ldc,
-                                     &computed, &ch.read);
+        out_q_->enqueueReadBufferRect(c_.device(), CL_FALSE, {c_offset * e, 0, 0}, {0, 0, 0},
+                                      {row, static_cast<size_t>(rows), 1}, row, 0,
+                                      static_cast<size_t>(s.ldc) * e, 0, s.c + ch.r0 * s.ldc,
+                                      &computed, &ch.read);
     } else {
-      out_q_.enqueueReadBuffer(c_.device(), CL_FALSE, c_offset * e,
-                               static_cast<size_t>(rows * s.n) * e, c_.mapped + c_offset, &computed,
-                               &ch.read);
+      out_q_->enqueueReadBuffer(c_.device(), CL_FALSE, c_offset * e,
+                                static_cast<size_t>(rows * s.n) * e, c_.mapped + c_offset,
+                                &computed, &ch.read);
     }
-    submit(out_q_);
+    submit(*out_q_);
   }
 
   Device& dev_;
@@ -522,9 +528,12 @@ class DiscreteShare final : public ShareImpl {
   // Copied straight from (C: into) the caller's memory: pinned, or any with the direct kernel.
   bool a_direct_ = false, c_direct_ = false;
   bool long_index_ = false;
-  cl::CommandQueue queue_;         // kernels (and transposes)
-  cl::CommandQueue queue2_;        // with QUEUES=2: every other chunk's kernel
-  cl::CommandQueue in_q_, out_q_;  // copies in, copies out
+  cl::CommandQueue queue_;                   // kernels (and transposes)
+  cl::CommandQueue queue2_;                  // with QUEUES=2: every other chunk's kernel
+  cl::CommandQueue copies_in_, copies_out_;  // a pipeline's queues for copies in and out
+  // Where copies in and out go: those queues, or (one chunk, nothing to overlap) queue_.
+  cl::CommandQueue *in_q_ = nullptr, *out_q_ = nullptr;
+  const cl::Program* program_ = nullptr;  // the program kernel_ and transpose_ came from
   cl::Kernel kernel_, transpose_;
   size_t transpose_tile_ = 1;
   std::vector<Chunk> chunks_;

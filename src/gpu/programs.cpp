@@ -99,6 +99,28 @@ void ProgramCache::build(const char* source, const std::string& defines, const s
   }
 }
 
+cl::Kernel ProgramCache::take_kernel(const cl::Program& program, const char* name) {
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    auto it = idle_kernels_.find({program(), name});
+    if (it != idle_kernels_.end() && !it->second.empty()) {
+      cl::Kernel kernel = std::move(it->second.back());
+      it->second.pop_back();
+      return kernel;
+    }
+  }
+  return cl::Kernel(program, name);
+}
+
+void ProgramCache::give_kernel(const cl::Program& program, const char* name, cl::Kernel kernel) {
+  // As many as calls have run at once with this program, within reason; the rest are released.
+  constexpr size_t kIdle = 8;
+  if (kernel() == nullptr) return;
+  std::lock_guard<std::mutex> lock(mutex_);
+  auto& idle = idle_kernels_[{program(), name}];
+  if (idle.size() < kIdle) idle.push_back(std::move(kernel));
+}
+
 BuildReport ProgramCache::inspect(const char* source, const std::string& defines,
                                   const std::string& options) {
   BuildReport r;

@@ -2,10 +2,13 @@
 // by the source's #defines and the build options, and the program for one share.
 #pragma once
 
+#include <map>
 #include <memory>
 #include <mutex>
 #include <string>
 #include <unordered_map>
+#include <utility>
+#include <vector>
 
 #include "cl.hpp"
 #include "gemm_params.hpp"
@@ -36,6 +39,14 @@ class ProgramCache {
   // 17). Throws Error (OpenCL, with the compiler's log).
   const cl::Program& get(const ProgramKey& key, const DeviceInfo& info);
 
+  // A kernel of a program this cache built, made once and reused: a share takes it for the
+  // time it sets its arguments and enqueues it, and gives it back once its queues drained, every
+  // argument then set again by the next share that takes it. Its arguments are only ever the
+  // device's own buffers (a discrete share's staging), never one wrapping the caller's memory.
+  // Making one (clCreateKernel) took about 4 us on the H100 host, and a small call made two.
+  cl::Kernel take_kernel(const cl::Program& program, const char* name);
+  void give_kernel(const cl::Program& program, const char* name, cl::Kernel kernel);
+
   // A fresh, uncached build: the source, the options, the compiler's log and the device binary.
   // Throws cl::Error only if no program can be made; a failed build is reported in the log.
   BuildReport inspect(const char* source, const std::string& defines, const std::string& options);
@@ -64,6 +75,8 @@ class ProgramCache {
     std::shared_ptr<Entry> entry;
   };
   std::unordered_multimap<uint64_t, Known> by_key_;
+  // Kernels given back, by program and kernel name.
+  std::map<std::pair<cl_program, std::string>, std::vector<cl::Kernel>> idle_kernels_;
 };
 
 // The program a share runs: precision, the layouts the kernel reads A and B in, the index width
