@@ -90,6 +90,7 @@ bool run(int64_t n, int reps, const std::string& device, const std::string& para
   const auto dump = reinterpret_cast<Dump>(dlsym(RTLD_DEFAULT, "cl_trace_dump"));
   std::vector<double> whole, before, plan, enqueue, wait, after, kernel;
   double worst = 0;
+  Report last;  // what ran: the kernel, and whether the resident (tandem_malloc) split chose it
   for (int i = -10; i < reps; ++i) {
     if (i == 0 && reset) reset();
     Report r;
@@ -104,6 +105,7 @@ bool run(int64_t n, int reps, const std::string& device, const std::string& para
     for (int64_t j = 0; j < n * n; ++j)
       worst = std::max(worst, static_cast<double>(std::fabs(c[j] - ref[j])));
     if (i < 0) continue;
+    last = r;
     const auto s = [](int64_t from, int64_t to) { return static_cast<double>(to - from) * 1e-9; };
     whole.push_back(s(t0_ns, t1_ns));
     before.push_back(s(t0_ns, r.t_start));
@@ -117,10 +119,12 @@ bool run(int64_t n, int reps, const std::string& device, const std::string& para
   std::printf(
       "{\"n\": %lld, \"memory\": \"%s\", \"reps\": %d, \"whole\": %.9f, \"before\": %.9f, "
       "\"plan\": %.9f, \"enqueue\": %.9f, \"device\": %.9f, \"after\": %.9f, \"kernel\": %.9f, "
-      "\"max_abs_error\": %.3g, \"ok\": %s, \"kernel_params\": \"%s\"",
+      "\"max_abs_error\": %.3g, \"ok\": %s, \"kernel_params\": \"%s\", \"ran\": \"%s\", "
+      "\"resident\": %s, \"a\": \"%s\"",
       static_cast<long long>(n), memory, reps, median(whole), median(before), median(plan),
       median(enqueue), median(wait), median(after), median(kernel), worst, ok ? "true" : "false",
-      params.c_str());
+      params.c_str(), last.kernel.c_str(), last.profile_resident ? "true" : "false",
+      last.devices.empty() ? "" : to_string(last.devices.front().a));
   if (dump) {
     std::printf(", \"opencl\": ");
     std::fflush(stdout);

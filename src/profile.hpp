@@ -193,8 +193,9 @@ struct Choice {
 };
 
 // The bucket nearest to cbrt(m n k) on a log scale; below half the smallest tuned size the CPU
-// alone (the GPU was not measured there). The GPU-only kernel when the bucket has none; for
-// strategy gpu the bucket's own GPU-only kernel when it has one.
+// alone (the GPU was not measured there), with the smallest bucket's kernels for a call sent to
+// the GPU anyway. The GPU-only kernel when the bucket has none; for strategy gpu the bucket's own
+// GPU-only kernel when it has one.
 // `resident`: every operand is in tandem_malloc memory on a discrete device; the bucket's
 // resident split applies where it has one (and its kernel for strategy gpu too, where that
 // split is the GPU alone).

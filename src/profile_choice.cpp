@@ -18,29 +18,37 @@ Choice choose(const Profile& p, bool fp64, int64_t m, int64_t n, int64_t k, bool
   if (pp.buckets.empty()) return c;
   const double size =
       std::cbrt(static_cast<double>(m) * static_cast<double>(n) * static_cast<double>(k));
-  if (size < 0.5 * static_cast<double>(pp.buckets.front().size)) return c;  // unmeasured: CPU
   const Bucket* best = &pp.buckets.front();
   for (const auto& b : pp.buckets)
     if (std::fabs(std::log(size / double(b.size))) < std::fabs(std::log(size / double(best->size))))
       best = &b;
-  c.fraction = best->fraction();
   if (!best->kernel.empty()) c.kernel = best->kernel;
   if (!best->gpu_kernel.empty()) c.gpu_kernel = best->gpu_kernel;
+  const ResidentSplit* r = resident && best->resident ? &*best->resident : nullptr;
+  if (r && !r->kernel.empty()) {
+    c.kernel = r->kernel;
+    // The GPU alone was best there: its kernel is the one measured on this memory.
+    if (r->gpu_parts == best->parts) c.gpu_kernel = r->kernel;
+  }
+  if (size < 0.5 * static_cast<double>(best->size)) {
+    // Unmeasured: the CPU alone. A call sent to the GPU anyway (strategy gpu, hybrid) runs the
+    // smallest bucket's kernels, the nearest measured, rather than the precision's, which were
+    // tuned at its largest size: on the H100 an sgemm 256^3 made two work-groups of that one's
+    // 128 x 256 tiles for 132 compute units and took 58 us in the kernel (docs/PERFORMANCE.md).
+    return c;
+  }
+  c.fraction = best->fraction();
   c.cpu_threads = best->cpu_threads;
   c.dynamic = best->dynamic;
   c.bucket = best->size;
   c.gpu_gflops = best->gpu_gflops;
   c.cpu_gflops = best->cpu_gflops;
-  if (resident && best->resident) {
-    const ResidentSplit& r = *best->resident;
-    c.fraction = best->parts > 0 ? double(r.gpu_parts) / best->parts : 0.0;
-    if (!r.kernel.empty()) c.kernel = r.kernel;
-    // The GPU alone was best there: its kernel is the one measured on this memory.
-    if (r.gpu_parts == best->parts && !r.kernel.empty()) c.gpu_kernel = r.kernel;
-    c.cpu_threads = r.cpu_threads;
-    c.dynamic = r.dynamic;
+  if (r) {
+    c.fraction = best->parts > 0 ? double(r->gpu_parts) / best->parts : 0.0;
+    c.cpu_threads = r->cpu_threads;
+    c.dynamic = r->dynamic;
     c.resident = true;
-    if (r.gpu_gflops > 0) c.gpu_gflops = r.gpu_gflops;
+    if (r->gpu_gflops > 0) c.gpu_gflops = r->gpu_gflops;
   }
   return c;
 }

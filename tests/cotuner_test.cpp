@@ -663,6 +663,24 @@ TEST_F(ProfileDir, ChoiceFollowsTheNearestBucket) {
   const prof::Profile p = sample(here());
   EXPECT_EQ(prof::choose(p, false, 100, 100, 100).fraction, 0.0);  // under half of 256: CPU
   EXPECT_EQ(prof::choose(p, false, 100, 100, 100).bucket, 0);
+  // Sent to the GPU anyway, such a call runs the smallest bucket's kernels, not the precision's.
+  prof::Profile tiny_kernels = p;
+  prof::Bucket& smallest = tiny_kernels.precisions.at('s').buckets.at(0);
+  smallest.kernel = {{"MWG", 16}, {"NWG", 16}, {"MDIMC", 4}, {"NDIMC", 4}};
+  smallest.gpu_kernel = {{"MWG", 8}, {"NWG", 16}, {"MDIMC", 4}, {"NDIMC", 4}};
+  const auto below = prof::choose(tiny_kernels, false, 100, 100, 100);
+  EXPECT_EQ(below.fraction, 0.0);
+  EXPECT_EQ(below.kernel.at("MWG"), 16);
+  EXPECT_EQ(below.gpu_kernel.at("MWG"), 8);
+  EXPECT_FALSE(below.resident);
+  smallest.resident = p.precisions.at('s').buckets.at(2).resident;
+  smallest.resident->gpu_parts = smallest.parts;  // the GPU alone on that memory
+  const auto below_resident = prof::choose(tiny_kernels, false, 100, 100, 100, /*resident=*/true);
+  EXPECT_EQ(below_resident.fraction, 0.0);
+  EXPECT_EQ(below_resident.bucket, 0);
+  EXPECT_EQ(below_resident.gpu_kernel.at("MWG"), 32) << "the kernel measured on that memory";
+  EXPECT_EQ(prof::choose(p, false, 100, 100, 100).gpu_kernel.at("MWG"), 32)
+      << "a bucket without kernels of its own leaves the precision's";
   EXPECT_EQ(prof::choose(p, false, 300, 300, 300).bucket, 256);
   const auto c = prof::choose(p, false, 4096, 4096, 1024);  // cbrt = 2580: nearest 2048
   EXPECT_EQ(c.bucket, 2048);

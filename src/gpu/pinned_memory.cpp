@@ -5,6 +5,7 @@
 #include <cstdint>
 #include <map>
 #include <mutex>
+#include <utility>
 
 #include "after_fork.hpp"
 #include "device_cl.hpp"
@@ -56,8 +57,10 @@ void* pinned_alloc(const std::shared_ptr<Device>& device, size_t bytes) {
     block.device = device;
     const size_t size = (bytes + kPage - 1) / kPage * kPage + kPage;  // room to page-align
     block.buffer = cl::Buffer(device->context(), CL_MEM_READ_WRITE | CL_MEM_ALLOC_HOST_PTR, size);
-    cl::CommandQueue q(device->context(), device->device());
+    // One of the device's reused queues: making a queue per block is a cost of its own.
+    cl::CommandQueue q = device->take_queue();
     block.mapped = q.enqueueMapBuffer(block.buffer, CL_TRUE, CL_MAP_READ | CL_MAP_WRITE, 0, size);
+    device->give_queue(std::move(q));
     const uintptr_t base = reinterpret_cast<uintptr_t>(block.mapped);
     const uintptr_t aligned = (base + kPage - 1) / kPage * kPage;
     block.end = aligned + bytes;
@@ -85,9 +88,10 @@ bool pinned_free(void* p) {
     return true;
   }
   try {
-    cl::CommandQueue q(block.device->context(), block.device->device());
+    cl::CommandQueue q = block.device->take_queue();
     q.enqueueUnmapMemObject(block.buffer, block.mapped);
     q.finish();
+    block.device->give_queue(std::move(q));
   } catch (const cl::Error&) {
     // Released with the buffer below either way.
   }
