@@ -32,7 +32,7 @@ void* pinned(size_t bytes) {
 
 extern "C" void* tandem_malloc(size_t bytes) {
   if (bytes == 0) return nullptr;
-  // Smaller arrays are not worth pinning: page-locking costs more than their copies save.
+  // Smaller arrays are not worth pinning: they are copied in no time.
   if (bytes >= tandem::detail::seams::pinned_from())
     if (void* p = pinned(bytes)) return p;
   constexpr size_t kAlign = 4096, kPad = 64;

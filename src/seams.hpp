@@ -27,9 +27,9 @@ struct Values {
   // A discrete share whose copies (A, B and C together) are smaller than this runs as one chunk:
   // overlapping copies that small with the kernel does not pay.
   size_t overlap_from = size_t{16} << 20;
-  // tandem_malloc pins blocks of at least this many bytes on a discrete device: page-locking a
-  // smaller block costs more than its copies save.
-  size_t pinned_from = size_t{1} << 20;
+  // tandem_malloc pins blocks of at least this many bytes on a discrete device (the small ones
+  // from an arena, pinned_memory.cpp): a block under a page is copied in no time.
+  size_t pinned_from = size_t{4096};
   CpuMode cpu_mode = CpuMode::SingleCall;
   // Every kernel build fails as a compiler error would (an #error in the source): how tests reach
   // the build-failure paths now that invalid parameters never get as far as the compiler.

@@ -29,6 +29,7 @@
 #include "gemm_space.hpp"
 #include "gpu/device.hpp"
 #include "reference.hpp"
+#include "seam_values.hpp"
 #include "testing/seam_override.hpp"
 #include "text.hpp"
 
@@ -166,6 +167,7 @@ int run_variant(const std::map<std::string, int>& kernel, bool fp64, OclgrindLog
     detail::seams::Values values;
     values.assume_unified = c.unified;
     values.assume_discrete = !c.unified;
+    values.pinned_from = test::kNothingPinned;  // tandem_malloc blocks are packed, as before
     // A discrete share in chunks even at these sizes, except under the uninitialised-value check,
     // which loses track of a buffer written in pieces (tests/oclgrind_preload.c).
     if (std::getenv("OCLGRIND_UNINITIALIZED") == nullptr) values.overlap_from = 0;

@@ -100,7 +100,7 @@ TEST(Recovery, ADiscreteDeviceFailingMidwayWithBetaLeavesCRight) {
 TEST(Recovery, ADiscreteDeviceFailingMidwayFromOrdinaryMemory) {
   if (device_count() < 2) GTEST_SKIP() << "POCL_DEVICES=\"basic pthread\" shows two devices";
   detail::seams::Values v = fails_after(64, true);
-  v.pinned_from = size_t{1} << 40;  // nothing pinned
+  v.pinned_from = test::kNothingPinned;
   detail::seams::Override seams(v);
   const Report r = run_checked<float>(1024, 96, 48, 0.5, every_device(Balance::Static),
                                       "discrete, ordinary memory");

@@ -1,18 +1,25 @@
 // The seam settings (src/seams.hpp) the tests use, for a scope at a time through
 // detail::seams::Override: PoCL playing a discrete device, every share cut into chunks, every
-// tandem_malloc block pinned.
+// tandem_malloc block pinned or none.
 #pragma once
+
+#include <cstddef>
 
 #include "testing/seam_override.hpp"
 
 namespace tandem::test {
 
+// A pinning threshold no block reaches: tandem_malloc memory is then ordinary memory, which a
+// discrete share packs (the library pins blocks from a page up; pinned_memory_test covers that).
+constexpr size_t kNothingPinned = size_t{1} << 40;
+
+// A discrete device whose tandem_malloc blocks are all pinned (pin_every_block) or none.
 inline detail::seams::Values discrete(bool chunk_every_share = false,
                                       bool pin_every_block = false) {
   detail::seams::Values v;
   v.assume_discrete = true;
   if (chunk_every_share) v.overlap_from = 0;
-  if (pin_every_block) v.pinned_from = 0;
+  v.pinned_from = pin_every_block ? 0 : kNothingPinned;
   return v;
 }
 

@@ -1,11 +1,22 @@
 // tandem_malloc's pinned blocks: a registry of mapped CL_MEM_ALLOC_HOST_PTR buffers by the
-// address the caller got.
+// address the caller got, and an arena that cuts small blocks out of such buffers.
+//
+// Pinning a buffer of its own (the driver's page-locked allocation, its mapping, and the reverse
+// at free) took 1.0-1.6 ms a block on the H100 host whatever its size, from 64 KiB to 1 MiB
+// (docs/PERFORMANCE.md, "pinned small blocks"). A block that small is copied in tens of
+// microseconds, so a program that allocates per call would lose by pinning it, and one that
+// allocates once and calls in a loop would lose by not pinning it: from ordinary memory an sgemm
+// 256^3 is packed on the host, and the call took 187-196 us against 94-108 pinned. So blocks
+// below kOwnBlockFrom come from slabs of kSlab bytes, each cut into blocks of one power-of-two
+// size, which go back to their slab's free list when freed and are reused; slabs stay pinned
+// for the life of the process. Blocks from kOwnBlockFrom up get a buffer of their own.
 #include "pinned_memory.hpp"
 
 #include <cstdint>
 #include <map>
 #include <mutex>
 #include <utility>
+#include <vector>
 
 #include "after_fork.hpp"
 #include "device_cl.hpp"
@@ -35,6 +46,75 @@ std::map<uintptr_t, PinnedBlock>& pinned_blocks() {
   return blocks;
 }
 
+constexpr size_t kPage = 4096;
+constexpr size_t kOwnBlockFrom = size_t{1} << 20;  // from here up, a pinned buffer of its own
+constexpr size_t kSlab = size_t{4} << 20;          // the arena's buffers
+
+// The arena's blocks, under pinned_mutex(): those free, by device and size, and those handed
+// out, with their device and size.
+struct Arena {
+  std::map<std::pair<const Device*, size_t>, std::vector<uintptr_t>> idle;
+  std::map<uintptr_t, std::pair<const Device*, size_t>> lent;
+};
+
+Arena& arena() {
+  static auto& a = *new Arena;  // never destroyed, like the registry
+  return a;
+}
+
+// A pinned buffer of its own, registered; its page-aligned address, or 0.
+uintptr_t pin_block(const std::shared_ptr<Device>& device, size_t bytes) {
+  if (bytes == 0 || bytes > SIZE_MAX - 2 * kPage) return 0;
+  try {
+    PinnedBlock block;
+    block.device = device;
+    const size_t size = (bytes + kPage - 1) / kPage * kPage + kPage;  // room to page-align
+    block.buffer = cl::Buffer(device->context(), CL_MEM_READ_WRITE | CL_MEM_ALLOC_HOST_PTR, size);
+    // One of the device's reused queues: making a queue per block is a cost of its own.
+    cl::CommandQueue q = device->take_queue();
+    block.mapped = q.enqueueMapBuffer(block.buffer, CL_TRUE, CL_MAP_READ | CL_MAP_WRITE, 0, size);
+    device->give_queue(std::move(q));
+    const uintptr_t base = reinterpret_cast<uintptr_t>(block.mapped);
+    const uintptr_t aligned = (base + kPage - 1) / kPage * kPage;
+    block.end = aligned + bytes;
+    std::lock_guard<std::mutex> lock(pinned_mutex());
+    pinned_blocks().emplace(aligned, std::move(block));
+    return aligned;
+  } catch (const cl::Error&) {
+    return 0;  // the caller falls back to ordinary memory
+  }
+}
+
+// A block of `size` (a power of two from kPage, below kSlab) from the arena, or 0.
+uintptr_t arena_block(const std::shared_ptr<Device>& device, size_t size) {
+  const auto key = std::make_pair(static_cast<const Device*>(device.get()), size);
+  {
+    std::lock_guard<std::mutex> lock(pinned_mutex());
+    auto& idle = arena().idle[key];
+    if (!idle.empty()) {
+      const uintptr_t p = idle.back();
+      idle.pop_back();
+      arena().lent[p] = key;
+      return p;
+    }
+  }
+  // A new slab, pinned outside the lock (it takes a millisecond), cut into blocks of this size.
+  const uintptr_t slab = pin_block(device, kSlab);
+  if (slab == 0) return 0;
+  std::lock_guard<std::mutex> lock(pinned_mutex());
+  auto& idle = arena().idle[key];
+  for (uintptr_t p = slab + kSlab - size; p > slab; p -= size) idle.push_back(p);
+  arena().lent[slab] = key;
+  return slab;
+}
+
+// The size class of a small block: the power of two at least `bytes`, and at least a page.
+size_t size_class(size_t bytes) {
+  size_t size = kPage;
+  while (size < bytes) size *= 2;
+  return size;
+}
+
 }  // namespace
 
 bool in_pinned_block(const Device& device, const void* p, size_t bytes) {
@@ -50,32 +130,23 @@ bool in_pinned_block(const Device& device, const void* p, size_t bytes) {
 }
 
 void* pinned_alloc(const std::shared_ptr<Device>& device, size_t bytes) {
-  constexpr size_t kPage = 4096;
-  if (bytes == 0 || bytes > SIZE_MAX - 2 * kPage) return nullptr;
-  try {
-    PinnedBlock block;
-    block.device = device;
-    const size_t size = (bytes + kPage - 1) / kPage * kPage + kPage;  // room to page-align
-    block.buffer = cl::Buffer(device->context(), CL_MEM_READ_WRITE | CL_MEM_ALLOC_HOST_PTR, size);
-    // One of the device's reused queues: making a queue per block is a cost of its own.
-    cl::CommandQueue q = device->take_queue();
-    block.mapped = q.enqueueMapBuffer(block.buffer, CL_TRUE, CL_MAP_READ | CL_MAP_WRITE, 0, size);
-    device->give_queue(std::move(q));
-    const uintptr_t base = reinterpret_cast<uintptr_t>(block.mapped);
-    const uintptr_t aligned = (base + kPage - 1) / kPage * kPage;
-    block.end = aligned + bytes;
-    std::lock_guard<std::mutex> lock(pinned_mutex());
-    pinned_blocks().emplace(aligned, std::move(block));
-    return reinterpret_cast<void*>(aligned);
-  } catch (const cl::Error&) {
-    return nullptr;  // the caller falls back to ordinary memory
-  }
+  if (bytes == 0) return nullptr;
+  const uintptr_t p =
+      bytes < kOwnBlockFrom ? arena_block(device, size_class(bytes)) : pin_block(device, bytes);
+  return reinterpret_cast<void*>(p);
 }
 
 bool pinned_free(void* p) {
   PinnedBlock block;
   {
     std::lock_guard<std::mutex> lock(pinned_mutex());
+    // An arena block goes back to its free list (a slab's first block has the slab's address).
+    auto lent = arena().lent.find(reinterpret_cast<uintptr_t>(p));
+    if (lent != arena().lent.end()) {
+      arena().idle[lent->second].push_back(lent->first);
+      arena().lent.erase(lent);
+      return true;
+    }
     auto it = pinned_blocks().find(reinterpret_cast<uintptr_t>(p));
     if (it == pinned_blocks().end()) return false;
     block = std::move(it->second);
