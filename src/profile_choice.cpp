@@ -30,7 +30,7 @@ Choice choose(const Profile& p, bool fp64, int64_t m, int64_t n, int64_t k, bool
     // The GPU alone was best there: its kernel is the one measured on this memory.
     if (r->gpu_parts == best->parts) c.gpu_kernel = r->kernel;
   }
-  if (size < 0.5 * static_cast<double>(best->size)) {
+  if (size < 0.5 * static_cast<double>(pp.buckets.front().size)) {
     // Unmeasured: the CPU alone. A call sent to the GPU anyway (strategy gpu, hybrid) runs the
     // smallest bucket's kernels, the nearest measured, rather than the precision's, which were
     // tuned at its largest size: on the H100 an sgemm 256^3 made two work-groups of that one's

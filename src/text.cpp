@@ -26,7 +26,7 @@ std::string describe(const std::map<std::string, int>& params) {
     bool matches(const std::map<std::string, int>& k) const { return k == params; }
     std::map<std::string, int> own() const { return params; }
   };
-  static Memo<std::map<std::string, int>, std::string> memo;
+  static auto& memo = *new Memo<std::map<std::string, int>, std::string>;  // never destroyed
   return memo.get(View{params}, [&] {
     std::string s;
     for (const auto& [name, value] : params)

@@ -69,6 +69,26 @@ TEST(PinnedMemory, FreedBlocksAreReused) {
   for (void* p : second) tandem_free(p);
 }
 
+// A slab's first block has the slab's address: freeing it twice must not release the slab
+// under its other blocks.
+TEST(PinnedMemory, ASlabOutlivesADoubleFreeOfItsFirstBlock) {
+  detail::seams::Override seams(discrete_device());
+  // 32 KiB blocks, a size no other test here takes: the first comes from a new slab, at its
+  // address.
+  std::vector<unsigned char*> blocks;
+  for (int i = 0; i < 128; ++i) blocks.push_back(static_cast<unsigned char*>(tandem_malloc(20000)));
+  unsigned char* first = blocks.front();
+  tandem_free(first);
+  tandem_free(first);
+  for (unsigned char* b : blocks)
+    if (b != first) {
+      EXPECT_TRUE(pinned(b, 20000));
+      std::memset(b, 7, 20000);
+    }
+  for (unsigned char* b : blocks)
+    if (b != first) tandem_free(b);
+}
+
 TEST(PinnedMemory, LargeBlocksHaveTheirOwnAndTinyOnesAreNotPinned) {
   detail::seams::Override seams(discrete_device());
   void* large = tandem_malloc(size_t{3} << 20);

@@ -52,10 +52,12 @@ const char *tandem_last_error(void);
 
 /* Memory aligned to 4096 bytes and padded to a multiple of 64 bytes: operands that live in it can
  * be used by a unified-memory GPU in place (zero-copy). When the device tandem uses (TANDEM_DEVICE,
- * else the first GPU) is a discrete GPU, blocks of 1 MiB and more are pinned (page-locked) host
- * memory from that device instead, which it copies at the bus's full speed with no packing; the
- * first such call opens the device. NULL on failure or when bytes == 0. Free with tandem_free
- * (NULL is accepted). */
+ * else the first GPU) is a discrete GPU, blocks of 4096 bytes and more are pinned (page-locked)
+ * host memory from that device instead, which it copies at the bus's full speed with no packing;
+ * the first such call opens the device. Blocks under 1 MiB are cut from 4 MiB pinned slabs that
+ * stay pinned until the process ends. The driver does not map pinned memory into a child the
+ * process forks: a child must not read such blocks. NULL on failure or when bytes == 0. Free with
+ * tandem_free (NULL is accepted). */
 void *tandem_malloc(size_t bytes);
 void tandem_free(void *p);
 

@@ -226,7 +226,7 @@ Params resolve_params(const Limits& limits, bool fp64,
     }
     Key own() const { return {limits, fp64, overrides}; }
   };
-  static Memo<Key, Params> memo;
+  static auto& memo = *new Memo<Key, Params>;  // never destroyed: calls may come during exit
   return memo.get(View{limits, fp64, overrides}, [&] {
     Params p = with_defaults(limits, overrides);
     if (const auto violation = check(p, limits, fp64))

@@ -30,6 +30,7 @@ struct PinnedBlock {
   std::shared_ptr<Device> device;
   cl::Buffer buffer;
   void* mapped = nullptr;
+  bool slab = false;  // the arena's: never released (its first block shares its address)
 };
 
 std::mutex& pinned_mutex() {
@@ -63,7 +64,7 @@ Arena& arena() {
 }
 
 // A pinned buffer of its own, registered; its page-aligned address, or 0.
-uintptr_t pin_block(const std::shared_ptr<Device>& device, size_t bytes) {
+uintptr_t pin_block(const std::shared_ptr<Device>& device, size_t bytes, bool slab = false) {
   if (bytes == 0 || bytes > SIZE_MAX - 2 * kPage) return 0;
   try {
     PinnedBlock block;
@@ -77,6 +78,7 @@ uintptr_t pin_block(const std::shared_ptr<Device>& device, size_t bytes) {
     const uintptr_t base = reinterpret_cast<uintptr_t>(block.mapped);
     const uintptr_t aligned = (base + kPage - 1) / kPage * kPage;
     block.end = aligned + bytes;
+    block.slab = slab;
     std::lock_guard<std::mutex> lock(pinned_mutex());
     pinned_blocks().emplace(aligned, std::move(block));
     return aligned;
@@ -99,7 +101,7 @@ uintptr_t arena_block(const std::shared_ptr<Device>& device, size_t size) {
     }
   }
   // A new slab, pinned outside the lock (it takes a millisecond), cut into blocks of this size.
-  const uintptr_t slab = pin_block(device, kSlab);
+  const uintptr_t slab = pin_block(device, kSlab, /*slab=*/true);
   if (slab == 0) return 0;
   std::lock_guard<std::mutex> lock(pinned_mutex());
   auto& idle = arena().idle[key];
@@ -149,6 +151,8 @@ bool pinned_free(void* p) {
     }
     auto it = pinned_blocks().find(reinterpret_cast<uintptr_t>(p));
     if (it == pinned_blocks().end()) return false;
+    // A slab's first block freed twice: the slab's other blocks stay where they are.
+    if (it->second.slab) return true;
     block = std::move(it->second);
     pinned_blocks().erase(it);
   }
