@@ -49,35 +49,27 @@ const char* source_for(const Params& params) {
 ProgramCache::ProgramCache(cl::Context context, cl::Device device)
     : context_(std::move(context)), device_(std::move(device)) {}
 
-std::shared_ptr<ProgramCache::Entry> ProgramCache::built(const char* source,
-                                                         const std::string& defines,
-                                                         const std::string& options) {
+const cl::Program& ProgramCache::get(const ProgramKey& key, const DeviceInfo& info) {
+  const int flags = key.flags();
+  const uint64_t hash = hash_value(flags, hash_map(key.params));
   std::shared_ptr<Entry> entry;
   {
     std::lock_guard<std::mutex> lock(mutex_);
-    auto& slot = entries_[options + "\n" + defines];
-    if (!slot) slot = std::make_shared<Entry>();
-    entry = slot;
+    const auto [from, to] = entries_.equal_range(hash);
+    for (auto it = from; it != to && !entry; ++it)
+      if (it->second.flags == flags && it->second.params == key.params) entry = it->second.entry;
+    if (!entry) {
+      entry = std::make_shared<Entry>();
+      entries_.emplace(hash, Known{flags, key.params, entry});
+    }
   }
-  std::call_once(entry->built, [&] { build(source, defines, options, *entry); });
+  // The #defines are written out once, for the build.
+  std::call_once(entry->built, [&] {
+    build(source_for(key.params), defines_for(key), build_options(info, key.params), *entry);
+  });
   if (!entry->error.empty())
     throw opencl_error("clBuildProgram", CL_BUILD_PROGRAM_FAILURE, entry->error);
-  return entry;
-}
-
-const cl::Program& ProgramCache::get(const ProgramKey& key, const DeviceInfo& info) {
-  const uint64_t hash = hash_value(key.flags(), hash_map(key.params));
-  {
-    std::lock_guard<std::mutex> lock(mutex_);
-    const auto [from, to] = by_key_.equal_range(hash);
-    for (auto it = from; it != to; ++it)
-      if (it->second.flags == key.flags() && it->second.params == key.params)
-        return it->second.entry->program;
-  }
-  auto entry = built(source_for(key.params), defines_for(key), build_options(info, key.params));
-  std::lock_guard<std::mutex> lock(mutex_);
-  return by_key_.emplace(hash, Known{key.flags(), key.params, std::move(entry)})
-      ->second.entry->program;
+  return entry->program;
 }
 
 void ProgramCache::build(const char* source, const std::string& defines, const std::string& options,

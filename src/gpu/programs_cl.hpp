@@ -1,5 +1,5 @@
 // The compiled GEMM programs of one device, as the OpenCL files use them: a cache of builds keyed
-// by the source's #defines and the build options, and the program for one share.
+// by what their #defines and build options follow from, and the program for one share.
 #pragma once
 
 #include <map>
@@ -59,22 +59,17 @@ class ProgramCache {
   };
   void build(const char* source, const std::string& defines, const std::string& options,
              Entry& result);
-  // The entry for `defines` prepended to `source`, built by the time it returns; throws if its
-  // build failed.
-  std::shared_ptr<Entry> built(const char* source, const std::string& defines,
-                               const std::string& options);
 
   cl::Context context_;
   cl::Device device_;
   std::mutex mutex_;
-  std::unordered_map<std::string, std::shared_ptr<Entry>> entries_;
-  // The programs built without error, by their key's hash.
+  // Every program asked for, built or being built or failed, by its key's hash.
   struct Known {
     int flags;
     Params params;
     std::shared_ptr<Entry> entry;
   };
-  std::unordered_multimap<uint64_t, Known> by_key_;
+  std::unordered_multimap<uint64_t, Known> entries_;
   // Kernels given back, by program and kernel name.
   std::map<std::pair<cl_program, std::string>, std::vector<cl::Kernel>> idle_kernels_;
 };
