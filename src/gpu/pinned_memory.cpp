@@ -2,7 +2,7 @@
 // address the caller got, and an arena that cuts small blocks out of such buffers.
 //
 // Pinning a buffer of its own (the driver's page-locked allocation, its mapping, and the reverse
-// at free) took 1.0-1.6 ms a block on the H100 host whatever its size, from 64 KiB to 1 MiB
+// at free) took 1.0-1.7 ms a block on the H100 host whatever its size, from 64 KiB to 1 MiB
 // (docs/PERFORMANCE.md, "pinned small blocks"). A block that small is copied in tens of
 // microseconds, so a program that allocates per call would lose by pinning it, and one that
 // allocates once and calls in a loop would lose by not pinning it: from ordinary memory an sgemm
