@@ -3,10 +3,10 @@
 //
 // Pinning a buffer of its own (the driver's page-locked allocation, its mapping, and the reverse
 // at free) took 1.0-1.7 ms a block on the H100 host whatever its size, from 64 KiB to 1 MiB
-// (docs/PERFORMANCE.md, "pinned small blocks"). A block that small is copied in tens of
-// microseconds, so a program that allocates per call would lose by pinning it, and one that
+// (docs/PERFORMANCE.md, "small tandem_malloc blocks pinned"). A block that small is copied in tens
+// of microseconds, so a program that allocates per call would lose by pinning it, and one that
 // allocates once and calls in a loop would lose by not pinning it: from ordinary memory an sgemm
-// 256^3 is packed on the host, and the call took 187-196 us against 94-108 pinned. So blocks
+// 256^3 is packed on the host, and the call took 182-196 us against 94-108 pinned. So blocks
 // below kOwnBlockFrom come from slabs of kSlab bytes, each cut into blocks of one power-of-two
 // size, which go back to their slab's free list when freed and are reused; slabs stay pinned
 // for the life of the process. Blocks from kOwnBlockFrom up get a buffer of their own.
