@@ -163,23 +163,26 @@ Device::Device(const DeviceInfo& info, const cl::Device& device, const cl::Conte
       // Idle staging beyond a quarter of the device's memory is released.
       staging_(context_, device_, info.global_mem_bytes / 4) {}
 
-cl::CommandQueue Device::take_queue() {
+cl::CommandQueue Device::take_queue(Queue kind) {
+  std::vector<cl::CommandQueue>& idle = idle_queues_[static_cast<int>(kind)];
   {
     std::lock_guard<std::mutex> lock(queues_mutex_);
-    if (!idle_queues_.empty()) {
-      cl::CommandQueue q = std::move(idle_queues_.back());
-      idle_queues_.pop_back();
+    if (!idle.empty()) {
+      cl::CommandQueue q = std::move(idle.back());
+      idle.pop_back();
       return q;
     }
   }
-  return cl::CommandQueue(context_, device_, CL_QUEUE_PROFILING_ENABLE);
+  return cl::CommandQueue(context_, device_,
+                          kind == Queue::Profiled ? CL_QUEUE_PROFILING_ENABLE : 0);
 }
 
-void Device::give_queue(cl::CommandQueue queue) {
+void Device::give_queue(cl::CommandQueue queue, Queue kind) {
   // As many as calls have run at once, within reason; the rest are released.
   constexpr size_t kIdle = 8;
+  std::vector<cl::CommandQueue>& idle = idle_queues_[static_cast<int>(kind)];
   std::lock_guard<std::mutex> lock(queues_mutex_);
-  if (queue() != nullptr && idle_queues_.size() < kIdle) idle_queues_.push_back(std::move(queue));
+  if (queue() != nullptr && idle.size() < kIdle) idle.push_back(std::move(queue));
 }
 
 namespace {

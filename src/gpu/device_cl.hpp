@@ -21,11 +21,13 @@ class Device {
   const cl::Device& device() const { return device_; }
   ProgramCache& programs() { return programs_; }
   StagingPool& staging() { return staging_; }
-  // An in-order queue with profiling, reused across calls: a small call is mostly fixed costs,
-  // and making its queue is one of them. Throws cl::Error.
-  cl::CommandQueue take_queue();
-  // Gives back a queue a share took, once nothing is left in it (it drained).
-  void give_queue(cl::CommandQueue queue);
+  // An in-order queue, with profiling (kernels) or without (copies), reused across calls: a
+  // small call is mostly fixed costs, and making a queue is one of them (about 60 us on the H100
+  // host, where a pipeline of chunks needs three). Throws cl::Error.
+  enum class Queue { Profiled, Plain };
+  cl::CommandQueue take_queue(Queue kind = Queue::Profiled);
+  // Gives back a queue a share took, of the kind it took, once nothing is left in it (it drained).
+  void give_queue(cl::CommandQueue queue, Queue kind = Queue::Profiled);
   // The bus rate, measured once (bus.cpp).
   std::once_flag& bus_once() { return bus_once_; }
   double bus_rate() const { return bus_rate_; }
@@ -38,7 +40,7 @@ class Device {
   ProgramCache programs_;
   StagingPool staging_;
   std::mutex queues_mutex_;
-  std::vector<cl::CommandQueue> idle_queues_;
+  std::vector<cl::CommandQueue> idle_queues_[2];  // by Queue
   std::once_flag bus_once_;
   double bus_rate_ = 0;
 };

@@ -88,6 +88,9 @@ class DiscreteShare final : public ShareImpl {
       return;
     }
     dev_.give_queue(std::move(queue_));
+    dev_.give_queue(std::move(queue2_));
+    dev_.give_queue(std::move(copies_in_), Device::Queue::Plain);
+    dev_.give_queue(std::move(copies_out_), Device::Queue::Plain);
     if (program_ != nullptr) {
       dev_.programs().give_kernel(*program_, "gemm", std::move(kernel_));
       dev_.programs().give_kernel(*program_, "transpose", std::move(transpose_));
@@ -242,12 +245,11 @@ class DiscreteShare final : public ShareImpl {
       in_q_ = out_q_ = &queue_;
       return;
     }
-    copies_in_ = cl::CommandQueue(dev_.context(), dev_.device());
-    copies_out_ = cl::CommandQueue(dev_.context(), dev_.device());
+    copies_in_ = dev_.take_queue(Device::Queue::Plain);
+    copies_out_ = dev_.take_queue(Device::Queue::Plain);
     in_q_ = &copies_in_;
     out_q_ = &copies_out_;
-    if (params_.at("QUEUES") > 1)
-      queue2_ = cl::CommandQueue(dev_.context(), dev_.device(), CL_QUEUE_PROFILING_ENABLE);
+    if (params_.at("QUEUES") > 1) queue2_ = dev_.take_queue();
   }
 
   // Operands the caller keeps in pinned memory are copied as they are ("direct"): they need
