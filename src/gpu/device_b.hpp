@@ -30,14 +30,15 @@ struct Operand {
 // packed on the host by another device's share (`packed_by`) is held until this one is gone.
 template <class T>
 struct DeviceB final : KeptB {
-  DeviceB(Device& device, const Share<T>& s, bool kernel_kb)
+  DeviceB(Device& device, const Share<T>& s, bool kernel_kb, int64_t device_ld)
       : dev(device),
         host(s.b),
         ld(s.ldb),
         rows(s.b_rows()),
         cols(s.b_cols()),
         trans(s.trans_b),
-        kb(kernel_kb) {}
+        kb(kernel_kb),
+        dev_ld(device_ld) {}
   ~DeviceB() override {
     if (lost) {  // a device may still copy from or into it: leaked, never freed or reused
       (void)b.pooled.release();
@@ -50,8 +51,11 @@ struct DeviceB final : KeptB {
   DeviceB(const DeviceB&) = delete;
   DeviceB& operator=(const DeviceB&) = delete;
 
-  // Whether this is share s's B, read by the kernel in layout kb.
-  bool holds(const Share<T>& s, bool kernel_kb) const { return same_host(s) && kb == kernel_kb; }
+  // Whether this is share s's B, read by the kernel in layout kb with leading dimension
+  // device_ld on the device.
+  bool holds(const Share<T>& s, bool kernel_kb, int64_t device_ld) const {
+    return same_host(s) && kb == kernel_kb && dev_ld == device_ld;
+  }
 
   // Whether share s's B is this one's on the host (the packed copy is B as stored, tight,
   // whatever layout a kernel reads it in).
@@ -67,6 +71,7 @@ struct DeviceB final : KeptB {
   const T* host;
   int64_t ld, rows, cols;
   bool trans, kb;
+  int64_t dev_ld;       // its leading dimension on the device (padded to the kernel's vectors)
   bool pinned = false;  // in the caller's pinned memory
   bool direct = false;  // copied straight from the caller's memory (pinned, or the direct kernel)
   Operand<T> b;

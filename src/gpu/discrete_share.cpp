@@ -24,20 +24,21 @@
 namespace tandem::detail::gpu {
 namespace {
 
-// The transpose kernel's arguments: dst (cols x rows) = src (rows x cols)^T, both tight at
-// `offset` elements of their buffers.
+// The transpose kernel's arguments: dst (cols x rows, leading dimension dst_ld, at element
+// dst_offset) = src (rows x cols, tight at element src_offset)^T.
 void set_transpose_args(cl::Kernel& kernel, bool long_index, int64_t rows, int64_t cols,
-                        const cl::Buffer& src, const cl::Buffer& dst, int64_t offset) {
+                        const cl::Buffer& src, int64_t src_offset, const cl::Buffer& dst,
+                        int64_t dst_offset, int64_t dst_ld) {
   int arg = 0;
   auto index = [&](int64_t v) { set_index(kernel, arg, long_index, v); };
   index(rows);
   index(cols);
   kernel.setArg(arg++, src);
-  index(offset);
+  index(src_offset);
   index(cols);
   kernel.setArg(arg++, dst);
-  index(offset);
-  index(rows);
+  index(dst_offset);
+  index(dst_ld);
 }
 
 // How long the device ran at least one of these commands: kernels on two queues may overlap.
@@ -108,9 +109,19 @@ class DiscreteShare final : public ShareImpl {
     params_ = params;
     ka_ = read_transposed(params, "A_T", s_.trans_a);
     kb_ = read_transposed(params, "B_T", s_.trans_b);
+    lda_ = padded(s_.k, "VW");
+    ldb_ = padded(kb_ ? s_.k : s_.n, "VW");
+    ldc_ = padded(s_.n, "VWN");
     const int64_t step = std::min(chunk_rows(s_, params, dev_.info()), launch_step(params, s_.m));
-    for (int64_t r0 = 0; r0 < s_.m; r0 += step)
-      chunks_.push_back({r0, std::min(s_.m, r0 + step), {}, {}, {}});
+    int64_t a_end = 0;  // A's panels one after another, each at its own leading dimension
+    for (int64_t r0 = 0; r0 < s_.m; r0 += step) {
+      Chunk ch{r0, std::min(s_.m, r0 + step), {}, {}, {}};
+      ch.a_ld = ka_ ? padded(ch.r1 - r0, "VW") : lda_;
+      ch.a_at = ka_ ? a_end : r0 * lda_;
+      a_end = ka_ ? a_end + s_.k * ch.a_ld : ch.r1 * lda_;
+      chunks_.push_back(std::move(ch));
+    }
+    a_elements_ = a_end;
     make_queues();
     take_staging();
     build_kernels();
@@ -204,6 +215,7 @@ class DiscreteShare final : public ShareImpl {
     int64_t r0 = 0, r1 = 0;
     cl::Event kernel, read;
     std::vector<cl::Event> slabs;  // the first chunk: its kernels on the earlier slabs of K
+    int64_t a_at = 0, a_ld = 0;    // its panel of op(A) on the device: first element, leading dim
   };
 
   // Rows of C per chunk (gemm_params.hpp's rule, which the cost model predicts with).
@@ -267,11 +279,11 @@ class DiscreteShare final : public ShareImpl {
     a_direct_ = as_stored || a_pinned;
     c_direct_ = as_stored || c_pinned;
     auto* kept = call_b_.on_device ? dynamic_cast<DeviceB<T>*>(call_b_.on_device->get()) : nullptr;
-    b_reused_ = kept && kept->holds(s, kb_);
+    b_reused_ = kept && kept->holds(s, kb_, ldb_);
     if (b_reused_) {
       b_ = std::static_pointer_cast<DeviceB<T>>(*call_b_.on_device);
     } else {
-      b_ = std::make_shared<DeviceB<T>>(dev_, s, kb_);
+      b_ = std::make_shared<DeviceB<T>>(dev_, s, kb_, ldb_);
       b_->pinned = in_pinned_block(dev_, s.b, s.b_bytes());
       b_->direct = as_stored || b_->pinned;
       if (!b_->direct) b_->packed_by = packed_elsewhere(s);
@@ -286,11 +298,11 @@ class DiscreteShare final : public ShareImpl {
       op.pooled = dev_.staging().take(bytes(elements), !direct);
       op.mapped = static_cast<T*>(op.pooled->mapped);
     };
-    take(a_, s.m * s.k, a_direct_);
-    take(c_, s.m * s.n, c_direct_);
+    take(a_, a_elements_, a_direct_);
+    take(c_, s.m * ldc_, c_direct_);
     if (ka_ != s.trans_a) a_raw_ = dev_.staging().take(bytes(s.m * s.k), false);
     if (b_reused_) return;
-    take(b_->b, s.k * s.n, b_->direct || b_->packed_by);
+    take(b_->b, (kb_ ? s.n : s.k) * ldb_, b_->direct || b_->packed_by);
     if (kb_ != s.trans_b) b_->raw = dev_.staging().take(bytes(s.k * s.n), false);
   }
 
@@ -321,21 +333,57 @@ class DiscreteShare final : public ShareImpl {
         transpose_.getWorkGroupInfo<CL_KERNEL_COMPILE_WORK_GROUP_SIZE>(dev_.device())[0];
   }
 
-  // A rows x cols block at host (leading dimension host_ld) into `buffer` at byte `offset`, tight
-  // (leading dimension cols); a rectangle copy unless the host block is tight too.
-  void write_block(const cl::Buffer& buffer, size_t offset, const T* host, int64_t rows,
-                   int64_t cols, int64_t host_ld, const std::vector<cl::Event>* waits,
-                   cl::Event* done) {
-    const size_t row = static_cast<size_t>(cols) * sizeof(T);
-    bytes_in += static_cast<int64_t>(row) * rows;
-    if (host_ld == cols || rows == 1) {
-      in_q_->enqueueWriteBuffer(buffer, CL_FALSE, offset, row * static_cast<size_t>(rows), host,
-                                waits, done);
+  // A rows x cols block at host (leading dimension host_ld) into `buffer` at element `at`, with
+  // leading dimension `ld` there; a rectangle copy unless both are tight.
+  void copy_in(const cl::Buffer& buffer, int64_t at, int64_t ld, const T* host, int64_t rows,
+               int64_t cols, int64_t host_ld, const std::vector<cl::Event>* waits,
+               cl::Event* done) {
+    constexpr size_t e = sizeof(T);
+    const size_t row = static_cast<size_t>(cols) * e;
+    if ((host_ld == cols && ld == cols) || rows == 1) {
+      in_q_->enqueueWriteBuffer(buffer, CL_FALSE, static_cast<size_t>(at) * e,
+                                row * static_cast<size_t>(rows), host, waits, done);
       return;
     }
-    in_q_->enqueueWriteBufferRect(buffer, CL_FALSE, {offset, 0, 0}, {0, 0, 0},
-                                  {row, static_cast<size_t>(rows), 1}, row, 0,
-                                  static_cast<size_t>(host_ld) * sizeof(T), 0, host, waits, done);
+    in_q_->enqueueWriteBufferRect(buffer, CL_FALSE, {static_cast<size_t>(at) * e, 0, 0}, {0, 0, 0},
+                                  {row, static_cast<size_t>(rows), 1}, static_cast<size_t>(ld) * e,
+                                  0, static_cast<size_t>(host_ld) * e, 0, host, waits, done);
+  }
+
+  // The same, from the caller's memory: counted in bytes_in.
+  void write_block(const cl::Buffer& buffer, int64_t at, int64_t ld, const T* host, int64_t rows,
+                   int64_t cols, int64_t host_ld, const std::vector<cl::Event>* waits,
+                   cl::Event* done) {
+    bytes_in += rows * cols * static_cast<int64_t>(sizeof(T));
+    copy_in(buffer, at, ld, host, rows, cols, host_ld, waits, done);
+  }
+
+  // A rows x cols block of `buffer` at element `at` (leading dimension ld there) to host (leading
+  // dimension host_ld), on the queue for copies out after `waits`.
+  void copy_out(const cl::Buffer& buffer, int64_t at, int64_t ld, T* host, int64_t rows,
+                int64_t cols, int64_t host_ld, const std::vector<cl::Event>* waits,
+                cl::Event* done) {
+    constexpr size_t e = sizeof(T);
+    const size_t row = static_cast<size_t>(cols) * e;
+    if ((host_ld == cols && ld == cols) || rows == 1) {
+      out_q_->enqueueReadBuffer(buffer, CL_FALSE, static_cast<size_t>(at) * e,
+                                row * static_cast<size_t>(rows), host, waits, done);
+      return;
+    }
+    out_q_->enqueueReadBufferRect(buffer, CL_FALSE, {static_cast<size_t>(at) * e, 0, 0}, {0, 0, 0},
+                                  {row, static_cast<size_t>(rows), 1}, static_cast<size_t>(ld) * e,
+                                  0, static_cast<size_t>(host_ld) * e, 0, host, waits, done);
+  }
+
+  // A leading dimension on the device: `elements` rounded up to the kernel's vector width
+  // `width`, so that every interior tile takes gemm.cl's unchecked vector loads and stores
+  // (a_full, b_full, c_full need ld % VW == 0, or % VWN for C). Tight rows of an odd width
+  // took none of them: sgemm 4097^3 ran its kernel at 17 TFLOPS on the H100 host, where 4096^3
+  // ran at 26 (docs/PERFORMANCE.md). The direct kernel reads operands as stored: tight.
+  int64_t padded(int64_t elements, const char* width) const {
+    const auto it = params_.find(width);
+    const int64_t w = is_direct(params_) || it == params_.end() ? 1 : std::max(1, it->second);
+    return (elements + w - 1) / w * w;
   }
 
   // B, whole, in pieces of its stored rows (packed, unless pinned), each copied as soon as it is
@@ -367,24 +415,26 @@ class DiscreteShare final : public ShareImpl {
         ld = b_cols;
       }
       b.ready.emplace_back();
-      write_block(target, static_cast<size_t>(q0 * b_cols) * sizeof(T), host, q1 - q0, b_cols, ld,
-                  nullptr, &b.ready.back());
+      // As stored into scratch (tight) to be transposed, or into B's buffer at its padded width.
+      const int64_t to_ld = b.raw ? b_cols : ldb_;
+      write_block(target, q0 * to_ld, to_ld, host, q1 - q0, b_cols, ld, nullptr, &b.ready.back());
       submit(*in_q_);
       if (k_slabs_ && i == 0) first_inputs = send_inputs(chunks_.front());
     }
     if (b.raw) {
       cl::Event done;
-      transpose_on_device(b.raw->device, b.b.device(), 0, b_rows, b_cols, b.ready, &done);
+      transpose_on_device(b.raw->device, 0, b.b.device(), 0, ldb_, b_rows, b_cols, b.ready, &done);
       b.ready = {done};
     }
     return first_inputs;
   }
 
-  // dst (cols x rows) = src (rows x cols)^T on the device, after `waits`; both tight at `offset`.
-  void transpose_on_device(const cl::Buffer& src, const cl::Buffer& dst, int64_t offset,
-                           int64_t rows, int64_t cols, std::vector<cl::Event>& waits,
-                           cl::Event* done) {
-    set_transpose_args(transpose_, long_index_, rows, cols, src, dst, offset);
+  // dst (cols x rows at element dst_at, leading dimension dst_ld) = src (rows x cols, tight at
+  // element src_at)^T on the device, after `waits`.
+  void transpose_on_device(const cl::Buffer& src, int64_t src_at, const cl::Buffer& dst,
+                           int64_t dst_at, int64_t dst_ld, int64_t rows, int64_t cols,
+                           std::vector<cl::Event>& waits, cl::Event* done) {
+    set_transpose_args(transpose_, long_index_, rows, cols, src, src_at, dst, dst_at, dst_ld);
     const size_t tile = transpose_tile_;
     const auto up = [tile](int64_t x) { return (static_cast<size_t>(x) + tile - 1) / tile * tile; };
     transposes_.emplace_back();
@@ -400,47 +450,48 @@ class DiscreteShare final : public ShareImpl {
     constexpr size_t e = sizeof(T);
     const int64_t rows = ch.r1 - ch.r0;
     std::vector<cl::Event> ready;
-    // The chunk's panel of op(A), tight at element r0 * k: rows x k (ka = 0) or k x rows (1).
-    const size_t a_offset = static_cast<size_t>(ch.r0 * s.k);
+    // The chunk's panel of op(A) as stored (rows x k, or k x rows when A is transposed), tight at
+    // element r0 * k on the host's staging and in scratch; in the kernel's buffer at ch.a_at with
+    // leading dimension ch.a_ld.
+    const int64_t tight_at = ch.r0 * s.k;
     const T* a_block = s.trans_a ? s.a + ch.r0 : s.a + ch.r0 * s.lda;  // its stored block
     const int64_t block_rows = s.trans_a ? s.k : rows, block_cols = s.trans_a ? rows : s.k;
     // As stored, into the kernel's buffer or, to be transposed there, into scratch.
     const cl::Buffer& a_target = a_raw_ ? a_raw_->device : a_.device();
+    const int64_t target_at = a_raw_ ? tight_at : ch.a_at,
+                  target_ld = a_raw_ ? block_cols : ch.a_ld;
     std::vector<cl::Event> a_in(1);
     if (a_direct_) {
-      write_block(a_target, a_offset * e, a_block, block_rows, block_cols, s.lda, nullptr,
+      write_block(a_target, target_at, target_ld, a_block, block_rows, block_cols, s.lda, nullptr,
                   &a_in[0]);
     } else {
-      T* panel = a_.mapped + a_offset;
+      T* panel = a_.mapped + tight_at;
       pack(a_block, block_rows, block_cols, s.lda, panel, host_threads_);
       bytes_in += rows * s.k * static_cast<int64_t>(e);
       bytes_packed += rows * s.k * static_cast<int64_t>(e);
-      in_q_->enqueueWriteBuffer(a_target, CL_FALSE, a_offset * e,
-                                static_cast<size_t>(rows * s.k) * e, panel, nullptr, &a_in[0]);
+      copy_in(a_target, target_at, target_ld, panel, block_rows, block_cols, block_cols, nullptr,
+              &a_in[0]);
     }
     ready.emplace_back();
     if (a_raw_) {
       submit(*in_q_);
-      transpose_on_device(a_raw_->device, a_.device(), static_cast<int64_t>(a_offset), block_rows,
+      transpose_on_device(a_raw_->device, tight_at, a_.device(), ch.a_at, ch.a_ld, block_rows,
                           block_cols, a_in, &ready.back());
     } else {
       ready.back() = a_in[0];
     }
     // Its rows of C, when beta makes the kernel read them.
-    const size_t c_offset = static_cast<size_t>(ch.r0 * s.n);
     if (s.beta != T(0)) {
       ready.emplace_back();
       if (c_direct_) {
-        write_block(c_.device(), c_offset * e, s.c + ch.r0 * s.ldc, rows, s.n, s.ldc, nullptr,
+        write_block(c_.device(), ch.r0 * ldc_, ldc_, s.c + ch.r0 * s.ldc, rows, s.n, s.ldc, nullptr,
                     &ready.back());
       } else {
-        pack(static_cast<const T*>(s.c + ch.r0 * s.ldc), rows, s.n, s.ldc, c_.mapped + c_offset,
-             host_threads_);
+        T* panel = c_.mapped + ch.r0 * s.n;
+        pack(static_cast<const T*>(s.c + ch.r0 * s.ldc), rows, s.n, s.ldc, panel, host_threads_);
         bytes_in += rows * s.n * static_cast<int64_t>(e);
         bytes_packed += rows * s.n * static_cast<int64_t>(e);
-        in_q_->enqueueWriteBuffer(c_.device(), CL_FALSE, c_offset * e,
-                                  static_cast<size_t>(rows * s.n) * e, c_.mapped + c_offset,
-                                  nullptr, &ready.back());
+        copy_in(c_.device(), ch.r0 * ldc_, ldc_, panel, rows, s.n, s.n, nullptr, &ready.back());
       }
     }
     submit(*in_q_);
@@ -485,11 +536,9 @@ class DiscreteShare final : public ShareImpl {
                 std::vector<cl::Event>* waits, cl::Event* done) {
     const Share<T>& s = s_;
     const int64_t rows = ch.r1 - ch.r0;
-    const int64_t a_offset = ch.r0 * s.k, c_offset = ch.r0 * s.n;
-    const int64_t lda = ka_ ? rows : s.k, ldb = kb_ ? s.k : s.n;
-    const int64_t a_at = a_offset + (ka_ ? p0 * rows : p0);
-    set_gemm_args(kernel_, long_index_, rows, s.n, p1 - p0, s.alpha, {&a_.device(), a_at, lda},
-                  {&b_->b.device(), p0 * ldb, ldb}, beta, {&c_.device(), c_offset, s.n});
+    const int64_t a_at = ch.a_at + (ka_ ? p0 * ch.a_ld : p0);
+    set_gemm_args(kernel_, long_index_, rows, s.n, p1 - p0, s.alpha, {&a_.device(), a_at, ch.a_ld},
+                  {&b_->b.device(), p0 * ldb_, ldb_}, beta, {&c_.device(), ch.r0 * ldc_, ldc_});
     const Launch launch = launch_for(rows, s.n, params_);
     kq.enqueueNDRangeKernel(kernel_, cl::NullRange, launch.global, launch.local, waits, done);
     submit(kq);
@@ -499,27 +548,15 @@ class DiscreteShare final : public ShareImpl {
   // (pinned, or any with the direct kernel; from here on its old values may be gone).
   void read_back(Chunk& ch) {
     const Share<T>& s = s_;
-    constexpr size_t e = sizeof(T);
     const int64_t rows = ch.r1 - ch.r0;
-    const size_t c_offset = static_cast<size_t>(ch.r0 * s.n);
     const std::vector<cl::Event> computed{ch.kernel};
-    bytes_out += rows * s.n * static_cast<int64_t>(e);
-    if (c_direct_) {
-      const size_t row = static_cast<size_t>(s.n) * e;
-      if (s.ldc == s.n || rows == 1)
-        out_q_->enqueueReadBuffer(c_.device(), CL_FALSE, c_offset * e,
-                                  row * static_cast<size_t>(rows), s.c + ch.r0 * s.ldc, &computed,
-                                  &ch.read);
-      else
-        out_q_->enqueueReadBufferRect(c_.device(), CL_FALSE, {c_offset * e, 0, 0}, {0, 0, 0},
-                                      {row, static_cast<size_t>(rows), 1}, row, 0,
-                                      static_cast<size_t>(s.ldc) * e, 0, s.c + ch.r0 * s.ldc,
-                                      &computed, &ch.read);
-    } else {
-      out_q_->enqueueReadBuffer(c_.device(), CL_FALSE, c_offset * e,
-                                static_cast<size_t>(rows * s.n) * e, c_.mapped + c_offset,
-                                &computed, &ch.read);
-    }
+    bytes_out += rows * s.n * static_cast<int64_t>(sizeof(T));
+    if (c_direct_)
+      copy_out(c_.device(), ch.r0 * ldc_, ldc_, s.c + ch.r0 * s.ldc, rows, s.n, s.ldc, &computed,
+               &ch.read);
+    else
+      copy_out(c_.device(), ch.r0 * ldc_, ldc_, c_.mapped + ch.r0 * s.n, rows, s.n, s.n, &computed,
+               &ch.read);
     submit(*out_q_);
   }
 
@@ -527,6 +564,9 @@ class DiscreteShare final : public ShareImpl {
   Share<T> s_;
   Params params_;
   bool ka_ = false, kb_ = false;  // the layouts the kernel reads A and B in
+  // Leading dimensions on the device (padded): op(A) read as stored rows (each chunk's panel has
+  // its own when read transposed), B, C; and the elements A's panels take.
+  int64_t lda_ = 0, ldb_ = 0, ldc_ = 0, a_elements_ = 0;
   // Copied straight from (C: into) the caller's memory: pinned, or any with the direct kernel.
   bool a_direct_ = false, c_direct_ = false;
   bool long_index_ = false;
