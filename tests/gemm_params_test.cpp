@@ -235,6 +235,40 @@ void sample_the_space(bool fp64, bool direct = false) {
   ::testing::Test::RecordProperty("device_limit_refusals", device_limits);
 }
 
+// Chunks of a discrete share are whole fills: a fill is the most rows of tiles whose work-groups
+// give each compute unit at most chunk_fill. On the H100's figures (132 compute units, fill 2,
+// 64 x 64 tiles) 4096^3 keeps its chunks of 512 rows (512 work-groups), and 4160^3, whose 65
+// tiles a row do not divide the fill of 264, takes 768 rows (780 work-groups, under three fills)
+// where rounding rows up gave 576 (585: a wave and a tail).
+TEST(GemmParams, ChunksAreWholeFills) {
+  constexpr size_t kBig = size_t{1} << 40;
+  EXPECT_EQ(gpu::chunk_rows(4096, 4096, kBig, 64, 64, 132, 2, 0), 512);
+  EXPECT_EQ(gpu::chunk_rows(4160, 4160, kBig, 64, 64, 132, 2, 0), 768);
+  EXPECT_EQ(gpu::chunk_rows(4160, 4160, kBig, 64, 64, 132, 2, kBig + 1), 4160) << "one chunk";
+  std::mt19937_64 rng(5);
+  const auto pick = [&rng](int64_t lo, int64_t hi) {
+    return std::uniform_int_distribution<int64_t>(lo, hi)(rng);
+  };
+  for (int i = 0; i < 20000; ++i) {
+    const int64_t m = pick(1, 20000), n = pick(1, 20000), mwg = int64_t{1} << pick(3, 8),
+                  nwg = int64_t{1} << pick(3, 8), units = pick(1, 160), fill_per_unit = pick(1, 64);
+    SCOPED_TRACE(::testing::Message() << m << " x " << n << ", tiles " << mwg << " x " << nwg
+                                      << ", " << units << " units, fill " << fill_per_unit);
+    const int64_t rows = gpu::chunk_rows(m, n, kBig, mwg, nwg, static_cast<int>(units),
+                                         static_cast<int>(fill_per_unit), 0);
+    ASSERT_GE(rows, 1);
+    ASSERT_LE(rows, m);
+    ASSERT_LE((m + rows - 1) / rows, 8) << "at most 8 chunks";
+    if (rows == m) continue;
+    ASSERT_EQ(rows % mwg, 0) << "whole rows of tiles";
+    const int64_t groups_n = (n + nwg - 1) / nwg, fill = units * fill_per_unit;
+    if (groups_n > fill) continue;             // a single row of tiles is more than a fill
+    const int64_t per_fill = fill / groups_n;  // rows of tiles in a fill
+    ASSERT_EQ(rows / mwg % per_fill, 0) << "whole fills";
+    ASSERT_LE(rows / mwg * groups_n, rows / mwg / per_fill * fill) << "each fill within the fill";
+  }
+}
+
 TEST(GemmParams, TunerSpaceSampleSingle) { sample_the_space(false); }
 TEST(GemmParams, TunerSpaceSampleDouble) { sample_the_space(true); }
 TEST(GemmParams, DirectSpaceSampleSingle) { sample_the_space(false, true); }
