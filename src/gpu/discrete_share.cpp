@@ -113,15 +113,11 @@ class DiscreteShare final : public ShareImpl {
     ldb_ = padded(kb_ ? s_.k : s_.n, "VW");
     ldc_ = padded(s_.n, "VWN");
     const int64_t step = std::min(chunk_rows(s_, params, dev_.info()), launch_step(params, s_.m));
-    int64_t a_end = 0;  // A's panels one after another, each at its own leading dimension
-    for (int64_t r0 = 0; r0 < s_.m; r0 += step) {
-      Chunk ch{r0, std::min(s_.m, r0 + step), {}, {}, {}};
-      ch.a_ld = ka_ ? padded(ch.r1 - r0, "VW") : lda_;
-      ch.a_at = ka_ ? a_end : r0 * lda_;
-      a_end = ka_ ? a_end + s_.k * ch.a_ld : ch.r1 * lda_;
-      chunks_.push_back(std::move(ch));
+    for (int64_t r0 = 0; r0 < s_.m; r0 += step) {  // A's panels one after another
+      const int64_t r1 = std::min(s_.m, r0 + step), ld = ka_ ? padded(r1 - r0, "VW") : lda_;
+      chunks_.push_back({r0, r1, {}, {}, {}, a_elements_, ld});
+      a_elements_ += (ka_ ? s_.k : r1 - r0) * ld;
     }
-    a_elements_ = a_end;
     make_queues();
     take_staging();
     build_kernels();
@@ -350,7 +346,7 @@ class DiscreteShare final : public ShareImpl {
                                   0, static_cast<size_t>(host_ld) * e, 0, host, waits, done);
   }
 
-  // The same, from the caller's memory: counted in bytes_in.
+  // The same, counted in bytes_in (from the caller's memory).
   void write_block(const cl::Buffer& buffer, int64_t at, int64_t ld, const T* host, int64_t rows,
                    int64_t cols, int64_t host_ld, const std::vector<cl::Event>* waits,
                    cl::Event* done) {
@@ -375,11 +371,9 @@ class DiscreteShare final : public ShareImpl {
                                   0, static_cast<size_t>(host_ld) * e, 0, host, waits, done);
   }
 
-  // A leading dimension on the device: `elements` rounded up to the kernel's vector width
-  // `width`, so that every interior tile takes gemm.cl's unchecked vector loads and stores
-  // (a_full, b_full, c_full need ld % VW == 0, or % VWN for C). Tight rows of an odd width
-  // took none of them: sgemm 4097^3 ran its kernel at 17 TFLOPS on the H100 host, where 4096^3
-  // ran at 26 (docs/PERFORMANCE.md). The direct kernel reads operands as stored: tight.
+  // A leading dimension on the device: `elements` rounded up to the kernel's vector width, so
+  // that interior tiles take gemm.cl's unchecked vector loads and stores (a_full, b_full and
+  // c_full need it). The direct kernel reads operands as stored: tight.
   int64_t padded(int64_t elements, const char* width) const {
     const auto it = params_.find(width);
     const int64_t w = is_direct(params_) || it == params_.end() ? 1 : std::max(1, it->second);
@@ -564,8 +558,8 @@ class DiscreteShare final : public ShareImpl {
   Share<T> s_;
   Params params_;
   bool ka_ = false, kb_ = false;  // the layouts the kernel reads A and B in
-  // Leading dimensions on the device (padded): op(A) read as stored rows (each chunk's panel has
-  // its own when read transposed), B, C; and the elements A's panels take.
+  // Leading dimensions on the device (padded) of op(A) as rows (read transposed, each chunk's
+  // panel has its own), B and C; and the elements A's panels take.
   int64_t lda_ = 0, ldb_ = 0, ldc_ = 0, a_elements_ = 0;
   // Copied straight from (C: into) the caller's memory: pinned, or any with the direct kernel.
   bool a_direct_ = false, c_direct_ = false;
