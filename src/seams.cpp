@@ -12,6 +12,7 @@ const Values kDefaults{};
 std::atomic<bool> g_assume_discrete{kDefaults.assume_discrete};
 std::atomic<bool> g_assume_unified{kDefaults.assume_unified};
 std::atomic<size_t> g_overlap_from{kDefaults.overlap_from};
+std::atomic<bool> g_pad_rows{kDefaults.pad_rows};
 std::atomic<size_t> g_pinned_from{kDefaults.pinned_from};
 std::atomic<CpuMode> g_cpu_mode{kDefaults.cpu_mode};
 std::atomic<bool> g_fail_builds{kDefaults.fail_builds};
@@ -28,6 +29,7 @@ Values current() {
   v.assume_discrete = assume_discrete();
   v.assume_unified = assume_unified();
   v.overlap_from = overlap_from();
+  v.pad_rows = pad_rows();
   v.pinned_from = pinned_from();
   v.cpu_mode = cpu_mode();
   v.fail_builds = fail_builds();
@@ -45,6 +47,7 @@ void set(const Values& v) {
   g_assume_discrete.store(v.assume_discrete);
   g_assume_unified.store(v.assume_unified);
   g_overlap_from.store(v.overlap_from);
+  g_pad_rows.store(v.pad_rows);
   g_pinned_from.store(v.pinned_from);
   g_cpu_mode.store(v.cpu_mode);
   g_fail_builds.store(v.fail_builds);
@@ -62,6 +65,7 @@ void set(const Values& v) {
 bool assume_discrete() { return g_assume_discrete.load(std::memory_order_relaxed); }
 bool assume_unified() { return g_assume_unified.load(std::memory_order_relaxed); }
 size_t overlap_from() { return g_overlap_from.load(std::memory_order_relaxed); }
+bool pad_rows() { return g_pad_rows.load(std::memory_order_relaxed); }
 size_t pinned_from() { return g_pinned_from.load(std::memory_order_relaxed); }
 CpuMode cpu_mode() { return g_cpu_mode.load(std::memory_order_relaxed); }
 bool fail_builds() { return g_fail_builds.load(std::memory_order_relaxed); }

@@ -27,6 +27,10 @@ struct Values {
   // A discrete share whose copies (A, B and C together) are smaller than this runs as one chunk:
   // overlapping copies that small with the kernel does not pay.
   size_t overlap_from = size_t{16} << 20;
+  // A discrete share pads its rows on the device to the kernel's vector widths, writing them with
+  // rectangle copies (discrete_share.cpp). Off only for Oclgrind's uninitialised-value check,
+  // which does not see a rectangle write set the bytes it writes (tests/oclgrind_preload.c).
+  bool pad_rows = true;
   // tandem_malloc pins blocks of at least this many bytes on a discrete device (the small ones
   // from an arena, pinned_memory.cpp): a block under a page is copied in no time.
   size_t pinned_from = size_t{4096};
@@ -54,6 +58,7 @@ struct Values {
 bool assume_discrete();
 bool assume_unified();
 size_t overlap_from();
+bool pad_rows();
 size_t pinned_from();
 CpuMode cpu_mode();
 bool fail_builds();

@@ -16,7 +16,9 @@
 // and a staging buffer reused for a larger operand keeps a shadow too small for what a kernel
 // writes there (the device's transpose). So the uninitialised-value run sends each discrete
 // share in one chunk (oclgrind_test.cpp), and runs each kernel variant in a process of its own,
-// with a fresh staging pool (oclgrind.sh).
+// with a fresh staging pool (oclgrind.sh). A rectangle write (clEnqueueWriteBufferRect) sets no
+// shadow at all, so the share's rows on the device are tight there too (seams::pad_rows), and
+// every write is a plain one.
 #define CL_TARGET_OPENCL_VERSION 120
 #define _GNU_SOURCE
 #include <CL/cl.h>

@@ -376,8 +376,8 @@ class DiscreteShare final : public ShareImpl {
   // c_full need it). The direct kernel reads operands as stored: tight.
   int64_t padded(int64_t elements, const char* width) const {
     const auto it = params_.find(width);
-    const int64_t w = is_direct(params_) || it == params_.end() ? 1 : std::max(1, it->second);
-    return (elements + w - 1) / w * w;
+    if (is_direct(params_) || it == params_.end() || !seams::pad_rows()) return elements;
+    return (elements + it->second - 1) / it->second * it->second;
   }
 
   // B, whole, in pieces of its stored rows (packed, unless pinned), each copied as soon as it is
