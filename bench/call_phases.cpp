@@ -6,6 +6,7 @@
 //                                                      [--reps 200] [--memory pinned,ordinary]
 //                                                      [--kernel NAME=v,...] [--pin-from BYTES]
 //                                                      [--check every|last]
+//                                                      [--overlap-from BYTES]
 //   call_phases [--pin-from BYTES] --alloc-sizes 4096,65536,...
 //
 // Per size and memory: 10 warm-up calls, then --reps timed ones; one JSON line with the medians
@@ -169,7 +170,7 @@ int main(int argc, char** argv) {
   std::string device, kernel, sizes = "8,64,256,512", memories = "pinned,ordinary", allocs,
                               checks = "every";
   int reps = 200;
-  int64_t pin_from = -1;
+  int64_t pin_from = -1, overlap_from = -1;
   app.add_option("--device", device, "device selector (index or name)");
   app.add_option("--sizes", sizes, "square sizes, comma-separated");
   app.add_option("--reps", reps, "timed calls per size")->check(CLI::PositiveNumber);
@@ -179,14 +180,17 @@ int main(int argc, char** argv) {
                  "tandem_malloc pins blocks from this many bytes up (default: the library's)");
   app.add_option("--check", checks, "check every call's C, or the last one's only")
       ->check(CLI::IsMember({"every", "last"}));
+  app.add_option("--overlap-from", overlap_from,
+                 "the seam overlap_from: shares with fewer operand bytes run as one chunk");
   app.add_option("--alloc-sizes", allocs,
                  "time tandem_malloc, a fill and tandem_free of blocks of these bytes instead");
   CLI11_PARSE(app, argc, argv);
-  std::optional<detail::seams::Override> pinning;
-  if (pin_from >= 0) {
-    detail::seams::Values v;  // the defaults, but for pinning
-    v.pinned_from = static_cast<size_t>(pin_from);
-    pinning.emplace(v);
+  std::optional<detail::seams::Override> seams;
+  if (pin_from >= 0 || overlap_from >= 0) {
+    detail::seams::Values v;  // the defaults, but for pinning and chunking
+    if (pin_from >= 0) v.pinned_from = static_cast<size_t>(pin_from);
+    if (overlap_from >= 0) v.overlap_from = static_cast<size_t>(overlap_from);
+    seams.emplace(v);
   }
   if (!allocs.empty()) {
     time_allocs(parse_sizes(allocs), reps);
