@@ -135,6 +135,7 @@ class DiscreteShare final : public ShareImpl {
   }
 
   bool drain() noexcept override {
+    if (settled_) return true;
     try {
       for (cl::CommandQueue* q : queues()) q->finish();
       return true;
@@ -171,7 +172,6 @@ class DiscreteShare final : public ShareImpl {
   bool submitted() override {
     return kernel_event_() == nullptr || status_of(kernel_event_) <= CL_SUBMITTED;
   }
-
   bool feeds() const override { return true; }
 
   void feed(int host_threads) override {
@@ -201,6 +201,7 @@ class DiscreteShare final : public ShareImpl {
       confirmed_ = ch.r1;
     }
     launches = static_cast<int>(ran.size());
+    settled_ = one_queue();  // its last command is complete, so every one before it is
     // Transposes ran on the first kernel queue before the kernels that wait for them: done too.
     for (const cl::Event& t : transposes_) add(t);
     kernel_seconds = busy_seconds(std::move(ran));
@@ -240,13 +241,13 @@ class DiscreteShare final : public ShareImpl {
   void submit(cl::CommandQueue& q) {
     if (chunks_.size() > 1 || host_packs()) q.flush();
   }
-
+  bool one_queue() const { return in_q_ == &queue_ && out_q_ == &queue_; }  // make_queues()
   // Whether some operand is packed or unpacked on the host.
   bool host_packs() const { return !a_direct_ || !c_direct_ || (!b_reused_ && !b_->direct); }
 
   // The kernels' queue, and queues for the copies in and out. A share of one chunk has nothing
-  // to overlap: its copies and its kernel go in order on the one queue, with no waits across
-  // queues and no queues to create beyond it (what a small call's time is mostly made of).
+  // to overlap: its copies and kernel go in order on the one queue, with no event lists and no
+  // queues to create beyond it (what a small call's time is mostly made of).
   void make_queues() {
     queue_ = dev_.take_queue();
     if (chunks_.size() == 1) {
@@ -517,10 +518,11 @@ class DiscreteShare final : public ShareImpl {
                  last ? &ch.kernel : &ch.slabs.back());
         p0 = b_->piece_ends[q];
       }
-    } else {
-      std::vector<cl::Event> ready = b_->ready;
-      ready.insert(ready.end(), own.begin(), own.end());
-      run_slab(kq, ch, 0, s_.k, s_.beta, &ready, &ch.kernel);
+    } else {  // one in-order queue runs the kernel after its inputs without a list to check
+      std::vector<cl::Event> ready;
+      if (!one_queue() || b_reused_) ready = b_->ready;
+      if (!one_queue()) ready.insert(ready.end(), own.begin(), own.end());
+      run_slab(kq, ch, 0, s_.k, s_.beta, ready.empty() ? nullptr : &ready, &ch.kernel);
     }
     read_back(ch);
   }
@@ -543,14 +545,12 @@ class DiscreteShare final : public ShareImpl {
   void read_back(Chunk& ch) {
     const Share<T>& s = s_;
     const int64_t rows = ch.r1 - ch.r0;
-    const std::vector<cl::Event> computed{ch.kernel};
+    std::vector<cl::Event> computed;  // one in-order queue copies after the kernel by itself
+    if (!one_queue()) computed.push_back(ch.kernel);
     bytes_out += rows * s.n * static_cast<int64_t>(sizeof(T));
-    if (c_direct_)
-      copy_out(c_.device(), ch.r0 * ldc_, ldc_, s.c + ch.r0 * s.ldc, rows, s.n, s.ldc, &computed,
-               &ch.read);
-    else
-      copy_out(c_.device(), ch.r0 * ldc_, ldc_, c_.mapped + ch.r0 * s.n, rows, s.n, s.n, &computed,
-               &ch.read);
+    T* to = c_direct_ ? s.c + ch.r0 * s.ldc : c_.mapped + ch.r0 * s.n;
+    copy_out(c_.device(), ch.r0 * ldc_, ldc_, to, rows, s.n, c_direct_ ? s.ldc : s.n,
+             computed.empty() ? nullptr : &computed, &ch.read);
     submit(*out_q_);
   }
 
@@ -578,6 +578,7 @@ class DiscreteShare final : public ShareImpl {
   std::shared_ptr<DeviceB<T>> b_;      // B on the device, this share's or kept from an earlier one
   bool b_reused_ = false;              // B was on the device already: nothing of it is sent
   bool k_slabs_ = false;               // the first chunk runs slab by slab of K (see send_b)
+  bool settled_ = false;               // waited for on one queue: nothing left to drain
   std::vector<cl::Event> transposes_;  // operands transposed on the device
   Operand<T> a_, c_;
   std::unique_ptr<Staging> a_raw_;  // scratch for A as stored, before transposition
