@@ -24,7 +24,7 @@ namespace {
 
 // One device's part in flight, and what became of it.
 struct Running {
-  DevicePart part;
+  int64_t row0 = 0, rows = 0;  // its part of C
   std::unique_ptr<gpu::InFlight> inflight;
   Report::Device report;
   bool feeds = false;
@@ -63,11 +63,13 @@ std::vector<Running> start_gpus(const Problem<T>& p, const Request& req, const G
       continue;
     }
     Running run;
-    run.part = part;
+    run.row0 = part.row0;
+    run.rows = part.rows;
     run.feeds = inflight->feeds();
     run.report.index = gpu::info(*part.device).index;
     run.report.name = gpu::info(*part.device).describe();
-    run.report.kernel = text::describe(part.params);
+    // The plan described the first part's kernel for the call's report already.
+    run.report.kernel = &part == &plan.parts.front() ? r.kernel : text::describe(part.params);
     run.report.row0 = part.row0;
     run.report.rows = part.rows;
     run.report.chunks = 1;
@@ -152,9 +154,9 @@ int64_t recover(const Problem<T>& p, const Request& req, std::vector<Running>& r
     run.report.failure = run.failure->what();
     gpu_unavailable(p, req, *run.failure, run.c_touched, r);
     run.inflight.reset();
-    run.report.finished_rows = run.part.rows;
-    for (const gpu::RowRange& u : gpu::unfinished(run.part.rows, run.finished)) {
-      cpu_share(p, run.part.row0 + u.row0, u.rows, cores.total, false);
+    run.report.finished_rows = run.rows;
+    for (const gpu::RowRange& u : gpu::unfinished(run.rows, run.finished)) {
+      cpu_share(p, run.row0 + u.row0, u.rows, cores.total, false);
       rows += u.rows;
       run.report.finished_rows -= u.rows;
     }

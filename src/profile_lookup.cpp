@@ -162,7 +162,7 @@ std::shared_ptr<const Profile> active_for(const gpu::DeviceInfo& device) {
   // worked out once per device; the profile itself is cached by active_keyed alone.
   static std::mutex& mutex = *new std::mutex;
   static auto& identities = *new std::map<int, std::pair<Identity, std::string>>;
-  std::pair<Identity, std::string> id;
+  const std::pair<Identity, std::string>* id = nullptr;  // entries are never changed or erased
   {
     std::lock_guard<std::mutex> lock(mutex);
     auto it = identities.find(device.index);
@@ -171,9 +171,9 @@ std::shared_ptr<const Profile> active_for(const gpu::DeviceInfo& device) {
       const std::string name = fresh.file_name();
       it = identities.emplace(device.index, std::make_pair(std::move(fresh), name)).first;
     }
-    id = it->second;
+    id = &it->second;
   }
-  return active_keyed(id.first, id.second);
+  return active_keyed(id->first, id->second);
 }
 
 std::vector<fs::path> local_files(const Identity& id) {
