@@ -135,7 +135,7 @@ class DiscreteShare final : public ShareImpl {
   }
 
   bool drain() noexcept override {
-    if (settled_) return true;
+    if (one_queue() && confirmed_ == s_.m) return true;  // its last copy waited for: all done
     try {
       for (cl::CommandQueue* q : queues()) q->finish();
       return true;
@@ -201,7 +201,6 @@ class DiscreteShare final : public ShareImpl {
       confirmed_ = ch.r1;
     }
     launches = static_cast<int>(ran.size());
-    settled_ = one_queue();  // its last command is complete, so every one before it is
     // Transposes ran on the first kernel queue before the kernels that wait for them: done too.
     for (const cl::Event& t : transposes_) add(t);
     kernel_seconds = busy_seconds(std::move(ran));
@@ -578,7 +577,6 @@ class DiscreteShare final : public ShareImpl {
   std::shared_ptr<DeviceB<T>> b_;      // B on the device, this share's or kept from an earlier one
   bool b_reused_ = false;              // B was on the device already: nothing of it is sent
   bool k_slabs_ = false;               // the first chunk runs slab by slab of K (see send_b)
-  bool settled_ = false;               // waited for on one queue: nothing left to drain
   std::vector<cl::Event> transposes_;  // operands transposed on the device
   Operand<T> a_, c_;
   std::unique_ptr<Staging> a_raw_;  // scratch for A as stored, before transposition
