@@ -186,7 +186,7 @@ void run_dynamic(const Problem<T>& p, const Options& o, const Request& req, cons
   std::vector<std::shared_ptr<gpu::Device>> devices;
   for (const DevicePart& part : plan.parts) {
     shares.push_back(part.rows);
-    tiles.push_back(gpu::row_tile(part.params));
+    tiles.push_back(gpu::row_tile(*part.params));
     costly.push_back(gpu::is_discrete(*part.device));  // each chunk copies B
     devices.push_back(part.device);
   }

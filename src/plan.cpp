@@ -14,6 +14,7 @@
 #include "feed_cost.hpp"
 #include "gpu/pinned_memory.hpp"
 #include "log.hpp"
+#include "memo.hpp"
 #include "profile.hpp"
 #include "text.hpp"
 #include "topology.hpp"
@@ -79,19 +80,50 @@ void choose_direct(profile::Choice& choice, const Problem<T>& p, const Options& 
 }
 
 // Explicit parameters are the caller's to get right; a profile's that do not fit this device (a
-// platform-wide profile, a hand-edited file) give way to the defaults.
-gpu::Params kernel_for(const gpu::Device& device, bool fp64, const Options& o,
-                       const std::map<std::string, int>& profile_kernel,
-                       const std::string& profile) {
-  if (!o.kernel_params.empty()) return gpu::resolve_params(device, fp64, o.kernel_params);
-  try {
-    return gpu::resolve_params(device, fp64, profile_kernel);
-  } catch (const Error& e) {
-    warn_once("profile-kernel:" + profile, "the profile's kernel does not fit " +
-                                               gpu::info(device).describe() + " (" + e.what() +
-                                               "); using the default kernel");
-    return gpu::resolve_params(device, fp64, {});
-  }
+// platform-wide profile, a hand-edited file) give way to the defaults. A profile's set is found
+// again by where it lies, not by its contents (hashing and comparing them cost a small call about
+// 3k instructions): a profile never changes once read, and an entry holds the profile the set
+// belongs to (`owner`; the defaults' sets are never destroyed), so no other set can take that
+// address while the entry is remembered.
+gpu::SharedParams kernel_for(const gpu::Device& device, bool fp64, const Options& o,
+                             const gpu::Params& profile_kernel,
+                             const std::shared_ptr<const profile::Profile>& owner,
+                             const std::string& profile) {
+  const gpu::Limits limits = gpu::limits_of(gpu::info(device));
+  if (!o.kernel_params.empty()) return gpu::resolved(limits, fp64, o.kernel_params);
+  struct Key {
+    const gpu::Params* set;
+    gpu::Limits limits;
+    bool fp64;
+    std::shared_ptr<const profile::Profile> owner;
+  };
+  struct View {
+    const gpu::Params* set;
+    const gpu::Limits& limits;
+    bool fp64;
+    const std::shared_ptr<const profile::Profile>& owner;
+    uint64_t hash() const {
+      uint64_t h = hash_value(set, hash_value(owner.get(), hash_value(fp64, 0)));
+      return hash_value(limits.max_work_group, hash_value(limits.local_mem_bytes, h));
+    }
+    bool matches(const Key& k) const {
+      return k.set == set && k.owner == owner && k.fp64 == fp64 &&
+             k.limits.max_work_group == limits.max_work_group &&
+             k.limits.local_mem_bytes == limits.local_mem_bytes && k.limits.is_gpu == limits.is_gpu;
+    }
+    Key own() const { return {set, limits, fp64, owner}; }
+  };
+  static auto& memo = *new Memo<Key, gpu::SharedParams>;  // never destroyed: calls until exit
+  return memo.get(View{&profile_kernel, limits, fp64, owner}, [&] {
+    try {
+      return gpu::resolved(limits, fp64, profile_kernel);
+    } catch (const Error& e) {
+      warn_once("profile-kernel:" + profile, "the profile's kernel does not fit " +
+                                                 gpu::info(device).describe() + " (" + e.what() +
+                                                 "); using the default kernel");
+      return gpu::resolved(limits, fp64, {});
+    }
+  });
 }
 
 // The devices' share of the rows. One device: its profile's fraction (auto), the request's or the
@@ -174,8 +206,14 @@ void bound_launches(DevicePart& part, const Problem<T>& p, const Options& o, dou
   const double rows =
       bound.max_seconds * rate /
       (2.0 * static_cast<double>(p.n) * static_cast<double>(std::max<int64_t>(p.k, 1)));
-  part.params["LAUNCH_ROWS"] =
+  const int launch_rows =
       rows >= static_cast<double>(p.m) ? 0 : std::max(1, static_cast<int>(rows));
+  // The resolved set is shared: a bound of its own is a copy (a call too long for one launch).
+  const auto it = part.params->find("LAUNCH_ROWS");
+  if (it != part.params->end() && it->second == launch_rows) return;
+  auto bounded = std::make_shared<gpu::Params>(*part.params);
+  (*bounded)["LAUNCH_ROWS"] = launch_rows;
+  part.params = std::move(bounded);
 }
 
 // The cores a call divides: physical cores, but never more than the program allows OpenBLAS
@@ -293,11 +331,11 @@ GpuPlan model_plan(const Problem<T>& p, const Options& o,
   s.element_bytes = sizeof(T);
   s.reads_c = p.beta != T(0);
   s.pinned = gpu::operands_pinned(*devices.front(), p);
-  std::vector<gpu::Params> params;
+  std::vector<gpu::SharedParams> params;
   std::vector<cost::Side> sides;
   for (size_t i = 0; i < devices.size(); ++i) {
-    params.push_back(kernel_for(*devices[i], fp64, o, choices[i].kernel, r.profile));
-    sides.push_back({&models[i]->device, gpu::row_tile(params.back()), models[i]->both_busy,
+    params.push_back(kernel_for(*devices[i], fp64, o, *choices[i].kernel, profiles[i], r.profile));
+    sides.push_back({&models[i]->device, gpu::row_tile(*params.back()), models[i]->both_busy,
                      models[i]->cpu_busy});
   }
   const cost::Plan best =
@@ -309,9 +347,10 @@ GpuPlan model_plan(const Problem<T>& p, const Options& o,
     DevicePart part;
     part.device = devices[i];
     // A device that has every row runs its GPU-only kernel.
-    part.params = best.cpu_rows > 0 || o.kernel_params.size() > 0
-                      ? params[i]
-                      : kernel_for(*devices[i], fp64, o, choices[i].gpu_kernel, r.profile);
+    part.params =
+        best.cpu_rows > 0 || o.kernel_params.size() > 0
+            ? params[i]
+            : kernel_for(*devices[i], fp64, o, *choices[i].gpu_kernel, profiles[i], r.profile);
     part.row0 = row0;
     part.rows = best.rows[i];
     row0 += part.rows;
@@ -380,9 +419,10 @@ GpuPlan plan_gpu(const Problem<T>& p, const Options& o, const Request& req, Repo
     const auto& c = choices[i];
     DevicePart part;
     part.device = devices[i];
-    part.params = kernel_for(*devices[i], fp64, o,
-                             req.strategy == Strategy::Gpu ? c.gpu_kernel : c.kernel, r.profile);
-    tiles.push_back(gpu::row_tile(part.params));
+    part.params =
+        kernel_for(*devices[i], fp64, o, req.strategy == Strategy::Gpu ? *c.gpu_kernel : *c.kernel,
+                   profiles[i], r.profile);
+    tiles.push_back(gpu::row_tile(*part.params));
     bound_launches(part, p, o, c.gpu_gflops);
     plan.parts.push_back(std::move(part));
     // Under auto a device whose own profile keeps it idle stays idle.

@@ -24,10 +24,10 @@ struct Request {
 // Throws Error (InvalidArgument) naming an option out of range.
 Request request(const Options& options);
 
-// One OpenCL device's part: its kernel and its rows [row0, row0 + rows) of C.
+// One OpenCL device's part: its kernel (resolved, shared) and its rows [row0, row0 + rows) of C.
 struct DevicePart {
   std::shared_ptr<gpu::Device> device;
-  gpu::Params params;
+  gpu::SharedParams params;
   int64_t row0 = 0, rows = 0;
 };
 

@@ -512,14 +512,12 @@ const std::map<std::string, int>& kernel_defaults(bool is_gpu) {
 }
 
 const Direct& direct_defaults(bool is_gpu) {
-  static const auto defaults = [] {
-    const json& j = defaults_file().at("direct");
-    const auto of = [](const json& kind) {
-      return Direct{kernel_of(kind.at("kernel")), integer<int64_t>(kind, "below")};
-    };
-    return std::make_pair(of(j.at("gpu")), of(j.at("cpu")));
-  }();
-  return is_gpu ? defaults.first : defaults.second;
+  static const json& j = defaults_file().at("direct");
+  static const std::map<std::string, int> kernels[2] = {kernel_of(j.at("cpu").at("kernel")),
+                                                        kernel_of(j.at("gpu").at("kernel"))};
+  static const Direct direct[2] = {{&kernels[0], integer<int64_t>(j.at("cpu"), "below")},
+                                   {&kernels[1], integer<int64_t>(j.at("gpu"), "below")}};
+  return direct[is_gpu ? 1 : 0];
 }
 
 const LaunchBound& launch_bound() {

@@ -7,13 +7,15 @@
 
 namespace tandem::detail::profile {
 
+const std::map<std::string, int> Choice::none;
+
 Choice choose(const Profile& p, bool fp64, int64_t m, int64_t n, int64_t k, bool resident) {
   Choice c;
   auto it = p.precisions.find(fp64 ? 'd' : 's');
   if (it == p.precisions.end()) return c;
   const PrecisionProfile& pp = it->second;
-  c.kernel = pp.gpu_kernel;
-  c.gpu_kernel = pp.gpu_kernel;
+  c.kernel = &pp.gpu_kernel;
+  c.gpu_kernel = &pp.gpu_kernel;
   c.gpu_gflops = pp.gpu_gflops;
   if (pp.buckets.empty()) return c;
   const double size =
@@ -22,13 +24,13 @@ Choice choose(const Profile& p, bool fp64, int64_t m, int64_t n, int64_t k, bool
   for (const auto& b : pp.buckets)
     if (std::fabs(std::log(size / double(b.size))) < std::fabs(std::log(size / double(best->size))))
       best = &b;
-  if (!best->kernel.empty()) c.kernel = best->kernel;
-  if (!best->gpu_kernel.empty()) c.gpu_kernel = best->gpu_kernel;
+  if (!best->kernel.empty()) c.kernel = &best->kernel;
+  if (!best->gpu_kernel.empty()) c.gpu_kernel = &best->gpu_kernel;
   const ResidentSplit* r = resident && best->resident ? &*best->resident : nullptr;
   if (r && !r->kernel.empty()) {
-    c.kernel = r->kernel;
+    c.kernel = &r->kernel;
     // The GPU alone was best there: its kernel is the one measured on this memory.
-    if (r->gpu_parts == best->parts) c.gpu_kernel = r->kernel;
+    if (r->gpu_parts == best->parts) c.gpu_kernel = &r->kernel;
   }
   if (size < 0.5 * static_cast<double>(pp.buckets.front().size)) {
     // Unmeasured: the CPU alone. A call sent to the GPU anyway (strategy gpu, hybrid) runs the
@@ -63,7 +65,7 @@ Direct direct_for(const Profile* p, bool fp64, bool is_gpu) {
   if (p == nullptr) return d;
   const auto it = p->precisions.find(fp64 ? 'd' : 's');
   if (it == p->precisions.end()) return d;
-  if (!it->second.direct_kernel.empty()) d.kernel = it->second.direct_kernel;
+  if (!it->second.direct_kernel.empty()) d.kernel = &it->second.direct_kernel;
   if (it->second.direct_below) d.below = *it->second.direct_below;
   return d;
 }

@@ -3,6 +3,7 @@
 #pragma once
 
 #include <map>
+#include <memory>
 #include <string>
 
 namespace tandem::detail::text {
@@ -12,6 +13,9 @@ std::string lower(std::string s);
 
 // "NAME=v NAME=v ...", in name order: how reports, logs and the CLI print kernel parameters.
 std::string describe(const std::map<std::string, int>& params);
+// The same for a shared set that never changes (gpu::SharedParams), found again by its address
+// rather than by hashing and comparing its contents.
+std::string describe(const std::shared_ptr<const std::map<std::string, int>>& params);
 
 // The reverse of describe() (spaces or commas between items). Throws std::invalid_argument
 // naming the item that is not NAME=integer.

@@ -699,40 +699,41 @@ TEST_F(ProfileDir, ChoiceFollowsTheNearestBucket) {
   smallest.gpu_kernel = {{"MWG", 8}, {"NWG", 16}, {"MDIMC", 4}, {"NDIMC", 4}};
   const auto below = prof::choose(tiny_kernels, false, 100, 100, 100);
   EXPECT_EQ(below.fraction, 0.0);
-  EXPECT_EQ(below.kernel.at("MWG"), 16);
-  EXPECT_EQ(below.gpu_kernel.at("MWG"), 8);
+  EXPECT_EQ(below.kernel->at("MWG"), 16);
+  EXPECT_EQ(below.gpu_kernel->at("MWG"), 8);
   EXPECT_FALSE(below.resident);
   smallest.resident = p.precisions.at('s').buckets.at(2).resident;
   smallest.resident->gpu_parts = smallest.parts;  // the GPU alone on that memory
   const auto below_resident = prof::choose(tiny_kernels, false, 100, 100, 100, /*resident=*/true);
   EXPECT_EQ(below_resident.fraction, 0.0);
   EXPECT_EQ(below_resident.bucket, 0);
-  EXPECT_EQ(below_resident.gpu_kernel.at("MWG"), 32) << "the kernel measured on that memory";
-  EXPECT_EQ(prof::choose(p, false, 100, 100, 100).gpu_kernel.at("MWG"), 32)
+  EXPECT_EQ(below_resident.gpu_kernel->at("MWG"), 32) << "the kernel measured on that memory";
+  EXPECT_EQ(prof::choose(p, false, 100, 100, 100).gpu_kernel->at("MWG"), 32)
       << "a bucket without kernels of its own leaves the precision's";
   EXPECT_EQ(prof::choose(p, false, 300, 300, 300).bucket, 256);
   const auto c = prof::choose(p, false, 4096, 4096, 1024);  // cbrt = 2580: nearest 2048
   EXPECT_EQ(c.bucket, 2048);
   EXPECT_DOUBLE_EQ(c.fraction, 0.75);
   EXPECT_EQ(c.cpu_threads, 3);
-  EXPECT_EQ(c.kernel.at("MWG"), 64);
-  EXPECT_EQ(c.gpu_kernel.at("MWG"), 32) << "strategy gpu takes the GPU-only kernel";
+  EXPECT_EQ(c.kernel->at("MWG"), 64);
+  EXPECT_EQ(c.gpu_kernel->at("MWG"), 32) << "strategy gpu takes the GPU-only kernel";
   const auto h = prof::choose(p, false, 8000, 8000, 8000);
   EXPECT_EQ(h.bucket, 8192);
-  EXPECT_EQ(h.gpu_kernel.at("MWG"), 128) << "the bucket's own GPU-only kernel comes first";
+  EXPECT_EQ(h.gpu_kernel->at("MWG"), 128) << "the bucket's own GPU-only kernel comes first";
   EXPECT_FALSE(h.resident);
   EXPECT_DOUBLE_EQ(h.fraction, 0.75);
   const auto hr = prof::choose(p, false, 8000, 8000, 8000, /*resident=*/true);
   EXPECT_TRUE(hr.resident);
   EXPECT_DOUBLE_EQ(hr.fraction, 60.0 / 64.0);
   EXPECT_EQ(hr.cpu_threads, 7);
-  EXPECT_EQ(hr.kernel.at("MWG"), 32);
-  EXPECT_EQ(hr.gpu_kernel.at("MWG"), 128);
+  EXPECT_EQ(hr.kernel->at("MWG"), 32);
+  EXPECT_EQ(hr.gpu_kernel->at("MWG"), 128);
   prof::Profile q = p;
   q.precisions.at('s').buckets.at(2).resident->gpu_parts = 64;  // the GPU alone on that memory
   const auto gr = prof::choose(q, false, 8000, 8000, 8000, /*resident=*/true);
   EXPECT_DOUBLE_EQ(gr.fraction, 1.0);
-  EXPECT_EQ(gr.gpu_kernel.at("MWG"), 32) << "strategy gpu takes the kernel measured on that memory";
+  EXPECT_EQ(gr.gpu_kernel->at("MWG"), 32)
+      << "strategy gpu takes the kernel measured on that memory";
   const auto cr = prof::choose(p, false, 4096, 4096, 1024, /*resident=*/true);
   EXPECT_FALSE(cr.resident) << "a bucket without a resident split keeps its own";
   EXPECT_DOUBLE_EQ(cr.fraction, 0.75);

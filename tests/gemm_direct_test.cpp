@@ -41,7 +41,7 @@ struct ParamSet {
 // so most sets run in one precision, the two sharing them out.
 const ParamSet kSets[] = {
     {"defaults", {false, true}, {{"KERNEL", 2}}},
-    {"gpu_defaults", {false}, prof::direct_defaults(true).kernel},
+    {"gpu_defaults", {false}, *prof::direct_defaults(true).kernel},
     {"tiny",
      {true},
      {{"KERNEL", 2},

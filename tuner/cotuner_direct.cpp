@@ -62,7 +62,7 @@ std::optional<int64_t> Tuner::direct_threshold(char prec, const prof::PrecisionP
     // The kernel auto would run there otherwise: the bucket's GPU-only kernel, else the
     // profile's, else the device's defaults (named in full, so no profile's threshold applies).
     std::map<std::string, int> own =
-        prof::choose(tuned, std::is_same_v<T, double>, size, size, size).gpu_kernel;
+        *prof::choose(tuned, std::is_same_v<T, double>, size, size, size).gpu_kernel;
     if (own.empty()) own = prof::kernel_defaults(info_.is_gpu);
     Workspace<T> ws(size);
     const Timed direct = time(ws, gpu_options(pp.direct_kernel));

@@ -105,8 +105,9 @@ class DiscreteShare final : public ShareImpl {
 
   // B and the first chunk, so the device has work before the host turns to anything else;
   // feed() enqueues the rest.
-  void start(const Params& params) override {
-    params_ = params;
+  void start(const SharedParams& shared) override {
+    params_ = shared;
+    const Params& params = *shared;
     ka_ = read_transposed(params, "A_T", s_.trans_a);
     kb_ = read_transposed(params, "B_T", s_.trans_b);
     lda_ = padded(s_.k, "VW");
@@ -257,7 +258,7 @@ class DiscreteShare final : public ShareImpl {
     copies_out_ = dev_.take_queue(Device::Queue::Plain);
     in_q_ = &copies_in_;
     out_q_ = &copies_out_;
-    if (params_.at("QUEUES") > 1) queue2_ = dev_.take_queue();
+    if (params_->at("QUEUES") > 1) queue2_ = dev_.take_queue();
   }
 
   // Operands the caller keeps in pinned memory are copied as they are ("direct"): they need
@@ -269,7 +270,7 @@ class DiscreteShare final : public ShareImpl {
   // as it is.
   void take_staging() {
     const Share<T>& s = s_;
-    const bool as_stored = is_direct(params_);
+    const bool as_stored = is_direct(*params_);
     const bool a_pinned = in_pinned_block(dev_, s.a, s.a_bytes()),
                c_pinned = in_pinned_block(dev_, s.c, s.c_bytes());
     a_direct_ = as_stored || a_pinned;
@@ -315,11 +316,11 @@ class DiscreteShare final : public ShareImpl {
 
   void build_kernels() {
     const Share<T>& s = s_;
-    const int64_t tiles = params_.at("MWG") + params_.at("NWG") + params_.at("KWG");
+    const int64_t tiles = params_->at("MWG") + params_->at("NWG") + params_->at("KWG");
     long_index_ =
-        params_.at("INDEX_LONG") != 0 || std::max({s.m * s.k, s.k * s.n, s.m * s.n}) +
-                                                 tiles * std::max({s.m, s.n, s.k, int64_t{1}}) >=
-                                             (int64_t{1} << 31) - 1;
+        params_->at("INDEX_LONG") != 0 || std::max({s.m * s.k, s.k * s.n, s.m * s.n}) +
+                                                  tiles * std::max({s.m, s.n, s.k, int64_t{1}}) >=
+                                              (int64_t{1} << 31) - 1;
     program_ = &gemm_program(dev_, std::is_same_v<T, double>, ka_, kb_, long_index_, params_);
     kernel_ = dev_.programs().take_kernel(*program_, "gemm");
     if (!a_raw_ && !(b_ && b_->raw)) return;  // nothing to transpose on the device
@@ -375,8 +376,8 @@ class DiscreteShare final : public ShareImpl {
   // that interior tiles take gemm.cl's unchecked vector loads and stores (a_full, b_full and
   // c_full need it). The direct kernel reads operands as stored: tight.
   int64_t padded(int64_t elements, const char* width) const {
-    const auto it = params_.find(width);
-    if (is_direct(params_) || it == params_.end() || !seams::pad_rows()) return elements;
+    const auto it = params_->find(width);
+    if (is_direct(*params_) || it == params_->end() || !seams::pad_rows()) return elements;
     return (elements + it->second - 1) / it->second * it->second;
   }
 
@@ -534,7 +535,7 @@ class DiscreteShare final : public ShareImpl {
     const int64_t a_at = ch.a_at + (ka_ ? p0 * ch.a_ld : p0);
     set_gemm_args(kernel_, long_index_, rows, s.n, p1 - p0, s.alpha, {&a_.device(), a_at, ch.a_ld},
                   {&b_->b.device(), p0 * ldb_, ldb_}, beta, {&c_.device(), ch.r0 * ldc_, ldc_});
-    const Launch launch = launch_for(rows, s.n, params_);
+    const Launch launch = launch_for(rows, s.n, *params_);
     kq.enqueueNDRangeKernel(kernel_, cl::NullRange, launch.global, launch.local, waits, done);
     submit(kq);
   }
@@ -555,7 +556,7 @@ class DiscreteShare final : public ShareImpl {
 
   Device& dev_;
   Share<T> s_;
-  Params params_;
+  SharedParams params_;
   bool ka_ = false, kb_ = false;  // the layouts the kernel reads A and B in
   // Leading dimensions on the device (padded) of op(A) as rows (read transposed, each chunk's
   // panel has its own), B and C; and the elements A's panels take.

@@ -198,11 +198,11 @@ Params direct_params(bool is_gpu) {
   Params p;
   for (const auto& [name, value] : profile::kernel_defaults(is_gpu))
     if (host_only(name)) p[name] = value;
-  for (const auto& [name, value] : profile::direct_defaults(is_gpu).kernel) p[name] = value;
+  for (const auto& [name, value] : *profile::direct_defaults(is_gpu).kernel) p[name] = value;
   return p;
 }
 
-Params resolve_params(const Limits& limits, bool fp64,
+SharedParams resolved(const Limits& limits, bool fp64,
                       const std::map<std::string, int>& overrides) {
   // Every call resolves its profile's kernel: remembered, as the rules are checked one by one.
   struct Key {
@@ -226,13 +226,18 @@ Params resolve_params(const Limits& limits, bool fp64,
     }
     Key own() const { return {limits, fp64, overrides}; }
   };
-  static auto& memo = *new Memo<Key, Params>;  // never destroyed: calls may come during exit
+  static auto& memo = *new Memo<Key, SharedParams>;  // never destroyed: calls may come during exit
   return memo.get(View{limits, fp64, overrides}, [&] {
-    Params p = with_defaults(limits, overrides);
-    if (const auto violation = check(p, limits, fp64))
+    auto p = std::make_shared<Params>(with_defaults(limits, overrides));
+    if (const auto violation = check(*p, limits, fp64))
       throw Error(Error::Kind::Runtime, violation->message);
-    return p;
+    return SharedParams(std::move(p));
   });
+}
+
+Params resolve_params(const Limits& limits, bool fp64,
+                      const std::map<std::string, int>& overrides) {
+  return *resolved(limits, fp64, overrides);
 }
 
 Params resolve_params(const Device& device, bool fp64,

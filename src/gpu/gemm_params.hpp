@@ -5,6 +5,7 @@
 
 #include <cstdint>
 #include <map>
+#include <memory>
 #include <optional>
 #include <string>
 
@@ -57,7 +58,13 @@ Params with_defaults(const Limits& limits, const std::map<std::string, int>& ove
 // (defaults.json's "direct") and the host-side parameters. Its names are all the direct kernel has.
 Params direct_params(bool is_gpu);
 
+// A resolved parameter set, shared and never changed: a plan's parts and the shares they start
+// hold one instead of copies (a small call copied its maps several times over, issue 17).
+using SharedParams = std::shared_ptr<const Params>;
+
 // with_defaults, then check(): throws Error (Runtime) naming the rule a set breaks.
+// resolved(): the same, remembered for these limits, precision and overrides.
+SharedParams resolved(const Limits& limits, bool fp64, const std::map<std::string, int>& overrides);
 Params resolve_params(const Limits& limits, bool fp64, const std::map<std::string, int>& overrides);
 Params resolve_params(const Device& device, bool fp64, const std::map<std::string, int>& overrides);
 

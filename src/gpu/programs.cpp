@@ -50,6 +50,27 @@ ProgramCache::ProgramCache(cl::Context context, cl::Device device)
     : context_(std::move(context)), device_(std::move(device)) {}
 
 const cl::Program& ProgramCache::get(const ProgramKey& key, const DeviceInfo& info) {
+  return built(key, info)->program;
+}
+
+const cl::Program& ProgramCache::get(const ProgramKey& key, const SharedParams& shared,
+                                     const DeviceInfo& info) {
+  constexpr size_t kBound = 64;
+  const int flags = key.flags();
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    for (const Shared& s : by_address_)
+      if (s.params == shared && s.flags == flags) return s.entry->program;
+  }
+  std::shared_ptr<Entry> entry = built(key, info);  // built, or its failure thrown
+  std::lock_guard<std::mutex> lock(mutex_);
+  if (by_address_.size() >= kBound) by_address_.clear();
+  by_address_.push_back({shared, flags, entry});
+  return entry->program;
+}
+
+std::shared_ptr<ProgramCache::Entry> ProgramCache::built(const ProgramKey& key,
+                                                         const DeviceInfo& info) {
   const int flags = key.flags();
   const uint64_t hash = hash_value(flags, hash_map(key.params));
   std::shared_ptr<Entry> entry;
@@ -69,7 +90,7 @@ const cl::Program& ProgramCache::get(const ProgramKey& key, const DeviceInfo& in
   });
   if (!entry->error.empty())
     throw opencl_error("clBuildProgram", CL_BUILD_PROGRAM_FAILURE, entry->error);
-  return entry->program;
+  return entry;
 }
 
 void ProgramCache::build(const char* source, const std::string& defines, const std::string& options,
@@ -141,6 +162,14 @@ const cl::Program& gemm_program(Device& device, bool fp64, bool read_a_transpose
   return device.programs().get(ProgramKey{fp64, read_a_transposed, read_b_transposed, long_index,
                                           seams::fail_builds(), params},
                                device.info());
+}
+
+const cl::Program& gemm_program(Device& device, bool fp64, bool read_a_transposed,
+                                bool read_b_transposed, bool long_index,
+                                const SharedParams& params) {
+  return device.programs().get(ProgramKey{fp64, read_a_transposed, read_b_transposed, long_index,
+                                          seams::fail_builds(), *params},
+                               params, device.info());
 }
 
 void prebuild(Device& device, bool fp64, bool trans_a, bool trans_b, const Params& params) {

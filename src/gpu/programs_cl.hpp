@@ -38,6 +38,9 @@ class ProgramCache {
   // is found by its key, without its #defines written out again (a small call's host time, issue
   // 17). Throws Error (OpenCL, with the compiler's log).
   const cl::Program& get(const ProgramKey& key, const DeviceInfo& info);
+  // The same for `shared`, a set that never changes (key.params is *shared), found again by its
+  // address: hashing and comparing the set cost a small call about 4k instructions (issue 17).
+  const cl::Program& get(const ProgramKey& key, const SharedParams& shared, const DeviceInfo& info);
 
   // A kernel of a program this cache built, made once and reused: a share takes it for the
   // time it sets its arguments and enqueues it, and gives it back once its queues drained, every
@@ -70,6 +73,15 @@ class ProgramCache {
     std::shared_ptr<Entry> entry;
   };
   std::unordered_multimap<uint64_t, Known> entries_;
+  // Programs built for shared sets, by the set's address and the key's flags: an entry holds its
+  // set, so no other set can take the address meanwhile. Bounded; past the bound it starts over.
+  struct Shared {
+    SharedParams params;
+    int flags;
+    std::shared_ptr<Entry> entry;
+  };
+  std::vector<Shared> by_address_;
+  std::shared_ptr<Entry> built(const ProgramKey& key, const DeviceInfo& info);
   // Kernels given back, by program and kernel name.
   std::map<std::pair<cl_program, std::string>, std::vector<cl::Kernel>> idle_kernels_;
 };
@@ -79,5 +91,8 @@ class ProgramCache {
 // `transpose` too (the direct kernel's never needs it: it reads operands as stored).
 const cl::Program& gemm_program(Device& device, bool fp64, bool read_a_transposed,
                                 bool read_b_transposed, bool long_index, const Params& params);
+const cl::Program& gemm_program(Device& device, bool fp64, bool read_a_transposed,
+                                bool read_b_transposed, bool long_index,
+                                const SharedParams& params);
 
 }  // namespace tandem::detail::gpu

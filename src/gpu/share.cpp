@@ -98,7 +98,7 @@ std::string buffer_sizes(cl_int code, const Device& device, const Share<T>& shar
 }  // namespace
 
 template <class T>
-std::unique_ptr<InFlight> enqueue(Device& device, const Params& params, const Share<T>& share,
+std::unique_ptr<InFlight> enqueue(Device& device, const SharedParams& params, const Share<T>& share,
                                   CallB b) {
   std::unique_ptr<ShareImpl> impl = is_discrete(device) ? make_discrete_share(device, share, b)
                                                         : make_unified_share(device, share);
@@ -145,9 +145,9 @@ template void injected_failure<float>(const DeviceInfo&, const Share<float>&, in
 template void injected_failure<double>(const DeviceInfo&, const Share<double>&, int64_t, int64_t,
                                        bool);
 
-template std::unique_ptr<InFlight> enqueue<float>(Device&, const Params&, const Share<float>&,
+template std::unique_ptr<InFlight> enqueue<float>(Device&, const SharedParams&, const Share<float>&,
                                                   CallB);
-template std::unique_ptr<InFlight> enqueue<double>(Device&, const Params&, const Share<double>&,
-                                                   CallB);
+template std::unique_ptr<InFlight> enqueue<double>(Device&, const SharedParams&,
+                                                   const Share<double>&, CallB);
 
 }  // namespace tandem::detail::gpu

@@ -96,7 +96,7 @@ struct CallB {
 // Enqueues the share's transfers (if any), kernels and the return of C. Throws Failure (flush,
 // feed and wait too) on any OpenCL failure. `b`: where the share finds B and leaves its own.
 template <class T>
-std::unique_ptr<InFlight> enqueue(Device& device, const Params& params, const Share<T>& share,
+std::unique_ptr<InFlight> enqueue(Device& device, const SharedParams& params, const Share<T>& share,
                                   CallB b = {});
 
 }  // namespace tandem::detail::gpu

@@ -16,7 +16,7 @@ namespace tandem::detail::gpu {
 class ShareImpl : public InFlight {
  public:
   // Enqueues everything the share can before feed(). Throws cl::Error or Error.
-  virtual void start(const Params& params) = 0;
+  virtual void start(const SharedParams& params) = 0;
   // After a failure: lets the device finish with the caller's and the pool's memory. False if
   // even that failed (then nothing the share used may be reused).
   virtual bool drain() noexcept = 0;

@@ -60,7 +60,8 @@ class UnifiedShare final : public ShareImpl {
   UnifiedShare(const UnifiedShare&) = delete;
   UnifiedShare& operator=(const UnifiedShare&) = delete;
 
-  void start(const Params& params) override {
+  void start(const SharedParams& shared) override {
+    const Params& params = *shared;
     const DeviceInfo& di = dev_.info();
     queue_ = dev_.take_queue();
     zero_copy_align_ =
@@ -68,7 +69,7 @@ class UnifiedShare final : public ShareImpl {
     const bool ka = read_transposed(params, "A_T", s_.trans_a);
     const bool kb = read_transposed(params, "B_T", s_.trans_b);
     stage_operands(ka, kb);
-    run_kernel(params, ka, kb);
+    run_kernel(shared, ka, kb);
     // The last command makes C visible to the host: a read-only map of the caller's own memory
     // (nothing is written back at unmap), or a map of its staging.
     const size_t c_bytes = static_cast<size_t>(span(s_.m, s_.n, c_.ld)) * sizeof(T);
@@ -170,8 +171,9 @@ class UnifiedShare final : public ShareImpl {
     c_path = c_.path;
   }
 
-  void run_kernel(const Params& params, bool ka, bool kb) {
+  void run_kernel(const SharedParams& shared, bool ka, bool kb) {
     const Share<T>& s = s_;
+    const Params& params = *shared;
     const int64_t ka_rows = ka ? s.k : s.m, ka_cols = ka ? s.m : s.k;
     const int64_t kb_rows = kb ? s.n : s.k, kb_cols = kb ? s.k : s.n;
     const int64_t widest = std::max(
@@ -180,7 +182,7 @@ class UnifiedShare final : public ShareImpl {
     const bool long_index =
         params.at("INDEX_LONG") != 0 ||
         widest + tiles * std::max({a_.ld, b_.ld, c_.ld, int64_t{1}}) >= (int64_t{1} << 31) - 1;
-    cl::Kernel kernel(gemm_program(dev_, std::is_same_v<T, double>, ka, kb, long_index, params),
+    cl::Kernel kernel(gemm_program(dev_, std::is_same_v<T, double>, ka, kb, long_index, shared),
                       "gemm");
     // C's old values, where the kernel writes them in place and they matter, before it does.
     snapshot_ =
