@@ -269,6 +269,42 @@ TEST(GemmParams, ChunksAreWholeFills) {
   }
 }
 
+// What a share reads of a set on every call is the set's own values, looked up by name once; a
+// shared set's are remembered by its address, and another set at another address has its own.
+TEST(GemmParams, FactsAreTheSetsOwnValues) {
+  const gpu::Limits limits;
+  for (const auto& overrides : std::vector<std::map<std::string, int>>{
+           {}, {{"MWG", 64}, {"NWG", 32}, {"A_T", 1}, {"LAUNCH_ROWS", 128}}, {{"KERNEL", 2}}}) {
+    const gpu::SharedParams set = gpu::resolved(limits, false, overrides);
+    const gpu::Params& p = *set;
+    for (const gpu::KernelFacts& f : {gpu::facts_of(p), gpu::facts_of(set), gpu::facts_of(set)}) {
+      const auto value = [&](const char* name, int absent) {
+        return p.count(name) ? p.at(name) : absent;
+      };
+      EXPECT_EQ(f.mwg, value("MWG", 0));
+      EXPECT_EQ(f.nwg, value("NWG", 0));
+      EXPECT_EQ(f.kwg, value("KWG", 0));
+      EXPECT_EQ(f.mdimc, value("MDIMC", 0));
+      EXPECT_EQ(f.ndimc, value("NDIMC", 0));
+      EXPECT_EQ(f.vw, value("VW", 0));
+      EXPECT_EQ(f.vwn, value("VWN", 0));
+      EXPECT_EQ(f.a_t, value("A_T", -1));
+      EXPECT_EQ(f.b_t, value("B_T", -1));
+      EXPECT_EQ(f.index_long, value("INDEX_LONG", 0));
+      EXPECT_EQ(f.chunk_fill, value("CHUNK_FILL", 0));
+      EXPECT_EQ(f.queues, value("QUEUES", 0));
+      EXPECT_EQ(f.launch_rows, value("LAUNCH_ROWS", 0));
+      EXPECT_EQ(f.direct, gpu::is_direct(p));
+    }
+  }
+  // A copy with one value changed, at its own address, is not taken for the original.
+  const gpu::SharedParams original = gpu::resolved(limits, false, {});
+  auto bounded = std::make_shared<gpu::Params>(*original);
+  (*bounded)["LAUNCH_ROWS"] = 77;
+  EXPECT_EQ(gpu::facts_of(gpu::SharedParams(bounded)).launch_rows, 77);
+  EXPECT_EQ(gpu::facts_of(original).launch_rows, original->at("LAUNCH_ROWS"));
+}
+
 TEST(GemmParams, TunerSpaceSampleSingle) { sample_the_space(false); }
 TEST(GemmParams, TunerSpaceSampleDouble) { sample_the_space(true); }
 TEST(GemmParams, DirectSpaceSampleSingle) { sample_the_space(false, true); }

@@ -107,15 +107,15 @@ class DiscreteShare final : public ShareImpl {
   // feed() enqueues the rest.
   void start(const SharedParams& shared) override {
     params_ = shared;
-    const Params& params = *shared;
-    ka_ = read_transposed(params, "A_T", s_.trans_a);
-    kb_ = read_transposed(params, "B_T", s_.trans_b);
-    lda_ = padded(s_.k, "VW");
-    ldb_ = padded(kb_ ? s_.k : s_.n, "VW");
-    ldc_ = padded(s_.n, "VWN");
-    const int64_t step = std::min(chunk_rows(s_, params, dev_.info()), launch_step(params, s_.m));
+    f_ = facts_of(shared);
+    ka_ = read_transposed(f_.a_t, s_.trans_a);
+    kb_ = read_transposed(f_.b_t, s_.trans_b);
+    lda_ = padded(s_.k, f_.vw);
+    ldb_ = padded(kb_ ? s_.k : s_.n, f_.vw);
+    ldc_ = padded(s_.n, f_.vwn);
+    const int64_t step = std::min(chunk_rows(s_, f_, dev_.info()), launch_step(f_, s_.m));
     for (int64_t r0 = 0; r0 < s_.m; r0 += step) {  // A's panels one after another
-      const int64_t r1 = std::min(s_.m, r0 + step), ld = ka_ ? padded(r1 - r0, "VW") : lda_;
+      const int64_t r1 = std::min(s_.m, r0 + step), ld = ka_ ? padded(r1 - r0, f_.vw) : lda_;
       chunks_.push_back({r0, r1, {}, {}, {}, a_elements_, ld});
       a_elements_ += (ka_ ? s_.k : r1 - r0) * ld;
     }
@@ -216,10 +216,10 @@ class DiscreteShare final : public ShareImpl {
   };
 
   // Rows of C per chunk (gemm_params.hpp's rule, which the cost model predicts with).
-  static int64_t chunk_rows(const Share<T>& s, const Params& params, const DeviceInfo& di) {
+  static int64_t chunk_rows(const Share<T>& s, const KernelFacts& f, const DeviceInfo& di) {
     const size_t bytes = static_cast<size_t>(s.m * s.k + s.k * s.n + s.m * s.n) * sizeof(T);
-    return gpu::chunk_rows(s.m, s.n, bytes, params.at("MWG"), params.at("NWG"), di.compute_units,
-                           params.at("CHUNK_FILL"), seams::overlap_from());
+    return gpu::chunk_rows(s.m, s.n, bytes, f.mwg, f.nwg, di.compute_units, f.chunk_fill,
+                           seams::overlap_from());
   }
 
   // The share's queues, each once (a share of one chunk has one queue under every name).
@@ -258,7 +258,7 @@ class DiscreteShare final : public ShareImpl {
     copies_out_ = dev_.take_queue(Device::Queue::Plain);
     in_q_ = &copies_in_;
     out_q_ = &copies_out_;
-    if (params_->at("QUEUES") > 1) queue2_ = dev_.take_queue();
+    if (f_.queues > 1) queue2_ = dev_.take_queue();
   }
 
   // Operands the caller keeps in pinned memory are copied as they are ("direct"): they need
@@ -270,7 +270,7 @@ class DiscreteShare final : public ShareImpl {
   // as it is.
   void take_staging() {
     const Share<T>& s = s_;
-    const bool as_stored = is_direct(*params_);
+    const bool as_stored = f_.direct;
     const bool a_pinned = in_pinned_block(dev_, s.a, s.a_bytes()),
                c_pinned = in_pinned_block(dev_, s.c, s.c_bytes());
     a_direct_ = as_stored || a_pinned;
@@ -316,11 +316,10 @@ class DiscreteShare final : public ShareImpl {
 
   void build_kernels() {
     const Share<T>& s = s_;
-    const int64_t tiles = params_->at("MWG") + params_->at("NWG") + params_->at("KWG");
-    long_index_ =
-        params_->at("INDEX_LONG") != 0 || std::max({s.m * s.k, s.k * s.n, s.m * s.n}) +
-                                                  tiles * std::max({s.m, s.n, s.k, int64_t{1}}) >=
-                                              (int64_t{1} << 31) - 1;
+    const int64_t tiles = f_.mwg + f_.nwg + f_.kwg;
+    long_index_ = f_.index_long != 0 || std::max({s.m * s.k, s.k * s.n, s.m * s.n}) +
+                                                tiles * std::max({s.m, s.n, s.k, int64_t{1}}) >=
+                                            (int64_t{1} << 31) - 1;
     program_ = &gemm_program(dev_, std::is_same_v<T, double>, ka_, kb_, long_index_, params_);
     kernel_ = dev_.programs().take_kernel(*program_, "gemm");
     if (!a_raw_ && !(b_ && b_->raw)) return;  // nothing to transpose on the device
@@ -375,10 +374,9 @@ class DiscreteShare final : public ShareImpl {
   // A leading dimension on the device: `elements` rounded up to the kernel's vector width, so
   // that interior tiles take gemm.cl's unchecked vector loads and stores (a_full, b_full and
   // c_full need it). The direct kernel reads operands as stored: tight.
-  int64_t padded(int64_t elements, const char* width) const {
-    const auto it = params_->find(width);
-    if (is_direct(*params_) || it == params_->end() || !seams::pad_rows()) return elements;
-    return (elements + it->second - 1) / it->second * it->second;
+  int64_t padded(int64_t elements, int width) const {
+    if (f_.direct || width <= 0 || !seams::pad_rows()) return elements;
+    return (elements + width - 1) / width * width;
   }
 
   // B, whole, in pieces of its stored rows (packed, unless pinned), each copied as soon as it is
@@ -535,7 +533,7 @@ class DiscreteShare final : public ShareImpl {
     const int64_t a_at = ch.a_at + (ka_ ? p0 * ch.a_ld : p0);
     set_gemm_args(kernel_, long_index_, rows, s.n, p1 - p0, s.alpha, {&a_.device(), a_at, ch.a_ld},
                   {&b_->b.device(), p0 * ldb_, ldb_}, beta, {&c_.device(), ch.r0 * ldc_, ldc_});
-    const Launch launch = launch_for(rows, s.n, *params_);
+    const Launch launch = launch_for(rows, s.n, f_);
     kq.enqueueNDRangeKernel(kernel_, cl::NullRange, launch.global, launch.local, waits, done);
     submit(kq);
   }
@@ -557,6 +555,7 @@ class DiscreteShare final : public ShareImpl {
   Device& dev_;
   Share<T> s_;
   SharedParams params_;
+  KernelFacts f_;                 // what the share reads of params_
   bool ka_ = false, kb_ = false;  // the layouts the kernel reads A and B in
   // Leading dimensions on the device (padded) of op(A) as rows (read transposed, each chunk's
   // panel has its own), B and C; and the elements A's panels take.

@@ -273,8 +273,33 @@ bool is_direct(const Params& params) {
 }
 
 bool read_transposed(const Params& params, const char* name, bool caller) {
-  const int v = params.at(name);
-  return v < 0 ? caller : v == 1;
+  return read_transposed(params.at(name), caller);
+}
+
+KernelFacts facts_of(const Params& params) {
+  const auto v = [&](const char* name, int absent) {
+    const auto it = params.find(name);
+    return it == params.end() ? absent : it->second;
+  };
+  KernelFacts f;
+  f.mwg = v("MWG", 0), f.nwg = v("NWG", 0), f.kwg = v("KWG", 0);
+  f.mdimc = v("MDIMC", 0), f.ndimc = v("NDIMC", 0), f.vw = v("VW", 0), f.vwn = v("VWN", 0);
+  f.a_t = v("A_T", -1), f.b_t = v("B_T", -1), f.index_long = v("INDEX_LONG", 0);
+  f.chunk_fill = v("CHUNK_FILL", 0), f.queues = v("QUEUES", 0), f.launch_rows = v("LAUNCH_ROWS", 0);
+  f.direct = is_direct(params);
+  return f;
+}
+
+KernelFacts facts_of(const SharedParams& params) {
+  // An entry holds its set, so no other set can take that address while it is remembered.
+  struct View {
+    const SharedParams& params;
+    uint64_t hash() const { return hash_value(params.get(), 0); }
+    bool matches(const SharedParams& k) const { return k == params; }
+    SharedParams own() const { return params; }
+  };
+  static auto& memo = *new Memo<SharedParams, KernelFacts>;  // never destroyed
+  return memo.get(View{params}, [&] { return facts_of(*params); });
 }
 
 }  // namespace tandem::detail::gpu

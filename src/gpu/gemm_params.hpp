@@ -90,5 +90,20 @@ inline bool one_chunk(double bytes, size_t overlap_from) {
 
 // The layout the kernel reads an operand in (A_T or B_T): its own, or the caller's when it is -1.
 bool read_transposed(const Params& params, const char* name, bool caller);
+inline bool read_transposed(int layout, bool caller) { return layout < 0 ? caller : layout == 1; }
+
+// What a share reads of its parameter set on every call, each looked up by name once (absent
+// names read 0, LAUNCH_ROWS's "no bound"). A set's own names are what resolve_params gives.
+struct KernelFacts {
+  int mwg = 0, nwg = 0, kwg = 0, mdimc = 0, ndimc = 0;  // tiles and work-group shape
+  int vw = 0, vwn = 0;                                  // vector widths rows are padded to
+  int a_t = -1, b_t = -1, index_long = 0;               // read layouts, 64-bit indices
+  int chunk_fill = 0, queues = 0, launch_rows = 0;      // a discrete share's pipeline
+  bool direct = false;                                  // KERNEL 2 (is_direct)
+};
+KernelFacts facts_of(const Params& params);
+// The same for a shared set, remembered by its address (a small call looked names up some twenty
+// times, issue 17).
+KernelFacts facts_of(const SharedParams& params);
 
 }  // namespace tandem::detail::gpu

@@ -116,21 +116,19 @@ void set_gemm_args(cl::Kernel& kernel, bool long_index, int64_t m, int64_t n, in
 struct Launch {
   cl::NDRange global, local;
 };
-inline Launch launch_for(int64_t m, int64_t n, const Params& params) {
+inline Launch launch_for(int64_t m, int64_t n, const KernelFacts& f) {
   const auto groups = [](int64_t extent, int64_t tile) { return (extent + tile - 1) / tile; };
-  const int64_t mdimc = params.at("MDIMC"), ndimc = params.at("NDIMC");
-  return {cl::NDRange(static_cast<size_t>(groups(n, params.at("NWG")) * ndimc),
-                      static_cast<size_t>(groups(m, params.at("MWG")) * mdimc)),
-          cl::NDRange(static_cast<size_t>(ndimc), static_cast<size_t>(mdimc))};
+  return {cl::NDRange(static_cast<size_t>(groups(n, f.nwg) * f.ndimc),
+                      static_cast<size_t>(groups(m, f.mwg) * f.mdimc)),
+          cl::NDRange(static_cast<size_t>(f.ndimc), static_cast<size_t>(f.mdimc))};
 }
 
 // Rows of C per kernel launch: LAUNCH_ROWS (the plan's bound on one launch's duration, so a
 // display GPU's watchdog never fires) in whole tiles, at least one tile; all m rows without it.
-inline int64_t launch_step(const Params& params, int64_t m) {
-  const auto it = params.find("LAUNCH_ROWS");
-  const int64_t bound = it == params.end() ? 0 : it->second;
+inline int64_t launch_step(const KernelFacts& f, int64_t m) {
+  const int64_t bound = f.launch_rows;
   if (bound <= 0 || bound >= m) return std::max<int64_t>(m, 1);
-  const int64_t mwg = std::max(1, params.at("MWG"));
+  const int64_t mwg = std::max(1, f.mwg);
   return std::max(mwg, bound / mwg * mwg);
 }
 

@@ -61,15 +61,15 @@ class UnifiedShare final : public ShareImpl {
   UnifiedShare& operator=(const UnifiedShare&) = delete;
 
   void start(const SharedParams& shared) override {
-    const Params& params = *shared;
+    const KernelFacts f = facts_of(shared);
     const DeviceInfo& di = dev_.info();
     queue_ = dev_.take_queue();
     zero_copy_align_ =
         static_cast<uintptr_t>(std::max({64, di.base_addr_align_bytes, di.quirks.zero_copy_align}));
-    const bool ka = read_transposed(params, "A_T", s_.trans_a);
-    const bool kb = read_transposed(params, "B_T", s_.trans_b);
+    const bool ka = read_transposed(f.a_t, s_.trans_a);
+    const bool kb = read_transposed(f.b_t, s_.trans_b);
     stage_operands(ka, kb);
-    run_kernel(shared, ka, kb);
+    run_kernel(shared, f, ka, kb);
     // The last command makes C visible to the host: a read-only map of the caller's own memory
     // (nothing is written back at unmap), or a map of its staging.
     const size_t c_bytes = static_cast<size_t>(span(s_.m, s_.n, c_.ld)) * sizeof(T);
@@ -171,16 +171,15 @@ class UnifiedShare final : public ShareImpl {
     c_path = c_.path;
   }
 
-  void run_kernel(const SharedParams& shared, bool ka, bool kb) {
+  void run_kernel(const SharedParams& shared, const KernelFacts& f, bool ka, bool kb) {
     const Share<T>& s = s_;
-    const Params& params = *shared;
     const int64_t ka_rows = ka ? s.k : s.m, ka_cols = ka ? s.m : s.k;
     const int64_t kb_rows = kb ? s.n : s.k, kb_cols = kb ? s.k : s.n;
     const int64_t widest = std::max(
         {span(ka_rows, ka_cols, a_.ld), span(kb_rows, kb_cols, b_.ld), span(s.m, s.n, c_.ld)});
-    const int64_t tiles = params.at("MWG") + params.at("NWG") + params.at("KWG");
+    const int64_t tiles = f.mwg + f.nwg + f.kwg;
     const bool long_index =
-        params.at("INDEX_LONG") != 0 ||
+        f.index_long != 0 ||
         widest + tiles * std::max({a_.ld, b_.ld, c_.ld, int64_t{1}}) >= (int64_t{1} << 31) - 1;
     cl::Kernel kernel(gemm_program(dev_, std::is_same_v<T, double>, ka, kb, long_index, shared),
                       "gemm");
@@ -189,14 +188,14 @@ class UnifiedShare final : public ShareImpl {
         std::make_unique<Snapshot<T>>(s_, c_.path == Report::Buffer::ZeroCopy && s.beta != T(0));
     snapshot_->take(0, s.m, host_threads_);
     // Launches of at most LAUNCH_ROWS rows each (the plan's bound on a launch's duration).
-    const int64_t step = launch_step(params, s.m);
+    const int64_t step = launch_step(f, s.m);
     for (int64_t r0 = 0; r0 < s.m; r0 += step) {
       const int64_t rows = std::min(step, s.m - r0);
       set_gemm_args(kernel, long_index, rows, s.n, s.k, s.alpha,
                     {&a_.kernel_buffer(), ka ? r0 : r0 * a_.ld, a_.ld},
                     {&b_.kernel_buffer(), 0, b_.ld}, s.beta,
                     {&c_.kernel_buffer(), r0 * c_.ld, c_.ld});
-      const Launch launch = launch_for(rows, s.n, params);
+      const Launch launch = launch_for(rows, s.n, f);
       launches_.push_back({r0, r0 + rows, {}});
       queue_.enqueueNDRangeKernel(kernel, cl::NullRange, launch.global, launch.local, nullptr,
                                   &launches_.back().done);
