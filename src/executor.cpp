@@ -202,6 +202,7 @@ void execute(const Problem<T>& p, const Options& o, Report& r) {
   const Cores cores = cores_for(o, running, cpu_rows > 0, plan.profile_threads);
   r.cpu_threads = cpu_rows > 0 ? cores.cpu_threads : 0;
   for (Running& run : running) {
+    if (!p.timed) break;
     try {
       r.gpu_submitted_at_cpu_start = r.gpu_submitted_at_cpu_start || run.inflight->submitted();
     } catch (const Error&) {

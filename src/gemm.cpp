@@ -128,6 +128,7 @@ void gemm(Layout layout, Op op_a, Op op_b, int64_t m, int64_t n, int64_t k, T al
     p = {ta, tb, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc};
   else
     p = {tb, ta, n, m, k, alpha, b, ldb, a, lda, beta, c, ldc};
+  p.timed = report != nullptr || detail::env_config().verbose;
 
   Report r;
   r.m = m;

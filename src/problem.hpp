@@ -24,6 +24,9 @@ struct Problem {
   T beta{};
   T* c = nullptr;
   int64_t ldc = 0;
+  // Whether anyone reads the device's times (kernel seconds, whether commands were submitted):
+  // a caller's Report, or the log. Reading them cost a small call about 2 us on the H100 host.
+  bool timed = true;
 
   // A and B as the caller stored them: op(A) is m x k, so stored A is k x m when transposed.
   int64_t a_rows() const { return trans_a ? k : m; }

@@ -7,6 +7,7 @@
 #include <gtest/gtest.h>
 
 #include <map>
+#include <optional>
 #include <random>
 #include <string>
 #include <thread>
@@ -78,6 +79,12 @@ Options hybrid(double f) {
   Options o;
   o.strategy = Strategy::Hybrid;
   o.gpu_fraction = f;
+  return o;
+}
+
+Options gpu_only() {
+  Options o;
+  o.strategy = Strategy::Gpu;
   return o;
 }
 
@@ -165,6 +172,25 @@ TEST(Executor, DiscretePathStagesEveryOperand) {
   EXPECT_EQ(r.a, Report::Buffer::Copy);
   EXPECT_EQ(r.b, Report::Buffer::Copy);
   EXPECT_EQ(r.c, Report::Buffer::Copy);
+}
+
+// A call whose device times nobody reads (no Report, no log) skips reading them and is otherwise
+// the same call: C equal to the bit with a timed call's, on a discrete and on a unified device.
+TEST(Executor, UntimedCallsGiveTheTimedCallsC) {
+  for (bool discrete : {true, false}) {
+    std::optional<detail::seams::Override> seams;
+    if (discrete) seams.emplace(test::discrete());
+    for (const Options& o : {gpu_only(), hybrid(0.5)}) {
+      Case<float> timed(130, 70, 90, 8), untimed(130, 70, 90, 8);
+      Report r;
+      timed.run(o, &r);
+      untimed.run(o);
+      timed.check("timed");
+      untimed.check("untimed");
+      EXPECT_GT(r.gpu_kernel_seconds, 0.0);
+      EXPECT_EQ(timed.c, untimed.c) << (discrete ? "discrete" : "unified");
+    }
+  }
 }
 
 // On a discrete device the CPU share runs on a thread of its own while the calling thread packs

@@ -184,10 +184,10 @@ class DiscreteShare final : public ShareImpl {
   // Chunk by chunk, as each arrives: its rows of C into the caller's array.
   void wait() override {
     if (next_ < chunks_.size()) feed(host_threads_);
-    std::vector<std::pair<cl_ulong, cl_ulong>> ran;  // each kernel's start and end on the device
-    const auto add = [&ran](const cl::Event& ev) {
-      ran.emplace_back(ev.getProfilingInfo<CL_PROFILING_COMMAND_START>(),
-                       ev.getProfilingInfo<CL_PROFILING_COMMAND_END>());
+    std::vector<std::pair<cl_ulong, cl_ulong>> ran;  // each kernel's start and end (if timed)
+    const auto add = [&ran, timed = s_.timed](const cl::Event& ev) {
+      ran.emplace_back(timed ? ev.getProfilingInfo<CL_PROFILING_COMMAND_START>() : 0,
+                       timed ? ev.getProfilingInfo<CL_PROFILING_COMMAND_END>() : 0);
     };
     for (const Chunk& ch : chunks_) {
       injected_failure(dev_.info(), s_, ch.r0, ch.r1 - ch.r0, false);

@@ -115,9 +115,11 @@ class UnifiedShare final : public ShareImpl {
     for (const RowLaunch& l : launches_) {
       cl::WaitForEvents({l.done});
       injected_failure(dev_.info(), s_, l.r0, l.r1 - l.r0, in_place);
-      kernel_seconds += static_cast<double>(l.done.getProfilingInfo<CL_PROFILING_COMMAND_END>() -
-                                            l.done.getProfilingInfo<CL_PROFILING_COMMAND_START>()) *
-                        1e-9;
+      if (s_.timed)
+        kernel_seconds +=
+            static_cast<double>(l.done.getProfilingInfo<CL_PROFILING_COMMAND_END>() -
+                                l.done.getProfilingInfo<CL_PROFILING_COMMAND_START>()) *
+            1e-9;
       if (in_place) confirmed_ = l.r1;
     }
     launches = static_cast<int>(launches_.size());
