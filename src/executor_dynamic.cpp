@@ -202,6 +202,7 @@ void run_dynamic(const Problem<T>& p, const Options& o, const Request& req, cons
   r.t_flush = clock::now_ns();
   const bool cpu_takes = cpu_share_rows > 0;
   for (Side& s : sides) {
+    if (!p.timed) break;  // only a Report or the log shows it
     try {
       r.gpu_submitted_at_cpu_start =
           r.gpu_submitted_at_cpu_start || (s.now.inflight && s.now.inflight->submitted());

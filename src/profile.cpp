@@ -3,6 +3,7 @@
 #include "profile.hpp"
 
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <cstdlib>
 #include <fstream>
@@ -513,8 +514,9 @@ const std::map<std::string, int>& kernel_defaults(bool is_gpu) {
 
 const Direct& direct_defaults(bool is_gpu) {
   static const json& j = defaults_file().at("direct");
-  static const std::map<std::string, int> kernels[2] = {kernel_of(j.at("cpu").at("kernel")),
-                                                        kernel_of(j.at("gpu").at("kernel"))};
+  // Never destroyed: plans point at them until exit.
+  static const auto& kernels = *new std::array<std::map<std::string, int>, 2>{
+      kernel_of(j.at("cpu").at("kernel")), kernel_of(j.at("gpu").at("kernel"))};
   static const Direct direct[2] = {{&kernels[0], integer<int64_t>(j.at("cpu"), "below")},
                                    {&kernels[1], integer<int64_t>(j.at("gpu"), "below")}};
   return direct[is_gpu ? 1 : 0];

@@ -131,10 +131,13 @@ const std::map<std::string, int>& kernel_defaults(bool is_gpu);
 
 // The direct kernel a device of this kind starts from and the size below which calls run it,
 // until a profile tunes them (tuner/profiles/defaults.json's "direct").
+// An empty parameter set that is never destroyed: what a Choice or Direct points at without one.
+const std::map<std::string, int>& no_kernel();
+
 // `kernel` points into the defaults (never destroyed) or the profile it came from, and lives
 // as long as that profile.
 struct Direct {
-  const std::map<std::string, int>* kernel = nullptr;
+  const std::map<std::string, int>* kernel = &no_kernel();
   int64_t below = 0;  // calls with cbrt(m n k) below this run the direct kernel; 0: none
   bool applies(int64_t m, int64_t n, int64_t k) const;
 };
@@ -184,18 +187,17 @@ void forget();
 // the defaults), never copied: a small call's plan copied parameter maps several times over
 // (issue 17). They live as long as the profile.
 struct Choice {
-  double fraction = 0;                               // GPU share of C's rows
-  const std::map<std::string, int>* kernel = &none;  // kernel parameters (may be empty)
-  int cpu_threads = 0;                               // 0: the default
-  int64_t bucket = 0;                                // the tuned size used (0: none)
-  bool resident = false;                             // the bucket's resident split was used
+  double fraction = 0;                                      // GPU share of C's rows
+  const std::map<std::string, int>* kernel = &no_kernel();  // kernel parameters (may be empty)
+  int cpu_threads = 0;                                      // 0: the default
+  int64_t bucket = 0;                                       // the tuned size used (0: none)
+  bool resident = false;                                    // the bucket's resident split was used
   // The best GPU-only kernel (for strategy gpu).
-  const std::map<std::string, int>* gpu_kernel = &none;
+  const std::map<std::string, int>* gpu_kernel = &no_kernel();
   // The rates measured at the bucket (0: none): how a set of devices shares rows without a
   // profile of its own.
   double gpu_gflops = 0, cpu_gflops = 0;
   bool dynamic = false;  // the bucket's split ran fastest with dynamic balance
-  static const std::map<std::string, int> none;
 };
 
 // The bucket nearest to cbrt(m n k) on a log scale; below half the smallest tuned size the CPU

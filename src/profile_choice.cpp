@@ -7,7 +7,10 @@
 
 namespace tandem::detail::profile {
 
-const std::map<std::string, int> Choice::none;
+const std::map<std::string, int>& no_kernel() {
+  static const auto& none = *new std::map<std::string, int>;  // never destroyed: calls until exit
+  return none;
+}
 
 Choice choose(const Profile& p, bool fp64, int64_t m, int64_t n, int64_t k, bool resident) {
   Choice c;

@@ -269,40 +269,57 @@ TEST(GemmParams, ChunksAreWholeFills) {
   }
 }
 
-// What a share reads of a set on every call is the set's own values, looked up by name once; a
-// shared set's are remembered by its address, and another set at another address has its own.
+// What a share reads of a set on every call is the set's own values, each from its own name: a
+// set whose every value differs, alone and shared (remembered by its address; a changed copy at
+// another address has its own). A set without a name every resolved set has is refused, as the
+// lookups by name refused it; VW, VWN and LAUNCH_ROWS may be absent (no padding, no bound).
 TEST(GemmParams, FactsAreTheSetsOwnValues) {
-  const gpu::Limits limits;
-  for (const auto& overrides : std::vector<std::map<std::string, int>>{
-           {}, {{"MWG", 64}, {"NWG", 32}, {"A_T", 1}, {"LAUNCH_ROWS", 128}}, {{"KERNEL", 2}}}) {
-    const gpu::SharedParams set = gpu::resolved(limits, false, overrides);
-    const gpu::Params& p = *set;
-    for (const gpu::KernelFacts& f : {gpu::facts_of(p), gpu::facts_of(set), gpu::facts_of(set)}) {
-      const auto value = [&](const char* name, int absent) {
-        return p.count(name) ? p.at(name) : absent;
-      };
-      EXPECT_EQ(f.mwg, value("MWG", 0));
-      EXPECT_EQ(f.nwg, value("NWG", 0));
-      EXPECT_EQ(f.kwg, value("KWG", 0));
-      EXPECT_EQ(f.mdimc, value("MDIMC", 0));
-      EXPECT_EQ(f.ndimc, value("NDIMC", 0));
-      EXPECT_EQ(f.vw, value("VW", 0));
-      EXPECT_EQ(f.vwn, value("VWN", 0));
-      EXPECT_EQ(f.a_t, value("A_T", -1));
-      EXPECT_EQ(f.b_t, value("B_T", -1));
-      EXPECT_EQ(f.index_long, value("INDEX_LONG", 0));
-      EXPECT_EQ(f.chunk_fill, value("CHUNK_FILL", 0));
-      EXPECT_EQ(f.queues, value("QUEUES", 0));
-      EXPECT_EQ(f.launch_rows, value("LAUNCH_ROWS", 0));
-      EXPECT_EQ(f.direct, gpu::is_direct(p));
-    }
+  const gpu::Params distinct = {
+      {"MWG", 11},        {"NWG", 12},    {"KWG", 13},         {"MDIMC", 14}, {"NDIMC", 15},
+      {"VW", 16},         {"VWN", 17},    {"A_T", 1},          {"B_T", 0},    {"INDEX_LONG", 18},
+      {"CHUNK_FILL", 19}, {"QUEUES", 20}, {"LAUNCH_ROWS", 21}, {"KERNEL", 2}};
+  const auto shared = std::make_shared<const gpu::Params>(distinct);
+  for (const gpu::KernelFacts& f :
+       {gpu::facts_of(distinct), gpu::facts_of(shared), gpu::facts_of(shared)}) {
+    EXPECT_EQ(f.mwg, 11);
+    EXPECT_EQ(f.nwg, 12);
+    EXPECT_EQ(f.kwg, 13);
+    EXPECT_EQ(f.mdimc, 14);
+    EXPECT_EQ(f.ndimc, 15);
+    EXPECT_EQ(f.vw, 16);
+    EXPECT_EQ(f.vwn, 17);
+    EXPECT_EQ(f.a_t, 1);
+    EXPECT_EQ(f.b_t, 0);
+    EXPECT_EQ(f.index_long, 18);
+    EXPECT_EQ(f.chunk_fill, 19);
+    EXPECT_EQ(f.queues, 20);
+    EXPECT_EQ(f.launch_rows, 21);
+    EXPECT_TRUE(f.direct);
   }
-  // A copy with one value changed, at its own address, is not taken for the original.
-  const gpu::SharedParams original = gpu::resolved(limits, false, {});
-  auto bounded = std::make_shared<gpu::Params>(*original);
-  (*bounded)["LAUNCH_ROWS"] = 77;
-  EXPECT_EQ(gpu::facts_of(gpu::SharedParams(bounded)).launch_rows, 77);
-  EXPECT_EQ(gpu::facts_of(original).launch_rows, original->at("LAUNCH_ROWS"));
+  auto changed = std::make_shared<gpu::Params>(distinct);
+  (*changed)["LAUNCH_ROWS"] = 77;
+  (*changed)["KERNEL"] = 1;
+  EXPECT_EQ(gpu::facts_of(gpu::SharedParams(changed)).launch_rows, 77);
+  EXPECT_FALSE(gpu::facts_of(gpu::SharedParams(changed)).direct);
+  EXPECT_EQ(gpu::facts_of(shared).launch_rows, 21) << "the original keeps its own";
+  for (const char* required : {"MWG", "NWG", "KWG", "MDIMC", "NDIMC", "A_T", "B_T", "INDEX_LONG",
+                               "CHUNK_FILL", "QUEUES"}) {
+    gpu::Params without = distinct;
+    without.erase(required);
+    EXPECT_THROW(gpu::facts_of(without), std::out_of_range) << required;
+  }
+  gpu::Params optional = distinct;
+  for (const char* name : {"VW", "VWN", "LAUNCH_ROWS", "KERNEL"}) optional.erase(name);
+  const gpu::KernelFacts f = gpu::facts_of(optional);
+  EXPECT_EQ(f.vw + f.vwn + f.launch_rows, 0);
+  EXPECT_FALSE(f.direct);
+  // Every resolved set, of either kind of device and kernel, has what a share reads.
+  for (bool is_gpu : {true, false})
+    for (const auto& overrides : std::vector<std::map<std::string, int>>{{}, {{"KERNEL", 2}}}) {
+      gpu::Limits limits;
+      limits.is_gpu = is_gpu;
+      EXPECT_NO_THROW(gpu::facts_of(gpu::resolved(limits, false, overrides)));
+    }
 }
 
 TEST(GemmParams, TunerSpaceSampleSingle) { sample_the_space(false); }

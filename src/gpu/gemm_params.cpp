@@ -277,15 +277,16 @@ bool read_transposed(const Params& params, const char* name, bool caller) {
 }
 
 KernelFacts facts_of(const Params& params) {
-  const auto v = [&](const char* name, int absent) {
+  const auto optional = [&](const char* name) {
     const auto it = params.find(name);
-    return it == params.end() ? absent : it->second;
+    return it == params.end() ? 0 : it->second;
   };
-  KernelFacts f;
-  f.mwg = v("MWG", 0), f.nwg = v("NWG", 0), f.kwg = v("KWG", 0);
-  f.mdimc = v("MDIMC", 0), f.ndimc = v("NDIMC", 0), f.vw = v("VW", 0), f.vwn = v("VWN", 0);
-  f.a_t = v("A_T", -1), f.b_t = v("B_T", -1), f.index_long = v("INDEX_LONG", 0);
-  f.chunk_fill = v("CHUNK_FILL", 0), f.queues = v("QUEUES", 0), f.launch_rows = v("LAUNCH_ROWS", 0);
+  KernelFacts f;  // the names every resolved set has are required (std::out_of_range)
+  f.mwg = params.at("MWG"), f.nwg = params.at("NWG"), f.kwg = params.at("KWG");
+  f.mdimc = params.at("MDIMC"), f.ndimc = params.at("NDIMC");
+  f.a_t = params.at("A_T"), f.b_t = params.at("B_T"), f.index_long = params.at("INDEX_LONG");
+  f.chunk_fill = params.at("CHUNK_FILL"), f.queues = params.at("QUEUES");
+  f.vw = optional("VW"), f.vwn = optional("VWN"), f.launch_rows = optional("LAUNCH_ROWS");
   f.direct = is_direct(params);
   return f;
 }

@@ -92,8 +92,9 @@ inline bool one_chunk(double bytes, size_t overlap_from) {
 bool read_transposed(const Params& params, const char* name, bool caller);
 inline bool read_transposed(int layout, bool caller) { return layout < 0 ? caller : layout == 1; }
 
-// What a share reads of its parameter set on every call, each looked up by name once (absent
-// names read 0, LAUNCH_ROWS's "no bound"). A set's own names are what resolve_params gives.
+// What a share reads of its parameter set on every call, each looked up by name once. Throws
+// std::out_of_range for a set without one of the names every resolved set has; VW, VWN and
+// LAUNCH_ROWS read 0 where absent (no padding, no bound).
 struct KernelFacts {
   int mwg = 0, nwg = 0, kwg = 0, mdimc = 0, ndimc = 0;  // tiles and work-group shape
   int vw = 0, vwn = 0;                                  // vector widths rows are padded to
