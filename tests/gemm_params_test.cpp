@@ -279,21 +279,22 @@ TEST(GemmParams, FactsAreTheSetsOwnValues) {
       {"VW", 16},         {"VWN", 17},    {"A_T", 1},          {"B_T", 0},    {"INDEX_LONG", 18},
       {"CHUNK_FILL", 19}, {"QUEUES", 20}, {"LAUNCH_ROWS", 21}, {"KERNEL", 2}};
   const auto shared = std::make_shared<const gpu::Params>(distinct);
-  for (const gpu::KernelFacts& f :
-       {gpu::facts_of(distinct), gpu::facts_of(shared), gpu::facts_of(shared)}) {
-    EXPECT_EQ(f.mwg, 11);
-    EXPECT_EQ(f.nwg, 12);
-    EXPECT_EQ(f.kwg, 13);
-    EXPECT_EQ(f.mdimc, 14);
-    EXPECT_EQ(f.ndimc, 15);
-    EXPECT_EQ(f.vw, 16);
-    EXPECT_EQ(f.vwn, 17);
-    EXPECT_EQ(f.a_t, 1);
-    EXPECT_EQ(f.b_t, 0);
-    EXPECT_EQ(f.index_long, 18);
-    EXPECT_EQ(f.chunk_fill, 19);
-    EXPECT_EQ(f.queues, 20);
-    EXPECT_EQ(f.launch_rows, 21);
+  using F = gpu::KernelFacts;
+  const std::pair<const char*, int F::*> fields[] = {{"MWG", &F::mwg},
+                                                     {"NWG", &F::nwg},
+                                                     {"KWG", &F::kwg},
+                                                     {"MDIMC", &F::mdimc},
+                                                     {"NDIMC", &F::ndimc},
+                                                     {"VW", &F::vw},
+                                                     {"VWN", &F::vwn},
+                                                     {"A_T", &F::a_t},
+                                                     {"B_T", &F::b_t},
+                                                     {"INDEX_LONG", &F::index_long},
+                                                     {"CHUNK_FILL", &F::chunk_fill},
+                                                     {"QUEUES", &F::queues},
+                                                     {"LAUNCH_ROWS", &F::launch_rows}};
+  for (const F& f : {gpu::facts_of(distinct), gpu::facts_of(shared), gpu::facts_of(shared)}) {
+    for (const auto& [name, field] : fields) EXPECT_EQ(f.*field, distinct.at(name)) << name;
     EXPECT_TRUE(f.direct);
   }
   auto changed = std::make_shared<gpu::Params>(distinct);
