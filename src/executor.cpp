@@ -67,7 +67,7 @@ std::vector<Running> start_gpus(const Problem<T>& p, const Request& req, const G
     run.rows = part.rows;
     run.feeds = inflight->feeds();
     run.report.index = gpu::info(*part.device).index;
-    run.report.name = gpu::info(*part.device).describe();
+    run.report.name = gpu::description(*part.device);
     // The plan described the first part's kernel for the call's report already.
     run.report.kernel = &part == &plan.parts.front() ? r.kernel : text::describe(part.params);
     run.report.row0 = part.row0;
@@ -213,8 +213,9 @@ void execute(const Problem<T>& p, const Options& o, Report& r) {
   cpu_rows += recover(p, req, running, cores, r);
   r.cpu_chunks = static_cast<int>(cpu_ranges.size());
   std::vector<Report::Device> devices;
-  for (const Running& run : running) devices.push_back(run.report);
-  close_report(devices, p, cpu_rows, r);
+  devices.reserve(running.size());
+  for (Running& run : running) devices.push_back(std::move(run.report));  // not read again
+  close_report(std::move(devices), p, cpu_rows, r);
 }
 
 template <class T>

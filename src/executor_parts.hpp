@@ -111,10 +111,12 @@ inline bool all_pinned(const Report::Device& d) {
 // the rows on each side and the strategy that ran. Under a simulated APU (a test seam) the call
 // then lasts as long as that model says.
 template <class T>
-void close_report(const std::vector<Report::Device>& devices, const Problem<T>& p, int64_t cpu_rows,
+void close_report(std::vector<Report::Device> devices, const Problem<T>& p, int64_t cpu_rows,
                   Report& r) {
-  for (const Report::Device& d : devices) {
-    r.devices.push_back(d);
+  r.devices.reserve(r.devices.size() + devices.size());
+  for (Report::Device& each : devices) {
+    r.devices.push_back(std::move(each));
+    const Report::Device& d = r.devices.back();
     r.feeder_threads += d.feeder_threads;
     if (d.failed) {
       r.gpu_rows += d.finished_rows;

@@ -393,7 +393,8 @@ GpuPlan plan_gpu(const Problem<T>& p, const Options& o, const Request& req, Repo
   std::vector<profile::Choice> choices;
   std::vector<std::shared_ptr<const profile::Profile>> profiles(devices.size());
   for (size_t i = 0; i < devices.size(); ++i) {
-    r.device += (r.device.empty() ? "" : "; ") + gpu::info(*devices[i]).describe();
+    if (!r.device.empty()) r.device += "; ";
+    r.device += gpu::description(*devices[i]);
     std::string origin;
     choices.push_back(profile_choice(p, req, *devices[i], &origin, &profiles[i]));
     choose_direct(choices.back(), p, o, *devices[i], profiles[i].get());

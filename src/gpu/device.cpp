@@ -157,6 +157,7 @@ std::string DeviceInfo::describe() const { return platform + " / " + name; }
 
 Device::Device(const DeviceInfo& info, const cl::Device& device, const cl::Context& context)
     : info_(info),
+      description_(info.describe()),
       device_(device),
       context_(context),
       programs_(context_, device_),
@@ -272,6 +273,8 @@ std::unique_lock<std::mutex> exclusive_for(const std::vector<std::shared_ptr<Dev
 }
 
 const DeviceInfo& info(const Device& device) { return device.info(); }
+
+const std::string& description(const Device& device) { return device.description(); }
 
 bool is_discrete(const Device& device) {
   if (seams::assume_discrete()) return true;

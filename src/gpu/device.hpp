@@ -55,6 +55,8 @@ std::vector<std::shared_ptr<Device>> open_devices(const std::string& selector);
 // The one device `selector` names; Error (InvalidArgument) if it names several.
 std::shared_ptr<Device> open_device(const std::string& selector);
 const DeviceInfo& info(const Device& device);
+// info(device).describe(), made once: every call's report names its devices.
+const std::string& description(const Device& device);
 
 // Held for the whole of a call whose shares run on these devices: the lock that makes calls take
 // turns where a driver cannot run them concurrently (quirk serialize_shares); empty otherwise.

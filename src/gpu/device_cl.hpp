@@ -17,6 +17,7 @@ class Device {
   Device(const DeviceInfo& info, const cl::Device& device, const cl::Context& context);
 
   const DeviceInfo& info() const { return info_; }
+  const std::string& description() const { return description_; }
   const cl::Context& context() const { return context_; }
   const cl::Device& device() const { return device_; }
   ProgramCache& programs() { return programs_; }
@@ -35,6 +36,7 @@ class Device {
 
  private:
   DeviceInfo info_;
+  std::string description_;  // info_.describe()
   cl::Device device_;
   cl::Context context_;
   ProgramCache programs_;
