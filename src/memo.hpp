@@ -64,4 +64,17 @@ inline uint64_t hash_map(const std::map<std::string, int>& m, uint64_t h = 14695
   return h;
 }
 
+// A view of a shared object that never changes, found again by its address (with `extra`, a value
+// the result also depends on) rather than by hashing and comparing its contents. The kept key
+// holds the object, so no other object can take that address while the key is remembered.
+template <class Shared, class Extra = int>
+struct ByAddress {
+  using Key = std::pair<Shared, Extra>;
+  const Shared& shared;
+  Extra extra{};
+  uint64_t hash() const { return hash_value(extra, hash_value(shared.get(), 0)); }
+  bool matches(const Key& k) const { return k.first == shared && k.second == extra; }
+  Key own() const { return {shared, extra}; }
+};
+
 }  // namespace tandem::detail

@@ -129,13 +129,12 @@ const Profile* nearest_architecture(const Identity& id, const std::vector<Profil
 // tuner/profiles/defaults.json). Its names are every kernel parameter there is.
 const std::map<std::string, int>& kernel_defaults(bool is_gpu);
 
-// The direct kernel a device of this kind starts from and the size below which calls run it,
-// until a profile tunes them (tuner/profiles/defaults.json's "direct").
 // An empty parameter set that is never destroyed: what a Choice or Direct points at without one.
 const std::map<std::string, int>& no_kernel();
 
-// `kernel` points into the defaults (never destroyed) or the profile it came from, and lives
-// as long as that profile.
+// The direct kernel a device of this kind starts from and the size below which calls run it,
+// until a profile tunes them (tuner/profiles/defaults.json's "direct"). `kernel` points into the
+// defaults (never destroyed) or the profile it came from, and lives as long as that profile.
 struct Direct {
   const std::map<std::string, int>* kernel = &no_kernel();
   int64_t below = 0;  // calls with cbrt(m n k) below this run the direct kernel; 0: none

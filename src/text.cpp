@@ -36,15 +36,8 @@ std::string describe(const std::map<std::string, int>& params) {
 }
 
 std::string describe(const std::shared_ptr<const std::map<std::string, int>>& params) {
-  using Shared = std::shared_ptr<const std::map<std::string, int>>;
-  // An entry holds its set, so no other set can take that address while it is remembered.
-  struct View {
-    const Shared& params;
-    uint64_t hash() const { return hash_value(params.get(), 0); }
-    bool matches(const Shared& k) const { return k == params; }
-    Shared own() const { return params; }
-  };
-  static auto& memo = *new Memo<Shared, std::string>;  // never destroyed
+  using View = ByAddress<std::shared_ptr<const std::map<std::string, int>>>;
+  static auto& memo = *new Memo<View::Key, std::string>;  // never destroyed
   return memo.get(View{params}, [&] { return describe(*params); });
 }
 

@@ -292,14 +292,8 @@ KernelFacts facts_of(const Params& params) {
 }
 
 KernelFacts facts_of(const SharedParams& params) {
-  // An entry holds its set, so no other set can take that address while it is remembered.
-  struct View {
-    const SharedParams& params;
-    uint64_t hash() const { return hash_value(params.get(), 0); }
-    bool matches(const SharedParams& k) const { return k == params; }
-    SharedParams own() const { return params; }
-  };
-  static auto& memo = *new Memo<SharedParams, KernelFacts>;  // never destroyed
+  using View = ByAddress<SharedParams>;
+  static auto& memo = *new Memo<View::Key, KernelFacts>;  // never destroyed
   return memo.get(View{params}, [&] { return facts_of(*params); });
 }
 

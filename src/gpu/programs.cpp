@@ -55,18 +55,10 @@ const cl::Program& ProgramCache::get(const ProgramKey& key, const DeviceInfo& in
 
 const cl::Program& ProgramCache::get(const ProgramKey& key, const SharedParams& shared,
                                      const DeviceInfo& info) {
-  constexpr size_t kBound = 64;
-  const int flags = key.flags();
-  {
-    std::lock_guard<std::mutex> lock(mutex_);
-    for (const Shared& s : by_address_)
-      if (s.params == shared && s.flags == flags) return s.entry->program;
-  }
-  std::shared_ptr<Entry> entry = built(key, info);  // built, or its failure thrown
-  std::lock_guard<std::mutex> lock(mutex_);
-  if (by_address_.size() >= kBound) by_address_.clear();
-  by_address_.push_back({shared, flags, entry});
-  return entry->program;
+  // Built, or its failure thrown (and not remembered: asked again, it throws again).
+  return by_address_
+      .get(ByAddress<SharedParams>{shared, key.flags()}, [&] { return built(key, info); })
+      ->program;
 }
 
 std::shared_ptr<ProgramCache::Entry> ProgramCache::built(const ProgramKey& key,

@@ -12,6 +12,7 @@
 
 #include "cl.hpp"
 #include "gemm_params.hpp"
+#include "memo.hpp"
 #include "programs.hpp"
 
 namespace tandem::detail::gpu {
@@ -73,14 +74,8 @@ class ProgramCache {
     std::shared_ptr<Entry> entry;
   };
   std::unordered_multimap<uint64_t, Known> entries_;
-  // Programs built for shared sets, by the set's address and the key's flags: an entry holds its
-  // set, so no other set can take the address meanwhile. Bounded; past the bound it starts over.
-  struct Shared {
-    SharedParams params;
-    int flags;
-    std::shared_ptr<Entry> entry;
-  };
-  std::vector<Shared> by_address_;
+  // Programs built for shared sets, by the set's address and the key's flags (memo.hpp).
+  Memo<std::pair<SharedParams, int>, std::shared_ptr<Entry>> by_address_;
   std::shared_ptr<Entry> built(const ProgramKey& key, const DeviceInfo& info);
   // Kernels given back, by program and kernel name.
   std::map<std::pair<cl_program, std::string>, std::vector<cl::Kernel>> idle_kernels_;
