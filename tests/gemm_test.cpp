@@ -3,12 +3,14 @@
 // awkward sizes, padded leading dimensions, alpha and beta in {0, 1, other}, and the NaN rules.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <limits>
 #include <map>
 #include <random>
 #include <sstream>
 #include <tuple>
 
+#include "profile.hpp"
 #include "reference.hpp"
 #include "seam_values.hpp"
 
@@ -25,6 +27,18 @@ struct StrategyCase {
   bool pinned = false;  // operands in pinned tandem_malloc memory (discrete path, direct copies)
   int cpu_threads = 0;  // the CPU share's threads (0: the default)
 };
+
+// The built-in H100 entry's sgemm kernel for tandem_malloc memory in its bucket of `size` (empty
+// if there is none: H100EntryHasItsPinnedKernels fails then).
+std::map<std::string, int> h100_resident_kernel(int64_t size) {
+  for (const auto& p : detail::profile::builtin()) {
+    const auto s = p.precisions.find('s');
+    if (p.identity.device.find("H100") == std::string::npos || s == p.precisions.end()) continue;
+    for (const auto& b : s->second.buckets)
+      if (b.size == size && b.resident) return b.resident->kernel;
+  }
+  return {};
+}
 
 const StrategyCase kStrategies[] = {
     {"cpu", Strategy::Cpu, 0.0, false},
@@ -152,6 +166,10 @@ const StrategyCase kStrategies[] = {
       {"VWN", 8},
       {"VW", 8},
       {"DB", 0}}},
+    // The H100 entry's sgemm kernels for tandem_malloc memory in its 256 and 1024 buckets (calls up
+    // to 1448^3), as shipped, on the discrete path with pinned operands.
+    {"gpu_pinned_h100_256", Strategy::Gpu, 1.0, true, h100_resident_kernel(256), 0, true},
+    {"gpu_pinned_h100_1024", Strategy::Gpu, 1.0, true, h100_resident_kernel(1024), 0, true},
     // tandem_malloc's pinned memory on a discrete device: copies straight from and into it.
     {"gpu_pinned", Strategy::Gpu, 1.0, true, {}, 0, true},
     {"hybrid_pinned_tiled",
@@ -308,6 +326,24 @@ INSTANTIATE_TEST_SUITE_P(All, GemmTest,
                                             ::testing::Values(Op::NoTrans, Op::Trans),
                                             ::testing::Values(Op::NoTrans, Op::ConjTrans)),
                          param_name);
+
+// The H100 entry ships the tiled kernels the cases above run (docs/PERFORMANCE.md, "kernels for
+// small calls from tandem_malloc memory"); without them those cases would test the default kernel.
+TEST(GemmKernels, H100EntryHasItsPinnedKernels) {
+  for (const int64_t size : {256, 1024}) {
+    const auto kernel = h100_resident_kernel(size);
+    ASSERT_FALSE(kernel.empty()) << size;
+    EXPECT_EQ(kernel.at("KERNEL"), 1) << size;
+    EXPECT_EQ(kernel.at("A_T"), -1) << size;  // A and B as stored: no transpose launch
+    EXPECT_EQ(kernel.at("B_T"), -1) << size;
+    // The cases, made before main(), hold the same kernels.
+    const std::string name = "gpu_pinned_h100_" + std::to_string(size);
+    const auto* c = std::find_if(std::begin(kStrategies), std::end(kStrategies),
+                                 [&name](const StrategyCase& x) { return x.name == name; });
+    ASSERT_NE(c, std::end(kStrategies)) << name;
+    EXPECT_EQ(c->kernel_params, kernel) << name;
+  }
+}
 
 // alpha = 0 reads neither A nor B; beta = 0 does not read C; k = 0 means C = beta * C.
 class NanRules : public ::testing::TestWithParam<std::tuple<int, bool>> {};
