@@ -12,6 +12,7 @@
 #include <optional>
 #include <random>
 #include <string>
+#include <vector>
 
 #include "feed_cost.hpp"
 #include "gemm_measure.hpp"
@@ -228,6 +229,54 @@ TEST_F(ProfileDir, AnInterruptedRunResumesFromItsLog) {
   o.budget_evaluations = 3;
   const auto third = tuner::tune(o);
   EXPECT_EQ(third.precisions[0].evaluations, 1);
+}
+
+// A bucket whose calls give phase 1's best kernel fewer work-groups than two waves of the device
+// (any kernel at 16^3) gets kernels of its own: the small-tile space searched at the bucket's
+// size, logged as "small" records, resumed from them, and its best measured in the bucket's split
+// search beside phase 1's. A CPU device searches none unless asked.
+TEST_F(ProfileDir, ASmallBucketSearchesSmallTilesAtItsOwnSize) {
+  auto o = tiny();
+  o.precisions = {'s'};
+  o.sizes = {16};
+  o.kernel_size = 16;
+  o.budget_evaluations = 1;
+  o.model = false;
+  o.log = dir_ / "tune.jsonl";
+  const auto records = [&o](const std::string& kind, int64_t size) {
+    std::vector<prof::LogRecord> out;
+    std::ifstream in(o.log);
+    for (std::string line; std::getline(in, line);)
+      if (auto r = prof::from_log_line(line); r && r->kind == kind && r->size == size)
+        out.push_back(*r);
+    return out;
+  };
+  tuner::tune(o);
+  EXPECT_TRUE(records("small", 16).empty()) << "the default on a CPU device is none";
+
+  fs::remove(o.log);
+  o.small_evaluations = 2;
+  const auto first = tuner::tune(o);
+  const auto small = records("small", 16);
+  ASSERT_EQ(small.size(), 2u);
+  const prof::LogRecord* best = nullptr;
+  for (const auto& r : small) {
+    EXPECT_EQ(r.kernel.at("KERNEL"), 1);
+    EXPECT_EQ(r.kernel.at("A_T"), -1) << "read as stored: no transpose launch";
+    EXPECT_EQ(r.kernel.at("B_T"), -1);
+    EXPECT_LE(r.kernel.at("MWG"), 64);
+    if (r.seconds && (best == nullptr || r.cost < best->cost)) best = &r;
+  }
+  ASSERT_NE(best, nullptr) << "neither small-tile kernel ran";
+  bool measured_alone = false;
+  for (const auto& r : records("split", 16))
+    measured_alone |= r.kernel == best->kernel && r.gpu_parts == r.parts;
+  EXPECT_TRUE(measured_alone) << "the best small-tile kernel, GPU alone, in the split search";
+
+  // Everything is in the log: the same run measures nothing again.
+  const auto second = tuner::tune(o);
+  EXPECT_EQ(second.precisions[0].evaluations, 0);
+  EXPECT_EQ(second.precisions[0].resumed, first.precisions[0].evaluations);
 }
 
 // tune --direct-only: the direct kernel's own space searched (each candidate checked, logged and

@@ -187,17 +187,21 @@ TEST(GemmParams, TheDatabasesKernelsFitTheRegisterTileBound) {
 // Over a seeded sample of the tuner's whole grid, both precisions: what check() accepts builds;
 // what it refuses as a kernel rule fails to build with the compiler's #error; what it refuses as
 // a device limit exceeds a limit the device reports.
-// The direct kernel's space (`direct`) is smaller, and sampled less.
-void sample_the_space(bool fp64, bool direct = false) {
+// The direct kernel's space and the small-tile one are smaller, and sampled less.
+enum class Which { Tiled, Direct, SmallTiles };
+void sample_the_space(bool fp64, Which which = Which::Tiled) {
   const auto device = gpu::open_device("");
   const gpu::DeviceInfo& di = gpu::info(*device);
   if (fp64 && !di.fp64) GTEST_SKIP() << di.describe() << " has no fp64";
   const gpu::Limits limits = gpu::limits_of(di);
   const tuner::DeviceLimits tuner_limits{di.max_work_group, di.local_mem_bytes, di.is_gpu, false};
-  const tuner::Space space =
-      direct ? tuner::direct_space(tuner_limits, fp64) : tuner::gemm_space(tuner_limits, fp64);
+  const tuner::Space space = which == Which::Direct ? tuner::direct_space(tuner_limits, fp64)
+                             : which == Which::SmallTiles
+                                 ? tuner::small_tile_space(tuner_limits, fp64)
+                                 : tuner::gemm_space(tuner_limits, fp64);
   std::mt19937_64 rng(fp64 ? 11 : 7);
-  const int kAcceptedToBuild = direct ? 8 : 25, kRefusedToBuild = direct ? 20 : 60;
+  const bool smaller = which != Which::Tiled;
+  const int kAcceptedToBuild = smaller ? 8 : 25, kRefusedToBuild = smaller ? 20 : 60;
   constexpr int kDraws = 6000;
   int accepted = 0, refused = 0, device_limits = 0;
   for (int draw = 0; draw < kDraws && (accepted < kAcceptedToBuild || refused < kRefusedToBuild);
@@ -325,8 +329,10 @@ TEST(GemmParams, FactsAreTheSetsOwnValues) {
 
 TEST(GemmParams, TunerSpaceSampleSingle) { sample_the_space(false); }
 TEST(GemmParams, TunerSpaceSampleDouble) { sample_the_space(true); }
-TEST(GemmParams, DirectSpaceSampleSingle) { sample_the_space(false, true); }
-TEST(GemmParams, DirectSpaceSampleDouble) { sample_the_space(true, true); }
+TEST(GemmParams, DirectSpaceSampleSingle) { sample_the_space(false, Which::Direct); }
+TEST(GemmParams, DirectSpaceSampleDouble) { sample_the_space(true, Which::Direct); }
+TEST(GemmParams, SmallTileSpaceSampleSingle) { sample_the_space(false, Which::SmallTiles); }
+TEST(GemmParams, SmallTileSpaceSampleDouble) { sample_the_space(true, Which::SmallTiles); }
 
 }  // namespace
 }  // namespace tandem

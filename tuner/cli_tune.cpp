@@ -128,6 +128,12 @@ Subcommand add_tune(CLI::App& app) {
   sub->add_option("--split-margin", o.split_margin,
                   "how much faster a split must be than the better single strategy (0.05: 5%)")
       ->check(kFraction);
+  sub->add_option("--small-evals", o.small_evaluations,
+                  "small-tile kernels measured at each bucket too small for phase 1's best "
+                  "(-1: 40 on a GPU, 0 on a CPU device)");
+  sub->add_option("--small-seconds", o.small_seconds,
+                  "seconds for each bucket's small-tile search, at most")
+      ->check(kPositive);
   sub->add_option("--compile-jobs", o.compile_jobs,
                   "programs built ahead in parallel (-1: by device)");
   sub->add_option("--seed", o.seed, "random seed");

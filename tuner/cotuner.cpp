@@ -61,6 +61,7 @@ Tuner::Tuner(const TuneOptions& o) : o_(o), given_(o) {
   device_ = detail::gpu::open_device(o_.device);
   info_ = detail::gpu::info(*device_);
   if (o_.compile_jobs < 0) o_.compile_jobs = info_.is_gpu ? 3 : 0;
+  if (o_.small_evaluations < 0) o_.small_evaluations = info_.is_gpu ? 40 : 0;
   if (o_.objective != "time" && o_.objective != "energy" && o_.objective != "edp")
     throw std::invalid_argument("objective must be time, energy or edp, not '" + o_.objective +
                                 "'");
@@ -440,11 +441,17 @@ void Tuner::tune_precision(char prec) {
         std::find(top.begin(), top.end(), k) == top.end())
       top.push_back(k);
 
-  // Phase 2: the split, per size bucket, for each of the best kernels.
+  // Phase 2: the split, per size bucket, for each of the best kernels and a small bucket's own
+  // (cotuner_small.cpp).
   bucket_index_ = 0;
   for (int64_t size : o_.sizes) {
     if (out_of_time() && !pp.buckets.empty()) break;
-    pp.buckets.push_back(split_bucket<T>(prec, size, top));
+    std::vector<std::map<std::string, int>> candidates = top;
+    if (!top.empty())
+      for (auto& k : small_tiles<T>(prec, size, top.front(), summary))
+        if (std::find(candidates.begin(), candidates.end(), k) == candidates.end())
+          candidates.push_back(std::move(k));
+    pp.buckets.push_back(split_bucket<T>(prec, size, candidates));
     ++bucket_index_;
   }
   // The cost model, for the shapes the buckets did not measure.

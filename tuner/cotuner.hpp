@@ -79,6 +79,13 @@ struct TuneOptions {
   std::vector<int64_t> direct_sizes;
   int direct_evaluations = 0;  // 0: half of budget_evaluations
   double direct_seconds = 120;
+  // Kernels of its own for each bucket whose calls give phase 1's best kernel fewer work-groups
+  // than two waves of the device: the small-tile space (tuner/gemm_space.hpp) searched at the
+  // bucket's size within `small_evaluations` (-1: 40 on a GPU, 0 on a CPU device) and
+  // `small_seconds` (at most a third of what the precision has left); its best joins the bucket's
+  // split search.
+  int small_evaluations = -1;
+  double small_seconds = 90;
   std::function<void(const Progress&)> on_progress;
   // Testing hook: called on C after each measured call that gave the GPU rows, e.g. to play a
   // wrong kernel; `split` says whether the CPU had rows too.

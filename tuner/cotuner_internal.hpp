@@ -111,6 +111,11 @@ class Tuner {
   template <class T>
   Timed time(Workspace<T>& ws, const Options& opt);
 
+  // cotuner_small.cpp: kernels of its own for a bucket too small for phase 1's best (`best`).
+  template <class T>
+  std::vector<std::map<std::string, int>> small_tiles(char prec, int64_t size,
+                                                      const std::map<std::string, int>& best,
+                                                      PrecisionSummary& summary);
   // cotuner.cpp: the run of one precision and its phase 1.
   template <class T>
   void tune_precision(char prec);

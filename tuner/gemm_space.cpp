@@ -151,6 +151,31 @@ Space small_gemm_space(const DeviceLimits& limits, bool fp64) {
   return s;
 }
 
+Space small_tile_space(const DeviceLimits& limits, bool fp64,
+                       const std::map<std::string, int>& start) {
+  Space s;
+  s.parameters = {
+      {"KERNEL", {1}, 0},
+      {"MWG", {16, 32, 64}, 0},
+      {"NWG", {16, 32, 64}, 0},
+      {"MDIMC", {4, 8, 16, 32}, 0},
+      {"NDIMC", {4, 8, 16, 32}, 0},
+      {"KWG", {16, 32}, 1},
+      {"KUNROLL", {8, 16}, 1},
+      {"VW", fp64 ? std::vector<int>{2, 4} : std::vector<int>{2, 4, 8}, 1},
+      {"VWM", {1, 2, 4, 8}, 1},
+      {"VWN", {1, 2, 4, 8}, 1},
+      {"DB", {0, 1}, 1},
+      {"AK", {0, 1}, 1},
+      {"A_T", {-1}, 1},
+      {"B_T", {-1}, 1},
+  };
+  if (limits.nv_compiler_options) s.parameters.push_back({"NV_MAXRREG", {0, 128, 255}, 1});
+  s.constraints = common_constraints(limits, fp64);
+  set_start(s, start);
+  return s;
+}
+
 Space direct_space(const DeviceLimits& limits, bool fp64, const std::map<std::string, int>& start) {
   Space s;
   const std::vector<int> widths = fp64 ? std::vector<int>{1, 2, 4} : std::vector<int>{1, 2, 4, 8};

@@ -33,6 +33,13 @@ Space direct_space(const DeviceLimits& limits, bool fp64,
 // A space small enough to search exhaustively (for comparing strategies), on the same rules.
 Space small_gemm_space(const DeviceLimits& limits, bool fp64);
 
+// The tiled kernel (KERNEL 1) for calls too small to fill a GPU with the kernel size's tiles:
+// tiles of 16 to 64 rows and columns and the work-groups over them (group 0); K step, unroll,
+// vector widths, double buffering and A's load order (group 1). A and B are read as stored, so
+// no call pays a transpose launch. `start` as for gemm_space.
+Space small_tile_space(const DeviceLimits& limits, bool fp64,
+                       const std::map<std::string, int>& start = {});
+
 // The kernel parameters (tandem::Options::kernel_params) of a point of either space: LAYOUT
 // becomes A_T and B_T.
 std::map<std::string, int> kernel_params(const Space& space, const Point& p);
