@@ -215,7 +215,9 @@ Direct direct_for(const Profile* p, bool fp64, bool is_gpu);
 // One line of a tuning log (JSON lines, appended as measurements come, so an interrupted run
 // resumes where it stopped).
 struct LogRecord {
-  std::string kind;  // "kernel" (GPU-only candidate) or "split" (one hybrid configuration)
+  // "kernel" (a phase-1 GPU-only candidate), "small" (a small bucket's), "direct" (the direct
+  // kernel's), "split" (one hybrid configuration) or "threshold" (the direct kernel's threshold)
+  std::string kind;
   char precision = 's';
   int64_t size = 0;
   std::vector<int> point;                         // the candidate in its search space

@@ -58,7 +58,8 @@ tuner::TuneOptions tiny() {
   o.reps = 2;
   o.top_kernels = 1;
   o.parts = 16;
-  o.direct = false;  // DirectOnlyTunesTheDirectKernelAndItsThreshold tunes it
+  o.direct = false;         // DirectOnlyTunesTheDirectKernelAndItsThreshold tunes it
+  o.small_evaluations = 0;  // ASmallBucketSearchesSmallTilesAtItsOwnSize searches them
   return o;
 }
 
@@ -251,8 +252,11 @@ TEST_F(ProfileDir, ASmallBucketSearchesSmallTilesAtItsOwnSize) {
         out.push_back(*r);
     return out;
   };
-  tuner::tune(o);
-  EXPECT_TRUE(records("small", 16).empty()) << "the default on a CPU device is none";
+  o.small_evaluations = -1;  // the default
+  if (!detail::gpu::info(*detail::gpu::open_device("")).is_gpu) {
+    tuner::tune(o);
+    EXPECT_TRUE(records("small", 16).empty()) << "the default on a CPU device is none";
+  }
 
   fs::remove(o.log);
   o.small_evaluations = 2;
@@ -268,15 +272,27 @@ TEST_F(ProfileDir, ASmallBucketSearchesSmallTilesAtItsOwnSize) {
     if (r.seconds && (best == nullptr || r.cost < best->cost)) best = &r;
   }
   ASSERT_NE(best, nullptr) << "neither small-tile kernel ran";
+  // Split records carry the discrete pipeline's settings too; the kernel is the rest.
+  const auto without_pipeline = [](std::map<std::string, int> k) {
+    k.erase("CHUNK_FILL");
+    k.erase("QUEUES");
+    return k;
+  };
   bool measured_alone = false;
   for (const auto& r : records("split", 16))
-    measured_alone |= r.kernel == best->kernel && r.gpu_parts == r.parts;
+    measured_alone |=
+        without_pipeline(r.kernel) == without_pipeline(best->kernel) && r.gpu_parts == r.parts;
   EXPECT_TRUE(measured_alone) << "the best small-tile kernel, GPU alone, in the split search";
+
+  EXPECT_EQ(first.precisions[0].small_evaluations, 2);
+  EXPECT_EQ(first.profile.tuning.evaluations,
+            first.precisions[0].evaluations + 2 + first.precisions[0].resumed);
 
   // Everything is in the log: the same run measures nothing again.
   const auto second = tuner::tune(o);
   EXPECT_EQ(second.precisions[0].evaluations, 0);
-  EXPECT_EQ(second.precisions[0].resumed, first.precisions[0].evaluations);
+  EXPECT_EQ(second.precisions[0].small_evaluations, 0);
+  EXPECT_EQ(second.precisions[0].resumed, first.precisions[0].evaluations + 2);
 }
 
 // tune --direct-only: the direct kernel's own space searched (each candidate checked, logged and

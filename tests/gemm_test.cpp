@@ -33,7 +33,7 @@ struct StrategyCase {
 std::map<std::string, int> h100_resident_kernel(int64_t size) {
   for (const auto& p : detail::profile::builtin()) {
     const auto s = p.precisions.find('s');
-    if (p.identity.device.find("H100") == std::string::npos || s == p.precisions.end()) continue;
+    if (p.origin != "built-in:nvidia-h100" || s == p.precisions.end()) continue;
     for (const auto& b : s->second.buckets)
       if (b.size == size && b.resident) return b.resident->kernel;
   }

@@ -57,6 +57,7 @@ void print_report(const tuner::TuneReport& report, bool as_json) {
                               {"failures", s.failures},
                               {"resumed", s.resumed},
                               {"model_failure", s.model_failure},
+                              {"small_evaluations", s.small_evaluations},
                               {"direct_evaluations", s.direct_evaluations},
                               {"direct_failures", s.direct_failures},
                               {"direct_verdicts", s.direct_verdicts},
@@ -67,6 +68,8 @@ void print_report(const tuner::TuneReport& report, bool as_json) {
   for (const auto& s : report.precisions) {
     std::printf("%cgemm: %d kernel candidates measured (%d resumed from the log), %d excluded\n",
                 s.precision, s.evaluations, s.resumed, s.failures);
+    if (s.small_evaluations > 0)
+      std::printf("  small tiles: %d candidates measured\n", s.small_evaluations);
     if (!s.model_failure.empty()) std::printf("  no cost model: %s\n", s.model_failure.c_str());
     if (s.direct_evaluations > 0)
       std::printf("  direct kernel: %d candidates, %d excluded\n", s.direct_evaluations,
@@ -130,9 +133,9 @@ Subcommand add_tune(CLI::App& app) {
       ->check(kFraction);
   sub->add_option("--small-evals", o.small_evaluations,
                   "small-tile kernels measured at each bucket too small for phase 1's best "
-                  "(-1: 40 on a GPU, 0 on a CPU device)");
+                  "(-1: --budget-evals on a GPU, 0 on a CPU device)");
   sub->add_option("--small-seconds", o.small_seconds,
-                  "seconds for each bucket's small-tile search, at most")
+                  "seconds for a precision's small-tile searches, at most")
       ->check(kPositive);
   sub->add_option("--compile-jobs", o.compile_jobs,
                   "programs built ahead in parallel (-1: by device)");

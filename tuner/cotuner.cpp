@@ -61,7 +61,7 @@ Tuner::Tuner(const TuneOptions& o) : o_(o), given_(o) {
   device_ = detail::gpu::open_device(o_.device);
   info_ = detail::gpu::info(*device_);
   if (o_.compile_jobs < 0) o_.compile_jobs = info_.is_gpu ? 3 : 0;
-  if (o_.small_evaluations < 0) o_.small_evaluations = info_.is_gpu ? 40 : 0;
+  if (o_.small_evaluations < 0) o_.small_evaluations = info_.is_gpu ? o_.budget_evaluations : 0;
   if (o_.objective != "time" && o_.objective != "energy" && o_.objective != "edp")
     throw std::invalid_argument("objective must be time, energy or edp, not '" + o_.objective +
                                 "'");
@@ -109,7 +109,8 @@ TuneReport Tuner::run() {
   t.budget_seconds = o_.budget_seconds;
   t.seconds = elapsed();
   // The kernel candidates the profile rests on, those an earlier run measured included.
-  for (const auto& p : report_.precisions) t.evaluations += p.evaluations + p.resumed;
+  for (const auto& p : report_.precisions)
+    t.evaluations += p.evaluations + p.small_evaluations + p.resumed;
   report_.seconds = elapsed();
   if (o_.save) save();
   return report_;
@@ -444,13 +445,22 @@ void Tuner::tune_precision(char prec) {
   // Phase 2: the split, per size bucket, for each of the best kernels and a small bucket's own
   // (cotuner_small.cpp).
   bucket_index_ = 0;
+  // The small-tile searches (cotuner_small.cpp) share at most a third of what is left, so the
+  // buckets' splits keep the rest.
+  int small_buckets = 0;
+  for (int64_t size : o_.sizes)
+    if (!top.empty() && wants_small_tiles<T>(size, top.front())) ++small_buckets;
+  small_until_ = elapsed() + std::min(o_.small_seconds, (precision_deadline_ - elapsed()) / 3.0);
   for (int64_t size : o_.sizes) {
     if (out_of_time() && !pp.buckets.empty()) break;
-    std::vector<std::map<std::string, int>> candidates = top;
-    if (!top.empty())
-      for (auto& k : small_tiles<T>(prec, size, top.front(), summary))
-        if (std::find(candidates.begin(), candidates.end(), k) == candidates.end())
-          candidates.push_back(std::move(k));
+    // A small bucket's own kernel goes first: the split search stops taking kernels when time
+    // runs out.
+    std::vector<std::map<std::string, int>> candidates;
+    if (!top.empty() && wants_small_tiles<T>(size, top.front()))
+      candidates = small_tiles<T>(prec, size, small_buckets--, summary);
+    for (const auto& k : top)
+      if (std::find(candidates.begin(), candidates.end(), k) == candidates.end())
+        candidates.push_back(k);
     pp.buckets.push_back(split_bucket<T>(prec, size, candidates));
     ++bucket_index_;
   }

@@ -17,7 +17,7 @@
 namespace tandem::tuner {
 
 struct Progress {
-  std::string phase;  // "kernels" or "split"
+  std::string phase;  // "kernels", "small", "split" or "direct"
   char precision = 's';
   int done = 0, budget = 0;
   double best_gflops = 0;
@@ -81,11 +81,11 @@ struct TuneOptions {
   double direct_seconds = 120;
   // Kernels of its own for each bucket whose calls give phase 1's best kernel fewer work-groups
   // than two waves of the device: the small-tile space (tuner/gemm_space.hpp) searched at the
-  // bucket's size within `small_evaluations` (-1: 40 on a GPU, 0 on a CPU device) and
-  // `small_seconds` (at most a third of what the precision has left); its best joins the bucket's
-  // split search.
+  // bucket's size within `small_evaluations` each (-1: budget_evaluations on a GPU, 0 on a CPU
+  // device); all of a precision's such searches within `small_seconds`, and at most a third of
+  // what the precision has left after phase 1. Its best joins the bucket's split search, first.
   int small_evaluations = -1;
-  double small_seconds = 90;
+  double small_seconds = 180;
   std::function<void(const Progress&)> on_progress;
   // Testing hook: called on C after each measured call that gave the GPU rows, e.g. to play a
   // wrong kernel; `split` says whether the CPU had rows too.
@@ -98,6 +98,7 @@ struct PrecisionSummary {
   std::vector<std::string> failure_reasons;  // "params: reason", the first few
   double best_gpu_gflops = 0;
   std::string model_failure;  // why no cost model was fitted ("" if one was, or none was asked)
+  int small_evaluations = 0;  // the small-tile searches' candidates measured (resumed: above)
   int direct_evaluations = 0, direct_failures = 0;               // the direct kernel's search
   std::vector<std::pair<int64_t, std::string>> direct_verdicts;  // per size: which kernel won
 };

@@ -65,7 +65,7 @@ using Candidates = std::vector<std::tuple<double, double, std::map<std::string, 
 // What one kernel search measures: the log records' kind ("kernel", or "direct" for the direct
 // kernel's space), the size, and its budgets.
 struct SearchPlan {
-  const char* kind;
+  const char* kind;  // the log records' kind: "kernel" (phase 1), "small" or "direct"
   int64_t size;
   int evaluations;
   double seconds;
@@ -113,8 +113,9 @@ class Tuner {
 
   // cotuner_small.cpp: kernels of its own for a bucket too small for phase 1's best (`best`).
   template <class T>
-  std::vector<std::map<std::string, int>> small_tiles(char prec, int64_t size,
-                                                      const std::map<std::string, int>& best,
+  bool wants_small_tiles(int64_t size, const std::map<std::string, int>& best) const;
+  template <class T>
+  std::vector<std::map<std::string, int>> small_tiles(char prec, int64_t size, int buckets_left,
                                                       PrecisionSummary& summary);
   // cotuner.cpp: the run of one precision and its phase 1.
   template <class T>
@@ -179,6 +180,7 @@ class Tuner {
   std::set<std::string> built_;
   std::unique_ptr<power::Meter> meter_;  // for the energy and edp objectives
   double precision_deadline_ = 0;        // elapsed seconds by which this precision must be done
+  double small_until_ = 0;  // elapsed seconds by which this precision's small-tile searches end
   double bucket_best_ = 0;  // fastest configuration of the bucket being split, for progress
   int bucket_index_ = 0;    // buckets finished in this precision, for progress
 };

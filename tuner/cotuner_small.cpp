@@ -14,32 +14,45 @@
 
 namespace tandem::tuner {
 
+// Whether a bucket of `size` is too small for `best`'s tiles: fewer work-groups than two waves.
+template <class T>
+bool Tuner::wants_small_tiles(int64_t size, const std::map<std::string, int>& best) const {
+  if (o_.small_evaluations <= 0 || best.empty()) return false;
+  const detail::gpu::Params tiles =
+      detail::gpu::resolve_params(*device_, std::is_same_v<T, double>, best);
+  const auto groups = [size](int64_t tile) { return (size + tile - 1) / tile; };
+  return groups(tiles.at("MWG")) * groups(tiles.at("NWG")) <
+         2 * static_cast<int64_t>(std::max(1, info_.compute_units));
+}
+
+// `buckets_left` small buckets (this one included) share what is left of `small_until_`, the
+// precision's allowance for this phase (set before phase 2).
 template <class T>
 std::vector<std::map<std::string, int>> Tuner::small_tiles(char prec, int64_t size,
-                                                           const std::map<std::string, int>& best,
+                                                           int buckets_left,
                                                            PrecisionSummary& summary) {
   constexpr bool fp64 = std::is_same_v<T, double>;
-  if (o_.small_evaluations <= 0 || out_of_time()) return {};
-  const detail::gpu::Params tiles = detail::gpu::resolve_params(*device_, fp64, best);
-  const auto groups = [size](int64_t tile) { return (size + tile - 1) / tile; };
-  if (groups(tiles.at("MWG")) * groups(tiles.at("NWG")) >=
-      2 * static_cast<int64_t>(std::max(1, info_.compute_units)))
-    return {};
+  const double seconds = (std::min(small_until_, precision_deadline_) - elapsed()) /
+                         static_cast<double>(std::max(1, buckets_left));
+  if (seconds <= 0) return {};
   const DeviceLimits limits{info_.max_work_group, info_.local_mem_bytes, info_.is_gpu,
                             info_.nv_compiler_options};
-  // From the kernel the profile that applies now gives tandem_malloc memory at this size, when
-  // it lies in the space: a second tune refines the first.
-  std::map<std::string, int> start;
+  // From a kernel the profile that applies now gives this size, the first that lies in the space
+  // (tandem_malloc memory's, ordinary memory's, the GPU-only one): a second tune refines the
+  // first. None: the search's own start.
+  Space space = small_tile_space(limits, fp64);
   if (const auto active = prof::active_for(info_))
-    start = *prof::choose(*active, fp64, size, size, size, /*resident=*/true).kernel;
-  const Space space = small_tile_space(limits, fp64, start);
+    for (const bool resident : {true, false}) {
+      const prof::Choice c = prof::choose(*active, fp64, size, size, size, resident);
+      for (const auto* kernel : {c.kernel, c.gpu_kernel})
+        if (!space.start && kernel != nullptr && !kernel->empty())
+          space = small_tile_space(limits, fp64, *kernel);
+    }
   PrecisionSummary search;
   search.precision = prec;
-  const double seconds =
-      std::max(1e-3, std::min(o_.small_seconds, (precision_deadline_ - elapsed()) / 3.0));
   const Candidates measured =
       rank_kernels<T>(prec, space, search, {"small", size, o_.small_evaluations, seconds});
-  summary.evaluations += search.evaluations;
+  summary.small_evaluations += search.evaluations;
   summary.resumed += search.resumed;
   summary.failures += search.failures;
   for (const std::string& why : search.failure_reasons)
@@ -48,9 +61,11 @@ std::vector<std::map<std::string, int>> Tuner::small_tiles(char prec, int64_t si
   return {std::get<2>(measured.front())};
 }
 
-template std::vector<std::map<std::string, int>> Tuner::small_tiles<float>(
-    char, int64_t, const std::map<std::string, int>&, PrecisionSummary&);
-template std::vector<std::map<std::string, int>> Tuner::small_tiles<double>(
-    char, int64_t, const std::map<std::string, int>&, PrecisionSummary&);
+template bool Tuner::wants_small_tiles<float>(int64_t, const std::map<std::string, int>&) const;
+template bool Tuner::wants_small_tiles<double>(int64_t, const std::map<std::string, int>&) const;
+template std::vector<std::map<std::string, int>> Tuner::small_tiles<float>(char, int64_t, int,
+                                                                           PrecisionSummary&);
+template std::vector<std::map<std::string, int>> Tuner::small_tiles<double>(char, int64_t, int,
+                                                                            PrecisionSummary&);
 
 }  // namespace tandem::tuner
