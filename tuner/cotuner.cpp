@@ -447,17 +447,18 @@ void Tuner::tune_precision(char prec) {
   bucket_index_ = 0;
   // The small-tile searches (cotuner_small.cpp) share at most a third of what is left, so the
   // buckets' splits keep the rest.
-  int small_buckets = 0;
-  for (int64_t size : o_.sizes)
-    if (!top.empty() && wants_small_tiles<T>(size, top.front())) ++small_buckets;
+  std::vector<bool> small(o_.sizes.size());
+  for (size_t i = 0; i < o_.sizes.size(); ++i)
+    small[i] = !top.empty() && wants_small_tiles<T>(o_.sizes[i], top.front());
+  int small_buckets = static_cast<int>(std::count(small.begin(), small.end(), true));
   small_until_ = elapsed() + std::min(o_.small_seconds, (precision_deadline_ - elapsed()) / 3.0);
-  for (int64_t size : o_.sizes) {
+  for (size_t i = 0; i < o_.sizes.size(); ++i) {
+    const int64_t size = o_.sizes[i];
     if (out_of_time() && !pp.buckets.empty()) break;
     // A small bucket's own kernel goes first: the split search stops taking kernels when time
     // runs out.
     std::vector<std::map<std::string, int>> candidates;
-    if (!top.empty() && wants_small_tiles<T>(size, top.front()))
-      candidates = small_tiles<T>(prec, size, small_buckets--, summary);
+    if (small[i]) candidates = small_tiles<T>(prec, size, small_buckets--, summary);
     for (const auto& k : top)
       if (std::find(candidates.begin(), candidates.end(), k) == candidates.end())
         candidates.push_back(k);

@@ -45,7 +45,7 @@ std::vector<std::map<std::string, int>> Tuner::small_tiles(char prec, int64_t si
     for (const bool resident : {true, false}) {
       const prof::Choice c = prof::choose(*active, fp64, size, size, size, resident);
       for (const auto* kernel : {c.kernel, c.gpu_kernel})
-        if (!space.start && kernel != nullptr && !kernel->empty())
+        if (!space.start && !kernel->empty())  // a Choice's kernels are never null
           space = small_tile_space(limits, fp64, *kernel);
     }
   PrecisionSummary search;
