@@ -5,17 +5,16 @@
 // system's library.
 //
 // Routing: a valid GEMM call with m*n*k below a threshold takes the direct path to OpenBLAS's own
-// entry (no OpenCL, no lock, no allocation: a few compares and a jump), so programs that make
-// many small products pay nothing for tandem; larger ones take the configured strategy (auto
-// unless TANDEM_STRATEGY says otherwise). The other routines run as blocked updates whose
-// products follow the same rule (src/level3.hpp). Either way tandem's own BLAS semantics apply
-// (alpha = 0 never reads A or B, beta = 0 never reads C).
+// entry (no OpenCL, no lock, no allocation: a few compares and a jump, src/dropin/straight.hpp),
+// so programs that make many small products pay nothing for tandem; larger ones take the configured
+// strategy (auto unless TANDEM_STRATEGY says otherwise). The other routines run as blocked updates
+// whose products follow the same rule (src/level3.hpp). Either way tandem's own BLAS semantics
+// apply (alpha = 0 never reads A or B, beta = 0 never reads C).
 //
 // Errors follow BLAS: an invalid argument calls xerbla_ (Fortran entries) or cblas_xerbla
 // (CBLAS entries) with the routine's name and the argument's position, and C is untouched.
 #include <cblas.h>
 
-#include <atomic>
 #include <cstddef>
 #include <cstdio>
 #include <cstdlib>
@@ -27,6 +26,7 @@
 #include "config.hpp"
 #include "cpu_blas.hpp"
 #include "dropin/dropin.hpp"
+#include "dropin/straight.hpp"
 #include "gemm_rules.hpp"
 #include "log.hpp"
 #include "tandem/tandem.hpp"
@@ -80,39 +80,27 @@ Once read_once() {
   return o;
 }
 
-// Published by once() for the exported entries, which read it without a guard. Until then it
-// holds thresholds of 0, so the first call takes the ordinary path, which publishes it.
-const Once unread;
-std::atomic<const Once*> published{&unread};
-
+// Read once, then published for the exported entries (src/dropin/straight.hpp), which read the
+// table without a guard. Until then its limit is 0, so the first call takes the ordinary path,
+// which publishes it.
 const Once& once() {
   static const Once read = read_once();
-  static const bool publish = (published.store(&read, std::memory_order_release), true);
+  static const bool publish =
+      (tandem::detail::dropin::straight::publish(
+           read.straight_mnk, reinterpret_cast<void*>(read.fortran_s),
+           reinterpret_cast<void*>(read.fortran_d), reinterpret_cast<void*>(read.cblas_s),
+           reinterpret_cast<void*>(read.cblas_d)),
+       true);
   (void)publish;
   return read;
 }
 
 tandem::Op cblas_op(int t) { return static_cast<tandem::Op>(t); }
 
-// Fortran transpose characters as tandem's ops, by table (the direct path reads it on every
-// call); anything else becomes an invalid op (0) that tandem reports.
-struct FortranOps {
-  int op[256] = {};
-  constexpr FortranOps() {
-    set('N', TANDEM_NO_TRANS);
-    set('T', TANDEM_TRANS);
-    set('C', TANDEM_CONJ_TRANS);
-  }
-  // Upper and lower case; indexed as unsigned char, as fortran_op reads it.
-  constexpr void set(char upper, int value) {
-    op[static_cast<unsigned char>(upper)] = value;
-    op[static_cast<unsigned char>(upper - 'A' + 'a')] = value;
-  }
-};
-constexpr FortranOps kFortranOps;
-
+// Fortran transpose characters as tandem's ops, by the straight path's table; anything else
+// becomes an invalid op (0) that tandem reports.
 tandem::Op fortran_op(char c) {
-  return static_cast<tandem::Op>(kFortranOps.op[static_cast<unsigned char>(c)]);
+  return static_cast<tandem::Op>(tandem::detail::dropin::straight::fortran_op(c));
 }
 
 // The reference CBLAS computes a row-major call as the column-major call for C^T, and reports
@@ -214,16 +202,6 @@ template <class T>
                                                    c, ldc) == 0;
 }
 
-// Straight to OpenBLAS: a direct call with a product, TANDEM_VERBOSE off.
-template <class T>
-[[gnu::always_inline]] inline bool straight(const Once& o, int layout, int ta, int tb, blasint m,
-                                            blasint n, blasint k, T alpha, const T* a, blasint lda,
-                                            const T* b, blasint ldb, const T* c, blasint ldc) {
-  return m > 0 && n > 0 && k > 0 && alpha != T(0) && mnk(m, n, k) < o.straight_mnk &&
-         tandem::detail::gemm_rules::first_invalid(layout, ta, tb, m, n, k, alpha, a, lda, b, ldb,
-                                                   c, ldc) == 0;
-}
-
 // The rest of the direct path: calls without a product, and every call under TANDEM_VERBOSE.
 // `pass` makes the OpenBLAS call; C's row-major view is rows x cols.
 template <class T, class Pass>
@@ -300,14 +278,15 @@ template <class T>
 }
 
 template <class T>
-[[gnu::always_inline]] inline bool fortran_direct(
-    const Once& o, bool require_straight, const char* transa, const char* transb, const blasint* m,
-    const blasint* n, const blasint* k, const T* alpha, const T* a, const blasint* lda, const T* b,
-    const blasint* ldb, const T* c, const blasint* ldc) {
-  const int ta = static_cast<int>(fortran_op(*transa)), tb = static_cast<int>(fortran_op(*transb));
-  return require_straight
-             ? straight(o, TANDEM_COL_MAJOR, ta, tb, *m, *n, *k, *alpha, a, *lda, b, *ldb, c, *ldc)
-             : direct(o, TANDEM_COL_MAJOR, ta, tb, *m, *n, *k, *alpha, a, *lda, b, *ldb, c, *ldc);
+[[gnu::always_inline]] inline bool fortran_direct(const Once& o, const char* transa,
+                                                  const char* transb, const blasint* m,
+                                                  const blasint* n, const blasint* k,
+                                                  const T* alpha, const T* a, const blasint* lda,
+                                                  const T* b, const blasint* ldb, const T* c,
+                                                  const blasint* ldc) {
+  return direct(o, TANDEM_COL_MAJOR, static_cast<int>(fortran_op(*transa)),
+                static_cast<int>(fortran_op(*transb)), *m, *n, *k, *alpha, a, *lda, b, *ldb, c,
+                *ldc);
 }
 
 // Every Fortran GEMM call that does not go straight to OpenBLAS (the entry's signature).
@@ -318,7 +297,7 @@ template <class T>
                                     const T* beta, T* c, const blasint* ldc, std::size_t transa_len,
                                     std::size_t transb_len) {
   const char* name = std::is_same_v<T, float> ? "SGEMM " : "DGEMM ";
-  if (fortran_direct(once(), false, transa, transb, m, n, k, alpha, a, lda, b, ldb, c, ldc)) {
+  if (fortran_direct(once(), transa, transb, m, n, k, alpha, a, lda, b, ldb, c, ldc)) {
     direct_otherwise(*m, *n, *k, *alpha, *beta, c, *ldc, false, [&] {
       own_fortran<T>(once())(transa, transb, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc,
                              transa_len, transb_len);
@@ -345,56 +324,93 @@ template <class T>
 
 }  // namespace
 
-extern "C" {
+// The exported entries. On x86-64 they are src/dropin/straight_x86_64.S, which jumps to
+// OpenBLAS's own entry or to these (tandem_rest_*, with the same signatures); elsewhere these are
+// the entries. Either way these apply the straight rule (straight::goes, which
+// tests/straight_test.cpp holds the assembly to) before anything else.
+#ifdef TANDEM_STRAIGHT_ASM
+#define TANDEM_GEMM_ENTRY(name) __attribute__((visibility("hidden"))) tandem_rest_##name
+#else
+#define TANDEM_GEMM_ENTRY(name) TANDEM_EXPORT name
+#endif
 
-TANDEM_EXPORT void cblas_sgemm(const enum CBLAS_ORDER Order, const enum CBLAS_TRANSPOSE TransA,
-                               const enum CBLAS_TRANSPOSE TransB, const blasint M, const blasint N,
-                               const blasint K, const float alpha, const float* A,
-                               const blasint lda, const float* B, const blasint ldb,
-                               const float beta, float* C, const blasint ldc) {
-  const Once* o = published.load(std::memory_order_acquire);
-  if (straight(*o, Order, TransA, TransB, M, N, K, alpha, A, lda, B, ldb, C, ldc))
-    return o->cblas_s(Order, TransA, TransB, M, N, K, alpha, A, lda, B, ldb, beta, C, ldc);
-  cblas_gemm<float>(Order, TransA, TransB, M, N, K, alpha, A, lda, B, ldb, beta, C, ldc);
+namespace straight = tandem::detail::dropin::straight;
+
+namespace {
+
+template <class T>
+void* own_straight_cblas() {
+  return std::is_same_v<T, float> ? tandem_straight.own_cblas_sgemm
+                                  : tandem_straight.own_cblas_dgemm;
+}
+template <class T>
+void* own_straight_fortran() {
+  return std::is_same_v<T, float> ? tandem_straight.own_sgemm : tandem_straight.own_dgemm;
 }
 
-TANDEM_EXPORT void cblas_dgemm(const enum CBLAS_ORDER Order, const enum CBLAS_TRANSPOSE TransA,
-                               const enum CBLAS_TRANSPOSE TransB, const blasint M, const blasint N,
-                               const blasint K, const double alpha, const double* A,
-                               const blasint lda, const double* B, const blasint ldb,
-                               const double beta, double* C, const blasint ldc) {
-  const Once* o = published.load(std::memory_order_acquire);
-  if (straight(*o, Order, TransA, TransB, M, N, K, alpha, A, lda, B, ldb, C, ldc))
-    return o->cblas_d(Order, TransA, TransB, M, N, K, alpha, A, lda, B, ldb, beta, C, ldc);
-  cblas_gemm<double>(Order, TransA, TransB, M, N, K, alpha, A, lda, B, ldb, beta, C, ldc);
+template <class T>
+void cblas_entry(CBLAS_ORDER layout, CBLAS_TRANSPOSE ta, CBLAS_TRANSPOSE tb, blasint m, blasint n,
+                 blasint k, T alpha, const T* a, blasint lda, const T* b, blasint ldb, T beta, T* c,
+                 blasint ldc) {
+  if (straight::goes(straight::limit(), layout, ta, tb, m, n, k, alpha, a, lda, b, ldb, c, ldc))
+    return reinterpret_cast<CblasGemm<T>>(own_straight_cblas<T>())(layout, ta, tb, m, n, k, alpha,
+                                                                   a, lda, b, ldb, beta, c, ldc);
+  cblas_gemm<T>(layout, ta, tb, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc);
+}
+
+template <class T>
+void fortran_entry(const char* transa, const char* transb, const blasint* m, const blasint* n,
+                   const blasint* k, const T* alpha, const T* a, const blasint* lda, const T* b,
+                   const blasint* ldb, const T* beta, T* c, const blasint* ldc,
+                   std::size_t transa_len, std::size_t transb_len) {
+  if (straight::goes(straight::limit(), TANDEM_COL_MAJOR, straight::fortran_op(*transa),
+                     straight::fortran_op(*transb), *m, *n, *k, *alpha, a, *lda, b, *ldb, c, *ldc))
+    return reinterpret_cast<FortranGemm<T>>(own_straight_fortran<T>())(
+        transa, transb, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc, transa_len, transb_len);
+  fortran_gemm<T>(transa, transb, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc, transa_len,
+                  transb_len);
+}
+
+}  // namespace
+
+extern "C" {
+
+void TANDEM_GEMM_ENTRY(cblas_sgemm)(const enum CBLAS_ORDER Order, const enum CBLAS_TRANSPOSE TransA,
+                                    const enum CBLAS_TRANSPOSE TransB, const blasint M,
+                                    const blasint N, const blasint K, const float alpha,
+                                    const float* A, const blasint lda, const float* B,
+                                    const blasint ldb, const float beta, float* C,
+                                    const blasint ldc) {
+  cblas_entry<float>(Order, TransA, TransB, M, N, K, alpha, A, lda, B, ldb, beta, C, ldc);
+}
+
+void TANDEM_GEMM_ENTRY(cblas_dgemm)(const enum CBLAS_ORDER Order, const enum CBLAS_TRANSPOSE TransA,
+                                    const enum CBLAS_TRANSPOSE TransB, const blasint M,
+                                    const blasint N, const blasint K, const double alpha,
+                                    const double* A, const blasint lda, const double* B,
+                                    const blasint ldb, const double beta, double* C,
+                                    const blasint ldc) {
+  cblas_entry<double>(Order, TransA, TransB, M, N, K, alpha, A, lda, B, ldb, beta, C, ldc);
 }
 
 // The Fortran BLAS entries, as gfortran calls them: every argument by reference, then the hidden
 // lengths of the two character arguments.
-TANDEM_EXPORT void sgemm_(const char* transa, const char* transb, const blasint* m,
-                          const blasint* n, const blasint* k, const float* alpha, const float* a,
-                          const blasint* lda, const float* b, const blasint* ldb, const float* beta,
-                          float* c, const blasint* ldc, std::size_t transa_len,
-                          std::size_t transb_len) {
-  const Once* o = published.load(std::memory_order_acquire);
-  if (fortran_direct(*o, true, transa, transb, m, n, k, alpha, a, lda, b, ldb, c, ldc))
-    return o->fortran_s(transa, transb, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc, transa_len,
-                        transb_len);
-  fortran_gemm<float>(transa, transb, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc, transa_len,
-                      transb_len);
+void TANDEM_GEMM_ENTRY(sgemm_)(const char* transa, const char* transb, const blasint* m,
+                               const blasint* n, const blasint* k, const float* alpha,
+                               const float* a, const blasint* lda, const float* b,
+                               const blasint* ldb, const float* beta, float* c, const blasint* ldc,
+                               std::size_t transa_len, std::size_t transb_len) {
+  fortran_entry<float>(transa, transb, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc, transa_len,
+                       transb_len);
 }
 
-TANDEM_EXPORT void dgemm_(const char* transa, const char* transb, const blasint* m,
-                          const blasint* n, const blasint* k, const double* alpha, const double* a,
-                          const blasint* lda, const double* b, const blasint* ldb,
-                          const double* beta, double* c, const blasint* ldc, std::size_t transa_len,
-                          std::size_t transb_len) {
-  const Once* o = published.load(std::memory_order_acquire);
-  if (fortran_direct(*o, true, transa, transb, m, n, k, alpha, a, lda, b, ldb, c, ldc))
-    return o->fortran_d(transa, transb, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc, transa_len,
+void TANDEM_GEMM_ENTRY(dgemm_)(const char* transa, const char* transb, const blasint* m,
+                               const blasint* n, const blasint* k, const double* alpha,
+                               const double* a, const blasint* lda, const double* b,
+                               const blasint* ldb, const double* beta, double* c,
+                               const blasint* ldc, std::size_t transa_len, std::size_t transb_len) {
+  fortran_entry<double>(transa, transb, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc, transa_len,
                         transb_len);
-  fortran_gemm<double>(transa, transb, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc, transa_len,
-                       transb_len);
 }
 
 }  // extern "C"

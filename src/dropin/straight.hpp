@@ -1,0 +1,92 @@
+// The drop-in's straight path: a valid GEMM call with a product below the threshold jumps from the
+// exported entry to OpenBLAS's own, with the caller's arguments untouched. This header holds what
+// decides it, in one place: the table the entries read (the threshold, OpenBLAS's four entries,
+// the Fortran transpose characters) and the rule. On x86-64 the entries are written in assembly
+// (src/dropin/straight_x86_64.S), which includes this header for the table's layout; elsewhere,
+// and as the reference that tests/straight_test.cpp holds the assembly to, they are C++
+// (src/dropin/gemm_entries.cpp).
+//
+// Why assembly: OpenBLAS does a 2^3 call in about 20 ns, so the drop-in has 2 ns to decide. The
+// compilers (GCC 12, Clang 14) give a C++ entry that tail-calls with 15 arguments a frame: they
+// save registers and rewrite the nine stack-passed arguments with the values already there,
+// which by itself costs 1.06-1.10x (docs/PERFORMANCE.md, issue 14 item 3). The assembly checks
+// in scratch registers and jumps with the stack and argument registers as it found them.
+#pragma once
+
+// The table's layout, for the assembly (static_asserts below keep it true).
+#define TANDEM_STRAIGHT_LIMIT 0
+#define TANDEM_STRAIGHT_OWN_SGEMM 8
+#define TANDEM_STRAIGHT_OWN_DGEMM 16
+#define TANDEM_STRAIGHT_OWN_CBLAS_SGEMM 24
+#define TANDEM_STRAIGHT_OWN_CBLAS_DGEMM 32
+#define TANDEM_STRAIGHT_FORTRAN_OP 40
+// tandem.h's enums, which the assembler cannot read.
+#define TANDEM_STRAIGHT_ROW_MAJOR 101
+#define TANDEM_STRAIGHT_COL_MAJOR 102
+#define TANDEM_STRAIGHT_NO_TRANS 111
+#define TANDEM_STRAIGHT_CONJ_TRANS 113
+
+#ifndef __ASSEMBLER__
+
+#include <cstddef>
+#include <cstdint>
+
+#include "gemm_rules.hpp"
+#include "tandem/tandem.h"
+
+// The table. `limit` is the threshold below which a call's product m * n * k (exact, as a 64-bit
+// integer; a product that overflows is not below) goes straight; 0 (no call goes straight) until
+// the drop-in has read its settings, under TANDEM_VERBOSE (whose lines the other path writes) and
+// when OpenBLAS's entries were not found. It is written last, with release
+// order, so an entry that reads a limit above 0 also reads the entries published before it.
+// `fortran_op` maps a Fortran transpose character to tandem's op (0 for an invalid one).
+struct TandemStraight {
+  std::int64_t limit;
+  void* own_sgemm;
+  void* own_dgemm;
+  void* own_cblas_sgemm;
+  void* own_cblas_dgemm;
+  int fortran_op[256];
+};
+extern "C" TandemStraight tandem_straight __attribute__((visibility("hidden")));
+
+static_assert(offsetof(TandemStraight, limit) == TANDEM_STRAIGHT_LIMIT);
+static_assert(offsetof(TandemStraight, own_sgemm) == TANDEM_STRAIGHT_OWN_SGEMM);
+static_assert(offsetof(TandemStraight, own_dgemm) == TANDEM_STRAIGHT_OWN_DGEMM);
+static_assert(offsetof(TandemStraight, own_cblas_sgemm) == TANDEM_STRAIGHT_OWN_CBLAS_SGEMM);
+static_assert(offsetof(TandemStraight, own_cblas_dgemm) == TANDEM_STRAIGHT_OWN_CBLAS_DGEMM);
+static_assert(offsetof(TandemStraight, fortran_op) == TANDEM_STRAIGHT_FORTRAN_OP);
+static_assert(TANDEM_ROW_MAJOR == TANDEM_STRAIGHT_ROW_MAJOR &&
+              TANDEM_COL_MAJOR == TANDEM_STRAIGHT_COL_MAJOR);
+static_assert(TANDEM_NO_TRANS == TANDEM_STRAIGHT_NO_TRANS &&
+              TANDEM_TRANS == TANDEM_STRAIGHT_NO_TRANS + 1 &&
+              TANDEM_CONJ_TRANS == TANDEM_STRAIGHT_CONJ_TRANS);
+
+namespace tandem::detail::dropin::straight {
+
+// Publishes the threshold (as the least product that does not go straight) and OpenBLAS's entries,
+// once, before any call goes straight.
+void publish(double threshold, void* sgemm, void* dgemm, void* cblas_sgemm, void* cblas_dgemm);
+
+inline std::int64_t limit() { return __atomic_load_n(&tandem_straight.limit, __ATOMIC_ACQUIRE); }
+
+// A Fortran transpose character as tandem's op, or 0.
+inline int fortran_op(char c) { return tandem_straight.fortran_op[static_cast<unsigned char>(c)]; }
+
+// The rule: a call goes straight when it has a product (m, n, k above 0, alpha not 0), the
+// product is below `limit`, and BLAS rules out none of its arguments.
+template <class T, class I>
+[[gnu::always_inline]] inline bool goes(std::int64_t limit, int layout, int ta, int tb, I m, I n,
+                                        I k, T alpha, const T* a, I lda, const T* b, I ldb,
+                                        const T* c, I ldc) {
+  std::int64_t product = 0;
+  return m > 0 && n > 0 && k > 0 && alpha != T(0) &&
+         !__builtin_mul_overflow(static_cast<std::int64_t>(m) * n, static_cast<std::int64_t>(k),
+                                 &product) &&
+         product < limit &&
+         gemm_rules::first_invalid(layout, ta, tb, m, n, k, alpha, a, lda, b, ldb, c, ldc) == 0;
+}
+
+}  // namespace tandem::detail::dropin::straight
+
+#endif  // __ASSEMBLER__

@@ -1,0 +1,266 @@
+// The drop-in's assembly GEMM entries (src/dropin/straight_x86_64.S) against the C++ rule in
+// src/dropin/straight.hpp. This program links the assembly and the table alone, with recorders
+// standing in for OpenBLAS's entries (published as the table's targets) and for the C++ entries
+// the assembly falls back to (tandem_rest_*). Each of many calls, with arguments drawn to sit on
+// every edge of the rule (sizes around 0 and the limit, leading dimensions one short, invalid
+// transposes and layouts, NULL operands, alpha 0, -0 and NaN), must reach exactly the one the rule
+// names, with every argument as the caller passed it: pointers, integers, alpha and beta to the
+// bit (NaN included), and the Fortran entries' hidden lengths.
+#include "dropin/straight.hpp"
+
+#include <cblas.h>
+#include <gtest/gtest.h>
+
+#include <array>
+#include <cmath>
+#include <cstddef>
+#include <cstdint>
+#include <cstring>
+#include <limits>
+#include <random>
+#include <vector>
+
+namespace {
+
+// What one call delivered, and to whom.
+enum class Reached { Nobody, Own, Rest };
+
+struct Delivered {
+  Reached to = Reached::Nobody;
+  std::array<std::uint64_t, 15> words{};  // every argument, as bits
+};
+Delivered g_delivered;
+
+template <class T>
+std::uint64_t bits(T value) {
+  std::uint64_t word = 0;
+  std::memcpy(&word, &value, sizeof value);
+  return word;
+}
+
+template <class... Args>
+void deliver(Reached to, Args... args) {
+  g_delivered.to = to;
+  g_delivered.words = {};
+  std::size_t i = 0;
+  ((g_delivered.words[i++] = bits(args)), ...);
+}
+
+}  // namespace
+
+#define FORTRAN_PARAMS(T)                                                               \
+  const char *ta, const char *tb, const blasint *m, const blasint *n, const blasint *k, \
+      const T *alpha, const T *a, const blasint *lda, const T *b, const blasint *ldb,   \
+      const T *beta, T *c, const blasint *ldc, std::size_t la, std::size_t lb
+#define FORTRAN_ARGS ta, tb, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc, la, lb
+#define CBLAS_PARAMS(T)                                                                       \
+  CBLAS_ORDER order, CBLAS_TRANSPOSE ta, CBLAS_TRANSPOSE tb, blasint m, blasint n, blasint k, \
+      T alpha, const T *a, blasint lda, const T *b, blasint ldb, T beta, T *c, blasint ldc
+#define CBLAS_ARGS                                                                                \
+  static_cast<int>(order), static_cast<int>(ta), static_cast<int>(tb), m, n, k, alpha, a, lda, b, \
+      ldb, beta, c, ldc
+
+extern "C" {
+// The assembly's entries (linked into this program, not from a library).
+void sgemm_(FORTRAN_PARAMS(float));
+void dgemm_(FORTRAN_PARAMS(double));
+void cblas_sgemm(CBLAS_PARAMS(float));
+void cblas_dgemm(CBLAS_PARAMS(double));
+
+// The C++ entries the assembly falls back to, recorded.
+void tandem_rest_sgemm_(FORTRAN_PARAMS(float)) { deliver(Reached::Rest, FORTRAN_ARGS); }
+void tandem_rest_dgemm_(FORTRAN_PARAMS(double)) { deliver(Reached::Rest, FORTRAN_ARGS); }
+void tandem_rest_cblas_sgemm(CBLAS_PARAMS(float)) { deliver(Reached::Rest, CBLAS_ARGS); }
+void tandem_rest_cblas_dgemm(CBLAS_PARAMS(double)) { deliver(Reached::Rest, CBLAS_ARGS); }
+}
+
+namespace {
+
+// OpenBLAS's entries, recorded.
+void own_sgemm(FORTRAN_PARAMS(float)) { deliver(Reached::Own, FORTRAN_ARGS); }
+void own_dgemm(FORTRAN_PARAMS(double)) { deliver(Reached::Own, FORTRAN_ARGS); }
+void own_cblas_sgemm(CBLAS_PARAMS(float)) { deliver(Reached::Own, CBLAS_ARGS); }
+void own_cblas_dgemm(CBLAS_PARAMS(double)) { deliver(Reached::Own, CBLAS_ARGS); }
+
+namespace straight = tandem::detail::dropin::straight;
+
+void publish(double limit) {
+  straight::publish(
+      limit, reinterpret_cast<void *>(&own_sgemm), reinterpret_cast<void *>(&own_dgemm),
+      reinterpret_cast<void *>(&own_cblas_sgemm), reinterpret_cast<void *>(&own_cblas_dgemm));
+}
+
+// Draws arguments on the rule's edges.
+struct Draw {
+  std::mt19937 rng{20261124};
+
+  template <class V>
+  V pick(std::initializer_list<V> values) {
+    std::uniform_int_distribution<std::size_t> d(0, values.size() - 1);
+    return *(values.begin() + d(rng));
+  }
+  blasint size() {
+    return pick<blasint>({-1, 0, 1, 2, 3, 5, 8, 64, 1000, 1 << 20, 1 << 30, 2147483647});
+  }
+  // A leading dimension around the least the rule allows.
+  blasint ld(blasint least) {
+    return pick<blasint>({-1, 0, 1}) == 0 ? std::max<blasint>(1, least) - 1
+                                          : std::max<blasint>(1, least) + pick<blasint>({0, 0, 3});
+  }
+  blasint any_ld() { return pick<blasint>({-1, 0, 1, 2, 8, 1000, 1 << 21}); }
+  template <class T>
+  T alpha() {
+    return pick<T>({T(0), T(-0.0), T(1), T(-2.5), std::numeric_limits<T>::quiet_NaN(),
+                    std::numeric_limits<T>::denorm_min()});
+  }
+  double threshold() { return pick<double>({-5.0, 0.0, 1.0, 8.0, 8.5, 27.0, 262144.0, 1e9, 1e30}); }
+  const void *pointer(const void *p) { return pick<int>({0, 1, 1, 1, 1, 1}) ? p : nullptr; }
+  int op_of(int value) {
+    return pick<int>({0, 1, 1, 1, 1, 1, 1}) ? value : pick<int>({0, 110, 114});
+  }
+};
+
+// Storage the entries never read (neither side of the recording touches A, B or C).
+float g_sf[1];
+double g_df[1];
+template <class T>
+T *storage() {
+  if constexpr (std::is_same_v<T, float>)
+    return g_sf;
+  else
+    return g_df;
+}
+
+template <class T>
+void check_fortran(void (*entry)(FORTRAN_PARAMS(T)), int cases) {
+  Draw draw;
+  int own = 0, rest = 0;
+  for (int i = 0; i < cases; ++i) {
+    publish(draw.threshold());
+    const std::int64_t limit = straight::limit();
+    const char ta = draw.pick<char>({'N', 'n', 'T', 't', 'C', 'c', 'X', '\0', '\xff'});
+    const char tb = draw.pick<char>({'N', 'n', 'T', 't', 'C', 'c', 'X', '\0', '\xff'});
+    const blasint m = draw.size(), n = draw.size(), k = draw.size();
+    const bool na = ta == 'N' || ta == 'n', nb = tb == 'N' || tb == 'n';
+    const blasint lda = draw.pick<int>({0, 1, 1, 1}) ? draw.ld(na ? m : k) : draw.any_ld();
+    const blasint ldb = draw.pick<int>({0, 1, 1, 1}) ? draw.ld(nb ? k : n) : draw.any_ld();
+    const blasint ldc = draw.pick<int>({0, 1, 1, 1}) ? draw.ld(m) : draw.any_ld();
+    const T alpha = draw.alpha<T>(), beta = T(0.5);
+    const T *a = static_cast<const T *>(draw.pointer(storage<T>()));
+    const T *b = static_cast<const T *>(draw.pointer(storage<T>() + 1));
+    T *c = const_cast<T *>(static_cast<const T *>(draw.pointer(storage<T>())));
+    const std::size_t la = draw.pick<std::size_t>({1, 7}), lb = draw.pick<std::size_t>({1, 9});
+
+    g_delivered = {};
+    entry(&ta, &tb, &m, &n, &k, &alpha, a, &lda, b, &ldb, &beta, c, &ldc, la, lb);
+    const bool goes =
+        straight::goes(limit, TANDEM_COL_MAJOR, straight::fortran_op(ta), straight::fortran_op(tb),
+                       m, n, k, alpha, a, lda, b, ldb, c, ldc);
+    const Delivered expected = [&] {
+      Delivered d;
+      d.to = goes ? Reached::Own : Reached::Rest;
+      const T *alpha_p = &alpha;
+      const T *beta_p = &beta;
+      const blasint *m_p = &m, *n_p = &n, *k_p = &k, *lda_p = &lda, *ldb_p = &ldb, *ldc_p = &ldc;
+      const char *ta_p = &ta, *tb_p = &tb;
+      d.words = {bits(ta_p),    bits(tb_p), bits(m_p),   bits(n_p), bits(k_p),
+                 bits(alpha_p), bits(a),    bits(lda_p), bits(b),   bits(ldb_p),
+                 bits(beta_p),  bits(c),    bits(ldc_p), la,        lb};
+      return d;
+    }();
+    ASSERT_EQ(g_delivered.to, expected.to)
+        << "case " << i << ": ta " << int(ta) << " tb " << int(tb) << " m " << m << " n " << n
+        << " k " << k << " alpha " << alpha << " lda " << lda << " ldb " << ldb << " ldc " << ldc
+        << " a " << a << " b " << b << " c " << c << " limit " << limit;
+    ASSERT_EQ(g_delivered.words, expected.words) << "case " << i;
+    (goes ? own : rest)++;
+  }
+  // Both outcomes, often: a rule that sent everything one way would fail above, but make sure
+  // the draw reached both.
+  EXPECT_GT(own, cases / 250);
+  EXPECT_GT(rest, cases / 2);
+}
+
+template <class T>
+void check_cblas(void (*entry)(CBLAS_PARAMS(T)), int cases) {
+  Draw draw;
+  int own = 0, rest = 0;
+  for (int i = 0; i < cases; ++i) {
+    publish(draw.threshold());
+    const std::int64_t limit = straight::limit();
+    const int layout =
+        draw.pick<int>({CblasRowMajor, CblasColMajor, CblasColMajor, CblasRowMajor, 100, 0});
+    const int ta = draw.op_of(draw.pick<int>({CblasNoTrans, CblasTrans, CblasConjTrans}));
+    const int tb = draw.op_of(draw.pick<int>({CblasNoTrans, CblasTrans, CblasConjTrans}));
+    const blasint m = draw.size(), n = draw.size(), k = draw.size();
+    const bool row = layout == CblasRowMajor;
+    const bool na = ta == CblasNoTrans, nb = tb == CblasNoTrans;
+    const blasint least_a = row == na ? k : m, least_b = row == nb ? n : k, least_c = row ? n : m;
+    const blasint lda = draw.pick<int>({0, 1, 1, 1}) ? draw.ld(least_a) : draw.any_ld();
+    const blasint ldb = draw.pick<int>({0, 1, 1, 1}) ? draw.ld(least_b) : draw.any_ld();
+    const blasint ldc = draw.pick<int>({0, 1, 1, 1}) ? draw.ld(least_c) : draw.any_ld();
+    const T alpha = draw.alpha<T>(), beta = draw.alpha<T>();
+    const T *a = static_cast<const T *>(draw.pointer(storage<T>()));
+    const T *b = static_cast<const T *>(draw.pointer(storage<T>() + 1));
+    T *c = const_cast<T *>(static_cast<const T *>(draw.pointer(storage<T>())));
+
+    g_delivered = {};
+    entry(static_cast<CBLAS_ORDER>(layout), static_cast<CBLAS_TRANSPOSE>(ta),
+          static_cast<CBLAS_TRANSPOSE>(tb), m, n, k, alpha, a, lda, b, ldb, beta, c, ldc);
+    const bool goes = straight::goes(limit, layout, ta, tb, m, n, k, alpha, a, lda, b, ldb, c, ldc);
+    Delivered expected;
+    expected.to = goes ? Reached::Own : Reached::Rest;
+    expected.words = {bits(layout), bits(ta),    bits(tb), bits(m),   bits(n),
+                      bits(k),      bits(alpha), bits(a),  bits(lda), bits(b),
+                      bits(ldb),    bits(beta),  bits(c),  bits(ldc), 0};
+    ASSERT_EQ(g_delivered.to, expected.to)
+        << "case " << i << ": layout " << layout << " ta " << ta << " tb " << tb << " m " << m
+        << " n " << n << " k " << k << " alpha " << alpha << " lda " << lda << " ldb " << ldb
+        << " ldc " << ldc << " a " << a << " b " << b << " c " << c << " limit " << limit;
+    ASSERT_EQ(g_delivered.words, expected.words) << "case " << i;
+    (goes ? own : rest)++;
+  }
+  EXPECT_GT(own, cases / 250);
+  EXPECT_GT(rest, cases / 2);
+}
+
+constexpr int kCases = 200000;
+
+TEST(Straight, FortranSgemmFollowsTheRule) { check_fortran<float>(&sgemm_, kCases); }
+TEST(Straight, FortranDgemmFollowsTheRule) { check_fortran<double>(&dgemm_, kCases); }
+TEST(Straight, CblasSgemmFollowsTheRule) { check_cblas<float>(&cblas_sgemm, kCases); }
+TEST(Straight, CblasDgemmFollowsTheRule) { check_cblas<double>(&cblas_dgemm, kCases); }
+
+// The threshold (TANDEM_MIN_MNK, a double) becomes the table's integer limit without moving it:
+// a whole product goes straight exactly when it is below the threshold.
+TEST(Straight, PublishingKeepsTheThreshold) {
+  for (double threshold : {-1.0, 0.0, 0.5, 1.0, 7.5, 8.0, 8.25, 16777216.0, 1e15, 1e19, 1e300}) {
+    publish(threshold);
+    for (std::int64_t product :
+         {std::int64_t(1), std::int64_t(7), std::int64_t(8), std::int64_t(9),
+          std::int64_t(16777215), std::int64_t(16777216), std::int64_t(999999999999999),
+          std::int64_t(1000000000000000), std::int64_t(1) << 62})
+      EXPECT_EQ(product < straight::limit(), static_cast<double>(product) < threshold)
+          << "threshold " << threshold << ", product " << product;
+  }
+}
+
+// The limit as the table holds it before anything publishes (the table is constant-initialised,
+// so this dynamic initialiser reads it as a program's constructors would).
+const std::int64_t g_initial_limit = straight::limit();
+
+// Until the drop-in publishes, the limit is 0 and every call goes to the C++ entry, which
+// publishes: a call before that (from a constructor, say) can never jump through an unset entry.
+TEST(Straight, NothingGoesStraightBeforePublishing) {
+  EXPECT_EQ(g_initial_limit, 0);
+  publish(0);
+  const char n = 'N';
+  const blasint one = 1;
+  const double alpha = 1, beta = 0;
+  double x = 0;
+  g_delivered = {};
+  dgemm_(&n, &n, &one, &one, &one, &alpha, &x, &one, &x, &one, &beta, &x, &one, 1, 1);
+  EXPECT_EQ(g_delivered.to, Reached::Rest);
+}
+
+}  // namespace
