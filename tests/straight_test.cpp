@@ -2,7 +2,7 @@
 // src/dropin/straight.hpp. This program links the assembly and the table alone, with recorders
 // standing in for OpenBLAS's entries (published as the table's targets) and for the C++ entries
 // the assembly falls back to (tandem_rest_*). Each of many calls, with arguments drawn to sit on
-// every edge of the rule (sizes around 0 and the limit, leading dimensions one short, invalid
+// every edge of the rule (sizes around 0 and the threshold, leading dimensions one short, invalid
 // transposes and layouts, NULL operands, alpha 0, -0 and NaN), must reach exactly the one the rule
 // names, with every argument as the caller passed it: pointers, integers, alpha and beta to the
 // bit (NaN included), and the Fortran entries' hidden lengths.
@@ -84,9 +84,9 @@ void own_cblas_dgemm(CBLAS_PARAMS(double)) { deliver(Reached::Own, CBLAS_ARGS); 
 
 namespace straight = tandem::detail::dropin::straight;
 
-void publish(double limit) {
+void publish(double threshold) {
   straight::publish(
-      limit, reinterpret_cast<void *>(&own_sgemm), reinterpret_cast<void *>(&own_dgemm),
+      threshold, reinterpret_cast<void *>(&own_sgemm), reinterpret_cast<void *>(&own_dgemm),
       reinterpret_cast<void *>(&own_cblas_sgemm), reinterpret_cast<void *>(&own_cblas_dgemm));
 }
 
@@ -137,7 +137,7 @@ void check_fortran(void (*entry)(FORTRAN_PARAMS(T)), int cases) {
   int own = 0, rest = 0;
   for (int i = 0; i < cases; ++i) {
     publish(draw.threshold());
-    const std::int64_t limit = straight::limit();
+    const std::uint64_t most = straight::most();
     const char ta = draw.pick<char>({'N', 'n', 'T', 't', 'C', 'c', 'X', '\0', '\xff'});
     const char tb = draw.pick<char>({'N', 'n', 'T', 't', 'C', 'c', 'X', '\0', '\xff'});
     const blasint m = draw.size(), n = draw.size(), k = draw.size();
@@ -154,7 +154,7 @@ void check_fortran(void (*entry)(FORTRAN_PARAMS(T)), int cases) {
     g_delivered = {};
     entry(&ta, &tb, &m, &n, &k, &alpha, a, &lda, b, &ldb, &beta, c, &ldc, la, lb);
     const bool goes =
-        straight::goes(limit, TANDEM_COL_MAJOR, straight::fortran_op(ta), straight::fortran_op(tb),
+        straight::goes(most, TANDEM_COL_MAJOR, straight::fortran_op(ta), straight::fortran_op(tb),
                        m, n, k, alpha, a, lda, b, ldb, c, ldc);
     const Delivered expected = [&] {
       Delivered d;
@@ -171,7 +171,7 @@ void check_fortran(void (*entry)(FORTRAN_PARAMS(T)), int cases) {
     ASSERT_EQ(g_delivered.to, expected.to)
         << "case " << i << ": ta " << int(ta) << " tb " << int(tb) << " m " << m << " n " << n
         << " k " << k << " alpha " << alpha << " lda " << lda << " ldb " << ldb << " ldc " << ldc
-        << " a " << a << " b " << b << " c " << c << " limit " << limit;
+        << " a " << a << " b " << b << " c " << c << " most " << most;
     ASSERT_EQ(g_delivered.words, expected.words) << "case " << i;
     (goes ? own : rest)++;
   }
@@ -187,9 +187,9 @@ void check_cblas(void (*entry)(CBLAS_PARAMS(T)), int cases) {
   int own = 0, rest = 0;
   for (int i = 0; i < cases; ++i) {
     publish(draw.threshold());
-    const std::int64_t limit = straight::limit();
-    const int layout =
-        draw.pick<int>({CblasRowMajor, CblasColMajor, CblasColMajor, CblasRowMajor, 100, 0});
+    const std::uint64_t most = straight::most();
+    const int layout = draw.pick<int>({CblasRowMajor, CblasColMajor, CblasRowMajor, CblasColMajor,
+                                       CblasRowMajor, CblasColMajor, 100, 103, 0});
     const int ta = draw.op_of(draw.pick<int>({CblasNoTrans, CblasTrans, CblasConjTrans}));
     const int tb = draw.op_of(draw.pick<int>({CblasNoTrans, CblasTrans, CblasConjTrans}));
     const blasint m = draw.size(), n = draw.size(), k = draw.size();
@@ -207,7 +207,7 @@ void check_cblas(void (*entry)(CBLAS_PARAMS(T)), int cases) {
     g_delivered = {};
     entry(static_cast<CBLAS_ORDER>(layout), static_cast<CBLAS_TRANSPOSE>(ta),
           static_cast<CBLAS_TRANSPOSE>(tb), m, n, k, alpha, a, lda, b, ldb, beta, c, ldc);
-    const bool goes = straight::goes(limit, layout, ta, tb, m, n, k, alpha, a, lda, b, ldb, c, ldc);
+    const bool goes = straight::goes(most, layout, ta, tb, m, n, k, alpha, a, lda, b, ldb, c, ldc);
     Delivered expected;
     expected.to = goes ? Reached::Own : Reached::Rest;
     expected.words = {bits(layout), bits(ta),    bits(tb), bits(m),   bits(n),
@@ -216,7 +216,7 @@ void check_cblas(void (*entry)(CBLAS_PARAMS(T)), int cases) {
     ASSERT_EQ(g_delivered.to, expected.to)
         << "case " << i << ": layout " << layout << " ta " << ta << " tb " << tb << " m " << m
         << " n " << n << " k " << k << " alpha " << alpha << " lda " << lda << " ldb " << ldb
-        << " ldc " << ldc << " a " << a << " b " << b << " c " << c << " limit " << limit;
+        << " ldc " << ldc << " a " << a << " b " << b << " c " << c << " most " << most;
     ASSERT_EQ(g_delivered.words, expected.words) << "case " << i;
     (goes ? own : rest)++;
   }
@@ -231,7 +231,7 @@ TEST(Straight, FortranDgemmFollowsTheRule) { check_fortran<double>(&dgemm_, kCas
 TEST(Straight, CblasSgemmFollowsTheRule) { check_cblas<float>(&cblas_sgemm, kCases); }
 TEST(Straight, CblasDgemmFollowsTheRule) { check_cblas<double>(&cblas_dgemm, kCases); }
 
-// The threshold (TANDEM_MIN_MNK, a double) becomes the table's integer limit without moving it:
+// The threshold (TANDEM_MIN_MNK, a double) becomes the table's integer bound without moving it:
 // a whole product goes straight exactly when it is below the threshold.
 TEST(Straight, PublishingKeepsTheThreshold) {
   for (double threshold : {-1.0, 0.0, 0.5, 1.0, 7.5, 8.0, 8.25, 16777216.0, 1e15, 1e19, 1e300}) {
@@ -240,19 +240,20 @@ TEST(Straight, PublishingKeepsTheThreshold) {
          {std::int64_t(1), std::int64_t(7), std::int64_t(8), std::int64_t(9),
           std::int64_t(16777215), std::int64_t(16777216), std::int64_t(999999999999999),
           std::int64_t(1000000000000000), std::int64_t(1) << 62})
-      EXPECT_EQ(product < straight::limit(), static_cast<double>(product) < threshold)
+      EXPECT_EQ(static_cast<std::uint64_t>(product) <= straight::most(),
+                static_cast<double>(product) < threshold)
           << "threshold " << threshold << ", product " << product;
   }
 }
 
-// The limit as the table holds it before anything publishes (the table is constant-initialised,
+// The bound as the table holds it before anything publishes (the table is constant-initialised,
 // so this dynamic initialiser reads it as a program's constructors would).
-const std::int64_t g_initial_limit = straight::limit();
+const std::uint64_t g_initial_most = straight::most();
 
-// Until the drop-in publishes, the limit is 0 and every call goes to the C++ entry, which
+// Until the drop-in publishes, the bound is 0 and every call goes to the C++ entry, which
 // publishes: a call before that (from a constructor, say) can never jump through an unset entry.
 TEST(Straight, NothingGoesStraightBeforePublishing) {
-  EXPECT_EQ(g_initial_limit, 0);
+  EXPECT_EQ(g_initial_most, 0u);
   publish(0);
   const char n = 'N';
   const blasint one = 1;

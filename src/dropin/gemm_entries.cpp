@@ -81,7 +81,7 @@ Once read_once() {
 }
 
 // Read once, then published for the exported entries (src/dropin/straight.hpp), which read the
-// table without a guard. Until then its limit is 0, so the first call takes the ordinary path,
+// table without a guard. Until then its bound is 0, so the first call takes the ordinary path,
 // which publishes it.
 const Once& once() {
   static const Once read = read_once();
@@ -352,7 +352,7 @@ template <class T>
 void cblas_entry(CBLAS_ORDER layout, CBLAS_TRANSPOSE ta, CBLAS_TRANSPOSE tb, blasint m, blasint n,
                  blasint k, T alpha, const T* a, blasint lda, const T* b, blasint ldb, T beta, T* c,
                  blasint ldc) {
-  if (straight::goes(straight::limit(), layout, ta, tb, m, n, k, alpha, a, lda, b, ldb, c, ldc))
+  if (straight::goes(straight::most(), layout, ta, tb, m, n, k, alpha, a, lda, b, ldb, c, ldc))
     return reinterpret_cast<CblasGemm<T>>(own_straight_cblas<T>())(layout, ta, tb, m, n, k, alpha,
                                                                    a, lda, b, ldb, beta, c, ldc);
   cblas_gemm<T>(layout, ta, tb, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc);
@@ -363,7 +363,7 @@ void fortran_entry(const char* transa, const char* transb, const blasint* m, con
                    const blasint* k, const T* alpha, const T* a, const blasint* lda, const T* b,
                    const blasint* ldb, const T* beta, T* c, const blasint* ldc,
                    std::size_t transa_len, std::size_t transb_len) {
-  if (straight::goes(straight::limit(), TANDEM_COL_MAJOR, straight::fortran_op(*transa),
+  if (straight::goes(straight::most(), TANDEM_COL_MAJOR, straight::fortran_op(*transa),
                      straight::fortran_op(*transb), *m, *n, *k, *alpha, a, *lda, b, *ldb, c, *ldc))
     return reinterpret_cast<FortranGemm<T>>(own_straight_fortran<T>())(
         transa, transb, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc, transa_len, transb_len);

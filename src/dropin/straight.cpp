@@ -21,7 +21,7 @@ constexpr TandemStraight initial() {
 
 }  // namespace
 
-// Constant-initialised: an entry called before any constructor runs reads a limit of 0.
+// Constant-initialised: an entry called before any constructor runs reads a bound of 0.
 extern "C" {
 TandemStraight tandem_straight = initial();
 }
@@ -33,12 +33,13 @@ void publish(double threshold, void* sgemm, void* dgemm, void* cblas_sgemm, void
   tandem_straight.own_dgemm = dgemm;
   tandem_straight.own_cblas_sgemm = cblas_sgemm;
   tandem_straight.own_cblas_dgemm = cblas_dgemm;
-  // A whole product is below `threshold` exactly when it is below its ceiling.
+  // A whole product is below `threshold` exactly when it is at most its ceiling less one.
   const double least = std::ceil(threshold);
-  const std::int64_t limit = !(least > 0)      ? 0
-                             : least >= 0x1p63 ? std::numeric_limits<std::int64_t>::max()
-                                               : static_cast<std::int64_t>(least);
-  __atomic_store_n(&tandem_straight.limit, limit, __ATOMIC_RELEASE);
+  const std::uint64_t most =
+      !(least > 1)      ? 0
+      : least >= 0x1p63 ? static_cast<std::uint64_t>(std::numeric_limits<std::int64_t>::max())
+                        : static_cast<std::uint64_t>(least) - 1;
+  __atomic_store_n(&tandem_straight.most, most, __ATOMIC_RELEASE);
 }
 
 }  // namespace tandem::detail::dropin::straight

@@ -14,7 +14,7 @@
 #pragma once
 
 // The table's layout, for the assembly (static_asserts below keep it true).
-#define TANDEM_STRAIGHT_LIMIT 0
+#define TANDEM_STRAIGHT_MOST 0
 #define TANDEM_STRAIGHT_OWN_SGEMM 8
 #define TANDEM_STRAIGHT_OWN_DGEMM 16
 #define TANDEM_STRAIGHT_OWN_CBLAS_SGEMM 24
@@ -34,14 +34,14 @@
 #include "gemm_rules.hpp"
 #include "tandem/tandem.h"
 
-// The table. `limit` is the threshold below which a call's product m * n * k (exact, as a 64-bit
-// integer; a product that overflows is not below) goes straight; 0 (no call goes straight) until
-// the drop-in has read its settings, under TANDEM_VERBOSE (whose lines the other path writes) and
-// when OpenBLAS's entries were not found. It is written last, with release
-// order, so an entry that reads a limit above 0 also reads the entries published before it.
+// The table. `most` is the largest product m * n * k (exact, as a 64-bit integer; a product that
+// overflows is larger) that goes straight: one less than the threshold, and 0 (no call goes
+// straight) until the drop-in has read its settings, under TANDEM_VERBOSE (whose lines the other
+// path writes) and when OpenBLAS's entries were not found. It is written last, with release
+// order, so an entry that reads it above 0 also reads the entries published before it.
 // `fortran_op` maps a Fortran transpose character to tandem's op (0 for an invalid one).
 struct TandemStraight {
-  std::int64_t limit;
+  std::uint64_t most;
   void* own_sgemm;
   void* own_dgemm;
   void* own_cblas_sgemm;
@@ -50,7 +50,7 @@ struct TandemStraight {
 };
 extern "C" TandemStraight tandem_straight __attribute__((visibility("hidden")));
 
-static_assert(offsetof(TandemStraight, limit) == TANDEM_STRAIGHT_LIMIT);
+static_assert(offsetof(TandemStraight, most) == TANDEM_STRAIGHT_MOST);
 static_assert(offsetof(TandemStraight, own_sgemm) == TANDEM_STRAIGHT_OWN_SGEMM);
 static_assert(offsetof(TandemStraight, own_dgemm) == TANDEM_STRAIGHT_OWN_DGEMM);
 static_assert(offsetof(TandemStraight, own_cblas_sgemm) == TANDEM_STRAIGHT_OWN_CBLAS_SGEMM);
@@ -64,26 +64,26 @@ static_assert(TANDEM_NO_TRANS == TANDEM_STRAIGHT_NO_TRANS &&
 
 namespace tandem::detail::dropin::straight {
 
-// Publishes the threshold (as the least product that does not go straight) and OpenBLAS's entries,
-// once, before any call goes straight.
+// Publishes the threshold (products below it go straight) and OpenBLAS's entries, once, before
+// any call goes straight.
 void publish(double threshold, void* sgemm, void* dgemm, void* cblas_sgemm, void* cblas_dgemm);
 
-inline std::int64_t limit() { return __atomic_load_n(&tandem_straight.limit, __ATOMIC_ACQUIRE); }
+inline std::uint64_t most() { return __atomic_load_n(&tandem_straight.most, __ATOMIC_ACQUIRE); }
 
 // A Fortran transpose character as tandem's op, or 0.
 inline int fortran_op(char c) { return tandem_straight.fortran_op[static_cast<unsigned char>(c)]; }
 
 // The rule: a call goes straight when it has a product (m, n, k above 0, alpha not 0), the
-// product is below `limit`, and BLAS rules out none of its arguments.
+// product is at most `most`, and BLAS rules out none of its arguments.
 template <class T, class I>
-[[gnu::always_inline]] inline bool goes(std::int64_t limit, int layout, int ta, int tb, I m, I n,
+[[gnu::always_inline]] inline bool goes(std::uint64_t most, int layout, int ta, int tb, I m, I n,
                                         I k, T alpha, const T* a, I lda, const T* b, I ldb,
                                         const T* c, I ldc) {
   std::int64_t product = 0;
   return m > 0 && n > 0 && k > 0 && alpha != T(0) &&
          !__builtin_mul_overflow(static_cast<std::int64_t>(m) * n, static_cast<std::int64_t>(k),
                                  &product) &&
-         product < limit &&
+         static_cast<std::uint64_t>(product) <= most &&
          gemm_rules::first_invalid(layout, ta, tb, m, n, k, alpha, a, lda, b, ldb, c, ldc) == 0;
 }
 

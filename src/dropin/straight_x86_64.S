@@ -1,5 +1,5 @@
 /* The drop-in's four GEMM entries on x86-64 (System V ABI): each applies the straight path's rule
- * (src/dropin/straight.hpp) in scratch registers (rax, r10, r11, xmm2-xmm4) and jumps to
+ * (src/dropin/straight.hpp) in scratch registers (rax, r10, r11) and jumps to
  * OpenBLAS's own entry with the caller's registers and stack as they came, or to the C++ entry
  * (tandem_rest_*, src/dropin/gemm_entries.cpp), which handles every other call. Nothing here
  * writes memory or the stack. tests/straight_test.cpp holds these entries to the C++ rule. */
@@ -7,33 +7,33 @@
 
         .text
 
-/* A call with a product below the limit: m, n, k above 0 (32-bit integers in m_, n_, k_), and
- * m * n * k, a 64-bit integer as the C++ rule computes it (one that overflows is not below), below
- * the published limit (0 until published, so every call goes on). Overwrites rax and r10. */
-.macro  product_below m_, n_, k_, other
-        testl   \m_, \m_
-        jle     \other
-        testl   \n_, \n_
-        jle     \other
-        testl   \k_, \k_
-        jle     \other
+/* A call with a product at most the published bound (0 until published, so every call goes on):
+ * m, n, k not negative (their OR's sign), then m * n * k less 1 as an unsigned 64-bit integer
+ * below `most` (a size of 0 makes it the largest; an overflow goes on). m_, n_, k_ are where the
+ * three 32-bit sizes are (registers or memory). Overwrites rax and r10. */
+.macro  product_at_most m_, n_, k_, other
+        movl    \m_, %eax
+        orl     \n_, %eax
+        orl     \k_, %eax
+        js      \other
         movl    \m_, %eax
         movl    \n_, %r10d
         imulq   %r10, %rax
         movl    \k_, %r10d
         imulq   %r10, %rax
         jo      \other
-        cmpq    tandem_straight+TANDEM_STRAIGHT_LIMIT(%rip), %rax
-        jge     \other
+        decq    %rax
+        cmpq    tandem_straight+TANDEM_STRAIGHT_MOST(%rip), %rax
+        jae     \other
 .endm
 
-/* alpha (in xmm2 as single or double: ucomiss or ucomisd) is not 0; NaN is not 0. */
-.macro  alpha_not_zero compare, other
-        xorps   %xmm4, %xmm4
-        \compare %xmm4, %xmm2
-        jp      1f
-        je      \other
-1:
+/* alpha's bits, loaded into eax or rax with `load` and doubled (the sign shifted out), are not all
+ * 0: alpha is not 0 (NaN is not 0). Integer instructions only: an SSE instruction that writes an
+ * XMM register can wait on the upper halves a caller's AVX code left. */
+.macro  alpha_not_zero load, from, bits, other
+        \load   \from, \bits
+        add     \bits, \bits
+        jz      \other
 .endm
 
 /* The end of every entry: A (8(%rsp)), B (24(%rsp)) and C (c_at(%rsp)) are not NULL, then the
@@ -53,16 +53,12 @@
 /* Fortran: transa rdi, transb rsi, m rdx, n rcx, k r8, alpha r9 (all by reference), then on the
  * stack a, lda, b, ldb, beta, c, ldc and the two hidden lengths. Column-major: lda at least m
  * (A as stored, 'N') or k, ldb at least k ('N') or n, ldc at least m. */
-.macro  fortran_entry name, rest, own, load, compare
+.macro  fortran_entry name, rest, own, load, bits
         .globl  \name
         .type   \name, @function
 \name:
-        movl    (%rdx), %eax
-        movl    (%rcx), %r10d
-        movl    (%r8), %r11d
-        product_below %eax, %r10d, %r11d, 9f
-        \load   (%r9), %xmm2
-        alpha_not_zero \compare, 9f
+        product_at_most (%rdx), (%rcx), (%r8), 9f
+        alpha_not_zero \load, (%r9), \bits, 9f
         leaq    tandem_straight+TANDEM_STRAIGHT_FORTRAN_OP(%rip), %r11
         movzbl  (%rdi), %eax
         movl    (%r11,%rax,4), %eax
@@ -95,13 +91,12 @@
 /* CBLAS: order edi, transa esi, transb edx, m ecx, n r8d, k r9d, alpha xmm0, then on the stack
  * a, lda, b, ldb, c, ldc (beta in xmm1). Column-major as Fortran; row-major: lda at least k
  * (A as stored) or m, ldb at least n (B as stored) or k, ldc at least n. */
-.macro  cblas_entry name, rest, own, move, compare
+.macro  cblas_entry name, rest, own, load, bits
         .globl  \name
         .type   \name, @function
 \name:
-        product_below %ecx, %r8d, %r9d, 9f
-        \move   %xmm0, %xmm2
-        alpha_not_zero \compare, 9f
+        product_at_most %ecx, %r8d, %r9d, 9f
+        alpha_not_zero \load, %xmm0, \bits, 9f
         leal    -TANDEM_STRAIGHT_NO_TRANS(%rsi), %eax
         cmpl    $(TANDEM_STRAIGHT_CONJ_TRANS - TANDEM_STRAIGHT_NO_TRANS), %eax
         ja      9f
@@ -143,9 +138,9 @@
         .size   \name, .-\name
 .endm
 
-fortran_entry sgemm_, tandem_rest_sgemm_, TANDEM_STRAIGHT_OWN_SGEMM, movss, ucomiss
-fortran_entry dgemm_, tandem_rest_dgemm_, TANDEM_STRAIGHT_OWN_DGEMM, movsd, ucomisd
-cblas_entry cblas_sgemm, tandem_rest_cblas_sgemm, TANDEM_STRAIGHT_OWN_CBLAS_SGEMM, movaps, ucomiss
-cblas_entry cblas_dgemm, tandem_rest_cblas_dgemm, TANDEM_STRAIGHT_OWN_CBLAS_DGEMM, movaps, ucomisd
+fortran_entry sgemm_, tandem_rest_sgemm_, TANDEM_STRAIGHT_OWN_SGEMM, movl, %eax
+fortran_entry dgemm_, tandem_rest_dgemm_, TANDEM_STRAIGHT_OWN_DGEMM, movq, %rax
+cblas_entry cblas_sgemm, tandem_rest_cblas_sgemm, TANDEM_STRAIGHT_OWN_CBLAS_SGEMM, movd, %eax
+cblas_entry cblas_dgemm, tandem_rest_cblas_dgemm, TANDEM_STRAIGHT_OWN_CBLAS_DGEMM, movq, %rax
 
         .section .note.GNU-stack, "", @progbits
