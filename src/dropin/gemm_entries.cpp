@@ -329,6 +329,9 @@ template <class T>
 // the entries. Either way these apply the straight rule (straight::goes, which
 // tests/straight_test.cpp holds the assembly to) before anything else.
 #ifdef TANDEM_STRAIGHT_ASM
+// The assembly reads the sizes and leading dimensions as 32-bit integers: an OpenBLAS built with
+// 64-bit ones (INTERFACE64) needs the C++ entries.
+static_assert(sizeof(blasint) == 4, "the assembly entries take 32-bit BLAS integers");
 #define TANDEM_GEMM_ENTRY(name) __attribute__((visibility("hidden"))) tandem_rest_##name
 #else
 #define TANDEM_GEMM_ENTRY(name) TANDEM_EXPORT name

@@ -3,7 +3,13 @@
  * OpenBLAS's own entry with the caller's registers and stack as they came, or to the C++ entry
  * (tandem_rest_*, src/dropin/gemm_entries.cpp), which handles every other call. Nothing here
  * writes memory or the stack. tests/straight_test.cpp holds these entries to the C++ rule. */
+#include <cet.h>
+
 #include "dropin/straight.hpp"
+
+#if !defined(__x86_64__) || defined(__ILP32__) || !defined(__ELF__)
+#error "the straight entries are for x86-64 ELF (LP64) only; CMake builds the C++ entries elsewhere"
+#endif
 
         .text
 
@@ -57,6 +63,8 @@
         .globl  \name
         .type   \name, @function
 \name:
+        .cfi_startproc
+        _CET_ENDBR
         product_at_most (%rdx), (%rcx), (%r8), 9f
         alpha_not_zero \load, (%r9), \bits, 9f
         leaq    tandem_straight+TANDEM_STRAIGHT_FORTRAN_OP(%rip), %r11
@@ -85,6 +93,7 @@
         cmpl    %eax, (%r11)
         jl      9f
         operands_then_jump 48, \own, \rest
+        .cfi_endproc
         .size   \name, .-\name
 .endm
 
@@ -95,6 +104,8 @@
         .globl  \name
         .type   \name, @function
 \name:
+        .cfi_startproc
+        _CET_ENDBR
         product_at_most %ecx, %r8d, %r9d, 9f
         alpha_not_zero \load, %xmm0, \bits, 9f
         leal    -TANDEM_STRAIGHT_NO_TRANS(%rsi), %eax
@@ -135,6 +146,7 @@
         jl      9f
 3:
         operands_then_jump 40, \own, \rest
+        .cfi_endproc
         .size   \name, .-\name
 .endm
 
