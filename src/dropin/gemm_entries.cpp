@@ -47,51 +47,37 @@ using FortranGemm = void (*)(const char*, const char*, const blasint*, const bla
 // the CPU BLAS: on every device measured so far (docs/PERFORMANCE.md) the CPU wins there.
 constexpr double kDefaultMinMnk = 256.0 * 256.0 * 256.0;
 
-// What the drop-in reads once per process: the threshold, TANDEM_VERBOSE, and OpenBLAS's own
-// GEMM entries for the direct path (`found`: without them a call below the threshold takes the
-// ordinary path, kept on the CPU). `straight_mnk` is the threshold below which a call with a
-// product goes straight to OpenBLAS: 0 under TANDEM_VERBOSE (whose lines the direct path writes
-// on its way) and without the entries.
+// What the drop-in reads once per process: the threshold, TANDEM_VERBOSE, and whether OpenBLAS's
+// own GEMM entries were found for the direct path (`found`: without them a call below the
+// threshold takes the ordinary path, kept on the CPU). The entries themselves, and the threshold
+// below which a call with a product goes straight to OpenBLAS (0 under TANDEM_VERBOSE, whose
+// lines the direct path writes on its way, and without the entries), are published in the
+// straight path's table (src/dropin/straight.hpp).
 struct Once {
-  double min_mnk = 0, straight_mnk = 0;
+  double min_mnk = 0;
   bool verbose = false, found = false;
-  decltype(&cblas_sgemm) cblas_s = nullptr;
-  decltype(&cblas_dgemm) cblas_d = nullptr;
-  FortranGemm<float> fortran_s = nullptr;
-  FortranGemm<double> fortran_d = nullptr;
 };
 
-template <class F>
-F own(const char* name) {
-  return reinterpret_cast<F>(tandem::detail::cpu_blas::own_entry(name));
-}
-
+// Reads the settings and publishes the straight path's table for the exported entries, which read
+// it without a guard. Until then its bound is 0, so the first call takes the ordinary path, which
+// publishes it.
 Once read_once() {
   Once o;
   const auto& env = tandem::detail::env_config();
   o.verbose = env.verbose;
-  o.cblas_s = own<decltype(&cblas_sgemm)>("cblas_sgemm");
-  o.cblas_d = own<decltype(&cblas_dgemm)>("cblas_dgemm");
-  o.fortran_s = own<FortranGemm<float>>("sgemm_");
-  o.fortran_d = own<FortranGemm<double>>("dgemm_");
-  o.found = o.cblas_s && o.cblas_d && o.fortran_s && o.fortran_d;
   o.min_mnk = env.min_mnk.value_or(kDefaultMinMnk);
-  o.straight_mnk = o.verbose || !o.found ? 0 : o.min_mnk;
+  void* const sgemm = tandem::detail::cpu_blas::own_entry("sgemm_");
+  void* const dgemm = tandem::detail::cpu_blas::own_entry("dgemm_");
+  void* const cblas_s = tandem::detail::cpu_blas::own_entry("cblas_sgemm");
+  void* const cblas_d = tandem::detail::cpu_blas::own_entry("cblas_dgemm");
+  o.found = sgemm && dgemm && cblas_s && cblas_d;
+  tandem::detail::dropin::straight::publish(o.verbose || !o.found ? 0 : o.min_mnk, sgemm, dgemm,
+                                            cblas_s, cblas_d);
   return o;
 }
 
-// Read once, then published for the exported entries (src/dropin/straight.hpp), which read the
-// table without a guard. Until then its bound is 0, so the first call takes the ordinary path,
-// which publishes it.
 const Once& once() {
   static const Once read = read_once();
-  static const bool publish =
-      (tandem::detail::dropin::straight::publish(
-           read.straight_mnk, reinterpret_cast<void*>(read.fortran_s),
-           reinterpret_cast<void*>(read.fortran_d), reinterpret_cast<void*>(read.cblas_s),
-           reinterpret_cast<void*>(read.cblas_d)),
-       true);
-  (void)publish;
   return read;
 }
 
@@ -230,20 +216,18 @@ template <class T>
 using CblasGemm = void (*)(CBLAS_ORDER, CBLAS_TRANSPOSE, CBLAS_TRANSPOSE, blasint, blasint, blasint,
                            T, const T*, blasint, const T*, blasint, T, T*, blasint);
 
+// OpenBLAS's own entries, as once() published them (every caller has called it, or has read a
+// bound above 0 from the table).
 template <class T>
-CblasGemm<T> own_cblas(const Once& o) {
-  if constexpr (std::is_same_v<T, float>)
-    return o.cblas_s;
-  else
-    return o.cblas_d;
+CblasGemm<T> own_cblas() {
+  return reinterpret_cast<CblasGemm<T>>(std::is_same_v<T, float> ? tandem_straight.own_cblas_sgemm
+                                                                 : tandem_straight.own_cblas_dgemm);
 }
 
 template <class T>
-FortranGemm<T> own_fortran(const Once& o) {
-  if constexpr (std::is_same_v<T, float>)
-    return o.fortran_s;
-  else
-    return o.fortran_d;
+FortranGemm<T> own_fortran() {
+  return reinterpret_cast<FortranGemm<T>>(std::is_same_v<T, float> ? tandem_straight.own_sgemm
+                                                                   : tandem_straight.own_dgemm);
 }
 
 // Every CBLAS GEMM call that does not go straight to OpenBLAS (same signature as the entry, so
@@ -255,7 +239,7 @@ template <class T>
   const char* routine = std::is_same_v<T, float> ? "cblas_sgemm" : "cblas_dgemm";
   if (direct(once(), layout, ta, tb, m, n, k, alpha, a, lda, b, ldb, c, ldc)) {
     direct_otherwise(m, n, k, alpha, beta, c, ldc, layout == CblasRowMajor, [&] {
-      own_cblas<T>(once())(layout, ta, tb, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc);
+      own_cblas<T>()(layout, ta, tb, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc);
     });
     return;
   }
@@ -299,8 +283,8 @@ template <class T>
   const char* name = std::is_same_v<T, float> ? "SGEMM " : "DGEMM ";
   if (fortran_direct(once(), transa, transb, m, n, k, alpha, a, lda, b, ldb, c, ldc)) {
     direct_otherwise(*m, *n, *k, *alpha, *beta, c, *ldc, false, [&] {
-      own_fortran<T>(once())(transa, transb, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc,
-                             transa_len, transb_len);
+      own_fortran<T>()(transa, transb, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc, transa_len,
+                       transb_len);
     });
     return;
   }
@@ -342,22 +326,11 @@ namespace straight = tandem::detail::dropin::straight;
 namespace {
 
 template <class T>
-void* own_straight_cblas() {
-  return std::is_same_v<T, float> ? tandem_straight.own_cblas_sgemm
-                                  : tandem_straight.own_cblas_dgemm;
-}
-template <class T>
-void* own_straight_fortran() {
-  return std::is_same_v<T, float> ? tandem_straight.own_sgemm : tandem_straight.own_dgemm;
-}
-
-template <class T>
 void cblas_entry(CBLAS_ORDER layout, CBLAS_TRANSPOSE ta, CBLAS_TRANSPOSE tb, blasint m, blasint n,
                  blasint k, T alpha, const T* a, blasint lda, const T* b, blasint ldb, T beta, T* c,
                  blasint ldc) {
   if (straight::goes(straight::most(), layout, ta, tb, m, n, k, alpha, a, lda, b, ldb, c, ldc))
-    return reinterpret_cast<CblasGemm<T>>(own_straight_cblas<T>())(layout, ta, tb, m, n, k, alpha,
-                                                                   a, lda, b, ldb, beta, c, ldc);
+    return own_cblas<T>()(layout, ta, tb, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc);
   cblas_gemm<T>(layout, ta, tb, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc);
 }
 
@@ -368,8 +341,8 @@ void fortran_entry(const char* transa, const char* transb, const blasint* m, con
                    std::size_t transa_len, std::size_t transb_len) {
   if (straight::goes(straight::most(), TANDEM_COL_MAJOR, straight::fortran_op(*transa),
                      straight::fortran_op(*transb), *m, *n, *k, *alpha, a, *lda, b, *ldb, c, *ldc))
-    return reinterpret_cast<FortranGemm<T>>(own_straight_fortran<T>())(
-        transa, transb, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc, transa_len, transb_len);
+    return own_fortran<T>()(transa, transb, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc,
+                            transa_len, transb_len);
   fortran_gemm<T>(transa, transb, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc, transa_len,
                   transb_len);
 }
