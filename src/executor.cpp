@@ -45,6 +45,14 @@ GpuPlan plan_or_none(const Problem<T>& p, const Options& o, const Request& req, 
   return GpuPlan{};
 }
 
+// A part failed after it was enqueued: what it did, and what it finished, kept for after the join.
+void failed(Running& run, const gpu::Failure& e) {
+  add_counters(run.report, *run.inflight);
+  run.failure = std::make_unique<Error>(e);
+  run.c_touched = e.c_touched();
+  run.finished = e.finished();
+}
+
 // Starts the planned parts; `cpu_ranges` receives the rows the CPU computes.
 template <class T>
 std::vector<Running> start_gpus(const Problem<T>& p, const Request& req, const GpuPlan& plan,
@@ -79,21 +87,22 @@ std::vector<Running> start_gpus(const Problem<T>& p, const Request& req, const G
     run.inflight = std::move(inflight);
     running.push_back(std::move(run));
   }
+  std::vector<gpu::InFlight*> flights;
+  for (Running& run : running) flights.push_back(run.inflight.get());
+  start_in_turn(flights, [&](size_t i, const gpu::Failure& e) { failed(running[i], e); });
   return running;
 }
 
 // Feeds (on a discrete device) and waits for one part; a failure is kept for after the join.
 void finish(Running& run, int feeder_threads) {
+  if (run.failure) return;  // it failed while it started
   try {
     run.inflight->feed(feeder_threads);
     run.inflight->wait();
     run.report.t_done = clock::now_ns();
     add_counters(run.report, *run.inflight);
   } catch (const gpu::Failure& e) {
-    add_counters(run.report, *run.inflight);
-    run.failure = std::make_unique<Error>(e);
-    run.c_touched = e.c_touched();
-    run.finished = e.finished();
+    failed(run, e);
   }
 }
 

@@ -137,6 +137,14 @@ std::vector<Side> first_chunks(const Problem<T>& p, const GpuPlan& plan, Dealer&
       s.report.c = s.now.inflight->c_path;
     }
   }
+  std::vector<gpu::InFlight*> flights;
+  for (Side& s : sides) flights.push_back(s.now.inflight.get());
+  start_in_turn(flights, [&](size_t i, const gpu::Failure& e) {
+    Side& s = sides[i];
+    add_counters(s.report, *s.now.inflight);
+    fail(dealer, s, s.now.chunk, e, e.c_touched(), e.finished());
+    s.now.inflight.reset();
+  });
   return sides;
 }
 

@@ -92,6 +92,28 @@ std::unique_ptr<gpu::InFlight> start_part(const Problem<T>& p, const Request& re
   return nullptr;
 }
 
+// The rest of B's pieces to every device that started, one piece to each in turn, until none is
+// left (gpu::InFlight::start_step): each device computes on its first pieces while the host packs
+// the next, once for all of them, instead of waiting for the devices before it to take all of B.
+// A device whose step fails takes no more; `failed(i, failure)` records it.
+template <class F>
+void start_in_turn(const std::vector<gpu::InFlight*>& flights, F&& failed) {
+  std::vector<char> more(flights.size(), 1);
+  for (bool any = true; any;) {
+    any = false;
+    for (size_t i = 0; i < flights.size(); ++i) {
+      if (flights[i] == nullptr || !more[i]) continue;
+      try {
+        more[i] = flights[i]->start_step();
+      } catch (const gpu::Failure& e) {
+        more[i] = 0;
+        failed(i, e);
+      }
+      any = any || more[i];
+    }
+  }
+}
+
 // What a part's share did, added to its device's report (after its wait, or its failure).
 inline void add_counters(Report::Device& d, const gpu::InFlight& f) {
   d.kernel_seconds += f.kernel_seconds;

@@ -119,6 +119,11 @@ bool compatible(const Profile& p, std::string* why = nullptr);
 // The built-in database (tuner/profiles/*.json, embedded at build time).
 const std::vector<Profile>& builtin();
 
+// The entry of `db` for `id` at `level` ("device": the device's own, tuned on the likest host,
+// CPU and thread count, to this one; "platform": its vendor's; "any"); nullptr if none.
+const Profile* builtin_entry(const std::string& level, const Identity& id,
+                             const std::vector<Profile>& db);
+
 // The entry of `db` whose architecture is nearest `id`'s, among its platform's "device" and
 // "architecture" entries of the same family; nullptr if none (or `id` has no architecture).
 // *how says which architecture it is and how near.

@@ -105,19 +105,38 @@ std::shared_ptr<const Profile> find(const Identity& id) {
       }
       continue;
     }
-    for (const Profile& p : builtin()) {
-      if (p.match != level || !compatible(p)) continue;
-      const bool hit =
-          p.match == "any" || (p.match == "platform" && p.identity.platform == id.platform) ||
-          (p.match == "device" && p.identity.platform == id.platform &&
-           p.identity.device == id.device && p.identity.compute_units == id.compute_units);
-      if (hit) return std::make_shared<const Profile>(p);
-    }
+    const Profile* best = builtin_entry(level, id, builtin());
+    if (best != nullptr) return std::make_shared<const Profile>(*best);
   }
   return nullptr;
 }
 
+// How much of the host an entry was tuned on is this one's: the CPU and the thread count (its
+// rates and its cost model's CPU side are the host's), the CPU alone, or neither. Of a device's
+// entries, the built-in database takes the likest host's (one device on several kinds of host:
+// one H200 beside 16 cores, two beside 32), the first in name order among equals.
+int host_likeness(const Identity& entry, const Identity& id) {
+  if (entry.cpu_model != id.cpu_model) return 0;
+  return entry.threads == id.threads ? 2 : 1;
+}
+
 }  // namespace
+
+const Profile* builtin_entry(const std::string& level, const Identity& id,
+                             const std::vector<Profile>& db) {
+  const Profile* best = nullptr;
+  for (const Profile& p : db) {
+    if (p.match != level || !compatible(p)) continue;
+    const bool hit =
+        p.match == "any" || (p.match == "platform" && p.identity.platform == id.platform) ||
+        (p.match == "device" && p.identity.platform == id.platform &&
+         p.identity.device == id.device && p.identity.compute_units == id.compute_units);
+    if (hit &&
+        (best == nullptr || host_likeness(p.identity, id) > host_likeness(best->identity, id)))
+      best = &p;
+  }
+  return best;
+}
 
 const Profile* nearest_architecture(const Identity& id, const std::vector<Profile>& db,
                                     std::string* how) {

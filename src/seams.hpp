@@ -46,6 +46,10 @@ struct Values {
   // usual. -1: none.
   int fail_device = -1;
   int64_t fail_after_rows = 0;
+  // Where set (not -1), that device's discrete share fails instead as it sends B's piece of this
+  // index (after packing it), as a failed copy would, and nowhere else: the shares that copy B
+  // from its staging must pack the rest of B themselves.
+  int fail_b_piece = -1;
   // A simulated APU (simulated_apu.hpp): with both rates set (GFLOPS), every call lasts as long
   // as a CPU and a device of these rates would take, each slowed to `apu_both_busy` of its rate
   // while both are busy. 0: off.
@@ -64,6 +68,7 @@ CpuMode cpu_mode();
 bool fail_builds();
 int fail_device();
 int64_t fail_after_rows();
+int fail_b_piece();
 double apu_cpu_gflops();
 double apu_gpu_gflops();
 double apu_both_busy();

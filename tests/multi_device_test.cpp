@@ -4,6 +4,7 @@
 // the host and (through the seam assume_discrete) discrete ones, and a device that fails mid-call.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <random>
 #include <set>
 #include <string>
@@ -55,34 +56,34 @@ void expect_bytes(const Call& call, double beta, const Report::Device& d, size_t
 // pinned memory (none for the direct kernel, which reads them as stored): its rows of A, of C
 // (in where beta makes the kernel read them, and out), and B once for the whole call, by one
 // device, the first that started (the others of the platform copy from its staging). A device
-// that failed packed an unknown part of its rows, and is left out.
+// that failed packed an unknown part of its rows, and is left out; after a failure the others
+// may each have packed a part of B (whichever first needs a piece packs it).
 void expect_packed(const Call& call, double beta, const Report& r, size_t element,
                    const std::string& what) {
   if (!detail::seams::assume_discrete()) return;
   const int64_t n = call.layout == Layout::RowMajor ? call.n : call.m;  // row-major view
   const int64_t k = call.k, e = static_cast<int64_t>(element), b_bytes = k * n * e;
   int packers = 0;
-  bool b_staged = false, any_failed = false;
+  bool b_staged = false;
+  const bool any_failed =
+      std::any_of(r.devices.begin(), r.devices.end(), [](const auto& d) { return d.failed; });
   for (const auto& d : r.devices) {
     const bool direct = d.kernel.find("KERNEL=2") != std::string::npos;
     const auto staged = [direct](Report::Buffer b) { return !direct && b == Report::Buffer::Copy; };
     b_staged = b_staged || staged(d.b);
-    if (d.failed) {  // what it packed before it failed is not known here
-      any_failed = true;
-      continue;
-    }
+    if (d.failed) continue;  // what it packed before it failed is not known here
     int64_t own = 0;
     if (staged(d.a)) own += d.rows * k;
     if (staged(d.c)) own += d.rows * n * (beta != 0 ? 2 : 1);
     const int64_t extra = d.bytes_packed - own * e;
-    EXPECT_TRUE(extra == 0 || (staged(d.b) && extra == b_bytes))
+    EXPECT_TRUE(extra == 0 ||
+                (staged(d.b) && (extra == b_bytes || (any_failed && extra > 0 && extra < b_bytes))))
         << what << " " << d.name << ": packed " << d.bytes_packed << ", its rows " << own * e
         << ", B " << b_bytes;
     if (extra != 0) ++packers;
   }
-  EXPECT_LE(packers, 1) << what << ": B packed more than once";
   if (b_staged && !any_failed) {
-    EXPECT_EQ(packers, 1) << what << ": B never packed";
+    EXPECT_EQ(packers, 1) << what << ": B packed " << packers << " times";
   }
 }
 
@@ -279,6 +280,49 @@ TEST(MultiDevice, TheDeviceThatPackedBFailing) {
     EXPECT_EQ(r.devices[1].bytes_packed, r.devices[1].rows * (65 + (beta != 0 ? 2 : 1) * 129) * 4)
         << what << ": B was copied from device 0's staging";
   }
+}
+
+// B goes to the devices a piece at a time, to each in turn, and whichever device first needs a
+// piece packs it. A device failing as it sends a piece after its first (with its first slabs on
+// the device; failing at the first, it fails to start and is not in the report) leaves the rest
+// of B to the others to pack when it was the one packing it: C is right, its rows are the CPU's,
+// and B was packed no more than once.
+TEST(MultiDevice, ADeviceFailingAsItSendsBLeavesTheRestOfBToTheOthers) {
+  const Call tall{Layout::RowMajor, false, false, 1500, 129, 65};  // four pieces of B each
+  uint64_t seed = 40;
+  for (int device : {0, 1})
+    for (int piece : {1, 2})
+      for (Balance balance : {Balance::Static, Balance::Dynamic}) {
+        detail::seams::Values v = discrete(true);
+        v.fail_device = device;
+        v.fail_b_piece = piece;
+        detail::seams::Override seams(v);
+        Options o = every_device_at_80();
+        o.balance = balance;
+        for (double beta : {0.0, 1.0}) {
+          const std::string what = "device " + std::to_string(device) + " fails at B's piece " +
+                                   std::to_string(piece) +
+                                   (balance == Balance::Static ? " static" : " dynamic") +
+                                   " beta " + std::to_string(beta);
+          const Report r = run_checked<float>(tall, o, beta, seed++, what);
+          EXPECT_TRUE(r.fell_back) << what;
+          ASSERT_EQ(static_cast<int>(r.devices.size()), device_count()) << what;
+          int64_t b_packed_by_others = 0;
+          for (const auto& d : r.devices) {
+            EXPECT_EQ(d.failed, d.index == device) << what << " " << d.name;
+            if (d.failed) continue;
+            EXPECT_GT(d.rows, 0) << what << " " << d.name;
+            if (d.chunks == 1)
+              b_packed_by_others += d.bytes_packed - d.rows * (65 + (beta != 0 ? 2 : 1) * 129) * 4;
+          }
+          // Device 0 packs B for the others; failing at a later piece, it packed only a part.
+          if (device == 0 && balance == Balance::Static) {
+            EXPECT_GT(b_packed_by_others, 0) << what << ": the others packed the rest of B";
+            EXPECT_LT(b_packed_by_others, 65 * 129 * 4)
+                << what << ": device 0 packed its first pieces";
+          }
+        }
+      }
 }
 
 TEST(MultiDevice, AFailingUnifiedDeviceLeavesItsRowsToTheCpuWhenBetaIsZero) {

@@ -10,6 +10,7 @@
 #include <filesystem>
 #include <fstream>
 #include <string>
+#include <tuple>
 
 #include "gpu/architecture.hpp"
 
@@ -185,6 +186,44 @@ TEST(Architecture, AnUnlistedDeviceTakesItsNearestRelative) {
   id.platform = "Other";
   id.architecture = "nvidia-sm:9.0";
   EXPECT_EQ(prof::nearest_architecture(id, db, &how), nullptr) << "another platform";
+}
+
+// One device tuned on two kinds of host (one H200 beside 16 cores, two beside 32): the entry of
+// the likest host applies, the CPU and thread count first, then the CPU; else the first listed.
+TEST(BuiltinEntry, ADevicesEntryFromTheLikestHost) {
+  const auto tuned_on = [](const std::string& origin, const std::string& cpu, int threads) {
+    prof::Profile p = entry("H200", "nvidia-sm:9.0");
+    p.identity.cpu_model = cpu;
+    p.identity.threads = threads;
+    p.origin = origin;
+    return p;
+  };
+  const std::vector<prof::Profile> db{entry("fallback", "", "platform"),
+                                      tuned_on("one", "Xeon", 16), tuned_on("two", "Xeon", 32),
+                                      tuned_on("epyc", "EPYC", 64), entry("H100", "nvidia-sm:9.0")};
+  prof::Identity id = db[1].identity;
+  for (const auto& [cpu, threads, want] :
+       {std::tuple<const char*, int, const char*>{"Xeon", 16, "one"},
+        {"Xeon", 32, "two"},
+        {"Xeon", 8, "one"},
+        {"EPYC", 64, "epyc"},
+        {"EPYC", 16, "epyc"},
+        {"Ryzen", 32, "one"}}) {
+    id.cpu_model = cpu;
+    id.threads = threads;
+    const prof::Profile* p = prof::builtin_entry("device", id, db);
+    ASSERT_NE(p, nullptr) << cpu << " " << threads;
+    EXPECT_EQ(p->origin, want) << cpu << " " << threads;
+  }
+  const prof::Profile* platform = prof::builtin_entry("platform", id, db);
+  ASSERT_NE(platform, nullptr);
+  EXPECT_EQ(platform->identity.device, "fallback");
+  id.device = "H100";
+  id.cpu_model = "Xeon";
+  ASSERT_NE(prof::builtin_entry("device", id, db), nullptr);
+  EXPECT_EQ(prof::builtin_entry("device", id, db)->identity.device, "H100");
+  id.device = "A100";
+  EXPECT_EQ(prof::builtin_entry("device", id, db), nullptr);
 }
 
 // The shipped database: an H200 (SM 9.0, not listed) takes the H100's entry, and says so.

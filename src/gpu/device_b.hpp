@@ -3,13 +3,16 @@
 // header of their own.
 #pragma once
 
+#include <algorithm>
 #include <atomic>
 #include <cstdint>
 #include <memory>
+#include <mutex>
 #include <vector>
 
 #include "cl.hpp"
 #include "device_cl.hpp"
+#include "host_pack.hpp"
 #include "share.hpp"
 #include "staging_pool.hpp"
 
@@ -64,7 +67,34 @@ struct DeviceB final : KeptB {
            trans == s.trans_b;
   }
 
-  // Where B is packed on the host, tight, in full: its own staging, or another share's.
+  // B's pieces: slabs of its stored rows, at most four and no more than the share's chunks; or,
+  // copying another device's packed copy, that share's pieces.
+  void plan_pieces(int64_t b_rows, int64_t chunks) {
+    if (packed_by) {
+      piece_ends = packed_by->piece_ends;
+      return;
+    }
+    const int64_t pieces = std::min<int64_t>(4, chunks);
+    for (int64_t i = 0; i < pieces; ++i)
+      if (const int64_t q1 = b_rows * (i + 1) / pieces;
+          q1 > (piece_ends.empty() ? 0 : piece_ends.back()))
+        piece_ends.push_back(q1);
+  }
+
+  // The packed copy up to share s's stored row q1 of B: what is not packed yet, on `threads`
+  // threads, into this one's staging or that of the share it copies, whichever share first needs
+  // it. Returns the bytes it packed.
+  int64_t pack_to(const Share<T>& s, int64_t q1, int threads) {
+    DeviceB& owner = packed_by ? *packed_by : *this;
+    std::lock_guard<std::mutex> lock(owner.pack_mutex);
+    const int64_t from = owner.packed_rows;
+    if (from >= q1) return 0;
+    pack(s.b + from * s.ldb, q1 - from, cols, s.ldb, owner.b.mapped + from * cols, threads);
+    owner.packed_rows = q1;
+    return (q1 - from) * cols * static_cast<int64_t>(sizeof(T));
+  }
+
+  // Where B is packed on the host, tight: its own staging, or another share's.
   const T* packed() const { return packed_by ? packed_by->b.mapped : b.mapped; }
 
   Device& dev;
@@ -75,9 +105,14 @@ struct DeviceB final : KeptB {
   bool pinned = false;  // in the caller's pinned memory
   bool direct = false;  // copied straight from the caller's memory (pinned, or the direct kernel)
   Operand<T> b;
-  std::unique_ptr<Staging> raw;        // B as stored, before the device transposed it
-  std::vector<cl::Event> ready;        // B is on the device, in the kernel's layout
-  std::vector<int64_t> piece_ends;     // the stored row at which each of B's pieces ends
+  std::unique_ptr<Staging> raw;     // B as stored, before the device transposed it
+  std::vector<cl::Event> ready;     // B is on the device, in the kernel's layout
+  std::vector<int64_t> piece_ends;  // the stored row at which each of B's pieces ends
+  // Of the packed copy (in this one's staging), its stored rows [0, packed_rows) are packed. The
+  // devices of a call take B's pieces in turn, and whichever first needs a piece packs it: the
+  // shares after the first do not wait for all of B, and a failing first share strands nobody.
+  std::mutex pack_mutex;
+  int64_t packed_rows = 0;
   std::atomic<bool> lost{false};       // dynamic balance's sides may mark it from their threads
   std::shared_ptr<DeviceB> packed_by;  // the share, on another device, whose packed B this copies
 };

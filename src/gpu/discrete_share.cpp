@@ -10,7 +10,7 @@
 // share of the same call (KeptB: dynamic balance's chunks), which then sends only its A and C; and
 // B packed for one device is copied from the same pinned staging to the others of its platform.
 #include <algorithm>
-#include <optional>
+#include <mutex>
 #include <type_traits>
 #include <vector>
 
@@ -23,52 +23,6 @@
 
 namespace tandem::detail::gpu {
 namespace {
-
-// The transpose kernel's arguments: dst (cols x rows, leading dimension dst_ld, at element
-// dst_offset) = src (rows x cols, tight at element src_offset)^T.
-void set_transpose_args(cl::Kernel& kernel, bool long_index, int64_t rows, int64_t cols,
-                        const cl::Buffer& src, int64_t src_offset, const cl::Buffer& dst,
-                        int64_t dst_offset, int64_t dst_ld) {
-  int arg = 0;
-  auto index = [&](int64_t v) { set_index(kernel, arg, long_index, v); };
-  index(rows);
-  index(cols);
-  kernel.setArg(arg++, src);
-  index(src_offset);
-  index(cols);
-  kernel.setArg(arg++, dst);
-  index(dst_offset);
-  index(dst_ld);
-}
-
-// How long the device ran at least one of these commands: kernels on two queues may overlap.
-double busy_seconds(std::vector<std::pair<cl_ulong, cl_ulong>> ran) {
-  std::sort(ran.begin(), ran.end());
-  cl_ulong busy = 0, from = 0, to = 0;
-  bool open = false;
-  for (const auto& [start, end] : ran) {
-    if (open && start <= to) {
-      to = std::max(to, end);
-      continue;
-    }
-    if (open) busy += to - from;
-    from = start;
-    to = std::max(start, end);
-    open = true;
-  }
-  if (open) busy += to - from;
-  return static_cast<double>(busy) * 1e-9;
-}
-
-// An event's execution status; CL_QUEUED for one never enqueued, a failure if it cannot be read.
-cl_int status_of(const cl::Event& ev) noexcept {
-  if (ev() == nullptr) return CL_QUEUED;
-  try {
-    return ev.getInfo<CL_EVENT_COMMAND_EXECUTION_STATUS>();
-  } catch (...) {
-    return CL_INVALID_EVENT;
-  }
-}
 
 template <class T>
 class DiscreteShare final : public ShareImpl {
@@ -103,8 +57,8 @@ class DiscreteShare final : public ShareImpl {
   DiscreteShare(const DiscreteShare&) = delete;
   DiscreteShare& operator=(const DiscreteShare&) = delete;
 
-  // B and the first chunk, so the device has work before the host turns to anything else;
-  // feed() enqueues the rest.
+  // B's first piece and the first chunk's start, so the device has work before the host turns to
+  // anything else; start_step() sends B's other pieces, and feed() enqueues the rest.
   void start(const SharedParams& shared) override {
     params_ = shared;
     f_ = facts_of(shared);
@@ -122,17 +76,21 @@ class DiscreteShare final : public ShareImpl {
     make_queues();
     take_staging();
     build_kernels();
-    std::optional<std::vector<cl::Event>> first_inputs;
-    if (!b_reused_) first_inputs = send_b();
-    if (!first_inputs) first_inputs = send_inputs(chunks_.front());
-    // B is on its way: the next share of this call on this device may use it, and the other
-    // devices of the platform may copy it from where it was packed.
-    if (call_b_.on_device) *call_b_.on_device = b_;
+    if (b_reused_) {
+      launch(chunks_.front(), send_inputs(chunks_.front()));
+      started();
+      return;
+    }
+    plan_pieces();
+    send_piece();
+    // B is on its way: the other devices of the platform may copy it from where it is packed.
     if (call_b_.packed && !b_->direct && !b_->packed_by && !*call_b_.packed) *call_b_.packed = b_;
     call_b_.packed = nullptr;  // the call's slot is asked only while the share starts
-    launch(chunks_.front(), *first_inputs);
-    next_ = 1;
-    kernel_event_ = chunks_.front().kernel;
+  }
+
+  bool start_step() override {
+    if (!started_) send_piece();
+    return !started_;
   }
 
   bool drain() noexcept override {
@@ -177,6 +135,7 @@ class DiscreteShare final : public ShareImpl {
 
   void feed(int host_threads) override {
     host_threads_ = std::max(1, host_threads);
+    while (!started_) send_piece();
     for (; next_ < chunks_.size(); ++next_) launch(chunks_[next_], send_inputs(chunks_[next_]));
     last_event_ = chunks_.back().read;
   }
@@ -379,47 +338,77 @@ class DiscreteShare final : public ShareImpl {
     return (elements + width - 1) / width * width;
   }
 
-  // B, whole, in pieces of its stored rows (packed, unless pinned), each copied as soon as it is
-  // ready; transposed on the device if the kernel reads it the other way. B's pieces are slabs
-  // of K when the kernel reads B as stored and untransposed (k x n): then the first chunk's rows
-  // of A go right after B's first piece and the chunk runs slab by slab, each kernel waiting
-  // only for its piece, so the device computes while the rest of B arrives. Returns the first
-  // chunk's inputs if they were sent.
-  std::optional<std::vector<cl::Event>> send_b() {
+  // B's pieces (DeviceB::plan_pieces). They are slabs of K when the kernel reads B as stored and
+  // untransposed (k x n): then the first chunk runs slab by slab, each kernel waiting only for its
+  // piece, so the device computes while the rest of B arrives.
+  void plan_pieces() {
+    b_->plan_pieces(s_.b_rows(), static_cast<int64_t>(chunks_.size()));
+    k_slabs_ = !kb_ && !s_.trans_b && !b_->raw && b_->piece_ends.size() > 1;
+  }
+
+  // B's next piece (packed, unless pinned) to the device, and with slabs the first chunk's kernel
+  // on it (its inputs go after B's first piece). After the last piece, B is transposed on the
+  // device if the kernel reads it the other way, and without slabs the first chunk follows.
+  void send_piece() {
     const Share<T>& s = s_;
-    const int64_t b_rows = s.b_rows(), b_cols = s.b_cols();
     DeviceB<T>& b = *b_;
-    const cl::Buffer& target = b.raw ? b.raw->device : b.b.device();
-    const int64_t pieces = std::min<int64_t>(4, static_cast<int64_t>(chunks_.size()));
-    k_slabs_ = !kb_ && !s.trans_b && !b.raw && pieces > 1 && b_rows >= pieces;
-    std::optional<std::vector<cl::Event>> first_inputs;
-    for (int64_t i = 0; i < pieces; ++i) {
-      const int64_t q0 = b_rows * i / pieces, q1 = b_rows * (i + 1) / pieces;
-      if (q1 == q0) continue;
-      b.piece_ends.push_back(q1);
+    if (const size_t q = piece_++; q < b.piece_ends.size()) {
+      const int64_t q0 = q == 0 ? 0 : b.piece_ends[q - 1], q1 = b.piece_ends[q];
+      const int64_t b_cols = s.b_cols();
       const T* host = s.b + q0 * s.ldb;
       int64_t ld = s.ldb;
       if (!b.direct) {
-        if (!b.packed_by) {
-          pack(host, q1 - q0, b_cols, s.ldb, b.b.mapped + q0 * b_cols, host_threads_);
-          bytes_packed += (q1 - q0) * b_cols * static_cast<int64_t>(sizeof(T));
-        }
+        bytes_packed += b.pack_to(s, q1, host_threads_);
         host = b.packed() + q0 * b_cols;
         ld = b_cols;
       }
+      injected_b_failure(dev_.info(), q);
       b.ready.emplace_back();
       // As stored into scratch (tight) to be transposed, or into B's buffer at its padded width.
       const int64_t to_ld = b.raw ? b_cols : ldb_;
-      write_block(target, q0 * to_ld, to_ld, host, q1 - q0, b_cols, ld, nullptr, &b.ready.back());
+      write_block(b.raw ? b.raw->device : b.b.device(), q0 * to_ld, to_ld, host, q1 - q0, b_cols,
+                  ld, nullptr, &b.ready.back());
       submit(*in_q_);
-      if (k_slabs_ && i == 0) first_inputs = send_inputs(chunks_.front());
+      if (k_slabs_) {
+        if (q == 0) first_inputs_ = send_inputs(chunks_.front());
+        run_first_slab(q);
+      }
+      if (piece_ < b.piece_ends.size()) return;
     }
     if (b.raw) {
       cl::Event done;
-      transpose_on_device(b.raw->device, 0, b.b.device(), 0, ldb_, b_rows, b_cols, b.ready, &done);
+      transpose_on_device(b.raw->device, 0, b.b.device(), 0, ldb_, s.b_rows(), s.b_cols(), b.ready,
+                          &done);
       b.ready = {done};
     }
-    return first_inputs;
+    if (!k_slabs_) launch(chunks_.front(), send_inputs(chunks_.front()));
+    started();
+  }
+
+  // The first chunk's kernel on B's piece q of K, after that piece and the chunk's own inputs;
+  // the in-order queue keeps the slabs in sequence, each adding to what the one before wrote.
+  // After the last, the chunk's rows of C go back.
+  void run_first_slab(size_t q) {
+    Chunk& ch = chunks_.front();
+    if (never_runs(ch)) return;
+    std::vector<cl::Event> waits = first_inputs_;
+    waits.push_back(b_->ready[q]);
+    const bool last = q + 1 == b_->piece_ends.size();
+    if (!last) ch.slabs.emplace_back();
+    cl::Event* done = last ? &ch.kernel : &ch.slabs.back();
+    run_slab(queue_, ch, q == 0 ? 0 : b_->piece_ends[q - 1], b_->piece_ends[q],
+             q == 0 ? s_.beta : T(1), &waits, done);
+    if (q == 0) kernel_event_ = *done;
+    if (last) read_back(ch);
+  }
+
+  // The start is done: B is on the device for the next share of this call there, and feed() goes
+  // on from the second chunk.
+  void started() {
+    started_ = true;
+    if (call_b_.on_device) *call_b_.on_device = b_;
+    next_ = 1;
+    if (kernel_event_() == nullptr) kernel_event_ = chunks_.front().kernel;
   }
 
   // dst (cols x rows at element dst_at, leading dimension dst_ld) = src (rows x cols, tight at
@@ -491,37 +480,27 @@ class DiscreteShare final : public ShareImpl {
     return ready;
   }
 
-  // The chunk's kernel (after B and `own`, its inputs) and the copy of its rows of C back.
+  // The seams' failing chunk: its kernel never runs, as a failed one would not, and wait() fails
+  // there; the chunks after it run on, so salvage() must find them by their events.
+  bool never_runs(const Chunk& ch) const {
+    return injected_at(dev_.info(), ch.r0) &&
+           (&ch == &chunks_.front() || !injected_at(dev_.info(), (&ch - 1)->r0));
+  }
+
+  // The chunk's kernel (after B and `own`, its inputs) and the copy of its rows of C back (the
+  // first chunk's, when it runs in slabs: run_first_slab).
   void launch(Chunk& ch, const std::vector<cl::Event>& own) {
-    // The seams' failing chunk: its kernel never runs, as a failed one would not, and wait()
-    // fails there; the chunks after it run on, so salvage() must find them by their events.
-    if (injected_at(dev_.info(), ch.r0) &&
-        (&ch == &chunks_.front() || !injected_at(dev_.info(), (&ch - 1)->r0)))
-      return;
+    if (never_runs(ch)) return;
     // Chunks take turns on two in-order queues when there are two: their kernels depend on
     // nothing but their events, so the device may start one chunk's work-groups while the last
     // of the one before still run, instead of idling through each chunk's tail.
     const size_t index = static_cast<size_t>(&ch - chunks_.data());
     cl::CommandQueue& kq = queue2_() != nullptr && index % 2 == 1 ? queue2_ : queue_;
-    if (&ch == &chunks_.front() && k_slabs_) {
-      // Slab q waits for B's piece q (and the chunk's own inputs); the in-order queue keeps the
-      // slabs in sequence, each adding to what the one before wrote.
-      int64_t p0 = 0;
-      for (size_t q = 0; q < b_->ready.size(); ++q) {
-        std::vector<cl::Event> waits = own;
-        waits.push_back(b_->ready[q]);
-        const bool last = q + 1 == b_->ready.size();
-        if (!last) ch.slabs.emplace_back();
-        run_slab(kq, ch, p0, b_->piece_ends[q], q == 0 ? s_.beta : T(1), &waits,
-                 last ? &ch.kernel : &ch.slabs.back());
-        p0 = b_->piece_ends[q];
-      }
-    } else {  // one in-order queue runs the kernel after its inputs without a list to check
-      std::vector<cl::Event> ready;
-      if (!one_queue() || b_reused_) ready = b_->ready;
-      if (!one_queue()) ready.insert(ready.end(), own.begin(), own.end());
-      run_slab(kq, ch, 0, s_.k, s_.beta, ready.empty() ? nullptr : &ready, &ch.kernel);
-    }
+    // One in-order queue runs the kernel after its inputs without a list to check.
+    std::vector<cl::Event> ready;
+    if (!one_queue() || b_reused_) ready = b_->ready;
+    if (!one_queue()) ready.insert(ready.end(), own.begin(), own.end());
+    run_slab(kq, ch, 0, s_.k, s_.beta, ready.empty() ? nullptr : &ready, &ch.kernel);
     read_back(ch);
   }
 
@@ -572,12 +551,15 @@ class DiscreteShare final : public ShareImpl {
   cl::Kernel kernel_, transpose_;
   size_t transpose_tile_ = 1;
   std::vector<Chunk> chunks_;
-  size_t next_ = 0;                    // the first chunk not yet enqueued
-  CallB call_b_;                       // where B is found and left for the shares after this one
-  std::shared_ptr<DeviceB<T>> b_;      // B on the device, this share's or kept from an earlier one
-  bool b_reused_ = false;              // B was on the device already: nothing of it is sent
-  bool k_slabs_ = false;               // the first chunk runs slab by slab of K (see send_b)
-  std::vector<cl::Event> transposes_;  // operands transposed on the device
+  size_t next_ = 0;                // the first chunk not yet enqueued
+  CallB call_b_;                   // where B is found and left for the shares after this one
+  std::shared_ptr<DeviceB<T>> b_;  // B on the device, this share's or kept from an earlier one
+  bool b_reused_ = false;          // B was on the device already: nothing of it is sent
+  bool k_slabs_ = false;           // the first chunk runs slab by slab of K (plan_pieces)
+  size_t piece_ = 0;               // B's next piece to send
+  bool started_ = false;           // B and the first chunk are enqueued (started())
+  std::vector<cl::Event> first_inputs_;  // the first chunk's own inputs, when it runs in slabs
+  std::vector<cl::Event> transposes_;    // operands transposed on the device
   Operand<T> a_, c_;
   std::unique_ptr<Staging> a_raw_;  // scratch for A as stored, before transposition
   cl::Event kernel_event_, last_event_;

@@ -53,6 +53,11 @@ class Guarded final : public InFlight {
   void feed(int host_threads) override {
     counted([&] { impl_->feed(host_threads); });
   }
+  bool start_step() override {
+    bool more = false;
+    counted([&] { more = impl_->start_step(); });
+    return more;
+  }
   bool feeds() const override { return impl_->feeds(); }
   void wait() override {
     counted([&] { impl_->wait(); });
@@ -126,7 +131,8 @@ std::vector<RowRange> unfinished(int64_t m, const std::vector<RowRange>& finishe
 }
 
 bool injected_at(const DeviceInfo& info, int64_t row0) {
-  return seams::fail_device() == info.index && row0 >= seams::fail_after_rows();
+  return seams::fail_device() == info.index && seams::fail_b_piece() < 0 &&
+         row0 >= seams::fail_after_rows();
 }
 
 template <class T>
@@ -138,6 +144,14 @@ void injected_failure(const DeviceInfo& info, const Share<T>& s, int64_t row0, i
       std::fill(s.c + r * s.ldc, s.c + r * s.ldc + s.n, std::numeric_limits<T>::quiet_NaN());
   throw Error(Error::Kind::Runtime,
               "the test seam fail_device failed this share at row " + std::to_string(row0));
+}
+
+void injected_b_failure(const DeviceInfo& info, size_t piece) {
+  if (seams::fail_device() != info.index || seams::fail_b_piece() < 0 ||
+      piece != static_cast<size_t>(seams::fail_b_piece()))
+    return;
+  throw Error(Error::Kind::Runtime,
+              "the test seam fail_b_piece failed this share at B's piece " + std::to_string(piece));
 }
 
 template void injected_failure<float>(const DeviceInfo&, const Share<float>&, int64_t, int64_t,

@@ -26,11 +26,16 @@ class InFlight {
   virtual ~InFlight() = default;
   virtual void flush() = 0;
   virtual void wait() = 0;
-  // Discrete devices: enqueue() sent B and the first chunk of C's rows; feed() packs and enqueues
-  // the rest on `host_threads` threads, which wait() then uses to unpack C. Meant for the thread
-  // that called enqueue(), while the CPU share runs on others. Unified devices: everything was
-  // enqueued already, and this only sets the thread count for wait().
+  // Discrete devices: enqueue() started B and the first chunk of C's rows; feed() packs and
+  // enqueues the rest on `host_threads` threads, which wait() then uses to unpack C. Meant for the
+  // thread that called enqueue(), while the CPU share runs on others. Unified devices: everything
+  // was enqueued already, and this only sets the thread count for wait().
   virtual void feed(int host_threads) = 0;
+  // Discrete devices: enqueue() sent B's first piece only (with the first chunk's work on it);
+  // each call sends the next piece, and returns whether any is left. Called on every device of a
+  // call in turn, piece by piece, before feeding, so that each starts computing while the host
+  // packs the rest of B once for all of them; feed() sends whatever is left. Others: false.
+  virtual bool start_step() { return false; }
   // Whether feed() and wait() do host work (packing, unpacking) worth overlapping with the CPU
   // share: true on a discrete device.
   virtual bool feeds() const = 0;
@@ -89,7 +94,8 @@ struct CallB {
   std::shared_ptr<KeptB>* on_device = nullptr;
   // B packed on the host by the call's first share that packed it: a share on a device of the
   // same platform copies from there instead of packing B again. Shares are started one after
-  // another on one thread (a share leaves B here once all of it is packed).
+  // another on one thread; a share leaves B here once its first piece is packed, and whichever
+  // share first needs a later piece packs it.
   std::shared_ptr<KeptB>* packed = nullptr;
 };
 

@@ -72,6 +72,8 @@ bool injected_at(const DeviceInfo& info, int64_t row0);  // whether it fails the
 template <class T>
 void injected_failure(const DeviceInfo& info, const Share<T>& s, int64_t row0, int64_t rows,
                       bool in_place);
+// The seam fail_b_piece: throws as the device's discrete share sends B's piece `piece`.
+void injected_b_failure(const DeviceInfo& info, size_t piece);
 
 // The share on a device that shares memory with the host (unified_share.cpp).
 template <class T>
@@ -109,6 +111,52 @@ void set_gemm_args(cl::Kernel& kernel, bool long_index, int64_t m, int64_t n, in
     kernel.setArg(arg++, *op->buffer);
     index(op->offset);
     index(op->ld);
+  }
+}
+
+// The transpose kernel's arguments: dst (cols x rows, leading dimension dst_ld, at element
+// dst_offset) = src (rows x cols, tight at element src_offset)^T.
+inline void set_transpose_args(cl::Kernel& kernel, bool long_index, int64_t rows, int64_t cols,
+                               const cl::Buffer& src, int64_t src_offset, const cl::Buffer& dst,
+                               int64_t dst_offset, int64_t dst_ld) {
+  int arg = 0;
+  auto index = [&](int64_t v) { set_index(kernel, arg, long_index, v); };
+  index(rows);
+  index(cols);
+  kernel.setArg(arg++, src);
+  index(src_offset);
+  index(cols);
+  kernel.setArg(arg++, dst);
+  index(dst_offset);
+  index(dst_ld);
+}
+
+// How long the device ran at least one of these commands: kernels on two queues may overlap.
+inline double busy_seconds(std::vector<std::pair<cl_ulong, cl_ulong>> ran) {
+  std::sort(ran.begin(), ran.end());
+  cl_ulong busy = 0, from = 0, to = 0;
+  bool open = false;
+  for (const auto& [start, end] : ran) {
+    if (open && start <= to) {
+      to = std::max(to, end);
+      continue;
+    }
+    if (open) busy += to - from;
+    from = start;
+    to = std::max(start, end);
+    open = true;
+  }
+  if (open) busy += to - from;
+  return static_cast<double>(busy) * 1e-9;
+}
+
+// An event's execution status; CL_QUEUED for one never enqueued, a failure if it cannot be read.
+inline cl_int status_of(const cl::Event& ev) noexcept {
+  if (ev() == nullptr) return CL_QUEUED;
+  try {
+    return ev.getInfo<CL_EVENT_COMMAND_EXECUTION_STATUS>();
+  } catch (...) {
+    return CL_INVALID_EVENT;
   }
 }
 
