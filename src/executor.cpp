@@ -89,7 +89,11 @@ std::vector<Running> start_gpus(const Problem<T>& p, const Request& req, const G
   }
   std::vector<gpu::InFlight*> flights;
   for (Running& run : running) flights.push_back(run.inflight.get());
-  start_in_turn(flights, [&](size_t i, const gpu::Failure& e) { failed(running[i], e); });
+  // A part that fails while it starts feeds nothing: its feeder's cores go to the others.
+  start_in_turn(flights, [&](size_t i, const gpu::Failure& e) {
+    failed(running[i], e);
+    running[i].feeds = false;
+  });
   return running;
 }
 

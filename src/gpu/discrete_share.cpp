@@ -343,7 +343,7 @@ class DiscreteShare final : public ShareImpl {
   // piece, so the device computes while the rest of B arrives.
   void plan_pieces() {
     b_->plan_pieces(s_.b_rows(), static_cast<int64_t>(chunks_.size()));
-    k_slabs_ = !kb_ && !s_.trans_b && !b_->raw && b_->piece_ends.size() > 1;
+    k_slabs_ = !kb_ && !s_.trans_b && !b_->raw && b_->piece_ends.size() > 1 && chunks_.size() > 1;
   }
 
   // B's next piece (packed, unless pinned) to the device, and with slabs the first chunk's kernel
