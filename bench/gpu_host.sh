@@ -27,6 +27,9 @@
 #                                         # a change, packed as .gpu/bundle.tar.xz is): each line
 #                                         # runs CALLS_ROUNDS times (2) with that bundle and with
 #                                         # this one in turn, before first ("side" in the JSON)
+#   bash bench/gpu_host.sh set-tune [OUT] # there, on a host with several GPUs of one kind: tune on
+#                                         # one (SET_TUNE_DEVICE), export its profile, then auto
+#                                         # over the set (SET_DEVICES) and "all" at SET_SIZE^3
 set -euo pipefail
 cd "$(dirname "$0")/.."
 programs=(build/tests/gemm_test build/tests/executor_test build/tests/api_test
@@ -308,8 +311,34 @@ print("%-70s %-6s %9.0f GFLOPS  rows/chunks %s cpu:%d/%d  thr %d feed %d  load %
     tandem profile export "$out/profile.json" --device "$dev"
     measure after | tee -a "$out/untuned.jsonl"
     ;;
+  set-tune)
+    # A host with several GPUs of one kind (the two-H200 host): `tandem tune` on the first
+    # (SET_TUNE_DEVICE, default 1; its profile applies to every GPU of that name), sizes that follow
+    # the device, the cost model included, SET_TUNE_SECONDS (260) of budget; the profile exported
+    # for the built-in database; then checked calls under it (SET_DEVICES, default 1,2): one GPU,
+    # the set, and every GPU with the CPU ("all"), under auto, both precisions at SET_SIZE^3 (16384).
+    out=${2:-${OUT:-/tmp/tandem-out}}
+    mkdir -p "$out"
+    unpack
+    export TANDEM_PROFILE_DIR=${TANDEM_PROFILE_DIR:-/tmp/tandem-profiles}
+    dev=${SET_TUNE_DEVICE:-1} set=${SET_DEVICES:-1,2} n=${SET_SIZE:-16384}
+    tandem devices > "$out/devices.txt"
+    # Warm-up: the host's memory grows on first use and its first minute is slow.
+    tandem gemm --m 8192 --n 8192 --k 8192 --strategy gpu --device "$set" --reps 2 > /dev/null
+    tandem gemm --precision d --m 4096 --n 4096 --k 4096 --strategy cpu --reps 2 > /dev/null
+    tandem tune --device "$dev" --budget-seconds "${SET_TUNE_SECONDS:-260}" --log "$out/tune-log.jsonl" \
+      2> "$out/tune-progress.txt" | tee "$out/tune.txt"
+    tandem profile export "$out/profile.json" --device "$dev"
+    for p in s d; do
+      for args in "--strategy gpu --device $dev" "--device $set" "--device all" "--device $set --resident"; do
+        # shellcheck disable=SC2086
+        echo "$p $args $(tandem --json gemm --precision $p --m "$n" --n "$n" --k "$n" $args \
+          --reps "${SET_REPS:-3}" | tr -d '\n')" | tee -a "$out/set.jsonl"
+      done
+    done
+    ;;
   *)
-    echo "usage: $0 pack | run [OUT] | tune [OUT] | compare [OUT] | sweep [OUT] | split [OUT] | calls [OUT] | model [OUT] | untuned [OUT]" >&2
+    echo "usage: $0 pack | run [OUT] | tune [OUT] | compare [OUT] | sweep [OUT] | split [OUT] | calls [OUT] | model [OUT] | untuned [OUT] | set-tune [OUT]" >&2
     exit 2
     ;;
 esac
