@@ -90,7 +90,7 @@ std::vector<Running> start_gpus(const Problem<T>& p, const Request& req, const G
   std::vector<gpu::InFlight*> flights;
   for (Running& run : running) flights.push_back(run.inflight.get());
   // A part that fails while it starts feeds nothing: its feeder's cores go to the others.
-  start_in_turn(flights, [&](size_t i, const gpu::Failure& e) {
+  start_in_turn(std::move(flights), [&](size_t i, const gpu::Failure& e) {
     failed(running[i], e);
     running[i].feeds = false;
   });

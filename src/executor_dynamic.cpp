@@ -139,7 +139,7 @@ std::vector<Side> first_chunks(const Problem<T>& p, const GpuPlan& plan, Dealer&
   }
   std::vector<gpu::InFlight*> flights;
   for (Side& s : sides) flights.push_back(s.now.inflight.get());
-  start_in_turn(flights, [&](size_t i, const gpu::Failure& e) {
+  start_in_turn(std::move(flights), [&](size_t i, const gpu::Failure& e) {
     Side& s = sides[i];
     add_counters(s.report, *s.now.inflight);
     fail(dealer, s, s.now.chunk, e, e.c_touched(), e.finished());

@@ -96,20 +96,20 @@ std::unique_ptr<gpu::InFlight> start_part(const Problem<T>& p, const Request& re
 // left (gpu::InFlight::start_step): each device computes on its first pieces while the host packs
 // the next, once for all of them, instead of waiting for the devices before it to take all of B.
 // A device whose step fails takes no more; `failed(i, failure)` records it.
+// `flights` loses each device as it is done (null: none).
 template <class F>
-void start_in_turn(const std::vector<gpu::InFlight*>& flights, F&& failed) {
-  std::vector<char> more(flights.size(), 1);
+void start_in_turn(std::vector<gpu::InFlight*> flights, F&& failed) {
   for (bool any = true; any;) {
     any = false;
     for (size_t i = 0; i < flights.size(); ++i) {
-      if (flights[i] == nullptr || !more[i]) continue;
+      if (flights[i] == nullptr) continue;
       try {
-        more[i] = flights[i]->start_step();
+        if (!flights[i]->start_step()) flights[i] = nullptr;
       } catch (const gpu::Failure& e) {
-        more[i] = 0;
+        flights[i] = nullptr;
         failed(i, e);
       }
-      any = any || more[i];
+      any = any || flights[i] != nullptr;
     }
   }
 }

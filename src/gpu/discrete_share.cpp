@@ -78,7 +78,7 @@ class DiscreteShare final : public ShareImpl {
     build_kernels();
     if (b_reused_) {
       launch(chunks_.front(), send_inputs(chunks_.front()));
-      started();
+      start_done();
       return;
     }
     plan_pieces();
@@ -89,9 +89,12 @@ class DiscreteShare final : public ShareImpl {
   }
 
   bool start_step() override {
-    if (!started_) send_piece();
-    return !started_;
+    if (!started()) send_piece();
+    return !started();
   }
+
+  // Whether B and the first chunk are enqueued (start_done()).
+  bool started() const { return next_ > 0; }
 
   bool drain() noexcept override {
     if (one_queue() && confirmed_ == s_.m) return true;  // its last copy waited for: all done
@@ -135,7 +138,7 @@ class DiscreteShare final : public ShareImpl {
 
   void feed(int host_threads) override {
     host_threads_ = std::max(1, host_threads);
-    while (!started_) send_piece();
+    while (!started()) send_piece();
     for (; next_ < chunks_.size(); ++next_) launch(chunks_[next_], send_inputs(chunks_[next_]));
     last_event_ = chunks_.back().read;
   }
@@ -382,7 +385,7 @@ class DiscreteShare final : public ShareImpl {
       b.ready = {done};
     }
     if (!k_slabs_) launch(chunks_.front(), send_inputs(chunks_.front()));
-    started();
+    start_done();
   }
 
   // The first chunk's kernel on B's piece q of K, after that piece and the chunk's own inputs;
@@ -404,8 +407,7 @@ class DiscreteShare final : public ShareImpl {
 
   // The start is done: B is on the device for the next share of this call there, and feed() goes
   // on from the second chunk.
-  void started() {
-    started_ = true;
+  void start_done() {
     if (call_b_.on_device) *call_b_.on_device = b_;
     next_ = 1;
     if (kernel_event_() == nullptr) kernel_event_ = chunks_.front().kernel;
@@ -551,13 +553,12 @@ class DiscreteShare final : public ShareImpl {
   cl::Kernel kernel_, transpose_;
   size_t transpose_tile_ = 1;
   std::vector<Chunk> chunks_;
-  size_t next_ = 0;                // the first chunk not yet enqueued
-  CallB call_b_;                   // where B is found and left for the shares after this one
+  size_t next_ = 0;  // the first chunk not yet enqueued (0 until B and the first chunk are)
+  CallB call_b_;     // where B is found and left for the shares after this one
   std::shared_ptr<DeviceB<T>> b_;  // B on the device, this share's or kept from an earlier one
   bool b_reused_ = false;          // B was on the device already: nothing of it is sent
   bool k_slabs_ = false;           // the first chunk runs slab by slab of K (plan_pieces)
   size_t piece_ = 0;               // B's next piece to send
-  bool started_ = false;           // B and the first chunk are enqueued (started())
   std::vector<cl::Event> first_inputs_;  // the first chunk's own inputs, when it runs in slabs
   std::vector<cl::Event> transposes_;    // operands transposed on the device
   Operand<T> a_, c_;
