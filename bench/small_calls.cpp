@@ -1,12 +1,19 @@
-// The drop-in's cost on calls that stay on the CPU: loops of small sgemm and dgemm calls (2^3 to
-// 128^3 by default) through libtandem_blas.so's entries, which this program links, against the
-// same loops through OpenBLAS's own entries (found with dlsym in the library that defines
-// openblas_get_config), alternating A B A B in one process, from the caller's ordinary memory.
-// Each sample is one batch of calls sized to take a few milliseconds; the medians per call are
-// compared. A control (OpenBLAS against itself) shows the measurement's own spread. Both sides'
-// results are checked against each other first. Prints one JSON line per case, then a table.
+// The drop-in's cost on calls that stay on the CPU: loops of small level-3 calls (2^3 to 128^3 by
+// default; gemm, and on request syrk, syr2k, symm, trmm and trsm) through libtandem_blas.so's
+// entries, which this program links, against the same loops through OpenBLAS's own entries (found
+// with dlsym in the library that defines openblas_get_config), alternating A B A B in one process,
+// from the caller's ordinary memory. Each sample is one batch of calls sized to take a few
+// milliseconds; the medians per call are compared. A control (OpenBLAS against itself) shows the
+// measurement's own spread. Both sides' results are checked against each other first. Prints one
+// JSON line per case, then a table.
 //
-//   small_calls [SIZES [SAMPLES]]     e.g. small_calls 2,8,32,64,128 21
+//   small_calls [SIZES [SAMPLES [ROUTINES]]]    e.g. small_calls 2,8,32,64,128 21 gemm,syrk
+//
+// ROUTINES is a list of gemm, syrk, syr2k, symm, trmm, trsm, or "all" (default: gemm). Every call
+// is column-major with n x n operands: gemm NN, syrk and syr2k lower NN, symm left lower, trmm and
+// trsm left lower NN non-unit; alpha 1 and beta 0.5 where there is a beta. trmm and trsm time an
+// identity A (the same flops to OpenBLAS, and B keeps its values over a loop of calls; any other
+// triangle grows or shrinks B with every call) after a check on a random one.
 #include <cblas.h>
 
 #include <algorithm>
@@ -20,16 +27,8 @@
 #include <string>
 #include <vector>
 
+#include "dropin/blas_entries.hpp"
 #include "openblas_own.hpp"
-
-extern "C" {
-void sgemm_(const char*, const char*, const blasint*, const blasint*, const blasint*, const float*,
-            const float*, const blasint*, const float*, const blasint*, const float*, float*,
-            const blasint*, std::size_t, std::size_t);
-void dgemm_(const char*, const char*, const blasint*, const blasint*, const blasint*, const double*,
-            const double*, const blasint*, const double*, const blasint*, const double*, double*,
-            const blasint*, std::size_t, std::size_t);
-}
 
 namespace {
 
@@ -40,40 +39,51 @@ double median(std::vector<double> v) {
   return v[v.size() / 2];
 }
 
-// One precision's two entries (CBLAS and Fortran), through tandem or through OpenBLAS.
 template <class T>
-struct Entries {
-  using Cblas = void (*)(CBLAS_ORDER, CBLAS_TRANSPOSE, CBLAS_TRANSPOSE, blasint, blasint, blasint,
-                         T, const T*, blasint, const T*, blasint, T, T*, blasint);
-  using Fortran = void (*)(const char*, const char*, const blasint*, const blasint*, const blasint*,
-                           const T*, const T*, const blasint*, const T*, const blasint*, const T*,
-                           T*, const blasint*, std::size_t, std::size_t);
-  Cblas cblas;
-  Fortran fortran;
-};
+using Api = tandem::detail::blas_entries::Level3<T>;
 
-Entries<float> tandem_entries(float) { return {&cblas_sgemm, &sgemm_}; }
-Entries<double> tandem_entries(double) { return {&cblas_dgemm, &dgemm_}; }
-Entries<float> openblas_entries(float) {
-  return {openblas_own<Entries<float>::Cblas>("cblas_sgemm"),
-          openblas_own<Entries<float>::Fortran>("sgemm_")};
-}
-Entries<double> openblas_entries(double) {
-  return {openblas_own<Entries<double>::Cblas>("cblas_dgemm"),
-          openblas_own<Entries<double>::Fortran>("dgemm_")};
-}
+const std::vector<std::string> kRoutines = {"gemm", "syrk", "syr2k", "symm", "trmm", "trsm"};
 
-// C = A B + 0.5 C (n x n, column-major), `calls` times through one entry.
+// `calls` calls of `routine` through one side's entries: C (or B, for trmm and trsm) is updated
+// in place from A and B.
 template <class T>
-void loop(const Entries<T>& e, bool fortran, int n, long calls, const T* a, const T* b, T* c) {
+void loop(const Api<T>& e, const std::string& routine, bool fortran, int n, long calls, const T* a,
+          const T* b, T* c) {
   const T alpha = 1, beta = T(0.5);
   const blasint nn = n;
-  for (long i = 0; i < calls; ++i) {
-    if (fortran)
-      e.fortran("N", "N", &nn, &nn, &nn, &alpha, a, &nn, b, &nn, &beta, c, &nn, 1, 1);
-    else
-      e.cblas(CblasColMajor, CblasNoTrans, CblasNoTrans, nn, nn, nn, alpha, a, nn, b, nn, beta, c,
-              nn);
+  const auto col = CblasColMajor;
+  if (routine == "gemm") {
+    for (long i = 0; i < calls; ++i)
+      fortran ? e.gemm("N", "N", &nn, &nn, &nn, &alpha, a, &nn, b, &nn, &beta, c, &nn, 1, 1)
+              : e.cblas_gemm(col, CblasNoTrans, CblasNoTrans, nn, nn, nn, alpha, a, nn, b, nn, beta,
+                             c, nn);
+  } else if (routine == "syrk") {
+    for (long i = 0; i < calls; ++i)
+      fortran ? e.syrk("L", "N", &nn, &nn, &alpha, a, &nn, &beta, c, &nn, 1, 1)
+              : e.cblas_syrk(col, CblasLower, CblasNoTrans, nn, nn, alpha, a, nn, beta, c, nn);
+  } else if (routine == "syr2k") {
+    for (long i = 0; i < calls; ++i)
+      fortran
+          ? e.syr2k("L", "N", &nn, &nn, &alpha, a, &nn, b, &nn, &beta, c, &nn, 1, 1)
+          : e.cblas_syr2k(col, CblasLower, CblasNoTrans, nn, nn, alpha, a, nn, b, nn, beta, c, nn);
+  } else if (routine == "symm") {
+    for (long i = 0; i < calls; ++i)
+      fortran ? e.symm("L", "L", &nn, &nn, &alpha, a, &nn, b, &nn, &beta, c, &nn, 1, 1)
+              : e.cblas_symm(col, CblasLeft, CblasLower, nn, nn, alpha, a, nn, b, nn, beta, c, nn);
+  } else if (routine == "trmm") {
+    for (long i = 0; i < calls; ++i)
+      fortran ? e.trmm("L", "L", "N", "N", &nn, &nn, &alpha, a, &nn, c, &nn, 1, 1, 1, 1)
+              : e.cblas_trmm(col, CblasLeft, CblasLower, CblasNoTrans, CblasNonUnit, nn, nn, alpha,
+                             a, nn, c, nn);
+  } else if (routine == "trsm") {
+    for (long i = 0; i < calls; ++i)
+      fortran ? e.trsm("L", "L", "N", "N", &nn, &nn, &alpha, a, &nn, c, &nn, 1, 1, 1, 1)
+              : e.cblas_trsm(col, CblasLeft, CblasLower, CblasNoTrans, CblasNonUnit, nn, nn, alpha,
+                             a, nn, c, nn);
+  } else {
+    std::fprintf(stderr, "unknown routine %s (one of gemm, syrk, syr2k, symm, trmm, trsm)\n",
+                 routine.c_str());
+    std::exit(2);
   }
 }
 
@@ -95,7 +105,8 @@ class Matrix {
 };
 
 template <class T>
-std::string measure(bool fortran, int n, int samples, double* ratio, double* control) {
+std::string measure(const std::string& routine, bool fortran, int n, int samples, double* ratio,
+                    double* control) {
   std::mt19937 rng(n);
   std::uniform_real_distribution<double> dist(-1, 1);
   const size_t size = static_cast<size_t>(n) * n;
@@ -105,20 +116,31 @@ std::string measure(bool fortran, int n, int samples, double* ratio, double* con
     b[i] = static_cast<T>(dist(rng));
     mine[i] = reference[i] = spare[i] = static_cast<T>(dist(rng));
   }
-  const Entries<T> ours = tandem_entries(T{}), theirs = openblas_entries(T{});
+  const bool triangle = routine == "trmm" || routine == "trsm";
+  // A well-conditioned triangle for the check (a diagonal of 2 to 3 beside entries below 1 / n).
+  if (triangle)
+    for (int j = 0; j < n; ++j)
+      for (int i = 0; i < n; ++i)
+        a[i + static_cast<size_t>(j) * n] =
+            static_cast<T>(i == j ? 2.5 + 0.5 * dist(rng) : dist(rng) / n);
+  const Api<T> ours = tandem::detail::blas_entries::resolved<T>(),
+               theirs = tandem::detail::blas_entries::found<T>(
+                   [](const char*name) { return openblas_own<void*>(name); });
 
   // One call each from the same C: the drop-in must give OpenBLAS's numbers.
-  loop(ours, fortran, n, 1, a.data(), b.data(), mine.data());
-  loop(theirs, fortran, n, 1, a.data(), b.data(), reference.data());
+  loop(ours, routine, fortran, n, 1, a.data(), b.data(), mine.data());
+  loop(theirs, routine, fortran, n, 1, a.data(), b.data(), reference.data());
   double worst = 0;
   for (size_t i = 0; i < size; ++i)
     worst = std::max(worst, std::abs(static_cast<double>(mine[i]) - reference[i]));
+  if (triangle)
+    for (size_t i = 0; i < size; ++i) a[i] = T(i % (static_cast<size_t>(n) + 1) == 0 ? 1 : 0);
 
   // A batch takes about 5 ms through OpenBLAS.
   long calls = 1;
   for (;;) {
     const auto t0 = Clock::now();
-    loop(theirs, fortran, n, calls, a.data(), b.data(), reference.data());
+    loop(theirs, routine, fortran, n, calls, a.data(), b.data(), reference.data());
     if (std::chrono::duration<double>(Clock::now() - t0).count() > 5e-3) break;
     calls *= 2;
   }
@@ -131,7 +153,8 @@ std::string measure(bool fortran, int n, int samples, double* ratio, double* con
     for (int i = 0; i < 3; ++i) {
       const int side = (s + i) % 3;
       const auto t0 = Clock::now();
-      loop(side == 0 ? ours : theirs, fortran, n, calls, a.data(), b.data(), cs[(side + s) % 3]);
+      loop(side == 0 ? ours : theirs, routine, fortran, n, calls, a.data(), b.data(),
+           cs[(side + s) % 3]);
       t[side].push_back(std::chrono::duration<double>(Clock::now() - t0).count() /
                         static_cast<double>(calls));
     }
@@ -141,7 +164,7 @@ std::string measure(bool fortran, int n, int samples, double* ratio, double* con
   *ratio = us_ours / us_theirs;
   *control = us_control / us_theirs;
   std::ostringstream line;
-  line << "{\"routine\": \"" << (sizeof(T) == 4 ? "s" : "d") << "gemm\", \"entry\": \""
+  line << "{\"routine\": \"" << (sizeof(T) == 4 ? "s" : "d") << routine << "\", \"entry\": \""
        << (fortran ? "fortran" : "cblas") << "\", \"n\": " << n << ", \"calls\": " << calls
        << ", \"samples\": " << samples << ", \"openblas_us\": " << us_theirs
        << ", \"tandem_us\": " << us_ours << ", \"ratio\": " << *ratio
@@ -149,38 +172,44 @@ std::string measure(bool fortran, int n, int samples, double* ratio, double* con
   return line.str();
 }
 
-std::vector<int> parse(const char* text) {
-  std::vector<int> sizes;
+std::vector<std::string> split(const char* text) {
+  std::vector<std::string> items;
   std::stringstream in(text);
   std::string item;
-  while (std::getline(in, item, ',')) sizes.push_back(std::atoi(item.c_str()));
-  return sizes;
+  while (std::getline(in, item, ',')) items.push_back(item);
+  return items;
 }
 
 }  // namespace
 
 int main(int argc, char** argv) {
-  const std::vector<int> sizes = parse(argc > 1 ? argv[1] : "2,8,32,64,128");
+  std::vector<int> sizes;
+  for (const std::string& s : split(argc > 1 ? argv[1] : "2,8,32,64,128"))
+    sizes.push_back(std::atoi(s.c_str()));
   const int samples = argc > 2 ? std::atoi(argv[2]) : 21;
+  const std::string which = argc > 3 ? argv[3] : "gemm";
+  const std::vector<std::string> routines = which == "all" ? kRoutines : split(which.c_str());
   std::vector<std::string> table;
   double worst = 0, worst_control = 0;
-  for (int n : sizes) {
-    for (bool fortran : {false, true}) {
-      double rs = 0, rd = 0, cs = 0, cd = 0;
-      std::printf("%s\n", measure<float>(fortran, n, samples, &rs, &cs).c_str());
-      std::printf("%s\n", measure<double>(fortran, n, samples, &rd, &cd).c_str());
-      std::fflush(stdout);
-      char row[160];
-      std::snprintf(row, sizeof row, "| %d^3 | %s | %.3f | %.3f | %.3f / %.3f |", n,
-                    fortran ? "Fortran" : "CBLAS", rs, rd, cs, cd);
-      table.emplace_back(row);
-      worst = std::max({worst, rs, rd});
-      worst_control = std::max({worst_control, std::abs(cs - 1), std::abs(cd - 1)});
+  for (const std::string& routine : routines) {
+    for (int n : sizes) {
+      for (bool fortran : {false, true}) {
+        double rs = 0, rd = 0, cs = 0, cd = 0;
+        std::printf("%s\n", measure<float>(routine, fortran, n, samples, &rs, &cs).c_str());
+        std::printf("%s\n", measure<double>(routine, fortran, n, samples, &rd, &cd).c_str());
+        std::fflush(stdout);
+        char row[200];
+        std::snprintf(row, sizeof row, "| %s | %d^3 | %s | %.3f | %.3f | %.3f / %.3f |",
+                      routine.c_str(), n, fortran ? "Fortran" : "CBLAS", rs, rd, cs, cd);
+        table.emplace_back(row);
+        worst = std::max({worst, rs, rd});
+        worst_control = std::max({worst_control, std::abs(cs - 1), std::abs(cd - 1)});
+      }
     }
   }
   std::printf(
-      "\n| size | entry | sgemm drop-in / OpenBLAS | dgemm drop-in / OpenBLAS | control s / d |\n");
-  std::printf("| --- | --- | --- | --- | --- |\n");
+      "\n| routine | size | entry | single: drop-in / OpenBLAS | double | control s / d |\n");
+  std::printf("| --- | --- | --- | --- | --- | --- |\n");
   for (const auto& row : table) std::printf("%s\n", row.c_str());
   std::printf("\nworst ratio: %.3f (identical loops measured up to %.3f apart)\n", worst,
               worst_control);

@@ -9,20 +9,20 @@
 // Column-major throughout: element (i, j) of a matrix with leading dimension ld is at i + j * ld.
 #include "level3.hpp"
 
-#include <cctype>
-#include <cstring>
 #include <string>
 
 #include "cpu_blas.hpp"
+#include "level3_rules.hpp"
 #include "tandem/tandem.hpp"
 
 namespace tandem::detail::level3 {
+
+using namespace level3_rules;
+
 namespace {
 
 std::string routine(float, const char* name) { return std::string("s") + name; }
 std::string routine(double, const char* name) { return std::string("d") + name; }
-
-char upper(char c) { return static_cast<char>(std::toupper(static_cast<unsigned char>(c))); }
 
 // Argument checks in the reference's order, positions as in the Fortran call.
 class Checks {
@@ -30,21 +30,21 @@ class Checks {
   explicit Checks(std::string routine) : routine_(std::move(routine)) {}
 
   // A character argument: one of `allowed` (either case).
-  char option(int position, const char* name, char c, const char* allowed) const {
-    const char u = upper(c);
-    if (u == '\0' || std::strchr(allowed, u) == nullptr) {
+  template <std::size_t N>
+  char option(int position, const char* name, char c, const char (&allowed)[N]) const {
+    if (!allows(allowed, c)) {
       std::string list;
       for (const char* p = allowed; *p != '\0'; ++p)
         list += std::string(list.empty() ? "" : p[1] == '\0' ? " or " : ", ") + *p;
       fail(position, name, std::string("= '") + c + "' is not " + list);
     }
-    return u;
+    return upper(c);
   }
   void size(int position, const char* name, int64_t v) const {
     if (v < 0) fail(position, name, "= " + std::to_string(v) + " is negative");
   }
   void ld(int position, const char* name, int64_t ld, int64_t rows, const char* rule) const {
-    const int64_t need = rows > 1 ? rows : 1;
+    const int64_t need = least(rows);
     if (ld < need)
       fail(position, name,
            "= " + std::to_string(ld) + " is too small: must be at least " + rule + " = " +
@@ -63,19 +63,6 @@ class Checks {
   }
   std::string routine_;
 };
-
-// C = beta * C over a rows x cols block, or over the triangle of an n x n block (`triangle`:
-// 'L' or 'U'); beta = 0 writes zeros without reading C, so NaN there does not survive.
-template <class T>
-void scale(char triangle, int64_t rows, int64_t cols, T beta, T* c, int64_t ldc) {
-  if (beta == T(1)) return;
-  for (int64_t j = 0; j < cols; ++j) {
-    const int64_t i0 = triangle == 'L' ? j : 0;
-    const int64_t i1 = triangle == 'U' ? (j + 1 < rows ? j + 1 : rows) : rows;
-    T* col = c + j * ldc;
-    for (int64_t i = i0; i < i1; ++i) col[i] = beta == T(0) ? T(0) : beta * col[i];
-  }
-}
 
 // A CPU BLAS call for a whole m x n x k block. Below the drop-in's threshold it runs as the
 // program's own call would, with OpenBLAS's thread count as it is and no lock (as the drop-in's
@@ -304,13 +291,13 @@ template <class T>
 bool rank_call(const char* name, char& uplo, char& trans, int64_t n, int64_t k, T alpha, const T* a,
                int64_t lda, bool two, const T* b, int64_t ldb, T beta, T* c, int64_t ldc) {
   const Checks check(routine(T{}, name));
-  uplo = check.option(1, "uplo", uplo, "UL");
-  trans = check.option(2, "trans", trans, "NTC");
+  uplo = check.option(1, "uplo", uplo, kUplo);
+  trans = check.option(2, "trans", trans, kTrans);
   check.size(3, "n", n);
   check.size(4, "k", k);
   const bool tr = trans != 'N';
-  check.ld(7, "lda", lda, tr ? k : n, tr ? "max(1, k)" : "max(1, n)");
-  if (two) check.ld(9, "ldb", ldb, tr ? k : n, tr ? "max(1, k)" : "max(1, n)");
+  check.ld(7, "lda", lda, rank_rows(trans, n, k), tr ? "max(1, k)" : "max(1, n)");
+  if (two) check.ld(9, "ldb", ldb, rank_rows(trans, n, k), tr ? "max(1, k)" : "max(1, n)");
   const int c_at = two ? 11 : 9;  // C's position; ldc follows it
   check.ld(c_at + 1, "ldc", ldc, n, "max(1, n)");
   if (n == 0 || ((alpha == T(0) || k == 0) && beta == T(1))) return false;
@@ -345,12 +332,12 @@ template <class T>
 void symm(char side, char uplo, int64_t m, int64_t n, T alpha, const T* a, int64_t lda, const T* b,
           int64_t ldb, T beta, T* c, int64_t ldc, Products<T>& pr) {
   const Checks check(routine(T{}, "symm"));
-  side = check.option(1, "side", side, "LR");
-  uplo = check.option(2, "uplo", uplo, "UL");
+  side = check.option(1, "side", side, kSide);
+  uplo = check.option(2, "uplo", uplo, kUplo);
   check.size(3, "m", m);
   check.size(4, "n", n);
   const bool left = side == 'L';
-  check.ld(7, "lda", lda, left ? m : n, left ? "max(1, m)" : "max(1, n)");
+  check.ld(7, "lda", lda, side_order(side, m, n), left ? "max(1, m)" : "max(1, n)");
   check.ld(9, "ldb", ldb, m, "max(1, m)");
   check.ld(12, "ldc", ldc, m, "max(1, m)");
   if (m == 0 || n == 0 || (alpha == T(0) && beta == T(1))) return;
@@ -369,14 +356,14 @@ template <class T>
 bool triangle_call(const char* name, Triangle& t, int64_t m, int64_t n, T alpha, const T* a,
                    int64_t lda, T* b, int64_t ldb) {
   const Checks check(routine(T{}, name));
-  t.side = check.option(1, "side", t.side, "LR");
-  t.uplo = check.option(2, "uplo", t.uplo, "UL");
-  t.trans = check.option(3, "transa", t.trans, "NTC");
+  t.side = check.option(1, "side", t.side, kSide);
+  t.uplo = check.option(2, "uplo", t.uplo, kUplo);
+  t.trans = check.option(3, "transa", t.trans, kTrans);
   if (t.trans == 'C') t.trans = 'T';
-  t.diag = check.option(4, "diag", t.diag, "UN");
+  t.diag = check.option(4, "diag", t.diag, kDiag);
   check.size(5, "m", m);
   check.size(6, "n", n);
-  check.ld(9, "lda", lda, t.left() ? m : n, t.left() ? "max(1, m)" : "max(1, n)");
+  check.ld(9, "lda", lda, side_order(t.side, m, n), t.left() ? "max(1, m)" : "max(1, n)");
   check.ld(11, "ldb", ldb, m, "max(1, m)");
   if (m == 0 || n == 0) return false;
   check.data(10, "b", b);

@@ -14,6 +14,8 @@
 #include <thread>
 #include <vector>
 
+#include "xerbla_recorder.hpp"
+
 // The Fortran BLAS entries as gfortran calls them (no system header declares them).
 extern "C" void sgemm_(const char*, const char*, const blasint*, const blasint*, const blasint*,
                        const float*, const float*, const blasint*, const float*, const blasint*,
@@ -23,30 +25,11 @@ extern "C" void dgemm_(const char*, const char*, const blasint*, const blasint*,
                        const double*, double*, const blasint*, size_t, size_t);
 
 namespace {
-std::string g_routine;
-int g_info = 0;
-int g_calls = 0;
-}  // namespace
 
-extern "C" void xerbla_(const char* name, const blasint* info, size_t len) {
-  g_routine.assign(name, len);
-  g_info = *info;
-  ++g_calls;
-}
-
-extern "C" void cblas_xerbla(blasint info, char* rout, char*, ...) {
-  g_routine = rout;
-  g_info = info;
-  ++g_calls;
-}
-
-namespace {
-
-void reset() {
-  g_routine.clear();
-  g_info = 0;
-  g_calls = 0;
-}
+using xerbla_recorder::g_calls;
+using xerbla_recorder::g_info;
+using xerbla_recorder::g_routine;
+using xerbla_recorder::reset;
 
 bool opencl_started() {
   // The ICD loader maps PoCL only once a platform list is asked for.

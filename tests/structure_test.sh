@@ -5,7 +5,8 @@
 #  - no function there over 80 lines (clang-tidy's readability-function-size), unless it is marked
 #    NOLINT(readability-function-size) with its reason;
 #  - each dependency is included by its one file: OpenCL by src/gpu/cl.hpp, OpenBLAS's cblas.h by
-#    src/cpu_blas.cpp and the drop-in's entries in src/dropin/ (for the signatures they export),
+#    src/cpu_blas.cpp and the drop-in's entries in src/dropin/ (for the signatures they export,
+#    declared once in src/dropin/blas_entries.hpp),
 #    hwloc by src/topology.cpp, oneTBB by src/tasks.cpp, PLplot by tuner/plot.cpp, libpowercap by
 #    power/rapl_powercap.cpp;
 #  - the test-only seam setter (src/testing/seam_override.hpp) is included by no library file but
@@ -45,7 +46,8 @@ confined() {
   done
 }
 confined 'CL/' src/gpu/cl.hpp
-confined 'cblas\.h|openblas' src/cpu_blas.cpp src/dropin/gemm_entries.cpp src/dropin/level3_entries.cpp
+confined 'cblas\.h|openblas' src/cpu_blas.cpp src/dropin/blas_entries.hpp \
+  src/dropin/gemm_entries.cpp src/dropin/level3_entries.cpp
 confined 'hwloc' src/topology.cpp
 confined 'oneapi/tbb|tbb/' src/tasks.cpp
 confined 'plplot' tuner/plot.cpp

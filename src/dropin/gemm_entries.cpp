@@ -49,10 +49,10 @@ constexpr double kDefaultMinMnk = 256.0 * 256.0 * 256.0;
 
 // What the drop-in reads once per process: the threshold, TANDEM_VERBOSE, and whether OpenBLAS's
 // own GEMM entries were found for the direct path (`found`: without them a call below the
-// threshold takes the ordinary path, kept on the CPU). The entries themselves, and the threshold
-// below which a call with a product goes straight to OpenBLAS (0 under TANDEM_VERBOSE, whose
-// lines the direct path writes on its way, and without the entries), are published in the
-// straight path's table (src/dropin/straight.hpp).
+// threshold takes the ordinary path, kept on the CPU). The entries themselves (and OpenBLAS's
+// entries of the other level-3 routines), and the threshold below which a call with a product goes
+// straight to OpenBLAS (0 under TANDEM_VERBOSE, whose lines the direct path writes on its way, and
+// without the GEMM entries), are published in the straight path's table (src/dropin/straight.hpp).
 struct Once {
   double min_mnk = 0;
   bool verbose = false, found = false;
@@ -71,6 +71,7 @@ Once read_once() {
   void* const cblas_s = tandem::detail::cpu_blas::own_entry("cblas_sgemm");
   void* const cblas_d = tandem::detail::cpu_blas::own_entry("cblas_dgemm");
   o.found = sgemm && dgemm && cblas_s && cblas_d;
+  tandem::detail::dropin::straight::publish_level3(&tandem::detail::cpu_blas::own_entry);
   tandem::detail::dropin::straight::publish(o.verbose || !o.found ? 0 : o.min_mnk, sgemm, dgemm,
                                             cblas_s, cblas_d);
   return o;

@@ -1,8 +1,9 @@
 // libtandem_blas.so's other level-3 routines (syrk, syr2k, symm, trmm, trsm for s and d, through
 // CBLAS and Fortran): each runs as the recursive halving of src/level3.hpp, whose products go
 // through tandem's GEMM by the drop-in's routing rule (src/dropin/gemm_entries.cpp). One whose
-// largest product stays on the CPU is one OpenBLAS call. BLAS semantics and argument positions are
-// the reference's, as for gemm.
+// largest product stays on the CPU is one OpenBLAS call; below the drop-in's threshold a valid
+// call goes straight to OpenBLAS's own entry, as a GEMM call does. BLAS semantics and argument
+// positions are the reference's, as for gemm.
 #include <cblas.h>
 
 #include <cstddef>
@@ -11,9 +12,13 @@
 #include <type_traits>
 
 #include "config.hpp"
+#include "cpu_blas.hpp"
+#include "dropin/blas_entries.hpp"
 #include "dropin/dropin.hpp"
+#include "dropin/straight.hpp"
 #include "executor.hpp"
 #include "level3.hpp"
+#include "level3_rules.hpp"
 #include "log.hpp"
 #include "plan.hpp"
 #include "problem.hpp"
@@ -90,7 +95,8 @@ class Routed final : public tandem::detail::level3::Products<T> {
 // place, so a call cannot simply be redone on the CPU (each product's own failures were already
 // retried there).
 template <class T, class Describe, class Body, class OnInvalid>
-void level3_call(const char* routine, Describe&& describe, Body&& body, OnInvalid&& on_invalid) {
+[[gnu::noinline]] void level3_call(const char* routine, Describe&& describe, Body&& body,
+                                   OnInvalid&& on_invalid) {
   Routed<T> products(routine);
   try {
     body(products);
@@ -122,6 +128,44 @@ char flip_uplo(char c) { return c == 'U' ? 'L' : c == 'L' ? 'U' : c; }
 char flip_side(char c) { return c == 'L' ? 'R' : c == 'R' ? 'L' : c; }
 char flip_trans(char c) { return c == 'N' ? 'T' : c == '\0' ? c : 'N'; }
 
+using tandem::detail::blas_entries::Level3;
+namespace rules = tandem::detail::level3_rules;
+
+// OpenBLAS's `entry` (CBLAS or Fortran), that a call whose product is m x n x k goes straight to,
+// or null: the drop-in has published its threshold with OpenBLAS's entries
+// (src/dropin/straight.hpp: from the first call on, and never under TANDEM_VERBOSE), the product is
+// at most it, and the entry was found. A call that has one goes there if its arguments allow
+// (below): a call with a product and every argument valid is exactly the one CPU BLAS call
+// src/level3.cpp would make for it, without the machinery around that call (no lock, allocation
+// or environment read, as for gemm).
+template <class T, class F>
+[[gnu::always_inline]] inline F straight_to(F Level3<T>::*entry, blasint m, blasint n, blasint k) {
+  namespace straight = tandem::detail::dropin::straight;
+  if (!straight::product_at_most(straight::most(), m, n, k)) return nullptr;
+  return straight::level3<T>().*entry;
+}
+
+// Whether the arguments let a call go straight (src/level3_rules.hpp, column-major terms). Where
+// beta is 0, C is zeroed here first, as src/level3.cpp does: BLAS's rule, which tandem keeps (NaN
+// in C does not survive).
+template <class T>
+[[gnu::always_inline]] inline bool rank_goes(char uplo, char trans, blasint n, blasint k, T alpha,
+                                             const T* a, blasint lda, bool two, const T* b,
+                                             blasint ldb, T beta, T* c, blasint ldc) {
+  if (!rules::rank_goes(uplo, trans, n, k, alpha, a, lda, two, b, ldb, c, ldc)) return false;
+  if (beta == T(0)) rules::scale(rules::upper(uplo), n, n, T(0), c, ldc);
+  return true;
+}
+
+template <class T>
+[[gnu::always_inline]] inline bool symm_goes(char side, char uplo, blasint m, blasint n, T alpha,
+                                             const T* a, blasint lda, const T* b, blasint ldb,
+                                             T beta, T* c, blasint ldc) {
+  if (!rules::symm_goes(side, uplo, m, n, alpha, a, lda, b, ldb, c, ldc)) return false;
+  if (beta == T(0)) rules::scale('\0', m, n, T(0), c, ldc);
+  return true;
+}
+
 // The layout, or false after reporting it invalid (position 1).
 bool cblas_layout(const char* routine, int order, bool* row) {
   if (order != CblasRowMajor && order != CblasColMajor) {
@@ -133,16 +177,39 @@ bool cblas_layout(const char* routine, int order, bool* row) {
 }
 
 template <class T>
+[[gnu::noinline]] void cblas_syrk_rest(const char* routine, char ul, char tr, blasint n, blasint k,
+                                       T alpha, const T* a, blasint lda, T beta, T* c,
+                                       blasint ldc) {
+  level3_call<T>(
+      routine, [&] { return "syrk" + dims("n", n, "k", k); },
+      [&](Routed<T>& pr) {
+        tandem::detail::level3::syrk<T>(ul, tr, n, k, alpha, a, lda, beta, c, ldc, pr);
+      },
+      [&](int position) { cblas_invalid(routine, position + 1); });
+}
+
+template <class T>
 void cblas_syrk(const char* routine, int order, int uplo, int trans, blasint n, blasint k, T alpha,
                 const T* a, blasint lda, T beta, T* c, blasint ldc) {
   bool row = false;
   if (!cblas_layout(routine, order, &row)) return;
   char ul = uplo_char(uplo), tr = trans_char(trans);
   if (row) ul = flip_uplo(ul), tr = flip_trans(tr);
+  if (const auto to = straight_to<T>(&Level3<T>::cblas_syrk, n, n, k);
+      to != nullptr && rank_goes<T>(ul, tr, n, k, alpha, a, lda, false, nullptr, 0, beta, c, ldc))
+    return to(CBLAS_ORDER(order), CBLAS_UPLO(uplo), CBLAS_TRANSPOSE(trans), n, k, alpha, a, lda,
+              beta, c, ldc);
+  cblas_syrk_rest<T>(routine, ul, tr, n, k, alpha, a, lda, beta, c, ldc);
+}
+
+template <class T>
+[[gnu::noinline]] void cblas_syr2k_rest(const char* routine, char ul, char tr, blasint n, blasint k,
+                                        T alpha, const T* a, blasint lda, const T* b, blasint ldb,
+                                        T beta, T* c, blasint ldc) {
   level3_call<T>(
-      routine, [&] { return "syrk" + dims("n", n, "k", k); },
+      routine, [&] { return "syr2k" + dims("n", n, "k", k); },
       [&](Routed<T>& pr) {
-        tandem::detail::level3::syrk<T>(ul, tr, n, k, alpha, a, lda, beta, c, ldc, pr);
+        tandem::detail::level3::syr2k<T>(ul, tr, n, k, alpha, a, lda, b, ldb, beta, c, ldc, pr);
       },
       [&](int position) { cblas_invalid(routine, position + 1); });
 }
@@ -154,10 +221,22 @@ void cblas_syr2k(const char* routine, int order, int uplo, int trans, blasint n,
   if (!cblas_layout(routine, order, &row)) return;
   char ul = uplo_char(uplo), tr = trans_char(trans);
   if (row) ul = flip_uplo(ul), tr = flip_trans(tr);
+  if (const auto to = straight_to<T>(&Level3<T>::cblas_syr2k, n, n, k);
+      to != nullptr && rank_goes<T>(ul, tr, n, k, alpha, a, lda, true, b, ldb, beta, c, ldc))
+    return to(CBLAS_ORDER(order), CBLAS_UPLO(uplo), CBLAS_TRANSPOSE(trans), n, k, alpha, a, lda, b,
+              ldb, beta, c, ldc);
+  cblas_syr2k_rest<T>(routine, ul, tr, n, k, alpha, a, lda, b, ldb, beta, c, ldc);
+}
+
+template <class T>
+[[gnu::noinline]] void cblas_symm_rest(const char* routine, char sd, char ul, blasint m, blasint n,
+                                       blasint rows, blasint cols, T alpha, const T* a, blasint lda,
+                                       const T* b, blasint ldb, T beta, T* c, blasint ldc) {
   level3_call<T>(
-      routine, [&] { return "syr2k" + dims("n", n, "k", k); },
+      routine, [&] { return "symm" + dims("m", m, "n", n); },
       [&](Routed<T>& pr) {
-        tandem::detail::level3::syr2k<T>(ul, tr, n, k, alpha, a, lda, b, ldb, beta, c, ldc, pr);
+        tandem::detail::level3::symm<T>(sd, ul, rows, cols, alpha, a, lda, b, ldb, beta, c, ldc,
+                                        pr);
       },
       [&](int position) { cblas_invalid(routine, position + 1); });
 }
@@ -170,25 +249,20 @@ void cblas_symm(const char* routine, int order, int side, int uplo, blasint m, b
   char sd = side_char(side), ul = uplo_char(uplo);
   blasint rows = m, cols = n;
   if (row) sd = flip_side(sd), ul = flip_uplo(ul), rows = n, cols = m;
-  level3_call<T>(
-      routine, [&] { return "symm" + dims("m", m, "n", n); },
-      [&](Routed<T>& pr) {
-        tandem::detail::level3::symm<T>(sd, ul, rows, cols, alpha, a, lda, b, ldb, beta, c, ldc,
-                                        pr);
-      },
-      [&](int position) { cblas_invalid(routine, position + 1); });
+  if (const auto to =
+          straight_to<T>(&Level3<T>::cblas_symm, rows, cols, rules::side_order(sd, rows, cols));
+      to != nullptr && symm_goes<T>(sd, ul, rows, cols, alpha, a, lda, b, ldb, beta, c, ldc))
+    return to(CBLAS_ORDER(order), CBLAS_SIDE(side), CBLAS_UPLO(uplo), m, n, alpha, a, lda, b, ldb,
+              beta, c, ldc);
+  cblas_symm_rest<T>(routine, sd, ul, m, n, rows, cols, alpha, a, lda, b, ldb, beta, c, ldc);
 }
 
 // trmm and trsm: `solve` picks the routine.
 template <class T>
-void cblas_triangle(const char* routine, bool solve, int order, int side, int uplo, int trans,
-                    int diag, blasint m, blasint n, T alpha, const T* a, blasint lda, T* b,
-                    blasint ldb) {
-  bool row = false;
-  if (!cblas_layout(routine, order, &row)) return;
-  char sd = side_char(side), ul = uplo_char(uplo), tr = trans_char(trans), dg = diag_char(diag);
-  blasint rows = m, cols = n;
-  if (row) sd = flip_side(sd), ul = flip_uplo(ul), rows = n, cols = m;
+[[gnu::noinline]] void cblas_triangle_rest(const char* routine, bool solve, char sd, char ul,
+                                           char tr, char dg, blasint m, blasint n, blasint rows,
+                                           blasint cols, T alpha, const T* a, blasint lda, T* b,
+                                           blasint ldb) {
   level3_call<T>(
       routine, [&] { return std::string(solve ? "trsm" : "trmm") + dims("m", m, "n", n); },
       [&](Routed<T>& pr) {
@@ -201,9 +275,27 @@ void cblas_triangle(const char* routine, bool solve, int order, int side, int up
 }
 
 template <class T>
-void fortran_syrk(const char* name, const char* uplo, const char* trans, const blasint* n,
-                  const blasint* k, const T* alpha, const T* a, const blasint* lda, const T* beta,
-                  T* c, const blasint* ldc) {
+void cblas_triangle(const char* routine, bool solve, int order, int side, int uplo, int trans,
+                    int diag, blasint m, blasint n, T alpha, const T* a, blasint lda, T* b,
+                    blasint ldb) {
+  bool row = false;
+  if (!cblas_layout(routine, order, &row)) return;
+  char sd = side_char(side), ul = uplo_char(uplo), tr = trans_char(trans), dg = diag_char(diag);
+  blasint rows = m, cols = n;
+  if (row) sd = flip_side(sd), ul = flip_uplo(ul), rows = n, cols = m;
+  if (const auto to = straight_to<T>(solve ? &Level3<T>::cblas_trsm : &Level3<T>::cblas_trmm, rows,
+                                     cols, rules::side_order(sd, rows, cols));
+      to != nullptr && rules::triangle_goes(sd, ul, tr, dg, rows, cols, alpha, a, lda, b, ldb))
+    return to(CBLAS_ORDER(order), CBLAS_SIDE(side), CBLAS_UPLO(uplo), CBLAS_TRANSPOSE(trans),
+              CBLAS_DIAG(diag), m, n, alpha, a, lda, b, ldb);
+  cblas_triangle_rest<T>(routine, solve, sd, ul, tr, dg, m, n, rows, cols, alpha, a, lda, b, ldb);
+}
+
+template <class T>
+[[gnu::noinline]] void fortran_syrk_rest(const char* name, const char* uplo, const char* trans,
+                                         const blasint* n, const blasint* k, const T* alpha,
+                                         const T* a, const blasint* lda, const T* beta, T* c,
+                                         const blasint* ldc) {
   level3_call<T>(
       name, [&] { return "syrk" + dims("n", *n, "k", *k); },
       [&](Routed<T>& pr) {
@@ -213,9 +305,22 @@ void fortran_syrk(const char* name, const char* uplo, const char* trans, const b
 }
 
 template <class T>
-void fortran_syr2k(const char* name, const char* uplo, const char* trans, const blasint* n,
-                   const blasint* k, const T* alpha, const T* a, const blasint* lda, const T* b,
-                   const blasint* ldb, const T* beta, T* c, const blasint* ldc) {
+void fortran_syrk(const char* name, const char* uplo, const char* trans, const blasint* n,
+                  const blasint* k, const T* alpha, const T* a, const blasint* lda, const T* beta,
+                  T* c, const blasint* ldc, std::size_t uplo_len, std::size_t trans_len) {
+  if (const auto to = straight_to<T>(&Level3<T>::syrk, *n, *n, *k);
+      to != nullptr &&
+      rank_goes<T>(*uplo, *trans, *n, *k, *alpha, a, *lda, false, nullptr, 0, *beta, c, *ldc))
+    return to(uplo, trans, n, k, alpha, a, lda, beta, c, ldc, uplo_len, trans_len);
+  fortran_syrk_rest<T>(name, uplo, trans, n, k, alpha, a, lda, beta, c, ldc);
+}
+
+template <class T>
+[[gnu::noinline]] void fortran_syr2k_rest(const char* name, const char* uplo, const char* trans,
+                                          const blasint* n, const blasint* k, const T* alpha,
+                                          const T* a, const blasint* lda, const T* b,
+                                          const blasint* ldb, const T* beta, T* c,
+                                          const blasint* ldc) {
   level3_call<T>(
       name, [&] { return "syr2k" + dims("n", *n, "k", *k); },
       [&](Routed<T>& pr) {
@@ -226,9 +331,23 @@ void fortran_syr2k(const char* name, const char* uplo, const char* trans, const 
 }
 
 template <class T>
-void fortran_symm(const char* name, const char* side, const char* uplo, const blasint* m,
-                  const blasint* n, const T* alpha, const T* a, const blasint* lda, const T* b,
-                  const blasint* ldb, const T* beta, T* c, const blasint* ldc) {
+void fortran_syr2k(const char* name, const char* uplo, const char* trans, const blasint* n,
+                   const blasint* k, const T* alpha, const T* a, const blasint* lda, const T* b,
+                   const blasint* ldb, const T* beta, T* c, const blasint* ldc,
+                   std::size_t uplo_len, std::size_t trans_len) {
+  if (const auto to = straight_to<T>(&Level3<T>::syr2k, *n, *n, *k);
+      to != nullptr &&
+      rank_goes<T>(*uplo, *trans, *n, *k, *alpha, a, *lda, true, b, *ldb, *beta, c, *ldc))
+    return to(uplo, trans, n, k, alpha, a, lda, b, ldb, beta, c, ldc, uplo_len, trans_len);
+  fortran_syr2k_rest<T>(name, uplo, trans, n, k, alpha, a, lda, b, ldb, beta, c, ldc);
+}
+
+template <class T>
+[[gnu::noinline]] void fortran_symm_rest(const char* name, const char* side, const char* uplo,
+                                         const blasint* m, const blasint* n, const T* alpha,
+                                         const T* a, const blasint* lda, const T* b,
+                                         const blasint* ldb, const T* beta, T* c,
+                                         const blasint* ldc) {
   level3_call<T>(
       name, [&] { return "symm" + dims("m", *m, "n", *n); },
       [&](Routed<T>& pr) {
@@ -239,9 +358,22 @@ void fortran_symm(const char* name, const char* side, const char* uplo, const bl
 }
 
 template <class T>
-void fortran_triangle(const char* name, bool solve, const char* side, const char* uplo,
-                      const char* trans, const char* diag, const blasint* m, const blasint* n,
-                      const T* alpha, const T* a, const blasint* lda, T* b, const blasint* ldb) {
+void fortran_symm(const char* name, const char* side, const char* uplo, const blasint* m,
+                  const blasint* n, const T* alpha, const T* a, const blasint* lda, const T* b,
+                  const blasint* ldb, const T* beta, T* c, const blasint* ldc, std::size_t side_len,
+                  std::size_t uplo_len) {
+  if (const auto to = straight_to<T>(&Level3<T>::symm, *m, *n, rules::side_order(*side, *m, *n));
+      to != nullptr && symm_goes<T>(*side, *uplo, *m, *n, *alpha, a, *lda, b, *ldb, *beta, c, *ldc))
+    return to(side, uplo, m, n, alpha, a, lda, b, ldb, beta, c, ldc, side_len, uplo_len);
+  fortran_symm_rest<T>(name, side, uplo, m, n, alpha, a, lda, b, ldb, beta, c, ldc);
+}
+
+template <class T>
+[[gnu::noinline]] void fortran_triangle_rest(const char* name, bool solve, const char* side,
+                                             const char* uplo, const char* trans, const char* diag,
+                                             const blasint* m, const blasint* n, const T* alpha,
+                                             const T* a, const blasint* lda, T* b,
+                                             const blasint* ldb) {
   level3_call<T>(
       name, [&] { return std::string(solve ? "trsm" : "trmm") + dims("m", *m, "n", *n); },
       [&](Routed<T>& pr) {
@@ -253,6 +385,21 @@ void fortran_triangle(const char* name, bool solve, const char* side, const char
                                           *ldb, pr);
       },
       [&](int position) { fortran_invalid(name, position); });
+}
+
+template <class T>
+void fortran_triangle(const char* name, bool solve, const char* side, const char* uplo,
+                      const char* trans, const char* diag, const blasint* m, const blasint* n,
+                      const T* alpha, const T* a, const blasint* lda, T* b, const blasint* ldb,
+                      std::size_t side_len, std::size_t uplo_len, std::size_t trans_len,
+                      std::size_t diag_len) {
+  if (const auto to = straight_to<T>(solve ? &Level3<T>::trsm : &Level3<T>::trmm, *m, *n,
+                                     rules::side_order(*side, *m, *n));
+      to != nullptr &&
+      rules::triangle_goes(*side, *uplo, *trans, *diag, *m, *n, *alpha, a, *lda, b, *ldb))
+    return to(side, uplo, trans, diag, m, n, alpha, a, lda, b, ldb, side_len, uplo_len, trans_len,
+              diag_len);
+  fortran_triangle_rest<T>(name, solve, side, uplo, trans, diag, m, n, alpha, a, lda, b, ldb);
 }
 
 }  // namespace
@@ -301,36 +448,42 @@ TANDEM_EXPORT void cblas_strsm(const enum CBLAS_ORDER Order, const enum CBLAS_SI
 
 TANDEM_EXPORT void ssyrk_(const char* uplo, const char* trans, const blasint* n, const blasint* k,
                           const float* alpha, const float* a, const blasint* lda, const float* beta,
-                          float* c, const blasint* ldc, std::size_t, std::size_t) {
-  fortran_syrk<float>("SSYRK ", uplo, trans, n, k, alpha, a, lda, beta, c, ldc);
+                          float* c, const blasint* ldc, std::size_t uplo_len,
+                          std::size_t trans_len) {
+  fortran_syrk<float>("SSYRK ", uplo, trans, n, k, alpha, a, lda, beta, c, ldc, uplo_len,
+                      trans_len);
 }
 
 TANDEM_EXPORT void ssyr2k_(const char* uplo, const char* trans, const blasint* n, const blasint* k,
                            const float* alpha, const float* a, const blasint* lda, const float* b,
                            const blasint* ldb, const float* beta, float* c, const blasint* ldc,
-                           std::size_t, std::size_t) {
-  fortran_syr2k<float>("SSYR2K", uplo, trans, n, k, alpha, a, lda, b, ldb, beta, c, ldc);
+                           std::size_t uplo_len, std::size_t trans_len) {
+  fortran_syr2k<float>("SSYR2K", uplo, trans, n, k, alpha, a, lda, b, ldb, beta, c, ldc, uplo_len,
+                       trans_len);
 }
 
 TANDEM_EXPORT void ssymm_(const char* side, const char* uplo, const blasint* m, const blasint* n,
                           const float* alpha, const float* a, const blasint* lda, const float* b,
                           const blasint* ldb, const float* beta, float* c, const blasint* ldc,
-                          std::size_t, std::size_t) {
-  fortran_symm<float>("SSYMM ", side, uplo, m, n, alpha, a, lda, b, ldb, beta, c, ldc);
+                          std::size_t side_len, std::size_t uplo_len) {
+  fortran_symm<float>("SSYMM ", side, uplo, m, n, alpha, a, lda, b, ldb, beta, c, ldc, side_len,
+                      uplo_len);
 }
 
 TANDEM_EXPORT void strmm_(const char* side, const char* uplo, const char* transa, const char* diag,
                           const blasint* m, const blasint* n, const float* alpha, const float* a,
-                          const blasint* lda, float* b, const blasint* ldb, std::size_t,
-                          std::size_t, std::size_t, std::size_t) {
-  fortran_triangle<float>("STRMM ", false, side, uplo, transa, diag, m, n, alpha, a, lda, b, ldb);
+                          const blasint* lda, float* b, const blasint* ldb, std::size_t side_len,
+                          std::size_t uplo_len, std::size_t transa_len, std::size_t diag_len) {
+  fortran_triangle<float>("STRMM ", false, side, uplo, transa, diag, m, n, alpha, a, lda, b, ldb,
+                          side_len, uplo_len, transa_len, diag_len);
 }
 
 TANDEM_EXPORT void strsm_(const char* side, const char* uplo, const char* transa, const char* diag,
                           const blasint* m, const blasint* n, const float* alpha, const float* a,
-                          const blasint* lda, float* b, const blasint* ldb, std::size_t,
-                          std::size_t, std::size_t, std::size_t) {
-  fortran_triangle<float>("STRSM ", true, side, uplo, transa, diag, m, n, alpha, a, lda, b, ldb);
+                          const blasint* lda, float* b, const blasint* ldb, std::size_t side_len,
+                          std::size_t uplo_len, std::size_t transa_len, std::size_t diag_len) {
+  fortran_triangle<float>("STRSM ", true, side, uplo, transa, diag, m, n, alpha, a, lda, b, ldb,
+                          side_len, uplo_len, transa_len, diag_len);
 }
 
 TANDEM_EXPORT void cblas_dsyrk(const enum CBLAS_ORDER Order, const enum CBLAS_UPLO Uplo,
@@ -377,37 +530,42 @@ TANDEM_EXPORT void cblas_dtrsm(const enum CBLAS_ORDER Order, const enum CBLAS_SI
 
 TANDEM_EXPORT void dsyrk_(const char* uplo, const char* trans, const blasint* n, const blasint* k,
                           const double* alpha, const double* a, const blasint* lda,
-                          const double* beta, double* c, const blasint* ldc, std::size_t,
-                          std::size_t) {
-  fortran_syrk<double>("DSYRK ", uplo, trans, n, k, alpha, a, lda, beta, c, ldc);
+                          const double* beta, double* c, const blasint* ldc, std::size_t uplo_len,
+                          std::size_t trans_len) {
+  fortran_syrk<double>("DSYRK ", uplo, trans, n, k, alpha, a, lda, beta, c, ldc, uplo_len,
+                       trans_len);
 }
 
 TANDEM_EXPORT void dsyr2k_(const char* uplo, const char* trans, const blasint* n, const blasint* k,
                            const double* alpha, const double* a, const blasint* lda,
                            const double* b, const blasint* ldb, const double* beta, double* c,
-                           const blasint* ldc, std::size_t, std::size_t) {
-  fortran_syr2k<double>("DSYR2K", uplo, trans, n, k, alpha, a, lda, b, ldb, beta, c, ldc);
+                           const blasint* ldc, std::size_t uplo_len, std::size_t trans_len) {
+  fortran_syr2k<double>("DSYR2K", uplo, trans, n, k, alpha, a, lda, b, ldb, beta, c, ldc, uplo_len,
+                        trans_len);
 }
 
 TANDEM_EXPORT void dsymm_(const char* side, const char* uplo, const blasint* m, const blasint* n,
                           const double* alpha, const double* a, const blasint* lda, const double* b,
                           const blasint* ldb, const double* beta, double* c, const blasint* ldc,
-                          std::size_t, std::size_t) {
-  fortran_symm<double>("DSYMM ", side, uplo, m, n, alpha, a, lda, b, ldb, beta, c, ldc);
+                          std::size_t side_len, std::size_t uplo_len) {
+  fortran_symm<double>("DSYMM ", side, uplo, m, n, alpha, a, lda, b, ldb, beta, c, ldc, side_len,
+                       uplo_len);
 }
 
 TANDEM_EXPORT void dtrmm_(const char* side, const char* uplo, const char* transa, const char* diag,
                           const blasint* m, const blasint* n, const double* alpha, const double* a,
-                          const blasint* lda, double* b, const blasint* ldb, std::size_t,
-                          std::size_t, std::size_t, std::size_t) {
-  fortran_triangle<double>("DTRMM ", false, side, uplo, transa, diag, m, n, alpha, a, lda, b, ldb);
+                          const blasint* lda, double* b, const blasint* ldb, std::size_t side_len,
+                          std::size_t uplo_len, std::size_t transa_len, std::size_t diag_len) {
+  fortran_triangle<double>("DTRMM ", false, side, uplo, transa, diag, m, n, alpha, a, lda, b, ldb,
+                           side_len, uplo_len, transa_len, diag_len);
 }
 
 TANDEM_EXPORT void dtrsm_(const char* side, const char* uplo, const char* transa, const char* diag,
                           const blasint* m, const blasint* n, const double* alpha, const double* a,
-                          const blasint* lda, double* b, const blasint* ldb, std::size_t,
-                          std::size_t, std::size_t, std::size_t) {
-  fortran_triangle<double>("DTRSM ", true, side, uplo, transa, diag, m, n, alpha, a, lda, b, ldb);
+                          const blasint* lda, double* b, const blasint* ldb, std::size_t side_len,
+                          std::size_t uplo_len, std::size_t transa_len, std::size_t diag_len) {
+  fortran_triangle<double>("DTRSM ", true, side, uplo, transa, diag, m, n, alpha, a, lda, b, ldb,
+                           side_len, uplo_len, transa_len, diag_len);
 }
 
 }  // extern "C"

@@ -1,10 +1,12 @@
 // The drop-in's straight path: a valid GEMM call with a product below the threshold jumps from the
 // exported entry to OpenBLAS's own, with the caller's arguments untouched. This header holds what
-// decides it, in one place: the table the entries read (the threshold, OpenBLAS's four entries,
-// the Fortran transpose characters) and the rule. On x86-64 the entries are written in assembly
-// (src/dropin/straight_x86_64.S), which includes this header for the table's layout; elsewhere,
-// and as the reference that tests/straight_test.cpp holds the assembly to, they are C++
-// (src/dropin/gemm_entries.cpp).
+// decides it, in one place: the table the entries read (the threshold, OpenBLAS's four GEMM
+// entries, the Fortran transpose characters) and the rule. On x86-64 the GEMM entries are written
+// in assembly (src/dropin/straight_x86_64.S), which includes this header for the table's layout;
+// elsewhere, and as the reference that tests/straight_test.cpp holds the assembly to, they are C++
+// (src/dropin/gemm_entries.cpp). The other level-3 routines go straight by the same threshold, in
+// C++ (src/dropin/level3_entries.cpp, with their argument rules in src/level3_rules.hpp), to
+// OpenBLAS's entries the table holds after the GEMM ones.
 //
 // Why assembly: OpenBLAS does a 2^3 call in about 20 ns, so the drop-in has 2 ns to decide. The
 // compilers (GCC 12, Clang 14) give a C++ entry that tail-calls with 15 arguments a frame: they
@@ -30,7 +32,9 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <type_traits>
 
+#include "dropin/blas_entries.hpp"
 #include "gemm_rules.hpp"
 #include "tandem/tandem.h"
 
@@ -47,6 +51,10 @@ struct TandemStraight {
   void* own_cblas_sgemm;
   void* own_cblas_dgemm;
   int fortran_op[256];
+  // OpenBLAS's level-3 entries for the other routines' straight path
+  // (src/dropin/level3_entries.cpp).
+  tandem::detail::blas_entries::Level3<float> level3_s;
+  tandem::detail::blas_entries::Level3<double> level3_d;
 };
 extern "C" TandemStraight tandem_straight __attribute__((visibility("hidden")));
 
@@ -70,8 +78,32 @@ void publish(double threshold, void* sgemm, void* dgemm, void* cblas_sgemm, void
 
 inline std::uint64_t most() { return __atomic_load_n(&tandem_straight.most, __ATOMIC_ACQUIRE); }
 
+// Stores OpenBLAS's level-3 entries, each found with `find` by name (null where it is not), before
+// publish() publishes the bound: a caller that reads a bound above 0 reads them too.
+void publish_level3(void* (*find)(const char* name));
+
+// Those entries, for a caller that has read a bound above 0.
+template <class T>
+const tandem::detail::blas_entries::Level3<T>& level3() {
+  if constexpr (std::is_same_v<T, float>)
+    return tandem_straight.level3_s;
+  else
+    return tandem_straight.level3_d;
+}
+
 // A Fortran transpose character as tandem's op, or 0.
 inline int fortran_op(char c) { return tandem_straight.fortran_op[static_cast<unsigned char>(c)]; }
+
+// Whether the product m * n * k of three sizes above 0 is at most `most`, exactly: as a 64-bit
+// integer, where a product that overflows is larger. (Sizes not above 0 give any answer; the rules
+// that use this rule them out.)
+template <class I>
+[[gnu::always_inline]] inline bool product_at_most(std::uint64_t most, I m, I n, I k) {
+  std::int64_t mn = 0, product = 0;
+  return !__builtin_mul_overflow(static_cast<std::int64_t>(m), static_cast<std::int64_t>(n), &mn) &&
+         !__builtin_mul_overflow(mn, static_cast<std::int64_t>(k), &product) &&
+         static_cast<std::uint64_t>(product) <= most;
+}
 
 // The rule: a call goes straight when it has a product (m, n, k above 0, alpha not 0), the
 // product is at most `most`, and BLAS rules out none of its arguments.
@@ -79,11 +111,7 @@ template <class T, class I>
 [[gnu::always_inline]] inline bool goes(std::uint64_t most, int layout, int ta, int tb, I m, I n,
                                         I k, T alpha, const T* a, I lda, const T* b, I ldb,
                                         const T* c, I ldc) {
-  std::int64_t product = 0;
-  return m > 0 && n > 0 && k > 0 && alpha != T(0) &&
-         !__builtin_mul_overflow(static_cast<std::int64_t>(m) * n, static_cast<std::int64_t>(k),
-                                 &product) &&
-         static_cast<std::uint64_t>(product) <= most &&
+  return m > 0 && n > 0 && k > 0 && alpha != T(0) && product_at_most(most, m, n, k) &&
          gemm_rules::first_invalid(layout, ta, tb, m, n, k, alpha, a, lda, b, ldb, c, ldc) == 0;
 }
 

@@ -1,0 +1,114 @@
+// The level-3 BLAS entries libtandem_blas.so exports, by type: the Fortran ones as gfortran calls
+// them (no system header declares them; each character argument's length follows the others), and
+// the CBLAS ones of the system's cblas.h. The drop-in's definitions include this header, so a
+// declaration here that did not match one would not compile; its tests and benchmarks call the
+// entries through it, and find OpenBLAS's own entries by these types.
+#pragma once
+
+#include <cblas.h>
+
+#include <cstddef>
+#include <string>
+#include <type_traits>
+
+// Each precision's level-3 routines, in Fortran.
+extern "C" {
+#define TANDEM_FORTRAN_LEVEL3(T, p)                                                            \
+  void p##gemm_(const char*, const char*, const blasint*, const blasint*, const blasint*,      \
+                const T*, const T*, const blasint*, const T*, const blasint*, const T*, T*,    \
+                const blasint*, std::size_t, std::size_t);                                     \
+  void p##syrk_(const char*, const char*, const blasint*, const blasint*, const T*, const T*,  \
+                const blasint*, const T*, T*, const blasint*, std::size_t, std::size_t);       \
+  void p##syr2k_(const char*, const char*, const blasint*, const blasint*, const T*, const T*, \
+                 const blasint*, const T*, const blasint*, const T*, T*, const blasint*,       \
+                 std::size_t, std::size_t);                                                    \
+  void p##symm_(const char*, const char*, const blasint*, const blasint*, const T*, const T*,  \
+                const blasint*, const T*, const blasint*, const T*, T*, const blasint*,        \
+                std::size_t, std::size_t);                                                     \
+  void p##trmm_(const char*, const char*, const char*, const char*, const blasint*,            \
+                const blasint*, const T*, const T*, const blasint*, T*, const blasint*,        \
+                std::size_t, std::size_t, std::size_t, std::size_t);                           \
+  void p##trsm_(const char*, const char*, const char*, const char*, const blasint*,            \
+                const blasint*, const T*, const T*, const blasint*, T*, const blasint*,        \
+                std::size_t, std::size_t, std::size_t, std::size_t);
+TANDEM_FORTRAN_LEVEL3(float, s)
+TANDEM_FORTRAN_LEVEL3(double, d)
+#undef TANDEM_FORTRAN_LEVEL3
+}
+
+namespace tandem::detail::blas_entries {
+
+// One precision's entries, Fortran and CBLAS. trmm and trsm share a type, as do symm and syr2k
+// (side, uplo, m, n, ... where syr2k has uplo, trans, n, k, ...).
+template <class T>
+struct Level3 {
+  using Gemm = std::conditional_t<std::is_same_v<T, float>, decltype(&sgemm_), decltype(&dgemm_)>;
+  using Rank = void (*)(const char*, const char*, const blasint*, const blasint*, const T*,
+                        const T*, const blasint*, const T*, T*, const blasint*, std::size_t,
+                        std::size_t);
+  using Rank2 = void (*)(const char*, const char*, const blasint*, const blasint*, const T*,
+                         const T*, const blasint*, const T*, const blasint*, const T*, T*,
+                         const blasint*, std::size_t, std::size_t);
+  using Symm = Rank2;
+  using Triangle = void (*)(const char*, const char*, const char*, const char*, const blasint*,
+                            const blasint*, const T*, const T*, const blasint*, T*, const blasint*,
+                            std::size_t, std::size_t, std::size_t, std::size_t);
+  using CblasGemm = void (*)(CBLAS_ORDER, CBLAS_TRANSPOSE, CBLAS_TRANSPOSE, blasint, blasint,
+                             blasint, T, const T*, blasint, const T*, blasint, T, T*, blasint);
+  using CblasRank = void (*)(CBLAS_ORDER, CBLAS_UPLO, CBLAS_TRANSPOSE, blasint, blasint, T,
+                             const T*, blasint, T, T*, blasint);
+  using CblasRank2 = void (*)(CBLAS_ORDER, CBLAS_UPLO, CBLAS_TRANSPOSE, blasint, blasint, T,
+                              const T*, blasint, const T*, blasint, T, T*, blasint);
+  using CblasSymm = void (*)(CBLAS_ORDER, CBLAS_SIDE, CBLAS_UPLO, blasint, blasint, T, const T*,
+                             blasint, const T*, blasint, T, T*, blasint);
+  using CblasTriangle = void (*)(CBLAS_ORDER, CBLAS_SIDE, CBLAS_UPLO, CBLAS_TRANSPOSE, CBLAS_DIAG,
+                                 blasint, blasint, T, const T*, blasint, T*, blasint);
+
+  Gemm gemm;
+  Rank syrk;
+  Rank2 syr2k;
+  Symm symm;
+  Triangle trmm, trsm;
+  CblasGemm cblas_gemm;
+  CblasRank cblas_syrk;
+  CblasRank2 cblas_syr2k;
+  CblasSymm cblas_symm;
+  CblasTriangle cblas_trmm, cblas_trsm;
+};
+
+// The entries as this program resolves them: libtandem_blas.so's where it comes first.
+template <class T>
+Level3<T> resolved() {
+  if constexpr (std::is_same_v<T, float>)
+    return {&sgemm_,      &ssyrk_,      &ssyr2k_,      &ssymm_,      &strmm_,      &strsm_,
+            &cblas_sgemm, &cblas_ssyrk, &cblas_ssyr2k, &cblas_ssymm, &cblas_strmm, &cblas_strsm};
+  else
+    return {&dgemm_,      &dsyrk_,      &dsyr2k_,      &dsymm_,      &dtrmm_,      &dtrsm_,
+            &cblas_dgemm, &cblas_dsyrk, &cblas_dsyr2k, &cblas_dsymm, &cblas_dtrmm, &cblas_dtrsm};
+}
+
+// The entries `find` gives by name (as "ssyrk_" or "cblas_dtrsm"; null where it finds none).
+template <class T, class Find>
+Level3<T> found(Find&& find) {
+  const char* p = std::is_same_v<T, float> ? "s" : "d";
+  auto at = [&](auto& entry, bool cblas, const char* routine) {
+    const std::string name = std::string(cblas ? "cblas_" : "") + p + routine + (cblas ? "" : "_");
+    entry = reinterpret_cast<std::remove_reference_t<decltype(entry)>>(find(name.c_str()));
+  };
+  Level3<T> e{};
+  at(e.gemm, false, "gemm");
+  at(e.syrk, false, "syrk");
+  at(e.syr2k, false, "syr2k");
+  at(e.symm, false, "symm");
+  at(e.trmm, false, "trmm");
+  at(e.trsm, false, "trsm");
+  at(e.cblas_gemm, true, "gemm");
+  at(e.cblas_syrk, true, "syrk");
+  at(e.cblas_syr2k, true, "syr2k");
+  at(e.cblas_symm, true, "symm");
+  at(e.cblas_trmm, true, "trmm");
+  at(e.cblas_trsm, true, "trsm");
+  return e;
+}
+
+}  // namespace tandem::detail::blas_entries

@@ -1,0 +1,255 @@
+// The drop-in's straight path for syrk, syr2k, symm, trmm and trsm (src/dropin/level3_entries.cpp):
+// a valid call below the threshold goes from the exported entry to OpenBLAS's own, C zeroed first
+// where beta is 0. It must change nothing but the time. This program draws thousands of small
+// calls through every entry, Fortran and CBLAS, s and d, valid and not: odd option characters in
+// either case, invalid enumerations and layouts, negative and zero sizes, leading dimensions one
+// short, NULL operands, alpha 0 (A and B full of NaN), -0 and NaN, beta 0 over a C full of NaN. It
+// runs the same draws in two child processes of itself: one as a program runs (calls go straight),
+// one under TANDEM_VERBOSE, which keeps every call off the straight path (tandem's ordinary path:
+// its own checks, its own BLAS rules, then one CPU BLAS call). Both must leave every output array
+// the same to the bit and report the same invalid arguments at the same positions.
+#include <cblas.h>
+#include <fcntl.h>
+#include <gtest/gtest.h>
+#include <spawn.h>
+#include <sys/wait.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <fstream>
+#include <limits>
+#include <random>
+#include <sstream>
+#include <string>
+#include <type_traits>
+#include <vector>
+
+#include "dropin/blas_entries.hpp"
+#include "xerbla_recorder.hpp"
+
+extern "C" char** environ;
+
+namespace {
+
+constexpr int kDraws = 6000;
+constexpr size_t kElements = 160;  // every operand's storage: ld at most 12, 12 columns
+const char* const kOut = "TANDEM_TEST_LEVEL3_DRAWS";
+
+// One call's arguments, drawn.
+struct Draw {
+  int routine = 0;  // syrk, syr2k, symm, trmm, trsm
+  bool cblas = false, fp64 = false;
+  int layout = CblasColMajor;
+  char side = 'L', uplo = 'U', trans = 'N', diag = 'N';  // Fortran characters
+  int e_side = CblasLeft, e_uplo = CblasUpper, e_trans = CblasNoTrans, e_diag = CblasNonUnit;
+  int m = 0, n = 0, k = 0, lda = 1, ldb = 1, ldc = 1;
+  double alpha = 1, beta = 1;
+  bool null_a = false, null_b = false, null_c = false, nan_c = false;
+  std::string describe() const {
+    static const char* const names[] = {"syrk", "syr2k", "symm", "trmm", "trsm"};
+    std::ostringstream s;
+    s << (cblas ? "cblas_" : "") << (fp64 ? "d" : "s") << names[routine] << " layout " << layout
+      << " side '" << side << "'/" << e_side << " uplo '" << uplo << "'/" << e_uplo << " trans '"
+      << trans << "'/" << e_trans << " diag '" << diag << "'/" << e_diag << " m " << m << " n " << n
+      << " k " << k << " lda " << lda << " ldb " << ldb << " ldc " << ldc << " alpha " << alpha
+      << " beta " << beta << (null_a ? " A=NULL" : "") << (null_b ? " B=NULL" : "")
+      << (null_c ? " C=NULL" : "") << (nan_c ? " C=NaN" : "");
+    return s.str();
+  }
+};
+
+// Mostly valid, with each argument sometimes one a BLAS must refuse or treat specially.
+Draw draw(std::mt19937& rng) {
+  auto pick = [&](int n) { return static_cast<int>(rng() % static_cast<unsigned>(n)); };
+  auto one_in = [&](int n) { return pick(n) == 0; };
+  auto letter = [&](const char* valid) {
+    if (one_in(30)) return "XZ?\0"[pick(4)];
+    const char c = valid[pick(static_cast<int>(std::strlen(valid)))];
+    return one_in(3) ? static_cast<char>(c - 'A' + 'a') : c;
+  };
+  auto enumeration = [&](std::initializer_list<int> valid) {
+    if (one_in(30)) return one_in(2) ? 0 : 200;
+    return *(valid.begin() + pick(static_cast<int>(valid.size())));
+  };
+  Draw d;
+  d.routine = pick(5);
+  d.cblas = one_in(2);
+  d.fp64 = one_in(2);
+  d.layout = one_in(40) ? 7 : one_in(2) ? CblasRowMajor : CblasColMajor;
+  d.side = letter("LR");
+  d.uplo = letter("UL");
+  d.trans = letter("NTC");
+  d.diag = letter("UN");
+  d.e_side = enumeration({CblasLeft, CblasRight});
+  d.e_uplo = enumeration({CblasUpper, CblasLower});
+  d.e_trans = enumeration({CblasNoTrans, CblasTrans, CblasConjTrans});
+  d.e_diag = enumeration({CblasUnit, CblasNonUnit});
+  const int sizes[] = {-1, 0, 1, 2, 3, 4, 5, 7, 8, 8};
+  d.m = sizes[pick(10)];
+  d.n = sizes[pick(10)];
+  d.k = sizes[pick(10)];
+  // Leading dimensions about the largest size any rule may ask for: one short, exact, padded.
+  auto ld = [&] {
+    const int need = std::max({1, d.m, d.n, d.k});
+    return one_in(15) ? need - 1 : one_in(4) ? need + 2 : need;
+  };
+  d.lda = ld();
+  d.ldb = ld();
+  d.ldc = ld();
+  const double alphas[] = {1, -0.5, 2, 0, -0.0, std::numeric_limits<double>::quiet_NaN()};
+  d.alpha = alphas[one_in(3) ? 3 + pick(3) : pick(3)];
+  const double betas[] = {1, 0.5, -1, 0, 0};
+  d.beta = betas[pick(5)];
+  d.null_a = one_in(25);
+  d.null_b = one_in(25);
+  d.null_c = one_in(25);
+  d.nan_c = d.beta == 0 && !one_in(4);
+  return d;
+}
+
+// 64-bit FNV-1a over bytes.
+uint64_t hash(const void* p, size_t bytes, uint64_t h = 1469598103934665603ull) {
+  const auto* b = static_cast<const unsigned char*>(p);
+  for (size_t i = 0; i < bytes; ++i) h = (h ^ b[i]) * 1099511628211ull;
+  return h;
+}
+
+// Runs one draw through the drop-in: returns the output operand (C, or B for trmm and trsm) as
+// the call left it, and what was reported.
+template <class T>
+std::string run(const Draw& d, std::mt19937& rng) {
+  std::uniform_real_distribution<double> u(-1, 1);
+  std::vector<T> a(kElements), b(kElements), c(kElements);
+  for (auto* v : {&a, &b, &c})
+    for (T& x : *v) x = static_cast<T>(u(rng));
+  // A well-conditioned triangle for trsm: a large diagonal.
+  const int ld = std::max(1, d.lda);
+  for (int i = 0; i < 12 && i * ld + i < static_cast<int>(kElements); ++i)
+    a[static_cast<size_t>(i * ld + i)] = static_cast<T>(3 + u(rng));
+  if (d.nan_c)
+    for (T& x : c) x = std::numeric_limits<T>::quiet_NaN();
+  // alpha = 0 reads neither A nor B (B is read-write in trmm and trsm, and keeps its values).
+  if (d.alpha == 0)
+    for (auto* v : d.routine >= 3 ? std::vector<std::vector<T>*>{&a} : std::vector{&a, &b})
+      for (T& x : *v) x = std::numeric_limits<T>::quiet_NaN();
+  const T* pa = d.null_a ? nullptr : a.data();
+  const T* pb = d.null_b ? nullptr : b.data();
+  T* pc = d.null_c ? nullptr : c.data();
+  T* pbw = d.null_b ? nullptr : b.data();  // trmm's and trsm's B, written in place
+  const T alpha = static_cast<T>(d.alpha), beta = static_cast<T>(d.beta);
+  const blasint m = d.m, n = d.n, k = d.k, lda = d.lda, ldb = d.ldb, ldc = d.ldc;
+  const auto order = static_cast<CBLAS_ORDER>(d.layout);
+  const auto side = static_cast<CBLAS_SIDE>(d.e_side);
+  const auto uplo = static_cast<CBLAS_UPLO>(d.e_uplo);
+  const auto trans = static_cast<CBLAS_TRANSPOSE>(d.e_trans);
+  const auto diag = static_cast<CBLAS_DIAG>(d.e_diag);
+  const char *fs = &d.side, *fu = &d.uplo, *ft = &d.trans, *fd = &d.diag;
+  xerbla_recorder::reset();
+  const auto e = tandem::detail::blas_entries::resolved<T>();
+  switch (d.routine) {
+    case 0:
+      if (d.cblas)
+        e.cblas_syrk(order, uplo, trans, n, k, alpha, pa, lda, beta, pc, ldc);
+      else
+        e.syrk(fu, ft, &n, &k, &alpha, pa, &lda, &beta, pc, &ldc, 1, 1);
+      break;
+    case 1:
+      if (d.cblas)
+        e.cblas_syr2k(order, uplo, trans, n, k, alpha, pa, lda, pb, ldb, beta, pc, ldc);
+      else
+        e.syr2k(fu, ft, &n, &k, &alpha, pa, &lda, pb, &ldb, &beta, pc, &ldc, 1, 1);
+      break;
+    case 2:
+      if (d.cblas)
+        e.cblas_symm(order, side, uplo, m, n, alpha, pa, lda, pb, ldb, beta, pc, ldc);
+      else
+        e.symm(fs, fu, &m, &n, &alpha, pa, &lda, pb, &ldb, &beta, pc, &ldc, 1, 1);
+      break;
+    default:
+      if (d.cblas)
+        (d.routine == 4 ? e.cblas_trsm : e.cblas_trmm)(order, side, uplo, trans, diag, m, n, alpha,
+                                                       pa, lda, pbw, ldb);
+      else
+        (d.routine == 4 ? e.trsm : e.trmm)(fs, fu, ft, fd, &m, &n, &alpha, pa, &lda, pbw, &ldb, 1,
+                                           1, 1, 1);
+  }
+  const std::vector<T>& out = d.routine >= 3 ? b : c;
+  std::ostringstream s;
+  s << std::hex << hash(out.data(), out.size() * sizeof(T)) << std::dec << " reported "
+    << xerbla_recorder::g_calls << " " << xerbla_recorder::g_routine << ":"
+    << xerbla_recorder::g_info;
+  return s.str();
+}
+
+// The draws, one line each: the call, and what it left.
+std::string all_draws() {
+  std::mt19937 rng(2026);
+  std::ostringstream lines;
+  for (int i = 0; i < kDraws; ++i) {
+    const Draw d = draw(rng);
+    lines << i << " " << d.describe() << " -> "
+          << (d.fp64 ? run<double>(d, rng) : run<float>(d, rng)) << "\n";
+  }
+  return lines.str();
+}
+
+// The worker: writes the draws' lines to the file the environment names (skipped otherwise).
+TEST(Level3StraightWorker, Draws) {
+  const char* out = std::getenv(kOut);
+  if (out == nullptr) GTEST_SKIP() << "run by Level3Straight.ChangesNothingButTheTime";
+  std::ofstream(out) << all_draws();
+}
+
+// Runs this program's worker with `verbose` or not; returns its lines.
+std::vector<std::string> worker(bool verbose) {
+  const std::string dir = std::getenv("TMPDIR") != nullptr ? std::getenv("TMPDIR") : "/tmp";
+  const std::string path = dir + (verbose ? "/draws-verbose.txt" : "/draws-straight.txt");
+  std::vector<std::string> env;
+  for (char** e = environ; *e != nullptr; ++e)
+    if (std::strncmp(*e, "TANDEM_VERBOSE=", 15) != 0 && std::strncmp(*e, kOut, 24) != 0)
+      env.emplace_back(*e);
+  env.push_back(std::string(kOut) + "=" + path);
+  if (verbose) env.push_back("TANDEM_VERBOSE=1");
+  std::vector<char*> envp;
+  for (auto& e : env) envp.push_back(e.data());
+  envp.push_back(nullptr);
+  std::string exe = "/proc/self/exe", filter = "--gtest_filter=Level3StraightWorker.Draws";
+  char* argv[] = {exe.data(), filter.data(), nullptr};
+  posix_spawn_file_actions_t actions;
+  posix_spawn_file_actions_init(&actions);
+  // The verbose worker logs every call: not wanted here.
+  posix_spawn_file_actions_addopen(&actions, 2, "/dev/null", O_WRONLY, 0);
+  pid_t pid = 0;
+  const int spawned = posix_spawn(&pid, exe.c_str(), &actions, nullptr, argv, envp.data());
+  posix_spawn_file_actions_destroy(&actions);
+  EXPECT_EQ(spawned, 0);
+  int status = 0;
+  if (spawned == 0) waitpid(pid, &status, 0);
+  EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0) << "worker status " << status;
+  std::vector<std::string> lines;
+  std::ifstream in(path);
+  for (std::string line; std::getline(in, line);) lines.push_back(line);
+  return lines;
+}
+
+TEST(Level3Straight, ChangesNothingButTheTime) {
+  const std::vector<std::string> straight = worker(false), ordinary = worker(true);
+  ASSERT_EQ(straight.size(), static_cast<size_t>(kDraws));
+  ASSERT_EQ(ordinary.size(), static_cast<size_t>(kDraws));
+  int differ = 0, reported = 0;
+  for (size_t i = 0; i < straight.size(); ++i) {
+    if (straight[i].find(" reported 0 ") == std::string::npos) ++reported;
+    if (straight[i] != ordinary[i] && ++differ <= 10)
+      ADD_FAILURE() << "straight: " << straight[i] << "\nordinary: " << ordinary[i];
+  }
+  EXPECT_EQ(differ, 0);
+  // The draws reach both sides: calls reported invalid, and the rest.
+  EXPECT_GT(reported, kDraws / 20);
+  EXPECT_LT(reported, kDraws / 2);
+}
+
+}  // namespace
