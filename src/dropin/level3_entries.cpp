@@ -12,7 +12,6 @@
 #include <type_traits>
 
 #include "config.hpp"
-#include "cpu_blas.hpp"
 #include "dropin/blas_entries.hpp"
 #include "dropin/dropin.hpp"
 #include "dropin/straight.hpp"
@@ -131,13 +130,10 @@ char flip_trans(char c) { return c == 'N' ? 'T' : c == '\0' ? c : 'N'; }
 using tandem::detail::blas_entries::Level3;
 namespace rules = tandem::detail::level3_rules;
 
-// OpenBLAS's `entry` (CBLAS or Fortran), that a call whose product is m x n x k goes straight to,
-// or null: the drop-in has published its threshold with OpenBLAS's entries
-// (src/dropin/straight.hpp: from the first call on, and never under TANDEM_VERBOSE), the product is
-// at most it, and the entry was found. A call that has one goes there if its arguments allow
-// (below): a call with a product and every argument valid is exactly the one CPU BLAS call
-// src/level3.cpp would make for it, without the machinery around that call (no lock, allocation
-// or environment read, as for gemm).
+// OpenBLAS's `entry` that a call whose product is m x n x k goes straight to if its arguments
+// allow (below), or null: the threshold is published (src/dropin/straight.hpp: never under
+// TANDEM_VERBOSE), the product is at most it, the entry was found. Such a call is the one CPU BLAS
+// call src/level3.cpp would make, without the machinery around it (as for gemm).
 template <class T, class F>
 [[gnu::always_inline]] inline F straight_to(F Level3<T>::*entry, blasint m, blasint n, blasint k) {
   namespace straight = tandem::detail::dropin::straight;
@@ -146,8 +142,7 @@ template <class T, class F>
 }
 
 // Whether the arguments let a call go straight (src/level3_rules.hpp, column-major terms). Where
-// beta is 0, C is zeroed here first, as src/level3.cpp does: BLAS's rule, which tandem keeps (NaN
-// in C does not survive).
+// beta is 0, C is zeroed here first, as src/level3.cpp does (NaN in C does not survive).
 template <class T>
 [[gnu::always_inline]] inline bool rank_goes(char uplo, char trans, blasint n, blasint k, T alpha,
                                              const T* a, blasint lda, bool two, const T* b,
@@ -404,166 +399,200 @@ void fortran_triangle(const char* name, bool solve, const char* side, const char
 
 }  // namespace
 
+// The exported entries: on x86-64 src/dropin/straight_x86_64.S, which goes straight or on to these
+// (tandem_rest_*; tests/straight_test.cpp); elsewhere these. Both go straight by one rule, but the
+// assembly leaves calls with beta = 0 to these, which zero C first.
+#ifdef TANDEM_STRAIGHT_ASM
+#define TANDEM_LEVEL3_ENTRY(name) __attribute__((visibility("hidden"))) tandem_rest_##name
+// Declared with the exported entries' types (src/dropin/blas_entries.hpp): a definition below
+// that took other arguments would not compile.
+#define TANDEM_REST(name) decltype(name) tandem_rest_##name;
+extern "C" {
+// clang-format off
+TANDEM_REST(cblas_ssyrk) TANDEM_REST(cblas_ssyr2k) TANDEM_REST(cblas_ssymm) TANDEM_REST(cblas_strmm)
+TANDEM_REST(cblas_strsm) TANDEM_REST(ssyrk_) TANDEM_REST(ssyr2k_) TANDEM_REST(ssymm_)
+TANDEM_REST(strmm_) TANDEM_REST(strsm_) TANDEM_REST(cblas_dsyrk) TANDEM_REST(cblas_dsyr2k)
+TANDEM_REST(cblas_dsymm) TANDEM_REST(cblas_dtrmm) TANDEM_REST(cblas_dtrsm) TANDEM_REST(dsyrk_)
+TANDEM_REST(dsyr2k_) TANDEM_REST(dsymm_) TANDEM_REST(dtrmm_) TANDEM_REST(dtrsm_)
+// clang-format on
+}
+#else
+#define TANDEM_LEVEL3_ENTRY(name) TANDEM_EXPORT name
+#endif
+
 extern "C" {
 
-TANDEM_EXPORT void cblas_ssyrk(const enum CBLAS_ORDER Order, const enum CBLAS_UPLO Uplo,
-                               const enum CBLAS_TRANSPOSE Trans, const blasint N, const blasint K,
-                               const float alpha, const float* A, const blasint lda,
-                               const float beta, float* C, const blasint ldc) {
+void TANDEM_LEVEL3_ENTRY(cblas_ssyrk)(const enum CBLAS_ORDER Order, const enum CBLAS_UPLO Uplo,
+                                      const enum CBLAS_TRANSPOSE Trans, const blasint N,
+                                      const blasint K, const float alpha, const float* A,
+                                      const blasint lda, const float beta, float* C,
+                                      const blasint ldc) {
   cblas_syrk<float>("cblas_ssyrk", Order, Uplo, Trans, N, K, alpha, A, lda, beta, C, ldc);
 }
 
-TANDEM_EXPORT void cblas_ssyr2k(const enum CBLAS_ORDER Order, const enum CBLAS_UPLO Uplo,
-                                const enum CBLAS_TRANSPOSE Trans, const blasint N, const blasint K,
-                                const float alpha, const float* A, const blasint lda,
-                                const float* B, const blasint ldb, const float beta, float* C,
-                                const blasint ldc) {
+void TANDEM_LEVEL3_ENTRY(cblas_ssyr2k)(const enum CBLAS_ORDER Order, const enum CBLAS_UPLO Uplo,
+                                       const enum CBLAS_TRANSPOSE Trans, const blasint N,
+                                       const blasint K, const float alpha, const float* A,
+                                       const blasint lda, const float* B, const blasint ldb,
+                                       const float beta, float* C, const blasint ldc) {
   cblas_syr2k<float>("cblas_ssyr2k", Order, Uplo, Trans, N, K, alpha, A, lda, B, ldb, beta, C, ldc);
 }
 
-TANDEM_EXPORT void cblas_ssymm(const enum CBLAS_ORDER Order, const enum CBLAS_SIDE Side,
-                               const enum CBLAS_UPLO Uplo, const blasint M, const blasint N,
-                               const float alpha, const float* A, const blasint lda, const float* B,
-                               const blasint ldb, const float beta, float* C, const blasint ldc) {
+void TANDEM_LEVEL3_ENTRY(cblas_ssymm)(const enum CBLAS_ORDER Order, const enum CBLAS_SIDE Side,
+                                      const enum CBLAS_UPLO Uplo, const blasint M, const blasint N,
+                                      const float alpha, const float* A, const blasint lda,
+                                      const float* B, const blasint ldb, const float beta, float* C,
+                                      const blasint ldc) {
   cblas_symm<float>("cblas_ssymm", Order, Side, Uplo, M, N, alpha, A, lda, B, ldb, beta, C, ldc);
 }
 
-TANDEM_EXPORT void cblas_strmm(const enum CBLAS_ORDER Order, const enum CBLAS_SIDE Side,
-                               const enum CBLAS_UPLO Uplo, const enum CBLAS_TRANSPOSE TransA,
-                               const enum CBLAS_DIAG Diag, const blasint M, const blasint N,
-                               const float alpha, const float* A, const blasint lda, float* B,
-                               const blasint ldb) {
+void TANDEM_LEVEL3_ENTRY(cblas_strmm)(const enum CBLAS_ORDER Order, const enum CBLAS_SIDE Side,
+                                      const enum CBLAS_UPLO Uplo, const enum CBLAS_TRANSPOSE TransA,
+                                      const enum CBLAS_DIAG Diag, const blasint M, const blasint N,
+                                      const float alpha, const float* A, const blasint lda,
+                                      float* B, const blasint ldb) {
   cblas_triangle<float>("cblas_strmm", false, Order, Side, Uplo, TransA, Diag, M, N, alpha, A, lda,
                         B, ldb);
 }
 
-TANDEM_EXPORT void cblas_strsm(const enum CBLAS_ORDER Order, const enum CBLAS_SIDE Side,
-                               const enum CBLAS_UPLO Uplo, const enum CBLAS_TRANSPOSE TransA,
-                               const enum CBLAS_DIAG Diag, const blasint M, const blasint N,
-                               const float alpha, const float* A, const blasint lda, float* B,
-                               const blasint ldb) {
+void TANDEM_LEVEL3_ENTRY(cblas_strsm)(const enum CBLAS_ORDER Order, const enum CBLAS_SIDE Side,
+                                      const enum CBLAS_UPLO Uplo, const enum CBLAS_TRANSPOSE TransA,
+                                      const enum CBLAS_DIAG Diag, const blasint M, const blasint N,
+                                      const float alpha, const float* A, const blasint lda,
+                                      float* B, const blasint ldb) {
   cblas_triangle<float>("cblas_strsm", true, Order, Side, Uplo, TransA, Diag, M, N, alpha, A, lda,
                         B, ldb);
 }
 
-TANDEM_EXPORT void ssyrk_(const char* uplo, const char* trans, const blasint* n, const blasint* k,
-                          const float* alpha, const float* a, const blasint* lda, const float* beta,
-                          float* c, const blasint* ldc, std::size_t uplo_len,
-                          std::size_t trans_len) {
+void TANDEM_LEVEL3_ENTRY(ssyrk_)(const char* uplo, const char* trans, const blasint* n,
+                                 const blasint* k, const float* alpha, const float* a,
+                                 const blasint* lda, const float* beta, float* c,
+                                 const blasint* ldc, std::size_t uplo_len, std::size_t trans_len) {
   fortran_syrk<float>("SSYRK ", uplo, trans, n, k, alpha, a, lda, beta, c, ldc, uplo_len,
                       trans_len);
 }
 
-TANDEM_EXPORT void ssyr2k_(const char* uplo, const char* trans, const blasint* n, const blasint* k,
-                           const float* alpha, const float* a, const blasint* lda, const float* b,
-                           const blasint* ldb, const float* beta, float* c, const blasint* ldc,
-                           std::size_t uplo_len, std::size_t trans_len) {
+void TANDEM_LEVEL3_ENTRY(ssyr2k_)(const char* uplo, const char* trans, const blasint* n,
+                                  const blasint* k, const float* alpha, const float* a,
+                                  const blasint* lda, const float* b, const blasint* ldb,
+                                  const float* beta, float* c, const blasint* ldc,
+                                  std::size_t uplo_len, std::size_t trans_len) {
   fortran_syr2k<float>("SSYR2K", uplo, trans, n, k, alpha, a, lda, b, ldb, beta, c, ldc, uplo_len,
                        trans_len);
 }
 
-TANDEM_EXPORT void ssymm_(const char* side, const char* uplo, const blasint* m, const blasint* n,
-                          const float* alpha, const float* a, const blasint* lda, const float* b,
-                          const blasint* ldb, const float* beta, float* c, const blasint* ldc,
-                          std::size_t side_len, std::size_t uplo_len) {
+void TANDEM_LEVEL3_ENTRY(ssymm_)(const char* side, const char* uplo, const blasint* m,
+                                 const blasint* n, const float* alpha, const float* a,
+                                 const blasint* lda, const float* b, const blasint* ldb,
+                                 const float* beta, float* c, const blasint* ldc,
+                                 std::size_t side_len, std::size_t uplo_len) {
   fortran_symm<float>("SSYMM ", side, uplo, m, n, alpha, a, lda, b, ldb, beta, c, ldc, side_len,
                       uplo_len);
 }
 
-TANDEM_EXPORT void strmm_(const char* side, const char* uplo, const char* transa, const char* diag,
-                          const blasint* m, const blasint* n, const float* alpha, const float* a,
-                          const blasint* lda, float* b, const blasint* ldb, std::size_t side_len,
-                          std::size_t uplo_len, std::size_t transa_len, std::size_t diag_len) {
+void TANDEM_LEVEL3_ENTRY(strmm_)(const char* side, const char* uplo, const char* transa,
+                                 const char* diag, const blasint* m, const blasint* n,
+                                 const float* alpha, const float* a, const blasint* lda, float* b,
+                                 const blasint* ldb, std::size_t side_len, std::size_t uplo_len,
+                                 std::size_t transa_len, std::size_t diag_len) {
   fortran_triangle<float>("STRMM ", false, side, uplo, transa, diag, m, n, alpha, a, lda, b, ldb,
                           side_len, uplo_len, transa_len, diag_len);
 }
 
-TANDEM_EXPORT void strsm_(const char* side, const char* uplo, const char* transa, const char* diag,
-                          const blasint* m, const blasint* n, const float* alpha, const float* a,
-                          const blasint* lda, float* b, const blasint* ldb, std::size_t side_len,
-                          std::size_t uplo_len, std::size_t transa_len, std::size_t diag_len) {
+void TANDEM_LEVEL3_ENTRY(strsm_)(const char* side, const char* uplo, const char* transa,
+                                 const char* diag, const blasint* m, const blasint* n,
+                                 const float* alpha, const float* a, const blasint* lda, float* b,
+                                 const blasint* ldb, std::size_t side_len, std::size_t uplo_len,
+                                 std::size_t transa_len, std::size_t diag_len) {
   fortran_triangle<float>("STRSM ", true, side, uplo, transa, diag, m, n, alpha, a, lda, b, ldb,
                           side_len, uplo_len, transa_len, diag_len);
 }
 
-TANDEM_EXPORT void cblas_dsyrk(const enum CBLAS_ORDER Order, const enum CBLAS_UPLO Uplo,
-                               const enum CBLAS_TRANSPOSE Trans, const blasint N, const blasint K,
-                               const double alpha, const double* A, const blasint lda,
-                               const double beta, double* C, const blasint ldc) {
+void TANDEM_LEVEL3_ENTRY(cblas_dsyrk)(const enum CBLAS_ORDER Order, const enum CBLAS_UPLO Uplo,
+                                      const enum CBLAS_TRANSPOSE Trans, const blasint N,
+                                      const blasint K, const double alpha, const double* A,
+                                      const blasint lda, const double beta, double* C,
+                                      const blasint ldc) {
   cblas_syrk<double>("cblas_dsyrk", Order, Uplo, Trans, N, K, alpha, A, lda, beta, C, ldc);
 }
 
-TANDEM_EXPORT void cblas_dsyr2k(const enum CBLAS_ORDER Order, const enum CBLAS_UPLO Uplo,
-                                const enum CBLAS_TRANSPOSE Trans, const blasint N, const blasint K,
-                                const double alpha, const double* A, const blasint lda,
-                                const double* B, const blasint ldb, const double beta, double* C,
-                                const blasint ldc) {
+void TANDEM_LEVEL3_ENTRY(cblas_dsyr2k)(const enum CBLAS_ORDER Order, const enum CBLAS_UPLO Uplo,
+                                       const enum CBLAS_TRANSPOSE Trans, const blasint N,
+                                       const blasint K, const double alpha, const double* A,
+                                       const blasint lda, const double* B, const blasint ldb,
+                                       const double beta, double* C, const blasint ldc) {
   cblas_syr2k<double>("cblas_dsyr2k", Order, Uplo, Trans, N, K, alpha, A, lda, B, ldb, beta, C,
                       ldc);
 }
 
-TANDEM_EXPORT void cblas_dsymm(const enum CBLAS_ORDER Order, const enum CBLAS_SIDE Side,
-                               const enum CBLAS_UPLO Uplo, const blasint M, const blasint N,
-                               const double alpha, const double* A, const blasint lda,
-                               const double* B, const blasint ldb, const double beta, double* C,
-                               const blasint ldc) {
+void TANDEM_LEVEL3_ENTRY(cblas_dsymm)(const enum CBLAS_ORDER Order, const enum CBLAS_SIDE Side,
+                                      const enum CBLAS_UPLO Uplo, const blasint M, const blasint N,
+                                      const double alpha, const double* A, const blasint lda,
+                                      const double* B, const blasint ldb, const double beta,
+                                      double* C, const blasint ldc) {
   cblas_symm<double>("cblas_dsymm", Order, Side, Uplo, M, N, alpha, A, lda, B, ldb, beta, C, ldc);
 }
 
-TANDEM_EXPORT void cblas_dtrmm(const enum CBLAS_ORDER Order, const enum CBLAS_SIDE Side,
-                               const enum CBLAS_UPLO Uplo, const enum CBLAS_TRANSPOSE TransA,
-                               const enum CBLAS_DIAG Diag, const blasint M, const blasint N,
-                               const double alpha, const double* A, const blasint lda, double* B,
-                               const blasint ldb) {
+void TANDEM_LEVEL3_ENTRY(cblas_dtrmm)(const enum CBLAS_ORDER Order, const enum CBLAS_SIDE Side,
+                                      const enum CBLAS_UPLO Uplo, const enum CBLAS_TRANSPOSE TransA,
+                                      const enum CBLAS_DIAG Diag, const blasint M, const blasint N,
+                                      const double alpha, const double* A, const blasint lda,
+                                      double* B, const blasint ldb) {
   cblas_triangle<double>("cblas_dtrmm", false, Order, Side, Uplo, TransA, Diag, M, N, alpha, A, lda,
                          B, ldb);
 }
 
-TANDEM_EXPORT void cblas_dtrsm(const enum CBLAS_ORDER Order, const enum CBLAS_SIDE Side,
-                               const enum CBLAS_UPLO Uplo, const enum CBLAS_TRANSPOSE TransA,
-                               const enum CBLAS_DIAG Diag, const blasint M, const blasint N,
-                               const double alpha, const double* A, const blasint lda, double* B,
-                               const blasint ldb) {
+void TANDEM_LEVEL3_ENTRY(cblas_dtrsm)(const enum CBLAS_ORDER Order, const enum CBLAS_SIDE Side,
+                                      const enum CBLAS_UPLO Uplo, const enum CBLAS_TRANSPOSE TransA,
+                                      const enum CBLAS_DIAG Diag, const blasint M, const blasint N,
+                                      const double alpha, const double* A, const blasint lda,
+                                      double* B, const blasint ldb) {
   cblas_triangle<double>("cblas_dtrsm", true, Order, Side, Uplo, TransA, Diag, M, N, alpha, A, lda,
                          B, ldb);
 }
 
-TANDEM_EXPORT void dsyrk_(const char* uplo, const char* trans, const blasint* n, const blasint* k,
-                          const double* alpha, const double* a, const blasint* lda,
-                          const double* beta, double* c, const blasint* ldc, std::size_t uplo_len,
-                          std::size_t trans_len) {
+void TANDEM_LEVEL3_ENTRY(dsyrk_)(const char* uplo, const char* trans, const blasint* n,
+                                 const blasint* k, const double* alpha, const double* a,
+                                 const blasint* lda, const double* beta, double* c,
+                                 const blasint* ldc, std::size_t uplo_len, std::size_t trans_len) {
   fortran_syrk<double>("DSYRK ", uplo, trans, n, k, alpha, a, lda, beta, c, ldc, uplo_len,
                        trans_len);
 }
 
-TANDEM_EXPORT void dsyr2k_(const char* uplo, const char* trans, const blasint* n, const blasint* k,
-                           const double* alpha, const double* a, const blasint* lda,
-                           const double* b, const blasint* ldb, const double* beta, double* c,
-                           const blasint* ldc, std::size_t uplo_len, std::size_t trans_len) {
+void TANDEM_LEVEL3_ENTRY(dsyr2k_)(const char* uplo, const char* trans, const blasint* n,
+                                  const blasint* k, const double* alpha, const double* a,
+                                  const blasint* lda, const double* b, const blasint* ldb,
+                                  const double* beta, double* c, const blasint* ldc,
+                                  std::size_t uplo_len, std::size_t trans_len) {
   fortran_syr2k<double>("DSYR2K", uplo, trans, n, k, alpha, a, lda, b, ldb, beta, c, ldc, uplo_len,
                         trans_len);
 }
 
-TANDEM_EXPORT void dsymm_(const char* side, const char* uplo, const blasint* m, const blasint* n,
-                          const double* alpha, const double* a, const blasint* lda, const double* b,
-                          const blasint* ldb, const double* beta, double* c, const blasint* ldc,
-                          std::size_t side_len, std::size_t uplo_len) {
+void TANDEM_LEVEL3_ENTRY(dsymm_)(const char* side, const char* uplo, const blasint* m,
+                                 const blasint* n, const double* alpha, const double* a,
+                                 const blasint* lda, const double* b, const blasint* ldb,
+                                 const double* beta, double* c, const blasint* ldc,
+                                 std::size_t side_len, std::size_t uplo_len) {
   fortran_symm<double>("DSYMM ", side, uplo, m, n, alpha, a, lda, b, ldb, beta, c, ldc, side_len,
                        uplo_len);
 }
 
-TANDEM_EXPORT void dtrmm_(const char* side, const char* uplo, const char* transa, const char* diag,
-                          const blasint* m, const blasint* n, const double* alpha, const double* a,
-                          const blasint* lda, double* b, const blasint* ldb, std::size_t side_len,
-                          std::size_t uplo_len, std::size_t transa_len, std::size_t diag_len) {
+void TANDEM_LEVEL3_ENTRY(dtrmm_)(const char* side, const char* uplo, const char* transa,
+                                 const char* diag, const blasint* m, const blasint* n,
+                                 const double* alpha, const double* a, const blasint* lda,
+                                 double* b, const blasint* ldb, std::size_t side_len,
+                                 std::size_t uplo_len, std::size_t transa_len,
+                                 std::size_t diag_len) {
   fortran_triangle<double>("DTRMM ", false, side, uplo, transa, diag, m, n, alpha, a, lda, b, ldb,
                            side_len, uplo_len, transa_len, diag_len);
 }
 
-TANDEM_EXPORT void dtrsm_(const char* side, const char* uplo, const char* transa, const char* diag,
-                          const blasint* m, const blasint* n, const double* alpha, const double* a,
-                          const blasint* lda, double* b, const blasint* ldb, std::size_t side_len,
-                          std::size_t uplo_len, std::size_t transa_len, std::size_t diag_len) {
+void TANDEM_LEVEL3_ENTRY(dtrsm_)(const char* side, const char* uplo, const char* transa,
+                                 const char* diag, const blasint* m, const blasint* n,
+                                 const double* alpha, const double* a, const blasint* lda,
+                                 double* b, const blasint* ldb, std::size_t side_len,
+                                 std::size_t uplo_len, std::size_t transa_len,
+                                 std::size_t diag_len) {
   fortran_triangle<double>("DTRSM ", true, side, uplo, transa, diag, m, n, alpha, a, lda, b, ldb,
                            side_len, uplo_len, transa_len, diag_len);
 }

@@ -27,6 +27,27 @@
 #define TANDEM_STRAIGHT_COL_MAJOR 102
 #define TANDEM_STRAIGHT_NO_TRANS 111
 #define TANDEM_STRAIGHT_CONJ_TRANS 113
+// The other level-3 routines' entries (src/dropin/straight_level3_x86_64.S): where each
+// precision's OpenBLAS entries lie in the table, each entry's place among them, and cblas.h's
+// enums.
+#define TANDEM_STRAIGHT_LEVEL3_S 1064
+#define TANDEM_STRAIGHT_LEVEL3_D 1160
+#define TANDEM_LEVEL3_SYRK 8
+#define TANDEM_LEVEL3_SYR2K 16
+#define TANDEM_LEVEL3_SYMM 24
+#define TANDEM_LEVEL3_TRMM 32
+#define TANDEM_LEVEL3_TRSM 40
+#define TANDEM_LEVEL3_CBLAS_SYRK 56
+#define TANDEM_LEVEL3_CBLAS_SYR2K 64
+#define TANDEM_LEVEL3_CBLAS_SYMM 72
+#define TANDEM_LEVEL3_CBLAS_TRMM 80
+#define TANDEM_LEVEL3_CBLAS_TRSM 88
+#define TANDEM_STRAIGHT_UPPER 121
+#define TANDEM_STRAIGHT_LOWER 122
+#define TANDEM_STRAIGHT_NON_UNIT 131
+#define TANDEM_STRAIGHT_UNIT 132
+#define TANDEM_STRAIGHT_LEFT 141
+#define TANDEM_STRAIGHT_RIGHT 142
 
 #ifndef __ASSEMBLER__
 
@@ -66,6 +87,25 @@ static_assert(offsetof(TandemStraight, own_cblas_dgemm) == TANDEM_STRAIGHT_OWN_C
 static_assert(offsetof(TandemStraight, fortran_op) == TANDEM_STRAIGHT_FORTRAN_OP);
 static_assert(TANDEM_ROW_MAJOR == TANDEM_STRAIGHT_ROW_MAJOR &&
               TANDEM_COL_MAJOR == TANDEM_STRAIGHT_COL_MAJOR);
+static_assert(offsetof(TandemStraight, level3_s) == TANDEM_STRAIGHT_LEVEL3_S);
+static_assert(offsetof(TandemStraight, level3_d) == TANDEM_STRAIGHT_LEVEL3_D);
+#define TANDEM_LEVEL3_AT(T, entry, at) \
+  static_assert(offsetof(tandem::detail::blas_entries::Level3<T>, entry) == at)
+TANDEM_LEVEL3_AT(float, syrk, TANDEM_LEVEL3_SYRK);
+TANDEM_LEVEL3_AT(float, syr2k, TANDEM_LEVEL3_SYR2K);
+TANDEM_LEVEL3_AT(float, symm, TANDEM_LEVEL3_SYMM);
+TANDEM_LEVEL3_AT(float, trmm, TANDEM_LEVEL3_TRMM);
+TANDEM_LEVEL3_AT(float, trsm, TANDEM_LEVEL3_TRSM);
+TANDEM_LEVEL3_AT(float, cblas_syrk, TANDEM_LEVEL3_CBLAS_SYRK);
+TANDEM_LEVEL3_AT(float, cblas_syr2k, TANDEM_LEVEL3_CBLAS_SYR2K);
+TANDEM_LEVEL3_AT(float, cblas_symm, TANDEM_LEVEL3_CBLAS_SYMM);
+TANDEM_LEVEL3_AT(float, cblas_trmm, TANDEM_LEVEL3_CBLAS_TRMM);
+TANDEM_LEVEL3_AT(float, cblas_trsm, TANDEM_LEVEL3_CBLAS_TRSM);
+TANDEM_LEVEL3_AT(double, cblas_trsm, TANDEM_LEVEL3_CBLAS_TRSM);
+#undef TANDEM_LEVEL3_AT
+static_assert(CblasUpper == TANDEM_STRAIGHT_UPPER && CblasLower == TANDEM_STRAIGHT_LOWER &&
+              CblasNonUnit == TANDEM_STRAIGHT_NON_UNIT && CblasUnit == TANDEM_STRAIGHT_UNIT &&
+              CblasLeft == TANDEM_STRAIGHT_LEFT && CblasRight == TANDEM_STRAIGHT_RIGHT);
 static_assert(TANDEM_NO_TRANS == TANDEM_STRAIGHT_NO_TRANS &&
               TANDEM_TRANS == TANDEM_STRAIGHT_NO_TRANS + 1 &&
               TANDEM_CONJ_TRANS == TANDEM_STRAIGHT_CONJ_TRANS);
@@ -94,15 +134,17 @@ const tandem::detail::blas_entries::Level3<T>& level3() {
 // A Fortran transpose character as tandem's op, or 0.
 inline int fortran_op(char c) { return tandem_straight.fortran_op[static_cast<unsigned char>(c)]; }
 
-// Whether the product m * n * k of three sizes above 0 is at most `most`, exactly: as a 64-bit
-// integer, where a product that overflows is larger. (Sizes not above 0 give any answer; the rules
-// that use this rule them out.)
+// Whether the product m * n * k is at least 1 and at most `most`, exactly: as a 64-bit integer,
+// where a product that overflows is larger (the assembly's test: the product less 1, unsigned, is
+// below `most`). So nothing passes while `most` is 0 (before publication: no entry is read then),
+// and no product of 0; a negative one fails unless two sizes are negative, which the rules that
+// use this rule out.
 template <class I>
 [[gnu::always_inline]] inline bool product_at_most(std::uint64_t most, I m, I n, I k) {
   std::int64_t mn = 0, product = 0;
   return !__builtin_mul_overflow(static_cast<std::int64_t>(m), static_cast<std::int64_t>(n), &mn) &&
          !__builtin_mul_overflow(mn, static_cast<std::int64_t>(k), &product) &&
-         static_cast<std::uint64_t>(product) <= most;
+         static_cast<std::uint64_t>(product) - 1 < most;
 }
 
 // The rule: a call goes straight when it has a product (m, n, k above 0, alpha not 0), the
