@@ -4,13 +4,14 @@
 // the C++ entry, which zeroes C first. Linked into straight_test with the assembly and the table
 // alone, recorders standing in for OpenBLAS's entries (published in the table) and for the C++
 // entries (tandem_rest_*). Each of many calls per entry, with arguments on every edge of the rule
-// (sizes around 0 and the threshold up to INT_MAX, leading dimensions one short, any option byte or
-// enumeration, both layouts and invalid ones, NULL operands, alpha and beta 0, -0, NaN and
-// denormal, entries missing from the table, garbage in the upper halves of the CBLAS entries'
-// 32-bit arguments), must reach exactly the one the rule names, with every argument as the caller
-// passed it.
+// (sizes around 0 and up to INT_MAX, products at and just past the threshold, leading dimensions
+// one short, any option byte or enumeration, both layouts and invalid ones, NULL operands, alpha
+// and beta 0, -0, NaN and denormal, entries missing from the table, garbage in the upper halves of
+// the CBLAS entries' 32-bit arguments and above the low lane of their scalars' XMM registers),
+// must reach exactly the one the rule names, with every argument as the caller passed it.
 #include <cblas.h>
 #include <gtest/gtest.h>
+#include <immintrin.h>
 
 #include <array>
 #include <cstdint>
@@ -156,13 +157,25 @@ Level3<T> own_recorders() {
   return e;
 }
 
-// Publishes the recorders as OpenBLAS's entries (all of them, or none: an OpenBLAS without them)
-// with the threshold, as the drop-in does: the level-3 entries first, the bound last.
-void publish(double threshold, bool found) {
+// Publishes the recorders as OpenBLAS's entries with the threshold, as the drop-in does: the
+// level-3 entries first, the bound last. `missing` picks entries left out (null), as an OpenBLAS
+// without them: each of the 24 with a chance of 1 in `missing` (0: none).
+template <class Rng>
+void publish(double threshold, Rng& rng, int missing) {
   static const Level3<float> s = own_recorders<float, 0>();
   static const Level3<double> d = own_recorders<double, kDouble>();
-  tandem_straight.level3_s = found ? s : Level3<float>{};
-  tandem_straight.level3_d = found ? d : Level3<double>{};
+  Level3<float> fs = s;
+  Level3<double> fd = d;
+  auto drop = [&](auto& table) {
+    void** entries = reinterpret_cast<void**>(&table);
+    for (std::size_t i = 0; i < sizeof table / sizeof(void*); ++i)
+      if (missing > 0 && std::uniform_int_distribution<int>(0, missing - 1)(rng) == 0)
+        entries[i] = nullptr;
+  };
+  drop(fs);
+  drop(fd);
+  tandem_straight.level3_s = fs;
+  tandem_straight.level3_d = fd;
   std::uint64_t gemm = 1;  // the GEMM entries are not called here; any non-null value
   straight::publish(threshold, &gemm, &gemm, &gemm, &gemm);
 }
@@ -184,15 +197,21 @@ struct Draw {
   }
   blasint ld(blasint least) {
     if (one_in(8)) return pick<blasint>({-1, 0, 1, 2, 8, 1000, 1 << 21});
-    return one_in(3) ? std::max<blasint>(1, least) - 1
-                     : std::max<blasint>(1, least) + pick<blasint>({0, 0, 3});
+    const std::int64_t at = std::max<blasint>(1, least);
+    return static_cast<blasint>(std::min<std::int64_t>(
+        std::numeric_limits<blasint>::max(), one_in(3) ? at - 1 : at + pick<int>({0, 0, 3})));
   }
   template <class T>
   T scalar() {
     return pick<T>({T(1), T(1), T(-2.5), T(0), T(-0.0), std::numeric_limits<T>::quiet_NaN(),
                     std::numeric_limits<T>::denorm_min()});
   }
-  double threshold() {
+  // A threshold, a third of the time at the call's own product or one past it (so that the
+  // product is just at or just below the largest that goes straight).
+  double threshold(std::int64_t m, std::int64_t n, std::int64_t k) {
+    const double product = double(m) * double(n) * double(k);
+    if (m > 0 && n > 0 && k > 0 && product < 0x1p53 && one_in(3))
+      return product + pick<double>({0.0, 1.0});
     return pick<double>({0.0, 1.0, 8.0, 27.0, 262144.0, 1e9, 1e9, 0x1p63, 1e30});
   }
   // A Fortran option: mostly one of `valid` in either case, else another letter the routines
@@ -212,14 +231,37 @@ struct Draw {
     return one_in(2) ? std::uint64_t(std::uniform_int_distribution<std::uint32_t>()(rng)) << 32 : 0;
   }
   std::uint64_t wide(int v) { return upper() | static_cast<std::uint32_t>(v); }
+  // A CBLAS scalar in the low lane of its XMM register, garbage (often NaN) in the others, which
+  // the ABI leaves undefined.
+  __m128 lanes(float v) {
+    std::uniform_int_distribution<std::uint32_t> u;
+    return _mm_castsi128_ps(_mm_set_epi32(int(u(rng)), int(u(rng)), int(u(rng)), int(bits(v))));
+  }
+  __m128d lanes(double v) {
+    return _mm_castsi128_pd(
+        _mm_set_epi64x(std::int64_t(upper() | upper() >> 32), std::int64_t(bits(v))));
+  }
   template <class P>
   P* pointer(P* p) {
     return one_in(12) ? nullptr : p;
   }
 };
 
+// A CBLAS scalar's whole XMM register.
+template <class T>
+struct LanesOf {
+  using type = __m128d;
+};
+template <>
+struct LanesOf<float> {
+  using type = __m128;
+};
+template <class T>
+using Lanes = typename LanesOf<T>::type;
+
 // An entry called through a signature whose 32-bit integers are 64 bits wide, to pass garbage in
-// their upper halves, which the ABI leaves undefined.
+// their upper halves, and whose scalars are whole XMM registers, garbage above the low lane: the
+// ABI leaves both undefined.
 template <class Wide, class F>
 Wide widened(F entry) {
   return reinterpret_cast<Wide>(reinterpret_cast<void*>(entry));
@@ -279,10 +321,10 @@ void check_rank(bool two, unsigned seed) {
   const auto e = tandem::detail::blas_entries::resolved<T>();
   int own_f = 0, own_c = 0;
   for (int i = 0; i < kCases; ++i) {
-    const bool found = !draw.one_in(50);
-    publish(draw.threshold(), found);
-    const std::uint64_t most = straight::most();
     const blasint n = draw.size(), k = draw.size();
+    publish(draw.threshold(n, n, k), draw.rng, 40);
+    const std::uint64_t most = straight::most();
+    const Level3<T>& table = straight::level3<T>();
     const T alpha = draw.scalar<T>(), beta = draw.scalar<T>();
     const T* a = draw.pointer(storage<T>());
     const T* b = draw.pointer(storage<T>() + 1);
@@ -293,7 +335,8 @@ void check_rank(bool two, unsigned seed) {
     const blasint rows = rules::rank_rows(trans, n, k);
     const blasint lda = draw.ld(rows), ldb = draw.ld(rows), ldc = draw.ld(n);
     const std::size_t l1 = draw.pick<std::size_t>({1, 5}), l2 = draw.pick<std::size_t>({1, 7});
-    bool goes = found && straight::product_at_most(most, n, n, k) && beta != T(0) &&
+    bool goes = (two ? table.syr2k != nullptr : table.syrk != nullptr) &&
+                straight::product_at_most(most, n, n, k) && beta != T(0) &&
                 rules::rank_goes(uplo, trans, n, k, alpha, a, lda, two, b, ldb, c, ldc);
     g_got = {};
     const std::string what = "uplo " + std::to_string(int(uplo)) + " trans " +
@@ -326,7 +369,8 @@ void check_rank(bool two, unsigned seed) {
     if (row) ul = ul == 'U' ? 'L' : ul == 'L' ? 'U' : ul, tr = tr == 'N' ? 'T' : tr ? 'N' : tr;
     const blasint crows = rules::rank_rows(tr, n, k);
     const blasint clda = draw.ld(crows), cldb = draw.ld(crows), cldc = draw.ld(n);
-    goes = found && straight::product_at_most(most, n, n, k) && beta != T(0) &&
+    goes = (two ? table.cblas_syr2k != nullptr : table.cblas_syrk != nullptr) &&
+           straight::product_at_most(most, n, n, k) && beta != T(0) &&
            (row || order == CblasColMajor) &&
            rules::rank_goes(ul, tr, n, k, alpha, a, clda, two, b, cldb, c, cldc);
     g_got = {};
@@ -336,17 +380,18 @@ void check_rank(bool two, unsigned seed) {
                               std::to_string(cldb) + " ldc " + std::to_string(cldc);
     using W = std::uint64_t;
     if (two) {
-      widened<void (*)(W, W, W, W, W, T, const T*, W, const T*, W, T, T*, W)>(e.cblas_syr2k)(
-          draw.wide(order), draw.wide(e_uplo), draw.wide(e_trans), draw.wide(n), draw.wide(k),
-          alpha, a, draw.wide(clda), b, draw.wide(cldb), beta, c, draw.wide(cldc));
+      widened<void (*)(W, W, W, W, W, Lanes<T>, const T*, W, const T*, W, Lanes<T>, T*, W)>(
+          e.cblas_syr2k)(draw.wide(order), draw.wide(e_uplo), draw.wide(e_trans), draw.wide(n),
+                         draw.wide(k), draw.lanes(alpha), a, draw.wide(clda), b, draw.wide(cldb),
+                         draw.lanes(beta), c, draw.wide(cldc));
       expect(goes, routine + kCblas,
              {bits(order), bits(e_uplo), bits(e_trans), bits(n), bits(k), bits(alpha), bits(a),
               bits(clda), bits(b), bits(cldb), bits(beta), bits(c), bits(cldc), 0, 0},
              i, "CBLAS " + cwhat, own_c);
     } else {
-      widened<void (*)(W, W, W, W, W, T, const T*, W, T, T*, W)>(e.cblas_syrk)(
+      widened<void (*)(W, W, W, W, W, Lanes<T>, const T*, W, Lanes<T>, T*, W)>(e.cblas_syrk)(
           draw.wide(order), draw.wide(e_uplo), draw.wide(e_trans), draw.wide(n), draw.wide(k),
-          alpha, a, draw.wide(clda), beta, c, draw.wide(cldc));
+          draw.lanes(alpha), a, draw.wide(clda), draw.lanes(beta), c, draw.wide(cldc));
       expect(goes, routine + kCblas,
              {bits(order), bits(e_uplo), bits(e_trans), bits(n), bits(k), bits(alpha), bits(a),
               bits(clda), bits(beta), bits(c), bits(cldc), 0, 0, 0, 0},
@@ -366,10 +411,10 @@ void check_symm(unsigned seed) {
   int own_f = 0, own_c = 0;
   const int routine = base<T>() + kSymm;
   for (int i = 0; i < kCases; ++i) {
-    const bool found = !draw.one_in(50);
-    publish(draw.threshold(), found);
-    const std::uint64_t most = straight::most();
     const blasint m = draw.size(), n = draw.size();
+    publish(draw.threshold(m, n, draw.one_in(2) ? m : n), draw.rng, 40);
+    const std::uint64_t most = straight::most();
+    const Level3<T>& table = straight::level3<T>();
     const T alpha = draw.scalar<T>(), beta = draw.scalar<T>();
     const T* a = draw.pointer(storage<T>());
     const T* b = draw.pointer(storage<T>() + 1);
@@ -378,8 +423,8 @@ void check_symm(unsigned seed) {
     const blasint order = rules::side_order(side, m, n);
     const blasint lda = draw.ld(order), ldb = draw.ld(m), ldc = draw.ld(m);
     const std::size_t l1 = draw.pick<std::size_t>({1, 5}), l2 = draw.pick<std::size_t>({1, 7});
-    bool goes = found && straight::product_at_most(most, m, n, order) && beta != T(0) &&
-                rules::symm_goes(side, uplo, m, n, alpha, a, lda, b, ldb, c, ldc);
+    bool goes = table.symm != nullptr && straight::product_at_most(most, m, n, order) &&
+                beta != T(0) && rules::symm_goes(side, uplo, m, n, alpha, a, lda, b, ldb, c, ldc);
     g_got = {};
     e.symm(&side, &uplo, &m, &n, &alpha, a, &lda, b, &ldb, &beta, c, &ldc, l1, l2);
     const T *pa = &alpha, *pb = &beta;
@@ -399,14 +444,15 @@ void check_symm(unsigned seed) {
     const auto [sd, ul, rows, cols] = column_major(row, e_side, e_uplo, m, n);
     const blasint corder = rules::side_order(sd, rows, cols);
     const blasint clda = draw.ld(corder), cldb = draw.ld(rows), cldc = draw.ld(rows);
-    goes = found && straight::product_at_most(most, rows, cols, corder) && beta != T(0) &&
-           (row || layout == CblasColMajor) &&
+    goes = table.cblas_symm != nullptr && straight::product_at_most(most, rows, cols, corder) &&
+           beta != T(0) && (row || layout == CblasColMajor) &&
            rules::symm_goes(sd, ul, rows, cols, alpha, a, clda, b, cldb, c, cldc);
     g_got = {};
     using W = std::uint64_t;
-    widened<void (*)(W, W, W, W, W, T, const T*, W, const T*, W, T, T*, W)>(e.cblas_symm)(
-        draw.wide(layout), draw.wide(e_side), draw.wide(e_uplo), draw.wide(m), draw.wide(n), alpha,
-        a, draw.wide(clda), b, draw.wide(cldb), beta, c, draw.wide(cldc));
+    widened<void (*)(W, W, W, W, W, Lanes<T>, const T*, W, const T*, W, Lanes<T>, T*, W)>(
+        e.cblas_symm)(draw.wide(layout), draw.wide(e_side), draw.wide(e_uplo), draw.wide(m),
+                      draw.wide(n), draw.lanes(alpha), a, draw.wide(clda), b, draw.wide(cldb),
+                      draw.lanes(beta), c, draw.wide(cldc));
     expect(goes, routine + kCblas,
            {bits(layout), bits(e_side), bits(e_uplo), bits(m), bits(n), bits(alpha), bits(a),
             bits(clda), bits(b), bits(cldb), bits(beta), bits(c), bits(cldc), 0, 0},
@@ -430,10 +476,10 @@ void check_triangle(bool solve, unsigned seed) {
   int own_f = 0, own_c = 0;
   const int routine = base<T>() + (solve ? kTrsm : kTrmm);
   for (int i = 0; i < kCases; ++i) {
-    const bool found = !draw.one_in(50);
-    publish(draw.threshold(), found);
-    const std::uint64_t most = straight::most();
     const blasint m = draw.size(), n = draw.size();
+    publish(draw.threshold(m, n, draw.one_in(2) ? m : n), draw.rng, 40);
+    const std::uint64_t most = straight::most();
+    const Level3<T>& table = straight::level3<T>();
     const T alpha = draw.scalar<T>();
     const T* a = draw.pointer(storage<T>());
     T* b = draw.pointer(storage<T>() + 1);
@@ -443,7 +489,8 @@ void check_triangle(bool solve, unsigned seed) {
     const blasint lda = draw.ld(order), ldb = draw.ld(m);
     const std::size_t l1 = 1, l2 = draw.pick<std::size_t>({1, 3}), l3 = 1,
                       l4 = draw.pick<std::size_t>({1, 9});
-    bool goes = found && straight::product_at_most(most, m, n, order) &&
+    bool goes = (solve ? table.trsm != nullptr : table.trmm != nullptr) &&
+                straight::product_at_most(most, m, n, order) &&
                 rules::triangle_goes(side, uplo, trans, diag, m, n, alpha, a, lda, b, ldb);
     g_got = {};
     (solve ? e.trsm : e.trmm)(&side, &uplo, &trans, &diag, &m, &n, &alpha, a, &lda, b, &ldb, l1, l2,
@@ -468,16 +515,17 @@ void check_triangle(bool solve, unsigned seed) {
     const auto [sd, ul, rows, cols] = column_major(row, e_side, e_uplo, m, n);
     const blasint corder = rules::side_order(sd, rows, cols);
     const blasint clda = draw.ld(corder), cldb = draw.ld(rows);
-    goes = found && straight::product_at_most(most, rows, cols, corder) &&
+    goes = (solve ? table.cblas_trsm != nullptr : table.cblas_trmm != nullptr) &&
+           straight::product_at_most(most, rows, cols, corder) &&
            (row || layout == CblasColMajor) &&
            rules::triangle_goes(sd, ul, trans_of(e_trans), diag_of(e_diag), rows, cols, alpha, a,
                                 clda, b, cldb);
     g_got = {};
     using W = std::uint64_t;
-    widened<void (*)(W, W, W, W, W, W, W, T, const T*, W, T*, W)>(solve ? e.cblas_trsm
-                                                                        : e.cblas_trmm)(
+    widened<void (*)(W, W, W, W, W, W, W, Lanes<T>, const T*, W, T*, W)>(solve ? e.cblas_trsm
+                                                                               : e.cblas_trmm)(
         draw.wide(layout), draw.wide(e_side), draw.wide(e_uplo), draw.wide(e_trans),
-        draw.wide(e_diag), draw.wide(m), draw.wide(n), alpha, a, draw.wide(clda), b,
+        draw.wide(e_diag), draw.wide(m), draw.wide(n), draw.lanes(alpha), a, draw.wide(clda), b,
         draw.wide(cldb));
     expect(goes, routine + kCblas,
            {bits(layout), bits(e_side), bits(e_uplo), bits(e_trans), bits(e_diag), bits(m), bits(n),

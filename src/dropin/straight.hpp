@@ -27,7 +27,7 @@
 #define TANDEM_STRAIGHT_COL_MAJOR 102
 #define TANDEM_STRAIGHT_NO_TRANS 111
 #define TANDEM_STRAIGHT_CONJ_TRANS 113
-// The other level-3 routines' entries (src/dropin/straight_level3_x86_64.S): where each
+// The other level-3 routines' entries (src/dropin/straight_x86_64.S): where each
 // precision's OpenBLAS entries lie in the table, each entry's place among them, and cblas.h's
 // enums.
 #define TANDEM_STRAIGHT_LEVEL3_S 1064
