@@ -94,8 +94,7 @@ class Routed final : public tandem::detail::level3::Products<T> {
 // place, so a call cannot simply be redone on the CPU (each product's own failures were already
 // retried there).
 template <class T, class Describe, class Body, class OnInvalid>
-[[gnu::noinline]] void level3_call(const char* routine, Describe&& describe, Body&& body,
-                                   OnInvalid&& on_invalid) {
+void level3_call(const char* routine, Describe&& describe, Body&& body, OnInvalid&& on_invalid) {
   Routed<T> products(routine);
   try {
     body(products);

@@ -4,9 +4,10 @@
 // entries, the Fortran transpose characters) and the rule. On x86-64 the GEMM entries are written
 // in assembly (src/dropin/straight_x86_64.S), which includes this header for the table's layout;
 // elsewhere, and as the reference that tests/straight_test.cpp holds the assembly to, they are C++
-// (src/dropin/gemm_entries.cpp). The other level-3 routines go straight by the same threshold, in
-// C++ (src/dropin/level3_entries.cpp, with their argument rules in src/level3_rules.hpp), to
-// OpenBLAS's entries the table holds after the GEMM ones.
+// (src/dropin/gemm_entries.cpp). The other level-3 routines go straight by the same threshold
+// (their argument rules in src/level3_rules.hpp; C++ entries in src/dropin/level3_entries.cpp,
+// assembly ones in the same .S on x86-64) to OpenBLAS's entries the table holds after the GEMM
+// ones.
 //
 // Why assembly: OpenBLAS does a 2^3 call in about 20 ns, so the drop-in has 2 ns to decide. The
 // compilers (GCC 12, Clang 14) give a C++ entry that tail-calls with 15 arguments a frame: they
