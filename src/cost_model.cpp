@@ -174,8 +174,8 @@ DeviceModel::Work DeviceModel::kernel_work(const Shape& s, int64_t rows) const {
   const int64_t tm = std::max<int64_t>(1, tile_m), tn = std::max<int64_t>(1, tile_n);
   const int64_t units = std::max(1, compute_units);
   const double e = s.element_bytes;
-  const double bytes =
-      e * static_cast<double>(rows * s.k + s.k * s.n + rows * s.n * (s.reads_c ? 2 : 1));
+  // The bytes discrete_share.cpp's chunk rule counts: each operand once.
+  const double bytes = e * static_cast<double>(rows * s.k + s.k * s.n + rows * s.n);
   const int64_t step =
       discrete && chunk_fill > 0
           ? gpu::chunk_rows(rows, s.n, static_cast<size_t>(bytes), tm, tn, compute_units,
@@ -200,12 +200,16 @@ DeviceModel::Parts DeviceModel::parts(const Shape& s, int64_t rows, int feeders)
   const double e = s.element_bytes;
   const double r = static_cast<double>(rows), n = static_cast<double>(s.n),
                k = static_cast<double>(s.k);
-  const double in = e * (r * k + k * n + (s.reads_c ? r * n : 0)), out = e * r * n;
+  // C's old values go in where C is copied as it is. From ordinary memory a discrete device's host
+  // adds beta C to the product as it unpacks instead (discrete_share.cpp): that unpacking reads C
+  // as well, half a copy more per byte.
+  const bool c_added = discrete && s.reads_c && !s.pinned;
+  const double in = e * (r * k + k * n + (s.reads_c && !c_added ? r * n : 0)), out = e * r * n;
   if (discrete) {
     p.in = bus_in > 0 ? in / bus_in : kInf;
     p.out = bus_out > 0 ? out / bus_out : kInf;
   }
-  const double packed = feeds(s) ? in + out : 0;
+  const double packed = feeds(s) ? in + out * (c_added ? 1.5 : 1) : 0;
   if (packed > 0) {
     // A unified device's share packs before the CPU share starts, on every core (the table's
     // last sample); a discrete device's feeders pack beside it.

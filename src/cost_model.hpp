@@ -27,7 +27,7 @@ double interpolate(const std::vector<Sample>& table, double x);
 struct Shape {
   int64_t m = 0, n = 0, k = 0;
   int element_bytes = 4;
-  bool reads_c = false;  // beta != 0: a device's rows of C go in as well as out
+  bool reads_c = false;  // beta != 0: the old values of a device's rows of C count
   bool pinned = false;   // operands need no packing (tandem_malloc memory, or used in place)
 };
 
@@ -46,7 +46,8 @@ struct CpuModel {
 // One OpenCL device. Its share's parts:
 //  - the kernel: a launch per chunk of C's rows (discrete devices cut a share in chunks, by
 //    gemm_params.hpp's rule) plus its waves of work-groups, each wave as long as a full one;
-//  - copies in and out over the bus (discrete devices);
+//  - copies in and out over the bus (discrete devices; C's old values go in only from pinned
+//    memory: from ordinary memory the host adds them as it unpacks);
 //  - packing and unpacking on the host's feeder threads (operands not in pinned memory);
 //  - the host's memory, which packing (a read and a write of each byte) and the bus's copies
 //    share, at twice the rate packing reaches on every core.

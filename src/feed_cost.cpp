@@ -23,13 +23,12 @@ namespace tandem::detail {
 
 namespace {
 
-// Bytes a call moves between the host and a discrete device: A, B and C in (C only when beta is
-// not 0), and C out.
-template <class T>
-double moved_bytes(const Problem<T>& p) {
-  const double m = static_cast<double>(p.m), n = static_cast<double>(p.n),
-               k = static_cast<double>(p.k);
-  return (m * k + k * n + m * n * (p.beta != T(0) ? 2 : 1)) * sizeof(T);
+// Bytes a call moves between the host and a discrete device: A and B in, C out, and where C's old
+// values count (reads_c), C in as well, or (adds_c, from ordinary memory) half as much again for
+// the host adding them as it unpacks (discrete_share.cpp).
+double moved_bytes(double m, double n, double k, bool reads_c, bool adds_c, size_t element) {
+  const double c_times = reads_c ? (adds_c ? 1.5 : 2.0) : 1.0;
+  return (m * k + k * n + m * n * c_times) * static_cast<double>(element);
 }
 
 }  // namespace
@@ -52,7 +51,8 @@ bool device_loses_to_cpu(const Problem<T>& p, const FeedCost& feed, double cpu_g
   const double rate = pipelined && feed.pipelined_bytes_per_second > 0
                           ? feed.pipelined_bytes_per_second
                           : feed.bytes_per_second;
-  const double device_seconds = feed.seconds + moved_bytes(p) / rate +
+  const double moved = moved_bytes(m, n, k, p.beta != T(0), feed.adds_c, sizeof(T));
+  const double device_seconds = feed.seconds + moved / rate +
                                 (feed.kernel_gflops > 0 ? flops / (feed.kernel_gflops * 1e9) : 0.0);
   return device_seconds >= flops / (cpu_gflops * 1e9);
 }
@@ -89,11 +89,14 @@ Timing fastest_feed(const gpu::DeviceInfo& info, int64_t n) {
 template <class T>
 FeedCost measure(const gpu::DeviceInfo& info) {
   // Operands of a square call of order n: A, B and C (the share's bytes, as chunk_rows counts
-  // them); moved: C twice more, in and out.
+  // them); and what its feed moves, beta = 1 from ordinary memory.
   auto operands = [](int64_t n) {
     return 3.0 * static_cast<double>(n) * static_cast<double>(n) * sizeof(T);
   };
-  auto moved = [&](int64_t n) { return operands(n) * 4.0 / 3.0; };
+  auto moved = [](int64_t n) {
+    const double d = static_cast<double>(n);
+    return moved_bytes(d, d, d, true, true, sizeof(T));
+  };
   constexpr int64_t small = 256;
   int64_t largest_single = small;
   while (gpu::one_chunk(operands(largest_single + 64), seams::overlap_from())) largest_single += 64;
@@ -109,6 +112,7 @@ FeedCost measure(const gpu::DeviceInfo& info) {
     const double t_far = t_one.ok ? t_one.feed : t_large.feed;
     if (t_far <= t_small.feed) return {};
     FeedCost f;
+    f.adds_c = true;
     f.bytes_per_second = (moved(far) - moved(small)) / (t_far - t_small.feed);
     f.seconds = std::max(0.0, t_small.feed - moved(small) / f.bytes_per_second);
     if (t_one.ok)
@@ -140,7 +144,7 @@ std::map<std::pair<int, bool>, std::unique_ptr<Entry>>& entries() {
 
 template <class T>
 FeedCost ordinary_feed(gpu::Device& device) {
-  if (seams::feed_rate() > 0) return {seams::feed_seconds(), seams::feed_rate(), 0, 0};
+  if (seams::feed_rate() > 0) return {seams::feed_seconds(), seams::feed_rate(), 0, 0, true};
   const gpu::DeviceInfo& info = gpu::info(device);
   Entry* entry = nullptr;
   {

@@ -25,6 +25,7 @@ struct FeedCost {
   double bytes_per_second = 0;            // 0: unknown; a call of one chunk
   double pipelined_bytes_per_second = 0;  // a call of several chunks (0: as one chunk)
   double kernel_gflops = 0;               // the device's work (0: left out)
+  bool adds_c = false;  // from ordinary memory: beta C is added on the host, C never goes in
   bool known() const { return bytes_per_second > 0; }
 };
 
@@ -43,8 +44,8 @@ bool device_loses_to_cpu(const Problem<T>& p, const FeedCost& feed, double cpu_g
 
 // The feed from the caller's ordinary memory to this discrete device, measured the first time it
 // is asked for this device and precision: real calls on the device alone, operands in ordinary
-// memory, square n x n x n with beta = 1 (A, B and C in, C out), each call's time less its
-// kernel's, the fastest of three after one not counted. n = 256 and the largest n whose call is
+// memory, square n x n x n with beta = 1 (A and B in, C out and added to), each call's time less
+// its kernel's, the fastest of three after one not counted. n = 256 and the largest n whose call is
 // one chunk give the fixed cost and the one-chunk rate; 1.5 times that n, the pipelined rate and
 // the kernel's rate. Planning a call under auto can so run these calls once (uses_devices too). (A
 // probe that moved C alone, over k = 64, found a fifth of the fixed cost that real products pay:

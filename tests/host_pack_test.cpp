@@ -1,4 +1,5 @@
-// The host packing code alone (src/gpu/host_pack), against naive element-by-element copies, on
+// The host packing code alone (src/gpu/host_pack), against naive element-by-element copies and
+// updates, on
 // awkward sizes and leading dimensions, on one thread and on several (blocks of 8 MiB and more
 // are shared among threads).
 #include "gpu/host_pack.hpp"
@@ -61,10 +62,40 @@ void packs_like_a_naive_copy(int threads) {
   }
 }
 
+// unpack_adding: C (the caller's leading dimension) = beta C + a tight product, for beta 1 (its
+// own loop) and others, gaps left alone, against the same arithmetic element by element.
+template <class T>
+void adds_like_a_naive_update(int threads) {
+  for (const Shape& s : kShapes)
+    for (T beta : {T(1), T(-0.5), T(3)}) {
+      const int64_t ld = s.cols + s.pad;
+      const auto product = random_values<T>(static_cast<size_t>(s.rows * s.cols),
+                                            static_cast<uint64_t>(s.rows * 5 + s.cols));
+      auto c = random_values<T>(static_cast<size_t>(s.rows * ld), static_cast<uint64_t>(s.pad));
+      for (int64_t r = 0; r < s.rows; ++r)
+        for (int64_t j = s.cols; j < ld; ++j) c[static_cast<size_t>(r * ld + j)] = T(-9);
+      const auto old = c;
+      unpack_adding(product.data(), s.rows, s.cols, beta, c.data(), ld, threads);
+      const std::string what = std::to_string(s.rows) + "x" + std::to_string(s.cols) + " ld " +
+                               std::to_string(ld) + ", beta " + std::to_string(beta) + ", " +
+                               std::to_string(threads) + " threads";
+      for (int64_t r = 0; r < s.rows; ++r)
+        for (int64_t j = 0; j < ld; ++j) {
+          const size_t at = static_cast<size_t>(r * ld + j);
+          const T want =
+              j < s.cols ? beta * old[at] + product[static_cast<size_t>(r * s.cols + j)] : T(-9);
+          ASSERT_EQ(c[at], want) << what << " at " << r << "," << j;
+        }
+    }
+}
+
 TEST(HostPack, FloatOneThread) { packs_like_a_naive_copy<float>(1); }
 TEST(HostPack, FloatThreeThreads) { packs_like_a_naive_copy<float>(3); }
 TEST(HostPack, DoubleOneThread) { packs_like_a_naive_copy<double>(1); }
 TEST(HostPack, DoubleTwoThreads) { packs_like_a_naive_copy<double>(2); }
+TEST(HostPack, AddingFloatOneThread) { adds_like_a_naive_update<float>(1); }
+TEST(HostPack, AddingFloatThreeThreads) { adds_like_a_naive_update<float>(3); }
+TEST(HostPack, AddingDoubleTwoThreads) { adds_like_a_naive_update<double>(2); }
 
 }  // namespace
 }  // namespace tandem::detail::gpu

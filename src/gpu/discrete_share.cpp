@@ -1,8 +1,10 @@
 // A share on a discrete device: C's rows in chunks, so copies overlap the kernels.
 //
 // B goes first (in pieces, so its copy overlaps its packing); then, chunk by chunk, the rows of A
-// (and of C when beta != 0) that the chunk needs go in on one queue, the chunk's kernel runs on a
-// second once its inputs are there, and its rows of C come back on a third. Queues are linked by
+// (and of C when beta != 0 and C is copied as it is) that the chunk needs go in on one queue, the
+// chunk's kernel runs on a second once its inputs are there, and its rows of C come back on a
+// third. C in the caller's ordinary memory never goes in: the device computes alpha op(A) op(B)
+// alone, and the host adds beta C as it unpacks each chunk (C_ADDED below). Queues are linked by
 // events, not callbacks, and flushed as they fill, so the device copies and computes while the
 // host packs the next chunk. Each chunk is a GEMM of its own on tight panels in the device
 // buffers. An operand in the caller's pinned memory (tandem_malloc) is copied straight from (and
@@ -156,7 +158,11 @@ class DiscreteShare final : public ShareImpl {
       cl::WaitForEvents({ch.read});
       add(ch.kernel);
       for (const cl::Event& slab : ch.slabs) add(slab);
-      if (!c_direct_) {
+      if (c_added_) {
+        unpack_adding(c_.mapped + ch.r0 * s_.n, ch.r1 - ch.r0, s_.n, s_.beta, s_.c + ch.r0 * s_.ldc,
+                      s_.ldc, host_threads_);
+        bytes_packed += (ch.r1 - ch.r0) * s_.n * static_cast<int64_t>(sizeof(T));
+      } else if (!c_direct_) {
         unpack(c_.mapped + ch.r0 * s_.n, ch.r1 - ch.r0, s_.n, s_.c + ch.r0 * s_.ldc, s_.ldc,
                host_threads_);
         bytes_packed += (ch.r1 - ch.r0) * s_.n * static_cast<int64_t>(sizeof(T));
@@ -176,6 +182,9 @@ class DiscreteShare final : public ShareImpl {
     std::vector<cl::Event> slabs;  // the first chunk: its kernels on the earlier slabs of K
     int64_t a_at = 0, a_ld = 0;    // its panel of op(A) on the device: first element, leading dim
   };
+
+  // The beta the kernel computes with.
+  T device_beta() const { return c_added_ ? T(0) : s_.beta; }
 
   // Rows of C per chunk (gemm_params.hpp's rule, which the cost model predicts with).
   static int64_t chunk_rows(const Share<T>& s, const KernelFacts& f, const DeviceInfo& di) {
@@ -237,6 +246,7 @@ class DiscreteShare final : public ShareImpl {
                c_pinned = in_pinned_block(dev_, s.c, s.c_bytes());
     a_direct_ = as_stored || a_pinned;
     c_direct_ = as_stored || c_pinned;
+    c_added_ = !c_direct_ && s.beta != T(0);
     auto* kept = call_b_.on_device ? dynamic_cast<DeviceB<T>*>(call_b_.on_device->get()) : nullptr;
     b_reused_ = kept && kept->holds(s, kb_, ldb_);
     if (b_reused_) {
@@ -400,7 +410,7 @@ class DiscreteShare final : public ShareImpl {
     if (!last) ch.slabs.emplace_back();
     cl::Event* done = last ? &ch.kernel : &ch.slabs.back();
     run_slab(queue_, ch, q == 0 ? 0 : b_->piece_ends[q - 1], b_->piece_ends[q],
-             q == 0 ? s_.beta : T(1), &waits, done);
+             q == 0 ? device_beta() : T(1), &waits, done);
     if (q == 0) kernel_event_ = *done;
     if (last) read_back(ch);
   }
@@ -465,7 +475,7 @@ class DiscreteShare final : public ShareImpl {
       ready.back() = a_in[0];
     }
     // Its rows of C, when beta makes the kernel read them.
-    if (s.beta != T(0)) {
+    if (device_beta() != T(0)) {
       ready.emplace_back();
       if (c_direct_) {
         write_block(c_.device(), ch.r0 * ldc_, ldc_, s.c + ch.r0 * s.ldc, rows, s.n, s.ldc, nullptr,
@@ -502,7 +512,7 @@ class DiscreteShare final : public ShareImpl {
     std::vector<cl::Event> ready;
     if (!one_queue() || b_reused_) ready = b_->ready;
     if (!one_queue()) ready.insert(ready.end(), own.begin(), own.end());
-    run_slab(kq, ch, 0, s_.k, s_.beta, ready.empty() ? nullptr : &ready, &ch.kernel);
+    run_slab(kq, ch, 0, s_.k, device_beta(), ready.empty() ? nullptr : &ready, &ch.kernel);
     read_back(ch);
   }
 
@@ -543,6 +553,12 @@ class DiscreteShare final : public ShareImpl {
   int64_t lda_ = 0, ldb_ = 0, ldc_ = 0, a_elements_ = 0;
   // Copied straight from (C: into) the caller's memory: pinned, or any with the direct kernel.
   bool a_direct_ = false, c_direct_ = false;
+  // C_ADDED: C is staged and beta != 0. Staging C's old values and sending them cost a host copy
+  // and a bus copy; adding beta C on the host as each chunk is unpacked costs a read of C (from
+  // ordinary memory on the H100 host, GPU alone at 16384 x 16384 x 256: beta = 0 ran 1.7-1.95x
+  // as fast as beta = 1 before this). The kernel then computes with beta = 0, and C's rows change
+  // only when the host has their product: a failed chunk leaves them as they were.
+  bool c_added_ = false;
   bool long_index_ = false;
   cl::CommandQueue queue_;                   // kernels (and transposes)
   cl::CommandQueue queue2_;                  // with QUEUES=2: every other chunk's kernel

@@ -25,6 +25,12 @@ void unpack(const T* src, int64_t rows, int64_t cols, T* dst, int64_t ld, int th
   copy_rows(src, cols, rows, cols, dst, ld, threads);
 }
 
+// dst (leading dimension ld) = beta * dst + src, a tight rows x cols block: a discrete device's
+// product alpha op(A) op(B) added on the host to C's old values, which then never cross the bus.
+template <class T>
+void unpack_adding(const T* src, int64_t rows, int64_t cols, T beta, T* dst, int64_t ld,
+                   int threads);
+
 // dst (cols x rows, tight) = the transpose of src (rows x cols, leading dimension ld).
 template <class T>
 void pack_transposed(const T* src, int64_t rows, int64_t cols, int64_t ld, T* dst, int threads);
