@@ -49,15 +49,36 @@ double side_time(double alone, bool contended, double both_busy) {
   return contended ? alone / std::max(both_busy, 1e-3) : alone;
 }
 
-// The most rows (whole tiles, or all of m - taken) a device can take within `limit` seconds.
+// The part of B's packing that falls to each side (DeviceModel::parts): B is packed once for the
+// sides of one platform that pack it (discrete, operands not pinned) and have rows (`rows` empty:
+// every such side, as when the rows are still being divided).
+std::vector<double> b_parts(const std::vector<Side>& devices, const Shape& s,
+                            const std::vector<int64_t>& rows) {
+  const auto packs = [&](size_t i) {
+    return devices[i].model->discrete && devices[i].model->feeds(s) &&
+           (rows.empty() || (i < rows.size() && rows[i] > 0));
+  };
+  std::vector<double> out(devices.size(), 1.0);
+  for (size_t i = 0; i < devices.size(); ++i) {
+    if (!packs(i)) continue;
+    int sharing = 0;
+    for (size_t j = 0; j < devices.size(); ++j)
+      sharing += packs(j) && devices[j].platform == devices[i].platform ? 1 : 0;
+    out[i] = 1.0 / std::max(1, sharing);
+  }
+  return out;
+}
+
+// The most rows (whole tiles, or all of m - taken) a device can take within `limit` seconds, its
+// part of B's packing `b_packed`.
 int64_t rows_within(const Side& d, const Shape& s, int feeders, bool contended, int64_t taken,
-                    double limit) {
+                    double limit, double b_packed) {
   const int64_t left = s.m - taken;
   if (left <= 0) return 0;
   const int64_t tile = std::max<int64_t>(1, d.tile);
   const int64_t units = (left + tile - 1) / tile;
   auto time = [&](int64_t u) {
-    return side_time(d.model->seconds(s, std::min(u * tile, left), feeders), contended,
+    return side_time(d.model->seconds(s, std::min(u * tile, left), feeders, b_packed), contended,
                      d.both_busy);
   };
   if (time(1) > limit) return 0;
@@ -120,12 +141,13 @@ Plan balance(const CpuModel& cpu, const std::vector<Side>& devices, const Shape&
   const bool contended = threads > 0;
   double cpu_busy = 1;
   for (const Side& d : devices) cpu_busy = std::min(cpu_busy, d.cpu_busy);
+  const std::vector<double> b_packed = b_parts(devices, s, {});
   auto fill = [&](double limit, Plan& plan) {
     plan.rows.assign(devices.size(), 0);
     int64_t taken = 0;
     for (size_t i = 0; i < devices.size(); ++i) {
-      plan.rows[i] =
-          clamp_rows(rows_within(devices[i], s, feeders, contended, taken, limit), taken, s.m);
+      plan.rows[i] = clamp_rows(
+          rows_within(devices[i], s, feeders, contended, taken, limit, b_packed[i]), taken, s.m);
       taken += plan.rows[i];
     }
     plan.cpu_rows = s.m - taken;
@@ -192,7 +214,8 @@ DeviceModel::Work DeviceModel::kernel_work(const Shape& s, int64_t rows) const {
   return w;
 }
 
-DeviceModel::Parts DeviceModel::parts(const Shape& s, int64_t rows, int feeders) const {
+DeviceModel::Parts DeviceModel::parts(const Shape& s, int64_t rows, int feeders,
+                                      double b_packed) const {
   Parts p;
   if (rows <= 0) return p;
   const Work w = kernel_work(s, rows);
@@ -209,7 +232,8 @@ DeviceModel::Parts DeviceModel::parts(const Shape& s, int64_t rows, int feeders)
     p.in = bus_in > 0 ? in / bus_in : kInf;
     p.out = bus_out > 0 ? out / bus_out : kInf;
   }
-  const double packed = feeds(s) ? in + out * (c_added ? 1.5 : 1) : 0;
+  const double b_elsewhere = (1 - std::clamp(b_packed, 0.0, 1.0)) * e * k * n;
+  const double packed = feeds(s) ? in - b_elsewhere + out * (c_added ? 1.5 : 1) : 0;
   if (packed > 0) {
     // A unified device's share packs before the CPU share starts, on every core (the table's
     // last sample); a discrete device's feeders pack beside it.
@@ -225,9 +249,9 @@ DeviceModel::Parts DeviceModel::parts(const Shape& s, int64_t rows, int feeders)
   return p;
 }
 
-double DeviceModel::seconds(const Shape& s, int64_t rows, int feeders) const {
+double DeviceModel::seconds(const Shape& s, int64_t rows, int feeders, double b_packed) const {
   if (rows <= 0) return 0;
-  const Parts p = parts(s, rows, feeders);
+  const Parts p = parts(s, rows, feeders, b_packed);
   const double longest = std::max({p.kernel, p.in, p.out, p.pack, p.memory});
   const double sum = p.kernel + p.in + p.out + p.pack + p.memory;
   return latency + longest + overlap * (sum - longest);
@@ -266,10 +290,12 @@ double predict(const CpuModel& cpu, const std::vector<Side>& devices, const Shap
   const int64_t cpu_rows = s.m - taken;
   const bool contended = any_device && cpu_rows > 0;
   double cpu_busy = 1, longest = 0;
+  const std::vector<double> b_packed = b_parts(devices, s, rows);
   for (size_t i = 0; i < devices.size() && i < rows.size(); ++i) {
     if (rows[i] > 0) cpu_busy = std::min(cpu_busy, devices[i].cpu_busy);
-    longest = std::max(longest, side_time(devices[i].model->seconds(s, rows[i], feeders), contended,
-                                          devices[i].both_busy));
+    longest =
+        std::max(longest, side_time(devices[i].model->seconds(s, rows[i], feeders, b_packed[i]),
+                                    contended, devices[i].both_busy));
   }
   if (cpu_rows > 0)
     longest = std::max(longest, side_time(cpu.seconds(cpu_rows, s.n, s.k, std::max(1, cpu_threads)),

@@ -67,9 +67,12 @@ struct DeviceModel {
   struct Parts {
     double kernel = 0, in = 0, out = 0, pack = 0, memory = 0;
   };
-  Parts parts(const Shape& s, int64_t rows, int feeders) const;
+  // `b_packed` is the part of B's packing that falls to this device: B is packed once for every
+  // device of a platform, each piece by whichever first needs it (discrete_share.cpp), so each
+  // of d such devices packs about 1/d of it (each still copies all of B across its own bus).
+  Parts parts(const Shape& s, int64_t rows, int feeders, double b_packed = 1) const;
   // Seconds for the device's `rows` rows (0 for none) with `feeders` host threads packing.
-  double seconds(const Shape& s, int64_t rows, int feeders) const;
+  double seconds(const Shape& s, int64_t rows, int feeders, double b_packed = 1) const;
   // The kernel's launches and its work over whole waves (flops), for `rows` rows.
   struct Work {
     double launches = 0, flops = 0;
@@ -100,6 +103,7 @@ struct Side {
   const DeviceModel* model = nullptr;
   int64_t tile = 1;
   double both_busy = 1, cpu_busy = 1;
+  int platform = 0;  // sides of one platform (one OpenCL context) share B's packing
 };
 
 struct Plan {

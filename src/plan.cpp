@@ -266,7 +266,7 @@ class PlanMemo {
   struct Key {
     cost::Shape shape;
     int cores = 0;
-    std::vector<std::tuple<const cost::DeviceModel*, int64_t, double, double>> sides;
+    std::vector<std::tuple<const cost::DeviceModel*, int64_t, double, double, int>> sides;
     const cost::CpuModel* cpu = nullptr;
     double margin = 0;
     bool operator==(const Key& o) const {
@@ -281,7 +281,7 @@ class PlanMemo {
                   const cost::Shape& s, int cores, double margin) {
     Key key{s, cores, {}, &cpu, margin};
     for (const cost::Side& d : sides)
-      key.sides.emplace_back(d.model, d.tile, d.both_busy, d.cpu_busy);
+      key.sides.emplace_back(d.model, d.tile, d.both_busy, d.cpu_busy, d.platform);
     {
       std::lock_guard<std::mutex> lock(mutex_);
       for (const Entry& e : entries_)
@@ -335,8 +335,15 @@ GpuPlan model_plan(const Problem<T>& p, const Options& o,
   std::vector<cost::Side> sides;
   for (size_t i = 0; i < devices.size(); ++i) {
     params.push_back(kernel_for(*devices[i], fp64, o, *choices[i].kernel, profiles[i], r.profile));
+    // Devices of one platform (one context) share B's packing: the first of them names it.
+    int platform = static_cast<int>(i);
+    for (size_t j = 0; j < i; ++j)
+      if (gpu::info(*devices[j]).platform == gpu::info(*devices[i]).platform) {
+        platform = static_cast<int>(j);
+        break;
+      }
     sides.push_back({&models[i]->device, gpu::row_tile(*params.back()), models[i]->both_busy,
-                     models[i]->cpu_busy});
+                     models[i]->cpu_busy, platform});
   }
   const cost::Plan best =
       plan_memo().plan(profiles, models[0]->cpu, sides, s, host_cores(), models[0]->split_margin);

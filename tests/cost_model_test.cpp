@@ -265,3 +265,49 @@ TEST(CostModel, EqualDevicesShareEvenly) {
   const double one = cost::predict(m.cpu, {a}, s, {16384}, 0, 0);
   EXPECT_NEAR(one / p.seconds, 2.0, 0.1) << "two devices, about twice the rate of one";
 }
+
+// B is packed once for the devices of one platform (discrete_share.cpp): two of them each pack
+// half of it, while each still copies all of it across its own bus; devices of two platforms each
+// pack all of it, and a device with no rows packs none. From pinned memory nothing is packed.
+TEST(CostModel, DevicesOfOnePlatformPackBOnce) {
+  const cost::Model m = h100_like();
+  const cost::Side a{&m.device, 128, 1.0, 1.0, 0}, b{&m.device, 128, 1.0, 1.0, 0},
+      other{&m.device, 128, 1.0, 1.0, 1};
+  const cost::Shape s = shape(16384, 16384, 16384, false, false);
+  const double b_bytes = 4.0 * 16384 * 16384;
+  const auto whole = m.device.parts(s, 8192, 8, 1.0), half = m.device.parts(s, 8192, 8, 0.5);
+  EXPECT_NEAR(whole.pack - half.pack,
+              0.5 * b_bytes / cost::interpolate(m.device.pack_by_threads, 8), 1e-12);
+  EXPECT_EQ(whole.in, half.in) << "each device copies all of B across its bus";
+  const double shared = cost::predict(m.cpu, {a, b}, s, {8192, 8192}, 0, 8);
+  EXPECT_DOUBLE_EQ(shared, m.device.seconds(s, 8192, 8, 0.5));
+  const double apart = cost::predict(m.cpu, {a, other}, s, {8192, 8192}, 0, 8);
+  EXPECT_DOUBLE_EQ(apart, m.device.seconds(s, 8192, 8, 1.0));
+  EXPECT_LT(shared, apart);
+  EXPECT_DOUBLE_EQ(cost::predict(m.cpu, {a, b}, s, {16384, 0}, 0, 8),
+                   m.device.seconds(s, 16384, 8, 1.0))
+      << "a device with no rows packs none of B";
+  const cost::Shape pinned = shape(16384, 16384, 16384, false, true);
+  EXPECT_DOUBLE_EQ(cost::predict(m.cpu, {a, b}, pinned, {8192, 8192}, 0, 8),
+                   m.device.seconds(pinned, 8192, 8, 1.0));
+  // The plan over the pair sees the shared packing too.
+  const cost::Plan p = cost::best_plan(m.cpu, {a, b}, s, 16, 0.05);
+  EXPECT_NEAR(p.seconds, cost::predict(m.cpu, {a, b}, s, p.rows, p.cpu_threads, p.feeders), 1e-15);
+}
+
+// With beta != 0, C's old values cross the bus only from pinned memory; from ordinary memory a
+// discrete device's host adds them as it unpacks, reading C once more (half a copy per byte).
+TEST(CostModel, OrdinaryMemoryAddsCOnTheHost) {
+  const cost::Model m = h100_like();
+  const int64_t r = 4096, n = 8192, k = 256;
+  const double e = 4, rate = cost::interpolate(m.device.pack_by_threads, 8);
+  const auto ordinary = m.device.parts(shape(r, n, k, true, false), r, 8);
+  EXPECT_DOUBLE_EQ(ordinary.in, e * (r * k + k * n) / m.device.bus_in);
+  EXPECT_DOUBLE_EQ(ordinary.pack, e * (r * k + k * n + 1.5 * r * n) / rate);
+  const auto pinned = m.device.parts(shape(r, n, k, true, true), r, 8);
+  EXPECT_DOUBLE_EQ(pinned.in, e * (r * k + k * n + r * n) / m.device.bus_in);
+  EXPECT_EQ(pinned.pack, 0);
+  const auto no_c = m.device.parts(shape(r, n, k, false, false), r, 8);
+  EXPECT_DOUBLE_EQ(no_c.in, ordinary.in);
+  EXPECT_DOUBLE_EQ(no_c.pack, e * (r * k + k * n + r * n) / rate);
+}
