@@ -222,8 +222,9 @@ int host_cores() { return std::min(topology::physical_cores(), cpu_blas::current
 
 // Whether a bucket measured a call like this one: its size within the buckets' range, no side
 // more than twice another (the buckets are square), C not read on a discrete device (the buckets
-// have beta = 0, and reading C moves it across the bus), and the memory the bucket's split was
-// measured on. Elsewhere a profile's cost model plans the call.
+// have beta = 0; reading C moves it across the bus from pinned memory, and from ordinary memory
+// costs the host a pass over it), and the memory the bucket's split was measured on. Elsewhere a
+// profile's cost model plans the call.
 template <class T>
 bool bucket_measured(const Problem<T>& p, const profile::Choice& c, bool discrete, bool resident) {
   if (c.bucket == 0) return true;  // below the smallest bucket: the CPU, as the profile says

@@ -167,7 +167,7 @@ TEST(Executor, DiscretePathStagesEveryOperand) {
   Report r;
   Options o;
   o.strategy = Strategy::Gpu;
-  t.run(o, &r);  // beta = -1: C goes to the device and back
+  t.run(o, &r);  // beta = -1: C comes back and the host adds beta C to it
   t.check("gpu discrete");
   EXPECT_EQ(r.a, Report::Buffer::Copy);
   EXPECT_EQ(r.b, Report::Buffer::Copy);
@@ -196,7 +196,7 @@ TEST(Executor, UntimedCallsGiveTheTimedCallsC) {
 
 // On a discrete device the CPU share runs on a thread of its own while the calling thread packs
 // the GPU's remaining chunks and unpacks C: the flush still comes before the CPU share starts,
-// and both sides' rows are right (beta != 0: C goes to the device and back).
+// and both sides' rows are right (beta != 0: the host adds beta C to what comes back).
 TEST(Executor, DiscreteHybridFeedsBesideTheCpuShare) {
   detail::seams::Override seams(test::discrete(/*chunk_every_share=*/true));
   for (int threads : {1, 2}) {

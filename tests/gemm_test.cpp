@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <cmath>
 #include <limits>
 #include <map>
 #include <random>
@@ -345,7 +346,8 @@ TEST(GemmKernels, H100EntryHasItsPinnedKernels) {
   }
 }
 
-// alpha = 0 reads neither A nor B; beta = 0 does not read C; k = 0 means C = beta * C.
+// alpha = 0 reads neither A nor B; beta = 0 does not read C; k = 0 means C = beta * C; NaN and
+// infinities in C survive beta != 0.
 class NanRules : public ::testing::TestWithParam<std::tuple<int, bool>> {};
 
 template <class T>
@@ -381,6 +383,21 @@ void nan_rules(const StrategyCase& s) {
   gemm<T>(Layout::RowMajor, Op::NoTrans, Op::NoTrans, m, n, k, T(2), ones_a.data(), k,
           ones_b.data(), n, T(0), c4.data(), n, o);
   for (size_t i = 0; i < c4.size(); ++i) ASSERT_EQ(c4[i], T(k)) << s.name << " at " << i;
+
+  // beta != 0 with NaN and infinities in C and a real product: they stay, the rest is exact (on a
+  // discrete device from ordinary memory, C's old values are added on the host).
+  auto c5 = c;
+  for (size_t i = 0; i < c5.size(); i += 5) c5[i] = i % 10 == 0 ? nan : (i % 3 == 0 ? inf : -inf);
+  const auto c5_old = c5;
+  gemm<T>(Layout::RowMajor, Op::NoTrans, Op::NoTrans, m, n, k, T(2), ones_a.data(), k,
+          ones_b.data(), n, T(0.5), c5.data(), n, o);
+  for (size_t i = 0; i < c5.size(); ++i) {
+    if (std::isnan(c5_old[i])) {
+      ASSERT_TRUE(std::isnan(c5[i])) << s.name << " at " << i;
+    } else {
+      ASSERT_EQ(c5[i], T(k) + T(0.5) * c5_old[i]) << s.name << " at " << i;
+    }
+  }
 }
 
 TEST_P(NanRules, Hold) {

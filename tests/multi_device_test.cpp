@@ -487,7 +487,8 @@ TEST(DeviceLosesToCpu, WeighsAFeedFromOrdinaryMemory) {
   using detail::cpu_gflops_for;
   using detail::device_loses_to_cpu;
   const double half = detail::profile::cpu_shape().half_dimension;
-  const detail::FeedCost d_feed{0, 4.5e9, 25.5e9, 13156}, s_feed{0.061e-3, 5.3e9, 27.2e9, 28338};
+  const detail::FeedCost d_feed{0, 4.5e9, 25.5e9, 13156, true},
+      s_feed{0.061e-3, 5.3e9, 27.2e9, 28338, true};
   auto d = [&](int64_t m, int64_t n, int64_t k) {
     const detail::Problem<double> p{false, false,   m, n,   k,       1.0, nullptr,
                                     k,     nullptr, n, 1.0, nullptr, n};
@@ -514,6 +515,29 @@ TEST(DeviceLosesToCpu, WeighsAFeedFromOrdinaryMemory) {
                                       256,   nullptr, 2048, 1.0,  nullptr, 2048};
   EXPECT_FALSE(device_loses_to_cpu(small, {0, d_feed.pipelined_bytes_per_second, 0, 0},
                                    cpu_gflops_for(small, 456, 1024, half)));
+}
+
+// With beta != 0 a feed from ordinary memory moves C once and adds to it on the host (half a copy
+// more), a feed from pinned memory moves it both ways: at 10 GB/s and a CPU that takes 1.5 ms,
+// 1000 x 1000 x 64 in double moves 13.0 MB (1.30 ms) from ordinary memory and 17.0 MB (1.70 ms)
+// from pinned memory, so only the second loses to the CPU; with beta = 0, 9.0 MB either way.
+TEST(DeviceLosesToCpu, CountsCAsEachMemoryMovesIt) {
+  const auto call = [](double beta) {
+    return detail::Problem<double>{false, false,   1000, 1000, 64,      1.0, nullptr,
+                                   64,    nullptr, 1000, beta, nullptr, 1000};
+  };
+  const double cpu = 2.0 * 1000 * 1000 * 64 / 1.5e-3 * 1e-9;  // GFLOPS: 1.5 ms
+  const detail::FeedCost ordinary{0, 10e9, 0, 0, true}, pinned{0, 10e9, 0, 0, false};
+  EXPECT_FALSE(detail::device_loses_to_cpu(call(1), ordinary, cpu));
+  EXPECT_TRUE(detail::device_loses_to_cpu(call(1), pinned, cpu));
+  EXPECT_FALSE(detail::device_loses_to_cpu(call(0), ordinary, cpu));
+  EXPECT_FALSE(detail::device_loses_to_cpu(call(0), pinned, cpu));
+  // The seam's feed stands for a feed from ordinary memory.
+  detail::seams::Values v = discrete(true);
+  v.feed_rate = 10e9;
+  detail::seams::Override seams(v);
+  const auto devices = detail::gpu::open_devices("");
+  EXPECT_TRUE(detail::ordinary_feed<double>(*devices.front()).adds_c);
 }
 
 // The CPU's rate where C is narrow, at defaults.json's half-dimension (210): dpotrf's products

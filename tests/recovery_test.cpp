@@ -96,7 +96,8 @@ TEST(Recovery, ADiscreteDeviceFailingMidwayWithBetaLeavesCRight) {
 }
 
 // The same from ordinary memory on a discrete device: C's rows reach the caller only when
-// unpacked, so nothing needs putting back, and the finished chunks still stay.
+// unpacked (with beta != 0, beta C added then: the device never had C), so nothing needs putting
+// back, no row gets beta C twice, and the finished chunks still stay; static and dynamic.
 TEST(Recovery, ADiscreteDeviceFailingMidwayFromOrdinaryMemory) {
   if (device_count() < 2) GTEST_SKIP() << "POCL_DEVICES=\"basic pthread\" shows two devices";
   detail::seams::Values v = fails_after(64, true);
@@ -105,6 +106,12 @@ TEST(Recovery, ADiscreteDeviceFailingMidwayFromOrdinaryMemory) {
   const Report r = run_checked<float>(1024, 96, 48, 0.5, every_device(Balance::Static),
                                       "discrete, ordinary memory");
   EXPECT_TRUE(r.fell_back);
+  for (double beta : {2.0, -1.0, 1.0}) {
+    const std::string what = "discrete, ordinary memory, dynamic, beta " + std::to_string(beta);
+    EXPECT_TRUE(
+        run_checked<double>(1024, 96, 48, beta, every_device(Balance::Dynamic), what).fell_back)
+        << what;
+  }
 }
 
 // A device that fails before any row reached C (the seam's default) leaves all its rows.
