@@ -1,7 +1,6 @@
 // The host packing code alone (src/gpu/host_pack), against naive element-by-element copies and
-// updates, on
-// awkward sizes and leading dimensions, on one thread and on several (blocks of 8 MiB and more
-// are shared among threads).
+// updates, on awkward sizes and leading dimensions, on one thread and on several (blocks of 8 MiB
+// and more are shared among threads).
 #include "gpu/host_pack.hpp"
 
 #include <gtest/gtest.h>

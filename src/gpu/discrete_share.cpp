@@ -158,14 +158,15 @@ class DiscreteShare final : public ShareImpl {
       cl::WaitForEvents({ch.read});
       add(ch.kernel);
       for (const cl::Event& slab : ch.slabs) add(slab);
-      if (c_added_) {
-        unpack_adding(c_.mapped + ch.r0 * s_.n, ch.r1 - ch.r0, s_.n, s_.beta, s_.c + ch.r0 * s_.ldc,
-                      s_.ldc, host_threads_);
-        bytes_packed += (ch.r1 - ch.r0) * s_.n * static_cast<int64_t>(sizeof(T));
-      } else if (!c_direct_) {
-        unpack(c_.mapped + ch.r0 * s_.n, ch.r1 - ch.r0, s_.n, s_.c + ch.r0 * s_.ldc, s_.ldc,
-               host_threads_);
-        bytes_packed += (ch.r1 - ch.r0) * s_.n * static_cast<int64_t>(sizeof(T));
+      if (!c_direct_) {
+        const T* from = c_.mapped + ch.r0 * s_.n;
+        T* to = s_.c + ch.r0 * s_.ldc;
+        const int64_t rows = ch.r1 - ch.r0;
+        if (c_added_)
+          unpack_adding(from, rows, s_.n, s_.beta, to, s_.ldc, host_threads_);
+        else
+          unpack(from, rows, s_.n, to, s_.ldc, host_threads_);
+        bytes_packed += rows * s_.n * static_cast<int64_t>(sizeof(T));
       }
       confirmed_ = ch.r1;
     }
