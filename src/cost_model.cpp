@@ -289,14 +289,17 @@ double predict(const CpuModel& cpu, const std::vector<Side>& devices, const Shap
   }
   const int64_t cpu_rows = s.m - taken;
   const bool contended = any_device && cpu_rows > 0;
-  double cpu_busy = 1, longest = 0;
+  double cpu_busy = 1, longest = 0, memory = 0;
   const std::vector<double> b_packed = b_parts(devices, s, rows);
   for (size_t i = 0; i < devices.size() && i < rows.size(); ++i) {
     if (rows[i] > 0) cpu_busy = std::min(cpu_busy, devices[i].cpu_busy);
     longest =
         std::max(longest, side_time(devices[i].model->seconds(s, rows[i], feeders, b_packed[i]),
                                     contended, devices[i].both_busy));
+    memory += devices[i].model->parts(s, rows[i], feeders, b_packed[i]).memory;
   }
+  // The devices' feeders share the host's memory: their traffic takes the sum of their times.
+  longest = std::max(longest, memory);
   if (cpu_rows > 0)
     longest = std::max(longest, side_time(cpu.seconds(cpu_rows, s.n, s.k, std::max(1, cpu_threads)),
                                           contended, cpu_busy));

@@ -115,7 +115,8 @@ struct Plan {
 };
 
 // The predicted seconds of one division of the rows: each side's time, slowed by its factor
-// while the CPU and a device both have rows.
+// while the CPU and a device both have rows, and no less than the devices' host-memory traffic
+// takes when one memory carries all of it.
 double predict(const CpuModel& cpu, const std::vector<Side>& devices, const Shape& s,
                const std::vector<int64_t>& rows, int cpu_threads, int feeders);
 

@@ -164,10 +164,15 @@ double set_fraction(const Request& req, const std::vector<profile::Choice>& choi
   return gpus / (gpus + cpu);
 }
 
-// The devices Options::device names, else TANDEM_DEVICE's, else the default. A selector from the
-// environment that names nothing says where it came from: the caller never wrote it.
-std::vector<std::shared_ptr<gpu::Device>> selected_devices(const Options& o) {
+// The devices Options::device names, else TANDEM_DEVICE's, else the default: the first GPU, or
+// under auto every GPU, for default_set() to judge (on a machine without a GPU, the first device).
+// A selector from the environment that names nothing says where it came from: the caller never
+// wrote it.
+std::vector<std::shared_ptr<gpu::Device>> selected_devices(const Options& o, const Request& req,
+                                                           bool& by_default) {
   const std::optional<std::string>& env = env_config().device;
+  by_default = !o.device && !env;
+  if (by_default && req.strategy == Strategy::Auto) return gpu::open_gpus();
   if (o.device || !env) return gpu::open_devices(o.device.value_or(""));
   try {
     return gpu::open_devices(*env);
@@ -235,6 +240,20 @@ bool bucket_measured(const Problem<T>& p, const profile::Choice& c, bool discret
          !(discrete && p.beta != T(0)) && resident == c.resident;
 }
 
+// Every device's cost model for this precision, or none if a device's profile has none.
+template <class T>
+std::vector<const cost::Model*> all_models(
+    const std::vector<std::shared_ptr<const profile::Profile>>& profiles) {
+  std::vector<const cost::Model*> models;
+  for (const auto& profile : profiles) {
+    if (!profile) return {};
+    const auto it = profile->precisions.find(std::is_same_v<T, double> ? 'd' : 's');
+    if (it == profile->precisions.end() || !it->second.model) return {};
+    models.push_back(&*it->second.model);
+  }
+  return models;
+}
+
 // The devices' cost models for this precision, when auto plans the call with them: every device's
 // profile has one, and the call is one no bucket measured or runs on several devices.
 template <class T>
@@ -244,13 +263,9 @@ std::vector<const cost::Model*> models_for(
     const std::vector<profile::Choice>& choices,
     const std::vector<std::shared_ptr<const profile::Profile>>& profiles) {
   if (req.strategy != Strategy::Auto) return {};
-  std::vector<const cost::Model*> models;
+  const std::vector<const cost::Model*> models = all_models<T>(profiles);
   bool measured = devices.size() == 1;
-  for (size_t i = 0; i < devices.size(); ++i) {
-    if (!profiles[i]) return {};
-    const auto it = profiles[i]->precisions.find(std::is_same_v<T, double> ? 'd' : 's');
-    if (it == profiles[i]->precisions.end() || !it->second.model) return {};
-    models.push_back(&*it->second.model);
+  for (size_t i = 0; i < devices.size() && i < models.size(); ++i) {
     const bool discrete = gpu::is_discrete(*devices[i]);
     measured = measured && bucket_measured(p, choices[i], discrete,
                                            discrete && gpu::operands_pinned(*devices[i], p));
@@ -373,6 +388,27 @@ GpuPlan model_plan(const Problem<T>& p, const Options& o,
   return plan;
 }
 
+// Auto's default set, every GPU, keeps the GPUs after the first only where every one has a cost
+// model (its profile was tuned on this host, `tandem tune`) and the models' plan over all of them
+// beats their plan for the first alone by the margin a split must win by. Elsewhere the first GPU
+// takes the call as it would alone (its buckets, its model).
+template <class T>
+void default_set(const Problem<T>& p, const Options& o,
+                 std::vector<std::shared_ptr<gpu::Device>>& devices,
+                 std::vector<profile::Choice>& choices,
+                 std::vector<std::shared_ptr<const profile::Profile>>& profiles, const Report& r) {
+  if (devices.size() < 2) return;
+  if (const auto models = all_models<T>(profiles); !models.empty()) {
+    Report first = r, every = r;
+    model_plan(p, o, {devices[0]}, {choices[0]}, {models[0]}, {profiles[0]}, first);
+    model_plan(p, o, devices, choices, models, profiles, every);
+    if (every.predicted_seconds * (1 + models[0]->split_margin) < first.predicted_seconds) return;
+  }
+  devices.resize(1);
+  choices.resize(1);
+  profiles.resize(1);
+}
+
 }  // namespace
 
 Request request(const Options& o) {
@@ -397,12 +433,11 @@ Request request(const Options& o) {
 template <class T>
 GpuPlan plan_gpu(const Problem<T>& p, const Options& o, const Request& req, Report& r) {
   constexpr bool fp64 = std::is_same_v<T, double>;
-  auto devices = selected_devices(o);
+  bool by_default = false;
+  auto devices = selected_devices(o, req, by_default);
   std::vector<profile::Choice> choices;
   std::vector<std::shared_ptr<const profile::Profile>> profiles(devices.size());
   for (size_t i = 0; i < devices.size(); ++i) {
-    if (!r.device.empty()) r.device += "; ";
-    r.device += gpu::description(*devices[i]);
     std::string origin;
     choices.push_back(profile_choice(p, req, *devices[i], &origin, &profiles[i]));
     choose_direct(choices.back(), p, o, *devices[i], profiles[i].get());
@@ -412,6 +447,8 @@ GpuPlan plan_gpu(const Problem<T>& p, const Options& o, const Request& req, Repo
       r.profile_resident = choices.back().resident;
     }
   }
+  if (by_default) default_set(p, o, devices, choices, profiles, r);
+  for (const auto& d : devices) r.device += (r.device.empty() ? "" : "; ") + gpu::description(*d);
   // Only a device with fp64 has a dgemm model, so none of these is left out of a dgemm.
   if (const auto models = models_for(p, req, devices, choices, profiles); !models.empty())
     return model_plan(p, o, devices, choices, models, profiles, r);

@@ -11,6 +11,7 @@ namespace {
 const Values kDefaults{};
 std::atomic<bool> g_assume_discrete{kDefaults.assume_discrete};
 std::atomic<bool> g_assume_unified{kDefaults.assume_unified};
+std::atomic<bool> g_assume_gpus{kDefaults.assume_gpus};
 std::atomic<size_t> g_overlap_from{kDefaults.overlap_from};
 std::atomic<bool> g_pad_rows{kDefaults.pad_rows};
 std::atomic<size_t> g_pinned_from{kDefaults.pinned_from};
@@ -29,6 +30,7 @@ Values current() {
   Values v;
   v.assume_discrete = assume_discrete();
   v.assume_unified = assume_unified();
+  v.assume_gpus = assume_gpus();
   v.overlap_from = overlap_from();
   v.pad_rows = pad_rows();
   v.pinned_from = pinned_from();
@@ -48,6 +50,7 @@ Values current() {
 void set(const Values& v) {
   g_assume_discrete.store(v.assume_discrete);
   g_assume_unified.store(v.assume_unified);
+  g_assume_gpus.store(v.assume_gpus);
   g_overlap_from.store(v.overlap_from);
   g_pad_rows.store(v.pad_rows);
   g_pinned_from.store(v.pinned_from);
@@ -67,6 +70,7 @@ void set(const Values& v) {
 
 bool assume_discrete() { return g_assume_discrete.load(std::memory_order_relaxed); }
 bool assume_unified() { return g_assume_unified.load(std::memory_order_relaxed); }
+bool assume_gpus() { return g_assume_gpus.load(std::memory_order_relaxed); }
 size_t overlap_from() { return g_overlap_from.load(std::memory_order_relaxed); }
 bool pad_rows() { return g_pad_rows.load(std::memory_order_relaxed); }
 size_t pinned_from() { return g_pinned_from.load(std::memory_order_relaxed); }

@@ -24,6 +24,9 @@ struct Values {
   // this way does it see a kernel read or write just past an operand's end.
   // assume_discrete wins where both are set.
   bool assume_unified = false;
+  // Count every OpenCL device as a GPU where tandem picks devices by their kind: the set auto
+  // offers a call when the caller names none (plan.cpp), every GPU rather than the first device.
+  bool assume_gpus = false;
   // A discrete share whose copies (A, B and C together) are smaller than this runs as one chunk:
   // overlapping copies that small with the kernel does not pay.
   size_t overlap_from = size_t{16} << 20;
@@ -61,6 +64,7 @@ struct Values {
 
 bool assume_discrete();
 bool assume_unified();
+bool assume_gpus();
 size_t overlap_from();
 bool pad_rows();
 size_t pinned_from();

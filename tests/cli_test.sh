@@ -24,6 +24,12 @@ out=$("$tandem" devices --json) &&
   "$py" -c 'import json,sys; assert json.loads(sys.argv[1])["tandem_version"] == sys.argv[2]' "$out" "$version" &&
   ok "devices --json" || bad "devices --json: $out"
 "$tandem" --json devices | json_ok && ok "--json before the subcommand" || bad "tandem --json devices"
+# the sets, on PoCL's two devices (no GPU among them): the first is the default and all auto
+# weighs; "all" is both
+out=$(POCL_DEVICES="basic pthread" "$tandem" devices --json) &&
+  "$py" -c 'import json,sys; s=json.loads(sys.argv[1])["sets"]
+assert s == {"default": [0], "auto": [0], "all": [0, 1]}, s' "$out" &&
+  ok "devices --json: the sets" || bad "devices --json sets: $out"
 
 # gemm: a checked call, in text and JSON, under each strategy
 for s in auto cpu gpu hybrid; do

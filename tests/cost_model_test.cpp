@@ -295,6 +295,26 @@ TEST(CostModel, DevicesOfOnePlatformPackBOnce) {
   EXPECT_NEAR(p.seconds, cost::predict(m.cpu, {a, b}, s, p.rows, p.cpu_threads, p.feeders), 1e-15);
 }
 
+// Two devices fed from ordinary memory share the host's memory: a pair's time is no less than
+// their traffic's times added, so a call bound by that memory gains little from a second device,
+// while a call bound by the kernels still takes about half the time.
+TEST(CostModel, DevicesShareTheHostsMemory) {
+  const cost::Model m = h100_like();
+  const cost::Side a{&m.device, 128, 1.0, 1.0, 0}, b{&m.device, 128, 1.0, 1.0, 0};
+  const cost::Shape small_k = shape(16384, 16384, 256, true, false);
+  const double one = cost::predict(m.cpu, {a}, small_k, {16384}, 0, 16);
+  EXPECT_DOUBLE_EQ(one, m.device.seconds(small_k, 16384, 16)) << "one device: its own time";
+  const double pair = cost::predict(m.cpu, {a, b}, small_k, {8192, 8192}, 0, 8);
+  const auto half = m.device.parts(small_k, 8192, 8, 0.5);
+  EXPECT_LT(m.device.seconds(small_k, 8192, 8, 0.5), 0.6 * one)
+      << "each device on its own would take about half";
+  EXPECT_DOUBLE_EQ(pair, 2 * half.memory);
+  EXPECT_GT(pair, 0.8 * one);
+  const cost::Shape square = shape(16384, 16384, 16384, false, false);
+  EXPECT_LT(cost::predict(m.cpu, {a, b}, square, {8192, 8192}, 0, 8),
+            0.6 * cost::predict(m.cpu, {a}, square, {16384}, 0, 16));
+}
+
 // With beta != 0, C's old values cross the bus only from pinned memory; from ordinary memory a
 // discrete device's host adds them as it unpacks, reading C once more (half a copy per byte).
 TEST(CostModel, OrdinaryMemoryAddsCOnTheHost) {

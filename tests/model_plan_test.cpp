@@ -251,6 +251,94 @@ TEST_F(ModelPlan, DevicesShareACallByTheirModels) {
   }
 }
 
+// Without a named set, auto offers a call to every GPU (PoCL's two devices counted as GPUs) and
+// keeps the second only where both profiles have a model and the models' plan over both beats
+// the first alone by the split margin; elsewhere, and under other strategies, the first device
+// takes it alone. PoCL's devices, not GPUs, are never a default set.
+TEST_F(ModelPlan, AutoOffersEveryGpuWhereTheModelsSayItPays) {
+  if (detail::gpu::list_devices().size() < 2)
+    GTEST_SKIP() << "one OpenCL device (POCL_DEVICES=\"basic pthread\" shows two)";
+  detail::seams::Values gpus;
+  gpus.assume_gpus = true;
+  const int64_t m = 1024, n = 512, k = 64;
+  auto devices_of = [](const Report& r) {
+    std::vector<int> got;
+    for (const auto& d : r.devices)
+      if (d.rows > 0) got.push_back(d.index);
+    return got;
+  };
+  const std::string first = detail::gpu::info(*detail::gpu::open_device("0")).describe();
+  {
+    const detail::seams::Override as_gpus(gpus);
+    const Call call = run(m, n, k, 1);
+    EXPECT_LT(call.error, 1e-3);
+    EXPECT_EQ(call.report.device.find(';'), std::string::npos)
+        << "no model to judge the second device by: " << call.report.device;
+  }
+  const cost::Model fast = model(40, 40), slow = model(0.5, 40);
+  prof::save(profile_with(identity_of("0"), fast), prof::path_for(identity_of("0")));
+  prof::save(profile_with(identity_of("1"), fast), prof::path_for(identity_of("1")));
+  prof::forget();  // the call above found no profile, and that is remembered
+  const cost::Side a{&fast.device, 32, fast.both_busy, fast.cpu_busy};
+  const cost::Shape s{m, n, k, 4, true, false};
+  {
+    const detail::seams::Override as_gpus(gpus);
+    const Call call = run(m, n, k, 1);
+    EXPECT_LT(call.error, 1e-3);
+    const cost::Plan both = cost::best_plan(fast.cpu, {a, a}, s, cores(), fast.split_margin);
+    const cost::Plan one = cost::best_plan(fast.cpu, {a}, s, cores(), fast.split_margin);
+    ASSERT_LT(both.seconds * (1 + fast.split_margin), one.seconds) << "the pair pays here";
+    EXPECT_EQ(devices_of(call.report), (std::vector<int>{0, 1})) << call.report.device;
+    std::vector<int64_t> got(2, 0);
+    for (const auto& d : call.report.devices) got[d.index] = d.rows;
+    EXPECT_EQ(got, both.rows);
+    EXPECT_NE(call.report.device.find(';'), std::string::npos);
+    Options gpu;
+    gpu.strategy = Strategy::Gpu;
+    const Call alone = run(m, n, k, 1, gpu);
+    EXPECT_EQ(devices_of(alone.report), std::vector<int>{0}) << "only auto judges a set";
+    EXPECT_LT(alone.error, 1e-3);
+  }
+  {
+    const Call call = run(m, n, k, 1);
+    EXPECT_EQ(call.report.device.find(';'), std::string::npos)
+        << "PoCL's devices are no GPUs: " << call.report.device;
+    EXPECT_EQ(call.report.device.rfind(first, 0), 0u) << call.report.device;
+  }
+  prof::forget();
+  prof::save(profile_with(identity_of("1"), slow), prof::path_for(identity_of("1")));
+  {
+    const detail::seams::Override as_gpus(gpus);
+    const cost::Side b{&slow.device, 32, slow.both_busy, slow.cpu_busy};
+    const cost::Plan both = cost::best_plan(fast.cpu, {a, b}, s, cores(), fast.split_margin);
+    const cost::Plan one = cost::best_plan(fast.cpu, {a}, s, cores(), fast.split_margin);
+    ASSERT_GE(both.seconds * (1 + fast.split_margin), one.seconds) << "the pair does not pay";
+    const Call call = run(m, n, k, 1);
+    EXPECT_LT(call.error, 1e-3);
+    EXPECT_EQ(call.report.device.find(';'), std::string::npos) << call.report.device;
+    EXPECT_EQ(call.report.device.rfind(first, 0), 0u) << call.report.device;
+    const Call again = run(m, n, k, 0);
+    EXPECT_EQ(again.report.device.find(';'), std::string::npos) << again.report.device;
+  }
+  // A pair that gains, but by less than the margin the first device's model asks of a split.
+  cost::Model wary = fast;
+  wary.split_margin = 1.0;
+  prof::forget();
+  prof::save(profile_with(identity_of("0"), wary), prof::path_for(identity_of("0")));
+  prof::save(profile_with(identity_of("1"), fast), prof::path_for(identity_of("1")));
+  {
+    const detail::seams::Override as_gpus(gpus);
+    const cost::Side w{&wary.device, 32, wary.both_busy, wary.cpu_busy};
+    const cost::Plan both = cost::best_plan(wary.cpu, {w, a}, s, cores(), wary.split_margin);
+    const cost::Plan one = cost::best_plan(wary.cpu, {w}, s, cores(), wary.split_margin);
+    ASSERT_LT(both.seconds, one.seconds);
+    ASSERT_GE(both.seconds * (1 + wary.split_margin), one.seconds);
+    const Call call = run(m, n, k, 1);
+    EXPECT_LT(call.error, 1e-3);
+    EXPECT_EQ(call.report.device.find(';'), std::string::npos) << call.report.device;
+  }
+}
+
 // The co-tuner fits a model whose predictions for what it measured are filled in, and stores it;
 // without it, none.
 TEST_F(ModelPlan, TheTunerFitsAndStoresAModel) {

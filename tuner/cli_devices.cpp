@@ -45,13 +45,16 @@ void add_opencl(json& out) {
   }
 }
 
-// The profile each device would use, and the sets "all" and the default ("") name.
+// The profile each device would use, the sets "all" and the default ("") name, and the set auto
+// weighs for a call that names none.
 void add_sets(json& out) {
   if (!out.contains("opencl")) return;
-  for (const char* selector : {"", "all"}) {
+  for (const char* selector : {"", "auto", "all"}) {
     json set = json::array();
     try {
-      for (const auto& d : gpu::open_devices(selector)) set.push_back(gpu::info(*d).index);
+      const std::string name = selector;
+      for (const auto& d : name == "auto" ? gpu::open_gpus() : gpu::open_devices(name))
+        set.push_back(gpu::info(*d).index);
     } catch (const Error&) {
     }
     out["sets"][*selector ? selector : "default"] = set;
@@ -119,12 +122,17 @@ void print_opencl(const json& out) {
                       ? "none"
                       : d["profile"].get<std::string>().c_str());
   // The sets the device selector names without a list (TANDEM_DEVICE, --device, compare's
-  // STRATEGY:DEVICES); any list of indices, "1,2", names a set too.
-  for (const char* set : {"default", "all"}) {
+  // STRATEGY:DEVICES); any list of indices, "1,2", names a set too. Auto, where none is named,
+  // weighs its own.
+  for (const char* set : {"default", "auto", "all"}) {
     std::string members;
     for (const auto& i : out["sets"][set])
       members += (members.empty() ? "" : ",") + std::to_string(i.get<int>());
-    std::printf("  device set %s: %s\n", set, members.empty() ? "none" : members.c_str());
+    std::printf("  device set %s: %s%s\n", set, members.empty() ? "none" : members.c_str(),
+                std::string(set) == "auto" && members.find(',') != std::string::npos
+                    ? " (a call keeps those after the first where their profiles' models say "
+                      "they pay)"
+                    : "");
   }
 }
 

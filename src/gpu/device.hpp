@@ -66,6 +66,14 @@ std::unique_lock<std::mutex> exclusive_for(const std::vector<std::shared_ptr<Dev
 // host, or the seam assume_discrete (tests) says to treat it so; assume_unified says not to.
 bool is_discrete(const Device& device);
 
+// Whether the device is a GPU, or the seam assume_gpus (tests) says to count it as one.
+bool counts_as_gpu(const Device& device);
+
+// The devices auto weighs for a call that names none: every GPU (as counts_as_gpu() counts them),
+// else the first device; where not every GPU opens, what open_devices("") opens. Throws Error as
+// that does.
+std::vector<std::shared_ptr<Device>> open_gpus();
+
 // The size of the pinned staging buffer a discrete share gets for `bytes` (staging_pool.cpp).
 size_t staging_size(size_t bytes);
 
