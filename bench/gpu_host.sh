@@ -316,7 +316,8 @@ print("%-70s %-6s %9.0f GFLOPS  rows/chunks %s cpu:%d/%d  thr %d feed %d  load %
     # (SET_TUNE_DEVICE, default 1; its profile applies to every GPU of that name), sizes that follow
     # the device, the cost model included, SET_TUNE_SECONDS (260) of budget; the profile exported
     # for the built-in database; then checked calls under it (SET_DEVICES, default 1,2): one GPU,
-    # the set, and every GPU with the CPU ("all"), under auto, both precisions at SET_SIZE^3 (16384).
+    # the set, auto with no device named, and every GPU with the CPU ("all"), under auto, both
+    # precisions at SET_SIZE^3 (16384), then one GPU against auto's own set at SET_MID's sizes.
     out=${2:-${OUT:-/tmp/tandem-out}}
     mkdir -p "$out"
     unpack
@@ -329,11 +330,25 @@ print("%-70s %-6s %9.0f GFLOPS  rows/chunks %s cpu:%d/%d  thr %d feed %d  load %
     tandem tune --device "$dev" --budget-seconds "${SET_TUNE_SECONDS:-260}" --log "$out/tune-log.jsonl" \
       2> "$out/tune-progress.txt" | tee "$out/tune.txt"
     tandem profile export "$out/profile.json" --device "$dev"
+    # "auto": no device named, so auto weighs every GPU by the models the tune fitted.
     for p in s d; do
-      for args in "--strategy gpu --device $dev" "--device $set" "--device all" "--device $set --resident"; do
+      for args in "--strategy gpu --device $dev" "--device $set" "auto" "--device all" \
+                  "--device $set --resident" "--resident"; do
+        [[ $args == auto ]] && args=""
         # shellcheck disable=SC2086
-        echo "$p $args $(tandem --json gemm --precision $p --m "$n" --n "$n" --k "$n" $args \
-          --reps "${SET_REPS:-3}" | tr -d '\n')" | tee -a "$out/set.jsonl"
+        echo "$p $n ${args:-auto} $(tandem --json gemm --precision $p --m "$n" --n "$n" --k "$n" \
+          $args --reps "${SET_REPS:-3}" | tr -d '\n')" | tee -a "$out/set.jsonl"
+      done
+    done
+    # The mid sizes: does auto's own set lose to one GPU where a second one pays little?
+    for m in ${SET_MID:-2048 4096 8192}; do
+      for p in s d; do
+        for args in "--device $dev" "auto"; do
+          [[ $args == auto ]] && args=""
+          # shellcheck disable=SC2086
+          echo "$p $m ${args:-auto} $(tandem --json gemm --precision $p --m "$m" --n "$m" \
+            --k "$m" $args --reps "${SET_REPS:-3}" | tr -d '\n')" | tee -a "$out/set.jsonl"
+        done
       done
     done
     ;;

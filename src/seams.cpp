@@ -20,6 +20,7 @@ std::atomic<bool> g_fail_builds{kDefaults.fail_builds};
 std::atomic<int> g_fail_device{kDefaults.fail_device};
 std::atomic<int64_t> g_fail_after_rows{kDefaults.fail_after_rows};
 std::atomic<int> g_fail_b_piece{kDefaults.fail_b_piece};
+std::atomic<int> g_fail_drain{kDefaults.fail_drain};
 std::atomic<double> g_apu_cpu{kDefaults.apu_cpu_gflops};
 std::atomic<double> g_apu_gpu{kDefaults.apu_gpu_gflops};
 std::atomic<double> g_apu_both{kDefaults.apu_both_busy};
@@ -39,6 +40,7 @@ Values current() {
   v.fail_device = fail_device();
   v.fail_after_rows = fail_after_rows();
   v.fail_b_piece = fail_b_piece();
+  v.fail_drain = fail_drain();
   v.apu_cpu_gflops = apu_cpu_gflops();
   v.apu_gpu_gflops = apu_gpu_gflops();
   v.apu_both_busy = apu_both_busy();
@@ -59,6 +61,7 @@ void set(const Values& v) {
   g_fail_device.store(v.fail_device);
   g_fail_after_rows.store(v.fail_after_rows);
   g_fail_b_piece.store(v.fail_b_piece);
+  g_fail_drain.store(v.fail_drain);
   g_apu_cpu.store(v.apu_cpu_gflops);
   g_apu_gpu.store(v.apu_gpu_gflops);
   g_apu_both.store(v.apu_both_busy);
@@ -79,6 +82,7 @@ bool fail_builds() { return g_fail_builds.load(std::memory_order_relaxed); }
 int fail_device() { return g_fail_device.load(std::memory_order_relaxed); }
 int64_t fail_after_rows() { return g_fail_after_rows.load(std::memory_order_relaxed); }
 int fail_b_piece() { return g_fail_b_piece.load(std::memory_order_relaxed); }
+int fail_drain() { return g_fail_drain.load(std::memory_order_relaxed); }
 double apu_cpu_gflops() { return g_apu_cpu.load(std::memory_order_relaxed); }
 double apu_gpu_gflops() { return g_apu_gpu.load(std::memory_order_relaxed); }
 double apu_both_busy() { return g_apu_both.load(std::memory_order_relaxed); }

@@ -53,6 +53,10 @@ struct Values {
   // index (after packing it), as a failed copy would, and nowhere else: the shares that copy B
   // from its staging must pack the rest of B themselves.
   int fail_b_piece = -1;
+  // Where set (not -1), a discrete share on the device of this index finishes its queues but
+  // reports that it could not, as a wedged device's share would: it keeps aside for good whatever
+  // the device might still use, and its C counts as touched wherever the device writes it.
+  int fail_drain = -1;
   // A simulated APU (simulated_apu.hpp): with both rates set (GFLOPS), every call lasts as long
   // as a CPU and a device of these rates would take, each slowed to `apu_both_busy` of its rate
   // while both are busy. 0: off.
@@ -73,6 +77,7 @@ bool fail_builds();
 int fail_device();
 int64_t fail_after_rows();
 int fail_b_piece();
+int fail_drain();
 double apu_cpu_gflops();
 double apu_gpu_gflops();
 double apu_both_busy();

@@ -114,6 +114,44 @@ TEST(Recovery, ADiscreteDeviceFailingMidwayFromOrdinaryMemory) {
   }
 }
 
+// A failed device whose queues cannot then be drained (the seam fail_drain) may still write its
+// staging, never the caller's C: from ordinary memory its unfinished rows go to the CPU as
+// usual, beta != 0 included. Where its copies write the caller's C (tandem_malloc memory,
+// pinned), C's old values cannot be trusted with beta != 0: OutputLost, naming why; with beta =
+// 0 they are not needed.
+TEST(Recovery, AFailedDeviceThatCannotBeDrainedLeavesAStagedCRight) {
+  if (device_count() < 2) GTEST_SKIP() << "POCL_DEVICES=\"basic pthread\" shows two devices";
+  detail::seams::Values v = fails_after(64, true);
+  v.fail_drain = v.fail_device;
+  v.pinned_from = test::kNothingPinned;
+  {
+    detail::seams::Override seams(v);
+    EXPECT_TRUE(run_checked<float>(1024, 96, 48, 2.0, every_device(Balance::Static),
+                                   "ordinary memory, undrained, static")
+                    .fell_back);
+    EXPECT_TRUE(run_checked<double>(1024, 96, 48, -1.0, every_device(Balance::Dynamic),
+                                    "ordinary memory, undrained, dynamic")
+                    .fell_back);
+  }
+  v.pinned_from = 0;
+  detail::seams::Override seams(v);
+  EXPECT_TRUE(run_checked<float>(1024, 96, 48, 0.0, every_device(Balance::Static),
+                                 "pinned, undrained, beta 0")
+                  .fell_back);
+  std::mt19937_64 rng(7);
+  auto a = make_matrix<float>(Layout::RowMajor, false, 1024, 48, 0, rng, 0.0f);
+  auto b = make_matrix<float>(Layout::RowMajor, false, 48, 96, 0, rng, 0.0f);
+  auto c = make_matrix<float>(Layout::RowMajor, false, 1024, 96, 0, rng, 0.0f);
+  try {
+    gemm<float>(Layout::RowMajor, Op::NoTrans, Op::NoTrans, 1024, 96, 48, 1.0f, a.ptr(), a.ld,
+                b.ptr(), b.ld, 0.5f, c.ptr(), c.ld, every_device(Balance::Static));
+    ADD_FAILURE() << "C's old values were trusted after the device wrote C in place";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.kind(), Error::Kind::OutputLost) << e.what();
+    EXPECT_NE(std::string(e.what()).find("could not be stopped"), std::string::npos) << e.what();
+  }
+}
+
 // A device that fails before any row reached C (the seam's default) leaves all its rows.
 TEST(Recovery, AFailureBeforeAnyRowLeavesEveryRowToTheCpu) {
   if (device_count() < 2) GTEST_SKIP() << "POCL_DEVICES=\"basic pthread\" shows two devices";

@@ -43,9 +43,9 @@ struct DeviceB final : KeptB {
         kb(kernel_kb),
         dev_ld(device_ld) {}
   ~DeviceB() override {
-    if (lost) {  // a device may still copy from or into it: leaked, never freed or reused
-      (void)b.pooled.release();
-      (void)raw.release();
+    if (lost) {  // a device may still copy from or into it: never freed or reused
+      dev.staging().lose(std::move(b.pooled));
+      dev.staging().lose(std::move(raw));
       return;
     }
     if (b.pooled) dev.staging().give(std::move(b.pooled));

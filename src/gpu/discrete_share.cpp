@@ -35,13 +35,13 @@ class DiscreteShare final : public ShareImpl {
   // Staging goes back to the pool only once nothing uses it (a failed drain keeps it out).
   ~DiscreteShare() override {
     if (!drain()) {
-      // Whatever the device may still read or write is leaked rather than freed or reused: B,
-      // the staging B was copied from (a share that used B kept on the device copied nothing),
-      // and this share's own.
+      // Whatever the device may still read or write is kept aside rather than freed or reused:
+      // B, the staging B was copied from (a share that used B kept on the device copied
+      // nothing), and this share's own.
       if (b_) b_->lost = true;
       if (b_ && b_->packed_by && !b_reused_) b_->packed_by->lost = true;
-      for (Operand<T>* op : {&a_, &c_}) (void)op->pooled.release();
-      (void)a_raw_.release();
+      for (Operand<T>* op : {&a_, &c_}) dev_.staging().lose(std::move(op->pooled));
+      dev_.staging().lose(std::move(a_raw_));
       return;
     }
     dev_.give_queue(std::move(queue_));
@@ -99,13 +99,13 @@ class DiscreteShare final : public ShareImpl {
   bool started() const { return next_ > 0; }
 
   bool drain() noexcept override {
-    if (one_queue() && confirmed_ == s_.m) return true;  // its last copy waited for: all done
     try {
-      for (cl::CommandQueue* q : queues()) q->finish();
-      return true;
+      if (!one_queue() || confirmed_ < s_.m)  // else its last copy was waited for: all done
+        for (cl::CommandQueue* q : queues()) q->finish();
     } catch (...) {
       return false;
     }
+    return seams::fail_drain() != dev_.info().index;
   }
 
   // The device computes into its own memory, so a chunk's rows reach the caller's C only by its
@@ -113,9 +113,10 @@ class DiscreteShare final : public ShareImpl {
   // unpacks them: rows [0, confirmed_). A chunk copied straight into the caller's C holds its final
   // values once its copy completed, and its old ones while its kernel has not completed (a
   // failed kernel is never copied back). The one case left is a copy that failed partway after
-  // its kernel completed: its rows cannot be trusted, and the share reports C touched.
+  // its kernel completed: its rows cannot be trusted, and the share reports C touched. Queues
+  // that cannot be drained touch nothing of a staged C: only the host writes the caller's C.
   std::vector<RowRange> salvage(bool* stopped) noexcept override {
-    *stopped = drain();
+    *stopped = drain() || !c_direct_;
     std::vector<RowRange> finished;
     if (confirmed_ > 0) finished.push_back({0, confirmed_});
     if (!*stopped || !c_direct_) return finished;

@@ -71,6 +71,12 @@ void StagingPool::give(std::unique_ptr<Staging> st) {
   for (auto& e : evicted) release(*e);
 }
 
+void StagingPool::lose(std::unique_ptr<Staging> st) {
+  if (!st) return;
+  std::lock_guard<std::mutex> lock(mutex_);
+  lost_.push_back(std::move(st));
+}
+
 // A pinned buffer is unmapped before it goes: released while mapped, NVIDIA's driver kept its
 // page-locked memory (the pool grew to 122 GB of it on the H100 host while the sizes it was asked
 // for kept changing, and the process was killed: docs/PERFORMANCE.md).

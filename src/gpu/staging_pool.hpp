@@ -32,6 +32,10 @@ class StagingPool {
   // Returns staging no command uses any more.
   void give(std::unique_ptr<Staging> st);
 
+  // Keeps staging that a device might still read or write (its queues could not be drained) for
+  // the life of the process, never freed or reused.
+  void lose(std::unique_ptr<Staging> st);
+
  private:
   void release(Staging& st);
 
@@ -40,6 +44,7 @@ class StagingPool {
   uint64_t idle_cap_;
   std::mutex mutex_;
   std::vector<std::unique_ptr<Staging>> idle_;
+  std::vector<std::unique_ptr<Staging>> lost_;
   uint64_t idle_bytes_ = 0;
 };
 
