@@ -70,16 +70,18 @@ std::vector<double> b_parts(const std::vector<Side>& devices, const Shape& s,
 }
 
 // The most rows (whole tiles, or all of m - taken) a device can take within `limit` seconds, its
-// part of B's packing `b_packed`.
+// part of B's packing `b_packed`, when the devices before it already keep the host's memory busy
+// for `memory_used` seconds (predict()'s floor).
 int64_t rows_within(const Side& d, const Shape& s, int feeders, bool contended, int64_t taken,
-                    double limit, double b_packed) {
+                    double limit, double b_packed, double memory_used) {
   const int64_t left = s.m - taken;
   if (left <= 0) return 0;
   const int64_t tile = std::max<int64_t>(1, d.tile);
   const int64_t units = (left + tile - 1) / tile;
   auto time = [&](int64_t u) {
-    return side_time(d.model->seconds(s, std::min(u * tile, left), feeders, b_packed), contended,
-                     d.both_busy);
+    const int64_t rows = std::min(u * tile, left);
+    return std::max(side_time(d.model->seconds(s, rows, feeders, b_packed), contended, d.both_busy),
+                    memory_used + d.model->parts(s, rows, feeders, b_packed).memory);
   };
   if (time(1) > limit) return 0;
   int64_t lo = 1, hi = units;
@@ -145,10 +147,13 @@ Plan balance(const CpuModel& cpu, const std::vector<Side>& devices, const Shape&
   auto fill = [&](double limit, Plan& plan) {
     plan.rows.assign(devices.size(), 0);
     int64_t taken = 0;
+    double memory = 0;
     for (size_t i = 0; i < devices.size(); ++i) {
       plan.rows[i] = clamp_rows(
-          rows_within(devices[i], s, feeders, contended, taken, limit, b_packed[i]), taken, s.m);
+          rows_within(devices[i], s, feeders, contended, taken, limit, b_packed[i], memory), taken,
+          s.m);
       taken += plan.rows[i];
+      memory += devices[i].model->parts(s, plan.rows[i], feeders, b_packed[i]).memory;
     }
     plan.cpu_rows = s.m - taken;
     if (plan.cpu_rows == 0) return true;

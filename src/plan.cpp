@@ -1,23 +1,21 @@
-// Planning one call: the request, each device's profile, the devices' rows and kernels, and the
-// cores for each side.
+// Planning one call: the request, the devices, each device's profile, the devices' rows and
+// kernels (division.cpp divides the rows and the host's cores).
 #include "plan.hpp"
 
 #include <algorithm>
+#include <atomic>
 #include <cmath>
 #include <mutex>
-#include <numeric>
 #include <string>
 #include <tuple>
 
 #include "config.hpp"
-#include "cpu_blas.hpp"
 #include "feed_cost.hpp"
 #include "gpu/pinned_memory.hpp"
 #include "log.hpp"
 #include "memo.hpp"
 #include "profile.hpp"
 #include "text.hpp"
-#include "topology.hpp"
 
 namespace tandem::detail {
 namespace {
@@ -164,15 +162,12 @@ double set_fraction(const Request& req, const std::vector<profile::Choice>& choi
   return gpus / (gpus + cpu);
 }
 
-// The devices Options::device names, else TANDEM_DEVICE's, else the default: the first GPU, or
-// under auto every GPU, for default_set() to judge (on a machine without a GPU, the first device).
-// A selector from the environment that names nothing says where it came from: the caller never
-// wrote it.
-std::vector<std::shared_ptr<gpu::Device>> selected_devices(const Options& o, const Request& req,
-                                                           bool& by_default) {
+// The devices Options::device names, else TANDEM_DEVICE's, else the default: the first GPU
+// (widen_default() may add the others). A selector from the environment that names nothing says
+// where it came from: the caller never wrote it.
+std::vector<std::shared_ptr<gpu::Device>> selected_devices(const Options& o, bool& by_default) {
   const std::optional<std::string>& env = env_config().device;
   by_default = !o.device && !env;
-  if (by_default && req.strategy == Strategy::Auto) return gpu::open_gpus();
   if (o.device || !env) return gpu::open_devices(o.device.value_or(""));
   try {
     return gpu::open_devices(*env);
@@ -221,10 +216,6 @@ void bound_launches(DevicePart& part, const Problem<T>& p, const Options& o, dou
   part.params = std::move(bounded);
 }
 
-// The cores a call divides: physical cores, but never more than the program allows OpenBLAS
-// (OPENBLAS_NUM_THREADS).
-int host_cores() { return std::min(topology::physical_cores(), cpu_blas::current_threads()); }
-
 // Whether a bucket measured a call like this one: its size within the buckets' range, no side
 // more than twice another (the buckets are square), C not read on a discrete device (the buckets
 // have beta = 0; reading C moves it across the bus from pinned memory, and from ordinary memory
@@ -240,16 +231,22 @@ bool bucket_measured(const Problem<T>& p, const profile::Choice& c, bool discret
          !(discrete && p.beta != T(0)) && resident == c.resident;
 }
 
+// A profile's cost model for precision 's' or 'd', if it has one.
+const cost::Model* model_of(const profile::Profile* prof, char precision) {
+  if (prof == nullptr) return nullptr;
+  const auto it = prof->precisions.find(precision);
+  return it == prof->precisions.end() || !it->second.model ? nullptr : &*it->second.model;
+}
+
 // Every device's cost model for this precision, or none if a device's profile has none.
 template <class T>
 std::vector<const cost::Model*> all_models(
     const std::vector<std::shared_ptr<const profile::Profile>>& profiles) {
   std::vector<const cost::Model*> models;
   for (const auto& profile : profiles) {
-    if (!profile) return {};
-    const auto it = profile->precisions.find(std::is_same_v<T, double> ? 'd' : 's');
-    if (it == profile->precisions.end() || !it->second.model) return {};
-    models.push_back(&*it->second.model);
+    const cost::Model* m = model_of(profile.get(), std::is_same_v<T, double> ? 'd' : 's');
+    if (m == nullptr) return {};
+    models.push_back(m);
   }
   return models;
 }
@@ -330,6 +327,44 @@ PlanMemo& plan_memo() {
   return memo;
 }
 
+// What the devices' cost models plan a call from: its shape, each device's side (its model, the
+// row tile of the kernel it would run beside the CPU, its platform) and that kernel.
+struct ModelInputs {
+  cost::Shape shape;
+  std::vector<cost::Side> sides;
+  std::vector<gpu::SharedParams> params;
+};
+
+template <class T>
+ModelInputs model_inputs(const Problem<T>& p, const Options& o,
+                         const std::vector<std::shared_ptr<gpu::Device>>& devices,
+                         const std::vector<profile::Choice>& choices,
+                         const std::vector<const cost::Model*>& models,
+                         const std::vector<std::shared_ptr<const profile::Profile>>& profiles,
+                         const std::string& origin) {
+  constexpr bool fp64 = std::is_same_v<T, double>;
+  ModelInputs in;
+  in.shape.m = p.m;
+  in.shape.n = p.n;
+  in.shape.k = p.k;
+  in.shape.element_bytes = sizeof(T);
+  in.shape.reads_c = p.beta != T(0);
+  in.shape.pinned = gpu::operands_pinned(*devices.front(), p);
+  for (size_t i = 0; i < devices.size(); ++i) {
+    in.params.push_back(kernel_for(*devices[i], fp64, o, *choices[i].kernel, profiles[i], origin));
+    // Devices of one platform (one context) share B's packing: the first of them names it.
+    int platform = static_cast<int>(i);
+    for (size_t j = 0; j < i; ++j)
+      if (gpu::info(*devices[j]).platform == gpu::info(*devices[i]).platform) {
+        platform = static_cast<int>(j);
+        break;
+      }
+    in.sides.push_back({&models[i]->device, gpu::row_tile(*in.params.back()), models[i]->both_busy,
+                        models[i]->cpu_busy, platform});
+  }
+  return in;
+}
+
 // The plan the devices' cost models give: each device's rows in whole tiles of the kernel it
 // will run, the CPU's threads (the cores it leaves feed the devices).
 template <class T>
@@ -340,29 +375,10 @@ GpuPlan model_plan(const Problem<T>& p, const Options& o,
                    const std::vector<std::shared_ptr<const profile::Profile>>& profiles,
                    Report& r) {
   constexpr bool fp64 = std::is_same_v<T, double>;
-  cost::Shape s;
-  s.m = p.m;
-  s.n = p.n;
-  s.k = p.k;
-  s.element_bytes = sizeof(T);
-  s.reads_c = p.beta != T(0);
-  s.pinned = gpu::operands_pinned(*devices.front(), p);
-  std::vector<gpu::SharedParams> params;
-  std::vector<cost::Side> sides;
-  for (size_t i = 0; i < devices.size(); ++i) {
-    params.push_back(kernel_for(*devices[i], fp64, o, *choices[i].kernel, profiles[i], r.profile));
-    // Devices of one platform (one context) share B's packing: the first of them names it.
-    int platform = static_cast<int>(i);
-    for (size_t j = 0; j < i; ++j)
-      if (gpu::info(*devices[j]).platform == gpu::info(*devices[i]).platform) {
-        platform = static_cast<int>(j);
-        break;
-      }
-    sides.push_back({&models[i]->device, gpu::row_tile(*params.back()), models[i]->both_busy,
-                     models[i]->cpu_busy, platform});
-  }
-  const cost::Plan best =
-      plan_memo().plan(profiles, models[0]->cpu, sides, s, host_cores(), models[0]->split_margin);
+  const ModelInputs in = model_inputs(p, o, devices, choices, models, profiles, r.profile);
+  const std::vector<gpu::SharedParams>& params = in.params;
+  const cost::Plan best = plan_memo().plan(profiles, models[0]->cpu, in.sides, in.shape,
+                                           host_cores(), models[0]->split_margin);
   GpuPlan plan;
   int64_t row0 = 0;
   for (size_t i = 0; i < devices.size(); ++i) {
@@ -388,25 +404,55 @@ GpuPlan model_plan(const Problem<T>& p, const Options& o,
   return plan;
 }
 
-// Auto's default set, every GPU, keeps the GPUs after the first only where every one has a cost
-// model (its profile was tuned on this host, `tandem tune`) and the models' plan over all of them
-// beats their plan for the first alone by the margin a split must win by. Elsewhere the first GPU
-// takes the call as it would alone (its buckets, its model).
+// Auto's default set. The first GPU takes a call that names no device as it would alone (its
+// buckets, its model), unless the machine has other GPUs, every one's profile has a cost model
+// for the precision (a profile tuned on this host, `tandem tune`), and the models' plan over all
+// of them beats their plan for the first alone by the first's split margin: then all of them
+// take part. The others are opened only once their profiles have models.
 template <class T>
-void default_set(const Problem<T>& p, const Options& o,
-                 std::vector<std::shared_ptr<gpu::Device>>& devices,
-                 std::vector<profile::Choice>& choices,
-                 std::vector<std::shared_ptr<const profile::Profile>>& profiles, const Report& r) {
-  if (devices.size() < 2) return;
-  if (const auto models = all_models<T>(profiles); !models.empty()) {
-    Report first = r, every = r;
-    model_plan(p, o, {devices[0]}, {choices[0]}, {models[0]}, {profiles[0]}, first);
-    model_plan(p, o, devices, choices, models, profiles, every);
-    if (every.predicted_seconds * (1 + models[0]->split_margin) < first.predicted_seconds) return;
+void widen_default(const Problem<T>& p, const Options& o, const Request& req,
+                   std::vector<std::shared_ptr<gpu::Device>>& devices,
+                   std::vector<profile::Choice>& choices,
+                   std::vector<std::shared_ptr<const profile::Profile>>& profiles,
+                   const std::string& origin) {
+  static std::atomic<bool> unopened{false};  // the set once failed to open: it fails each time
+  if (devices.size() != 1 || unopened.load(std::memory_order_relaxed)) return;
+  const char precision = std::is_same_v<T, double> ? 'd' : 's';
+  std::string selector;
+  for (const gpu::DeviceInfo& d : gpu::found_devices()) {
+    if (!gpu::counts_as_gpu(d)) continue;
+    if (selector.empty() && d.index != gpu::info(*devices[0]).index) return;
+    if (!model_of(profile::active_for(d).get(), precision)) return;
+    selector += (selector.empty() ? "" : ",") + std::to_string(d.index);
   }
-  devices.resize(1);
-  choices.resize(1);
-  profiles.resize(1);
+  if (selector.find(',') == std::string::npos) return;
+  std::vector<std::shared_ptr<gpu::Device>> all;
+  try {
+    all = gpu::open_devices(selector);
+  } catch (const Error&) {
+    unopened.store(true, std::memory_order_relaxed);
+    return;
+  }
+  std::vector<profile::Choice> all_choices{choices[0]};
+  std::vector<std::shared_ptr<const profile::Profile>> all_profiles{profiles[0]};
+  for (size_t i = 1; i < all.size(); ++i) {
+    std::string unused;
+    all_profiles.emplace_back();
+    all_choices.push_back(profile_choice(p, req, *all[i], &unused, &all_profiles.back()));
+    choose_direct(all_choices.back(), p, o, *all[i], all_profiles.back().get());
+  }
+  const auto models = all_models<T>(all_profiles);
+  if (models.size() != all.size()) return;
+  const ModelInputs in = model_inputs(p, o, all, all_choices, models, all_profiles, origin);
+  const double margin = models[0]->split_margin;
+  const cost::Plan every =
+      plan_memo().plan(all_profiles, models[0]->cpu, in.sides, in.shape, host_cores(), margin);
+  const cost::Plan first = plan_memo().plan({all_profiles[0]}, models[0]->cpu, {in.sides[0]},
+                                            in.shape, host_cores(), margin);
+  if (!(every.seconds * (1 + margin) < first.seconds)) return;
+  devices = std::move(all);
+  choices = std::move(all_choices);
+  profiles = std::move(all_profiles);
 }
 
 }  // namespace
@@ -434,7 +480,7 @@ template <class T>
 GpuPlan plan_gpu(const Problem<T>& p, const Options& o, const Request& req, Report& r) {
   constexpr bool fp64 = std::is_same_v<T, double>;
   bool by_default = false;
-  auto devices = selected_devices(o, req, by_default);
+  auto devices = selected_devices(o, by_default);
   std::vector<profile::Choice> choices;
   std::vector<std::shared_ptr<const profile::Profile>> profiles(devices.size());
   for (size_t i = 0; i < devices.size(); ++i) {
@@ -447,7 +493,8 @@ GpuPlan plan_gpu(const Problem<T>& p, const Options& o, const Request& req, Repo
       r.profile_resident = choices.back().resident;
     }
   }
-  if (by_default) default_set(p, o, devices, choices, profiles, r);
+  if (by_default && req.strategy == Strategy::Auto)
+    widen_default(p, o, req, devices, choices, profiles, r.profile);
   for (const auto& d : devices) r.device += (r.device.empty() ? "" : "; ") + gpu::description(*d);
   // Only a device with fp64 has a dgemm model, so none of these is left out of a dgemm.
   if (const auto models = models_for(p, req, devices, choices, profiles); !models.empty())
@@ -496,79 +543,5 @@ GpuPlan plan_gpu(const Problem<T>& p, const Options& o, const Request& req, Repo
 
 template GpuPlan plan_gpu<float>(const Problem<float>&, const Options&, const Request&, Report&);
 template GpuPlan plan_gpu<double>(const Problem<double>&, const Options&, const Request&, Report&);
-
-int64_t gpu_rows(double fraction, int64_t m, int64_t tile) {
-  if (fraction <= 0.0 || m <= 0) return 0;
-  if (fraction >= 1.0) return m;
-  const int64_t rows = std::llround(fraction * static_cast<double>(m));
-  if (tile > 1) {
-    const int64_t rounded =
-        std::llround(static_cast<double>(rows) / static_cast<double>(tile)) * tile;
-    if (rounded > 0 && rounded < m) return rounded;
-  }
-  return std::clamp<int64_t>(rows, 0, m);
-}
-
-std::vector<int64_t> split_rows(double fraction, int64_t m, const std::vector<double>& weights,
-                                const std::vector<int64_t>& tiles) {
-  const double total = std::accumulate(weights.begin(), weights.end(), 0.0);
-  std::vector<int64_t> rows(weights.size(), 0);
-  if (total <= 0) return rows;
-  double cumulative = 0;
-  int64_t end = 0;
-  size_t last = 0;
-  for (size_t i = 0; i < weights.size(); ++i)
-    if (weights[i] > 0) last = i;
-  for (size_t i = 0; i < weights.size(); ++i) {
-    if (weights[i] <= 0) continue;
-    cumulative += weights[i];
-    const double f = i == last ? fraction : fraction * cumulative / total;
-    const int64_t boundary = std::max(end, gpu_rows(f, m, tiles[i]));
-    rows[i] = boundary - end;
-    end = boundary;
-  }
-  return rows;
-}
-
-// Threads that feed discrete devices come first; beside a device that needs no feeding one core is
-// left to the thread that waits on it.
-Cores divide_cores(const Options& o, const std::vector<bool>& feeds,
-                   const std::vector<bool>& pinned, bool cpu_rows, bool gpu_share,
-                   int profile_threads) {
-  const int cores = host_cores();
-  Cores c;
-  c.total = cores;
-  c.feeders.assign(feeds.size(), 0);
-  const int feeding = static_cast<int>(std::count(feeds.begin(), feeds.end(), true));
-  if (feeding == 0) {
-    c.cpu_threads = o.cpu_threads.value_or(
-        gpu_share && profile_threads > 0
-            ? std::min(profile_threads, cores)
-            : std::max(1, cores - (gpu_share && o.reserve_feeder_core && cores > 1 ? 1 : 0)));
-    return c;
-  }
-  // What the feeders get: all the cores when the devices have every row; else the profile's
-  // co-tuned division, the options', or half the cores (one thread for a device whose operands
-  // need no packing); never so many that the CPU share is left nothing.
-  int budget = cores;
-  if (cpu_rows) {
-    if (profile_threads > 0 && !o.feeder_threads)
-      budget = cores - std::min(profile_threads, cores - 1);
-    else
-      budget = std::min(cores - 1,
-                        o.feeder_threads ? *o.feeder_threads * feeding : std::max(1, cores / 2));
-    budget = std::max(budget, 1);
-  }
-  int given = 0;
-  for (size_t i = 0, k = 0; i < feeds.size(); ++i) {
-    if (!feeds[i]) continue;
-    const int share = budget / feeding + (static_cast<int>(k++) < budget % feeding ? 1 : 0);
-    c.feeders[i] = std::max(1, cpu_rows && pinned[i] && !o.feeder_threads ? 1 : share);
-    given += c.feeders[i];
-  }
-  const int left = std::max(1, cores - given);
-  c.cpu_threads = std::min(left, o.cpu_threads.value_or(left));
-  return c;
-}
 
 }  // namespace tandem::detail

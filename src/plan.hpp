@@ -48,6 +48,10 @@ struct GpuPlan {
 template <class T>
 GpuPlan plan_gpu(const Problem<T>& p, const Options& options, const Request& request, Report& r);
 
+// The cores a call divides: physical cores, but never more than the program allows OpenBLAS
+// (OPENBLAS_NUM_THREADS).
+int host_cores();
+
 // The GPU's rows for a fraction f of m rows: round(f * m), moved to the nearest multiple of the
 // kernel's row tile when that keeps both sides non-empty; f = 0 gives 0 and f = 1 gives m.
 int64_t gpu_rows(double fraction, int64_t m, int64_t tile);

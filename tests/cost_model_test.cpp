@@ -315,6 +315,41 @@ TEST(CostModel, DevicesShareTheHostsMemory) {
             0.6 * cost::predict(m.cpu, {a}, square, {16384}, 0, 16));
 }
 
+// With two devices the plan is still the best division the model sees, the shared memory's floor
+// included: every pair of whole-tile device shares and every CPU thread count the plan weighs
+// (16 cores; the devices alone feed on 8 threads each), within 0.1%.
+TEST(CostModel, PlanOverTwoDevicesIsTheBestDivision) {
+  const cost::Model m = h100_like();
+  const cost::Side a{&m.device, 128, m.both_busy, m.cpu_busy, 0};
+  const std::vector<cost::Side> pair{a, a};
+  const int cores = 16;
+  for (const cost::Shape& s :
+       {shape(16384, 16384, 256, true, false), shape(16384, 16384, 256, true, true),
+        shape(8192, 8192, 8192, false, false), shape(4096, 16384, 512, false, false)}) {
+    const int64_t tile = 128, units = s.m / tile;
+    const double inf = std::numeric_limits<double>::infinity();
+    double alone = inf, split = inf;
+    const int packing = m.device.feeds(s) ? 2 : 0;
+    for (int threads : {0, 1, 2, 4, 8, 12, 13, 14}) {
+      const int feeders = packing ? std::max(1, (cores - threads) / packing) : 0;
+      for (int64_t u0 = 0; u0 <= units; ++u0)
+        for (int64_t u1 = 0; u0 + u1 <= units; ++u1) {
+          const int64_t cpu_rows = s.m - (u0 + u1) * tile;
+          if ((threads == 0) != (cpu_rows == 0) || u0 + u1 == 0) continue;
+          const double t = cost::predict(m.cpu, pair, s, {u0 * tile, u1 * tile}, threads, feeders);
+          double& kind = threads == 0 ? alone : split;
+          kind = std::min(kind, t);
+        }
+    }
+    const double cpu_alone = m.cpu.seconds(s.m, s.n, s.k, cores);
+    const double single = std::min(alone, cpu_alone);
+    const double best = split * (1 + m.split_margin) < single ? split : single;
+    const cost::Plan p = cost::best_plan(m.cpu, pair, s, cores, m.split_margin);
+    EXPECT_LE(p.seconds, best * 1.001) << s.m << "x" << s.n << "x" << s.k << " pinned " << s.pinned;
+    EXPECT_NEAR(p.seconds, cost::predict(m.cpu, pair, s, p.rows, p.cpu_threads, p.feeders), 1e-12);
+  }
+}
+
 // With beta != 0, C's old values cross the bus only from pinned memory; from ordinary memory a
 // discrete device's host adds them as it unpacks, reading C once more (half a copy per byte).
 TEST(CostModel, OrdinaryMemoryAddsCOnTheHost) {

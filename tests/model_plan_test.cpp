@@ -293,6 +293,8 @@ TEST_F(ModelPlan, AutoOffersEveryGpuWhereTheModelsSayItPays) {
     for (const auto& d : call.report.devices) got[d.index] = d.rows;
     EXPECT_EQ(got, both.rows);
     EXPECT_NE(call.report.device.find(';'), std::string::npos);
+    EXPECT_TRUE(call.report.profile_model);
+    EXPECT_NEAR(call.report.predicted_seconds, both.seconds, 1e-12);
     Options gpu;
     gpu.strategy = Strategy::Gpu;
     const Call alone = run(m, n, k, 1, gpu);
@@ -336,6 +338,18 @@ TEST_F(ModelPlan, AutoOffersEveryGpuWhereTheModelsSayItPays) {
     const Call call = run(m, n, k, 1);
     EXPECT_LT(call.error, 1e-3);
     EXPECT_EQ(call.report.device.find(';'), std::string::npos) << call.report.device;
+    // The first device alone then runs as it would: a bucket's shape follows the bucket.
+    const cost::Plan square_both = cost::best_plan(
+        wary.cpu, {w, a}, {256, 256, 256, 4, false, false}, cores(), wary.split_margin);
+    const cost::Plan square_one = cost::best_plan(wary.cpu, {w}, {256, 256, 256, 4, false, false},
+                                                  cores(), wary.split_margin);
+    ASSERT_GE(square_both.seconds * (1 + wary.split_margin), square_one.seconds);
+    const Call square = run(256, 256, 256, 0);
+    EXPECT_LT(square.error, 1e-3);
+    EXPECT_FALSE(square.report.profile_model);
+    EXPECT_EQ(square.report.profile_bucket, 256);
+    EXPECT_EQ(devices_of(square.report), std::vector<int>{0});
+    EXPECT_EQ(square.report.gpu_rows, 256) << "the bucket's split: the GPU alone";
   }
 }
 

@@ -114,11 +114,28 @@ TEST(Recovery, ADiscreteDeviceFailingMidwayFromOrdinaryMemory) {
   }
 }
 
+// A call whose C's old values cannot be trusted: OutputLost, naming why.
+void expect_output_lost(const Options& o, const std::string& what) {
+  std::mt19937_64 rng(7);
+  auto a = make_matrix<float>(Layout::RowMajor, false, 1024, 48, 0, rng, 0.0f);
+  auto b = make_matrix<float>(Layout::RowMajor, false, 48, 96, 0, rng, 0.0f);
+  auto c = make_matrix<float>(Layout::RowMajor, false, 1024, 96, 0, rng, 0.0f);
+  try {
+    gemm<float>(Layout::RowMajor, Op::NoTrans, Op::NoTrans, 1024, 96, 48, 1.0f, a.ptr(), a.ld,
+                b.ptr(), b.ld, 0.5f, c.ptr(), c.ld, o);
+    ADD_FAILURE() << what << ": C's old values were trusted after the device wrote C in place";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.kind(), Error::Kind::OutputLost) << what << ": " << e.what();
+    EXPECT_NE(std::string(e.what()).find("could not be stopped"), std::string::npos) << e.what();
+  }
+}
+
 // A failed device whose queues cannot then be drained (the seam fail_drain) may still write its
-// staging, never the caller's C: from ordinary memory its unfinished rows go to the CPU as
-// usual, beta != 0 included. Where its copies write the caller's C (tandem_malloc memory,
-// pinned), C's old values cannot be trusted with beta != 0: OutputLost, naming why; with beta =
-// 0 they are not needed.
+// staging, never the caller's C, where C is staged (ordinary memory, not the direct kernel): its
+// unfinished rows go to the CPU as usual, beta != 0 included, and the rows it finished stay.
+// Where its copies write the caller's C (tandem_malloc memory, pinned; the direct kernel, which
+// reads and writes C as it is stored), C's old values cannot be trusted with beta != 0:
+// OutputLost; with beta = 0 they are not needed.
 TEST(Recovery, AFailedDeviceThatCannotBeDrainedLeavesAStagedCRight) {
   if (device_count() < 2) GTEST_SKIP() << "POCL_DEVICES=\"basic pthread\" shows two devices";
   detail::seams::Values v = fails_after(64, true);
@@ -126,30 +143,27 @@ TEST(Recovery, AFailedDeviceThatCannotBeDrainedLeavesAStagedCRight) {
   v.pinned_from = test::kNothingPinned;
   {
     detail::seams::Override seams(v);
-    EXPECT_TRUE(run_checked<float>(1024, 96, 48, 2.0, every_device(Balance::Static),
-                                   "ordinary memory, undrained, static")
-                    .fell_back);
+    const Report r = run_checked<float>(1024, 96, 48, 2.0, every_device(Balance::Static),
+                                        "ordinary memory, undrained, static");
+    EXPECT_TRUE(r.fell_back);
+    for (const auto& d : r.devices)
+      if (d.failed) {
+        EXPECT_GE(d.finished_rows, 64) << "the rows it finished before failing stay";
+      }
     EXPECT_TRUE(run_checked<double>(1024, 96, 48, -1.0, every_device(Balance::Dynamic),
                                     "ordinary memory, undrained, dynamic")
                     .fell_back);
+    Options direct = every_device(Balance::Static);
+    direct.direct = true;
+    direct.kernel_params.clear();
+    expect_output_lost(direct, "ordinary memory, the direct kernel");
   }
   v.pinned_from = 0;
   detail::seams::Override seams(v);
   EXPECT_TRUE(run_checked<float>(1024, 96, 48, 0.0, every_device(Balance::Static),
                                  "pinned, undrained, beta 0")
                   .fell_back);
-  std::mt19937_64 rng(7);
-  auto a = make_matrix<float>(Layout::RowMajor, false, 1024, 48, 0, rng, 0.0f);
-  auto b = make_matrix<float>(Layout::RowMajor, false, 48, 96, 0, rng, 0.0f);
-  auto c = make_matrix<float>(Layout::RowMajor, false, 1024, 96, 0, rng, 0.0f);
-  try {
-    gemm<float>(Layout::RowMajor, Op::NoTrans, Op::NoTrans, 1024, 96, 48, 1.0f, a.ptr(), a.ld,
-                b.ptr(), b.ld, 0.5f, c.ptr(), c.ld, every_device(Balance::Static));
-    ADD_FAILURE() << "C's old values were trusted after the device wrote C in place";
-  } catch (const Error& e) {
-    EXPECT_EQ(e.kind(), Error::Kind::OutputLost) << e.what();
-    EXPECT_NE(std::string(e.what()).find("could not be stopped"), std::string::npos) << e.what();
-  }
+  expect_output_lost(every_device(Balance::Static), "pinned");
 }
 
 // A device that fails before any row reached C (the seam's default) leaves all its rows.

@@ -46,19 +46,24 @@ void add_opencl(json& out) {
 }
 
 // The profile each device would use, the sets "all" and the default ("") name, and the set auto
-// weighs for a call that names none.
+// weighs for a call that names none: every GPU, else the default's device.
 void add_sets(json& out) {
   if (!out.contains("opencl")) return;
-  for (const char* selector : {"", "auto", "all"}) {
+  for (const char* selector : {"", "all"}) {
     json set = json::array();
     try {
-      const std::string name = selector;
-      for (const auto& d : name == "auto" ? gpu::open_gpus() : gpu::open_devices(name))
-        set.push_back(gpu::info(*d).index);
+      for (const auto& d : gpu::open_devices(selector)) set.push_back(gpu::info(*d).index);
     } catch (const Error&) {
     }
     out["sets"][*selector ? selector : "default"] = set;
   }
+  json weighed = json::array();
+  try {
+    for (const auto& d : gpu::found_devices())
+      if (gpu::counts_as_gpu(d)) weighed.push_back(d.index);
+  } catch (const Error&) {
+  }
+  out["sets"]["auto"] = weighed.empty() ? out["sets"]["default"] : weighed;
   for (auto& d : out["opencl"]) {
     try {
       const auto p =
@@ -128,11 +133,15 @@ void print_opencl(const json& out) {
     std::string members;
     for (const auto& i : out["sets"][set])
       members += (members.empty() ? "" : ",") + std::to_string(i.get<int>());
-    std::printf("  device set %s: %s%s\n", set, members.empty() ? "none" : members.c_str(),
-                std::string(set) == "auto" && members.find(',') != std::string::npos
-                    ? " (a call keeps those after the first where their profiles' models say "
-                      "they pay)"
-                    : "");
+    if (std::string(set) == "auto")
+      std::printf("  auto with no device named weighs: %s%s\n",
+                  members.empty() ? "none" : members.c_str(),
+                  members.find(',') != std::string::npos
+                      ? " (those after the first join a call where each has a profile with a "
+                        "cost model and the models say they pay)"
+                      : "");
+    else
+      std::printf("  device set %s: %s\n", set, members.empty() ? "none" : members.c_str());
   }
 }
 

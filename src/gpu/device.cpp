@@ -281,17 +281,11 @@ bool is_discrete(const Device& device) {
   return !device.info().unified_memory && !seams::assume_unified();
 }
 
-bool counts_as_gpu(const Device& device) { return device.info().is_gpu || seams::assume_gpus(); }
+bool counts_as_gpu(const DeviceInfo& device) { return device.is_gpu || seams::assume_gpus(); }
 
-std::vector<std::shared_ptr<Device>> open_gpus() {
-  std::vector<std::shared_ptr<Device>> devices;
-  try {
-    devices = open_devices("all");
-  } catch (const Error&) {
-    return open_devices("");  // a GPU that cannot be opened leaves the first one to work alone
-  }
-  if (!counts_as_gpu(*devices.front())) devices.resize(1);
-  return devices;
+const std::vector<DeviceInfo>& found_devices() {
+  static const std::vector<DeviceInfo> found = list_devices();  // never changes once found
+  return found;
 }
 
 }  // namespace tandem::detail::gpu

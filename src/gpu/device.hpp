@@ -67,12 +67,12 @@ std::unique_lock<std::mutex> exclusive_for(const std::vector<std::shared_ptr<Dev
 bool is_discrete(const Device& device);
 
 // Whether the device is a GPU, or the seam assume_gpus (tests) says to count it as one.
-bool counts_as_gpu(const Device& device);
+bool counts_as_gpu(const DeviceInfo& device);
 
-// The devices auto weighs for a call that names none: every GPU (as counts_as_gpu() counts them),
-// else the first device; where not every GPU opens, what open_devices("") opens. Throws Error as
-// that does.
-std::vector<std::shared_ptr<Device>> open_gpus();
+// Every OpenCL device, as list_devices() numbers them, found once for the process and opening
+// none: what auto weighs, for a call that names no device, before it opens any but the first.
+// Throws Error as list_devices() does (until a search succeeds).
+const std::vector<DeviceInfo>& found_devices();
 
 // The size of the pinned staging buffer a discrete share gets for `bytes` (staging_pool.cpp).
 size_t staging_size(size_t bytes);

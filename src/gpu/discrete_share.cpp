@@ -114,7 +114,8 @@ class DiscreteShare final : public ShareImpl {
   // values once its copy completed, and its old ones while its kernel has not completed (a
   // failed kernel is never copied back). The one case left is a copy that failed partway after
   // its kernel completed: its rows cannot be trusted, and the share reports C touched. Queues
-  // that cannot be drained touch nothing of a staged C: only the host writes the caller's C.
+  // that cannot be drained touch nothing of a staged C (not c_direct_): the host alone writes the
+  // caller's C there.
   std::vector<RowRange> salvage(bool* stopped) noexcept override {
     *stopped = drain() || !c_direct_;
     std::vector<RowRange> finished;
