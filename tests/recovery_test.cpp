@@ -154,8 +154,7 @@ TEST(Recovery, AFailedDeviceThatCannotBeDrainedLeavesAStagedCRight) {
                                     "ordinary memory, undrained, dynamic")
                     .fell_back);
     Options direct = every_device(Balance::Static);
-    direct.direct = true;
-    direct.kernel_params.clear();
+    direct.kernel_params = {{"KERNEL", 2}, {"LAUNCH_ROWS", 64}};  // the direct kernel, in steps
     expect_output_lost(direct, "ordinary memory, the direct kernel");
   }
   v.pinned_from = 0;
