@@ -417,15 +417,23 @@ void widen_default(const Problem<T>& p, const Options& o, const Request& req,
                    const std::string& origin) {
   static std::atomic<bool> unopened{false};  // the set once failed to open: it fails each time
   if (devices.size() != 1 || unopened.load(std::memory_order_relaxed)) return;
+  const std::vector<gpu::DeviceInfo>* found = nullptr;
+  try {
+    found = &gpu::found_devices();
+  } catch (const Error&) {
+    return;  // the first device is open: it takes the call alone
+  }
+  if (std::count_if(found->begin(), found->end(),
+                    [](const gpu::DeviceInfo& d) { return gpu::counts_as_gpu(d); }) < 2)
+    return;
   const char precision = std::is_same_v<T, double> ? 'd' : 's';
   std::string selector;
-  for (const gpu::DeviceInfo& d : gpu::found_devices()) {
+  for (const gpu::DeviceInfo& d : *found) {
     if (!gpu::counts_as_gpu(d)) continue;
     if (selector.empty() && d.index != gpu::info(*devices[0]).index) return;
     if (!model_of(profile::active_for(d).get(), precision)) return;
     selector += (selector.empty() ? "" : ",") + std::to_string(d.index);
   }
-  if (selector.find(',') == std::string::npos) return;
   std::vector<std::shared_ptr<gpu::Device>> all;
   try {
     all = gpu::open_devices(selector);
