@@ -6,6 +6,7 @@
 #include <atomic>
 #include <cmath>
 #include <mutex>
+#include <numeric>
 #include <string>
 #include <tuple>
 
@@ -405,16 +406,16 @@ GpuPlan model_plan(const Problem<T>& p, const Options& o,
 }
 
 // Auto's default set. The first GPU takes a call that names no device as it would alone (its
-// buckets, its model), unless the machine has other GPUs, every one's profile has a cost model
-// for the precision (a profile tuned on this host, `tandem tune`), and the models' plan over all
-// of them beats their plan for the first alone by the first's split margin: then all of them
-// take part. The others are opened only once their profiles have models.
+// buckets, its model), unless the machine has other GPUs and every one's profile has a cost model
+// for the precision (a profile tuned on this host, `tandem tune`). Then the models weigh each GPU
+// alone and all of them together, and one of those takes the call only where it beats the best
+// before it by the first's split margin (a laptop's discrete GPU over its integrated one, listed
+// first). The others are opened only once their profiles have models.
 template <class T>
-void widen_default(const Problem<T>& p, const Options& o, const Request& req,
-                   std::vector<std::shared_ptr<gpu::Device>>& devices,
-                   std::vector<profile::Choice>& choices,
-                   std::vector<std::shared_ptr<const profile::Profile>>& profiles,
-                   const std::string& origin) {
+void choose_default_set(const Problem<T>& p, const Options& o, const Request& req,
+                        std::vector<std::shared_ptr<gpu::Device>>& devices,
+                        std::vector<profile::Choice>& choices,
+                        std::vector<std::shared_ptr<const profile::Profile>>& profiles) {
   static std::atomic<bool> unopened{false};  // the set once failed to open: it fails each time
   if (devices.size() != 1 || unopened.load(std::memory_order_relaxed)) return;
   const std::vector<gpu::DeviceInfo>* found = nullptr;
@@ -451,16 +452,42 @@ void widen_default(const Problem<T>& p, const Options& o, const Request& req,
   }
   const auto models = all_models<T>(all_profiles);
   if (models.size() != all.size()) return;
-  const ModelInputs in = model_inputs(p, o, all, all_choices, models, all_profiles, origin);
+  const ModelInputs in = model_inputs(p, o, all, all_choices, models, all_profiles,
+                                      profiles[0] ? profiles[0]->origin : "");
   const double margin = models[0]->split_margin;
-  const cost::Plan every =
-      plan_memo().plan(all_profiles, models[0]->cpu, in.sides, in.shape, host_cores(), margin);
-  const cost::Plan first = plan_memo().plan({all_profiles[0]}, models[0]->cpu, {in.sides[0]},
-                                            in.shape, host_cores(), margin);
-  if (!(every.seconds * (1 + margin) < first.seconds)) return;
-  devices = std::move(all);
-  choices = std::move(all_choices);
-  profiles = std::move(all_profiles);
+  // The predicted seconds of the GPUs at these positions (with the CPU as their models plan it).
+  const auto seconds = [&](const std::vector<size_t>& at) {
+    std::vector<cost::Side> sides;
+    std::vector<std::shared_ptr<const profile::Profile>> owners;
+    for (size_t i : at) {
+      sides.push_back(in.sides[i]);
+      owners.push_back(all_profiles[i]);
+    }
+    return plan_memo()
+        .plan(owners, models[at[0]]->cpu, sides, in.shape, host_cores(),
+              models[at[0]]->split_margin)
+        .seconds;
+  };
+  std::vector<size_t> best{0}, every(all.size());
+  std::iota(every.begin(), every.end(), size_t{0});
+  double best_seconds = seconds(best);
+  for (size_t i = 1; i <= all.size(); ++i) {
+    const std::vector<size_t> candidate = i < all.size() ? std::vector<size_t>{i} : every;
+    const double t = seconds(candidate);
+    if (t * (1 + margin) < best_seconds) {
+      best = candidate;
+      best_seconds = t;
+    }
+  }
+  if (best.size() == 1 && best[0] == 0) return;
+  devices.clear();
+  choices.clear();
+  profiles.clear();
+  for (size_t i : best) {
+    devices.push_back(all[i]);
+    choices.push_back(all_choices[i]);
+    profiles.push_back(all_profiles[i]);
+  }
 }
 
 }  // namespace
@@ -495,14 +522,16 @@ GpuPlan plan_gpu(const Problem<T>& p, const Options& o, const Request& req, Repo
     std::string origin;
     choices.push_back(profile_choice(p, req, *devices[i], &origin, &profiles[i]));
     choose_direct(choices.back(), p, o, *devices[i], profiles[i].get());
-    if (r.profile.empty()) {
-      r.profile = origin;
-      r.profile_bucket = choices.back().bucket;
-      r.profile_resident = choices.back().resident;
-    }
   }
   if (by_default && req.strategy == Strategy::Auto)
-    widen_default(p, o, req, devices, choices, profiles, r.profile);
+    choose_default_set(p, o, req, devices, choices, profiles);
+  // The report names the profile of the first device that has one.
+  for (size_t i = 0; i < devices.size() && r.profile.empty(); ++i)
+    if (profiles[i]) {
+      r.profile = profiles[i]->origin;
+      r.profile_bucket = choices[i].bucket;
+      r.profile_resident = choices[i].resident;
+    }
   for (const auto& d : devices) r.device += (r.device.empty() ? "" : "; ") + gpu::description(*d);
   // Only a device with fp64 has a dgemm model, so none of these is left out of a dgemm.
   if (const auto models = models_for(p, req, devices, choices, profiles); !models.empty())

@@ -251,10 +251,11 @@ TEST_F(ModelPlan, DevicesShareACallByTheirModels) {
   }
 }
 
-// Without a named set, auto offers a call to every GPU (PoCL's two devices counted as GPUs) and
-// keeps the second only where both profiles have a model and the models' plan over both beats
-// the first alone by the split margin; elsewhere, and under other strategies, the first device
-// takes it alone. PoCL's devices, not GPUs, are never a default set.
+// Without a named set, auto weighs every GPU (PoCL's two devices counted as GPUs) where both
+// profiles have a model: the second alone or both take the call only where the models' plan
+// beats the first alone by the split margin; elsewhere, and under other strategies, the first
+// device takes it alone, as it would (its bucket included). PoCL's devices, not GPUs, are never
+// weighed.
 TEST_F(ModelPlan, AutoOffersEveryGpuWhereTheModelsSayItPays) {
   if (detail::gpu::list_devices().size() < 2)
     GTEST_SKIP() << "one OpenCL device (POCL_DEVICES=\"basic pthread\" shows two)";
@@ -321,6 +322,26 @@ TEST_F(ModelPlan, AutoOffersEveryGpuWhereTheModelsSayItPays) {
     EXPECT_EQ(call.report.device.rfind(first, 0), 0u) << call.report.device;
     const Call again = run(m, n, k, 0);
     EXPECT_EQ(again.report.device.find(';'), std::string::npos) << again.report.device;
+  }
+  // A slow first GPU (a laptop's integrated one, listed first) gives way to a faster one alone.
+  prof::forget();
+  prof::save(profile_with(identity_of("0"), slow), prof::path_for(identity_of("0")));
+  prof::save(profile_with(identity_of("1"), fast), prof::path_for(identity_of("1")));
+  {
+    const detail::seams::Override as_gpus(gpus);
+    const cost::Side lagging{&slow.device, 32, slow.both_busy, slow.cpu_busy};
+    const double margin = slow.split_margin;
+    const cost::Plan lagging_alone = cost::best_plan(slow.cpu, {lagging}, s, cores(), margin);
+    const cost::Plan second = cost::best_plan(fast.cpu, {a}, s, cores(), fast.split_margin);
+    const cost::Plan both = cost::best_plan(slow.cpu, {lagging, a}, s, cores(), margin);
+    ASSERT_LT(second.seconds * (1 + margin), lagging_alone.seconds);
+    ASSERT_GE(both.seconds * (1 + margin), second.seconds);
+    const Call call = run(m, n, k, 1);
+    EXPECT_LT(call.error, 1e-3);
+    EXPECT_EQ(devices_of(call.report), std::vector<int>{1}) << call.report.device;
+    EXPECT_EQ(call.report.gpu_rows, second.rows[0]);
+    EXPECT_TRUE(call.report.profile_model);
+    EXPECT_EQ(call.report.device, detail::gpu::info(*detail::gpu::open_device("1")).describe());
   }
   // A pair that gains, but by less than the margin the first device's model asks of a split.
   cost::Model wary = fast;

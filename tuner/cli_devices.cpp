@@ -137,8 +137,8 @@ void print_opencl(const json& out) {
       std::printf("  auto with no device named weighs: %s%s\n",
                   members.empty() ? "none" : members.c_str(),
                   members.find(',') != std::string::npos
-                      ? " (those after the first join a call where each has a profile with a "
-                        "cost model and the models say they pay)"
+                      ? " (where each has a profile with a cost model: each alone or all together, "
+                        "as the models say)"
                       : "");
     else
       std::printf("  device set %s: %s\n", set, members.empty() ? "none" : members.c_str());
