@@ -231,14 +231,17 @@ DeviceModel::Parts DeviceModel::parts(const Shape& s, int64_t rows, int feeders,
   // C's old values go in where C is copied as it is. From ordinary memory a discrete device's host
   // adds beta C to the product as it unpacks instead (discrete_share.cpp): that unpacking reads C
   // as well, half a copy more per byte.
-  const bool c_added = discrete && s.reads_c && !s.pinned;
-  const double in = e * (r * k + k * n + (s.reads_c && !c_added ? r * n : 0)), out = e * r * n;
+  const bool c_added = discrete && s.reads_c && s.packs_c();
+  const double c_in = s.reads_c && !c_added ? e * r * n : 0, out = e * r * n;
+  const double in = e * (r * k + k * n) + c_in;
   if (discrete) {
     p.in = bus_in > 0 ? in / bus_in : kInf;
     p.out = bus_out > 0 ? out / bus_out : kInf;
   }
   const double b_elsewhere = (1 - std::clamp(b_packed, 0.0, 1.0)) * e * k * n;
-  const double packed = feeds(s) ? in - b_elsewhere + out * (c_added ? 1.5 : 1) : 0;
+  const double packed = (s.packs_a() ? e * r * k : 0) +
+                        (s.packs_b() ? e * k * n - b_elsewhere : 0) +
+                        (s.packs_c() ? c_in + out * (c_added ? 1.5 : 1) : 0);
   if (packed > 0) {
     // A unified device's share packs before the CPU share starts, on every core (the table's
     // last sample); a discrete device's feeders pack beside it.

@@ -29,6 +29,12 @@ struct Shape {
   int element_bytes = 4;
   bool reads_c = false;  // beta != 0: the old values of a device's rows of C count
   bool pinned = false;   // operands need no packing (tandem_malloc memory, or used in place)
+  // Where not every operand does (a caller's tandem_malloc C beside ordinary A and B): those that
+  // need none. Ignored where `pinned`.
+  bool a_pinned = false, b_pinned = false, c_pinned = false;
+  bool packs_a() const { return !pinned && !a_pinned; }
+  bool packs_b() const { return !pinned && !b_pinned; }
+  bool packs_c() const { return !pinned && !c_pinned; }
 };
 
 // The CPU BLAS. Its rate on an m x n x k call is rate(threads) * f(m, half_m) * f(n, half_n) *
@@ -79,7 +85,7 @@ struct DeviceModel {
   };
   Work kernel_work(const Shape& s, int64_t rows) const;
   // Whether the device packs on the host for this shape (and so wants feeder threads).
-  bool feeds(const Shape& s) const { return !s.pinned; }
+  bool feeds(const Shape& s) const { return s.packs_a() || s.packs_b() || s.packs_c(); }
 };
 
 // What a profile stores for one precision: the CPU, one device, how much the device and the CPU

@@ -286,8 +286,9 @@ class PlanMemo {
     bool operator==(const Key& o) const {
       return shape.m == o.shape.m && shape.n == o.shape.n && shape.k == o.shape.k &&
              shape.element_bytes == o.shape.element_bytes && shape.reads_c == o.shape.reads_c &&
-             shape.pinned == o.shape.pinned && cores == o.cores && sides == o.sides &&
-             cpu == o.cpu && margin == o.margin;
+             shape.pinned == o.shape.pinned && shape.a_pinned == o.shape.a_pinned &&
+             shape.b_pinned == o.shape.b_pinned && shape.c_pinned == o.shape.c_pinned &&
+             cores == o.cores && sides == o.sides && cpu == o.cpu && margin == o.margin;
     }
   };
   cost::Plan plan(const std::vector<std::shared_ptr<const profile::Profile>>& owners,
@@ -350,7 +351,11 @@ ModelInputs model_inputs(const Problem<T>& p, const Options& o,
   in.shape.k = p.k;
   in.shape.element_bytes = sizeof(T);
   in.shape.reads_c = p.beta != T(0);
-  in.shape.pinned = gpu::operands_pinned(*devices.front(), p);
+  const gpu::Device& front = *devices.front();
+  in.shape.pinned = gpu::operands_pinned(front, p);
+  in.shape.a_pinned = gpu::in_pinned_block(front, p.a, p.a_bytes());
+  in.shape.b_pinned = gpu::in_pinned_block(front, p.b, p.b_bytes());
+  in.shape.c_pinned = gpu::in_pinned_block(front, p.c, p.c_bytes());
   for (size_t i = 0; i < devices.size(); ++i) {
     in.params.push_back(kernel_for(*devices[i], fp64, o, *choices[i].kernel, profiles[i], origin));
     // Devices of one platform (one context) share B's packing: the first of them names it.

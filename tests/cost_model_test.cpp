@@ -350,6 +350,29 @@ TEST(CostModel, PlanOverTwoDevicesIsTheBestDivision) {
   }
 }
 
+// Where only some operands lie in pinned memory, only the others are packed: C pinned beside
+// ordinary A and B is copied as it is (its old values across the bus, none added on the host).
+TEST(CostModel, MixedMemoryPacksOnlyOrdinaryOperands) {
+  const cost::Model m = h100_like();
+  const int64_t r = 4096, n = 8192, k = 256;
+  const double e = 4, rate = cost::interpolate(m.device.pack_by_threads, 8);
+  cost::Shape c_only = shape(r, n, k, true, false);
+  c_only.c_pinned = true;
+  EXPECT_TRUE(m.device.feeds(c_only));
+  const auto c_pinned = m.device.parts(c_only, r, 8);
+  EXPECT_DOUBLE_EQ(c_pinned.in, e * (r * k + k * n + r * n) / m.device.bus_in);
+  EXPECT_DOUBLE_EQ(c_pinned.pack, e * (r * k + k * n) / rate);
+  cost::Shape a_only = shape(r, n, k, true, false);
+  a_only.a_pinned = true;
+  EXPECT_DOUBLE_EQ(m.device.parts(a_only, r, 8).pack, e * (k * n + 1.5 * r * n) / rate);
+  cost::Shape every = a_only;
+  every.b_pinned = every.c_pinned = true;
+  EXPECT_FALSE(m.device.feeds(every));
+  EXPECT_EQ(m.device.parts(every, r, 8).pack, 0);
+  EXPECT_DOUBLE_EQ(m.device.seconds(every, r, 8),
+                   m.device.seconds(shape(r, n, k, true, true), r, 8));
+}
+
 // With beta != 0, C's old values cross the bus only from pinned memory; from ordinary memory a
 // discrete device's host adds them as it unpacks, reading C once more (half a copy per byte).
 TEST(CostModel, OrdinaryMemoryAddsCOnTheHost) {

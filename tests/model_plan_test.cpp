@@ -221,6 +221,49 @@ TEST_F(ModelPlan, ADiscreteSplitKeepsItsFeeder) {
   EXPECT_LE(r.cpu_threads + r.devices[0].feeder_threads, cores());
 }
 
+// A call whose C alone lies in tandem_malloc memory (pinned) is planned as the share runs it: C
+// copied as it is, A and B packed.
+TEST_F(ModelPlan, MixedMemoryIsPlannedOperandByOperand) {
+  const cost::Model m = model(40, 40, /*discrete=*/true);
+  prof::save(profile_with(identity_of(""), m), prof::path_for(identity_of("")));
+  detail::seams::Override seams(discrete(false, /*pin_every_block=*/true));
+  const int64_t mm = 1024, n = 1024, k = 8;  // C's copies outweigh the kernel
+  std::mt19937 rng(5);
+  std::uniform_real_distribution<float> d(-1, 1);
+  std::vector<float> a(mm * k), b(k * n);
+  for (auto* v : {&a, &b})
+    for (auto& x : *v) x = d(rng);
+  auto* c = static_cast<float*>(tandem_malloc(sizeof(float) * mm * n));
+  ASSERT_NE(c, nullptr);
+  for (int64_t i = 0; i < mm * n; ++i) c[i] = d(rng);
+  std::vector<double> want_c(mm * n);
+  for (int64_t i = 0; i < mm; ++i)
+    for (int64_t j = 0; j < n; ++j) {
+      double sum = double(c[i * n + j]);
+      for (int64_t p = 0; p < k; ++p) sum += double(a[i * k + p]) * double(b[p * n + j]);
+      want_c[i * n + j] = sum;
+    }
+  Report r;
+  gemm<float>(Layout::RowMajor, Op::NoTrans, Op::NoTrans, mm, n, k, 1.0f, a.data(), k, b.data(), n,
+              1.0f, c, n, {}, &r);
+  double error = 0;
+  for (int64_t i = 0; i < mm * n; ++i) error = std::max(error, std::fabs(c[i] - want_c[i]));
+  tandem_free(c);
+  EXPECT_LT(error, 1e-3);
+  EXPECT_TRUE(r.profile_model);
+  const cost::Side side{&m.device, 32, m.both_busy, m.cpu_busy};
+  cost::Shape mixed{mm, n, k, 4, true, false};
+  mixed.c_pinned = true;
+  const cost::Plan want = cost::best_plan(m.cpu, {side}, mixed, cores(), m.split_margin);
+  const cost::Plan ordinary =
+      cost::best_plan(m.cpu, {side}, {mm, n, k, 4, true, false}, cores(), m.split_margin);
+  ASSERT_NE(want.seconds, ordinary.seconds) << "the test tells the two apart";
+  EXPECT_NEAR(r.predicted_seconds, want.seconds, 1e-12);
+  EXPECT_EQ(r.gpu_rows, want.rows[0]);
+  ASSERT_EQ(r.devices.size(), 1u);
+  EXPECT_EQ(r.c, Report::Buffer::Pinned);
+}
+
 // Several devices share every call under auto by their models, each device's rows as the
 // models' plan over all of them puts them.
 TEST_F(ModelPlan, DevicesShareACallByTheirModels) {
