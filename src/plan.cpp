@@ -164,8 +164,8 @@ double set_fraction(const Request& req, const std::vector<profile::Choice>& choi
 }
 
 // The devices Options::device names, else TANDEM_DEVICE's, else the default: the first GPU
-// (widen_default() may add the others). A selector from the environment that names nothing says
-// where it came from: the caller never wrote it.
+// (choose_default_set() may weigh the others). A selector from the environment that names nothing
+// says where it came from: the caller never wrote it.
 std::vector<std::shared_ptr<gpu::Device>> selected_devices(const Options& o, bool& by_default) {
   const std::optional<std::string>& env = env_config().device;
   by_default = !o.device && !env;
