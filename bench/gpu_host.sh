@@ -271,7 +271,8 @@ print("%-70s %-6s %9.0f GFLOPS  rows/chunks %s cpu:%d/%d  thr %d feed %d  load %
     tandem gemm --m 8192 --n 8192 --k 8192 --strategy gpu --reps 2 --device "$dev" > /dev/null
     tandem gemm --precision d --m 4096 --n 4096 --k 4096 --strategy cpu --reps 3 > /dev/null
     # The cost model for the profile that applies (the built-in one, unless MODEL_PROFILE names a
-    # file to import first), then its predictions against measurement, both memories.
+    # file to import first), then its predictions against measurement, in each MODEL_MEMORY
+    # (ordinary, pinned; c-pinned: C alone in tandem_malloc memory).
     [ -z "${MODEL_PROFILE:-}" ] || tandem profile import "$MODEL_PROFILE" --device "$dev"
     tandem tune --model-only --device "$dev" 2> "$out/model-progress.txt" | tee "$out/model-tune.txt"
     tandem profile export "$out/profile-model.json" --device "$dev"
@@ -279,7 +280,8 @@ print("%-70s %-6s %9.0f GFLOPS  rows/chunks %s cpu:%d/%d  thr %d feed %d  load %
     d_shapes=${MODEL_SHAPES_D:-4096x4096x4096,4097x4097x4097,16384x16384x256:1,8128x8128x64:1,4160x64x3968}
     for p in s d; do
       shapes=$s_shapes; [ $p = d ] && shapes=$d_shapes
-      model_check --precision $p --device "$dev" --shapes "$shapes" --memory ordinary,pinned \
+      model_check --precision $p --device "$dev" --shapes "$shapes" \
+        --memory "${MODEL_MEMORY:-ordinary,pinned}" \
         --reps "${MODEL_REPS:-5}" ${MODEL_FRACTIONS:+--fractions "$MODEL_FRACTIONS"} \
         > "$out/model-check-$p.jsonl" 2> "$out/model-check-$p.txt" || echo "model_check $p failed"
       cat "$out/model-check-$p.txt"

@@ -4,7 +4,7 @@
 // the CPU's), each beside what the profile's model predicts for it. One JSON line per
 // configuration on stdout, a table on stderr.
 //
-//   model_check [--precision s|d] [--shapes MxNxK[:beta],...] [--memory ordinary,pinned]
+//   model_check [--precision s|d] [--shapes MxNxK[:beta],...] [--memory ordinary,pinned,c-pinned]
 //               [--fractions 0.8,0.9] [--reps 5] [--device SELECTOR]
 #include <CLI/CLI.hpp>
 #include <algorithm>
@@ -54,25 +54,31 @@ struct Config {
   double error = 0;
 };
 
+// Which operands lie in tandem_malloc memory: "ordinary" none, "pinned" all, "c-pinned" C alone.
+struct Memory {
+  bool ab = false, c = false;
+  explicit Memory(const std::string& kind) : ab(kind == "pinned"), c(kind != "ordinary") {}
+};
+
 template <class T>
 struct Operands {
   int64_t m, n, k;
   bool beta;
   bench::Buffer<T> a, b, c, c0;
   T *pa, *pb, *pc;
-  Operands(const Shape& s, bool pinned)
+  Operands(const Shape& s, Memory mem)
       : m(s.m),
         n(s.n),
         k(s.k),
         beta(s.beta),
-        a(bench::random_buffer<T>(static_cast<size_t>(m * k + 1), 1, pinned)),
-        b(bench::random_buffer<T>(static_cast<size_t>(k * n + 1), 2, pinned)),
-        c(static_cast<size_t>(m * n + 1), T(0), bench::HostAllocator<T>(pinned)),
+        a(bench::random_buffer<T>(static_cast<size_t>(m * k + 1), 1, mem.ab)),
+        b(bench::random_buffer<T>(static_cast<size_t>(k * n + 1), 2, mem.ab)),
+        c(static_cast<size_t>(m * n + 1), T(0), bench::HostAllocator<T>(mem.c)),
         c0(bench::random_buffer<T>(static_cast<size_t>(m * n), 3, false)),
         // Ordinary memory one element past its start, as malloc'd arrays often are.
-        pa(a.data() + (pinned ? 0 : 1)),
-        pb(b.data() + (pinned ? 0 : 1)),
-        pc(c.data() + (pinned ? 0 : 1)) {}
+        pa(a.data() + (mem.ab ? 0 : 1)),
+        pb(b.data() + (mem.ab ? 0 : 1)),
+        pc(c.data() + (mem.c ? 0 : 1)) {}
   double run(const Options& o, Report* r) {
     std::copy(c0.begin(), c0.end(), pc);
     const detail::clock::Stopwatch call;
@@ -83,14 +89,15 @@ struct Operands {
 };
 
 template <class T>
-void check(const Shape& sh, bool pinned, std::vector<Config>& configs, int reps,
+void check(const Shape& sh, Memory mem, std::vector<Config>& configs, int reps,
            const cost::Model* model, int cores) {
-  Operands<T> w(sh, pinned);
+  Operands<T> w(sh, mem);
   Options cpu_opt;
   cpu_opt.strategy = Strategy::Cpu;
   w.run(cpu_opt, nullptr);
   const std::vector<T> want(w.pc, w.pc + sh.m * sh.n);
-  cost::Shape s{sh.m, sh.n, sh.k, static_cast<int>(sizeof(T)), sh.beta, pinned};
+  cost::Shape s{sh.m, sh.n, sh.k, static_cast<int>(sizeof(T)), sh.beta, mem.ab && mem.c};
+  s.c_pinned = mem.c;
   for (Config& c : configs) {
     if (!model || c.name == "auto") continue;
     const cost::Side side{&model->device, 1, model->both_busy, model->cpu_busy};
@@ -129,7 +136,9 @@ int main(int argc, char** argv) {
   int reps = 5;
   app.add_option("--precision", precision, "s or d")->check(CLI::IsMember({"s", "d"}));
   app.add_option("--shapes", shape_text, "MxNxK[:beta], beta 0 or 1")->delimiter(',');
-  app.add_option("--memory", memories, "ordinary, pinned (tandem_malloc)")->delimiter(',');
+  app.add_option("--memory", memories, "ordinary, pinned (tandem_malloc), c-pinned (C alone)")
+      ->delimiter(',')
+      ->check(CLI::IsMember({"ordinary", "pinned", "c-pinned"}));
   app.add_option("--fractions", fractions, "splits to time besides auto's")->delimiter(',');
   app.add_option("--reps", reps, "timed calls per configuration")->check(CLI::PositiveNumber);
   app.add_option("--device", device, "the device (index or name)");
@@ -170,9 +179,9 @@ int main(int argc, char** argv) {
       for (double f : fractions)
         add("hybrid " + std::to_string(f).substr(0, 5), Strategy::Hybrid, f, std::nullopt);
       if (precision == "s")
-        check<float>(sh, memory == "pinned", configs, reps, model, cores);
+        check<float>(sh, Memory(memory), configs, reps, model, cores);
       else
-        check<double>(sh, memory == "pinned", configs, reps, model, cores);
+        check<double>(sh, Memory(memory), configs, reps, model, cores);
       for (const Config& c : configs) {
         const double measured = bench::median(c.seconds);
         const double predicted = c.name == "auto" ? c.last.predicted_seconds : c.predicted;
