@@ -79,9 +79,8 @@ int64_t rows_within(const Side& d, const Shape& s, int feeders, bool contended, 
   const int64_t tile = std::max<int64_t>(1, d.tile);
   const int64_t units = (left + tile - 1) / tile;
   auto time = [&](int64_t u) {
-    const int64_t rows = std::min(u * tile, left);
-    return std::max(side_time(d.model->seconds(s, rows, feeders, b_packed), contended, d.both_busy),
-                    memory_used + d.model->parts(s, rows, feeders, b_packed).memory);
+    const DeviceModel::Parts p = d.model->parts(s, std::min(u * tile, left), feeders, b_packed);
+    return std::max(side_time(d.model->seconds(p), contended, d.both_busy), memory_used + p.memory);
   };
   if (time(1) > limit) return 0;
   int64_t lo = 1, hi = units;
@@ -258,8 +257,10 @@ DeviceModel::Parts DeviceModel::parts(const Shape& s, int64_t rows, int feeders,
 }
 
 double DeviceModel::seconds(const Shape& s, int64_t rows, int feeders, double b_packed) const {
-  if (rows <= 0) return 0;
-  const Parts p = parts(s, rows, feeders, b_packed);
+  return rows > 0 ? seconds(parts(s, rows, feeders, b_packed)) : 0;
+}
+
+double DeviceModel::seconds(const Parts& p) const {
   const double longest = std::max({p.kernel, p.in, p.out, p.pack, p.memory});
   const double sum = p.kernel + p.in + p.out + p.pack + p.memory;
   return latency + longest + overlap * (sum - longest);
@@ -300,11 +301,12 @@ double predict(const CpuModel& cpu, const std::vector<Side>& devices, const Shap
   double cpu_busy = 1, longest = 0, memory = 0;
   const std::vector<double> b_packed = b_parts(devices, s, rows);
   for (size_t i = 0; i < devices.size() && i < rows.size(); ++i) {
-    if (rows[i] > 0) cpu_busy = std::min(cpu_busy, devices[i].cpu_busy);
+    if (rows[i] <= 0) continue;
+    cpu_busy = std::min(cpu_busy, devices[i].cpu_busy);
+    const DeviceModel::Parts p = devices[i].model->parts(s, rows[i], feeders, b_packed[i]);
     longest =
-        std::max(longest, side_time(devices[i].model->seconds(s, rows[i], feeders, b_packed[i]),
-                                    contended, devices[i].both_busy));
-    memory += devices[i].model->parts(s, rows[i], feeders, b_packed[i]).memory;
+        std::max(longest, side_time(devices[i].model->seconds(p), contended, devices[i].both_busy));
+    memory += p.memory;
   }
   // The devices' feeders share the host's memory: their traffic takes the sum of their times.
   longest = std::max(longest, memory);

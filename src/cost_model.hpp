@@ -79,6 +79,8 @@ struct DeviceModel {
   Parts parts(const Shape& s, int64_t rows, int feeders, double b_packed = 1) const;
   // Seconds for the device's `rows` rows (0 for none) with `feeders` host threads packing.
   double seconds(const Shape& s, int64_t rows, int feeders, double b_packed = 1) const;
+  // The same from the parts of at least one row: latency + the longest + overlap x the others.
+  double seconds(const Parts& p) const;
   // The kernel's launches and its work over whole waves (flops), for `rows` rows.
   struct Work {
     double launches = 0, flops = 0;
