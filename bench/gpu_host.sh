@@ -47,7 +47,7 @@ unpack() {
 case "${1:-}" in
   pack)
     bash scripts/build.sh
-    rm -rf .gpu && mkdir -p .gpu
+    rm -rf .gpu/bundle .gpu/bundle.tar.xz && mkdir -p .gpu  # other bundles (CALLS_BEFORE) stay
     ../shared/gpu-host/bundle.sh .gpu/bundle "${programs[@]}"
     # tandem compare's plot: PLplot loads its SVG driver and reads its fonts and colour maps at run
     # time, from folders ldd does not list (the host has no PLplot); unpack() points PLplot here.
@@ -272,7 +272,8 @@ print("%-70s %-6s %9.0f GFLOPS  rows/chunks %s cpu:%d/%d  thr %d feed %d  load %
     tandem gemm --precision d --m 4096 --n 4096 --k 4096 --strategy cpu --reps 3 > /dev/null
     # The cost model for the profile that applies (the built-in one, unless MODEL_PROFILE names a
     # file to import first), then its predictions against measurement, in each MODEL_MEMORY
-    # (ordinary, pinned; c-pinned: C alone in tandem_malloc memory).
+    # (ordinary, pinned; c-pinned: C alone in tandem_malloc memory; ab-pinned: A and B).
+    # MODEL_KERNELS=1 adds the GPU alone with each of the bucket's two kernels (model_check --kernels).
     [ -z "${MODEL_PROFILE:-}" ] || tandem profile import "$MODEL_PROFILE" --device "$dev"
     tandem tune --model-only --device "$dev" 2> "$out/model-progress.txt" | tee "$out/model-tune.txt"
     tandem profile export "$out/profile-model.json" --device "$dev"
@@ -283,6 +284,7 @@ print("%-70s %-6s %9.0f GFLOPS  rows/chunks %s cpu:%d/%d  thr %d feed %d  load %
       model_check --precision $p --device "$dev" --shapes "$shapes" \
         --memory "${MODEL_MEMORY:-ordinary,pinned}" \
         --reps "${MODEL_REPS:-5}" ${MODEL_FRACTIONS:+--fractions "$MODEL_FRACTIONS"} \
+        ${MODEL_KERNELS:+--kernels} \
         > "$out/model-check-$p.jsonl" 2> "$out/model-check-$p.txt" || echo "model_check $p failed"
       cat "$out/model-check-$p.txt"
     done

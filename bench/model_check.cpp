@@ -4,8 +4,13 @@
 // the CPU's), each beside what the profile's model predicts for it. One JSON line per
 // configuration on stdout, a table on stderr.
 //
-//   model_check [--precision s|d] [--shapes MxNxK[:beta],...] [--memory ordinary,pinned,c-pinned]
-//               [--fractions 0.8,0.9] [--reps 5] [--device SELECTOR]
+//   model_check [--precision s|d] [--shapes MxNxK[:beta],...]
+//               [--memory ordinary,pinned,c-pinned,ab-pinned] [--fractions 0.8,0.9] [--reps 5]
+//               [--device SELECTOR] [--kernels]
+//
+// --kernels adds the GPU alone with each of the bucket's two GPU kernels, the one tuned from
+// ordinary memory and the one tuned from tandem_malloc memory (its resident split's), whatever
+// memory the call's operands are in: which suits a call whose operands are only partly pinned.
 #include <CLI/CLI.hpp>
 #include <algorithm>
 #include <cmath>
@@ -54,10 +59,12 @@ struct Config {
   double error = 0;
 };
 
-// Which operands lie in tandem_malloc memory: "ordinary" none, "pinned" all, "c-pinned" C alone.
+// Which operands lie in tandem_malloc memory: "ordinary" none, "pinned" all, "c-pinned" C alone,
+// "ab-pinned" A and B.
 struct Memory {
   bool ab = false, c = false;
-  explicit Memory(const std::string& kind) : ab(kind == "pinned"), c(kind != "ordinary") {}
+  explicit Memory(const std::string& kind)
+      : ab(kind == "pinned" || kind == "ab-pinned"), c(kind == "pinned" || kind == "c-pinned") {}
 };
 
 template <class T>
@@ -97,6 +104,7 @@ void check(const Shape& sh, Memory mem, std::vector<Config>& configs, int reps,
   w.run(cpu_opt, nullptr);
   const std::vector<T> want(w.pc, w.pc + sh.m * sh.n);
   cost::Shape s{sh.m, sh.n, sh.k, static_cast<int>(sizeof(T)), sh.beta, mem.ab && mem.c};
+  s.a_pinned = s.b_pinned = mem.ab;
   s.c_pinned = mem.c;
   for (Config& c : configs) {
     if (!model || c.name == "auto") continue;
@@ -136,12 +144,15 @@ int main(int argc, char** argv) {
   int reps = 5;
   app.add_option("--precision", precision, "s or d")->check(CLI::IsMember({"s", "d"}));
   app.add_option("--shapes", shape_text, "MxNxK[:beta], beta 0 or 1")->delimiter(',');
-  app.add_option("--memory", memories, "ordinary, pinned (tandem_malloc), c-pinned (C alone)")
+  app.add_option("--memory", memories,
+                 "ordinary, pinned (tandem_malloc), c-pinned (C alone), ab-pinned (A and B)")
       ->delimiter(',')
-      ->check(CLI::IsMember({"ordinary", "pinned", "c-pinned"}));
+      ->check(CLI::IsMember({"ordinary", "pinned", "c-pinned", "ab-pinned"}));
   app.add_option("--fractions", fractions, "splits to time besides auto's")->delimiter(',');
   app.add_option("--reps", reps, "timed calls per configuration")->check(CLI::PositiveNumber);
   app.add_option("--device", device, "the device (index or name)");
+  bool kernels = false;
+  app.add_flag("--kernels", kernels, "also the GPU alone with each of the bucket's GPU kernels");
   CLI11_PARSE(app, argc, argv);
 
   const auto dev = detail::gpu::open_device(device);
@@ -176,6 +187,14 @@ int main(int argc, char** argv) {
       add("cpu", Strategy::Cpu, std::nullopt, std::nullopt);
       add("gpu", Strategy::Gpu, std::nullopt, std::nullopt);
       add("auto", Strategy::Auto, std::nullopt, std::nullopt);
+      for (const bool resident : {false, true}) {
+        if (!kernels || !prof) break;
+        const auto choice =
+            detail::profile::choose(*prof, precision == "d", sh.m, sh.n, sh.k, resident);
+        add(resident ? "gpu k-resident" : "gpu k-ordinary", Strategy::Gpu, std::nullopt,
+            std::nullopt);
+        configs.back().options.kernel_params = *choice.gpu_kernel;
+      }
       for (double f : fractions)
         add("hybrid " + std::to_string(f).substr(0, 5), Strategy::Hybrid, f, std::nullopt);
       if (precision == "s")
@@ -203,7 +222,8 @@ int main(int argc, char** argv) {
                             {"feeders", c.last.feeder_threads},
                             {"model_plan", c.last.profile_model},
                             {"error", c.error},
-                            {"device", c.last.device}};
+                            {"device", c.last.device},
+                            {"kernel", c.last.devices.empty() ? "" : c.last.devices[0].kernel}};
         std::printf("%s\n", j.dump().c_str());
       }
     }

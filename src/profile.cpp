@@ -4,13 +4,11 @@
 
 #include <algorithm>
 #include <array>
+#include <cctype>
 #include <cmath>
-#include <cstdlib>
 #include <fstream>
-#include <functional>
 #include <iomanip>
 #include <limits>
-#include <mutex>
 #include <nlohmann/json.hpp>
 #include <sstream>
 #include <stdexcept>
@@ -431,9 +429,8 @@ void save(const Profile& p, const fs::path& file) {
 }
 
 Profile load(const fs::path& file) {
-  // Only a regular file of a profile's size is read: opening a FIFO would wait for a writer
-  // forever, in every call that looks for a profile, and a file of hundreds of MB is no profile
-  // and would cost each process seconds and memory before failing to parse.
+  // Only a regular file of a profile's size is read: a FIFO would block every call that looks for
+  // a profile forever, and a file of hundreds of MB would cost each process seconds to reject.
   std::error_code ec;
   const fs::file_status status = fs::status(file, ec);
   if (ec) throw std::runtime_error("cannot read " + file.string() + ": " + ec.message());
@@ -541,6 +538,11 @@ int64_t level3_min_diagonal(bool fp64) {
     return std::make_pair(j.at("s").get<int64_t>(), j.at("d").get<int64_t>());
   }();
   return fp64 ? sizes.second : sizes.first;
+}
+
+size_t host_pack_parallel_from() {
+  static const auto bytes = integer<uint32_t>(defaults_file().at("host_pack"), "parallel_from");
+  return bytes;
 }
 
 const TuneSizes& tune_sizes() {

@@ -165,6 +165,10 @@ const CpuShape& cpu_shape();
 // (tuner/profiles/defaults.json's "level3"; level3.hpp's Products::min_diagonal).
 int64_t level3_min_diagonal(bool fp64);
 
+// The smallest copy, in bytes, that the host's packing and unpacking share among threads
+// (tuner/profiles/defaults.json's "host_pack"; the rule is host_pack.cpp's over_rows).
+size_t host_pack_parallel_from();
+
 // The size buckets `tandem tune` measures when it is given none (tuner/profiles/defaults.json's
 // "tune"; the rule is tuner::bucket_sizes).
 struct TuneSizes {

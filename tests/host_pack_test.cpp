@@ -1,13 +1,16 @@
 // The host packing code alone (src/gpu/host_pack), against naive element-by-element copies and
-// updates, on awkward sizes and leading dimensions, on one thread and on several (blocks of 8 MiB
-// and more are shared among threads).
+// updates, on awkward sizes and leading dimensions, on one thread and on several (blocks from
+// tuner/profiles/defaults.json's host_pack parallel_from up are shared among threads).
 #include "gpu/host_pack.hpp"
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cstdint>
 #include <random>
 #include <vector>
+
+#include "profile.hpp"
 
 namespace tandem::detail::gpu {
 namespace {
@@ -24,7 +27,8 @@ std::vector<T> random_values(size_t count, uint64_t seed) {
 struct Shape {
   int64_t rows, cols, pad;  // the caller's leading dimension is cols + pad
 };
-// Single rows and columns, odd sizes, and two blocks over 8 MiB in float (the threaded path).
+// Single rows and columns, odd sizes, and two blocks of about 9 MiB in float (the threaded path:
+// TheLargeShapesTakeTheThreadedPath).
 const Shape kShapes[] = {{1, 1, 0},   {1, 37, 3},    {37, 1, 0},      {7, 13, 1},      {33, 65, 31},
                          {64, 64, 0}, {129, 257, 5}, {1500, 1501, 0}, {1601, 1403, 17}};
 
@@ -86,6 +90,20 @@ void adds_like_a_naive_update(int threads) {
           ASSERT_EQ(c[at], want) << what << " at " << r << "," << j;
         }
     }
+}
+
+// The shapes above reach the threaded path, and the small ones the one-thread path, whatever the
+// defaults file sets the threshold to (within what they span).
+TEST(HostPack, TheLargeShapesTakeTheThreadedPath) {
+  const size_t from = profile::host_pack_parallel_from();
+  size_t least = SIZE_MAX, most = 0;
+  for (const Shape& s : kShapes) {
+    const size_t bytes = static_cast<size_t>(s.rows * s.cols) * sizeof(float);
+    least = std::min(least, bytes);
+    most = std::max(most, bytes);
+  }
+  EXPECT_GT(from, least);
+  EXPECT_LE(from, most);
 }
 
 TEST(HostPack, FloatOneThread) { packs_like_a_naive_copy<float>(1); }

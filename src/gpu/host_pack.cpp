@@ -6,6 +6,7 @@
 #include <cstring>
 #include <functional>
 
+#include "profile.hpp"
 #include "tasks.hpp"
 
 namespace tandem::detail::gpu {
@@ -15,8 +16,7 @@ namespace {
 // pay for it (packing stands between the call and the GPU's start).
 void over_rows(int64_t rows, size_t bytes, int threads,
                const std::function<void(int64_t, int64_t)>& f) {
-  constexpr size_t kParallelFrom = size_t{8} << 20;
-  if (bytes < kParallelFrom || threads < 2 || rows < 2) {
+  if (bytes < profile::host_pack_parallel_from() || threads < 2 || rows < 2) {
     f(0, rows);
     return;
   }
