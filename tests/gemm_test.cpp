@@ -29,11 +29,11 @@ struct StrategyCase {
   int cpu_threads = 0;  // the CPU share's threads (0: the default)
 };
 
-// The built-in H100 entry's sgemm kernel for tandem_malloc memory in its bucket of `size` (empty
-// if there is none: H100EntryHasItsPinnedKernels fails then).
-std::map<std::string, int> h100_resident_kernel(int64_t size) {
+// The built-in H100 entry's kernel for tandem_malloc memory in its bucket of `size` for
+// `precision` (empty if there is none: H100EntryHasItsPinnedKernels fails then).
+std::map<std::string, int> h100_resident_kernel(int64_t size, char precision = 's') {
   for (const auto& p : detail::profile::builtin()) {
-    const auto s = p.precisions.find('s');
+    const auto s = p.precisions.find(precision);
     if (p.origin != "built-in:nvidia-h100" || s == p.precisions.end()) continue;
     for (const auto& b : s->second.buckets)
       if (b.size == size && b.resident) return b.resident->kernel;
@@ -168,9 +168,12 @@ const StrategyCase kStrategies[] = {
       {"VW", 8},
       {"DB", 0}}},
     // The H100 entry's sgemm kernels for tandem_malloc memory in its 256 and 1024 buckets (calls up
-    // to 1448^3), as shipped, on the discrete path with pinned operands.
+    // to 1448^3; the 512 bucket's are the 256 one's), and its dgemm kernel of the 512 bucket (16 x
+    // 64 tiles, the only dgemm kernel of its shape there), as shipped, on the discrete path with
+    // pinned operands; each runs in both precisions.
     {"gpu_pinned_h100_256", Strategy::Gpu, 1.0, true, h100_resident_kernel(256), 0, true},
     {"gpu_pinned_h100_1024", Strategy::Gpu, 1.0, true, h100_resident_kernel(1024), 0, true},
+    {"gpu_pinned_h100_d512", Strategy::Gpu, 1.0, true, h100_resident_kernel(512, 'd'), 0, true},
     // tandem_malloc's pinned memory on a discrete device: copies straight from and into it.
     {"gpu_pinned", Strategy::Gpu, 1.0, true, {}, 0, true},
     {"hybrid_pinned_tiled",
@@ -331,14 +334,16 @@ INSTANTIATE_TEST_SUITE_P(All, GemmTest,
 // The H100 entry ships the tiled kernels the cases above run (docs/PERFORMANCE.md, "kernels for
 // small calls from tandem_malloc memory"); without them those cases would test the default kernel.
 TEST(GemmKernels, H100EntryHasItsPinnedKernels) {
-  for (const int64_t size : {256, 1024}) {
-    const auto kernel = h100_resident_kernel(size);
-    ASSERT_FALSE(kernel.empty()) << size;
-    EXPECT_EQ(kernel.at("KERNEL"), 1) << size;
-    EXPECT_EQ(kernel.at("A_T"), -1) << size;  // A and B as stored: no transpose launch
-    EXPECT_EQ(kernel.at("B_T"), -1) << size;
+  for (const auto& [size, precision] :
+       {std::pair<int64_t, char>{256, 's'}, {1024, 's'}, {512, 'd'}}) {
+    const auto kernel = h100_resident_kernel(size, precision);
+    const std::string name =
+        std::string("gpu_pinned_h100_") + (precision == 'd' ? "d" : "") + std::to_string(size);
+    ASSERT_FALSE(kernel.empty()) << name;
+    EXPECT_EQ(kernel.at("KERNEL"), 1) << name;
+    EXPECT_EQ(kernel.at("A_T"), -1) << name;  // A and B as stored: no transpose launch
+    EXPECT_EQ(kernel.at("B_T"), -1) << name;
     // The cases, made before main(), hold the same kernels.
-    const std::string name = "gpu_pinned_h100_" + std::to_string(size);
     const auto* c = std::find_if(std::begin(kStrategies), std::end(kStrategies),
                                  [&name](const StrategyCase& x) { return x.name == name; });
     ASSERT_NE(c, std::end(kStrategies)) << name;
