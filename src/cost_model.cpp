@@ -55,7 +55,7 @@ double side_time(double alone, bool contended, double both_busy) {
 std::vector<double> b_parts(const std::vector<Side>& devices, const Shape& s,
                             const std::vector<int64_t>& rows) {
   const auto packs = [&](size_t i) {
-    return devices[i].model->discrete && devices[i].model->feeds(s) &&
+    return devices[i].model->discrete && devices[i].model->feeds(devices[i].seen(s)) &&
            (rows.empty() || (i < rows.size() && rows[i] > 0));
   };
   std::vector<double> out(devices.size(), 1.0);
@@ -78,8 +78,9 @@ int64_t rows_within(const Side& d, const Shape& s, int feeders, bool contended, 
   if (left <= 0) return 0;
   const int64_t tile = std::max<int64_t>(1, d.tile);
   const int64_t units = (left + tile - 1) / tile;
+  const Shape seen = d.seen(s);
   auto time = [&](int64_t u) {
-    const DeviceModel::Parts p = d.model->parts(s, std::min(u * tile, left), feeders, b_packed);
+    const DeviceModel::Parts p = d.model->parts(seen, std::min(u * tile, left), feeders, b_packed);
     return std::max(side_time(d.model->seconds(p), contended, d.both_busy), memory_used + p.memory);
   };
   if (time(1) > limit) return 0;
@@ -114,8 +115,9 @@ Plan balance_one(const CpuModel& cpu, const Side& d, const Shape& s, int threads
   const int64_t tile = std::max<int64_t>(1, d.tile);
   const int64_t units = (s.m + tile - 1) / tile;
   auto rows_at = [&](int64_t u) { return std::min(u * tile, s.m); };
+  const Shape seen = d.seen(s);
   auto device_ahead = [&](int64_t u) {
-    return side_time(d.model->seconds(s, rows_at(u), feeders), true, d.both_busy) >=
+    return side_time(d.model->seconds(seen, rows_at(u), feeders), true, d.both_busy) >=
            side_time(cpu.seconds(s.m - rows_at(u), s.n, s.k, threads), true, d.cpu_busy);
   };
   int64_t lo = 0, hi = units;  // the device is behind at lo, ahead at hi
@@ -152,7 +154,8 @@ Plan balance(const CpuModel& cpu, const std::vector<Side>& devices, const Shape&
           rows_within(devices[i], s, feeders, contended, taken, limit, b_packed[i], memory), taken,
           s.m);
       taken += plan.rows[i];
-      memory += devices[i].model->parts(s, plan.rows[i], feeders, b_packed[i]).memory;
+      memory +=
+          devices[i].model->parts(devices[i].seen(s), plan.rows[i], feeders, b_packed[i]).memory;
     }
     plan.cpu_rows = s.m - taken;
     if (plan.cpu_rows == 0) return true;
@@ -303,7 +306,8 @@ double predict(const CpuModel& cpu, const std::vector<Side>& devices, const Shap
   for (size_t i = 0; i < devices.size() && i < rows.size(); ++i) {
     if (rows[i] <= 0) continue;
     cpu_busy = std::min(cpu_busy, devices[i].cpu_busy);
-    const DeviceModel::Parts p = devices[i].model->parts(s, rows[i], feeders, b_packed[i]);
+    const DeviceModel::Parts p =
+        devices[i].model->parts(devices[i].seen(s), rows[i], feeders, b_packed[i]);
     longest =
         std::max(longest, side_time(devices[i].model->seconds(p), contended, devices[i].both_busy));
     memory += p.memory;
@@ -327,7 +331,7 @@ Feeding feeding(const std::vector<Side>& devices, const Shape& s) {
   Feeding f;
   for (const Side& d : devices) {
     f.discrete += d.model->discrete ? 1 : 0;
-    f.packing += d.model->discrete && d.model->feeds(s) ? 1 : 0;
+    f.packing += d.model->discrete && d.model->feeds(d.seen(s)) ? 1 : 0;
   }
   return f;
 }

@@ -8,6 +8,7 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -112,6 +113,24 @@ struct Side {
   int64_t tile = 1;
   double both_busy = 1, cpu_busy = 1;
   int platform = 0;  // sides of one platform (one OpenCL context) share B's packing
+  // Which operands this device copies without packing, where that differs from the shape's:
+  // tandem_malloc pins memory in one platform's context, and a device of another packs it as
+  // ordinary memory. Unset: the shape's.
+  struct Pinning {
+    bool all = false, a = false, b = false, c = false;
+    int bits() const { return int{all} | int{a} << 1 | int{b} << 2 | int{c} << 3; }
+  };
+  std::optional<Pinning> pinning = std::nullopt;
+  // The call as this device copies it.
+  Shape seen(const Shape& s) const {
+    if (!pinning) return s;
+    Shape own = s;
+    own.pinned = pinning->all;
+    own.a_pinned = pinning->a;
+    own.b_pinned = pinning->b;
+    own.c_pinned = pinning->c;
+    return own;
+  }
 };
 
 struct Plan {

@@ -280,7 +280,8 @@ class PlanMemo {
   struct Key {
     cost::Shape shape;
     int cores = 0;
-    std::vector<std::tuple<const cost::DeviceModel*, int64_t, double, double, int>> sides;
+    // Each side's model, tile, factors, platform and its own pinning (-1: the shape's).
+    std::vector<std::tuple<const cost::DeviceModel*, int64_t, double, double, int, int>> sides;
     const cost::CpuModel* cpu = nullptr;
     double margin = 0;
     bool operator==(const Key& o) const {
@@ -296,7 +297,8 @@ class PlanMemo {
                   const cost::Shape& s, int cores, double margin) {
     Key key{s, cores, {}, &cpu, margin};
     for (const cost::Side& d : sides)
-      key.sides.emplace_back(d.model, d.tile, d.both_busy, d.cpu_busy, d.platform);
+      key.sides.emplace_back(d.model, d.tile, d.both_busy, d.cpu_busy, d.platform,
+                             d.pinning ? d.pinning->bits() : -1);
     {
       std::lock_guard<std::mutex> lock(mutex_);
       for (const Entry& e : entries_)
@@ -351,11 +353,17 @@ ModelInputs model_inputs(const Problem<T>& p, const Options& o,
   in.shape.k = p.k;
   in.shape.element_bytes = sizeof(T);
   in.shape.reads_c = p.beta != T(0);
-  const gpu::Device& front = *devices.front();
-  in.shape.pinned = gpu::operands_pinned(front, p);
-  in.shape.a_pinned = gpu::in_pinned_block(front, p.a, p.a_bytes());
-  in.shape.b_pinned = gpu::in_pinned_block(front, p.b, p.b_bytes());
-  in.shape.c_pinned = gpu::in_pinned_block(front, p.c, p.c_bytes());
+  // Which operands a device copies without packing: those pinned in its own context.
+  const auto pinning = [&p](const gpu::Device& d) {
+    return cost::Side::Pinning{
+        gpu::operands_pinned(d, p), gpu::in_pinned_block(d, p.a, p.a_bytes()),
+        gpu::in_pinned_block(d, p.b, p.b_bytes()), gpu::in_pinned_block(d, p.c, p.c_bytes())};
+  };
+  const cost::Side::Pinning front = pinning(*devices.front());
+  in.shape.pinned = front.all;
+  in.shape.a_pinned = front.a;
+  in.shape.b_pinned = front.b;
+  in.shape.c_pinned = front.c;
   for (size_t i = 0; i < devices.size(); ++i) {
     in.params.push_back(kernel_for(*devices[i], fp64, o, *choices[i].kernel, profiles[i], origin));
     // Devices of one platform (one context) share B's packing: the first of them names it.
@@ -367,6 +375,9 @@ ModelInputs model_inputs(const Problem<T>& p, const Options& o,
       }
     in.sides.push_back({&models[i]->device, gpu::row_tile(*in.params.back()), models[i]->both_busy,
                         models[i]->cpu_busy, platform});
+    // A device of another platform than the first sees tandem_malloc memory as ordinary.
+    const cost::Side::Pinning own = platform == 0 ? front : pinning(*devices[i]);
+    if (own.bits() != front.bits()) in.sides.back().pinning = own;
   }
   return in;
 }

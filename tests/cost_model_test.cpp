@@ -373,6 +373,36 @@ TEST(CostModel, MixedMemoryPacksOnlyOrdinaryOperands) {
                    m.device.seconds(shape(r, n, k, true, true), r, 8));
 }
 
+// A device of another platform sees the caller's tandem_malloc memory as ordinary (pinned in the
+// first platform's context): it packs every operand, as a plan with nothing pinned has it, while
+// the first device beside it copies them as they are; so the plan gives it fewer rows than the
+// first, and fewer than it would have if it saw the memory as pinned too.
+TEST(CostModel, ADeviceOfAnotherPlatformPacksWhatTheFirstHasPinned) {
+  const cost::Model m = h100_like();
+  const cost::Side first{&m.device, 128, 1.0, 1.0, 0};
+  cost::Side other{&m.device, 128, 1.0, 1.0, 1};
+  other.pinning = cost::Side::Pinning{};
+  for (const cost::Shape& s :
+       {shape(16384, 16384, 256, true, true), shape(8192, 8192, 8192, false, true)}) {
+    cost::Shape ordinary = s;
+    ordinary.pinned = false;
+    EXPECT_TRUE(other.seen(s).packs_a() && other.seen(s).packs_c());
+    EXPECT_DOUBLE_EQ(cost::predict(m.cpu, {first, other}, s, {0, s.m}, 0, 16),
+                     cost::predict(m.cpu, {first}, ordinary, {s.m}, 0, 16))
+        << "the other device alone: the call from ordinary memory";
+    EXPECT_DOUBLE_EQ(cost::predict(m.cpu, {first, other}, s, {s.m, 0}, 0, 16),
+                     cost::predict(m.cpu, {first}, s, {s.m}, 0, 16))
+        << "the first alone: the call as pinned";
+    const cost::Plan mixed = cost::best_plan(m.cpu, {first, other}, s, 16, 0.0);
+    ASSERT_EQ(mixed.rows.size(), 2u);
+    EXPECT_GT(mixed.rows[0], mixed.rows[1]) << s.m << "x" << s.n << "x" << s.k;
+    const cost::Side pinned_too{&m.device, 128, 1.0, 1.0, 1};
+    const cost::Plan both = cost::best_plan(m.cpu, {first, pinned_too}, s, 16, 0.0);
+    EXPECT_LT(mixed.rows[1], both.rows[1]) << s.m << "x" << s.n << "x" << s.k;
+    EXPECT_GT(mixed.seconds, both.seconds) << s.m << "x" << s.n << "x" << s.k;
+  }
+}
+
 // With beta != 0, C's old values cross the bus only from pinned memory; from ordinary memory a
 // discrete device's host adds them as it unpacks, reading C once more (half a copy per byte).
 TEST(CostModel, OrdinaryMemoryAddsCOnTheHost) {
