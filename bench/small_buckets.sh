@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
-# Buckets below the H100 entry's smallest (2048) for sgemm and dgemm (issues 17 and 14): tune them
-# on the GPU host, then check, with that profile, what auto and the GPU do at small sizes.
+# Small buckets for the H100 entry's sgemm and dgemm (issues 17, 14 and 13; it now ships sgemm
+# from 256 and dgemm from 512): tune them on the GPU host, then check, with that profile, what
+# auto and the GPU do at small sizes.
 #
 #   bash bench/call_phases.sh pack          # here: the bundle (tandem, call_phases, vs_clblast)
 #   bash bench/small_buckets.sh tune OUT    # there: tune, export OUT/profile.json

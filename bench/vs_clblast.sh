@@ -38,7 +38,7 @@ case "${1:-}" in
   pack)
     bash scripts/build.sh
     [ -x build/bench/vs_clblast ] || { echo "vs_clblast was not built (CLBlast missing?)" >&2; exit 1; }
-    rm -rf .gpu && mkdir -p .gpu
+    rm -rf .gpu/bundle .gpu/bundle.tar.xz && mkdir -p .gpu  # other bundles (CALLS_BEFORE) stay
     ../shared/gpu-host/bundle.sh .gpu/bundle "${programs[@]}"
     rm -rf .gpu/bundle  # keep only .gpu/bundle.tar.xz, which travels with the tree
     ;;

@@ -3,8 +3,10 @@
 // caller's ordinary memory it is also the staging, packing and unpacking on the host's feeder
 // threads: on the H100 host, 4.5-5.3 GB/s for a call of one chunk, whose steps run one after
 // another, and 25-27 GB/s for a pipelined one (docs/PERFORMANCE.md, "Issue 14: level 3 at n =
-// 1024 and 2048"). Auto weighs it, with the kernel's work, against the CPU doing the whole call,
-// so a call that is small or thin (a blocked level-3 routine's deeper products) stays on the CPU.
+// 1024 and 2048"; measured while copies under 8 MiB were packed on one thread, so the one-chunk
+// rate is higher now). It is measured on each host, not taken from these figures. Auto weighs it,
+// with the kernel's work, against the CPU doing the whole call, so a call that is small or thin (a
+// blocked level-3 routine's deeper products) stays on the CPU.
 #pragma once
 
 #include <cstdint>

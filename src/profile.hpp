@@ -166,7 +166,8 @@ const CpuShape& cpu_shape();
 int64_t level3_min_diagonal(bool fp64);
 
 // The smallest copy, in bytes, that the host's packing and unpacking share among threads
-// (tuner/profiles/defaults.json's "host_pack"; the rule is host_pack.cpp's over_rows).
+// (tuner/profiles/defaults.json's "host_pack", at most 4 GiB - 1; the rule is host_pack.cpp's
+// over_rows).
 size_t host_pack_parallel_from();
 
 // The size buckets `tandem tune` measures when it is given none (tuner/profiles/defaults.json's

@@ -27,10 +27,11 @@ std::vector<T> random_values(size_t count, uint64_t seed) {
 struct Shape {
   int64_t rows, cols, pad;  // the caller's leading dimension is cols + pad
 };
-// Single rows and columns, odd sizes, and two blocks of about 9 MiB in float (the threaded path:
-// TheLargeShapesTakeTheThreadedPath).
-const Shape kShapes[] = {{1, 1, 0},   {1, 37, 3},    {37, 1, 0},      {7, 13, 1},      {33, 65, 31},
-                         {64, 64, 0}, {129, 257, 5}, {1500, 1501, 0}, {1601, 1403, 17}};
+// Single rows and columns, odd sizes, one block of about 1.4 MiB and two of about 9 MiB in float
+// (the threaded path: TheLargeShapesTakeTheThreadedPath).
+const Shape kShapes[] = {{1, 1, 0},       {1, 37, 3},      {37, 1, 0},    {7, 13, 1},
+                         {33, 65, 31},    {64, 64, 0},     {129, 257, 5}, {600, 601, 3},
+                         {1500, 1501, 0}, {1601, 1403, 17}};
 
 template <class T>
 void packs_like_a_naive_copy(int threads) {
