@@ -103,9 +103,8 @@ void check(const Shape& sh, Memory mem, std::vector<Config>& configs, int reps,
   cpu_opt.strategy = Strategy::Cpu;
   w.run(cpu_opt, nullptr);
   const std::vector<T> want(w.pc, w.pc + sh.m * sh.n);
-  cost::Shape s{sh.m, sh.n, sh.k, static_cast<int>(sizeof(T)), sh.beta, mem.ab && mem.c};
-  s.a_pinned = s.b_pinned = mem.ab;
-  s.c_pinned = mem.c;
+  cost::Shape s{sh.m, sh.n, sh.k, static_cast<int>(sizeof(T)), sh.beta};
+  s.pin({mem.ab, mem.ab, mem.c});
   for (Config& c : configs) {
     if (!model || c.name == "auto") continue;
     const cost::Side side{&model->device, 1, model->both_busy, model->cpu_busy};

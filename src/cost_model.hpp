@@ -24,6 +24,13 @@ struct Sample {
 // 0 for an empty table.
 double interpolate(const std::vector<Sample>& table, double x);
 
+// Which of a call's operands a device copies without packing: those in tandem_malloc memory
+// pinned in its platform's context.
+struct Pinning {
+  bool a = false, b = false, c = false;
+  int bits() const { return int{a} | int{b} << 1 | int{c} << 2; }
+};
+
 // A call's shape as the model sees it (row-major C, m rows).
 struct Shape {
   int64_t m = 0, n = 0, k = 0;
@@ -36,6 +43,13 @@ struct Shape {
   bool packs_a() const { return !pinned && !a_pinned; }
   bool packs_b() const { return !pinned && !b_pinned; }
   bool packs_c() const { return !pinned && !c_pinned; }
+  // The operands `p` names need no packing (all three: `pinned`).
+  void pin(const Pinning& p) {
+    pinned = p.a && p.b && p.c;
+    a_pinned = p.a;
+    b_pinned = p.b;
+    c_pinned = p.c;
+  }
 };
 
 // The CPU BLAS. Its rate on an m x n x k call is rate(threads) * f(m, half_m) * f(n, half_n) *
@@ -116,19 +130,12 @@ struct Side {
   // Which operands this device copies without packing, where that differs from the shape's:
   // tandem_malloc pins memory in one platform's context, and a device of another packs it as
   // ordinary memory. Unset: the shape's.
-  struct Pinning {
-    bool all = false, a = false, b = false, c = false;
-    int bits() const { return int{all} | int{a} << 1 | int{b} << 2 | int{c} << 3; }
-  };
   std::optional<Pinning> pinning = std::nullopt;
   // The call as this device copies it.
   Shape seen(const Shape& s) const {
     if (!pinning) return s;
     Shape own = s;
-    own.pinned = pinning->all;
-    own.a_pinned = pinning->a;
-    own.b_pinned = pinning->b;
-    own.c_pinned = pinning->c;
+    own.pin(*pinning);
     return own;
   }
 };

@@ -355,15 +355,12 @@ ModelInputs model_inputs(const Problem<T>& p, const Options& o,
   in.shape.reads_c = p.beta != T(0);
   // Which operands a device copies without packing: those pinned in its own context.
   const auto pinning = [&p](const gpu::Device& d) {
-    return cost::Side::Pinning{
-        gpu::operands_pinned(d, p), gpu::in_pinned_block(d, p.a, p.a_bytes()),
-        gpu::in_pinned_block(d, p.b, p.b_bytes()), gpu::in_pinned_block(d, p.c, p.c_bytes())};
+    return cost::Pinning{gpu::in_pinned_block(d, p.a, p.a_bytes()),
+                         gpu::in_pinned_block(d, p.b, p.b_bytes()),
+                         gpu::in_pinned_block(d, p.c, p.c_bytes())};
   };
-  const cost::Side::Pinning front = pinning(*devices.front());
-  in.shape.pinned = front.all;
-  in.shape.a_pinned = front.a;
-  in.shape.b_pinned = front.b;
-  in.shape.c_pinned = front.c;
+  const cost::Pinning front = pinning(*devices.front());
+  in.shape.pin(front);
   for (size_t i = 0; i < devices.size(); ++i) {
     in.params.push_back(kernel_for(*devices[i], fp64, o, *choices[i].kernel, profiles[i], origin));
     // Devices of one platform (one context) share B's packing: the first of them names it.
@@ -376,7 +373,7 @@ ModelInputs model_inputs(const Problem<T>& p, const Options& o,
     in.sides.push_back({&models[i]->device, gpu::row_tile(*in.params.back()), models[i]->both_busy,
                         models[i]->cpu_busy, platform});
     // A device of another platform than the first sees tandem_malloc memory as ordinary.
-    const cost::Side::Pinning own = platform == 0 ? front : pinning(*devices[i]);
+    const cost::Pinning own = platform == 0 ? front : pinning(*devices[i]);
     if (own.bits() != front.bits()) in.sides.back().pinning = own;
   }
   return in;

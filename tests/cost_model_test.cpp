@@ -381,7 +381,7 @@ TEST(CostModel, ADeviceOfAnotherPlatformPacksWhatTheFirstHasPinned) {
   const cost::Model m = h100_like();
   const cost::Side first{&m.device, 128, 1.0, 1.0, 0};
   cost::Side other{&m.device, 128, 1.0, 1.0, 1};
-  other.pinning = cost::Side::Pinning{};
+  other.pinning = cost::Pinning{};
   for (const cost::Shape& s :
        {shape(16384, 16384, 256, true, true), shape(8192, 8192, 8192, false, true)}) {
     cost::Shape ordinary = s;
