@@ -54,30 +54,30 @@ void loop(const Api<T>& e, const std::string& routine, bool fortran, int n, long
   const auto col = CblasColMajor;
   if (routine == "gemm") {
     for (long i = 0; i < calls; ++i)
-      fortran ? e.gemm("N", "N", &nn, &nn, &nn, &alpha, a, &nn, b, &nn, &beta, c, &nn, 1, 1)
+      fortran ? e.gemm("N", "N", &nn, &nn, &nn, &alpha, a, &nn, b, &nn, &beta, c, &nn)
               : e.cblas_gemm(col, CblasNoTrans, CblasNoTrans, nn, nn, nn, alpha, a, nn, b, nn, beta,
                              c, nn);
   } else if (routine == "syrk") {
     for (long i = 0; i < calls; ++i)
-      fortran ? e.syrk("L", "N", &nn, &nn, &alpha, a, &nn, &beta, c, &nn, 1, 1)
+      fortran ? e.syrk("L", "N", &nn, &nn, &alpha, a, &nn, &beta, c, &nn)
               : e.cblas_syrk(col, CblasLower, CblasNoTrans, nn, nn, alpha, a, nn, beta, c, nn);
   } else if (routine == "syr2k") {
     for (long i = 0; i < calls; ++i)
       fortran
-          ? e.syr2k("L", "N", &nn, &nn, &alpha, a, &nn, b, &nn, &beta, c, &nn, 1, 1)
+          ? e.syr2k("L", "N", &nn, &nn, &alpha, a, &nn, b, &nn, &beta, c, &nn)
           : e.cblas_syr2k(col, CblasLower, CblasNoTrans, nn, nn, alpha, a, nn, b, nn, beta, c, nn);
   } else if (routine == "symm") {
     for (long i = 0; i < calls; ++i)
-      fortran ? e.symm("L", "L", &nn, &nn, &alpha, a, &nn, b, &nn, &beta, c, &nn, 1, 1)
+      fortran ? e.symm("L", "L", &nn, &nn, &alpha, a, &nn, b, &nn, &beta, c, &nn)
               : e.cblas_symm(col, CblasLeft, CblasLower, nn, nn, alpha, a, nn, b, nn, beta, c, nn);
   } else if (routine == "trmm") {
     for (long i = 0; i < calls; ++i)
-      fortran ? e.trmm("L", "L", "N", "N", &nn, &nn, &alpha, a, &nn, c, &nn, 1, 1, 1, 1)
+      fortran ? e.trmm("L", "L", "N", "N", &nn, &nn, &alpha, a, &nn, c, &nn)
               : e.cblas_trmm(col, CblasLeft, CblasLower, CblasNoTrans, CblasNonUnit, nn, nn, alpha,
                              a, nn, c, nn);
   } else if (routine == "trsm") {
     for (long i = 0; i < calls; ++i)
-      fortran ? e.trsm("L", "L", "N", "N", &nn, &nn, &alpha, a, &nn, c, &nn, 1, 1, 1, 1)
+      fortran ? e.trsm("L", "L", "N", "N", &nn, &nn, &alpha, a, &nn, c, &nn)
               : e.cblas_trsm(col, CblasLeft, CblasLower, CblasNoTrans, CblasNonUnit, nn, nn, alpha,
                              a, nn, c, nn);
   } else {

@@ -9,6 +9,7 @@ packages=(
   libopenblas-dev libtbb-dev libhwloc-dev
   libgtest-dev libgmock-dev libbenchmark-dev
   libblas-test libblas3 liblapack-test python3-numpy
+  python3-scipy  # tests only (tests/scipy_dropin.sh: scipy.linalg.blas level 3 through the drop-in)
   r-base-core  # tests only (tests/r_dropin.sh: R's crossprod and %*% through the drop-in)
   nlohmann-json3-dev libcli11-dev
   libplplot-dev  # tandem compare's plot (PLplot's SVG driver, through tuner/plot.cpp)

@@ -162,27 +162,26 @@ std::string run(const Draw& d, std::mt19937& rng) {
       if (d.cblas)
         e.cblas_syrk(order, uplo, trans, n, k, alpha, pa, lda, beta, pc, ldc);
       else
-        e.syrk(fu, ft, &n, &k, &alpha, pa, &lda, &beta, pc, &ldc, 1, 1);
+        e.syrk(fu, ft, &n, &k, &alpha, pa, &lda, &beta, pc, &ldc);
       break;
     case 1:
       if (d.cblas)
         e.cblas_syr2k(order, uplo, trans, n, k, alpha, pa, lda, pb, ldb, beta, pc, ldc);
       else
-        e.syr2k(fu, ft, &n, &k, &alpha, pa, &lda, pb, &ldb, &beta, pc, &ldc, 1, 1);
+        e.syr2k(fu, ft, &n, &k, &alpha, pa, &lda, pb, &ldb, &beta, pc, &ldc);
       break;
     case 2:
       if (d.cblas)
         e.cblas_symm(order, side, uplo, m, n, alpha, pa, lda, pb, ldb, beta, pc, ldc);
       else
-        e.symm(fs, fu, &m, &n, &alpha, pa, &lda, pb, &ldb, &beta, pc, &ldc, 1, 1);
+        e.symm(fs, fu, &m, &n, &alpha, pa, &lda, pb, &ldb, &beta, pc, &ldc);
       break;
     default:
       if (d.cblas)
         (d.routine == 4 ? e.cblas_trsm : e.cblas_trmm)(order, side, uplo, trans, diag, m, n, alpha,
                                                        pa, lda, pbw, ldb);
       else
-        (d.routine == 4 ? e.trsm : e.trmm)(fs, fu, ft, fd, &m, &n, &alpha, pa, &lda, pbw, &ldb, 1,
-                                           1, 1, 1);
+        (d.routine == 4 ? e.trsm : e.trmm)(fs, fu, ft, fd, &m, &n, &alpha, pa, &lda, pbw, &ldb);
   }
   const std::vector<T>& out = d.routine >= 3 ? b : c;
   std::ostringstream s;

@@ -65,32 +65,28 @@ constexpr int kSyrk = 1, kSyr2k = 2, kSymm = 3, kTrmm = 4, kTrsm = 5, kCblas = 6
 #define TANDEM_REST(T, p, P)                                                                       \
   void tandem_rest_##p##syrk_(const char* a, const char* b, const blasint* c, const blasint* d,    \
                               const T* e, const T* f, const blasint* g, const T* h, T* i,          \
-                              const blasint* j, std::size_t k, std::size_t l) {                    \
-    record<P + kSyrk, Reached::Rest>(a, b, c, d, e, f, g, h, i, j, k, l);                          \
+                              const blasint* j) {                                                  \
+    record<P + kSyrk, Reached::Rest>(a, b, c, d, e, f, g, h, i, j);                                \
   }                                                                                                \
   void tandem_rest_##p##syr2k_(const char* a, const char* b, const blasint* c, const blasint* d,   \
                                const T* e, const T* f, const blasint* g, const T* h,               \
-                               const blasint* i, const T* j, T* k, const blasint* l,               \
-                               std::size_t m, std::size_t n) {                                     \
-    record<P + kSyr2k, Reached::Rest>(a, b, c, d, e, f, g, h, i, j, k, l, m, n);                   \
+                               const blasint* i, const T* j, T* k, const blasint* l) {             \
+    record<P + kSyr2k, Reached::Rest>(a, b, c, d, e, f, g, h, i, j, k, l);                         \
   }                                                                                                \
   void tandem_rest_##p##symm_(const char* a, const char* b, const blasint* c, const blasint* d,    \
                               const T* e, const T* f, const blasint* g, const T* h,                \
-                              const blasint* i, const T* j, T* k, const blasint* l, std::size_t m, \
-                              std::size_t n) {                                                     \
-    record<P + kSymm, Reached::Rest>(a, b, c, d, e, f, g, h, i, j, k, l, m, n);                    \
+                              const blasint* i, const T* j, T* k, const blasint* l) {              \
+    record<P + kSymm, Reached::Rest>(a, b, c, d, e, f, g, h, i, j, k, l);                          \
   }                                                                                                \
   void tandem_rest_##p##trmm_(const char* a, const char* b, const char* c, const char* d,          \
                               const blasint* e, const blasint* f, const T* g, const T* h,          \
-                              const blasint* i, T* j, const blasint* k, std::size_t l,             \
-                              std::size_t m, std::size_t n, std::size_t o) {                       \
-    record<P + kTrmm, Reached::Rest>(a, b, c, d, e, f, g, h, i, j, k, l, m, n, o);                 \
+                              const blasint* i, T* j, const blasint* k) {                          \
+    record<P + kTrmm, Reached::Rest>(a, b, c, d, e, f, g, h, i, j, k);                             \
   }                                                                                                \
   void tandem_rest_##p##trsm_(const char* a, const char* b, const char* c, const char* d,          \
                               const blasint* e, const blasint* f, const T* g, const T* h,          \
-                              const blasint* i, T* j, const blasint* k, std::size_t l,             \
-                              std::size_t m, std::size_t n, std::size_t o) {                       \
-    record<P + kTrsm, Reached::Rest>(a, b, c, d, e, f, g, h, i, j, k, l, m, n, o);                 \
+                              const blasint* i, T* j, const blasint* k) {                          \
+    record<P + kTrsm, Reached::Rest>(a, b, c, d, e, f, g, h, i, j, k);                             \
   }                                                                                                \
   void tandem_rest_cblas_##p##syrk(CBLAS_ORDER a, CBLAS_UPLO b, CBLAS_TRANSPOSE c, blasint d,      \
                                    blasint e, T f, const T* g, blasint h, T i, T* j, blasint k) {  \
@@ -334,7 +330,6 @@ void check_rank(bool two, unsigned seed) {
     const char uplo = draw.letter("UL"), trans = draw.letter("NTC");
     const blasint rows = rules::rank_rows(trans, n, k);
     const blasint lda = draw.ld(rows), ldb = draw.ld(rows), ldc = draw.ld(n);
-    const std::size_t l1 = draw.pick<std::size_t>({1, 5}), l2 = draw.pick<std::size_t>({1, 7});
     bool goes = (two ? table.syr2k != nullptr : table.syrk != nullptr) &&
                 straight::product_at_most(most, n, n, k) && beta != T(0) &&
                 rules::rank_goes(uplo, trans, n, k, alpha, a, lda, two, b, ldb, c, ldc);
@@ -345,18 +340,18 @@ void check_rank(bool two, unsigned seed) {
                              std::to_string(ldb) + " ldc " + std::to_string(ldc) + " alpha " +
                              std::to_string(alpha) + " beta " + std::to_string(beta);
     if (two) {
-      e.syr2k(&uplo, &trans, &n, &k, &alpha, a, &lda, b, &ldb, &beta, c, &ldc, l1, l2);
+      e.syr2k(&uplo, &trans, &n, &k, &alpha, a, &lda, b, &ldb, &beta, c, &ldc);
       const T *pa = &alpha, *pb = &beta;
       expect(goes, routine,
              {bits(&uplo), bits(&trans), bits(&n), bits(&k), bits(pa), bits(a), bits(&lda), bits(b),
-              bits(&ldb), bits(pb), bits(c), bits(&ldc), l1, l2, 0},
+              bits(&ldb), bits(pb), bits(c), bits(&ldc), 0, 0, 0},
              i, "Fortran " + what, own_f);
     } else {
-      e.syrk(&uplo, &trans, &n, &k, &alpha, a, &lda, &beta, c, &ldc, l1, l2);
+      e.syrk(&uplo, &trans, &n, &k, &alpha, a, &lda, &beta, c, &ldc);
       const T *pa = &alpha, *pb = &beta;
       expect(goes, routine,
              {bits(&uplo), bits(&trans), bits(&n), bits(&k), bits(pa), bits(a), bits(&lda),
-              bits(pb), bits(c), bits(&ldc), l1, l2, 0, 0, 0},
+              bits(pb), bits(c), bits(&ldc), 0, 0, 0, 0, 0},
              i, "Fortran " + what, own_f);
     }
     if (::testing::Test::HasFatalFailure()) return;
@@ -422,15 +417,14 @@ void check_symm(unsigned seed) {
     const char side = draw.letter("LR"), uplo = draw.letter("UL");
     const blasint order = rules::side_order(side, m, n);
     const blasint lda = draw.ld(order), ldb = draw.ld(m), ldc = draw.ld(m);
-    const std::size_t l1 = draw.pick<std::size_t>({1, 5}), l2 = draw.pick<std::size_t>({1, 7});
     bool goes = table.symm != nullptr && straight::product_at_most(most, m, n, order) &&
                 beta != T(0) && rules::symm_goes(side, uplo, m, n, alpha, a, lda, b, ldb, c, ldc);
     g_got = {};
-    e.symm(&side, &uplo, &m, &n, &alpha, a, &lda, b, &ldb, &beta, c, &ldc, l1, l2);
+    e.symm(&side, &uplo, &m, &n, &alpha, a, &lda, b, &ldb, &beta, c, &ldc);
     const T *pa = &alpha, *pb = &beta;
     expect(goes, routine,
            {bits(&side), bits(&uplo), bits(&m), bits(&n), bits(pa), bits(a), bits(&lda), bits(b),
-            bits(&ldb), bits(pb), bits(c), bits(&ldc), l1, l2, 0},
+            bits(&ldb), bits(pb), bits(c), bits(&ldc), 0, 0, 0},
            i,
            "Fortran side " + std::to_string(int(side)) + " uplo " + std::to_string(int(uplo)) +
                " m " + std::to_string(m) + " n " + std::to_string(n) + " lda " +
@@ -487,18 +481,15 @@ void check_triangle(bool solve, unsigned seed) {
                diag = draw.letter("UN");
     const blasint order = rules::side_order(side, m, n);
     const blasint lda = draw.ld(order), ldb = draw.ld(m);
-    const std::size_t l1 = 1, l2 = draw.pick<std::size_t>({1, 3}), l3 = 1,
-                      l4 = draw.pick<std::size_t>({1, 9});
     bool goes = (solve ? table.trsm != nullptr : table.trmm != nullptr) &&
                 straight::product_at_most(most, m, n, order) &&
                 rules::triangle_goes(side, uplo, trans, diag, m, n, alpha, a, lda, b, ldb);
     g_got = {};
-    (solve ? e.trsm : e.trmm)(&side, &uplo, &trans, &diag, &m, &n, &alpha, a, &lda, b, &ldb, l1, l2,
-                              l3, l4);
+    (solve ? e.trsm : e.trmm)(&side, &uplo, &trans, &diag, &m, &n, &alpha, a, &lda, b, &ldb);
     const T* pa = &alpha;
     expect(goes, routine,
            {bits(&side), bits(&uplo), bits(&trans), bits(&diag), bits(&m), bits(&n), bits(pa),
-            bits(a), bits(&lda), bits(b), bits(&ldb), l1, l2, l3, l4},
+            bits(a), bits(&lda), bits(b), bits(&ldb), 0, 0, 0, 0},
            i,
            "Fortran side " + std::to_string(int(side)) + " uplo " + std::to_string(int(uplo)) +
                " trans " + std::to_string(int(trans)) + " diag " + std::to_string(int(diag)) +

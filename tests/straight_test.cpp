@@ -5,7 +5,7 @@
 // every edge of the rule (sizes around 0 and the threshold, leading dimensions one short, invalid
 // transposes and layouts, NULL operands, alpha 0, -0 and NaN), must reach exactly the one the rule
 // names, with every argument as the caller passed it: pointers, integers, alpha and beta to the
-// bit (NaN included), and the Fortran entries' hidden lengths.
+// bit (NaN included).
 #include "dropin/straight.hpp"
 
 #include <cblas.h>
@@ -55,8 +55,8 @@ void deliver(Reached to, Routine routine, Args... args) {
 #define FORTRAN_PARAMS(T)                                                               \
   const char *ta, const char *tb, const blasint *m, const blasint *n, const blasint *k, \
       const T *alpha, const T *a, const blasint *lda, const T *b, const blasint *ldb,   \
-      const T *beta, T *c, const blasint *ldc, std::size_t la, std::size_t lb
-#define FORTRAN_ARGS ta, tb, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc, la, lb
+      const T *beta, T *c, const blasint *ldc
+#define FORTRAN_ARGS ta, tb, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc
 #define CBLAS_PARAMS(T)                                                                       \
   CBLAS_ORDER order, CBLAS_TRANSPOSE ta, CBLAS_TRANSPOSE tb, blasint m, blasint n, blasint k, \
       T alpha, const T *a, blasint lda, const T *b, blasint ldb, T beta, T *c, blasint ldc
@@ -182,10 +182,9 @@ void check_fortran(void (*entry)(FORTRAN_PARAMS(T)), Routine routine, int cases)
     const T *a = static_cast<const T *>(draw.pointer(storage<T>()));
     const T *b = static_cast<const T *>(draw.pointer(storage<T>() + 1));
     T *c = const_cast<T *>(static_cast<const T *>(draw.pointer(storage<T>())));
-    const std::size_t la = draw.pick<std::size_t>({1, 7}), lb = draw.pick<std::size_t>({1, 9});
 
     g_delivered = {};
-    entry(&ta, &tb, &m, &n, &k, &alpha, a, &lda, b, &ldb, &beta, c, &ldc, la, lb);
+    entry(&ta, &tb, &m, &n, &k, &alpha, a, &lda, b, &ldb, &beta, c, &ldc);
     const bool goes =
         straight::goes(most, TANDEM_COL_MAJOR, straight::fortran_op(ta), straight::fortran_op(tb),
                        m, n, k, alpha, a, lda, b, ldb, c, ldc);
@@ -199,7 +198,7 @@ void check_fortran(void (*entry)(FORTRAN_PARAMS(T)), Routine routine, int cases)
       const char *ta_p = &ta, *tb_p = &tb;
       d.words = {bits(ta_p),    bits(tb_p), bits(m_p),   bits(n_p), bits(k_p),
                  bits(alpha_p), bits(a),    bits(lda_p), bits(b),   bits(ldb_p),
-                 bits(beta_p),  bits(c),    bits(ldc_p), la,        lb};
+                 bits(beta_p),  bits(c),    bits(ldc_p), 0,         0};
       return d;
     }();
     ASSERT_EQ(g_delivered.to, expected.to)
@@ -319,7 +318,7 @@ TEST(Straight, NothingGoesStraightBeforePublishing) {
   const double alpha = 1, beta = 0;
   double x = 0;
   g_delivered = {};
-  dgemm_(&n, &n, &one, &one, &one, &alpha, &x, &one, &x, &one, &beta, &x, &one, 1, 1);
+  dgemm_(&n, &n, &one, &one, &one, &alpha, &x, &one, &x, &one, &beta, &x, &one);
   EXPECT_EQ(g_delivered.to, Reached::Rest);
 }
 

@@ -1,8 +1,13 @@
-// The level-3 BLAS entries libtandem_blas.so exports, by type: the Fortran ones as gfortran calls
-// them (no system header declares them; each character argument's length follows the others), and
-// the CBLAS ones of the system's cblas.h. The drop-in's definitions include this header, so a
-// declaration here that did not match one would not compile; its tests and benchmarks call the
-// entries through it, and find OpenBLAS's own entries by these types.
+// The level-3 BLAS entries libtandem_blas.so exports, by type: the Fortran ones with their real
+// arguments only (no system header declares them), and the CBLAS ones of the system's cblas.h.
+// gfortran passes each character argument's length after the others, but C callers (scipy's
+// wrappers, older LAPACK builds, many C programs) pass none, and on x86-64 those lengths sit in
+// stack slots a callee owns only when its caller passed them: an entry that declared them could
+// write its caller's frame (a tail call reusing the slots does), as OpenBLAS's and the reference
+// BLAS's never do. BLAS options are one character, so the lengths carry nothing. The drop-in's
+// definitions include this header, so a declaration here that did not match one would not compile;
+// its tests and benchmarks call the entries through it, and find OpenBLAS's own entries by these
+// types.
 #pragma once
 
 #include <cblas.h>
@@ -16,21 +21,17 @@ extern "C" {
 #define TANDEM_FORTRAN_LEVEL3(T, p)                                                            \
   void p##gemm_(const char*, const char*, const blasint*, const blasint*, const blasint*,      \
                 const T*, const T*, const blasint*, const T*, const blasint*, const T*, T*,    \
-                const blasint*, std::size_t, std::size_t);                                     \
+                const blasint*);                                                               \
   void p##syrk_(const char*, const char*, const blasint*, const blasint*, const T*, const T*,  \
-                const blasint*, const T*, T*, const blasint*, std::size_t, std::size_t);       \
+                const blasint*, const T*, T*, const blasint*);                                 \
   void p##syr2k_(const char*, const char*, const blasint*, const blasint*, const T*, const T*, \
-                 const blasint*, const T*, const blasint*, const T*, T*, const blasint*,       \
-                 std::size_t, std::size_t);                                                    \
+                 const blasint*, const T*, const blasint*, const T*, T*, const blasint*);      \
   void p##symm_(const char*, const char*, const blasint*, const blasint*, const T*, const T*,  \
-                const blasint*, const T*, const blasint*, const T*, T*, const blasint*,        \
-                std::size_t, std::size_t);                                                     \
+                const blasint*, const T*, const blasint*, const T*, T*, const blasint*);       \
   void p##trmm_(const char*, const char*, const char*, const char*, const blasint*,            \
-                const blasint*, const T*, const T*, const blasint*, T*, const blasint*,        \
-                std::size_t, std::size_t, std::size_t, std::size_t);                           \
+                const blasint*, const T*, const T*, const blasint*, T*, const blasint*);       \
   void p##trsm_(const char*, const char*, const char*, const char*, const blasint*,            \
-                const blasint*, const T*, const T*, const blasint*, T*, const blasint*,        \
-                std::size_t, std::size_t, std::size_t, std::size_t);
+                const blasint*, const T*, const T*, const blasint*, T*, const blasint*);
 TANDEM_FORTRAN_LEVEL3(float, s)
 TANDEM_FORTRAN_LEVEL3(double, d)
 #undef TANDEM_FORTRAN_LEVEL3
@@ -44,15 +45,13 @@ template <class T>
 struct Level3 {
   using Gemm = std::conditional_t<std::is_same_v<T, float>, decltype(&sgemm_), decltype(&dgemm_)>;
   using Rank = void (*)(const char*, const char*, const blasint*, const blasint*, const T*,
-                        const T*, const blasint*, const T*, T*, const blasint*, std::size_t,
-                        std::size_t);
+                        const T*, const blasint*, const T*, T*, const blasint*);
   using Rank2 = void (*)(const char*, const char*, const blasint*, const blasint*, const T*,
                          const T*, const blasint*, const T*, const blasint*, const T*, T*,
-                         const blasint*, std::size_t, std::size_t);
+                         const blasint*);
   using Symm = Rank2;
   using Triangle = void (*)(const char*, const char*, const char*, const char*, const blasint*,
-                            const blasint*, const T*, const T*, const blasint*, T*, const blasint*,
-                            std::size_t, std::size_t, std::size_t, std::size_t);
+                            const blasint*, const T*, const T*, const blasint*, T*, const blasint*);
   using CblasGemm = void (*)(CBLAS_ORDER, CBLAS_TRANSPOSE, CBLAS_TRANSPOSE, blasint, blasint,
                              blasint, T, const T*, blasint, const T*, blasint, T, T*, blasint);
   using CblasRank = void (*)(CBLAS_ORDER, CBLAS_UPLO, CBLAS_TRANSPOSE, blasint, blasint, T,

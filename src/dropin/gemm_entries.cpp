@@ -33,6 +33,7 @@
 
 #define TANDEM_EXPORT __attribute__((visibility("default")))
 
+// xerbla_ is a Fortran routine that reads its name's length: this caller passes it.
 extern "C" void xerbla_(const char* name, const blasint* info, std::size_t name_len);
 
 namespace {
@@ -40,8 +41,7 @@ namespace {
 template <class T>
 using FortranGemm = void (*)(const char*, const char*, const blasint*, const blasint*,
                              const blasint*, const T*, const T*, const blasint*, const T*,
-                             const blasint*, const T*, T*, const blasint*, std::size_t,
-                             std::size_t);
+                             const blasint*, const T*, T*, const blasint*);
 
 // Until a tuned profile gives the size from which the GPU pays, products below 256^3 stay on
 // the CPU BLAS: on every device measured so far (docs/PERFORMANCE.md) the CPU wins there.
@@ -279,13 +279,11 @@ template <class T>
 [[gnu::noinline]] void fortran_gemm(const char* transa, const char* transb, const blasint* m,
                                     const blasint* n, const blasint* k, const T* alpha, const T* a,
                                     const blasint* lda, const T* b, const blasint* ldb,
-                                    const T* beta, T* c, const blasint* ldc, std::size_t transa_len,
-                                    std::size_t transb_len) {
+                                    const T* beta, T* c, const blasint* ldc) {
   const char* name = std::is_same_v<T, float> ? "SGEMM " : "DGEMM ";
   if (fortran_direct(once(), transa, transb, m, n, k, alpha, a, lda, b, ldb, c, ldc)) {
     direct_otherwise(*m, *n, *k, *alpha, *beta, c, *ldc, false, [&] {
-      own_fortran<T>()(transa, transb, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc, transa_len,
-                       transb_len);
+      own_fortran<T>()(transa, transb, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc);
     });
     return;
   }
@@ -338,14 +336,11 @@ void cblas_entry(CBLAS_ORDER layout, CBLAS_TRANSPOSE ta, CBLAS_TRANSPOSE tb, bla
 template <class T>
 void fortran_entry(const char* transa, const char* transb, const blasint* m, const blasint* n,
                    const blasint* k, const T* alpha, const T* a, const blasint* lda, const T* b,
-                   const blasint* ldb, const T* beta, T* c, const blasint* ldc,
-                   std::size_t transa_len, std::size_t transb_len) {
+                   const blasint* ldb, const T* beta, T* c, const blasint* ldc) {
   if (straight::goes(straight::most(), TANDEM_COL_MAJOR, straight::fortran_op(*transa),
                      straight::fortran_op(*transb), *m, *n, *k, *alpha, a, *lda, b, *ldb, c, *ldc))
-    return own_fortran<T>()(transa, transb, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc,
-                            transa_len, transb_len);
-  fortran_gemm<T>(transa, transb, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc, transa_len,
-                  transb_len);
+    return own_fortran<T>()(transa, transb, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc);
+  fortran_gemm<T>(transa, transb, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc);
 }
 
 }  // namespace
@@ -370,24 +365,22 @@ void TANDEM_GEMM_ENTRY(cblas_dgemm)(const enum CBLAS_ORDER Order, const enum CBL
   cblas_entry<double>(Order, TransA, TransB, M, N, K, alpha, A, lda, B, ldb, beta, C, ldc);
 }
 
-// The Fortran BLAS entries, as gfortran calls them: every argument by reference, then the hidden
-// lengths of the two character arguments.
+// The Fortran BLAS entries: every argument by reference, and only the real ones
+// (src/dropin/blas_entries.hpp says why the hidden lengths are not declared).
 void TANDEM_GEMM_ENTRY(sgemm_)(const char* transa, const char* transb, const blasint* m,
                                const blasint* n, const blasint* k, const float* alpha,
                                const float* a, const blasint* lda, const float* b,
-                               const blasint* ldb, const float* beta, float* c, const blasint* ldc,
-                               std::size_t transa_len, std::size_t transb_len) {
-  fortran_entry<float>(transa, transb, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc, transa_len,
-                       transb_len);
+                               const blasint* ldb, const float* beta, float* c,
+                               const blasint* ldc) {
+  fortran_entry<float>(transa, transb, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc);
 }
 
 void TANDEM_GEMM_ENTRY(dgemm_)(const char* transa, const char* transb, const blasint* m,
                                const blasint* n, const blasint* k, const double* alpha,
                                const double* a, const blasint* lda, const double* b,
                                const blasint* ldb, const double* beta, double* c,
-                               const blasint* ldc, std::size_t transa_len, std::size_t transb_len) {
-  fortran_entry<double>(transa, transb, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc, transa_len,
-                        transb_len);
+                               const blasint* ldc) {
+  fortran_entry<double>(transa, transb, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc);
 }
 
 }  // extern "C"

@@ -301,11 +301,11 @@ template <class T>
 template <class T>
 void fortran_syrk(const char* name, const char* uplo, const char* trans, const blasint* n,
                   const blasint* k, const T* alpha, const T* a, const blasint* lda, const T* beta,
-                  T* c, const blasint* ldc, std::size_t uplo_len, std::size_t trans_len) {
+                  T* c, const blasint* ldc) {
   if (const auto to = straight_to<T>(&Level3<T>::syrk, *n, *n, *k);
       to != nullptr &&
       rank_goes<T>(*uplo, *trans, *n, *k, *alpha, a, *lda, false, nullptr, 0, *beta, c, *ldc))
-    return to(uplo, trans, n, k, alpha, a, lda, beta, c, ldc, uplo_len, trans_len);
+    return to(uplo, trans, n, k, alpha, a, lda, beta, c, ldc);
   fortran_syrk_rest<T>(name, uplo, trans, n, k, alpha, a, lda, beta, c, ldc);
 }
 
@@ -327,12 +327,11 @@ template <class T>
 template <class T>
 void fortran_syr2k(const char* name, const char* uplo, const char* trans, const blasint* n,
                    const blasint* k, const T* alpha, const T* a, const blasint* lda, const T* b,
-                   const blasint* ldb, const T* beta, T* c, const blasint* ldc,
-                   std::size_t uplo_len, std::size_t trans_len) {
+                   const blasint* ldb, const T* beta, T* c, const blasint* ldc) {
   if (const auto to = straight_to<T>(&Level3<T>::syr2k, *n, *n, *k);
       to != nullptr &&
       rank_goes<T>(*uplo, *trans, *n, *k, *alpha, a, *lda, true, b, *ldb, *beta, c, *ldc))
-    return to(uplo, trans, n, k, alpha, a, lda, b, ldb, beta, c, ldc, uplo_len, trans_len);
+    return to(uplo, trans, n, k, alpha, a, lda, b, ldb, beta, c, ldc);
   fortran_syr2k_rest<T>(name, uplo, trans, n, k, alpha, a, lda, b, ldb, beta, c, ldc);
 }
 
@@ -354,11 +353,10 @@ template <class T>
 template <class T>
 void fortran_symm(const char* name, const char* side, const char* uplo, const blasint* m,
                   const blasint* n, const T* alpha, const T* a, const blasint* lda, const T* b,
-                  const blasint* ldb, const T* beta, T* c, const blasint* ldc, std::size_t side_len,
-                  std::size_t uplo_len) {
+                  const blasint* ldb, const T* beta, T* c, const blasint* ldc) {
   if (const auto to = straight_to<T>(&Level3<T>::symm, *m, *n, rules::side_order(*side, *m, *n));
       to != nullptr && symm_goes<T>(*side, *uplo, *m, *n, *alpha, a, *lda, b, *ldb, *beta, c, *ldc))
-    return to(side, uplo, m, n, alpha, a, lda, b, ldb, beta, c, ldc, side_len, uplo_len);
+    return to(side, uplo, m, n, alpha, a, lda, b, ldb, beta, c, ldc);
   fortran_symm_rest<T>(name, side, uplo, m, n, alpha, a, lda, b, ldb, beta, c, ldc);
 }
 
@@ -384,15 +382,12 @@ template <class T>
 template <class T>
 void fortran_triangle(const char* name, bool solve, const char* side, const char* uplo,
                       const char* trans, const char* diag, const blasint* m, const blasint* n,
-                      const T* alpha, const T* a, const blasint* lda, T* b, const blasint* ldb,
-                      std::size_t side_len, std::size_t uplo_len, std::size_t trans_len,
-                      std::size_t diag_len) {
+                      const T* alpha, const T* a, const blasint* lda, T* b, const blasint* ldb) {
   if (const auto to = straight_to<T>(solve ? &Level3<T>::trsm : &Level3<T>::trmm, *m, *n,
                                      rules::side_order(*side, *m, *n));
       to != nullptr &&
       rules::triangle_goes(*side, *uplo, *trans, *diag, *m, *n, *alpha, a, *lda, b, *ldb))
-    return to(side, uplo, trans, diag, m, n, alpha, a, lda, b, ldb, side_len, uplo_len, trans_len,
-              diag_len);
+    return to(side, uplo, trans, diag, m, n, alpha, a, lda, b, ldb);
   fortran_triangle_rest<T>(name, solve, side, uplo, trans, diag, m, n, alpha, a, lda, b, ldb);
 }
 
@@ -466,45 +461,36 @@ void TANDEM_LEVEL3_ENTRY(cblas_strsm)(const enum CBLAS_ORDER Order, const enum C
 void TANDEM_LEVEL3_ENTRY(ssyrk_)(const char* uplo, const char* trans, const blasint* n,
                                  const blasint* k, const float* alpha, const float* a,
                                  const blasint* lda, const float* beta, float* c,
-                                 const blasint* ldc, std::size_t uplo_len, std::size_t trans_len) {
-  fortran_syrk<float>("SSYRK ", uplo, trans, n, k, alpha, a, lda, beta, c, ldc, uplo_len,
-                      trans_len);
+                                 const blasint* ldc) {
+  fortran_syrk<float>("SSYRK ", uplo, trans, n, k, alpha, a, lda, beta, c, ldc);
 }
 
 void TANDEM_LEVEL3_ENTRY(ssyr2k_)(const char* uplo, const char* trans, const blasint* n,
                                   const blasint* k, const float* alpha, const float* a,
                                   const blasint* lda, const float* b, const blasint* ldb,
-                                  const float* beta, float* c, const blasint* ldc,
-                                  std::size_t uplo_len, std::size_t trans_len) {
-  fortran_syr2k<float>("SSYR2K", uplo, trans, n, k, alpha, a, lda, b, ldb, beta, c, ldc, uplo_len,
-                       trans_len);
+                                  const float* beta, float* c, const blasint* ldc) {
+  fortran_syr2k<float>("SSYR2K", uplo, trans, n, k, alpha, a, lda, b, ldb, beta, c, ldc);
 }
 
 void TANDEM_LEVEL3_ENTRY(ssymm_)(const char* side, const char* uplo, const blasint* m,
                                  const blasint* n, const float* alpha, const float* a,
                                  const blasint* lda, const float* b, const blasint* ldb,
-                                 const float* beta, float* c, const blasint* ldc,
-                                 std::size_t side_len, std::size_t uplo_len) {
-  fortran_symm<float>("SSYMM ", side, uplo, m, n, alpha, a, lda, b, ldb, beta, c, ldc, side_len,
-                      uplo_len);
+                                 const float* beta, float* c, const blasint* ldc) {
+  fortran_symm<float>("SSYMM ", side, uplo, m, n, alpha, a, lda, b, ldb, beta, c, ldc);
 }
 
 void TANDEM_LEVEL3_ENTRY(strmm_)(const char* side, const char* uplo, const char* transa,
                                  const char* diag, const blasint* m, const blasint* n,
                                  const float* alpha, const float* a, const blasint* lda, float* b,
-                                 const blasint* ldb, std::size_t side_len, std::size_t uplo_len,
-                                 std::size_t transa_len, std::size_t diag_len) {
-  fortran_triangle<float>("STRMM ", false, side, uplo, transa, diag, m, n, alpha, a, lda, b, ldb,
-                          side_len, uplo_len, transa_len, diag_len);
+                                 const blasint* ldb) {
+  fortran_triangle<float>("STRMM ", false, side, uplo, transa, diag, m, n, alpha, a, lda, b, ldb);
 }
 
 void TANDEM_LEVEL3_ENTRY(strsm_)(const char* side, const char* uplo, const char* transa,
                                  const char* diag, const blasint* m, const blasint* n,
                                  const float* alpha, const float* a, const blasint* lda, float* b,
-                                 const blasint* ldb, std::size_t side_len, std::size_t uplo_len,
-                                 std::size_t transa_len, std::size_t diag_len) {
-  fortran_triangle<float>("STRSM ", true, side, uplo, transa, diag, m, n, alpha, a, lda, b, ldb,
-                          side_len, uplo_len, transa_len, diag_len);
+                                 const blasint* ldb) {
+  fortran_triangle<float>("STRSM ", true, side, uplo, transa, diag, m, n, alpha, a, lda, b, ldb);
 }
 
 void TANDEM_LEVEL3_ENTRY(cblas_dsyrk)(const enum CBLAS_ORDER Order, const enum CBLAS_UPLO Uplo,
@@ -553,47 +539,36 @@ void TANDEM_LEVEL3_ENTRY(cblas_dtrsm)(const enum CBLAS_ORDER Order, const enum C
 void TANDEM_LEVEL3_ENTRY(dsyrk_)(const char* uplo, const char* trans, const blasint* n,
                                  const blasint* k, const double* alpha, const double* a,
                                  const blasint* lda, const double* beta, double* c,
-                                 const blasint* ldc, std::size_t uplo_len, std::size_t trans_len) {
-  fortran_syrk<double>("DSYRK ", uplo, trans, n, k, alpha, a, lda, beta, c, ldc, uplo_len,
-                       trans_len);
+                                 const blasint* ldc) {
+  fortran_syrk<double>("DSYRK ", uplo, trans, n, k, alpha, a, lda, beta, c, ldc);
 }
 
 void TANDEM_LEVEL3_ENTRY(dsyr2k_)(const char* uplo, const char* trans, const blasint* n,
                                   const blasint* k, const double* alpha, const double* a,
                                   const blasint* lda, const double* b, const blasint* ldb,
-                                  const double* beta, double* c, const blasint* ldc,
-                                  std::size_t uplo_len, std::size_t trans_len) {
-  fortran_syr2k<double>("DSYR2K", uplo, trans, n, k, alpha, a, lda, b, ldb, beta, c, ldc, uplo_len,
-                        trans_len);
+                                  const double* beta, double* c, const blasint* ldc) {
+  fortran_syr2k<double>("DSYR2K", uplo, trans, n, k, alpha, a, lda, b, ldb, beta, c, ldc);
 }
 
 void TANDEM_LEVEL3_ENTRY(dsymm_)(const char* side, const char* uplo, const blasint* m,
                                  const blasint* n, const double* alpha, const double* a,
                                  const blasint* lda, const double* b, const blasint* ldb,
-                                 const double* beta, double* c, const blasint* ldc,
-                                 std::size_t side_len, std::size_t uplo_len) {
-  fortran_symm<double>("DSYMM ", side, uplo, m, n, alpha, a, lda, b, ldb, beta, c, ldc, side_len,
-                       uplo_len);
+                                 const double* beta, double* c, const blasint* ldc) {
+  fortran_symm<double>("DSYMM ", side, uplo, m, n, alpha, a, lda, b, ldb, beta, c, ldc);
 }
 
 void TANDEM_LEVEL3_ENTRY(dtrmm_)(const char* side, const char* uplo, const char* transa,
                                  const char* diag, const blasint* m, const blasint* n,
                                  const double* alpha, const double* a, const blasint* lda,
-                                 double* b, const blasint* ldb, std::size_t side_len,
-                                 std::size_t uplo_len, std::size_t transa_len,
-                                 std::size_t diag_len) {
-  fortran_triangle<double>("DTRMM ", false, side, uplo, transa, diag, m, n, alpha, a, lda, b, ldb,
-                           side_len, uplo_len, transa_len, diag_len);
+                                 double* b, const blasint* ldb) {
+  fortran_triangle<double>("DTRMM ", false, side, uplo, transa, diag, m, n, alpha, a, lda, b, ldb);
 }
 
 void TANDEM_LEVEL3_ENTRY(dtrsm_)(const char* side, const char* uplo, const char* transa,
                                  const char* diag, const blasint* m, const blasint* n,
                                  const double* alpha, const double* a, const blasint* lda,
-                                 double* b, const blasint* ldb, std::size_t side_len,
-                                 std::size_t uplo_len, std::size_t transa_len,
-                                 std::size_t diag_len) {
-  fortran_triangle<double>("DTRSM ", true, side, uplo, transa, diag, m, n, alpha, a, lda, b, ldb,
-                           side_len, uplo_len, transa_len, diag_len);
+                                 double* b, const blasint* ldb) {
+  fortran_triangle<double>("DTRSM ", true, side, uplo, transa, diag, m, n, alpha, a, lda, b, ldb);
 }
 
 }  // extern "C"

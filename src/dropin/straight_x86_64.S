@@ -58,8 +58,9 @@
 .endm
 
 /* Fortran: transa rdi, transb rsi, m rdx, n rcx, k r8, alpha r9 (all by reference), then on the
- * stack a, lda, b, ldb, beta, c, ldc and the two hidden lengths. Column-major: lda at least m
- * (A as stored, 'N') or k, ldb at least k ('N') or n, ldc at least m. */
+ * stack a, lda, b, ldb, beta, c, ldc (gfortran's hidden lengths above them, where a caller passed
+ * them, are never read). Column-major: lda at least m (A as stored, 'N') or k, ldb at least k
+ * ('N') or n, ldc at least m. */
 .macro  fortran_entry name, rest, own, load, bits
         .globl  \name
         .type   \name, @function
@@ -245,7 +246,7 @@
 .endm
 
 /* Fortran syrk and syr2k: uplo rdi, trans rsi, n rdx, k rcx, alpha r8, a r9, then on the stack
- * lda (8), [b (16), ldb (24),] beta, c, ldc and the hidden lengths; `at` is 16 more for syr2k.
+ * lda (8), [b (16), ldb (24),] beta, c, ldc; `at` is 16 more for syr2k.
  * A (and B) are n x k, or k x n transposed: their leading dimensions are at least that many rows;
  * ldc at least n. */
 .macro  fortran_rank name, rest, own, load, bits, two
@@ -301,7 +302,7 @@
 .endm
 
 /* Fortran trmm and trsm: side rdi, uplo rsi, transa rdx, diag rcx, m r8, n r9, then alpha (8), a
- * (16), lda (24), b (32), ldb (40) and the four hidden lengths. A's order (r11) is m on the left,
+ * (16), lda (24), b (32), ldb (40). A's order (r11) is m on the left,
  * n on the right; ldb at least m. */
 .macro  fortran_triangle name, rest, own, load, bits
         entry_start \name
