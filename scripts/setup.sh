@@ -17,6 +17,7 @@ packages=(
   librsvg2-bin  # tests only: rsvg-convert renders compare's plots to PNG to check them
   python3-pil  # tests only: tests/plot_check.py reads the colours of those PNGs
   dpkg-dev file  # cpack -G DEB: dpkg-shlibdeps for the package's dependencies, file to find ELF files
+  lintian  # tests only: ctest's deb checks each Debian package with it (tests/deb_test.sh)
   libclblast-dev  # bench only (bench/vs_clblast): never linked into the library
   # tests only (issue 16): clang and its runtimes for the sanitizer and fuzz builds
   # (scripts/sanitize.sh), llvm for llvm-symbolizer (without it the sanitizers' reports have no

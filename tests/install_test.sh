@@ -2,8 +2,11 @@
 # The installed tree works for a user outside tandem's source: `cmake --install` into a temporary
 # prefix, then the outside project (tests/outside_project: a C and a C++ program on the API, a C
 # program on the drop-in BLAS) is built and run through find_package(tandem) and through
-# pkg-config, and the installed `tandem` command starts with no LD_LIBRARY_PATH. The same again
-# after the tree is moved elsewhere, since run paths and .pc files are relative to themselves.
+# pkg-config, and the installed `tandem` command starts with no LD_LIBRARY_PATH. The libraries
+# are in the multiarch directory (lib/<triplet>) where the compiler has one, and the .pc files
+# name the prefix installed to. The same again after the tree is moved elsewhere: run paths and
+# the CMake package are relative to themselves, and pkg-config is told the new prefix
+# (--define-variable=prefix=NEW, as for any .pc file).
 #
 #   install_test.sh BUILD_DIR OUTSIDE_PROJECT_DIR VERSION
 set -euo pipefail
@@ -34,21 +37,23 @@ check_command() {
     ok "$how: bin/tandem --version: $out" || bad "$how: bin/tandem --version: $out"
 }
 
-# The pkg-config route: plain compiler commands, as a Makefile would write them.
+# The pkg-config route: plain compiler commands, as a Makefile would write them. Any further
+# arguments go to every pkg-config call.
 build_with_pkg_config() {
   local prefix=$1 out=$2
+  shift 2
   local pcdir
   pcdir=$(dirname "$(find "$prefix" -name tandem.pc | head -1)")
   export PKG_CONFIG_PATH=$pcdir
   local libdir
-  libdir=$(pkg-config --variable=libdir tandem)
+  libdir=$(pkg-config "$@" --variable=libdir tandem)
   mkdir -p "$out"
   # shellcheck disable=SC2046  # pkg-config's flags are meant to be split
-  cc -std=c99 "$outside/outside.c" $(pkg-config --cflags --libs tandem) -Wl,-rpath,"$libdir" \
+  cc -std=c99 "$outside/outside.c" $(pkg-config "$@" --cflags --libs tandem) -Wl,-rpath,"$libdir" \
     -o "$out/outside_c" &&
-    c++ -std=c++17 "$outside/outside.cpp" $(pkg-config --cflags --libs tandem) \
+    c++ -std=c++17 "$outside/outside.cpp" $(pkg-config "$@" --cflags --libs tandem) \
       -Wl,-rpath,"$libdir" -o "$out/outside_cxx" &&
-    cc -std=c99 "$outside/outside_blas.c" $(pkg-config --cflags --libs tandem-blas) -lm \
+    cc -std=c99 "$outside/outside_blas.c" $(pkg-config "$@" --cflags --libs tandem-blas) -lm \
       -Wl,-rpath,"$libdir" -o "$out/outside_blas"
   local status=$?
   unset PKG_CONFIG_PATH
@@ -62,6 +67,17 @@ for f in include/tandem/tandem.h include/tandem/tandem.hpp include/tandem/versio
   [ -f "$prefix/$f" ] && ok "installed $f" || bad "$f is not installed"
 done
 check_command "$prefix" "installed"
+# Where the compiler has a multiarch triplet (Debian), the libraries go to lib/<triplet>
+# (cmake/install_dirs.cmake), and the pkg-config files say so.
+triplet=$(cc -print-multiarch 2> /dev/null || true)
+libdir=$prefix/lib${triplet:+/$triplet}
+[ -e "$libdir/libtandem.so.0" ] && [ -e "$libdir/libtandem_blas.so.0" ] &&
+  [ -e "$libdir/cmake/tandem/tandemConfig.cmake" ] && ok "libraries in ${libdir#"$prefix"/}" ||
+  bad "no libtandem.so.0, libtandem_blas.so.0 and cmake/tandem in $libdir"
+pc_prefix=$(PKG_CONFIG_PATH=$libdir/pkgconfig pkg-config --variable=prefix tandem 2>&1)
+pc_libdir=$(PKG_CONFIG_PATH=$libdir/pkgconfig pkg-config --variable=libdir tandem-blas 2>&1)
+[ "$pc_prefix" = "$prefix" ] && [ "$pc_libdir" = "$libdir" ] && ok "tandem.pc's prefix is $prefix" ||
+  bad "the .pc files say prefix '$pc_prefix' and libdir '$pc_libdir', not $prefix and $libdir"
 
 if cmake -S "$outside" -B "$work/cmake-build" -DCMAKE_PREFIX_PATH="$prefix" \
   -DEXPECTED_VERSION="$version" > "$work/cmake.log" 2>&1 &&
@@ -85,7 +101,8 @@ fi
 # Moved: nothing may point at the prefix it was installed to.
 mv "$prefix" "$work/moved"
 check_command "$work/moved" "moved"
-if build_with_pkg_config "$work/moved" "$work/pc-moved" 2> "$work/pc.log"; then
+if build_with_pkg_config "$work/moved" "$work/pc-moved" --define-variable=prefix="$work/moved" \
+  2> "$work/pc.log"; then
   run_programs "$work/pc-moved" "pkg-config, moved tree"
 else
   cat "$work/pc.log"
