@@ -1,10 +1,11 @@
 // Process-wide warning and verbose output. Each line is built whole and written with a single
 // write() to stderr or to TANDEM_LOG's file (opened O_APPEND), so lines stay whole between
 // threads (one mutex) and between processes (the kernel appends each write at once): under
-// mpirun, ranks writing one file or one terminal do not interleave mid-line.
+// mpirun, ranks writing one file or one terminal do not interleave mid-line. Every line passes
+// through write_line, which escapes control characters: a value from the environment or a
+// profile can neither start a line of its own nor drive the terminal.
 #include "log.hpp"
 
-#include <fcntl.h>
 #include <unistd.h>
 
 #include <cerrno>
@@ -15,6 +16,7 @@
 #include <set>
 
 #include "after_fork.hpp"
+#include "files.hpp"
 #include "tandem/tandem.hpp"
 
 namespace tandem::detail {
@@ -54,13 +56,39 @@ Sink open_sink() {
   s.tagged = true;
   s.rank = launcher_rank();
   if (std::strcmp(where, "stderr") == 0) return s;
-  const int fd = ::open(where, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0644);
+  // A regular file only, never through a link and never waiting: a FIFO without a reader would
+  // hang the first line, and a device is no log.
+  std::string why;
+  const int fd = files::open_append(where, &why);
   if (fd >= 0)
     s.fd = fd;
   else
-    s.failure = std::string("cannot open TANDEM_LOG=") + where + " (" + std::strerror(errno) +
-                "): logging to stderr";
+    s.failure =
+        std::string("cannot open TANDEM_LOG=") + where + " (" + why + "): logging to stderr";
   return s;
+}
+
+// `text` with each control character (below 0x20, and DEL) as an escape: \n, \r, \t or \xHH.
+std::string escaped(const std::string& text) {
+  std::string out;
+  out.reserve(text.size());
+  for (const char ch : text) {
+    const auto c = static_cast<unsigned char>(ch);
+    if (c >= 0x20 && c != 0x7f) {
+      out += ch;
+    } else if (c == '\n') {
+      out += "\\n";
+    } else if (c == '\r') {
+      out += "\\r";
+    } else if (c == '\t') {
+      out += "\\t";
+    } else {
+      char hex[8];
+      std::snprintf(hex, sizeof hex, "\\x%02x", c);
+      out += hex;
+    }
+  }
+  return out;
 }
 
 // Called with the log mutex held. The sink is never closed: a call may log until exit.
@@ -69,7 +97,7 @@ const Sink& sink() {
   if (s == nullptr) {
     s = new Sink(open_sink());
     if (!s->failure.empty()) {
-      const std::string line = "tandem: warning: " + s->failure + "\n";
+      const std::string line = "tandem: warning: " + escaped(s->failure) + "\n";
       (void)!::write(STDERR_FILENO, line.data(), line.size());
     }
   }
@@ -85,7 +113,7 @@ void write_line(const std::string& text) {
     line += " pid=" + std::to_string(::getpid());  // a forked child's own
     if (!s.rank.empty()) line += " rank=" + s.rank;
   }
-  line += ": " + text + "\n";
+  line += ": " + escaped(text) + "\n";
   for (size_t done = 0; done < line.size();) {
     const ssize_t n = ::write(s.fd, line.data() + done, line.size() - done);
     if (n < 0 && errno == EINTR) continue;

@@ -1,22 +1,22 @@
-// Device profiles as JSON (the library uses nlohmann-json here only): reading and writing them,
-// their cost models and tuning logs, the built-in database and the kernel defaults.
+// Device profiles as JSON: reading and writing them and their tuning logs, the built-in database
+// and the kernel defaults. The cost model's part of a profile is profile_model.cpp's, the ranges
+// of its numbers profile_ranges.cpp's.
 #include "profile.hpp"
 
 #include <algorithm>
 #include <array>
 #include <cctype>
 #include <cmath>
-#include <fstream>
 #include <iomanip>
-#include <limits>
-#include <nlohmann/json.hpp>
 #include <sstream>
 #include <stdexcept>
 
 #include "cpu_blas.hpp"
+#include "files.hpp"
 #include "gpu/architecture.hpp"
 #include "gpu/device.hpp"
 #include "log.hpp"
+#include "profile_json.hpp"
 #include "tandem_builtin_profiles.hpp"
 #include "topology.hpp"
 
@@ -27,9 +27,11 @@ using nlohmann::json;
 namespace {
 
 constexpr int kFormat = 1;
-// The largest profile file read. Profiles are a few KiB (the H100's, with a dozen buckets and two
-// precisions, 13 KiB); 4 MiB leaves room for hundreds of buckets.
-constexpr uintmax_t kMaxBytes = uintmax_t{4} << 20;
+// The largest profile file read. Profiles are a few KiB to tens of KiB (the largest built-in one,
+// the H100's, with a dozen buckets, resident splits and two precisions, 20 KiB; a tuned one with
+// its cost model and the measurements behind it, about 30 KiB); 1 MiB leaves room for fifty times
+// that, and every call that looks for a profile reads at most that much of a file.
+constexpr uintmax_t kMaxBytes = uintmax_t{1} << 20;
 // tuner/profiles/defaults.json: the kernel defaults, beside the profiles.
 constexpr const char* kDefaultsName = "defaults";
 
@@ -48,37 +50,11 @@ std::string safe(const std::string& s) {
   return out.substr(0, 48);
 }
 
-// A JSON integer within T's range, or an error naming `field`: nlohmann's get<int>() would
-// truncate 64.7 to 64 and overflow on 1e10.
-template <class T>
-T integer_value(const json& v, const std::string& field) {
-  const bool fits = v.is_number_unsigned()
-                        ? v.get<uint64_t>() <= static_cast<uint64_t>(std::numeric_limits<T>::max())
-                        : v.is_number_integer() &&
-                              v.get<int64_t>() >= std::numeric_limits<T>::min() &&
-                              v.get<int64_t>() <= std::numeric_limits<T>::max();
-  if (!fits)
-    throw std::runtime_error(field + " = " + v.dump() +
-                             (v.is_number_integer() ? " is out of range" : " is not an integer"));
-  return static_cast<T>(v.is_number_unsigned() ? static_cast<int64_t>(v.get<uint64_t>())
-                                               : v.get<int64_t>());
-}
-template <class T>
-T integer(const json& object, const char* field) {
-  return integer_value<T>(object.at(field), field);
-}
 int integer_or(const json& object, const char* field, int fallback) {
   return object.contains(field) ? integer<int>(object, field) : fallback;
 }
 
 json kernel_json(const std::map<std::string, int>& k) { return json(k); }
-std::map<std::string, int> kernel_of(const json& j) {
-  if (!j.is_object()) throw std::runtime_error("a kernel must be an object, not " + j.dump());
-  std::map<std::string, int> out;
-  for (const auto& [name, value] : j.items())
-    out[name] = integer_value<int>(value, "kernel parameter " + name);
-  return out;
-}
 
 // A split's balance: "static" (or absent, as in profiles written before dynamic balance) or
 // "dynamic"; anything else is an error.
@@ -89,115 +65,15 @@ bool balance_of(const json& j) {
   return b == "dynamic";
 }
 
-json samples_json(const std::vector<cost::Sample>& table) {
-  json j = json::array();
-  for (const cost::Sample& s : table) j.push_back({s.x, s.y});
-  return j;
-}
-
-std::vector<cost::Sample> samples_of(const json& j) {
-  std::vector<cost::Sample> table;
-  for (const auto& pair : j) table.push_back({pair.at(0).get<double>(), pair.at(1).get<double>()});
-  if (!std::is_sorted(table.begin(), table.end(),
-                      [](const cost::Sample& a, const cost::Sample& b) { return a.x < b.x; }))
-    throw std::runtime_error("a model's rate table is not in ascending order");
-  return table;
-}
-
-json model_json(const cost::Model& m, const std::vector<cost::Observation>& observations) {
-  const cost::DeviceModel& d = m.device;
-  json obs = json::array();
-  for (const cost::Observation& o : observations)
-    obs.push_back({{"what", o.what},
-                   {"m", o.m},
-                   {"n", o.n},
-                   {"k", o.k},
-                   {"rows", o.rows},
-                   {"threads", o.threads},
-                   {"feeders", o.feeders},
-                   {"pinned", o.pinned},
-                   {"reads_c", o.reads_c},
-                   {"bytes", o.bytes},
-                   {"seconds", o.seconds},
-                   {"predicted", o.predicted},
-                   {"device_seconds", o.device_seconds},
-                   {"cpu_seconds", o.cpu_seconds}});
-  return {{"cpu",
-           {{"gflops_by_threads", samples_json(m.cpu.gflops_by_threads)},
-            {"half_m", m.cpu.half_m},
-            {"half_n", m.cpu.half_n},
-            {"half_k", m.cpu.half_k},
-            {"latency", m.cpu.latency}}},
-          {"device",
-           {{"discrete", d.discrete},
-            {"kernel_gflops", d.kernel_gflops},
-            {"launch", d.launch},
-            {"tile_m", d.tile_m},
-            {"tile_n", d.tile_n},
-            {"compute_units", d.compute_units},
-            {"chunk_fill", d.chunk_fill},
-            {"chunk_from", d.chunk_from},
-            {"bus_in", d.bus_in},
-            {"bus_out", d.bus_out},
-            {"pack_by_threads", samples_json(d.pack_by_threads)},
-            {"latency", d.latency},
-            {"overlap", d.overlap}}},
-          {"both_busy", m.both_busy},
-          {"cpu_busy", m.cpu_busy},
-          {"split_margin", m.split_margin},
-          {"observations", obs}};
-}
-
-// The model, its observations into *observations; a model that cannot plan is an error.
-cost::Model model_of(const json& j, std::vector<cost::Observation>* observations) {
-  cost::Model m;
-  const json& c = j.at("cpu");
-  m.cpu.gflops_by_threads = samples_of(c.at("gflops_by_threads"));
-  m.cpu.half_m = c.at("half_m").get<double>();
-  m.cpu.half_n = c.at("half_n").get<double>();
-  m.cpu.half_k = c.at("half_k").get<double>();
-  m.cpu.latency = c.at("latency").get<double>();
-  const json& d = j.at("device");
-  m.device.discrete = d.at("discrete").get<bool>();
-  m.device.kernel_gflops = d.at("kernel_gflops").get<double>();
-  m.device.launch = d.at("launch").get<double>();
-  m.device.tile_m = integer<int64_t>(d, "tile_m");
-  m.device.tile_n = integer<int64_t>(d, "tile_n");
-  m.device.compute_units = integer<int>(d, "compute_units");
-  m.device.chunk_fill = integer<int>(d, "chunk_fill");
-  m.device.chunk_from = d.at("chunk_from").get<double>();
-  m.device.bus_in = d.at("bus_in").get<double>();
-  m.device.bus_out = d.at("bus_out").get<double>();
-  m.device.pack_by_threads = samples_of(d.at("pack_by_threads"));
-  m.device.latency = d.at("latency").get<double>();
-  m.device.overlap = d.at("overlap").get<double>();
-  m.both_busy = j.at("both_busy").get<double>();
-  m.cpu_busy = j.at("cpu_busy").get<double>();
-  m.split_margin = j.at("split_margin").get<double>();
-  if (const std::string why = m.problem(); !why.empty())
-    throw std::runtime_error("the cost model cannot be used: " + why);
-  for (const json& o : j.value("observations", json::array())) {
-    cost::Observation x;
-    x.what = o.at("what").get<std::string>();
-    x.m = integer<int64_t>(o, "m");
-    x.n = integer<int64_t>(o, "n");
-    x.k = integer<int64_t>(o, "k");
-    x.rows = integer<int64_t>(o, "rows");
-    x.threads = integer<int>(o, "threads");
-    x.feeders = integer<int>(o, "feeders");
-    x.pinned = o.at("pinned").get<bool>();
-    x.reads_c = o.at("reads_c").get<bool>();
-    x.bytes = o.at("bytes").get<double>();
-    x.seconds = o.at("seconds").get<double>();
-    x.predicted = o.at("predicted").get<double>();
-    x.device_seconds = o.value("device_seconds", 0.0);
-    x.cpu_seconds = o.value("cpu_seconds", 0.0);
-    observations->push_back(x);
-  }
-  return m;
-}
-
 }  // namespace
+
+std::map<std::string, int> kernel_of(const json& j) {
+  if (!j.is_object()) throw std::runtime_error("a kernel must be an object, not " + j.dump());
+  std::map<std::string, int> out;
+  for (const auto& [name, value] : j.items())
+    out[name] = integer_value<int>(value, "kernel parameter " + name);
+  return out;
+}
 
 bool Identity::operator==(const Identity& o) const { return difference(o).empty(); }
 
@@ -227,6 +103,15 @@ std::string Identity::file_name() const {
   std::ostringstream name;
   name << safe(device) << "-" << std::hex << std::setw(16) << std::setfill('0') << h << ".json";
   return name.str();
+}
+
+bool Identity::names_same_device(const std::string& name) const {
+  const std::string prefix = safe(device) + "-";
+  constexpr size_t kHash = 16;
+  return name.size() == prefix.size() + kHash + 5 && name.compare(0, prefix.size(), prefix) == 0 &&
+         std::all_of(name.begin() + prefix.size(), name.end() - 5,
+                     [](char ch) { return std::isxdigit(static_cast<unsigned char>(ch)); }) &&
+         name.compare(name.size() - 5, 5, ".json") == 0;
 }
 
 Identity identity_for(const gpu::DeviceInfo& d) {
@@ -395,6 +280,7 @@ Tuning tuning_of(const json& t) {
 Profile from_json(const std::string& text) {
   try {
     const json j = json::parse(text);
+    check_ranges(j);  // first: a model's own checks would not name the field
     Profile p;
     p.format = integer<int>(j, "format");
     p.tandem_version = j.at("tandem_version").get<std::string>();
@@ -418,33 +304,15 @@ Profile from_json(const std::string& text) {
 void save(const Profile& p, const fs::path& file) {
   std::error_code ec;
   fs::create_directories(file.parent_path(), ec);
-  const fs::path tmp = file.string() + ".tmp";
-  {
-    std::ofstream out(tmp);
-    out << to_json(p);
-    if (!out) throw std::runtime_error("cannot write " + tmp.string());
-  }
-  fs::rename(tmp, file, ec);
-  if (ec) throw std::runtime_error("cannot write " + file.string() + ": " + ec.message());
+  files::replace(file, to_json(p));
 }
 
 Profile load(const fs::path& file) {
   // Only a regular file of a profile's size is read: a FIFO would block every call that looks for
   // a profile forever, and a file of hundreds of MB would cost each process seconds to reject.
-  std::error_code ec;
-  const fs::file_status status = fs::status(file, ec);
-  if (ec) throw std::runtime_error("cannot read " + file.string() + ": " + ec.message());
-  if (!fs::is_regular_file(status))
-    throw std::runtime_error(file.string() + " is not a regular file");
-  if (const uintmax_t bytes = fs::file_size(file, ec); !ec && bytes > kMaxBytes)
-    throw std::runtime_error(file.string() + " is " + std::to_string(bytes) +
-                             " bytes: a profile is at most " + std::to_string(kMaxBytes));
-  std::ifstream in(file);
-  if (!in) throw std::runtime_error("cannot read " + file.string());
-  std::stringstream text;
-  text << in.rdbuf();
+  const std::string text = files::read(file, kMaxBytes, "a profile");
   try {
-    Profile p = from_json(text.str());
+    Profile p = from_json(text);
     p.origin = file.string();
     return p;
   } catch (const std::exception& e) {

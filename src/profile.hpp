@@ -1,7 +1,7 @@
 // Device profiles: what the co-tuner measured on one machine (kernel parameters, the hybrid split
 // per size bucket, each side's rates), stored as JSON and applied by every later call. profile.cpp
-// is the library's only file that uses nlohmann-json (the tandem command and the benchmarks use it
-// too, for their own output).
+// and the files beside it (profile_json.hpp) are the library's only users of nlohmann-json (the
+// tandem command and the benchmarks use it too, for their own output).
 #pragma once
 
 #include <cstdint>
@@ -34,6 +34,9 @@ struct Identity {
   // The first field that differs from `o`, as "driver 'x' vs 'y'", or "" if none.
   std::string difference(const Identity& o) const;
   std::string file_name() const;  // stable and filesystem-safe
+  // Whether `name` is the file_name() of an identity with this device (any driver, CPU or BLAS):
+  // the only files of the profile directory that the lookup reads for this device.
+  bool names_same_device(const std::string& name) const;
 };
 
 // This machine's identity with `device` as its OpenCL side.
@@ -106,12 +109,21 @@ std::string to_json(const Profile& p);
 // Throws std::runtime_error naming what is wrong.
 Profile from_json(const std::string& text);
 
-// $TANDEM_PROFILE_DIR, else $XDG_CACHE_HOME/tandem, else ~/.cache/tandem.
+// $TANDEM_PROFILE_DIR, else $XDG_CACHE_HOME/tandem, else ~/.cache/tandem, else (no HOME)
+// $XDG_RUNTIME_DIR/tandem where that is a directory of this user's alone (mode 0700); else ""
+// (none): profiles are then kept in memory, for the process that saved them (save_local).
 std::filesystem::path directory();
+// The local profile file for `id` in directory(); "" where there is no directory.
 std::filesystem::path path_for(const Identity& id);
-// Writes atomically (a temporary file, then rename). Throws std::runtime_error.
+// Writes the whole file or nothing (files::replace: never through a link, only over a regular
+// file). Throws std::runtime_error.
 void save(const Profile& p, const std::filesystem::path& file);
-// Reads one file. Throws std::runtime_error naming the file and the problem.
+// Saves `p` as this machine's local profile for its identity: to path_for (returned), or, where
+// there is no profile directory, into this process's memory (said once), returning "". Throws
+// std::runtime_error.
+std::filesystem::path save_local(const Profile& p);
+// Reads one file: a regular file of a profile's size (1 MiB at most), never waiting on a FIFO.
+// Throws std::runtime_error naming the file and the problem.
 Profile load(const std::filesystem::path& file);
 // Whether a profile written by another tandem can be used by this one.
 bool compatible(const Profile& p, std::string* why = nullptr);
@@ -179,11 +191,12 @@ struct TuneSizes {
 };
 const TuneSizes& tune_sizes();
 
-// Every local profile file whose identity is `id` (what `tandem profile reset` removes).
+// Every local profile file whose identity is `id` (what `tandem profile reset` removes), among
+// the files named for its device (Identity::names_same_device).
 std::vector<std::filesystem::path> local_files(const Identity& id);
 
 // The profile that applies to `id`: a local file for exactly this identity (its own file name
-// first), else the built-in
+// first, then the other files named for its device; no other file is read), else the built-in
 // database's closest entry (device, then platform, then any), else none. A local profile for
 // the same device that differs in driver, CPU, BLAS or version, or one that cannot be read, is
 // reported once on stderr and not applied. Cached (here, and nowhere else) until forget().

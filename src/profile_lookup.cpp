@@ -1,6 +1,9 @@
 // Where profiles live and which one applies: the profile directory, a device's local profile
 // (checked against this machine's setup), else the built-in database's closest entry, cached per
 // device until forget().
+#include <sys/stat.h>
+#include <unistd.h>
+
 #include <algorithm>
 #include <cstdlib>
 #include <filesystem>
@@ -31,21 +34,67 @@ std::string directory_text() {
     return join(x, "tandem");
   if (const char* h = std::getenv("HOME"); h != nullptr && *h != '\0')
     return join(h, ".cache/tandem");
-  return (fs::temp_directory_path() / "tandem").string();
+  // Without a home, the runtime directory the XDG rules give each user: never a folder in the
+  // shared temporary directory, where another user could have put a profile or a link first.
+  if (const char* r = std::getenv("XDG_RUNTIME_DIR"); r != nullptr && *r == '/') {
+    struct stat st;
+    if (::stat(r, &st) == 0 && S_ISDIR(st.st_mode) && st.st_uid == ::geteuid() &&
+        (st.st_mode & 0777) == 0700)
+      return join(r, "tandem");
+  }
+  return "";
+}
+
+// Profiles saved where there is no profile directory: this process's alone, by file name.
+std::map<std::string, std::shared_ptr<const Profile>>& in_memory() {
+  static auto& kept = *new std::map<std::string, std::shared_ptr<const Profile>>;
+  return kept;
+}
+
+std::mutex& in_memory_mutex() {
+  static std::mutex& m = *new std::mutex;
+  return m;
+}
+
+void say_in_memory() {
+  warn_once("profile-dir:none",
+            "no profile directory (HOME, XDG_CACHE_HOME and TANDEM_PROFILE_DIR are unset, and "
+            "XDG_RUNTIME_DIR is not a directory of this user's alone): profiles are kept in "
+            "memory only, for this process, and only the built-in ones are found");
 }
 
 }  // namespace
 
 fs::path directory() { return directory_text(); }
 
-fs::path path_for(const Identity& id) { return directory() / id.file_name(); }
+fs::path path_for(const Identity& id) {
+  const fs::path dir = directory();
+  return dir.empty() ? dir : dir / id.file_name();
+}
+
+fs::path save_local(const Profile& p) {
+  const fs::path file = path_for(p.identity);
+  if (!file.empty()) {
+    save(p, file);
+    return file;
+  }
+  say_in_memory();
+  auto kept = std::make_shared<Profile>(p);
+  kept->origin = "memory (no profile directory)";
+  std::lock_guard<std::mutex> lock(in_memory_mutex());
+  in_memory()[p.identity.file_name()] = std::move(kept);
+  return {};
+}
 
 namespace {
 
-// The profile directory's files that may hold a profile for `exact`'s identity: that file first,
-// then every other *.json in name order. A directory that exists but cannot be listed is reported
-// once, since its profiles would otherwise be skipped without a word.
-std::vector<fs::path> local_candidates(const fs::path& dir, const fs::path& exact) {
+// The profile directory's files that may hold a profile for `id`'s device, by their names alone:
+// its own file first, then the others that Identity::file_name gives the same device (another
+// driver, CPU or BLAS), in name order. Nothing else there is read, so junk in the directory costs
+// a call nothing. A directory that exists but cannot be listed is reported once, since its
+// profiles would otherwise be skipped without a word.
+std::vector<fs::path> local_candidates(const fs::path& dir, const Identity& id) {
+  const fs::path exact = dir / id.file_name();
   std::error_code ec;
   const fs::file_status status = fs::status(dir, ec);
   if (status.type() == fs::file_type::not_found) return {};  // nothing tuned here yet
@@ -53,7 +102,8 @@ std::vector<fs::path> local_candidates(const fs::path& dir, const fs::path& exac
   fs::directory_iterator it, end;
   if (fs::is_directory(status)) it = fs::directory_iterator(dir, ec);
   for (; !ec && it != end; it.increment(ec))
-    if (it->path().extension() == ".json" && it->path() != exact) files.push_back(it->path());
+    if (it->path() != exact && id.names_same_device(it->path().filename().string()))
+      files.push_back(it->path());
   if (ec || !fs::is_directory(status)) {
     warn_once("profile-dir:" + dir.string(),
               "cannot read the profile directory " + dir.string() + " (" +
@@ -66,12 +116,21 @@ std::vector<fs::path> local_candidates(const fs::path& dir, const fs::path& exac
   return files;
 }
 
-std::shared_ptr<const Profile> find(const Identity& id) {
-  // A local profile for exactly this machine: this identity's own file first, then any other file
-  // that claims the same device.
+// A profile this process saved with no profile directory to save it in.
+std::shared_ptr<const Profile> kept_in_memory(const Identity& id) {
+  say_in_memory();
+  std::lock_guard<std::mutex> lock(in_memory_mutex());
+  const auto it = in_memory().find(id.file_name());
+  return it == in_memory().end() ? nullptr : it->second;
+}
+
+// A local profile for exactly this machine: this identity's own file first, then any other file
+// that claims the same device; or, without a profile directory, one this process saved.
+std::shared_ptr<const Profile> local(const Identity& id) {
   const fs::path dir = directory();
+  if (dir.empty()) return kept_in_memory(id);
   const fs::path exact = dir / id.file_name();
-  for (const fs::path& file : local_candidates(dir, exact)) {
+  for (const fs::path& file : local_candidates(dir, id)) {
     Profile p;
     try {
       p = load(file);
@@ -93,6 +152,11 @@ std::shared_ptr<const Profile> find(const Identity& id) {
     }
     return std::make_shared<const Profile>(std::move(p));
   }
+  return nullptr;
+}
+
+std::shared_ptr<const Profile> find(const Identity& id) {
+  if (auto p = local(id)) return p;
   // The built-in database: this device, then its architecture's nearest entry (the kernels of a
   // relative, said in the origin), then its platform (vendor), then anything.
   for (const char* level : {"device", "architecture", "platform", "any"}) {
@@ -212,9 +276,11 @@ std::shared_ptr<const Profile> active_for(const gpu::DeviceInfo& device) {
 
 std::vector<fs::path> local_files(const Identity& id) {
   std::vector<fs::path> out;
+  const fs::path dir = directory();
+  if (dir.empty()) return out;
   std::error_code ec;
-  for (const auto& entry : fs::directory_iterator(directory(), ec)) {
-    if (entry.path().extension() != ".json") continue;
+  for (const auto& entry : fs::directory_iterator(dir, ec)) {
+    if (!id.names_same_device(entry.path().filename().string())) continue;
     try {
       if (load(entry.path()).identity == id) out.push_back(entry.path());
     } catch (const std::exception&) {

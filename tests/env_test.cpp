@@ -62,6 +62,21 @@ TEST(EnvParse, MalformedValuesWarnOnceAndAreIgnored) {
   EXPECT_EQ(err.find("TANDEM_STRATEGY='fastest'"), err.rfind("TANDEM_STRATEGY='fastest'")) << err;
 }
 
+// A value is written into the warning that names it; its control characters are escaped there
+// (src/log.cpp, where every line is written), so a newline cannot start a forged "tandem:
+// warning:" line and an escape sequence cannot drive the terminal.
+TEST(EnvParse, ControlCharactersInAValueAreEscaped) {
+  ::testing::internal::CaptureStderr();
+  parse({{"TANDEM_STRATEGY", "x\ntandem: warning: forged\r\x1b[2J\x7f\t\x01"}});
+  const std::string err = ::testing::internal::GetCapturedStderr();
+  EXPECT_NE(err.find("TANDEM_STRATEGY='x\\ntandem: warning: forged\\r\\x1b[2J\\x7f\\t\\x01'"),
+            std::string::npos)
+      << err;
+  EXPECT_EQ(err.find('\n'), err.size() - 1) << "more than one line: " << err;
+  for (const char c : err.substr(0, err.size() - 1))
+    EXPECT_TRUE(static_cast<unsigned char>(c) >= 0x20 && c != 0x7f) << "raw control " << int(c);
+}
+
 // The process tests below only mean something under the variables ctest gives them.
 bool env_is(const char* name, const char* value) {
   const char* v = std::getenv(name);

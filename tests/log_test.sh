@@ -8,7 +8,9 @@
 #   OMPI_COMM_WORLD_RANK, PMIX_RANK or PMI_RANK; four processes appending at once leave every
 #   line whole and each process's count right;
 # - TANDEM_LOG=stderr tags lines on stderr; without TANDEM_LOG they are as before ("tandem: ");
-#   a file that cannot be opened is warned about and stderr used instead.
+#   a file that cannot be opened is warned about and stderr used instead (tests/planted_test.sh
+#   plants FIFOs, links and devices there);
+# - control characters in what is logged are escaped: a value cannot forge a line.
 #
 #   log_test.sh LOG_TEST
 set -u
@@ -73,5 +75,12 @@ TANDEM_STRATEGY=cpu TANDEM_LOG=$work/no/such/dir/log "$program" 2> "$work/err" &
   grep -q "warning: cannot open TANDEM_LOG=$work/no/such/dir/log" "$work/err" &&
   [ "$(grep -c "^tandem pid=[0-9]*: [sd]gemm" "$work/err")" = 3 ] &&
   ok "an unwritable TANDEM_LOG: warned, stderr instead" || bad "unwritable TANDEM_LOG: $(cat "$work/err")"
+
+# A value with a newline and an escape sequence cannot forge a line: escaped in its one warning.
+TANDEM_STRATEGY=$'cpu\ntandem pid=1: warning: forged\e[2J' TANDEM_LOG=$work/forged.log "$program" 2> "$work/err" &&
+  [ "$(grep -c . "$work/forged.log")" -eq 4 ] && ! grep -q "^tandem pid=1:" "$work/forged.log" &&
+  grep -q "TANDEM_STRATEGY='cpu\\\\ntandem pid=1: warning: forged\\\\x1b\[2J'" "$work/forged.log" &&
+  ! grep -q $'\e' "$work/forged.log" && ok "control characters in a value are escaped" ||
+  bad "control characters: $(cat -A "$work/forged.log")"
 
 finish

@@ -1,6 +1,8 @@
 // Device profiles as hand-edited files (issue 16): numbers that are not the integers they must be,
 // files that are not profiles (a FIFO, hundreds of MB) and a profile directory that cannot be
-// read. tests/faults_test.sh shows the same end to end.
+// read; and at the edges (issue 39): only the files named for a device are read, every number has
+// a physical range, an identity cannot forge a log line, and without HOME no shared folder is
+// used. tests/faults_test.sh and tests/planted_test.sh show the same end to end.
 #include "profile.hpp"
 
 #include <gtest/gtest.h>
@@ -9,10 +11,14 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <functional>
+#include <nlohmann/json.hpp>
 #include <string>
 #include <tuple>
 
 #include "gpu/architecture.hpp"
+#include "profile_json.hpp"
+#include "tandem_builtin_profiles.hpp"
 
 namespace tandem::test {
 namespace {
@@ -64,7 +70,7 @@ TEST(Profile, IntegersMustBeIntegersInRange) {
                 .find("parts = 8.5 is not an integer"),
             std::string::npos);
   EXPECT_NE(refusal(profile_text(R"("parts": 8, "gpu_parts": 4, "cpu_threads": 4294967297)"))
-                .find("cpu_threads = 4294967297 is out of range"),
+                .find("cpu_threads = 4294967297 is out"),  // of its type's range, or its own
             std::string::npos);
 }
 
@@ -72,7 +78,10 @@ TEST(Profile, IntegersMustBeIntegersInRange) {
 fs::path profile_dir() { return std::getenv("TANDEM_PROFILE_DIR"); }
 
 TEST(Profile, OnlyRegularFilesOfAProfilesSizeAreRead) {
-  const fs::path fifo = profile_dir() / "fifo.json", big = profile_dir() / "big.json";
+  // Both named as the lookup names this device's files: nothing else there is read.
+  const prof::Identity id{};
+  const fs::path fifo = profile_dir() / id.file_name(),
+                 big = profile_dir() / "-0000000000000000.json";
   ASSERT_EQ(::mkfifo(fifo.c_str(), 0600), 0);
   try {
     prof::load(fifo);  // would wait for a writer forever if it opened the FIFO
@@ -86,21 +95,49 @@ TEST(Profile, OnlyRegularFilesOfAProfilesSizeAreRead) {
     prof::load(big);
     ADD_FAILURE() << "a 5 MiB file loaded";
   } catch (const std::runtime_error& e) {
-    EXPECT_NE(std::string(e.what()).find("5242880 bytes: a profile is at most 4194304"),
+    EXPECT_NE(std::string(e.what()).find("5242880 bytes: a profile is at most 1048576"),
               std::string::npos)
         << e.what();
   }
   // Each is skipped, with one warning, by the lookup every call makes.
   ::testing::internal::CaptureStderr();
   prof::forget();
-  prof::active(prof::Identity{});
+  prof::active(id);
   prof::forget();
-  prof::active(prof::Identity{});
+  prof::active(id);
   const std::string err = ::testing::internal::GetCapturedStderr();
-  EXPECT_NE(err.find("fifo.json is not a regular file"), std::string::npos) << err;
-  EXPECT_NE(err.find("big.json is 5242880 bytes"), std::string::npos) << err;
-  EXPECT_EQ(err.find("fifo.json", err.find("fifo.json") + 1), std::string::npos)
+  const std::string fifo_name = fifo.filename().string() + " is not a regular file";
+  EXPECT_NE(err.find(fifo_name), std::string::npos) << err;
+  EXPECT_NE(err.find("-0000000000000000.json is 5242880 bytes"), std::string::npos) << err;
+  EXPECT_EQ(err.find(fifo_name, err.find(fifo_name) + 1), std::string::npos)
       << "warned twice: " << err;
+}
+
+// 200 junk files of 4 MiB made the first call take 162 s when every *.json was parsed: only the
+// files named for the device looked up are read, the others not even opened (a FIFO among them
+// would otherwise warn, or hang).
+TEST(Profile, OnlyTheFilesNamedForTheDeviceAreRead) {
+  prof::Identity id;
+  id.device = "Some Device";
+  for (int i = 0; i < 200; ++i) std::ofstream(profile_dir() / (std::to_string(i) + ".json")) << "{";
+  ASSERT_EQ(::mkfifo((profile_dir() / "fifo.json").c_str(), 0600), 0);
+  ASSERT_EQ(::mkfifo((profile_dir() / "Other_Device-0123456789abcdef.json").c_str(), 0600), 0);
+  ::testing::internal::CaptureStderr();
+  prof::forget();
+  prof::active(id);
+  EXPECT_EQ(::testing::internal::GetCapturedStderr(), "") << "read a file named for no such device";
+  // Another setup's file for the same device is read (and refused, saying why).
+  std::ofstream(profile_dir() / "Some_Device-0123456789abcdef.json") << "{";
+  ::testing::internal::CaptureStderr();
+  prof::forget();
+  prof::active(id);
+  const std::string err = ::testing::internal::GetCapturedStderr();
+  EXPECT_NE(err.find("Some_Device-0123456789abcdef.json"), std::string::npos) << err;
+  EXPECT_TRUE(id.names_same_device(id.file_name()));
+  for (const char* other :
+       {"Some_Device-0123456789abcdef.json.tmp", "Some_Device-0123.json",
+        "Some_Device-0123456789abcdeg.json", "xSome_Device-0123456789abcdef.json"})
+    EXPECT_FALSE(id.names_same_device(other)) << other;
 }
 
 TEST(Profile, AnUnreadableDirectoryIsReportedOnce) {
@@ -242,6 +279,145 @@ TEST(Architecture, AnH200TakesTheH100sKernels) {
   std::string bad = prof::to_json(*p);
   bad.replace(bad.find("nvidia-sm:9.0"), 13, "sm90");
   EXPECT_THROW(prof::from_json(bad), std::runtime_error);
+}
+
+}  // namespace
+}  // namespace tandem::test
+
+namespace tandem::test {
+namespace {
+
+// A profile with every field there is: a bucket with a resident split and a kernel of its own,
+// a cost model with its measurements, the direct kernel and its threshold.
+prof::Profile full_profile() {
+  prof::Profile p = prof::from_json(profile_text(kBucket));
+  prof::PrecisionProfile& pp = p.precisions.at('s');
+  prof::Bucket& b = pp.buckets.at(0);
+  b.gpu_kernel = {{"MWG", 32}};
+  b.resident = prof::ResidentSplit{8, 1, true, {{"MWG", 32}}, 2, 2};
+  detail::cost::Model m;
+  m.cpu.gflops_by_threads = {{1, 10}, {2, 19}};
+  m.device.kernel_gflops = 100;
+  m.device.pack_by_threads = {{1, 1e9}};
+  pp.model = m;
+  detail::cost::Observation o;
+  o.what = "cpu";
+  o.m = o.n = o.k = 64;
+  pp.observations = {o};
+  pp.direct_kernel = {{"KERNEL", 2}};
+  pp.direct_size = 256;
+  pp.direct_gflops = 3;
+  pp.direct_below = 128;
+  return p;
+}
+
+// One table holds the range of every number a profile has: a field added without one is found
+// here, not by a user whose absurd value went through.
+TEST(ProfileRanges, EveryNumberOfAProfileHasARange) {
+  const nlohmann::json j = nlohmann::json::parse(prof::to_json(full_profile()));
+  const std::vector<std::string> unranged = prof::check_ranges(j);
+  EXPECT_TRUE(unranged.empty()) << "no range for " << unranged.front();
+  EXPECT_NE(j.dump().find("observations"), std::string::npos);
+  EXPECT_NE(j.dump().find("resident"), std::string::npos);
+  // The built-in database is within them.
+  for (const auto& [name, text] : builtin_profiles::all) {
+    if (std::string(name) != "defaults") {
+      EXPECT_NO_THROW(prof::from_json(text)) << name;
+    }
+  }
+}
+
+// Values no machine measures are refused, naming the field where the file has it (182 such values
+// were accepted silently).
+TEST(ProfileRanges, AbsurdValuesAreRefusedByName) {
+  const auto with = [](const std::function<void(nlohmann::json&)>& edit) {
+    nlohmann::json j = nlohmann::json::parse(prof::to_json(full_profile()));
+    edit(j);
+    return refusal(j.dump());
+  };
+  EXPECT_EQ(with([](nlohmann::json&) {}), "");
+  const struct {
+    std::function<void(nlohmann::json&)> edit;
+    const char* said;
+  } cases[] = {
+      {[](auto& j) { j["precisions"]["s"]["buckets"][0]["cpu_gflops"] = -1; },
+       "precisions.s.buckets[0].cpu_gflops = -1 is outside its range, 0 to 1e+08"},
+      {[](auto& j) { j["precisions"]["s"]["buckets"][0]["cpu_threads"] = 100000000; },
+       "precisions.s.buckets[0].cpu_threads = 100000000 is outside its range"},
+      {[](auto& j) { j["precisions"]["s"]["buckets"][0]["resident"]["gpu_gflops"] = 1e300; },
+       "precisions.s.buckets[0].resident.gpu_gflops = 1e+300 is outside"},
+      {[](auto& j) { j["identity"]["threads"] = -4; }, "identity.threads = -4 is outside"},
+      {[](auto& j) { j["precisions"]["s"]["gpu_gflops"] = -0.5; },
+       "precisions.s.gpu_gflops = -0.5 is outside"},
+      {[](auto& j) { j["precisions"]["s"]["model"]["device"]["overlap"] = 1.5; },
+       "precisions.s.model.device.overlap = 1.5 is outside its range, 0 to 1"},
+      {[](auto& j) { j["precisions"]["s"]["model"]["cpu"]["gflops_by_threads"][1][0] = 0; },
+       "precisions.s.model.cpu.gflops_by_threads[1][0] = 0 is outside"},
+      {[](auto& j) { j["precisions"]["s"]["model"]["observations"][0]["seconds"] = -1; },
+       "precisions.s.model.observations[0].seconds = -1 is outside"},
+      {[](auto& j) { j["tuning"]["seconds"] = -3; }, "tuning.seconds = -3 is outside"},
+  };
+  for (const auto& c : cases) {
+    const std::string why = with(c.edit);
+    EXPECT_NE(why.find(c.said), std::string::npos)
+        << "wanted '" << c.said << "', got '" << why << "'";
+  }
+}
+
+// Control characters in a profile's identity reach the log escaped, in the one line they belong
+// to: a driver string cannot forge a line of its own.
+TEST(ProfileLog, AnIdentityCannotForgeALogLine) {
+  prof::Identity id;
+  id.device = "dev";
+  prof::Profile p = full_profile();
+  p.identity = id;
+  p.identity.driver = "9\ntandem: warning: forged\x1b[2J";
+  p.tandem_version = TANDEM_VERSION;
+  prof::save(p, profile_dir() / ("dev-0000000000000000.json"));
+  ::testing::internal::CaptureStderr();
+  prof::forget();
+  prof::active(id);
+  const std::string err = ::testing::internal::GetCapturedStderr();
+  EXPECT_NE(err.find("driver '9\\ntandem: warning: forged\\x1b[2J'"), std::string::npos) << err;
+  EXPECT_EQ(err.find('\n'), err.size() - 1) << "more than one line: " << err;
+  EXPECT_EQ(err.find('\x1b'), std::string::npos) << err;
+}
+
+// Without HOME (nor XDG_CACHE_HOME, nor TANDEM_PROFILE_DIR), the profile directory is the user's
+// private runtime directory, else none: never a fixed folder in the shared temporary directory,
+// where another user can plant a profile or a link first. With none, a saved profile lives in the
+// process's memory.
+TEST(ProfileDirectory, WithoutHomeNoSharedFolder) {
+  const fs::path keep = profile_dir(), run = fs::path(std::getenv("TMPDIR")) / "run";
+  fs::create_directories(run);
+  ::unsetenv("TANDEM_PROFILE_DIR");
+  ::unsetenv("XDG_CACHE_HOME");
+  ::unsetenv("HOME");
+  ::chmod(run.c_str(), 0700);
+  ::setenv("XDG_RUNTIME_DIR", run.c_str(), 1);
+  EXPECT_EQ(prof::directory(), run / "tandem");
+  ::chmod(run.c_str(), 0755);  // others may look in: not private
+  EXPECT_EQ(prof::directory(), fs::path());
+  ::unsetenv("XDG_RUNTIME_DIR");
+  EXPECT_EQ(prof::directory(), fs::path());
+  EXPECT_EQ(prof::path_for(prof::Identity{}), fs::path());
+
+  prof::Profile p = full_profile();
+  p.tandem_version = TANDEM_VERSION;
+  ::testing::internal::CaptureStderr();
+  EXPECT_EQ(prof::save_local(p), fs::path());
+  prof::forget();
+  const auto found = prof::active(p.identity);
+  prof::forget();
+  prof::active(p.identity);
+  const std::string err = ::testing::internal::GetCapturedStderr();
+  ASSERT_NE(found, nullptr);
+  EXPECT_EQ(found->origin, "memory (no profile directory)");
+  const std::string said = "profiles are kept in memory only";
+  EXPECT_NE(err.find(said), std::string::npos) << err;
+  EXPECT_EQ(err.find(said), err.rfind(said)) << "said more than once: " << err;
+  EXPECT_FALSE(fs::exists(fs::temp_directory_path() / "tandem"));
+  ::setenv("TANDEM_PROFILE_DIR", keep.c_str(), 1);
 }
 
 }  // namespace

@@ -1,15 +1,22 @@
 // The co-tuner's JSON-lines log under faults (issue 16): a last line torn by an interrupted run, a
-// run resumed from the log, and a log that stops taking writes mid-run. tests/faults_test.sh shows
-// a tune that cannot write its profile or log stopping before any work.
+// run resumed from the log, and a log that stops taking writes mid-run; and things planted where
+// the tune reads and writes (issue 39): a FIFO, a device, a link or a huge file as its log, a link
+// at its profile's name or at the name its temporary file once had. tests/faults_test.sh shows a
+// tune that cannot write its profile or log stopping before any work.
 #include <gtest/gtest.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <iterator>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "cotuner.hpp"
+#include "gpu/device.hpp"
 #include "profile.hpp"
 
 namespace tandem::test {
@@ -89,9 +96,78 @@ TEST(TuneLog, AFailedWriteIsReported) {
   const auto report = tuner::tune(o);
   const std::string err = ::testing::internal::GetCapturedStderr();
   EXPECT_GT(report.precisions.at(0).evaluations, 1);
-  EXPECT_NE(err.find("cannot write the tuning log " + o.log.string()), std::string::npos) << err;
+  EXPECT_NE(err.find("cannot write " + o.log.string() + ": it is a directory"), std::string::npos)
+      << err;
   EXPECT_EQ(err.find("cannot write", err.find("cannot write") + 1), std::string::npos)
       << "said more than once: " << err;
+}
+
+// What tuner::tune threw, or "".
+std::string refusal(const tuner::TuneOptions& o) {
+  try {
+    tuner::tune(o);
+  } catch (const std::exception& e) {
+    return e.what();
+  }
+  return "";
+}
+
+std::string text_of(const fs::path& file) {
+  std::ifstream in(file);
+  return std::string(std::istreambuf_iterator<char>(in), {});
+}
+
+// Each refused before anything is measured, and at once: a FIFO without a writer waited forever,
+// /dev/zero was read until 1.1 GB, a link had its target appended to.
+TEST(TuneLog, OnlyARegularFileIsALog) {
+  alarm(120);  // a hang fails the test
+  auto o = tiny(2);
+  int measured = 0;
+  o.on_progress = [&measured](const tuner::Progress&) { ++measured; };
+  const fs::path dir = o.log.parent_path(), victim = dir / "victim";
+  std::ofstream(victim) << "victim\n";
+  ASSERT_EQ(::mkfifo((dir / "fifo").c_str(), 0600), 0);
+  fs::create_symlink(victim, dir / "link");
+  for (const auto& [log, said] : {std::pair<fs::path, const char*>{dir / "fifo", "it is a FIFO"},
+                                  {"/dev/zero", "it is a character device"},
+                                  {dir / "link", "it is a symbolic link"}}) {
+    o.log = log;
+    EXPECT_NE(refusal(o).find(said), std::string::npos) << log << ": " << refusal(o);
+  }
+  // A file of a log's kind but far past any log's size (sparse: it takes no disk).
+  o.log = dir / "huge.jsonl";
+  { std::ofstream(o.log) << "{}\n"; }
+  fs::resize_file(o.log, uintmax_t{65} << 20);
+  EXPECT_NE(refusal(o).find("bytes: a tuning log is at most"), std::string::npos) << refusal(o);
+  EXPECT_EQ(measured, 0);
+  EXPECT_EQ(text_of(victim), "victim\n");
+  alarm(0);
+}
+
+// The profile is written whole through an exclusive temporary file: a link planted at FILE.tmp
+// (the name the temporary file once had) is not followed, and a link at the profile's own name
+// stops the tune before it measures (the old tune truncated the link's target to 0 bytes first).
+TEST(TuneLog, LinksPlantedAtTheProfileAreNotFollowed) {
+  auto o = tiny(1);
+  o.save = true;
+  const prof::Identity id = prof::identity_for(detail::gpu::info(*detail::gpu::open_device("")));
+  const fs::path profile = prof::path_for(id), victim = profile.parent_path() / "victim";
+  std::ofstream(victim) << "victim\n";
+  fs::create_symlink(victim, profile.string() + ".tmp");
+  const auto report = tuner::tune(o);
+  EXPECT_EQ(report.saved, profile);
+  EXPECT_EQ(text_of(victim), "victim\n");
+  EXPECT_EQ(prof::load(profile).identity, id);
+  fs::remove(profile);
+  fs::create_symlink(victim, profile);
+  int measured = 0;
+  o.on_progress = [&measured](const tuner::Progress&) { ++measured; };
+  EXPECT_NE(
+      refusal(o).find("cannot write the profile " + profile.string() + ": it is a symbolic link"),
+      std::string::npos)
+      << refusal(o);
+  EXPECT_EQ(measured, 0);
+  EXPECT_EQ(text_of(victim), "victim\n");
 }
 
 }  // namespace

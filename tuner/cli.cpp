@@ -9,13 +9,12 @@
 
 #include <climits>
 #include <cstdio>
-#include <filesystem>
-#include <fstream>
 #include <iostream>
 #include <stdexcept>
 #include <utility>
 
 #include "cpu_blas.hpp"
+#include "files.hpp"
 #include "tandem/tandem.h"
 #include "text.hpp"
 
@@ -63,15 +62,8 @@ const CLI::Validator kKernelParams(
 const CLI::Validator kWritableFile(
     [](std::string& v) {
       if (v.empty()) return std::string();  // "": no file
-      namespace fs = std::filesystem;
-      const fs::path dir = fs::absolute(v).parent_path();
-      std::error_code ec;
-      if (!fs::is_directory(dir, ec))
-        return "cannot write '" + v + "': no directory " + dir.string();
-      if (access(dir.c_str(), W_OK) != 0)
-        return "cannot write '" + v + "': " + dir.string() + " is not writable";
-      if (fs::is_directory(v, ec)) return "cannot write '" + v + "': it is a directory";
-      return std::string();
+      const std::string why = detail::files::unwritable(v);
+      return why.empty() ? why : "cannot write '" + v + "': " + why;
     },
     "FILE");
 // CLI::Range lets NaN through (no comparison with it is true), and `--fraction nan` then meant the
@@ -132,10 +124,22 @@ std::map<std::string, int> parse_assignments(const std::vector<std::string>& ite
 }
 
 bool write_file(const std::string& path, const std::string& text) {
-  std::ofstream out(path);
-  out << text;
-  if (!out) std::cerr << "tandem: cannot write " << path << "\n";
-  return static_cast<bool>(out);
+  try {
+    detail::files::replace(path, text);
+    return true;
+  } catch (const std::runtime_error& e) {
+    std::cerr << "tandem: " << e.what() << "\n";
+    return false;
+  }
+}
+
+std::string unknown_subcommand(const CLI::App& app, const CLI::ParseError& e) {
+  // The word is left over (fallthrough keeps it for the subcommands), and CLI11 then says only
+  // "A subcommand is required".
+  if (dynamic_cast<const CLI::RequiredError*>(&e) == nullptr) return "";
+  for (const std::string& word : app.remaining())
+    if (!word.empty() && word[0] != '-') return word;
+  return "";
 }
 
 }  // namespace tandem::cli
@@ -159,6 +163,12 @@ int main(int argc, char** argv) {
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
+    if (const std::string word = cli::unknown_subcommand(app, e); !word.empty()) {
+      std::string names;
+      for (const auto& s : subcommands) names += (names.empty() ? "" : ", ") + s.app->get_name();
+      std::cerr << "tandem: unknown subcommand '" << word << "' (one of " << names << ")\n";
+      return cli::kExitUsage;
+    }
     // CLI11's own statuses (105, 106, 109, ...) become the convention's: 0 for --help and
     // --version, 2 for every usage error, which app.exit has described on stderr.
     return app.exit(e) == 0 ? cli::kExitOk : cli::kExitUsage;

@@ -12,6 +12,10 @@
 
 #include "profile.hpp"
 
+namespace tandem::tuner {
+struct Progress;
+}
+
 namespace tandem::cli {
 
 // The exit statuses of every subcommand (README): success, a failure while working (a device
@@ -40,12 +44,17 @@ Subcommand add_gemm(CLI::App& app);     // cli_gemm.cpp
 Subcommand add_kernel(CLI::App& app);   // cli_kernel.cpp
 Subcommand add_compare(CLI::App& app);  // cli_compare.cpp
 
+// The word on the command line where a subcommand should be, when `e` is CLI11's complaint that
+// none was given although one was ("tandem frobnicate"); "" otherwise.
+std::string unknown_subcommand(const CLI::App& app, const CLI::ParseError& e);
+
 // Checks of numeric options. CLI11's own range messages print the whole double range; these
 // name the rule instead.
 extern const CLI::Validator kPositive, kNonNegative;
 // A NAME=INTEGER item whose NAME is a kernel parameter (--kernel, --start).
 extern const CLI::Validator kKernelParams;
-// A file the command will write: its directory exists and is writable ("" passes: no file).
+// A file the command will write: its directory exists and is writable, and the file is absent or a
+// regular file, not a link, FIFO or device (files::unwritable; "" passes: no file).
 extern const CLI::Validator kWritableFile;
 
 // A fraction from 0 to 1 (--fraction, --split-margin); NaN is refused, which CLI::Range lets by.
@@ -67,8 +76,13 @@ std::string gigabytes(double bytes);
 std::map<std::string, int> parse_assignments(const std::vector<std::string>& items,
                                              const char* option);
 
-// Writes `text` to `path`; false, having said so on stderr, if it could not.
+// Replaces `path` with `text`, whole or not at all (files::replace); false, having said so on
+// stderr, if it could not.
 bool write_file(const std::string& path, const std::string& text);
+
+// A tune's progress on stderr (cli_tune.cpp): one line redrawn in place on a terminal (`tty`),
+// else a line per measurement.
+void print_tune_progress(const tuner::Progress& p, bool tty);
 
 // The profile identity of the device `device` selects (cli_profile.cpp).
 detail::profile::Identity identity(const std::string& device);

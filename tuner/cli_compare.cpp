@@ -2,6 +2,8 @@
 // table while it runs (or JSON at the end, with --json) and as CSV, JSON and an SVG plot in
 // files, ./tandem-compare.* unless named; a quick tune first where no profile was tuned for this
 // device.
+#include <unistd.h>
+
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
@@ -97,8 +99,15 @@ void tune_if_untuned(const CompareArgs& a, const tuner::CompareOptions& o) {
   t.sizes.erase(std::unique(t.sizes.begin(), t.sizes.end()), t.sizes.end());
   t.top_kernels = 1;
   t.reps = 3;
+  // The tune's own progress display: a minute with nothing on the terminal looks like a hang.
+  const bool tty = isatty(STDERR_FILENO) != 0;
+  t.on_progress = [tty](const tuner::Progress& p) { print_tune_progress(p, tty); };
   const auto tuned = tuner::tune(t);
-  std::fprintf(stderr, "compare: profile saved to %s\n", tuned.saved.string().c_str());
+  if (tty) std::fprintf(stderr, "\n");
+  if (tuned.saved.empty())
+    std::fprintf(stderr, "compare: profile kept in memory (no profile directory)\n");
+  else
+    std::fprintf(stderr, "compare: profile saved to %s\n", tuned.saved.string().c_str());
 }
 
 // One row of the table, as it is measured.
@@ -186,6 +195,17 @@ std::string check_options(const CompareArgs& a, tuner::CompareOptions& o) {
   } catch (const std::invalid_argument& e) {
     return e.what();
   }
+  if (o.strategies.empty()) return "--strategies names no strategy";
+  // Two outputs into one file would leave only the last.
+  const std::pair<const char*, const std::string*> outputs[] = {
+      {"--out-csv", &a.csv}, {"--out-json", &a.json_file}, {"--out-plot", &a.plot}};
+  for (size_t i = 0; i < 3; ++i)
+    for (size_t j = i + 1; j < 3; ++j)
+      if (!outputs[i].second->empty() &&
+          std::filesystem::absolute(*outputs[i].second).lexically_normal() ==
+              std::filesystem::absolute(*outputs[j].second).lexically_normal())
+        return std::string(outputs[i].first) + " and " + outputs[j].first + " name one file, " +
+               *outputs[i].second;
   for (const auto& [m, n, k] : o.shapes)
     for (char prec : o.precisions)
       if (std::string why = unrunnable(m, n, k, prec == 'd' ? sizeof(double) : sizeof(float));

@@ -159,7 +159,9 @@ void print_devices(const json& out) {
   for (const auto& p : out["power"])
     std::printf("  %s: %s\n", p["source"].get<std::string>().c_str(),
                 p["detail"].get<std::string>().c_str());
-  std::printf("Profile directory: %s\n", prof::directory().string().c_str());
+  const std::string dir = prof::directory().string();
+  std::printf("Profile directory: %s\n",
+              dir.empty() ? "none (profiles are kept in memory, for one process)" : dir.c_str());
 }
 
 int devices(bool as_json) {

@@ -5,6 +5,7 @@
 #include <system_error>
 
 #include "cli.hpp"
+#include "files.hpp"
 #include "gpu/device.hpp"
 #include "gpu/gemm_params.hpp"
 #include "gpu/programs.hpp"
@@ -26,14 +27,27 @@ struct KernelArgs {
 // Builds the kernel and writes what came out to the directory: kernel.cl (the source as
 // compiled), build.log (the compiler's report) and, if built, kernel.bin (the device binary: PTX
 // on NVIDIA, which ptxas and cuobjdump read).
+// The directory, made now, and each file it will hold checked (no link, FIFO or device in its
+// place), so that a usage error stops the command before the device is opened.
+void prepare_directory(const fs::path& dir) {
+  std::error_code ec;
+  fs::create_directories(dir, ec);
+  if (!fs::is_directory(dir, ec))
+    throw UsageError("kernel: --out-dir " + dir.string() + " is not a directory" +
+                     (ec ? " (" + ec.message() + ")" : std::string()));
+  for (const char* name : {"kernel.cl", "build.log", "kernel.bin"})
+    if (const std::string why = detail::files::unwritable(dir / name); !why.empty())
+      throw UsageError("kernel: cannot write " + (dir / name).string() + ": " + why);
+}
+
 int kernel_command(const KernelArgs& a, bool as_json) {
   const auto overrides = parse_assignments(a.kernel, "--kernel");
+  prepare_directory(a.dir);
   auto dev = gpu::open_device(a.device);
   const bool fp64 = a.precision == "d";
   const gpu::Params params = gpu::resolve_params(*dev, fp64, overrides);
   const gpu::BuildReport r = gpu::inspect(*dev, fp64, a.trans_a, a.trans_b, params);
   std::error_code ec;
-  fs::create_directories(a.dir, ec);
   const fs::path d(a.dir);
   fs::remove(d / "kernel.bin", ec);  // a failed build leaves no binary from an earlier one
   if (!write_file((d / "kernel.cl").string(), r.source) ||

@@ -100,7 +100,16 @@ struct ProfileArgs {
   std::string action, file, device;
 };
 
+// Without a profile directory there is no file to name, import into or reset (profile.hpp).
+void need_directory(const char* action) {
+  if (prof::directory().empty())
+    throw std::runtime_error(std::string("profile ") + action +
+                             ": no profile directory (HOME, XDG_CACHE_HOME and "
+                             "TANDEM_PROFILE_DIR are unset, and no private XDG_RUNTIME_DIR)");
+}
+
 int show_path(const prof::Identity& id, bool as_json) {
+  need_directory("path");
   if (as_json)
     std::cout << json{{"path", prof::path_for(id).string()}}.dump(2) << "\n";
   else
@@ -199,8 +208,8 @@ int import_profile(const std::string& device, const std::string& file, bool as_j
     std::cerr << "tandem: cannot import " << file << ": " << refused << "\n";
     return 1;
   }
-  const fs::path to = prof::path_for(p.identity);
-  prof::save(p, to);
+  need_directory("import");
+  const fs::path to = prof::save_local(p);
   prof::forget();
   const std::string diff = p.identity.difference(id);
   if (as_json) {
@@ -223,7 +232,8 @@ int reset_profile(const prof::Identity& id, bool as_json) {
   std::vector<std::string> removed;
   for (const fs::path& f : prof::local_files(id))
     if (fs::remove(f, ec)) removed.push_back(f.string());
-  fs::remove(prof::directory() / ("tune-" + id.file_name() + "l"), ec);
+  if (!prof::directory().empty())
+    fs::remove(prof::directory() / ("tune-" + id.file_name() + "l"), ec);
   prof::forget();
   if (as_json) {
     std::cout << json{{"removed", removed}}.dump(2) << "\n";

@@ -1,5 +1,5 @@
-// `tandem tune`: the co-tuner from the command line, with a progress line while it runs and the
-// profile it made at the end.
+// `tandem tune`: the co-tuner from the command line, with a progress line while it runs (which
+// compare's quick tune shows too) and the profile it made at the end.
 #include <unistd.h>
 
 #include <algorithm>
@@ -30,8 +30,9 @@ std::string clock_text(double s) {
   return buf;
 }
 
-// Progress on stderr: one line redrawn in place on a terminal, else a line per measurement.
-void print_progress(const tuner::Progress& p, bool tty) {
+}  // namespace
+
+void print_tune_progress(const tuner::Progress& p, bool tty) {
   if (tty) {
     const int width = 24, filled = p.budget > 0 ? std::min(width, width * p.done / p.budget) : 0;
     std::fprintf(stderr, "\r\033[K%cgemm %-7s [%s%s] %d/%d  best %.1f GFLOPS  %s elapsed  ~%s left",
@@ -45,6 +46,8 @@ void print_progress(const tuner::Progress& p, bool tty) {
   }
   std::fflush(stderr);
 }
+
+namespace {
 
 void print_report(const tuner::TuneReport& report, bool as_json) {
   if (as_json) {
@@ -82,7 +85,30 @@ void print_report(const tuner::TuneReport& report, bool as_json) {
   std::printf("log: %s\n", report.log.string().c_str());
 }
 
+// What no single option's check can see: options that contradict each other, found before the
+// device is opened (the tuner checks them too, for callers of the library, but only after).
+void check_options(const TuneArgs& a) {
+  const tuner::TuneOptions& o = a.options;
+  const auto text = [](int v) { return std::to_string(v); };
+  if (o.split_max < -1 || o.split_max > o.parts)
+    throw UsageError("tune: --split-max " + text(o.split_max) + " must be -1 (P) or from 0 to " +
+                     "--parts (" + text(o.parts) + ")");
+  const int top = o.split_max < 0 ? o.parts : o.split_max;
+  if (o.split_min > top)
+    throw UsageError("tune: --split-min " + text(o.split_min) + " is above --split-max (" +
+                     text(top) + ")");
+  if (o.model_only && o.direct_only)
+    throw UsageError("tune: --model-only and --direct-only each tune one thing alone: name one");
+  if (o.model_only && !o.model) throw UsageError("tune: --model-only contradicts --no-model");
+  if (o.direct_only && !o.direct) throw UsageError("tune: --direct-only contradicts --no-direct");
+  if (o.small_evaluations < -1)
+    throw UsageError("tune: --small-evals " + text(o.small_evaluations) + " must be -1 or more");
+  if (o.compile_jobs < -1)
+    throw UsageError("tune: --compile-jobs " + text(o.compile_jobs) + " must be -1 or more");
+}
+
 int tune(const TuneArgs& a, bool as_json) {
+  check_options(a);
   tuner::TuneOptions o = a.options;
   o.log = a.log;
   o.start = parse_assignments(a.start, "--start");
@@ -91,7 +117,7 @@ int tune(const TuneArgs& a, bool as_json) {
   o.precisions =
       a.precision == "both" ? std::vector<char>{'s', 'd'} : std::vector<char>{a.precision[0]};
   const bool tty = isatty(STDERR_FILENO) != 0;
-  o.on_progress = [tty](const tuner::Progress& p) { print_progress(p, tty); };
+  o.on_progress = [tty](const tuner::Progress& p) { print_tune_progress(p, tty); };
   const auto report = tuner::tune(o);
   if (tty) std::fprintf(stderr, "\n");
   print_report(report, as_json);

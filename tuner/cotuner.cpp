@@ -8,16 +8,14 @@
 #include "cotuner.hpp"
 
 #include <algorithm>
-#include <cerrno>
-#include <cstring>
 #include <ctime>
 #include <filesystem>
-#include <fstream>
 #include <sstream>
 #include <stdexcept>
 #include <system_error>
 
 #include "cotuner_internal.hpp"
+#include "files.hpp"
 #include "gemm_space.hpp"
 #include "log.hpp"
 #include "tasks.hpp"
@@ -26,17 +24,20 @@
 namespace tandem::tuner {
 namespace {
 
-// prof::save writes FILE.tmp and renames it over FILE: writing that now, empty, shows before any
-// of the budget is spent whether the run's end will be able to keep what it found.
+// Whether the run's end will be able to keep what it found, known before any of the budget is
+// spent. Without a profile directory the profile is kept in memory (prof::save_local).
 void check_writable(const std::filesystem::path& file) {
+  if (file.empty()) return;
   std::error_code ec;
   std::filesystem::create_directories(file.parent_path(), ec);
-  const std::filesystem::path tmp = file.string() + ".tmp";
-  if (!std::ofstream(tmp))
-    throw std::runtime_error("cannot write the profile " + file.string() + ": " +
-                             std::strerror(errno));
-  std::filesystem::remove(tmp, ec);
+  if (const std::string why = detail::files::unwritable(file); !why.empty())
+    throw std::runtime_error("cannot write the profile " + file.string() + ": " + why);
 }
+
+// The most of a tuning log read to resume from. A log line is about 400 bytes and a full tune
+// writes a few thousand; 64 MiB holds a hundred such runs, and no more is read from a file that
+// is not a log.
+constexpr uintmax_t kMaxLogBytes = uintmax_t{64} << 20;
 
 std::string today() {
   const std::time_t t = std::time(nullptr);
@@ -77,9 +78,11 @@ Tuner::Tuner(const TuneOptions& o) : o_(o), given_(o) {
   }
   report_.profile.identity = prof::identity_for(info_);
   report_.profile.tandem_version = TANDEM_VERSION;
-  report_.log = o_.log.empty()
-                    ? prof::directory() / ("tune-" + report_.profile.identity.file_name() + "l")
-                    : o_.log;
+  // Beside the profile, where there is a profile directory; without one, and without --log, none.
+  const std::filesystem::path dir = prof::directory();
+  report_.log = !o_.log.empty() ? o_.log
+                : dir.empty()   ? std::filesystem::path()
+                                : dir / ("tune-" + report_.profile.identity.file_name() + "l");
   if (o_.save) check_writable(prof::path_for(report_.profile.identity));
   read_log();
 }
@@ -187,13 +190,13 @@ TuneReport Tuner::run_model_only() {
 }
 
 void Tuner::save() {
-  report_.saved = prof::path_for(report_.profile.identity);
+  const std::filesystem::path file = prof::path_for(report_.profile.identity);
   // Precisions this run did not tune keep what the saved profile had for them (tune s, then d,
   // and both are there).
   std::error_code ec;
-  if (std::filesystem::exists(report_.saved, ec)) {
+  if (!file.empty() && std::filesystem::exists(file, ec)) {
     try {
-      const prof::Profile old = prof::load(report_.saved);
+      const prof::Profile old = prof::load(file);
       if (prof::compatible(old) && old.identity == report_.profile.identity)
         for (const auto& [prec, pp] : old.precisions)
           if (std::find(o_.precisions.begin(), o_.precisions.end(), prec) == o_.precisions.end())
@@ -202,8 +205,9 @@ void Tuner::save() {
       // An unreadable old file is simply replaced.
     }
   }
-  prof::save(report_.profile, report_.saved);
-  report_.profile.origin = report_.saved.string();
+  report_.saved = prof::save_local(report_.profile);
+  report_.profile.origin =
+      report_.saved.empty() ? "memory (no profile directory)" : report_.saved.string();
   prof::forget();
 }
 
@@ -227,31 +231,36 @@ prof::LogRecord Tuner::record(const char* kind, char precision, int64_t size,
 }
 
 // What earlier runs measured; and the log is opened for appending now, so a log this run could
-// not add to stops it before any of the budget is spent. A last line cut short by an interrupted
-// run is ended here: the next record then starts a line of its own instead of being swallowed.
+// not add to (a link, a FIFO, a device, an unwritable directory) stops it before any of the
+// budget is spent. A last line cut short by an interrupted run is ended here: the next record
+// then starts a line of its own instead of being swallowed.
 void Tuner::read_log() {
-  std::stringstream text;
-  if (std::ifstream in(report_.log); in) text << in.rdbuf();
-  for (std::string line; std::getline(text, line);)
-    if (auto r = prof::from_log_line(line)) log_.push_back(*r);
-  const std::string& all = text.str();
+  if (report_.log.empty()) return;
   std::error_code ec;
   std::filesystem::create_directories(report_.log.parent_path(), ec);
-  std::ofstream out(report_.log, std::ios::app);
-  if (!all.empty() && all.back() != '\n') out << '\n';
-  if (!out)
-    throw std::runtime_error("cannot write the tuning log " + report_.log.string() + ": " +
-                             std::strerror(errno));
+  std::string all;
+  try {
+    detail::files::append(report_.log, "");  // creates it; refuses what is not a regular file
+    all = detail::files::read(report_.log, kMaxLogBytes, "a tuning log");
+    if (!all.empty() && all.back() != '\n') detail::files::append(report_.log, "\n");
+  } catch (const std::runtime_error& e) {
+    throw std::runtime_error("the tuning log: " + std::string(e.what()));
+  }
+  std::stringstream text(all);
+  for (std::string line; std::getline(text, line);)
+    if (auto r = prof::from_log_line(line)) log_.push_back(*r);
 }
 
 void Tuner::append(const prof::LogRecord& r) {
-  std::ofstream out(report_.log, std::ios::app);
-  out << prof::to_log_line(r) << "\n" << std::flush;
-  if (!out)
-    detail::warn_once("tune-log:" + report_.log.string(),
-                      "cannot write the tuning log " + report_.log.string() + " (" +
-                          std::strerror(errno) + "): an interrupted run will measure again");
   log_.push_back(r);
+  if (report_.log.empty()) return;
+  try {
+    detail::files::append(report_.log, prof::to_log_line(r) + "\n");
+  } catch (const std::runtime_error& e) {
+    detail::warn_once("tune-log:" + report_.log.string(),
+                      std::string(e.what()) +
+                          "; the tuning log ends here, and an interrupted run will measure again");
+  }
 }
 
 const prof::LogRecord* Tuner::logged_split(char prec, int64_t size,

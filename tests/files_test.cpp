@@ -1,0 +1,162 @@
+// The one rule for files tandem writes and reads by name (src/files.hpp), with things planted
+// where it writes: a link at the old temporary name and at the file itself, FIFOs and devices in
+// place of the file, a write that fails partway (a file-size limit standing in for a full disk),
+// and files too large to read. Each case that could hang runs under an alarm.
+#include "files.hpp"
+
+#include <gtest/gtest.h>
+#include <sys/resource.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <csignal>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <functional>
+#include <sstream>
+#include <string>
+#include <utility>
+#include <vector>
+
+namespace tandem::test {
+namespace {
+
+namespace fs = std::filesystem;
+namespace files = detail::files;
+
+// A fresh directory in this process's temporary directory (hermetic_main.cpp's), with a victim
+// file outside it that nothing may change.
+class Files : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    root_ = fs::path(std::getenv("TMPDIR")) /
+            ::testing::UnitTest::GetInstance()->current_test_info()->name();
+    fs::create_directories(root_ / "dir");
+    dir_ = root_ / "dir";
+    victim_ = root_ / "victim";
+    std::ofstream(victim_) << "victim\n";
+    alarm(60);  // a hang is a failure, not a stuck suite
+  }
+  void TearDown() override { alarm(0); }
+
+  std::string text(const fs::path& p) const {
+    std::ifstream in(p);
+    std::stringstream s;
+    s << in.rdbuf();
+    return s.str();
+  }
+  // The directory's entries, but for those named.
+  std::vector<std::string> entries() const {
+    std::vector<std::string> out;
+    for (const auto& e : fs::directory_iterator(dir_)) out.push_back(e.path().filename().string());
+    return out;
+  }
+  std::string refusal(const std::function<void()>& f) const {
+    try {
+      f();
+    } catch (const std::runtime_error& e) {
+      return e.what();
+    }
+    return "";
+  }
+
+  fs::path root_, dir_, victim_;
+};
+
+TEST_F(Files, ReplaceWritesTheWholeFileAndLeavesNothingElse) {
+  const fs::path file = dir_ / "p.json";
+  files::replace(file, "first\n");
+  files::replace(file, "second\n");
+  EXPECT_EQ(text(file), "second\n");
+  EXPECT_EQ(entries(), std::vector<std::string>{"p.json"});
+}
+
+// The old scheme wrote FILE.tmp and renamed it: a link planted there had its target overwritten.
+TEST_F(Files, ALinkAtTheOldTemporaryNameIsNotFollowed) {
+  const fs::path file = dir_ / "p.json";
+  fs::create_symlink(victim_, file.string() + ".tmp");
+  files::replace(file, "profile\n");
+  EXPECT_EQ(text(victim_), "victim\n");
+  EXPECT_EQ(text(file), "profile\n");
+}
+
+TEST_F(Files, OnlyARegularFileOrNothingIsReplaced) {
+  const fs::path link = dir_ / "link", fifo = dir_ / "fifo", sub = dir_ / "sub";
+  fs::create_symlink(victim_, link);
+  ASSERT_EQ(::mkfifo(fifo.c_str(), 0600), 0);
+  fs::create_directory(sub);
+  for (const auto& [path, kind] : {std::pair{link, "a symbolic link"},
+                                   {fifo, "a FIFO"},
+                                   {sub, "a directory"},
+                                   {fs::path("/dev/null"), "a character device"}}) {
+    const std::string why = refusal([&, p = path] { files::replace(p, "x"); });
+    EXPECT_NE(why.find(std::string("it is ") + kind), std::string::npos) << path << ": " << why;
+    EXPECT_EQ(files::unwritable(path), std::string("it is ") + kind) << path;
+  }
+  EXPECT_EQ(text(victim_), "victim\n");
+  EXPECT_TRUE(fs::is_symlink(link) && fs::is_fifo(fifo)) << "replaced what it refused";
+  EXPECT_EQ(entries().size(), 3u) << "a temporary file was left";
+  EXPECT_EQ(files::unwritable(dir_ / "absent"), "");
+  EXPECT_NE(files::unwritable(dir_ / "no" / "such"), "");
+}
+
+// A write that fails partway, as on a full disk: the file-size limit makes write() fail with
+// EFBIG (SIGXFSZ ignored). The destination keeps its old text and no temporary file is left.
+TEST_F(Files, AFailedWriteLeavesTheOldFileAndNoTemporaryFile) {
+  const fs::path file = dir_ / "p.json";
+  files::replace(file, "old\n");
+  std::signal(SIGXFSZ, SIG_IGN);
+  struct rlimit old_limit;
+  ASSERT_EQ(::getrlimit(RLIMIT_FSIZE, &old_limit), 0);
+  struct rlimit small = old_limit;
+  small.rlim_cur = 4096;
+  ASSERT_EQ(::setrlimit(RLIMIT_FSIZE, &small), 0);
+  const std::string why = refusal([&] { files::replace(file, std::string(100000, 'x')); });
+  ::setrlimit(RLIMIT_FSIZE, &old_limit);
+  EXPECT_NE(why.find("cannot write " + file.string()), std::string::npos) << why;
+  EXPECT_EQ(text(file), "old\n");
+  EXPECT_EQ(entries(), std::vector<std::string>{"p.json"});
+  // A directory that is gone: reported, nothing made.
+  EXPECT_NE(refusal([&] { files::replace(dir_ / "gone" / "p.json", "x"); }), "");
+}
+
+TEST_F(Files, AppendTakesOnlyARegularFileAndNeverWaits) {
+  const fs::path log = dir_ / "log", link = dir_ / "link", fifo = dir_ / "fifo";
+  files::append(log, "");
+  files::append(log, "one\n");
+  files::append(log, "two\n");
+  EXPECT_EQ(text(log), "one\ntwo\n");
+  fs::create_symlink(victim_, link);
+  ASSERT_EQ(::mkfifo(fifo.c_str(), 0600), 0);
+  // A FIFO with no reader: open() without O_NONBLOCK would wait here for one forever.
+  for (const fs::path& p : {link, fifo, fs::path("/dev/null"), dir_}) {
+    EXPECT_NE(refusal([&] { files::append(p, "x\n"); }).find("it is"), std::string::npos) << p;
+    std::string why;
+    EXPECT_EQ(files::open_append(p, &why), -1) << p;
+    EXPECT_NE(why.find("it is"), std::string::npos) << p << ": " << why;
+  }
+  EXPECT_EQ(text(victim_), "victim\n");
+}
+
+TEST_F(Files, ReadTakesARegularFileOfItsSizeAndNeverWaits) {
+  const fs::path file = dir_ / "f", link = dir_ / "link", fifo = dir_ / "fifo";
+  std::ofstream(file) << "text";
+  fs::create_symlink(file, link);
+  ASSERT_EQ(::mkfifo(fifo.c_str(), 0600), 0);
+  EXPECT_EQ(files::read(file, 4, "a test file"), "text");
+  EXPECT_EQ(files::read(link, 4, "a test file"), "text") << "a link is followed for reading";
+  EXPECT_NE(refusal([&] {
+              files::read(file, 3, "a test file");
+            }).find("is 4 bytes: a test file is at most 3"),
+            std::string::npos);
+  // /dev/zero never ends: it was read until memory ran out (1.1 GB in 8 s as a tune log).
+  for (const fs::path& p : {fifo, fs::path("/dev/zero")})
+    EXPECT_NE(
+        refusal([&] { files::read(p, 1 << 20, "a test file"); }).find("is not a regular file"),
+        std::string::npos)
+        << p;
+}
+
+}  // namespace
+}  // namespace tandem::test
