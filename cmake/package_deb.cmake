@@ -148,8 +148,19 @@ set(TANDEM_BLAS_LINK /usr/lib/${CMAKE_LIBRARY_ARCHITECTURE}/libblas.so.3)
 set(TANDEM_BLAS_INSTALLED ${CPACK_PACKAGING_INSTALL_PREFIX}/${CMAKE_INSTALL_LIBDIR})
 string(APPEND TANDEM_BLAS_INSTALLED /libtandem_blas.so.${TANDEM_BLAS_SOVERSION})
 set(TANDEM_BLAS_PRIORITY 1)
-foreach(script postinst prerm)
-  configure_file(${TANDEM_DEB_DIR}/${script}.in ${TANDEM_DEB_BUILD_DIR}/blas/${script} @ONLY
+
+# Upgrades from the single package that came before (tandem 0.1.0: libraries in /usr/lib, the
+# drop-in registered at priority 200): libtandem-dev takes over its headers, and the tandem
+# package's postinst withdraws the alternative whose file the upgrade removes.
+set(TANDEM_DEB_SPLIT_VERSION 0.1.0-1)
+set(TANDEM_OLD_BLAS /usr/lib/libtandem_blas.so.0)
+set(CPACK_DEBIAN_DEV_PACKAGE_BREAKS "tandem (<< ${TANDEM_DEB_SPLIT_VERSION})")
+set(CPACK_DEBIAN_DEV_PACKAGE_REPLACES "tandem (<< ${TANDEM_DEB_SPLIT_VERSION})")
+
+# Maintainer scripts (cmake/deb/COMPONENT.SCRIPT.in) and the ldconfig trigger.
+foreach(script blas.postinst blas.prerm cli.postinst)
+  string(REPLACE "." "/" path ${script})
+  configure_file(${TANDEM_DEB_DIR}/${script}.in ${TANDEM_DEB_BUILD_DIR}/${path} @ONLY
                  FILE_PERMISSIONS OWNER_READ OWNER_WRITE OWNER_EXECUTE GROUP_READ GROUP_EXECUTE
                                   WORLD_READ WORLD_EXECUTE)
 endforeach()
@@ -157,6 +168,7 @@ set(CPACK_DEBIAN_BLAS_PACKAGE_CONTROL_EXTRA
     ${TANDEM_DEB_BUILD_DIR}/blas/postinst ${TANDEM_DEB_BUILD_DIR}/blas/prerm
     ${TANDEM_DEB_DIR}/triggers)
 set(CPACK_DEBIAN_RUNTIME_PACKAGE_CONTROL_EXTRA ${TANDEM_DEB_DIR}/triggers)
+set(CPACK_DEBIAN_CLI_PACKAGE_CONTROL_EXTRA ${TANDEM_DEB_BUILD_DIR}/cli/postinst)
 set(CPACK_DEBIAN_PACKAGE_CONTROL_STRICT_PERMISSION TRUE)
 # CPack adds a postinst and a postrm that run ldconfig to any package with a library under
 # /usr/lib (Debian runs ldconfig through the trigger above instead), and keeps Depends clauses
