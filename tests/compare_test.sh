@@ -5,7 +5,7 @@
 # baseline ran is marked so); the plot is lines for several sizes and bars for one, checked in the
 # PNG librsvg renders (plot_check.py); and the README's conventions: options checked before any
 # work (exit 2, no quick tune), the files in ./tandem-compare.* unless named, and where they went
-# said; --json is JSON on stdout.
+# said; --json is JSON on stdout; the quick tune shows its progress.
 #
 #   compare_test.sh TANDEM
 set -eu
@@ -36,6 +36,9 @@ mkdir "$work/run" && cd "$work/run"
 "$tandem" compare --sizes 32,48 --shape square --reps 2 > "$work/out.txt" 2> "$work/err.txt"
 cat "$work/out.txt"
 grep -q "quick tune" "$work/err.txt" || fail "no quick tune without a profile"
+# The tune's own progress display, a line per measurement off a terminal (a terminal showed
+# nothing for the whole minute).
+grep -q "^tune: sgemm kernels [0-9]*/[0-9]* best" "$work/err.txt" || fail "the quick tune showed no progress"
 ls "$TANDEM_PROFILE_DIR"/*.json > /dev/null || fail "the quick tune saved no profile"
 for f in csv json svg; do
   [ -s "tandem-compare.$f" ] || fail "compare wrote no ./tandem-compare.$f"

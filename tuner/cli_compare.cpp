@@ -201,7 +201,7 @@ std::string check_options(const CompareArgs& a, tuner::CompareOptions& o) {
       {"--out-csv", &a.csv}, {"--out-json", &a.json_file}, {"--out-plot", &a.plot}};
   for (size_t i = 0; i < 3; ++i)
     for (size_t j = i + 1; j < 3; ++j)
-      if (!outputs[i].second->empty() &&
+      if (!outputs[i].second->empty() && !outputs[j].second->empty() &&
           std::filesystem::absolute(*outputs[i].second).lexically_normal() ==
               std::filesystem::absolute(*outputs[j].second).lexically_normal())
         return std::string(outputs[i].first) + " and " + outputs[j].first + " name one file, " +

@@ -2,11 +2,12 @@
 // it, through what every call and `tandem profile import` do with it.
 //
 // Properties: from_json either returns or throws std::runtime_error; a profile it returns has
-// each bucket's split in range, prints back (to_json) to text it reads again, has a file name
-// that stays in its directory, gives a choice for any call (choose) with a fraction in [0, 1],
-// and its kernels meet the one validity rule (gpu::check) without crashing it, whatever their
-// values (issue 16 items 1 and 7). A usable cost model plans any shape within the call's rows.
-// Each line of the input is also read as a line of a tuning log.
+// each bucket's split in range, prints back (to_json) to text it reads again (every number
+// within its physical range, profile_ranges.cpp), has a file name that stays in its directory
+// and that the lookup reads for its device, gives a choice for any call (choose) with a fraction
+// in [0, 1], and its kernels meet the one validity rule (gpu::check) without crashing it,
+// whatever their values (issue 16 items 1 and 7). A usable cost model plans any shape within the
+// call's rows. Each line of the input is also read as a line of a tuning log.
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
@@ -88,6 +89,8 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   const std::string name = p.identity.file_name();
   FUZZ_CHECK(name.find('/') == std::string::npos && name.size() > 5,
              "a profile's file name stays in the profile directory");
+  FUZZ_CHECK(p.identity.names_same_device(name),
+             "a profile's file name is one the lookup reads for its device");
   for (const auto& [precision, pp] : p.precisions) {
     check_kernel(pp.gpu_kernel, precision == 'd');
     for (const prof::Bucket& b : pp.buckets) {
