@@ -24,12 +24,14 @@ namespace {
 
 // One device's part in flight, and what became of it.
 struct Running {
+  std::shared_ptr<gpu::Device> device;
   int64_t row0 = 0, rows = 0;  // its part of C
   std::unique_ptr<gpu::InFlight> inflight;
   Report::Device report;
   bool feeds = false;
   std::unique_ptr<Error> failure;  // it failed after it was enqueued
   bool c_touched = false;
+  bool c_changed = false;  // it may have changed the caller's C (gpu::Failure::c_changed)
   std::vector<gpu::RowRange> finished;  // of its rows, those that reached C before it failed
 };
 
@@ -40,7 +42,7 @@ GpuPlan plan_or_none(const Problem<T>& p, const Options& o, const Request& req, 
     return plan_gpu(p, o, req, r);
   } catch (const Error& e) {
     if (e.kind() == Error::Kind::InvalidArgument) throw;
-    gpu_unavailable(p, req, e, false, r);
+    gpu_unavailable(p, req, e, false, true, r);
   }
   return GpuPlan{};
 }
@@ -50,6 +52,7 @@ void failed(Running& run, const gpu::Failure& e) {
   add_counters(run.report, *run.inflight);
   run.failure = std::make_unique<Error>(e);
   run.c_touched = e.c_touched();
+  run.c_changed = e.c_changed();
   run.finished = e.finished();
 }
 
@@ -65,12 +68,13 @@ std::vector<Running> start_gpus(const Problem<T>& p, const Request& req, const G
   exclusive = gpu::exclusive_for(devices);
   std::shared_ptr<gpu::KeptB> packed_b;  // B, packed once for every device of a platform
   for (const DevicePart& part : plan.parts) {
-    auto inflight = start_part(p, req, part, &packed_b, r);
+    auto inflight = start_part(p, req, part, &packed_b, running.empty(), r);
     if (!inflight) {
       cpu_ranges.emplace_back(part.row0, part.rows);
       continue;
     }
     Running run;
+    run.device = part.device;
     run.row0 = part.row0;
     run.rows = part.rows;
     run.feeds = inflight->feeds();
@@ -156,16 +160,22 @@ void run_shares(const Problem<T>& p, std::vector<Running>& running,
 }
 
 // A device that failed leaves the rows it had not finished to the CPU, once everything else is
-// done (it put back their old values).
+// done (it put back their old values). Under strategy gpu that is an error only while no device
+// wrote any of C (`cpu_rows`: the rows the CPU computed already, of devices that failed to start).
 template <class T>
 int64_t recover(const Problem<T>& p, const Request& req, std::vector<Running>& running,
-                const Cores& cores, Report& r) {
+                int64_t cpu_rows, const Cores& cores, Report& r) {
+  const bool c_untouched =
+      cpu_rows == 0 && std::all_of(running.begin(), running.end(), [](const Running& run) {
+        return run.failure && !run.c_changed;
+      });
   int64_t rows = 0;
   for (Running& run : running) {
     if (!run.failure) continue;
     run.report.failed = true;
     run.report.failure = run.failure->what();
-    gpu_unavailable(p, req, *run.failure, run.c_touched, r);
+    say_if_retired(*run.device);
+    gpu_unavailable(p, req, *run.failure, run.c_touched, c_untouched, r);
     run.inflight.reset();
     run.report.finished_rows = run.rows;
     for (const gpu::RowRange& u : gpu::unfinished(run.rows, run.finished)) {
@@ -223,7 +233,7 @@ void execute(const Problem<T>& p, const Options& o, Report& r) {
     }
   }
   run_shares(p, running, cpu_ranges, cores, r);
-  cpu_rows += recover(p, req, running, cores, r);
+  cpu_rows += recover(p, req, running, cpu_rows, cores, r);
   r.cpu_chunks = static_cast<int>(cpu_ranges.size());
   std::vector<Report::Device> devices;
   devices.reserve(running.size());

@@ -44,14 +44,16 @@ struct Side {
   std::vector<Chunk> failed;
   std::unique_ptr<Error> failure;
   bool c_touched = false;
+  bool c_changed = false;  // a failed chunk may have changed the caller's C
 };
 
 // The side fails with chunk c: it takes no more chunks, and the rows of c it had not finished
 // (it put back their old values) go to the CPU.
 void fail(Dealer& dealer, Side& s, const Chunk& c, const Error& e, bool c_touched,
-          const std::vector<gpu::RowRange>& finished = {}) {
+          const std::vector<gpu::RowRange>& finished = {}, bool c_changed = false) {
   if (!s.failure) s.failure = std::make_unique<Error>(e);
   s.c_touched = s.c_touched || c_touched;
+  s.c_changed = s.c_changed || c_changed;
   int64_t left = 0;
   for (const gpu::RowRange& u : gpu::unfinished(c.rows, finished)) {
     s.failed.push_back({c.row0 + u.row0, u.rows});
@@ -76,7 +78,7 @@ bool start_next(const Problem<T>& p, Dealer& dealer, Side& s, Flight& f, bool ah
     f.inflight->flush();
     return true;
   } catch (const gpu::Failure& e) {
-    fail(dealer, s, f.chunk, e, e.c_touched());
+    fail(dealer, s, f.chunk, e, e.c_touched(), e.finished(), e.c_changed());
   } catch (const Error& e) {
     fail(dealer, s, f.chunk, e, false);
   }
@@ -96,7 +98,7 @@ void finish(Dealer& dealer, Side& s, Flight& f, const std::function<void()>& bef
     s.report.t_done = clock::now_ns();
   } catch (const gpu::Failure& e) {
     add_counters(s.report, *f.inflight);
-    fail(dealer, s, f.chunk, e, e.c_touched(), e.finished());
+    fail(dealer, s, f.chunk, e, e.c_touched(), e.finished(), e.c_changed());
   }
   f.inflight.reset();
 }
@@ -142,7 +144,7 @@ std::vector<Side> first_chunks(const Problem<T>& p, const GpuPlan& plan, Dealer&
   start_in_turn(std::move(flights), [&](size_t i, const gpu::Failure& e) {
     Side& s = sides[i];
     add_counters(s.report, *s.now.inflight);
-    fail(dealer, s, s.now.chunk, e, e.c_touched(), e.finished());
+    fail(dealer, s, s.now.chunk, e, e.c_touched(), e.finished(), e.c_changed());
     s.now.inflight.reset();
   });
   return sides;
@@ -160,17 +162,23 @@ Cores cores_for(const Options& o, const std::vector<Side>& sides, bool cpu_takes
 }
 
 // Failed chunks, and rows no side was left to take, go to the CPU on every core; C's old values
-// must still be there (gpu_unavailable decides).
+// must still be there (gpu_unavailable decides; under strategy gpu a failure is an error only
+// while no side wrote any of C, `cpu_rows` being the CPU's).
 template <class T>
 int64_t recover(const Problem<T>& p, const Request& req, std::vector<Side>& sides, Dealer& dealer,
-                int cores, Report& r) {
+                int64_t cpu_rows, int cores, Report& r) {
+  const bool c_untouched =
+      cpu_rows == 0 && std::all_of(sides.begin(), sides.end(), [](const Side& s) {
+        return s.failure && s.report.rows == 0 && !s.c_changed;
+      });
   int64_t rows = 0;
   for (Side& s : sides) {
     if (!s.failure) continue;
     s.report.failed = true;
     s.report.finished_rows += s.report.rows;  // its chunks that completed
     s.report.failure = s.failure->what();
-    gpu_unavailable(p, req, *s.failure, s.c_touched, r);
+    say_if_retired(*s.part.device);
+    gpu_unavailable(p, req, *s.failure, s.c_touched, c_untouched, r);
     for (const Chunk& c : s.failed) {
       cpu_share(p, c.row0, c.rows, cores, false);
       rows += c.rows;
@@ -253,7 +261,7 @@ void run_dynamic(const Problem<T>& p, const Options& o, const Request& req, cons
   }
   if (cpu_error) std::rethrow_exception(cpu_error);
   r.cpu_threads = cpu_rows > 0 ? cores.cpu_threads : 0;
-  cpu_rows += recover(p, req, sides, dealer, cores.total, r);
+  cpu_rows += recover(p, req, sides, dealer, cpu_rows, cores.total, r);
   std::vector<Report::Device> reports;
   for (const Side& s : sides) reports.push_back(s.report);
   close_report(reports, p, cpu_rows, r);

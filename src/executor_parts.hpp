@@ -32,23 +32,36 @@ Problem<T> rows_of(const Problem<T>& p, int64_t row0, int64_t rows) {
   return s;
 }
 
-// A device could not do its part. Under strategy gpu that is the caller's error; otherwise the
-// CPU takes the rows it had not finished, with one warning per process. C's old values must
-// still be there: `c_touched` says a device that wrote C in place could not be stopped.
+// A device could not do its part. Under strategy gpu that is the caller's error while the call
+// has nothing of C to answer for (`c_untouched`: no device wrote any row of it and none that
+// might is in flight), so the error leaves C as the caller gave it. Otherwise, and under the
+// other strategies, the CPU takes the rows the device had not finished, with one warning per
+// process, so that C is right: no call throws with part of C new and part old. C's old values
+// must still be there: `c_touched` says a device that wrote C in place could not be stopped.
 template <class T>
 void gpu_unavailable(const Problem<T>& p, const Request& req, const Error& e, bool c_touched,
-                     Report& r) {
+                     bool c_untouched, Report& r) {
   if (c_touched && p.beta != T(0))
     throw Error(Error::Kind::OutputLost,
                 std::string("the GPU failed and could not be stopped after it may have written C "
                             "in place with beta != 0, so C's old values cannot be trusted: ") +
                     e.what());
-  // Under strategy gpu that is an error, but in a child forked after OpenCL was used, where no
-  // call can have the GPU: there every call computes on the CPU (after_fork.hpp).
-  if (req.strategy == Strategy::Gpu && !after_fork::opencl_lost()) throw e;
+  // In a child forked after OpenCL was used, where no call can have the GPU, every call computes
+  // on the CPU, under strategy gpu too (after_fork.hpp).
+  if (req.strategy == Strategy::Gpu && c_untouched && !after_fork::opencl_lost()) throw e;
   r.fell_back = true;
   if (r.fallback_reason.empty()) r.fallback_reason = e.what();
   warn_once("gpu-fallback", std::string("GPU path unavailable, computing on the CPU: ") + e.what());
+}
+
+// A device whose queues could not be drained after it failed is out of use from now on
+// (gpu::retire): said once.
+inline void say_if_retired(const gpu::Device& device) {
+  if (gpu::retired(device))
+    warn_once("retired:" + std::to_string(gpu::info(device).index),
+              "device " + gpu::description(device) +
+                  " could not be drained after it failed: tandem will not use it again in this "
+                  "process");
 }
 
 // Runs `f` on a thread of its own, or here when no thread can be had; joined by the destructor.
@@ -71,11 +84,13 @@ class Beside {
 };
 
 // Enqueues and flushes one part; nullptr when it cannot run (its rows are then the CPU's).
-// `packed_b`: B as an earlier part of the call packed it (gpu::CallB::packed).
+// `packed_b`: B as an earlier part of the call packed it (gpu::CallB::packed); `first`: no part
+// of the call was started before it (none can have written C).
 template <class T>
 std::unique_ptr<gpu::InFlight> start_part(const Problem<T>& p, const Request& req,
                                           const DevicePart& part,
-                                          std::shared_ptr<gpu::KeptB>* packed_b, Report& r) {
+                                          std::shared_ptr<gpu::KeptB>* packed_b, bool first,
+                                          Report& r) {
   try {
     auto inflight = gpu::enqueue(*part.device, part.params, rows_of(p, part.row0, part.rows),
                                  gpu::CallB{nullptr, packed_b});
@@ -84,10 +99,11 @@ std::unique_ptr<gpu::InFlight> start_part(const Problem<T>& p, const Request& re
     if (r.t_flush == 0) r.t_flush = inflight->flushed_at_ns;  // when clFlush returned
     return inflight;
   } catch (const gpu::Failure& e) {
-    gpu_unavailable(p, req, e, e.c_touched(), r);
+    say_if_retired(*part.device);
+    gpu_unavailable(p, req, e, e.c_touched(), first && !e.c_changed(), r);
   } catch (const Error& e) {
     if (e.kind() == Error::Kind::InvalidArgument) throw;
-    gpu_unavailable(p, req, e, false, r);
+    gpu_unavailable(p, req, e, false, first, r);
   }
   return nullptr;
 }

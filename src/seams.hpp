@@ -78,6 +78,10 @@ int fail_device();
 int64_t fail_after_rows();
 int fail_b_piece();
 int fail_drain();
+// Changes whenever a test overrides the seams (src/testing/seam_override.hpp), and never
+// otherwise: what the process keeps about its devices for good (a device taken out of use,
+// gpu::retire) holds for one generation, so that each test's scope starts with every device.
+uint64_t generation();
 double apu_cpu_gflops();
 double apu_gpu_gflops();
 double apu_both_busy();

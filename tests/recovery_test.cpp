@@ -131,11 +131,13 @@ void expect_output_lost(const Options& o, const std::string& what) {
 }
 
 // A failed device whose queues cannot then be drained (the seam fail_drain) may still write its
-// staging, never the caller's C, where C is staged (ordinary memory, not the direct kernel): its
-// unfinished rows go to the CPU as usual, beta != 0 included, and the rows it finished stay.
-// Where its copies write the caller's C (tandem_malloc memory, pinned; the direct kernel, which
-// reads and writes C as it is stored), C's old values cannot be trusted with beta != 0:
-// OutputLost; with beta = 0 they are not needed.
+// staging, never the caller's C, where C is staged (ordinary memory on a discrete device, not the
+// direct kernel; rows with gaps between them on a unified one): its unfinished rows go to the CPU
+// as usual, beta != 0 included, and the rows it finished stay. Where its copies or its kernel
+// write the caller's C (tandem_malloc memory, pinned; the direct kernel, which reads and writes C
+// as it is stored; C in place on a unified device), C's old values cannot be trusted with beta !=
+// 0: OutputLost; with beta = 0 they are not needed. Each case in a seams scope of its own: the
+// device is out of use for the rest of the scope once it could not be drained.
 TEST(Recovery, AFailedDeviceThatCannotBeDrainedLeavesAStagedCRight) {
   if (device_count() < 2) GTEST_SKIP() << "POCL_DEVICES=\"basic pthread\" shows two devices";
   detail::seams::Values v = fails_after(64, true);
@@ -150,19 +152,119 @@ TEST(Recovery, AFailedDeviceThatCannotBeDrainedLeavesAStagedCRight) {
       if (d.failed) {
         EXPECT_GE(d.finished_rows, 64) << "the rows it finished before failing stay";
       }
+  }
+  {
+    detail::seams::Override seams(v);
     EXPECT_TRUE(run_checked<double>(1024, 96, 48, -1.0, every_device(Balance::Dynamic),
                                     "ordinary memory, undrained, dynamic")
                     .fell_back);
+  }
+  {
+    detail::seams::Override seams(v);
     Options direct = every_device(Balance::Static);
     direct.kernel_params = {{"KERNEL", 2}, {"LAUNCH_ROWS", 64}};  // the direct kernel, in steps
     expect_output_lost(direct, "ordinary memory, the direct kernel");
   }
   v.pinned_from = 0;
+  {
+    detail::seams::Override seams(v);
+    EXPECT_TRUE(run_checked<float>(1024, 96, 48, 0.0, every_device(Balance::Static),
+                                   "pinned, undrained, beta 0")
+                    .fell_back);
+  }
   detail::seams::Override seams(v);
-  EXPECT_TRUE(run_checked<float>(1024, 96, 48, 0.0, every_device(Balance::Static),
-                                 "pinned, undrained, beta 0")
-                  .fell_back);
   expect_output_lost(every_device(Balance::Static), "pinned");
+}
+
+// C = 0.75 A B + beta C with C's rows `gap` apart beyond its n columns (a unified device stages
+// such a C: in place it would copy the gaps back), checked against the reference.
+template <class T>
+Report run_gapped(int64_t m, int64_t n, int64_t k, double beta, int64_t gap, const Options& o,
+                  const std::string& what) {
+  std::mt19937_64 rng(static_cast<uint64_t>(m + n + k));
+  auto a = make_matrix<T>(Layout::RowMajor, false, m, k, 0, rng, T(0));
+  auto b = make_matrix<T>(Layout::RowMajor, false, k, n, 0, rng, T(0));
+  auto c = make_matrix<T>(Layout::RowMajor, false, m, n, gap, rng, T(0));
+  const auto c0 = c;
+  const auto ref = reference(a, b, c0, 0.75, beta);
+  Report r;
+  gemm<T>(Layout::RowMajor, Op::NoTrans, Op::NoTrans, m, n, k, T(0.75), a.ptr(), a.ld, b.ptr(),
+          b.ld, T(beta), c.ptr(), c.ld, o, &r);
+  expect_matches(c, c0, ref, k, what);
+  return r;
+}
+
+// The same on a unified device: a staged C is never reported lost (the host alone writes the
+// caller's C from its staging), and the device, out of use once it could not be drained, gets no
+// part of the next call.
+TEST(Recovery, AnUndrainedUnifiedDeviceLeavesAStagedCRightAndIsUsedNoMore) {
+  if (device_count() < 2) GTEST_SKIP() << "POCL_DEVICES=\"basic pthread\" shows two devices";
+  detail::seams::Values v = fails_after(64, false);
+  v.fail_drain = v.fail_device;
+  detail::seams::Override seams(v);
+  const Report r = run_gapped<float>(1024, 96, 48, 2.0, 5, every_device(Balance::Static),
+                                     "unified, staged C, undrained");
+  EXPECT_TRUE(r.fell_back);
+  bool failed = false;
+  for (const auto& d : r.devices) failed = failed || (d.failed && d.index == v.fail_device);
+  EXPECT_TRUE(failed) << "the undrained device took part and failed";
+  for (Balance balance : {Balance::Static, Balance::Dynamic}) {
+    const Report next = run_gapped<float>(1024, 96, 48, 0.5, 5, every_device(balance),
+                                          "the next call, the undrained device out of use");
+    EXPECT_FALSE(next.fell_back);
+    for (const auto& d : next.devices) EXPECT_NE(d.index, v.fail_device) << "a retired device";
+  }
+  // Named alone, it is an error under strategy gpu (C untouched) and the CPU's call otherwise.
+  Options alone;
+  alone.device = std::to_string(v.fail_device);
+  alone.strategy = Strategy::Hybrid;
+  alone.gpu_fraction = 0.5;
+  const Report cpu = run_gapped<float>(256, 32, 16, 1.0, 3, alone, "the retired device alone");
+  EXPECT_TRUE(cpu.fell_back);
+  EXPECT_EQ(cpu.gpu_rows, 0);
+}
+
+// Under strategy gpu a device failure is an error only while nothing of C was written: once
+// rows reached C, the CPU finishes the rest, so C is right (Report::fell_back) rather than part
+// new and part old; a failure before any row leaves C exactly as it was, with the error. On one
+// device, unified and discrete, static and dynamic.
+TEST(Recovery, UnderStrategyGpuCIsRightOrUntouched) {
+  for (bool discrete_device : {false, true})
+    for (Balance balance : {Balance::Static, Balance::Dynamic}) {
+      const std::string what = std::string(discrete_device ? "discrete" : "unified") +
+                               (balance == Balance::Dynamic ? " dynamic" : " static");
+      detail::seams::Values v = discrete_device ? discrete(true, true) : detail::seams::Values{};
+      v.fail_device = 0;
+      v.fail_after_rows = 128;
+      Options o;
+      o.strategy = Strategy::Gpu;
+      o.device = "0";
+      o.balance = balance;
+      o.kernel_params = {{"MWG", 64}, {"LAUNCH_ROWS", 64}};
+      {
+        detail::seams::Override seams(v);
+        const Report r = run_checked<float>(1024, 96, 48, 2.0, o, what + ", failing midway");
+        EXPECT_TRUE(r.fell_back) << what;
+        EXPECT_GT(r.cpu_rows, 0) << what;
+        ASSERT_EQ(r.devices.size(), 1u) << what;
+        EXPECT_GE(r.devices[0].finished_rows, 128) << what;
+      }
+      // Before any row: on a unified device its first launch fails and nothing is in C (a
+      // discrete share's later chunks run on, and may reach C first).
+      if (discrete_device) continue;
+      v.fail_after_rows = 0;
+      detail::seams::Override seams(v);
+      std::mt19937_64 rng(3);
+      auto a = make_matrix<double>(Layout::RowMajor, false, 512, 40, 0, rng, 0.0);
+      auto b = make_matrix<double>(Layout::RowMajor, false, 40, 64, 0, rng, 0.0);
+      auto c = make_matrix<double>(Layout::RowMajor, false, 512, 64, 0, rng, 0.0);
+      const auto c0 = c;
+      EXPECT_THROW(gemm<double>(Layout::RowMajor, Op::NoTrans, Op::NoTrans, 512, 64, 40, 0.75,
+                                a.ptr(), a.ld, b.ptr(), b.ld, 2.0, c.ptr(), c.ld, o),
+                   Error)
+          << what;
+      EXPECT_EQ(c.data, c0.data) << what << ": C changed although the call failed";
+    }
 }
 
 // A device that fails before any row reached C (the seam's default) leaves all its rows.

@@ -26,7 +26,11 @@ enum {
 
 /* Runtime failures (negative return values). */
 enum {
-  TANDEM_ERROR_RUNTIME = -1,  /* the GPU failed under strategy gpu, or an internal error */
+  /* The GPU could not be used under strategy gpu (C untouched), a GPU that failed after it may
+   * have written C in place with beta != 0 could not be stopped (C's old values cannot be
+   * trusted; tandem_last_error() says so), or an internal error. A GPU that fails once rows of C
+   * were written leaves the rest to the CPU, and the call returns 0 with C right. */
+  TANDEM_ERROR_RUNTIME = -1,
   TANDEM_ERROR_TOO_LARGE = -2 /* a size or leading dimension exceeds the CPU BLAS's 32-bit range */
 };
 

@@ -144,10 +144,13 @@ const char* to_string(Report::Buffer b);
 
 // A tandem failure. For an invalid argument, argument() is its 1-based position in the C
 // signature; for an OpenCL failure, cl_call() names the call and cl_code() is its status.
-// OutputLost: a GPU failed and could not be stopped (its queue could not be drained) after it may
-// have written part of C in place with beta != 0, so C's old values cannot be trusted; every other
-// failure leaves C right (a device that fails mid-call puts back what it had not finished, and
-// the CPU computes it).
+// What C holds after a failure: a device that fails mid-call puts back what it had not finished
+// and the CPU computes it, so the call returns with C right (Report::fell_back), under every
+// strategy once any row of C was written. An exception leaves C exactly as the caller gave it
+// (an invalid argument; under strategy gpu, a device that failed before any row reached C), but
+// for OutputLost: a GPU failed and could not be stopped (its queue could not be drained) after it
+// may have written part of C in place with beta != 0, so C's old values cannot be trusted. A
+// device whose queue could not be drained is not used again in the process (one warning).
 class Error : public std::runtime_error {
  public:
   enum class Kind { InvalidArgument, OpenCL, TooLarge, Runtime, OutputLost };

@@ -16,8 +16,10 @@ bool below_threshold(int64_t m, int64_t n, int64_t k);
 
 // A BLAS routine has no status to return, so a call that fails must still compute C: a GPU
 // failure (even under TANDEM_STRATEGY=gpu) is retried on the CPU by `on_cpu`, with one warning.
-// Only C lost to a GPU that failed after writing it in place is fatal: carrying on would hand
-// back wrong numbers.
+// The retry starts from C as the caller gave it: tandem::gemm throws only with C untouched (a
+// device failing once rows of C were written leaves the rest to the CPU and returns), so no row
+// gets beta C twice. Only C lost to a GPU that failed after writing it in place is fatal:
+// carrying on would hand back wrong numbers.
 [[noreturn]] void fatal(const char* routine, const char* what);
 void recover(const char* routine, const std::exception& e, const std::function<void()>& on_cpu);
 

@@ -253,7 +253,17 @@ std::vector<std::shared_ptr<Device>> open_devices(const std::string& selector) {
     it = selections.emplace(selector, std::move(selection)).first;
   }
   if (it->second.error) throw *it->second.error;
-  return it->second.devices;
+  std::vector<std::shared_ptr<Device>> devices;
+  std::string out_of_use;
+  for (const auto& device : it->second.devices)
+    if (!retired(*device))
+      devices.push_back(device);
+    else
+      out_of_use += (out_of_use.empty() ? "" : ", ") + device->description();
+  if (devices.empty())
+    throw Error(Error::Kind::Runtime,
+                "device " + out_of_use + " was taken out of use: its queues could not be drained");
+  return devices;
 }
 
 std::shared_ptr<Device> open_device(const std::string& selector) {
@@ -280,6 +290,10 @@ bool is_discrete(const Device& device) {
   if (seams::assume_discrete()) return true;
   return !device.info().unified_memory && !seams::assume_unified();
 }
+
+void retire(Device& device) { device.retired_in().store(seams::generation() + 1); }
+
+bool retired(const Device& device) { return device.retired_in().load() == seams::generation() + 1; }
 
 bool counts_as_gpu(const DeviceInfo& device) { return device.is_gpu || seams::assume_gpus(); }
 

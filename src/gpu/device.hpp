@@ -50,7 +50,8 @@ class Device;
 // list_devices() and case-insensitive substrings of "platform / device" (the first device each
 // matches); "all", every GPU (every device where there is no GPU); empty, the first GPU (else the
 // first device). Each device is opened once for the process, whichever selectors name it, in one
-// context per platform. Throws Error naming the cause.
+// context per platform; a device taken out of use (retire) is left out. Throws Error naming the
+// cause.
 std::vector<std::shared_ptr<Device>> open_devices(const std::string& selector);
 // The one device `selector` names; Error (InvalidArgument) if it names several.
 std::shared_ptr<Device> open_device(const std::string& selector);
@@ -61,6 +62,13 @@ const std::string& description(const Device& device);
 // Held for the whole of a call whose shares run on these devices: the lock that makes calls take
 // turns where a driver cannot run them concurrently (quirk serialize_shares); empty otherwise.
 std::unique_lock<std::mutex> exclusive_for(const std::vector<std::shared_ptr<Device>>& devices);
+
+// A device whose queues could not be drained after a failure may still read or write memory a
+// share gave it, and would likely fail again: it is taken out of use for the rest of the process
+// (for a test, the rest of its seams' scope: seams::generation), so no later call gives it work
+// or memory.
+void retire(Device& device);
+bool retired(const Device& device);
 
 // Whether operands are staged and copied for this device: it has no memory shared with the
 // host, or the seam assume_discrete (tests) says to treat it so; assume_unified says not to.

@@ -2,6 +2,8 @@
 // the platform's other devices), its compiled programs and its staging pool.
 #pragma once
 
+#include <atomic>
+#include <cstdint>
 #include <mutex>
 #include <vector>
 
@@ -33,6 +35,9 @@ class Device {
   std::once_flag& bus_once() { return bus_once_; }
   double bus_rate() const { return bus_rate_; }
   void set_bus_rate(double bytes_per_second) { bus_rate_ = bytes_per_second; }
+  // gpu::retire: the seams' generation (plus 1) in which it was taken out of use, 0 never.
+  std::atomic<uint64_t>& retired_in() { return retired_in_; }
+  const std::atomic<uint64_t>& retired_in() const { return retired_in_; }
 
  private:
   DeviceInfo info_;
@@ -45,6 +50,7 @@ class Device {
   std::vector<cl::CommandQueue> idle_queues_[2];  // by Queue
   std::once_flag bus_once_;
   double bus_rate_ = 0;
+  std::atomic<uint64_t> retired_in_{0};
 };
 
 }  // namespace tandem::detail::gpu

@@ -99,13 +99,10 @@ class DiscreteShare final : public ShareImpl {
   bool started() const { return next_ > 0; }
 
   bool drain() noexcept override {
-    try {
+    return drained(dev_, [&] {
       if (!one_queue() || confirmed_ < s_.m)  // else its last copy was waited for: all done
         for (cl::CommandQueue* q : queues()) q->finish();
-    } catch (...) {
-      return false;
-    }
-    return seams::fail_drain() != dev_.info().index;
+    });
   }
 
   // The device computes into its own memory, so a chunk's rows reach the caller's C only by its
@@ -116,19 +113,19 @@ class DiscreteShare final : public ShareImpl {
   // its kernel completed: its rows cannot be trusted, and the share reports C touched. Queues
   // that cannot be drained touch nothing of a staged C (not c_direct_): the host alone writes the
   // caller's C there.
-  std::vector<RowRange> salvage(bool* stopped) noexcept override {
-    *stopped = drain() || !c_direct_;
-    std::vector<RowRange> finished;
-    if (confirmed_ > 0) finished.push_back({0, confirmed_});
-    if (!*stopped || !c_direct_) return finished;
+  Salvaged salvage() noexcept override {
+    Salvaged s;
+    s.stopped = drain() || !c_direct_;
+    if (confirmed_ > 0) s.finished.push_back({0, confirmed_});
+    if (!s.stopped || !c_direct_) return s;
     for (const Chunk& ch : chunks_) {
       if (ch.r1 <= confirmed_) continue;
       if (status_of(ch.read) == CL_COMPLETE)
-        finished.push_back({ch.r0, ch.r1 - ch.r0});
+        s.finished.push_back({ch.r0, ch.r1 - ch.r0});
       else if (status_of(ch.kernel) == CL_COMPLETE && ch.read() != nullptr)
-        *stopped = false;  // a copy cut short
+        s.stopped = false;  // a copy cut short
     }
-    return finished;
+    return s;
   }
 
   void flush() override {

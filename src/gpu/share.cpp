@@ -17,9 +17,8 @@ namespace {
 // The Failure a share's failure becomes: what it finished, once it has put back the old values
 // of what it did not (salvage).
 Failure salvaged(ShareImpl& impl, const Error& e) {
-  bool stopped = true;
-  std::vector<RowRange> finished = impl.salvage(&stopped);
-  return Failure(e, !stopped, std::move(finished));
+  ShareImpl::Salvaged s = impl.salvage();
+  return Failure(e, !s.stopped, std::move(s.finished), s.overwrote);
 }
 
 // Runs `f`, turning OpenCL failures into Failure.

@@ -57,18 +57,22 @@ struct RowRange {
 
 // A GPU failure, and what it left in the caller's C: `finished`, the share's rows that hold their
 // final values (launches or chunks that completed and reached C before it failed); every other
-// row of the share holds its old values again (a share that wrote them in place restores them
-// from its snapshot), so the CPU can compute them, unless `c_touched`: the device could not be
+// row of the share holds its old values again where they matter (a share that wrote them in
+// place restores them from its snapshot when beta != 0; `overwrote` says it wrote some with beta
+// = 0 and kept none), so the CPU can compute them, unless `c_touched`: the device could not be
 // stopped, and rows it may still write cannot be trusted.
 class Failure : public Error {
  public:
-  Failure(const Error& e, bool c_touched, std::vector<RowRange> finished = {})
-      : Error(e), c_touched_(c_touched), finished_(std::move(finished)) {}
+  Failure(const Error& e, bool c_touched, std::vector<RowRange> finished = {},
+          bool overwrote = false)
+      : Error(e), c_touched_(c_touched), overwrote_(overwrote), finished_(std::move(finished)) {}
   bool c_touched() const noexcept { return c_touched_; }
   const std::vector<RowRange>& finished() const noexcept { return finished_; }
+  // Whether the caller's C may differ from what it was before the call.
+  bool c_changed() const noexcept { return c_touched_ || overwrote_ || !finished_.empty(); }
 
  private:
-  bool c_touched_;
+  bool c_touched_, overwrote_;
   std::vector<RowRange> finished_;
 };
 

@@ -8,9 +8,25 @@
 #include "cl.hpp"
 #include "device_cl.hpp"
 #include "host_pack.hpp"
+#include "seams.hpp"
 #include "share.hpp"
 
 namespace tandem::detail::gpu {
+
+// Runs `finish`, which waits for everything a share's queues hold: whether they drained. Queues
+// that cannot be drained (or that the seam fail_drain says could not be) may still hold commands
+// on the share's memory, and take the device out of use (retire).
+template <class F>
+bool drained(Device& device, F&& finish) noexcept {
+  try {
+    finish();
+    if (seams::fail_drain() != device.info().index) return true;
+  } catch (...) {
+    // The device failed again: what it holds stays where it is.
+  }
+  retire(device);
+  return false;
+}
 
 // A share's implementation, before share.cpp wraps it to turn OpenCL failures into Failure.
 class ShareImpl : public InFlight {
@@ -21,9 +37,17 @@ class ShareImpl : public InFlight {
   // even that failed (then nothing the share used may be reused).
   virtual bool drain() noexcept = 0;
   // After a failure: drains, then puts back the old values of every row of C the share may have
-  // written but not finished, and returns the rows it finished. *stopped is false when the
-  // device could not be drained (its rows of C cannot be trusted then).
-  virtual std::vector<RowRange> salvage(bool* stopped) noexcept = 0;
+  // written but not finished where they matter (beta != 0), and says what C holds.
+  struct Salvaged {
+    std::vector<RowRange> finished;  // rows that hold their final values
+    // False when the device could not be drained and may still write the caller's C (its rows
+    // of C cannot be trusted then).
+    bool stopped = true;
+    // Rows the share wrote in place whose old values it did not keep (beta = 0 needs none): C
+    // then differs from what the caller gave beyond the finished rows.
+    bool overwrote = false;
+  };
+  virtual Salvaged salvage() noexcept = 0;
 };
 
 // The old values of the rows of C that a unified share writes in place, taken before anything is

@@ -83,21 +83,24 @@ class UnifiedShare final : public ShareImpl {
   }
 
   bool drain() noexcept override {
-    try {
+    return drained(dev_, [&] {
       if (queue_() != nullptr) queue_.finish();
-      return true;
-    } catch (...) {
-      return false;
-    }
+    });
   }
 
-  std::vector<RowRange> salvage(bool* stopped) noexcept override {
-    *stopped = drain();
-    // Rows the kernel may have written in place beyond those confirmed get their old values.
-    if (*stopped && snapshot_ && c_.path == Report::Buffer::ZeroCopy)
-      snapshot_->restore_from(confirmed_);
-    if (confirmed_ == 0) return {};
-    return {RowRange{0, confirmed_}};
+  // A staged C reaches the caller's array only when the host unpacks it, so queues that cannot
+  // be drained touch nothing of it; in place, rows the kernel may have written beyond those
+  // confirmed get their old values where they matter (beta != 0), once nothing can write them
+  // again.
+  Salvaged salvage() noexcept override {
+    Salvaged s;
+    const bool in_place = c_.path == Report::Buffer::ZeroCopy;
+    const bool drained = drain();
+    s.stopped = drained || !in_place;
+    if (drained && snapshot_ && in_place) snapshot_->restore_from(confirmed_);
+    s.overwrote = in_place && !launches_.empty() && s_.beta == T(0) && confirmed_ < s_.m;
+    if (confirmed_ > 0) s.finished.push_back({0, confirmed_});
+    return s;
   }
 
   void flush() override { queue_.flush(); }
