@@ -17,6 +17,7 @@
 #include "gpu/share.hpp"
 #include "log.hpp"
 #include "plan.hpp"
+#include "route.hpp"
 #include "text.hpp"
 
 namespace tandem::detail {
@@ -187,6 +188,26 @@ int64_t recover(const Problem<T>& p, const Request& req, std::vector<Running>& r
   return rows;
 }
 
+// Records this precision's route where it is not known yet: the cubes auto plans on the CPU
+// alone, planned here (OpenCL is open) with this call's options.
+template <class T>
+void learn_route(const Problem<T>& p, const Options& o, const Request& req) {
+  constexpr bool fp64 = std::is_same_v<T, double>;
+  if (route::known(fp64)) return;
+  route::learn(fp64, [&](int64_t edge) {
+    Problem<T> cube = p;
+    cube.trans_a = cube.trans_b = false;
+    cube.m = cube.n = cube.k = cube.lda = cube.ldb = cube.ldc = edge;
+    cube.beta = T(0);
+    Report scratch;
+    try {
+      return !plan_gpu(cube, o, req, scratch).parts.empty();
+    } catch (const Error&) {
+      return false;  // no device can take part: the CPU's
+    }
+  });
+}
+
 // How the cores are divided, now that it is known which parts are in flight and feed.
 Cores cores_for(const Options& o, const std::vector<Running>& running, bool cpu_rows,
                 int profile_threads) {
@@ -209,10 +230,15 @@ void execute(const Problem<T>& p, const Options& o, Report& r) {
   // Taken before any share starts and released after every share is gone (declared first).
   std::unique_lock<std::mutex> exclusive;
   std::vector<Running> running;
+  const bool routed = route::eligible(o, req.strategy);
   if (req.strategy == Strategy::Cpu) {
     cpu_ranges.emplace_back(0, p.m);
+  } else if (routed && route::cpu_alone(std::is_same_v<T, double>, p.m, p.n, p.k)) {
+    cpu_ranges.emplace_back(0, p.m);  // OpenCL is not opened for it
+    r.profile = "route";
   } else {
     plan = plan_or_none(p, o, req, r);
+    if (routed) learn_route(p, o, req);
     r.balance = plan.balance;
     if (plan.balance == Balance::Dynamic) {
       run_dynamic(p, o, req, plan, r);
@@ -245,6 +271,9 @@ template <class T>
 bool uses_devices(const Problem<T>& p, const Options& o) {
   const Request req = request(o);
   if (req.strategy == Strategy::Cpu) return false;
+  if (route::eligible(o, req.strategy) &&
+      route::cpu_alone(std::is_same_v<T, double>, p.m, p.n, p.k))
+    return false;
   Report r;
   try {
     return !plan_gpu(p, o, req, r).parts.empty();

@@ -204,6 +204,9 @@ std::shared_ptr<const Profile> active(const Identity& id);
 // The same for this machine with `device` as its OpenCL side: what a call's plan asks.
 std::shared_ptr<const Profile> active_for(const gpu::DeviceInfo& device);
 void forget();
+// How many times forget() has run: what depends on the profiles in use (route.hpp) is taken
+// again when it changes.
+uint64_t changes();
 
 // What a profile says for one call. The kernels point into the profile (or at an empty set, or
 // the defaults), never copied: a small call's plan copied parameter maps several times over

@@ -5,6 +5,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <atomic>
 #include <cstdlib>
 #include <filesystem>
 #include <map>
@@ -289,9 +290,16 @@ std::vector<fs::path> local_files(const Identity& id) {
   return out;
 }
 
+namespace {
+std::atomic<uint64_t> g_changes{0};
+}  // namespace
+
 void forget() {
   std::lock_guard<std::mutex> lock(cache_mutex());
   cache().clear();
+  g_changes.fetch_add(1);
 }
+
+uint64_t changes() { return g_changes.load(); }
 
 }  // namespace tandem::detail::profile

@@ -27,6 +27,7 @@ std::atomic<double> g_apu_both{kDefaults.apu_both_busy};
 std::atomic<double> g_feed_seconds{kDefaults.feed_seconds};
 std::atomic<double> g_feed_rate{kDefaults.feed_rate};
 std::atomic<uint64_t> g_generation{0};
+std::atomic<int> g_overrides{0};
 
 Values current() {
   Values v;
@@ -85,6 +86,7 @@ int64_t fail_after_rows() { return g_fail_after_rows.load(std::memory_order_rela
 int fail_b_piece() { return g_fail_b_piece.load(std::memory_order_relaxed); }
 int fail_drain() { return g_fail_drain.load(std::memory_order_relaxed); }
 uint64_t generation() { return g_generation.load(); }
+bool overridden() { return g_overrides.load() > 0; }
 double apu_cpu_gflops() { return g_apu_cpu.load(std::memory_order_relaxed); }
 double apu_gpu_gflops() { return g_apu_gpu.load(std::memory_order_relaxed); }
 double apu_both_busy() { return g_apu_both.load(std::memory_order_relaxed); }
@@ -94,10 +96,12 @@ double feed_rate() { return g_feed_rate.load(std::memory_order_relaxed); }
 Override::Override(const Values& values) : previous_(current()) {
   set(values);
   g_generation.fetch_add(1);
+  g_overrides.fetch_add(1);
 }
 Override::~Override() {
   set(previous_);
   g_generation.fetch_add(1);
+  g_overrides.fetch_sub(1);
 }
 
 }  // namespace tandem::detail::seams

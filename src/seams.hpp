@@ -82,6 +82,8 @@ int fail_drain();
 // otherwise: what the process keeps about its devices for good (a device taken out of use,
 // gpu::retire) holds for one generation, so that each test's scope starts with every device.
 uint64_t generation();
+// Whether a test has the seams overridden now (an Override is alive).
+bool overridden();
 double apu_cpu_gflops();
 double apu_gpu_gflops();
 double apu_both_busy();

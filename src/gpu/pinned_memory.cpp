@@ -119,6 +119,11 @@ size_t size_class(size_t bytes) {
 
 }  // namespace
 
+bool any_pinned_block() {
+  std::lock_guard<std::mutex> lock(pinned_mutex());
+  return !pinned_blocks().empty();
+}
+
 bool in_pinned_block(const Device& device, const void* p, size_t bytes) {
   const auto begin = reinterpret_cast<uintptr_t>(p);
   std::lock_guard<std::mutex> lock(pinned_mutex());

@@ -19,6 +19,9 @@ void* pinned_alloc(const std::shared_ptr<Device>& device, size_t bytes);
 // memory (then nothing happens).
 bool pinned_free(void* p);
 
+// Whether the process holds any pinned block (of any device).
+bool any_pinned_block();
+
 // Whether [p, p + bytes) lies inside one pinned block of `device`'s context (its platform's).
 bool in_pinned_block(const Device& device, const void* p, size_t bytes);
 
