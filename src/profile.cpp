@@ -302,9 +302,12 @@ Profile from_json(const std::string& text) {
 }
 
 void save(const Profile& p, const fs::path& file) {
+  const std::string text = to_json(p);
+  // Never written where every later read would refuse it.
+  check_ranges(json::parse(text));
   std::error_code ec;
   fs::create_directories(file.parent_path(), ec);
-  files::replace(file, to_json(p));
+  files::replace(file, text);
 }
 
 Profile load(const fs::path& file) {

@@ -125,6 +125,11 @@ std::filesystem::path save_local(const Profile& p);
 // Reads one file: a regular file of a profile's size (1 MiB at most), never waiting on a FIFO.
 // Throws std::runtime_error naming the file and the problem.
 Profile load(const std::filesystem::path& file);
+// Leaves out each cost model of `p` (with its measurements) whose numbers are outside the
+// physical ranges a profile's must lie in (profile_ranges.cpp): a fit gone astray, such as a CPU
+// at 1e276 GFLOPS from a quick tune at sizes of 64 on a busy machine, for which every later read
+// would refuse the whole profile. Returns why, by precision; the co-tuner's save calls it.
+std::map<char, std::string> drop_models_out_of_range(Profile& p);
 // Whether a profile written by another tandem can be used by this one.
 bool compatible(const Profile& p, std::string* why = nullptr);
 

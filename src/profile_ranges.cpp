@@ -6,6 +6,7 @@
 #include <cstdio>
 #include <map>
 
+#include "profile.hpp"
 #include "profile_json.hpp"
 
 namespace tandem::detail::profile {
@@ -143,6 +144,23 @@ std::vector<std::string> check_ranges(const json& profile) {
   std::vector<std::string> unranged;
   check(profile, "", "", &unranged);
   return unranged;
+}
+
+std::map<char, std::string> drop_models_out_of_range(Profile& p) {
+  std::map<char, std::string> dropped;
+  for (auto& [prec, pp] : p.precisions) {
+    if (!pp.model) continue;
+    const std::string place = std::string("precisions.") + prec + ".model";
+    std::vector<std::string> unranged;
+    try {
+      check(model_json(*pp.model, pp.observations), place, "precisions.*.model", &unranged);
+    } catch (const std::runtime_error& e) {
+      dropped[prec] = e.what();
+      pp.model.reset();
+      pp.observations.clear();
+    }
+  }
+  return dropped;
 }
 
 }  // namespace tandem::detail::profile

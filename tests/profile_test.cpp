@@ -364,6 +364,29 @@ TEST(ProfileRanges, AbsurdValuesAreRefusedByName) {
   }
 }
 
+// What would be refused when read is never written, and a fit out of range (as a quick tune on a
+// busy machine fitted one: a CPU at 4.9e276 GFLOPS) is left out before the co-tuner stores it,
+// the rest of the profile kept.
+TEST(ProfileRanges, NothingOutOfRangeIsWritten) {
+  prof::Profile p = full_profile();
+  EXPECT_TRUE(prof::drop_models_out_of_range(p).empty());
+  ASSERT_TRUE(p.precisions.at('s').model.has_value());
+  p.precisions.at('s').model->cpu.gflops_by_threads = {{1, 4.9e276}};
+  const fs::path file = profile_dir() / "out-of-range.json";
+  EXPECT_THROW(prof::save(p, file), std::runtime_error);
+  EXPECT_FALSE(fs::exists(file));
+  const auto dropped = prof::drop_models_out_of_range(p);
+  ASSERT_EQ(dropped.size(), 1u);
+  EXPECT_NE(dropped.at('s').find(
+                "precisions.s.model.cpu.gflops_by_threads[0][1] = 4.9e+276 is outside its range"),
+            std::string::npos)
+      << dropped.at('s');
+  EXPECT_FALSE(p.precisions.at('s').model.has_value());
+  EXPECT_TRUE(p.precisions.at('s').observations.empty());
+  prof::save(p, file);
+  EXPECT_EQ(prof::load(file).precisions.at('s').buckets.size(), 1u);
+}
+
 // Control characters in a profile's identity reach the log escaped, in the one line they belong
 // to: a driver string cannot forge a line of its own.
 TEST(ProfileLog, AnIdentityCannotForgeALogLine) {

@@ -190,6 +190,11 @@ TuneReport Tuner::run_model_only() {
 }
 
 void Tuner::save() {
+  // A fit outside what any machine measures is not stored: every later read would refuse the
+  // whole profile for it.
+  for (const auto& [prec, why] : prof::drop_models_out_of_range(report_.profile))
+    for (PrecisionSummary& s : report_.precisions)
+      if (s.precision == prec) s.model_failure = "the fit is outside physical ranges: " + why;
   const std::filesystem::path file = prof::path_for(report_.profile.identity);
   // Precisions this run did not tune keep what the saved profile had for them (tune s, then d,
   // and both are there).
