@@ -12,6 +12,7 @@
 #include "gemm_rules.hpp"
 #include "log.hpp"
 #include "tandem/tandem.hpp"
+#include "watch.hpp"
 
 namespace tandem {
 
@@ -142,7 +143,9 @@ void gemm(Layout layout, Op op_a, Op op_b, int64_t m, int64_t n, int64_t k, T al
     r.cpu_rows = p.m;
     detail::gemm_rules::scale(p.c, p.m, p.n, p.ldc, p.beta);
   } else {
+    detail::watch::Call watched;  // what auto planned, and then how long the call took
     detail::execute(p, options, r);
+    watched.ran(r);
   }
   if (detail::env_config().verbose) detail::log_call(routine(T{}), r, layout == Layout::ColMajor);
   if (report != nullptr) *report = std::move(r);

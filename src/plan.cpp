@@ -17,6 +17,7 @@
 #include "memo.hpp"
 #include "profile.hpp"
 #include "text.hpp"
+#include "watch.hpp"
 
 namespace tandem::detail {
 namespace {
@@ -415,6 +416,7 @@ GpuPlan model_plan(const Problem<T>& p, const Options& o,
   r.profile_model = true;
   r.predicted_seconds = best.seconds;
   if (!plan.parts.empty()) r.kernel = text::describe(plan.parts.front().params);
+  watch::plan(plan, p, Strategy::Auto, devices, choices, profiles, models[0], r);
   return plan;
 }
 
@@ -588,6 +590,7 @@ GpuPlan plan_gpu(const Problem<T>& p, const Options& o, const Request& req, Repo
       req.strategy == Strategy::Auto && choices.front().dynamic ? Balance::Dynamic
                                                                 : Balance::Static));
   if (sides >= 2) plan.balance = balance;
+  watch::plan(plan, p, req.strategy, devices, choices, profiles, nullptr, r);
   return plan;
 }
 

@@ -56,6 +56,23 @@ int integer_or(const json& object, const char* field, int fallback) {
 
 json kernel_json(const std::map<std::string, int>& k) { return json(k); }
 
+// Written only where rounds ran, so a profile without them reads as one from before them.
+void confirmation_json(const Confirmation& c, json& into) {
+  if (!c.verdict.empty()) into["confirmation"] = {{"verdict", c.verdict}, {"note", c.note}};
+}
+
+Confirmation confirmation_of(const json& j) {
+  Confirmation c;
+  const auto cj = j.find("confirmation");
+  if (cj == j.end()) return c;
+  c.verdict = cj->at("verdict").get<std::string>();
+  c.note = cj->value("note", std::string());
+  if (c.verdict != "faster" && c.verdict != "not faster" && c.verdict != "too noisy")
+    throw std::runtime_error("confirmation verdict '" + c.verdict +
+                             "' is none of faster, not faster and too noisy");
+  return c;
+}
+
 // A split's balance: "static" (or absent, as in profiles written before dynamic balance) or
 // "dynamic"; anything else is an error.
 bool balance_of(const json& j) {
@@ -154,13 +171,16 @@ std::string to_json(const Profile& p) {
                  {"gpu_gflops", b.gpu_gflops},
                  {"best_gflops", b.best_gflops}};
       if (!b.gpu_kernel.empty()) bj["gpu_kernel"] = kernel_json(b.gpu_kernel);
-      if (b.resident)
+      if (b.resident) {
         bj["resident"] = {{"gpu_parts", b.resident->gpu_parts},
                           {"cpu_threads", b.resident->cpu_threads},
                           {"balance", b.resident->dynamic ? "dynamic" : "static"},
                           {"kernel", kernel_json(b.resident->kernel)},
                           {"gpu_gflops", b.resident->gpu_gflops},
                           {"best_gflops", b.resident->best_gflops}};
+        confirmation_json(b.resident->confirmation, bj["resident"]);
+      }
+      confirmation_json(b.confirmation, bj);
       buckets.push_back(bj);
     }
     j["precisions"][std::string(1, prec)] = {{"gpu_kernel", kernel_json(pp.gpu_kernel)},
@@ -215,6 +235,7 @@ ResidentSplit resident_of(const json& rj, const Bucket& b) {
   r.kernel = kernel_of(rj.at("kernel"));
   r.gpu_gflops = rj.at("gpu_gflops").get<double>();
   r.best_gflops = rj.at("best_gflops").get<double>();
+  r.confirmation = confirmation_of(rj);
   if (r.gpu_parts < 0 || r.gpu_parts > b.parts)
     throw std::runtime_error("bucket with size " + std::to_string(b.size) + ": resident split " +
                              std::to_string(r.gpu_parts) + "/" + std::to_string(b.parts) +
@@ -235,6 +256,7 @@ Bucket bucket_of(const json& bj) {
   b.cpu_gflops = bj.at("cpu_gflops").get<double>();
   b.gpu_gflops = bj.at("gpu_gflops").get<double>();
   b.best_gflops = bj.at("best_gflops").get<double>();
+  b.confirmation = confirmation_of(bj);
   if (b.size <= 0 || b.parts <= 0 || b.gpu_parts < 0 || b.gpu_parts > b.parts)
     throw std::runtime_error("bucket with size " + std::to_string(b.size) + " and split " +
                              std::to_string(b.gpu_parts) + "/" + std::to_string(b.parts) +
@@ -425,6 +447,42 @@ const TuneSizes& tune_sizes() {
   return sizes;
 }
 
+namespace {
+
+// A number of defaults.json that must lie in [min, max]: the file is part of the build, so one
+// outside is a build error every test shows.
+double within(const json& j, const char* field, double min, double max) {
+  const double v = j.at(field).get<double>();
+  if (!(v >= min && v <= max))
+    throw std::logic_error(std::string("tuner/profiles/defaults.json: ") + field + " = " +
+                           j.at(field).dump() + " is outside " + std::to_string(min) + " to " +
+                           std::to_string(max));
+  return v;
+}
+
+}  // namespace
+
+const ConfirmRule& confirm_rule() {
+  static const ConfirmRule rule = [] {
+    const json& j = defaults_file().at("confirm");
+    ConfirmRule r;
+    r.rounds = static_cast<int>(within(j, "rounds", 1, 1000));
+    r.warmup = static_cast<int>(within(j, "warmup", 0, 100));
+    r.confidence = within(j, "confidence", 0, 0.999999);
+    r.compare_confidence = within(j, "compare_confidence", 0, 0.999999);
+    return r;
+  }();
+  return rule;
+}
+
+const WatchRule& watch_rule() {
+  static const WatchRule rule = [] {
+    const json& j = defaults_file().at("watch");
+    return WatchRule{static_cast<int>(within(j, "calls", 1, 1000)), within(j, "margin", 0, 100)};
+  }();
+  return rule;
+}
+
 std::string to_log_line(const LogRecord& r) {
   json j = {{"kind", r.kind},       {"precision", std::string(1, r.precision)},
             {"size", r.size},       {"point", r.point},
@@ -437,6 +495,9 @@ std::string to_log_line(const LogRecord& r) {
   if (r.resident) j["resident"] = true;
   if (r.dynamic) j["balance"] = "dynamic";
   j["seconds"] = r.seconds ? json(*r.seconds) : json(nullptr);
+  if (!r.rounds.empty()) j["rounds"] = r.rounds;
+  if (!r.verdict.empty()) j["verdict"] = r.verdict;
+  if (!r.note.empty()) j["note"] = r.note;
   return j.dump();
 }
 
@@ -462,6 +523,10 @@ std::optional<LogRecord> from_log_line(const std::string& line) {
     r.resident = j.value("resident", false);
     r.dynamic = j.value("balance", "static") == "dynamic";
     r.cost = j.value("cost", r.seconds.value_or(0.0));
+    if (const auto rounds = j.find("rounds"); rounds != j.end())
+      r.rounds = rounds->get<std::map<std::string, std::vector<double>>>();
+    r.verdict = j.value("verdict", std::string());
+    r.note = j.value("note", std::string());
     return r;
   } catch (const std::exception&) {
     return std::nullopt;  // a line cut short by an interrupted run, say

@@ -42,6 +42,15 @@ struct Identity {
 // This machine's identity with `device` as its OpenCL side.
 Identity identity_for(const gpu::DeviceInfo& device);
 
+// What the tune's interleaved rounds said of the split or the GPU alone its search found best
+// (tuner::confirm_split): "faster" (kept: faster than each single side beyond the noise), "not
+// faster" or "too noisy" (the machine's noise hid a gain; both keep the CPU alone), with why in
+// words. Empty where no rounds ran: the search found the CPU alone best, or the profile is from
+// before them.
+struct Confirmation {
+  std::string verdict, note;
+};
+
 // A split measured with every operand in tandem_malloc memory, which a discrete GPU copies
 // with no packing: the host's cores are free for the CPU share, so its best split differs.
 struct ResidentSplit {
@@ -50,6 +59,7 @@ struct ResidentSplit {
   bool dynamic = false;  // dynamic balance ran the split faster than static
   std::map<std::string, int> kernel;
   double best_gflops = 0, gpu_gflops = 0;
+  Confirmation confirmation;
 };
 
 // One tuned size: the best hybrid (kernel, split) measured at m = n = k = size.
@@ -64,6 +74,7 @@ struct Bucket {
   std::map<std::string, int> gpu_kernel;
   double cpu_gflops = 0, gpu_gflops = 0, best_gflops = 0;
   std::optional<ResidentSplit> resident;  // discrete devices only
+  Confirmation confirmation;
   double fraction() const { return parts > 0 ? double(gpu_parts) / parts : 0.0; }
 };
 
@@ -196,6 +207,26 @@ struct TuneSizes {
 };
 const TuneSizes& tune_sizes();
 
+// How a tune confirms what its search found for a bucket (tuner/profiles/defaults.json's
+// "confirm"; the rule is tuner::confirm_split): `rounds` interleaved rounds, each running the CPU
+// alone, the GPU alone and the candidate `warmup` times untimed then once timed, judged as
+// `tandem compare` judges a speedup (tuner::separate) at `confidence`. `compare_confidence` is
+// compare's own.
+struct ConfirmRule {
+  int rounds = 5, warmup = 1;
+  double confidence = 0.95, compare_confidence = 0.9;
+};
+const ConfirmRule& confirm_rule();
+
+// How auto watches its plans while a process runs (tuner/profiles/defaults.json's "watch"; the
+// rule is watch.hpp's): a class of plans whose last `calls` calls ran, by their median, more than
+// `margin` slower than the CPU alone's recorded rate goes to the CPU alone.
+struct WatchRule {
+  int calls = 5;
+  double margin = 0.1;
+};
+const WatchRule& watch_rule();
+
 // Every local profile file whose identity is `id` (what `tandem profile reset` removes), among
 // the files named for its device (Identity::names_same_device).
 std::vector<std::filesystem::path> local_files(const Identity& id);
@@ -247,7 +278,8 @@ Direct direct_for(const Profile* p, bool fp64, bool is_gpu);
 // resumes where it stopped).
 struct LogRecord {
   // "kernel" (a phase-1 GPU-only candidate), "small" (a small bucket's), "direct" (the direct
-  // kernel's), "split" (one hybrid configuration) or "threshold" (the direct kernel's threshold)
+  // kernel's), "split" (one hybrid configuration), "confirm" (a bucket's interleaved rounds,
+  // of the candidate its other fields name) or "threshold" (the direct kernel's threshold)
   std::string kind;
   char precision = 's';
   int64_t size = 0;
@@ -261,6 +293,10 @@ struct LogRecord {
   double min = 0, max = 0, spread = 0, kernel_seconds = 0;
   bool bimodal = false;
   std::string failure;
+  // "confirm" records: each side's timed seconds in round order ("cpu", "gpu", "candidate"), and
+  // the verdict and its words as the tune found them.
+  std::map<std::string, std::vector<double>> rounds;
+  std::string verdict, note;
 };
 std::string to_log_line(const LogRecord& r);                      // one line, no newline
 std::optional<LogRecord> from_log_line(const std::string& line);  // nullopt if malformed

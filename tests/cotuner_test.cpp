@@ -567,9 +567,10 @@ TEST_F(ProfileDir, DiscreteDevicesTuneASplitForTandemMemory) {
       EXPECT_EQ(b.gpu_kernel, (cheapest[{b.size, false}].second));
     }
     if (b.resident) {
-      EXPECT_GT(b.resident->gpu_parts, 0) << "only a split that uses the GPU is stored";
+      // Stored whatever it is, the CPU alone included, so that calls on such memory never run
+      // the ordinary memory's split, which was not measured for them.
       EXPECT_LE(b.resident->gpu_parts, b.parts);
-      EXPECT_FALSE(b.resident->kernel.empty());
+      EXPECT_EQ(b.resident->kernel.empty(), b.resident->gpu_parts == 0);
       if (b.resident->gpu_parts == b.parts) {
         EXPECT_EQ(b.resident->kernel, (cheapest[{b.size, true}].second));
       }

@@ -288,13 +288,21 @@ namespace tandem::test {
 namespace {
 
 // A profile with every field there is: a bucket with a resident split and a kernel of its own,
-// a cost model with its measurements, the direct kernel and its threshold.
+// each with its tune's confirmation, a cost model with its measurements, the direct kernel and
+// its threshold.
 prof::Profile full_profile() {
   prof::Profile p = prof::from_json(profile_text(kBucket));
   prof::PrecisionProfile& pp = p.precisions.at('s');
   prof::Bucket& b = pp.buckets.at(0);
   b.gpu_kernel = {{"MWG", 32}};
-  b.resident = prof::ResidentSplit{8, 1, true, {{"MWG", 32}}, 2, 2};
+  b.resident.emplace();
+  b.resident->gpu_parts = 8;
+  b.resident->cpu_threads = 1;
+  b.resident->dynamic = true;
+  b.resident->kernel = {{"MWG", 32}};
+  b.resident->gpu_gflops = b.resident->best_gflops = 2;
+  b.resident->confirmation = {"faster", "split 8/64 1.20x the CPU alone's speed"};
+  b.confirmation = {"too noisy", "too noisy to decide: the CPU alone kept"};
   detail::cost::Model m;
   m.cpu.gflops_by_threads = {{1, 10}, {2, 19}};
   m.device.kernel_gflops = 100;
@@ -385,6 +393,24 @@ TEST(ProfileRanges, NothingOutOfRangeIsWritten) {
   EXPECT_TRUE(p.precisions.at('s').observations.empty());
   prof::save(p, file);
   EXPECT_EQ(prof::load(file).precisions.at('s').buckets.size(), 1u);
+}
+
+// A bucket's confirmation (what the tune's interleaved rounds said) survives a save and a load,
+// and a verdict the tune never writes is refused by name.
+TEST(ProfileConfirmation, RoundTripsAndAnUnknownVerdictIsRefused) {
+  const prof::Profile back = prof::from_json(prof::to_json(full_profile()));
+  const prof::Bucket& b = back.precisions.at('s').buckets.at(0);
+  EXPECT_EQ(b.confirmation.verdict, "too noisy");
+  EXPECT_EQ(b.confirmation.note, "too noisy to decide: the CPU alone kept");
+  ASSERT_TRUE(b.resident);
+  EXPECT_EQ(b.resident->confirmation.verdict, "faster");
+  nlohmann::json j = nlohmann::json::parse(prof::to_json(full_profile()));
+  j["precisions"]["s"]["buckets"][0]["confirmation"]["verdict"] = "probably";
+  EXPECT_NE(refusal(j.dump()).find("confirmation verdict 'probably'"), std::string::npos)
+      << refusal(j.dump());
+  // A profile from before confirmations reads with none.
+  j["precisions"]["s"]["buckets"][0].erase("confirmation");
+  EXPECT_EQ(prof::from_json(j.dump()).precisions.at('s').buckets.at(0).confirmation.verdict, "");
 }
 
 // Control characters in a profile's identity reach the log escaped, in the one line they belong

@@ -150,7 +150,7 @@ void print_speedup_key(FILE* out, const tuner::CompareResult& r) {
                  "choosing\n");
   if (any(V::TooFewRuns))
     std::fprintf(out, "  (untested): apart, but fewer than %zu repetitions each; use --reps %zu\n",
-                 tuner::kSpeedupMinSamples, tuner::kSpeedupMinSamples);
+                 tuner::speedup_min_samples(), tuner::speedup_min_samples());
 }
 
 // The power sources and baseline under the table.

@@ -78,10 +78,19 @@ void print_profile(const prof::Profile& p) {
                 static_cast<long long>(pp.gpu_size), kernel_text(pp.gpu_kernel).c_str());
     std::printf("    %8s %10s %10s %10s %10s  %s\n", "size", "GPU share", "CPU GF/s", "GPU GF/s",
                 "best GF/s", "hybrid kernel");
-    for (const auto& b : pp.buckets)
+    for (const auto& b : pp.buckets) {
       std::printf("    %8lld %7d/%-3d %9.1f %10.1f %10.1f  %s\n", static_cast<long long>(b.size),
                   b.gpu_parts, b.parts, b.cpu_gflops, b.gpu_gflops, b.best_gflops,
                   b.gpu_parts ? kernel_text(b.kernel).c_str() : "-");
+      // What the tune's interleaved rounds said: whether the machine was too noisy to decide.
+      if (!b.confirmation.verdict.empty())
+        std::printf("             %s: %s\n", b.confirmation.verdict.c_str(),
+                    b.confirmation.note.c_str());
+      if (b.resident && !b.resident->confirmation.verdict.empty())
+        std::printf("             tandem_malloc memory, %d/%d, %s: %s\n", b.resident->gpu_parts,
+                    b.parts, b.resident->confirmation.verdict.c_str(),
+                    b.resident->confirmation.note.c_str());
+    }
     if (pp.model) print_model(*pp.model, pp.observations);
     if (!pp.direct_kernel.empty())
       std::printf("    direct kernel %.1f GFLOPS at %lld: %s\n", pp.direct_gflops,

@@ -33,6 +33,9 @@ std::string clock_text(double s) {
 }  // namespace
 
 void print_tune_progress(const tuner::Progress& p, bool tty) {
+  if (tty && p.keep_line)
+    std::fprintf(stderr, "\r\033[Ktune: %cgemm %s: %s\n", p.precision, p.phase.c_str(),
+                 p.last.c_str());
   if (tty) {
     const int width = 24, filled = p.budget > 0 ? std::min(width, width * p.done / p.budget) : 0;
     std::fprintf(stderr, "\r\033[K%cgemm %-7s [%s%s] %d/%d  best %.1f GFLOPS  %s elapsed  ~%s left",

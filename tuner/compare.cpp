@@ -19,6 +19,7 @@
 #include "config.hpp"
 #include "gemm_measure.hpp"
 #include "measure.hpp"
+#include "profile.hpp"
 #include "text.hpp"
 
 namespace tandem::tuner {
@@ -314,27 +315,38 @@ CompareResult compare(const CompareOptions& o) {
   return out;
 }
 
+size_t speedup_min_samples() {
+  return fewest_samples(detail::profile::confirm_rule().compare_confidence);
+}
+
 SpeedupCheck check_speedup(const std::vector<double>& rates, const std::vector<double>& baseline,
                            bool same_configuration) {
   SpeedupCheck c;
   if (rates.empty() || baseline.empty()) return c;
   const double base = median_of(baseline);
   c.ratio = base > 0 ? median_of(rates) / base : 0;
-  const auto [lo, hi] = std::minmax_element(rates.begin(), rates.end());
-  const auto [base_lo, base_hi] = std::minmax_element(baseline.begin(), baseline.end());
-  const size_t fewest = std::min(rates.size(), baseline.size());
   if (same_configuration) {
     c.verdict = CompareRow::Verdict::SameConfiguration;
     c.note = "ran the same configuration as the baseline";
-  } else if (*lo <= *base_hi && *base_lo <= *hi) {
-    c.verdict = CompareRow::Verdict::Noise;
-    c.note = "the min-max ranges overlap";
-  } else if (fewest < kSpeedupMinSamples) {
-    c.verdict = CompareRow::Verdict::TooFewRuns;
-    c.note = std::to_string(fewest) + (fewest == 1 ? " repetition" : " repetitions") +
-             ": too few to tell from noise (at least " + std::to_string(kSpeedupMinSamples) + ")";
-  } else {
-    c.verdict = CompareRow::Verdict::Significant;
+    return c;
+  }
+  switch (separate(rates, baseline, detail::profile::confirm_rule().compare_confidence)) {
+    case Separation::None:
+    case Separation::Overlap:
+      c.verdict = CompareRow::Verdict::Noise;
+      c.note = "the min-max ranges overlap";
+      break;
+    case Separation::TooFew: {
+      const size_t fewest = std::min(rates.size(), baseline.size());
+      c.verdict = CompareRow::Verdict::TooFewRuns;
+      c.note = std::to_string(fewest) + (fewest == 1 ? " repetition" : " repetitions") +
+               ": too few to tell from noise (at least " + std::to_string(speedup_min_samples()) +
+               ")";
+      break;
+    }
+    case Separation::Apart:
+      c.verdict = CompareRow::Verdict::Significant;
+      break;
   }
   return c;
 }

@@ -87,18 +87,20 @@ struct CompareResult {
 // Throws std::invalid_argument for bad options.
 CompareResult compare(const CompareOptions& options);
 
-// A speedup and whether the samples behind it tell it from noise. It is significant only where
-// the two ran different configurations, their min-max ranges do not overlap, and each has at least
-// kSpeedupMinSamples samples: with 3 against 3, two strategies that do not differ still give
-// ranges apart one time in 10 (2 of the 20 ways to rank 6 samples), with 2 against 2 one in 3.
+// A speedup and whether the samples behind it tell it from noise: tuner::separate's rule (the one
+// the tune's choices follow too) at defaults.json's compare_confidence. It is significant only
+// where the two ran different configurations, their min-max ranges do not overlap, and there are
+// enough samples: with 3 against 3, two strategies that do not differ still give ranges apart
+// one time in 10 (2 of the 20 ways to rank 6 samples), with 2 against 2 one in 3.
 struct SpeedupCheck {
   double ratio = 0;  // median over the baseline's median (0 without samples)
   CompareRow::Verdict verdict = CompareRow::Verdict::None;
   std::string note;  // why it is not significant, in words
 };
-constexpr size_t kSpeedupMinSamples = 3;
 SpeedupCheck check_speedup(const std::vector<double>& rates, const std::vector<double>& baseline,
                            bool same_configuration);
+// The repetitions a side needs for a speedup to count (3 at compare's confidence of 0.9).
+size_t speedup_min_samples();
 // The speedup as the table shows it: "1.84x"; "~1.0x (within noise)"; "~1.0x (same config)";
 // "1.84x (untested)" with too few repetitions to tell; "1.00x (baseline)"; "-" where there is none.
 std::string speedup_text(const CompareRow& row);

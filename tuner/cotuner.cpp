@@ -280,7 +280,7 @@ const prof::LogRecord* Tuner::logged_split(char prec, int64_t size,
 }
 
 void Tuner::progress(const std::string& phase, char prec, int done, int budget, double best_seconds,
-                     int64_t size, const std::string& last) {
+                     int64_t size, const std::string& last, bool keep_line) {
   if (!o_.on_progress) return;
   Progress p;
   p.phase = phase;
@@ -293,43 +293,44 @@ void Tuner::progress(const std::string& phase, char prec, int done, int budget, 
                     ? std::min(o_.budget_seconds - p.elapsed, p.elapsed / done * (budget - done))
                     : o_.budget_seconds - p.elapsed;
   p.last = last;
+  p.keep_line = keep_line;
   o_.on_progress(p);
+}
+
+template <class T>
+std::string Tuner::call_once(Workspace<T>& ws, const Options& opt, double* seconds,
+                             double* kernel_seconds) {
+  std::fill(ws.c.begin(), ws.c.end(), std::numeric_limits<T>::quiet_NaN());
+  Report r;
+  try {
+    const detail::clock::Stopwatch call;
+    gemm<T>(Layout::RowMajor, Op::NoTrans, Op::NoTrans, ws.n, ws.n, ws.n, T(1), ws.a.data(), ws.n,
+            ws.b.data(), ws.n, T(0), ws.c.data(), ws.n, opt, &r);
+    *seconds = call.seconds();
+  } catch (const Error& e) {
+    return e.what();
+  }
+  if (r.fell_back) return "GPU failed: " + r.fallback_reason;
+  if (o_.tamper && r.gpu_rows > 0)
+    o_.tamper(ws.c.data(), ws.n * ws.n, std::is_same_v<T, double>, r.cpu_rows > 0);
+  if (*seconds > o_.timeout_seconds)
+    return "timeout: one call took " + std::to_string(*seconds) + " s";
+  if (kernel_seconds != nullptr) *kernel_seconds = r.gpu_kernel_seconds;
+  return ws.cheap_check();
 }
 
 template <class T>
 Timed Tuner::time(Workspace<T>& ws, const Options& opt) {
   Timed t;
   std::vector<double> wall, kernel;
-  try {
-    for (int i = 0; i < o_.warmup + o_.reps; ++i) {
-      std::fill(ws.c.begin(), ws.c.end(), std::numeric_limits<T>::quiet_NaN());
-      Report r;
-      const detail::clock::Stopwatch call;
-      gemm<T>(Layout::RowMajor, Op::NoTrans, Op::NoTrans, ws.n, ws.n, ws.n, T(1), ws.a.data(), ws.n,
-              ws.b.data(), ws.n, T(0), ws.c.data(), ws.n, opt, &r);
-      const double s = call.seconds();
-      if (r.fell_back) {
-        t.failure = "GPU failed: " + r.fallback_reason;
-        return t;
-      }
-      if (o_.tamper && r.gpu_rows > 0)
-        o_.tamper(ws.c.data(), ws.n * ws.n, std::is_same_v<T, double>, r.cpu_rows > 0);
-      if (s > o_.timeout_seconds) {
-        t.failure = "timeout: one call took " + std::to_string(s) + " s";
-        return t;
-      }
-      if (const std::string bad = ws.cheap_check(); !bad.empty()) {
-        t.failure = bad;
-        return t;
-      }
-      if (i >= o_.warmup) {
-        wall.push_back(s);
-        kernel.push_back(r.gpu_kernel_seconds);
-      }
+  for (int i = 0; i < o_.warmup + o_.reps; ++i) {
+    double s = 0, k = 0;
+    t.failure = call_once(ws, opt, &s, &k);
+    if (!t.failure.empty()) return t;
+    if (i >= o_.warmup) {
+      wall.push_back(s);
+      kernel.push_back(k);
     }
-  } catch (const Error& e) {
-    t.failure = e.what();
-    return t;
   }
   t.wall = summarize(wall);
   t.kernel = summarize(kernel).median;
@@ -355,6 +356,8 @@ Timed Tuner::time(Workspace<T>& ws, const Options& opt) {
 // Phase 2 (cotuner_split.cpp) times its configurations here too.
 template Timed Tuner::time<float>(Workspace<float>&, const Options&);
 template Timed Tuner::time<double>(Workspace<double>&, const Options&);
+template std::string Tuner::call_once<float>(Workspace<float>&, const Options&, double*, double*);
+template std::string Tuner::call_once<double>(Workspace<double>&, const Options&, double*, double*);
 
 namespace {
 

@@ -17,12 +17,15 @@
 namespace tandem::tuner {
 
 struct Progress {
-  std::string phase;  // "kernels", "small", "split" or "direct"
+  std::string phase;  // "kernels", "small", "split", "confirm" or "direct"
   char precision = 's';
   int done = 0, budget = 0;
   double best_gflops = 0;
   double elapsed = 0, remaining = 0;  // seconds; remaining is an estimate
   std::string last;                   // what was just measured, and how it went
+  // A verdict worth a line of its own on a terminal too (a bucket's confirmation: whether the
+  // machine was too noisy to decide), where the rest redraw one line.
+  bool keep_line = false;
 };
 
 struct TuneOptions {

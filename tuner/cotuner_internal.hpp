@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "clock.hpp"
+#include "confirm.hpp"
 #include "cotuner.hpp"
 #include "cotuner_checks.hpp"
 #include "gemm_measure.hpp"
@@ -105,11 +106,16 @@ class Tuner {
                                       const std::map<std::string, int>& kernel, int gpu_parts,
                                       int threads, bool resident, bool dynamic) const;
   void progress(const std::string& phase, char prec, int done, int budget, double best_seconds,
-                int64_t size, const std::string& last);
+                int64_t size, const std::string& last, bool keep_line = false);
 
   // Times one configuration on ws (after warm-up), checking each result cheaply.
   template <class T>
   Timed time(Workspace<T>& ws, const Options& opt);
+  // One call on ws, timed and checked cheaply: "" and its seconds (and its kernel's), or why it
+  // failed.
+  template <class T>
+  std::string call_once(Workspace<T>& ws, const Options& opt, double* seconds,
+                        double* kernel_seconds = nullptr);
 
   // cotuner_small.cpp: kernels of its own for a bucket too small for phase 1's best (`best`).
   template <class T>
@@ -150,6 +156,15 @@ class Tuner {
   template <class T>
   Measured hybrid_time(char prec, Workspace<T>& ws, const std::map<std::string, int>& kernel,
                        int gpu_parts, int threads, bool dynamic = false);
+  Options split_options(const std::map<std::string, int>& kernel, int gpu_parts, int threads,
+                        bool dynamic) const;
+  // The interleaved rounds that keep or refuse what the search found (tuner/confirm.hpp).
+  template <class T>
+  prof::Confirmation confirm(char prec, Workspace<T>& ws, const Measured& cpu, Split& sp);
+  template <class T>
+  Rounds rounds(Workspace<T>& ws, const std::vector<std::pair<std::string, Options>>& sides);
+  const prof::LogRecord* logged_confirm(char prec, int64_t size, const Split& sp,
+                                        bool resident) const;
   template <class T>
   bool winner_checks(int64_t size, int gpu_parts, int cpu_threads, bool dynamic,
                      const std::map<std::string, int>& kernel, uint64_t seed);

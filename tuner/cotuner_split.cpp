@@ -43,7 +43,8 @@ std::optional<std::map<std::string, int>> as_stored(const std::map<std::string, 
 }  // namespace
 
 // One size bucket: the CPU alone, then the best split on ordinary memory and, on a discrete
-// device, on tandem_malloc memory.
+// device, on tandem_malloc memory, each confirmed by interleaved rounds (confirm) or the CPU
+// alone.
 template <class T>
 prof::Bucket Tuner::split_bucket(char prec, int64_t size,
                                  const std::vector<std::map<std::string, int>>& top) {
@@ -56,7 +57,8 @@ prof::Bucket Tuner::split_bucket(char prec, int64_t size,
     Workspace<T> ws(size);
     cpu = hybrid_time<T>(prec, ws, {}, 0, default_threads(0));
     b.cpu_gflops = std::isfinite(cpu.seconds) ? gflop(size) / cpu.seconds : 0;
-    const Split sp = search_split<T>(prec, ws, cpu, top);
+    Split sp = search_split<T>(prec, ws, cpu, top);
+    b.confirmation = confirm<T>(prec, ws, cpu, sp);
     best = sp.best;
     b.gpu_parts = sp.gpu_parts;
     b.cpu_threads = sp.cpu_threads;
@@ -72,6 +74,7 @@ prof::Bucket Tuner::split_bucket(char prec, int64_t size,
     b.dynamic = false;
     b.kernel.clear();
     best = cpu;
+    b.confirmation.note += "; it then failed its full check: the CPU alone kept";
   }
   // So does the GPU-only kernel where it is another; one that fails leaves strategy gpu the
   // precision's kernel (checked in phase 1).
@@ -81,21 +84,28 @@ prof::Bucket Tuner::split_bucket(char prec, int64_t size,
   b.best_gflops = std::isfinite(best.seconds) ? gflop(size) / best.seconds : 0;
 
   // On a discrete device, operands in tandem_malloc memory are copied with no packing, which
-  // leaves the host's cores to the CPU share: their split is searched on such memory too.
+  // leaves the host's cores to the CPU share: their split is searched on such memory too. What
+  // it keeps is stored even where that is the CPU alone, so that such calls never fall back on
+  // the ordinary memory's split, which was not measured for them.
   if (detail::gpu::is_discrete(*device_) && !out_of_time()) {
     Workspace<T> ws(size, /*in_tandem_memory=*/true);
-    const Split sp = search_split<T>(prec, ws, cpu, top);
+    Split sp = search_split<T>(prec, ws, cpu, top);
+    prof::ResidentSplit r;
+    r.confirmation = confirm<T>(prec, ws, cpu, sp);
     if (sp.gpu_parts > 0 &&
         winner_checks<T>(size, sp.gpu_parts, sp.cpu_threads, sp.dynamic, sp.kernel, o_.seed + 97)) {
-      prof::ResidentSplit r;
       r.gpu_parts = sp.gpu_parts;
       r.cpu_threads = sp.cpu_threads;
       r.dynamic = sp.dynamic;
       r.kernel = sp.kernel;
       r.gpu_gflops = sp.gpu_gflops;
       r.best_gflops = std::isfinite(sp.best.seconds) ? gflop(size) / sp.best.seconds : 0;
-      b.resident = r;
+    } else {
+      if (sp.gpu_parts > 0) r.confirmation.note += "; it then failed its full check";
+      r.gpu_gflops = sp.gpu_gflops;
+      r.best_gflops = b.cpu_gflops;
     }
+    b.resident = r;
   }
   return b;
 }
@@ -239,24 +249,7 @@ Measured Tuner::hybrid_time(char prec, Workspace<T>& ws, const std::map<std::str
     return r->seconds ? Measured{r->cost, *r->seconds} : Measured{};
   if (gpu_parts > 0 && gpu_parts < o_.parts && out_of_time())
     return Measured{};  // the split search stops with the clock
-  Options opt;
-  opt.device = o_.device;
-  // Always explicit, so an active profile's thread count never leaks into the comparison.
-  opt.cpu_threads = threads > 0 ? threads : default_threads(gpu_parts);
-  if (gpu_parts == 0) {
-    opt.strategy = Strategy::Cpu;
-  } else if (gpu_parts == o_.parts) {
-    opt = gpu_options(kernel);
-  } else {
-    opt.strategy = Strategy::Hybrid;
-    opt.gpu_fraction = double(gpu_parts) / o_.parts;
-    opt.kernel_params = kernel;
-    opt.balance = dynamic ? Balance::Dynamic : Balance::Static;
-    // The cores the CPU share leaves feed a discrete device: what a profile's thread count
-    // means when a call applies it (plan.cpp, divide_cores).
-    opt.feeder_threads = std::max(1, cores() - *opt.cpu_threads);
-  }
-  Timed t = time(ws, opt);
+  Timed t = time(ws, split_options(kernel, gpu_parts, threads, dynamic));
   prof::LogRecord rec = record("split", prec, ws.n, kernel, t);
   rec.gpu_parts = gpu_parts;
   rec.parts = o_.parts;
@@ -275,6 +268,30 @@ Measured Tuner::hybrid_time(char prec, Workspace<T>& ws, const std::map<std::str
   return t.failure.empty() ? Measured{t.cost, t.wall.median} : Measured{};
 }
 
+// How one configuration of the split runs: the CPU alone (gpu_parts 0), the GPU alone (P) or
+// a split, on `threads` CPU threads (0: default_threads).
+Options Tuner::split_options(const std::map<std::string, int>& kernel, int gpu_parts, int threads,
+                             bool dynamic) const {
+  Options opt;
+  opt.device = o_.device;
+  // Always explicit, so an active profile's thread count never leaks into the comparison.
+  opt.cpu_threads = threads > 0 ? threads : default_threads(gpu_parts);
+  if (gpu_parts == 0) {
+    opt.strategy = Strategy::Cpu;
+  } else if (gpu_parts == o_.parts) {
+    opt = gpu_options(kernel);
+  } else {
+    opt.strategy = Strategy::Hybrid;
+    opt.gpu_fraction = double(gpu_parts) / o_.parts;
+    opt.kernel_params = kernel;
+    opt.balance = dynamic ? Balance::Dynamic : Balance::Static;
+    // The cores the CPU share leaves feed a discrete device: what a profile's thread count
+    // means when a call applies it (plan.cpp, divide_cores).
+    opt.feeder_threads = std::max(1, cores() - *opt.cpu_threads);
+  }
+  return opt;
+}
+
 // The full check of a split's winner (on ordinary memory); false if it failed.
 template <class T>
 bool Tuner::winner_checks(int64_t size, int gpu_parts, int cpu_threads, bool dynamic,
@@ -290,6 +307,101 @@ bool Tuner::winner_checks(int64_t size, int gpu_parts, int cpu_threads, bool dyn
     opt.feeder_threads = std::max(1, cores() - cpu_threads);
   }
   return full_check<T>(std::min<int64_t>(size, 512), opt, seed, o_.tamper).empty();
+}
+
+// Interleaved rounds of the CPU alone, the GPU alone and the candidate the search found (`sp`),
+// judged by confirm_split: what is kept goes into `sp`, and the verdict into the log, the
+// progress and the profile. Only where the objective is time (energy has no per-call reading),
+// and never where the search kept the CPU alone, the safe choice. A log's rounds for the same
+// candidate are used again rather than measured, and judged by today's rule.
+template <class T>
+prof::Confirmation Tuner::confirm(char prec, Workspace<T>& ws, const Measured& cpu, Split& sp) {
+  const bool cpu_in = o_.split_min == 0;
+  const bool gpu_in = o_.split_max == o_.parts && std::isfinite(sp.best_gpu.cost);
+  if (sp.gpu_parts == 0 || o_.objective != "time" || (!cpu_in && !gpu_in)) return {};
+  const prof::ConfirmRule& rule = prof::confirm_rule();
+  Rounds r;
+  if (const prof::LogRecord* logged = logged_confirm(prec, ws.n, sp, ws.resident)) {
+    const auto side = [logged](const char* name) {
+      const auto it = logged->rounds.find(name);
+      return it == logged->rounds.end() ? std::vector<double>{} : it->second;
+    };
+    r = {side("cpu"), side("gpu"), side("candidate")};
+  } else {
+    std::vector<std::pair<std::string, Options>> sides;
+    if (cpu_in) sides.emplace_back("cpu", split_options({}, 0, 0, false));
+    if (gpu_in && sp.gpu_parts < o_.parts)
+      sides.emplace_back("gpu", split_options(sp.gpu_kernel, o_.parts, 0, false));
+    sides.emplace_back("candidate",
+                       split_options(sp.kernel, sp.gpu_parts, sp.cpu_threads, sp.dynamic));
+    r = rounds(ws, sides);
+  }
+  const Confirmed c = confirm_split(r, sp.gpu_parts, o_.parts, o_.split_margin, rule.confidence);
+  prof::LogRecord rec = record("confirm", prec, ws.n, sp.kernel, Timed{});
+  rec.gpu_parts = sp.gpu_parts;
+  rec.parts = o_.parts;
+  rec.cpu_threads = sp.cpu_threads;
+  rec.resident = ws.resident;
+  rec.dynamic = sp.dynamic;
+  rec.seconds = std::nullopt;  // the candidate failed in every round
+  if (!r.candidate.empty()) rec.seconds = rec.cost = summarize(r.candidate).median;
+  rec.rounds = {{"cpu", r.cpu}, {"gpu", r.gpu}, {"candidate", r.candidate}};
+  rec.verdict = to_string(c.verdict);
+  rec.note = c.note;
+  append(rec);
+  progress("confirm", prec, bucket_index_, static_cast<int>(o_.sizes.size()), bucket_best_, ws.n,
+           "size " + std::to_string(ws.n) + (ws.resident ? " resident" : "") + ": " + c.note,
+           /*keep_line=*/true);
+  if (c.keep != sp.gpu_parts) {
+    const bool gpu = c.keep == o_.parts;
+    sp.best = gpu ? sp.best_gpu : cpu;
+    sp.gpu_parts = c.keep;
+    sp.kernel = gpu ? sp.gpu_kernel : std::map<std::string, int>{};
+    sp.cpu_threads = 0;
+    sp.dynamic = false;
+  }
+  return {to_string(c.verdict), c.note};
+}
+
+// `rules.rounds` rounds of every side, each run `warmup` times untimed (what the side before it
+// left behind, threads still spinning, is not its cost) and then once timed, in an order that
+// turns by one each round, so that the machine's drift hits every side alike. A side that fails
+// keeps no times (it cannot be kept).
+template <class T>
+Rounds Tuner::rounds(Workspace<T>& ws, const std::vector<std::pair<std::string, Options>>& sides) {
+  const prof::ConfirmRule& rule = prof::confirm_rule();
+  std::map<std::string, std::vector<double>> times;
+  std::set<std::string> failed;
+  for (int round = 0; round < rule.rounds; ++round)
+    for (size_t i = 0; i < sides.size(); ++i) {
+      const auto& [name, opt] = sides[(i + static_cast<size_t>(round)) % sides.size()];
+      if (failed.count(name)) continue;
+      double seconds = 0;
+      std::string failure;
+      for (int w = 0; w <= rule.warmup && failure.empty(); ++w)
+        failure = call_once(ws, opt, &seconds);
+      if (!failure.empty()) {
+        failed.insert(name);
+        times.erase(name);
+        continue;
+      }
+      times[name].push_back(seconds);
+    }
+  return {times["cpu"], times["gpu"], times["candidate"]};
+}
+
+const prof::LogRecord* Tuner::logged_confirm(char prec, int64_t size, const Split& sp,
+                                             bool resident) const {
+  const auto rounds = static_cast<size_t>(prof::confirm_rule().rounds);
+  for (const auto& r : log_) {
+    const auto it = r.rounds.find("candidate");
+    if (r.kind == "confirm" && r.precision == prec && r.size == size && r.kernel == sp.kernel &&
+        r.gpu_parts == sp.gpu_parts && r.parts == o_.parts && r.cpu_threads == sp.cpu_threads &&
+        r.resident == resident && r.dynamic == sp.dynamic && it != r.rounds.end() &&
+        it->second.size() == rounds)
+      return &r;
+  }
+  return nullptr;
 }
 
 // The CPU share's threads when the tuner does not vary them: every core alone, one fewer beside

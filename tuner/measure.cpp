@@ -1,4 +1,5 @@
-// tuner::summarize (order statistics and the two flags) and tuner::energy_window.
+// tuner::summarize (order statistics and the two flags), the rule that tells two samples apart
+// (tuner::separate) and tuner::energy_window.
 #include "measure.hpp"
 
 #include <algorithm>
@@ -27,6 +28,37 @@ Stats summarize(std::vector<double> x) {
     s.bimodal = at >= 2 && n - at >= 2 && (x[at] - x[at - 1]) > 0.1 * s.median;
   }
   return s;
+}
+
+double chance_apart(size_t na, size_t nb) {
+  // C(na + nb, na) as a product of ratios, exact enough for any sample a run takes.
+  double orders = 1;
+  for (size_t i = 1; i <= na; ++i)
+    orders = orders * static_cast<double>(nb + i) / static_cast<double>(i);
+  return std::min(1.0, 2.0 / orders);
+}
+
+namespace {
+
+// Whether `chance` is within what `confidence` allows. 1 - 0.9 is 0.09999999999999998 in double:
+// a hair of room, so that 3 against 3 (exactly one in 10) meets 0.9.
+bool allowed(double chance, double confidence) { return chance <= (1 - confidence) * (1 + 1e-9); }
+
+}  // namespace
+
+size_t fewest_samples(double confidence) {
+  size_t n = 1;
+  while (!allowed(chance_apart(n, n), confidence) && n < 1000) ++n;
+  return n;
+}
+
+Separation separate(const std::vector<double>& a, const std::vector<double>& b, double confidence) {
+  if (a.empty() || b.empty()) return Separation::None;
+  const auto [a_lo, a_hi] = std::minmax_element(a.begin(), a.end());
+  const auto [b_lo, b_hi] = std::minmax_element(b.begin(), b.end());
+  if (*a_lo <= *b_hi && *b_lo <= *a_hi) return Separation::Overlap;
+  if (!allowed(chance_apart(a.size(), b.size()), confidence)) return Separation::TooFew;
+  return Separation::Apart;
 }
 
 EnergyWindow energy_window(power::Meter& meter, int min_calls, double min_seconds,

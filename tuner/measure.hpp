@@ -3,6 +3,7 @@
 // timing distributions), and their energy over a window long enough for coarse counters.
 #pragma once
 
+#include <cstddef>
 #include <functional>
 #include <vector>
 
@@ -19,6 +20,25 @@ struct Stats {
 };
 
 Stats summarize(std::vector<double> seconds);
+
+// tandem's one rule for telling two samples apart (tandem compare's speedups; the tune's choice of
+// a split or the GPU over the CPU alone): they differ only where their min-max ranges do not
+// overlap, and where ranges apart would be unlikely by chance with this many samples. Under no
+// difference every order of the n_a + n_b samples is as likely, and ranges apart, either way, come
+// in 2 of the C(n_a + n_b, n_a) orders: 3 against 3, one time in 10; 5 against 5, one in 126. A
+// rank test on ranges assumes nothing about the shape of timing noise, which is often bimodal
+// (GATLAS's lesson). `confidence` is one less the chance allowed (0.9: one in 10).
+enum class Separation {
+  None,     // a sample is empty
+  Overlap,  // the ranges overlap (touching ends included)
+  TooFew,   // apart, but that many samples are apart by chance too often for `confidence`
+  Apart,
+};
+Separation separate(const std::vector<double>& a, const std::vector<double>& b, double confidence);
+// The chance that n_a and n_b samples of one distribution have ranges apart: 2 / C(n_a + n_b, n_a).
+double chance_apart(size_t na, size_t nb);
+// The fewest samples a side (as many on each) with which ranges apart meet `confidence`.
+size_t fewest_samples(double confidence);
 
 // The energy of `calls` calls, read over their window alone.
 struct EnergyWindow {

@@ -1,0 +1,224 @@
+// tuner/confirm.hpp: what a tune keeps of the split or the GPU alone its search found, judged on
+// synthetic rounds (a split whose rounds overlap the CPU alone's is not kept; a clearly faster
+// one is; a noisy one is called too noisy and leaves the bucket to the CPU), the rule it shares
+// with tandem compare (tuner::separate), and a whole tune on the simulated APU: a clearly faster
+// split kept, and the same tune, resumed from a log whose rounds a busy machine made, reporting
+// the bucket as too noisy in its progress, its log and its profile, and keeping the CPU alone.
+#include "confirm.hpp"
+
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "cotuner.hpp"
+#include "measure.hpp"
+#include "profile.hpp"
+#include "seam_values.hpp"
+
+namespace tandem::tuner {
+namespace {
+
+namespace fs = std::filesystem;
+namespace prof = detail::profile;
+
+constexpr int kParts = 64;
+constexpr double kMargin = 0.05, kConfidence = 0.95;
+
+// Five rounds of about `at` seconds, spread by `spread` of it.
+std::vector<double> around(double at, double spread = 0.02) {
+  return {at, at * (1 + spread), at * (1 - spread), at * (1 + spread / 2), at * (1 - spread / 2)};
+}
+
+TEST(Confirm, AClearlyFasterSplitIsKept) {
+  const Confirmed c =
+      confirm_split({around(10), around(20), around(7)}, 20, kParts, kMargin, kConfidence);
+  EXPECT_EQ(c.keep, 20);
+  EXPECT_EQ(c.verdict, Verdict::Faster);
+  EXPECT_NE(c.note.find("split 20/64 1.43x the CPU alone's speed, ranges apart"), std::string::npos)
+      << c.note;
+}
+
+TEST(Confirm, ASplitWhoseRoundsOverlapTheCpusIsNotKept) {
+  // The case: as fast as the CPU alone by medians, its rounds among the CPU's.
+  Confirmed c = confirm_split({around(10), around(20), {9.9, 10.3, 10.1, 9.7, 10.0}}, 8, kParts,
+                              kMargin, kConfidence);
+  EXPECT_EQ(c.keep, 0);
+  EXPECT_EQ(c.verdict, Verdict::NotFaster);
+  EXPECT_NE(c.note.find("the CPU alone kept"), std::string::npos) << c.note;
+  // Faster by medians beyond the margin, but one round reaches into the CPU's range: the noise
+  // could have made it. The machine was too noisy to decide, and the CPU alone stays.
+  c = confirm_split({around(10), around(20), {8.0, 8.2, 10.0, 7.9, 8.1}}, 8, kParts, kMargin,
+                    kConfidence);
+  EXPECT_EQ(c.keep, 0);
+  EXPECT_EQ(c.verdict, Verdict::TooNoisy);
+  EXPECT_EQ(c.note.rfind("too noisy to decide: ", 0), 0u) << c.note;
+  EXPECT_NE(c.note.find("ranges overlap"), std::string::npos) << c.note;
+}
+
+TEST(Confirm, ASplitMustBeatTheMarginAsWellAsTheNoise) {
+  // Ranges apart, but 3% faster: under the 5% split margin.
+  const Confirmed c = confirm_split({around(10, 0.002), around(20), around(9.7, 0.002)}, 8, kParts,
+                                    kMargin, kConfidence);
+  EXPECT_EQ(c.keep, 0);
+  EXPECT_EQ(c.verdict, Verdict::NotFaster);
+}
+
+TEST(Confirm, ASplitMustBeatTheGpuAloneToo) {
+  // Faster than the CPU, slower than the GPU alone, which beats the CPU: the GPU alone is kept.
+  Confirmed c = confirm_split({around(10), around(4), around(6)}, 40, kParts, kMargin, kConfidence);
+  EXPECT_EQ(c.keep, kParts);
+  EXPECT_EQ(c.verdict, Verdict::Faster);
+  // The same with the GPU alone's rounds among the CPU's: the CPU alone.
+  c = confirm_split({around(10), {4, 4.1, 10.5, 4.2, 3.9}, around(6)}, 40, kParts, kMargin,
+                    kConfidence);
+  EXPECT_EQ(c.keep, 0);
+  EXPECT_EQ(c.verdict, Verdict::TooNoisy);
+}
+
+TEST(Confirm, TheGpuAloneAgainstTheCpuAlone) {
+  Confirmed c = confirm_split({around(10), {}, around(5)}, kParts, kParts, kMargin, kConfidence);
+  EXPECT_EQ(c.keep, kParts);
+  EXPECT_EQ(c.verdict, Verdict::Faster);
+  // No margin for the GPU alone, but the noise still counts.
+  c = confirm_split({around(10), {}, {9, 9.1, 9.2, 10.4, 9.3}}, kParts, kParts, kMargin,
+                    kConfidence);
+  EXPECT_EQ(c.keep, 0);
+  EXPECT_EQ(c.verdict, Verdict::TooNoisy);
+  c = confirm_split({around(10), {}, around(12)}, kParts, kParts, kMargin, kConfidence);
+  EXPECT_EQ(c.keep, 0);
+  EXPECT_EQ(c.verdict, Verdict::NotFaster);
+  // A candidate that failed in its rounds is never kept.
+  c = confirm_split({around(10), {}, {}}, kParts, kParts, kMargin, kConfidence);
+  EXPECT_EQ(c.keep, 0);
+}
+
+TEST(Confirm, TooFewRoundsCannotTell) {
+  // Two rounds each, ranges apart: one time in 3 by chance, far from the 95% asked.
+  const Confirmed c =
+      confirm_split({{10, 10.1}, {20, 20.1}, {5, 5.1}}, 8, kParts, kMargin, kConfidence);
+  EXPECT_EQ(c.keep, 0);
+  EXPECT_EQ(c.verdict, Verdict::TooNoisy);
+  EXPECT_NE(c.note.find("too few rounds"), std::string::npos) << c.note;
+}
+
+TEST(Confirm, ASideOutsideTheSearchedRangeNeedNotBeBeaten) {
+  // --split-min 1: the CPU alone is no choice; the split need only beat the GPU alone.
+  const Confirmed c = confirm_split({{}, around(20), around(12)}, 8, kParts, kMargin, kConfidence);
+  EXPECT_EQ(c.keep, 8);
+  EXPECT_EQ(c.verdict, Verdict::Faster);
+}
+
+// The rule compare judges its speedups by, shared.
+TEST(Separate, RangesApartWithEnoughSamples) {
+  EXPECT_EQ(separate({1, 2, 3}, {4, 5, 6}, 0.9), Separation::Apart);
+  EXPECT_EQ(separate({4, 5, 6}, {1, 2, 3}, 0.9), Separation::Apart) << "either way";
+  EXPECT_EQ(separate({1, 2, 4}, {4, 5, 6}, 0.9), Separation::Overlap) << "touching ends";
+  EXPECT_EQ(separate({1, 2, 3}, {4, 5, 6}, 0.95), Separation::TooFew) << "one in 10 > 1 in 20";
+  EXPECT_EQ(separate({}, {4, 5, 6}, 0.9), Separation::None);
+  EXPECT_DOUBLE_EQ(chance_apart(3, 3), 0.1);
+  EXPECT_DOUBLE_EQ(chance_apart(5, 5), 2.0 / 252);
+  EXPECT_EQ(fewest_samples(0.9), 3u);
+  EXPECT_EQ(fewest_samples(0.95), 4u);
+}
+
+// defaults.json's numbers: the tune's rounds can meet its confidence (else no split could ever be
+// kept), and compare's repetitions stay the 3 its table asks for.
+TEST(Separate, TheDefaultsRoundsMeetTheirConfidence) {
+  const prof::ConfirmRule& rule = prof::confirm_rule();
+  EXPECT_LE(fewest_samples(rule.confidence), static_cast<size_t>(rule.rounds));
+  EXPECT_EQ(fewest_samples(rule.compare_confidence), 3u);
+}
+
+// The simulated APU (src/simulated_apu.hpp) of simulated_apu_test: a split is 1.25x faster than
+// either side alone there, and every call lasts as long as its model says.
+detail::seams::Values apu() {
+  detail::seams::Values v;
+  v.apu_cpu_gflops = 0.8;
+  v.apu_gpu_gflops = 1.2;
+  v.apu_both_busy = 0.75;
+  return v;
+}
+
+std::vector<nlohmann::json> log_lines(const fs::path& log) {
+  std::vector<nlohmann::json> out;
+  std::ifstream in(log);
+  for (std::string line; std::getline(in, line);)
+    if (!line.empty()) out.push_back(nlohmann::json::parse(line));
+  return out;
+}
+
+TEST(ConfirmTune, AClearFasterSplitIsKeptAndANoisyOneIsReportedAndLeftToTheCpu) {
+  const detail::seams::Override apu_on(apu());
+  const fs::path log = fs::path(std::getenv("TANDEM_PROFILE_DIR")) / "tune.jsonl";
+  TuneOptions o;
+  o.precisions = {'s'};
+  o.sizes = {256};
+  o.kernel_size = 256;
+  o.budget_evaluations = 1;
+  o.top_kernels = 1;
+  o.start = {{"MWG", 16}, {"NWG", 16}, {"KWG", 16}, {"MDIMC", 8}, {"NDIMC", 8}};
+  o.reps = 3;
+  o.direct = false;
+  o.model = false;
+  o.log = log;
+  std::vector<Progress> said;
+  o.on_progress = [&said](const Progress& p) { said.push_back(p); };
+  prof::forget();
+  const TuneReport clean = tune(o);
+  const prof::Bucket& b = clean.profile.precisions.at('s').buckets.at(0);
+  EXPECT_GT(b.gpu_parts, 0);
+  EXPECT_LT(b.gpu_parts, b.parts);
+  EXPECT_EQ(b.confirmation.verdict, "faster") << b.confirmation.note;
+
+  // Its log holds the rounds; a busy machine's would have put one CPU-alone round below the
+  // split's and left the GPU alone far behind.
+  std::vector<nlohmann::json> lines = log_lines(log);
+  int confirms = 0;
+  for (auto& j : lines) {
+    if (j.at("kind") != "confirm") continue;
+    ++confirms;
+    EXPECT_EQ(j.at("verdict"), "faster");
+    const auto rounds = static_cast<size_t>(prof::confirm_rule().rounds);
+    EXPECT_EQ(j.at("rounds").at("cpu").size(), rounds);
+    EXPECT_EQ(j.at("rounds").at("gpu").size(), rounds);
+    EXPECT_EQ(j.at("rounds").at("candidate").size(), rounds);
+    j["rounds"]["cpu"] = {0.040, 0.041, 0.019, 0.043, 0.044};
+    j["rounds"]["gpu"] = {0.080, 0.081, 0.082, 0.083, 0.084};
+    j["rounds"]["candidate"] = {0.020, 0.021, 0.022, 0.023, 0.024};
+  }
+  ASSERT_EQ(confirms, 1);
+  {
+    std::ofstream out(log, std::ios::trunc);
+    for (const auto& j : lines) out << j.dump() << "\n";
+  }
+
+  // Resumed from that log, the tune judges those rounds: too noisy to decide, the CPU alone.
+  said.clear();
+  const TuneReport noisy = tune(o);
+  const prof::Bucket& n = noisy.profile.precisions.at('s').buckets.at(0);
+  EXPECT_EQ(n.gpu_parts, 0);
+  EXPECT_TRUE(n.kernel.empty());
+  EXPECT_EQ(n.confirmation.verdict, "too noisy");
+  EXPECT_EQ(n.confirmation.note.rfind("too noisy to decide: ", 0), 0u) << n.confirmation.note;
+  EXPECT_EQ(prof::load(noisy.saved).precisions.at('s').buckets.at(0).confirmation.verdict,
+            "too noisy")
+      << "the saved profile says so";
+  int progress_lines = 0;
+  for (const Progress& p : said)
+    if (p.phase == "confirm" && p.keep_line &&
+        p.last.find("too noisy to decide") != std::string::npos)
+      ++progress_lines;
+  EXPECT_EQ(progress_lines, 1) << "the progress says so, on a line of its own";
+  const std::vector<nlohmann::json> after = log_lines(log);
+  ASSERT_GT(after.size(), lines.size());
+  EXPECT_EQ(after.back().at("kind"), "confirm");
+  EXPECT_EQ(after.back().at("verdict"), "too noisy") << "the log says so";
+}
+
+}  // namespace
+}  // namespace tandem::tuner

@@ -1,0 +1,97 @@
+// tuner::confirm_split: the interleaved rounds' verdict on what a bucket's search found best,
+// judged by the rule tandem compare judges its speedups by (tuner::separate).
+#include "confirm.hpp"
+
+#include <algorithm>
+#include <cstdio>
+
+#include "measure.hpp"
+
+namespace tandem::tuner {
+namespace {
+
+// One comparison of the candidate (or the GPU alone) against one single side.
+struct Beat {
+  Verdict verdict = Verdict::Faster;
+  std::string words;  // "" where there was nothing to beat
+};
+
+std::string ratio_text(double r) {
+  char text[32];
+  std::snprintf(text, sizeof text, "%.2fx", r);
+  return text;
+}
+
+// Whether `x` runs faster than `base` by `margin` of base's median time, beyond the noise.
+Beat beats(const std::vector<double>& x, const std::vector<double>& base, double margin,
+           double confidence, const std::string& x_name, const std::string& base_name) {
+  if (base.empty()) return {};
+  if (x.empty()) return {Verdict::NotFaster, x_name + " did not run"};
+  const double mx = summarize(x).median, mb = summarize(base).median;
+  const std::string speed = x_name + " " + ratio_text(mb / mx) + " " + base_name + "'s speed";
+  if (!(mx < mb * (1 - margin)))
+    return {Verdict::NotFaster,
+            speed + (margin > 0 ? ", not " + ratio_text(1 / (1 - margin)) + " or more" : "")};
+  switch (separate(x, base, confidence)) {
+    case Separation::Apart:
+      return {Verdict::Faster, speed + ", ranges apart"};
+    case Separation::TooFew:
+      return {Verdict::TooNoisy, speed + " by medians, ranges apart but too few rounds to tell"};
+    case Separation::None:
+    case Separation::Overlap:
+      break;
+  }
+  return {Verdict::TooNoisy, speed + " by medians, but their ranges overlap"};
+}
+
+std::string joined(const std::vector<Beat>& beats) {
+  std::string s;
+  for (const Beat& b : beats)
+    if (!b.words.empty()) s += (s.empty() ? "" : "; ") + b.words;
+  return s;
+}
+
+bool any(const std::vector<Beat>& beats, Verdict v) {
+  return std::any_of(beats.begin(), beats.end(), [v](const Beat& b) { return b.verdict == v; });
+}
+
+}  // namespace
+
+const char* to_string(Verdict v) {
+  switch (v) {
+    case Verdict::Faster:
+      return "faster";
+    case Verdict::NotFaster:
+      return "not faster";
+    case Verdict::TooNoisy:
+      return "too noisy";
+  }
+  return "?";
+}
+
+Confirmed confirm_split(const Rounds& r, int split, int parts, double margin, double confidence) {
+  const std::string rounds = " (" + std::to_string(r.candidate.size()) + " rounds)";
+  std::vector<Beat> seen;
+  if (split > 0 && split < parts) {
+    const std::string name = "split " + std::to_string(split) + "/" + std::to_string(parts);
+    const Beat cpu = beats(r.candidate, r.cpu, margin, confidence, name, "the CPU alone");
+    const Beat gpu = beats(r.candidate, r.gpu, margin, confidence, name, "the GPU alone");
+    seen = {cpu, gpu};
+    if (cpu.verdict == Verdict::Faster && gpu.verdict == Verdict::Faster)
+      return {split, Verdict::Faster, joined(seen) + rounds};
+  }
+  // The GPU alone: the candidate itself, or what a split that failed falls back to.
+  const std::vector<double>& gpu_alone = split == parts ? r.candidate : r.gpu;
+  if (split == parts || !gpu_alone.empty()) {
+    const Beat gpu = beats(gpu_alone, r.cpu, 0, confidence, "the GPU alone", "the CPU alone");
+    seen.push_back(gpu);
+    if (gpu.verdict == Verdict::Faster)
+      return {parts, Verdict::Faster, joined(seen) + rounds + "; the GPU alone kept"};
+  }
+  const Verdict v = any(seen, Verdict::TooNoisy) ? Verdict::TooNoisy : Verdict::NotFaster;
+  return {0, v,
+          (v == Verdict::TooNoisy ? "too noisy to decide: " : "") + joined(seen) + rounds +
+              "; the CPU alone kept"};
+}
+
+}  // namespace tandem::tuner

@@ -1,0 +1,44 @@
+// The tune's last word on a bucket: what its search found best there (a split of C's rows, or the
+// GPU alone) is kept only where interleaved rounds show it faster than each single side, the CPU
+// alone and the GPU alone, beyond the run-to-run noise; otherwise the safe choice, the CPU alone.
+// A search keeps the fastest median it sees, and on a busy machine that is often luck: issue 39's
+// quick tune kept a dgemm 1024 split that then ran at 0.66 of the CPU alone.
+#pragma once
+
+#include <string>
+#include <vector>
+
+namespace tandem::tuner {
+
+// Each side's timed seconds, one per round, the sides interleaved. A side outside the split
+// search's range (--split-min above 0 leaves out the CPU alone, --split-max below P the GPU
+// alone) has none, and the candidate need not beat it. Where the candidate is the GPU alone,
+// `gpu` is empty.
+struct Rounds {
+  std::vector<double> cpu, gpu, candidate;
+};
+
+enum class Verdict {
+  Faster,     // kept: faster than each single side in range, beyond the noise
+  NotFaster,  // its medians say it is not faster (by the margin, for a split): the CPU alone
+  TooNoisy,   // its medians say faster, but the rounds cannot tell it from noise: the CPU alone
+};
+const char* to_string(Verdict v);  // "faster", "not faster", "too noisy"
+
+struct Confirmed {
+  int keep = 0;  // p_g of what is kept: the split, P (the GPU alone) or 0 (the CPU alone)
+  Verdict verdict = Verdict::NotFaster;
+  std::string note;  // what the rounds showed, in words
+};
+
+// What to keep of the candidate `split` (0 < split < parts: a split; parts: the GPU alone). A
+// split must beat each single side's median by `margin` (the split margin) and the GPU alone the
+// CPU alone's, and each must do it beyond the noise as `tandem compare` judges a speedup
+// (tuner::separate at `confidence`). A split that fails falls back to the GPU alone where that
+// passes against the CPU alone. The verdict is the kept side's: Faster, or for the CPU alone,
+// TooNoisy where a comparison's medians said faster but its rounds could not tell, else
+// NotFaster.
+Confirmed confirm_split(const Rounds& rounds, int split, int parts, double margin,
+                        double confidence);
+
+}  // namespace tandem::tuner
