@@ -298,8 +298,11 @@ TEST(Recovery, LaunchesAreBoundedInRows) {
   }
 }
 
-// The plan sets the bound from the rate the profile measured: a device profiled at 1 MFLOPS
-// (so 0.5 s is 500 k flops, 61 rows of 64 x 64) gets a launch per 64-row tile.
+// The plan sets the bound from the rate the profile measured: on a device profiled at 1.1 MFLOPS
+// (so 0.5 s is 550 k flops; one compute unit, PoCL's basic device), a 64 x 64 tile over k = 64
+// (524 k flops) takes 0.48 s, so a launch is one row of tiles. Over k = 128 even one tile takes
+// 0.95 s: the call is too long for the device's launches and stays on the CPU, but under
+// strategy gpu, which launches a row of tiles at a time.
 TEST(Recovery, ThePlanBoundsLaunchesByTheProfilesRate) {
   namespace fs = std::filesystem;
   namespace prof = detail::profile;
@@ -317,7 +320,7 @@ TEST(Recovery, ThePlanBoundsLaunchesByTheProfilesRate) {
   b.size = 256;
   b.gpu_parts = b.parts = 64;
   b.kernel = pp.gpu_kernel;
-  b.gpu_gflops = 1e-3;
+  b.gpu_gflops = 1.1e-3;
   pp.buckets = {b};
   p.precisions['s'] = pp;
   prof::save(p, prof::path_for(id));
@@ -325,10 +328,19 @@ TEST(Recovery, ThePlanBoundsLaunchesByTheProfilesRate) {
   o.strategy = Strategy::Hybrid;
   o.gpu_fraction = 0.75;
   o.device = "0";
-  const Report r = run_checked<float>(512, 64, 64, 1.0, o, "profiled at 1 MFLOPS");
+  ASSERT_EQ(detail::gpu::info(*detail::gpu::open_device("0")).compute_units, 1)
+      << "POCL_DEVICES=\"basic pthread\": device 0 is PoCL's basic device";
+  const Report r = run_checked<float>(512, 64, 64, 1.0, o, "profiled at 1.1 MFLOPS");
   ASSERT_EQ(r.devices.size(), 1u);
   EXPECT_EQ(r.devices[0].rows, 384);
   EXPECT_EQ(r.devices[0].launches, 6);
+  const Report longer = run_checked<float>(512, 64, 128, 1.0, o, "a tile over k = 128: 0.95 s");
+  EXPECT_EQ(longer.gpu_rows, 0) << "too long for one launch: the CPU's";
+  o.strategy = Strategy::Gpu;
+  const Report gpu = run_checked<float>(512, 64, 128, 1.0, o, "the same under strategy gpu");
+  ASSERT_EQ(gpu.devices.size(), 1u);
+  EXPECT_EQ(gpu.gpu_rows, 512);
+  EXPECT_EQ(gpu.devices[0].launches, 8) << "a row of tiles a launch";
   fs::remove_all(dir);
   prof::forget();
 }

@@ -250,6 +250,11 @@ int64_t row_tile(const Params& params) {
   return it != params.end() && it->second > 0 ? it->second : 1;
 }
 
+int64_t col_tile(const Params& params) {
+  auto it = params.find("NWG");
+  return it != params.end() && it->second > 0 ? it->second : 1;
+}
+
 int64_t chunk_rows(int64_t m, int64_t n, size_t bytes, int64_t mwg, int64_t nwg, int compute_units,
                    int chunk_fill, size_t overlap_from) {
   constexpr int64_t kMaxChunks = 8;

@@ -75,6 +75,8 @@ uint64_t local_bytes(const Params& params, uint64_t elem);
 uint64_t private_bytes(const Params& params, uint64_t elem);
 // Rows of C one work-group computes: the GPU's share is best a multiple of it.
 int64_t row_tile(const Params& params);
+// Columns of C one work-group computes.
+int64_t col_tile(const Params& params);
 // Rows of C per chunk of a discrete device's share of m x n (its copies `bytes` in all): a whole
 // number of fills, a fill being the most rows of tiles whose work-groups give every compute unit
 // at most `chunk_fill` of them (a trade between the kernel's occupancy and the overlap of copies
