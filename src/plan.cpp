@@ -197,40 +197,6 @@ void drop_fp32_only(std::vector<std::shared_ptr<gpu::Device>>& devices,
     warn_once("no-fp64:" + without, "dgemm leaves out " + without + ": no fp64 support");
 }
 
-// Bounds a part's kernel launches (LAUNCH_ROWS, unless the caller set it) so that none is planned
-// to run longer than the data's bound at `gflops`, the device's measured kernel rate (else the
-// rate the data assumes): a display GPU's watchdog kills a kernel that runs for seconds. A
-// launch's time is its work-groups' (whole tiles of rows and columns, each over all of k), a wave
-// of one per compute unit at a time: so a call of a few rows and columns with a long k, which
-// fills one work-group, is as slow as the tile it pads out to on one compute unit. False where
-// even one row of tiles would run longer than the bound: such a part is too long for the device
-// (the plan gives its rows to the CPU, but under strategy gpu, where it runs a row of tiles at a
-// time).
-template <class T>
-bool bound_launches(DevicePart& part, const Problem<T>& p, const Options& o, double gflops) {
-  if (o.kernel_params.count("LAUNCH_ROWS")) return true;
-  const profile::LaunchBound& bound = profile::launch_bound();
-  const double rate = (gflops > 0 ? gflops : bound.assumed_gflops) * 1e9;
-  const int64_t mwg = gpu::row_tile(*part.params), nwg = gpu::col_tile(*part.params);
-  const double units = std::max(1, gpu::info(*part.device).compute_units);
-  const double group_seconds = 2.0 * static_cast<double>(mwg) * static_cast<double>(nwg) *
-                               static_cast<double>(std::max<int64_t>(p.k, 1)) / (rate / units);
-  const double col_groups = std::ceil(static_cast<double>(p.n) / static_cast<double>(nwg));
-  // Rows of tiles a launch may hold: whole waves within the bound.
-  const double waves = std::floor(bound.max_seconds / group_seconds);
-  const double tile_rows = std::floor(waves * units / col_groups);
-  const bool fits = tile_rows >= 1;
-  const double rows = std::max(1.0, tile_rows) * static_cast<double>(mwg);
-  const int launch_rows = rows >= static_cast<double>(p.m) ? 0 : static_cast<int>(rows);
-  // The resolved set is shared: a bound of its own is a copy (a call too long for one launch).
-  const auto it = part.params->find("LAUNCH_ROWS");
-  if (it != part.params->end() && it->second == launch_rows) return fits;
-  auto bounded = std::make_shared<gpu::Params>(*part.params);
-  (*bounded)["LAUNCH_ROWS"] = launch_rows;
-  part.params = std::move(bounded);
-  return fits;
-}
-
 // Whether a bucket measured a call like this one: its size within the buckets' range, no side
 // more than twice another (the buckets are square), C not read on a discrete device (the buckets
 // have beta = 0; reading C moves it across the bus from pinned memory, and from ordinary memory

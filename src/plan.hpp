@@ -62,6 +62,13 @@ int64_t gpu_rows(double fraction, int64_t m, int64_t tile);
 std::vector<int64_t> split_rows(double fraction, int64_t m, const std::vector<double>& weights,
                                 const std::vector<int64_t>& tiles);
 
+// Bounds a part's kernel launches (LAUNCH_ROWS, unless the caller set it) so that none is planned
+// to run longer than tuner/profiles/defaults.json's launch bound at `gflops`, the device's
+// measured kernel rate (else the rate the data assumes); false where even one row of the kernel's
+// tiles would run longer (division.cpp says how a launch's time is counted).
+template <class T>
+bool bound_launches(DevicePart& part, const Problem<T>& p, const Options& o, double gflops);
+
 // How the host's cores are divided for one call.
 struct Cores {
   int total = 1;             // the cores there are to divide
