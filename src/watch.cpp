@@ -184,7 +184,12 @@ void plan(GpuPlan& plan, const Problem<T>& p, Strategy strategy,
           const std::vector<std::shared_ptr<gpu::Device>>& devices,
           const std::vector<profile::Choice>& choices, const Profiles& profiles,
           const cost::Model* model, Report& r) {
-  if (strategy != Strategy::Auto || plan.parts.empty() || choices.empty()) return;
+  if (strategy != Strategy::Auto) return;
+  // A call's own plan comes first in it; plans made after it while the call is planned (the
+  // route's cubes, executor.cpp's learn_route) see the profile as it is: they are not this call's,
+  // and what a process demoted must not reach the route that later processes read.
+  if (t_expected != nullptr && std::exchange(t_expected->planned, true)) return;
+  if (plan.parts.empty() || choices.empty()) return;
   Key rest;
   for (const auto& d : devices) rest.devices = hash_value(gpu::info(*d).index, rest.devices);
   rest.fp64 = std::is_same_v<T, double>;
@@ -204,7 +209,10 @@ void plan(GpuPlan& plan, const Problem<T>& p, Strategy strategy,
     return;
   }
   const double cpu = cpu_seconds(p, choices, model);
-  if (t_expected != nullptr && cpu > 0) *t_expected = {of, cpu};
+  if (t_expected != nullptr && cpu > 0) {
+    t_expected->of = of;
+    t_expected->cpu_seconds = cpu;
+  }
 }
 
 Call::Call() : outer_(t_expected) { t_expected = &expected_; }

@@ -25,11 +25,13 @@ bool slower_than_cpu(std::vector<double> ratios, double margin);
 
 class Class;
 
-// Planning (plan.cpp): under auto (`strategy`, what ran the plan), where `plan` gives devices rows,
-// its class is looked up; a demoted one empties `plan` (the CPU alone takes the call, and the
-// report says no GPU fraction), else this thread's call (Call, below) is told its class and the CPU
-// alone's predicted seconds. `model`: the cost model that made the plan (the first device's), or
-// none for a bucket's split.
+// Planning (plan.cpp): under auto (`strategy`), where `plan` gives devices rows, its class is
+// looked up; a demoted one empties `plan` (the CPU alone takes the call, and the report says no
+// GPU fraction), else this thread's call (Call, below) is told its class and the CPU alone's
+// predicted seconds. Only a call's own plan (the first it makes under auto), or one made outside
+// any call (uses_devices), is watched: plans made inside a call's planning after its own (the
+// route's cubes) are left as the profile makes them. `model`: the cost model that made the plan
+// (the first device's), or none for a bucket's split.
 template <class T>
 void plan(GpuPlan& plan, const Problem<T>& p, Strategy strategy,
           const std::vector<std::shared_ptr<gpu::Device>>& devices,
@@ -51,6 +53,7 @@ class Call {
   struct Expected {
     Class* of = nullptr;
     double cpu_seconds = 0;
+    bool planned = false;  // the call's own plan was made (the first under auto)
   };
 
  private:

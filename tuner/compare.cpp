@@ -9,6 +9,7 @@
 #include <climits>
 #include <cmath>
 #include <cstdio>
+#include <limits>
 #include <map>
 #include <optional>
 #include <set>
@@ -82,6 +83,59 @@ void judge_speedups(std::vector<CompareRow>& rows) {
   }
 }
 
+// One strategy of a shape while it is measured: what it asks, its samples, its last report.
+struct Measuring {
+  Options opt;
+  CompareRow row;
+  Report last;
+  std::vector<double> wall, cpu, gpu, kernel;
+};
+
+Measuring measuring(const CompareOptions& o, char prec, const std::array<int64_t, 3>& shape,
+                    const std::string& name) {
+  const Variant v = variant_of(name);
+  Measuring s;
+  s.opt.strategy = v.strategy;
+  s.opt.balance = v.balance;
+  if (!v.devices.empty())
+    s.opt.device = v.devices;
+  else if (!o.device.empty())
+    s.opt.device = o.device;
+  s.row.precision = prec;
+  s.row.m = shape[0];
+  s.row.n = shape[1];
+  s.row.k = shape[2];
+  s.row.strategy = name;
+  return s;
+}
+
+// The row from its samples and its last call (its error is the worst of its timed calls').
+void finish_row(Measuring& s, double gflop) {
+  CompareRow& row = s.row;
+  const Report& r = s.last;
+  std::sort(s.wall.begin(), s.wall.end());
+  row.seconds = median_of(s.wall);
+  row.gflops = gflop / row.seconds;
+  row.gflops_min = gflop / s.wall.back();
+  row.gflops_max = gflop / s.wall.front();
+  row.ran = to_string(r.strategy);
+  row.gpu_rows = r.gpu_rows;
+  row.cpu_rows = r.cpu_rows;
+  row.cpu_seconds = median_of(s.cpu);
+  row.gpu_seconds = median_of(s.gpu);
+  row.kernel_seconds = median_of(s.kernel);
+  row.kernel_gflops = row.kernel_seconds > 0 && r.cpu_rows == 0 ? gflop / row.kernel_seconds : 0;
+  row.buffers = buffers(r);
+  row.configuration = configuration(r);
+}
+
+// Every strategy of one shape, in interleaved rounds: each round runs each strategy `warmup`
+// times untimed (the calls that absorb what the strategy before it left behind: OpenBLAS's and an
+// OpenCL runtime's workers spin a while after their last job, and on a CPU device they compete
+// with the next one's), then once timed, in an order that turns by one each round. So a busy
+// machine's drift hits every strategy alike, as it does the tune's confirmation rounds: measured
+// one after another, two strategies that ran the same code differed by up to 0.91x on a machine
+// kept busy by a build.
 template <class T>
 void measure_shape(const CompareOptions& o, char prec, const std::array<int64_t, 3>& shape,
                    power::Meter* meter, CompareResult& out) {
@@ -89,62 +143,38 @@ void measure_shape(const CompareOptions& o, char prec, const std::array<int64_t,
   bench::Problem<T> p(m, n, k, static_cast<uint64_t>(m * 31 + n * 7 + k), o.resident);
   const std::vector<double> ref = p.reference();
   const double gflop = bench::gflop(m, n, k);
+  std::vector<Measuring> all;
+  for (const auto& name : o.strategies) all.push_back(measuring(o, prec, shape, name));
+  for (int round = 0; round < std::max(1, o.reps); ++round)
+    for (size_t i = 0; i < all.size(); ++i) {
+      Measuring& s = all[(i + static_cast<size_t>(round)) % all.size()];
+      for (int w = 0; w < o.warmup; ++w) p.run(s.opt, &s.last);
+      if (round >= o.reps) continue;  // --reps 0: the warm-up alone
+      // C as no strategy left it: each timed call's result is its own to check.
+      std::fill(p.c, p.c + m * n, std::numeric_limits<T>::quiet_NaN());
+      s.wall.push_back(p.run(s.opt, &s.last));
+      s.row.max_error = std::max(s.row.max_error, p.max_relative_error(ref));
+      s.row.gflops_samples.push_back(gflop / s.wall.back());
+      s.cpu.push_back(s.last.cpu_seconds());
+      s.gpu.push_back(s.last.gpu_seconds());
+      s.kernel.push_back(s.last.gpu_kernel_seconds);
+      s.row.fell_back = s.row.fell_back || s.last.fell_back;
+    }
   std::vector<CompareRow> shape_rows;
-  for (const auto& name : o.strategies) {
-    const Variant v = variant_of(name);
-    Options opt;
-    opt.strategy = v.strategy;
-    opt.balance = v.balance;
-    if (!v.devices.empty())
-      opt.device = v.devices;
-    else if (!o.device.empty())
-      opt.device = o.device;
-    CompareRow row;
-    row.precision = prec;
-    row.m = m;
-    row.n = n;
-    row.k = k;
-    row.strategy = name;
-    Report r;
-    // Let the previous strategy's threads go idle first (OpenBLAS's and an OpenCL runtime's
-    // workers keep spinning a while after their last job, and on a CPU device they would
-    // compete with this one's).
-    std::this_thread::sleep_for(std::chrono::duration<double>(o.settle_seconds));
-    for (int i = 0; i < o.warmup; ++i) p.run(opt, &r);
-    std::vector<double> wall, cpu, gpu, kernel;
-    for (int i = 0; i < o.reps; ++i) {
-      wall.push_back(p.run(opt, &r));
-      row.gflops_samples.push_back(gflop / wall.back());
-      cpu.push_back(r.cpu_seconds());
-      gpu.push_back(r.gpu_seconds());
-      kernel.push_back(r.gpu_kernel_seconds);
-      row.fell_back = row.fell_back || r.fell_back;
-    }
+  for (Measuring& s : all) {
     // Energy over a window of its own, long enough for coarse counters (NVML's updates every
-    // few tens of milliseconds): as many calls as fill energy_seconds, at least reps.
+    // few tens of milliseconds): as many calls as fill energy_seconds, at least reps; after a
+    // pause for the strategy before it to go idle.
     if (meter) {
-      const EnergyWindow e = energy_window(*meter, o.reps, o.energy_seconds, [&] { p.run(opt); });
-      row.power = true;
-      row.joules = e.energy.joules / e.calls;
-      row.watts = e.energy.watts();
-      row.gflops_per_watt = row.joules > 0 ? gflop / row.joules : 0;
+      std::this_thread::sleep_for(std::chrono::duration<double>(o.settle_seconds));
+      const EnergyWindow e = energy_window(*meter, o.reps, o.energy_seconds, [&] { p.run(s.opt); });
+      s.row.power = true;
+      s.row.joules = e.energy.joules / e.calls;
+      s.row.watts = e.energy.watts();
+      s.row.gflops_per_watt = s.row.joules > 0 ? gflop / s.row.joules : 0;
     }
-    std::sort(wall.begin(), wall.end());
-    row.seconds = median_of(wall);
-    row.gflops = gflop / row.seconds;
-    row.gflops_min = gflop / wall.back();
-    row.gflops_max = gflop / wall.front();
-    row.ran = to_string(r.strategy);
-    row.gpu_rows = r.gpu_rows;
-    row.cpu_rows = r.cpu_rows;
-    row.cpu_seconds = median_of(cpu);
-    row.gpu_seconds = median_of(gpu);
-    row.kernel_seconds = median_of(kernel);
-    row.kernel_gflops = row.kernel_seconds > 0 && r.cpu_rows == 0 ? gflop / row.kernel_seconds : 0;
-    row.max_error = p.max_relative_error(ref);
-    row.buffers = buffers(r);
-    row.configuration = configuration(r);
-    shape_rows.push_back(row);
+    finish_row(s, gflop);
+    shape_rows.push_back(s.row);
   }
   judge_speedups(shape_rows);
   for (auto& row : shape_rows) {
