@@ -27,6 +27,10 @@
 #                                         # a change, packed as .gpu/bundle.tar.xz is): each line
 #                                         # runs CALLS_ROUNDS times (2) with that bundle and with
 #                                         # this one in turn, before first ("side" in the JSON)
+#   bash bench/gpu_host.sh trust [OUT]    # there: issue 39's checks on the GPU: the entries from C
+#                                         # (caller_frame), failed waits and finishes under every
+#                                         # strategy (faults_calls), the route (ROUTE_TEST_N) and a
+#                                         # whole program's cost (TRUST_N), a long-k call's launches
 #   bash bench/gpu_host.sh set-tune [OUT] # there, on a host with several GPUs of one kind: tune on
 #                                         # one (SET_TUNE_DEVICE), export its profile, then auto
 #                                         # over the set (SET_DEVICES) and "all" at SET_SIZE^3
@@ -34,7 +38,8 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 programs=(build/tests/gemm_test build/tests/executor_test build/tests/api_test
           build/bench/tandem_demo build/bench/gemm_bench build/tandem build/bench/strategy_eval
-          build/bench/model_check)
+          build/bench/model_check build/tests/caller_frame_test build/tests/faults_calls
+          build/tests/libcl_faults.so build/tests/route_calls build/bench/one_call)
 
 unpack() {
   tar xJf .gpu/bundle.tar.xz -C /tmp
@@ -315,6 +320,35 @@ print("%-70s %-6s %9.0f GFLOPS  rows/chunks %s cpu:%d/%d  thr %d feed %d  load %
     tandem profile export "$out/profile.json" --device "$dev"
     measure after | tee -a "$out/untuned.jsonl"
     ;;
+  trust)
+    # Issue 39 on the GPU host: every entry called as C programs call them, plain and preloaded,
+    # with products on the GPU (forced hybrid); OpenCL's waits and finishes failing under every
+    # strategy through the C API, C++ and the drop-in, the GPU being the first GPU auto takes; the
+    # route; what a program whose calls stay on the CPU pays, whole; a few rows over a long k.
+    out=${2:-${OUT:-/tmp/tandem-out}}
+    mkdir -p "$out"
+    unpack
+    export TANDEM_PROFILE_DIR=${TANDEM_PROFILE_DIR:-/tmp/tandem-profiles}
+    mkdir -p "$TANDEM_PROFILE_DIR"
+    lib=/tmp/bundle/lib/libtandem_blas.so.0
+    status=0
+    tandem devices > "$out/devices.txt" 2>&1
+    # Warm-up: the host's memory grows on first use and its first minute is slow.
+    tandem gemm --m 4096 --n 4096 --k 4096 --strategy gpu --reps 2 > /dev/null
+    bash tests/caller_frame_test.sh "$(command -v caller_frame_test)" "$lib" > "$out/caller_frame.txt" 2>&1 || status=1
+    tail -n 2 "$out/caller_frame.txt"
+    bash tests/faults_calls_test.sh "$(command -v faults_calls)" /tmp/bundle/bin/libcl_faults.so \
+      > "$out/faults_calls.txt" 2>&1 || status=1
+    tail -n 2 "$out/faults_calls.txt"
+    ROUTE_TEST_N=${ROUTE_TEST_N:-300} bash tests/route_test.sh "$(command -v route_calls)" > "$out/route.txt" 2>&1 || status=1
+    tail -n 3 "$out/route.txt"
+    python3 bench/process_cost.py "$(command -v one_call)" "$lib" "${TRUST_N:-300}" "${TRUST_REPS:-21}" \
+      | tee "$out/process_cost.txt"
+    for s in hybrid auto gpu; do
+      echo "m=n=2 k=2^22 $s: $(tandem --json gemm --m 2 --n 2 --k 4194304 --strategy $s | tr -d '\n')"
+    done | tee "$out/long_k.txt"
+    exit $status
+    ;;
   set-tune)
     # A host with several GPUs of one kind (the two-H200 host): `tandem tune` on the first
     # (SET_TUNE_DEVICE, default 1; its profile applies to every GPU of that name), sizes that follow
@@ -357,7 +391,7 @@ print("%-70s %-6s %9.0f GFLOPS  rows/chunks %s cpu:%d/%d  thr %d feed %d  load %
     done
     ;;
   *)
-    echo "usage: $0 pack | run [OUT] | tune [OUT] | compare [OUT] | sweep [OUT] | split [OUT] | calls [OUT] | model [OUT] | untuned [OUT] | set-tune [OUT]" >&2
+    echo "usage: $0 pack | run [OUT] | tune [OUT] | compare [OUT] | sweep [OUT] | split [OUT] | calls [OUT] | model [OUT] | untuned [OUT] | trust [OUT] | set-tune [OUT]" >&2
     exit 2
     ;;
 esac
