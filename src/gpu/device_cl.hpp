@@ -35,6 +35,17 @@ class Device {
   std::once_flag& bus_once() { return bus_once_; }
   double bus_rate() const { return bus_rate_; }
   void set_bus_rate(double bytes_per_second) { bus_rate_ = bytes_per_second; }
+  // Keeps for good what a share whose queues could not be drained gave the device (its buffers
+  // and queue), reachable and never released or reused: the device may still use them. The
+  // device is out of use then (retire), so this holds one call's worth.
+  void keep(cl::Memory memory) {
+    std::lock_guard<std::mutex> lock(kept_mutex_);
+    kept_memory_.push_back(std::move(memory));
+  }
+  void keep(cl::CommandQueue queue) {
+    std::lock_guard<std::mutex> lock(kept_mutex_);
+    kept_queues_.push_back(std::move(queue));
+  }
   // gpu::retire: the seams' generation (plus 1) in which it was taken out of use, 0 never.
   std::atomic<uint64_t>& retired_in() { return retired_in_; }
   const std::atomic<uint64_t>& retired_in() const { return retired_in_; }
@@ -51,6 +62,9 @@ class Device {
   std::once_flag bus_once_;
   double bus_rate_ = 0;
   std::atomic<uint64_t> retired_in_{0};
+  std::mutex kept_mutex_;
+  std::vector<cl::Memory> kept_memory_;
+  std::vector<cl::CommandQueue> kept_queues_;
 };
 
 }  // namespace tandem::detail::gpu

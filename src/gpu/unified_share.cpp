@@ -51,9 +51,16 @@ class UnifiedShare final : public ShareImpl {
   // Whatever happened, nothing may still read or write host memory once this object is gone,
   // and C's map from start() is undone if a failure kept wait() from undoing it: a mapped buffer
   // lives as long as its mapping, so each failed share kept C's buffer (and a staged C's pinned
-  // memory) for the life of the process (LeakSanitizer found it, issue 16).
+  // memory) for the life of the process (LeakSanitizer found it, issue 16). Where the queue
+  // cannot be drained, the device keeps the buffers and the queue (Device::keep).
   ~UnifiedShare() override {
-    if (!drain()) return;
+    if (!drain()) {
+      for (Operand<T>* op : {&a_, &b_, &c_})
+        for (cl::Buffer* buffer : {&op->in_place, &op->pinned})
+          if ((*buffer)() != nullptr) dev_.keep(std::move(*buffer));
+      dev_.keep(std::move(queue_));
+      return;
+    }
     unmap_c();
     dev_.give_queue(std::move(queue_));
   }
