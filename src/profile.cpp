@@ -468,6 +468,7 @@ const ConfirmRule& confirm_rule() {
     ConfirmRule r;
     r.rounds = static_cast<int>(within(j, "rounds", 1, 1000));
     r.warmup = static_cast<int>(within(j, "warmup", 0, 100));
+    r.settle_seconds = within(j, "settle_seconds", 0, 10);
     r.confidence = within(j, "confidence", 0, 0.999999);
     r.compare_confidence = within(j, "compare_confidence", 0, 0.999999);
     return r;

@@ -209,12 +209,12 @@ const TuneSizes& tune_sizes();
 
 // How a tune confirms what its search found for a bucket (tuner/profiles/defaults.json's
 // "confirm"; the rule is tuner::confirm_split): `rounds` interleaved rounds, each running the CPU
-// alone, the GPU alone and the candidate `warmup` times untimed then once timed, judged as
-// `tandem compare` judges a speedup (tuner::separate) at `confidence`. `compare_confidence` is
-// compare's own.
+// alone, the GPU alone and the candidate, each after a pause of `settle_seconds`, `warmup` times
+// untimed then once timed, judged as `tandem compare` judges a speedup (tuner::separate) at
+// `confidence`. `compare_confidence` is compare's own.
 struct ConfirmRule {
   int rounds = 5, warmup = 1;
-  double confidence = 0.95, compare_confidence = 0.9;
+  double settle_seconds = 0.2, confidence = 0.95, compare_confidence = 0.9;
 };
 const ConfirmRule& confirm_rule();
 

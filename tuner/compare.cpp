@@ -129,13 +129,15 @@ void finish_row(Measuring& s, double gflop) {
   row.configuration = configuration(r);
 }
 
-// Every strategy of one shape, in interleaved rounds: each round runs each strategy `warmup`
-// times untimed (the calls that absorb what the strategy before it left behind: OpenBLAS's and an
-// OpenCL runtime's workers spin a while after their last job, and on a CPU device they compete
-// with the next one's), then once timed, in an order that turns by one each round. So a busy
-// machine's drift hits every strategy alike, as it does the tune's confirmation rounds: measured
-// one after another, two strategies that ran the same code differed by up to 0.91x on a machine
-// kept busy by a build.
+// Every strategy of one shape, in interleaved rounds: each round runs each strategy, in an order
+// drawn for the round (round_order), after a pause for the threads of the one before it to go
+// idle (OpenBLAS's and an OpenCL runtime's workers spin a while after their last job, and on a
+// CPU device they compete with the next one's), `warmup` times untimed, then once timed. So a
+// busy machine's drift hits every strategy alike, as it does the tune's confirmation rounds:
+// measured one after another, two strategies that ran the same code differed by up to 0.91x on
+// this 2-core machine kept busy by a build, and in rounds whose order only turned by one, where
+// auto always ran right after hybrid, auto came out below 0.95x of the cpu row it repeated in
+// three of six shapes (0.84-0.92x, 9 rounds).
 template <class T>
 void measure_shape(const CompareOptions& o, char prec, const std::array<int64_t, 3>& shape,
                    power::Meter* meter, CompareResult& out) {
@@ -146,8 +148,9 @@ void measure_shape(const CompareOptions& o, char prec, const std::array<int64_t,
   std::vector<Measuring> all;
   for (const auto& name : o.strategies) all.push_back(measuring(o, prec, shape, name));
   for (int round = 0; round < std::max(1, o.reps); ++round)
-    for (size_t i = 0; i < all.size(); ++i) {
-      Measuring& s = all[(i + static_cast<size_t>(round)) % all.size()];
+    for (const size_t i : round_order(all.size(), round)) {
+      Measuring& s = all[i];
+      std::this_thread::sleep_for(std::chrono::duration<double>(o.settle_seconds));
       for (int w = 0; w < o.warmup; ++w) p.run(s.opt, &s.last);
       if (round >= o.reps) continue;  // --reps 0: the warm-up alone
       // C as no strategy left it: each timed call's result is its own to check.
@@ -163,8 +166,8 @@ void measure_shape(const CompareOptions& o, char prec, const std::array<int64_t,
   std::vector<CompareRow> shape_rows;
   for (Measuring& s : all) {
     // Energy over a window of its own, long enough for coarse counters (NVML's updates every
-    // few tens of milliseconds): as many calls as fill energy_seconds, at least reps; after a
-    // pause for the strategy before it to go idle.
+    // few tens of milliseconds): as many calls as fill energy_seconds, at least reps; after the
+    // pause.
     if (meter) {
       std::this_thread::sleep_for(std::chrono::duration<double>(o.settle_seconds));
       const EnergyWindow e = energy_window(*meter, o.reps, o.energy_seconds, [&] { p.run(s.opt); });

@@ -43,7 +43,7 @@ struct CompareOptions {
   bool power = true;
   double idle_seconds = 1.0;    // the idle baseline's length
   double energy_seconds = 1.0;  // energy is read over at least this long (counters are coarse)
-  double settle_seconds = 0.3;  // pause before each energy window, for the last one's threads
+  double settle_seconds = 0.3;  // pause before each strategy's turn, for the last one's threads
   power::Config power_config;
   std::function<void(const struct CompareRow&)> on_row;
 };

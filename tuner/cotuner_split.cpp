@@ -2,9 +2,11 @@
 // kernels and the CPU BLAS (nearly unimodal in p_g), the CPU share's thread count, and on a
 // discrete GPU the chunking of the GPU's share; each winner gets the full check.
 #include <algorithm>
+#include <chrono>
 #include <cmath>
 #include <optional>
 #include <set>
+#include <thread>
 
 #include "cotuner_internal.hpp"
 #include "cpu_blas.hpp"
@@ -363,19 +365,21 @@ prof::Confirmation Tuner::confirm(char prec, Workspace<T>& ws, const Measured& c
   return {to_string(c.verdict), c.note};
 }
 
-// `rules.rounds` rounds of every side, each run `warmup` times untimed (what the side before it
-// left behind, threads still spinning, is not its cost) and then once timed, in an order that
-// turns by one each round, so that the machine's drift hits every side alike. A side that fails
-// keeps no times (it cannot be kept).
+// `rule.rounds` rounds of every side, each in an order drawn for the round (round_order), after
+// a pause for the threads of the side before it to go idle, run `warmup` times untimed (what that
+// side left behind is not this one's cost) and then once timed: the machine's drift hits every
+// side alike, and no side always follows the same other one. A side that fails keeps no times
+// (it cannot be kept).
 template <class T>
 Rounds Tuner::rounds(Workspace<T>& ws, const std::vector<std::pair<std::string, Options>>& sides) {
   const prof::ConfirmRule& rule = prof::confirm_rule();
   std::map<std::string, std::vector<double>> times;
   std::set<std::string> failed;
   for (int round = 0; round < rule.rounds; ++round)
-    for (size_t i = 0; i < sides.size(); ++i) {
-      const auto& [name, opt] = sides[(i + static_cast<size_t>(round)) % sides.size()];
+    for (const size_t i : round_order(sides.size(), round)) {
+      const auto& [name, opt] = sides[i];
       if (failed.count(name)) continue;
+      std::this_thread::sleep_for(std::chrono::duration<double>(rule.settle_seconds));
       double seconds = 0;
       std::string failure;
       for (int w = 0; w <= rule.warmup && failure.empty(); ++w)

@@ -3,6 +3,9 @@
 #include "measure.hpp"
 
 #include <algorithm>
+#include <cstdint>
+#include <random>
+#include <utility>
 
 #include "clock.hpp"
 
@@ -59,6 +62,16 @@ Separation separate(const std::vector<double>& a, const std::vector<double>& b, 
   if (*a_lo <= *b_hi && *b_lo <= *a_hi) return Separation::Overlap;
   if (!allowed(chance_apart(a.size(), b.size()), confidence)) return Separation::TooFew;
   return Separation::Apart;
+}
+
+std::vector<size_t> round_order(size_t sides, int round) {
+  std::vector<size_t> order(sides);
+  for (size_t i = 0; i < sides; ++i) order[i] = i;
+  // Fisher-Yates with the generator's own output (std::shuffle's draws differ between standard
+  // libraries).
+  std::mt19937_64 rng(0x9e3779b97f4a7c15ULL + static_cast<uint64_t>(round));
+  for (size_t i = sides; i > 1; --i) std::swap(order[i - 1], order[rng() % i]);
+  return order;
 }
 
 EnergyWindow energy_window(power::Meter& meter, int min_calls, double min_seconds,

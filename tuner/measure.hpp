@@ -40,6 +40,14 @@ double chance_apart(size_t na, size_t nb);
 // The fewest samples a side (as many on each) with which ranges apart meet `confidence`.
 size_t fewest_samples(double confidence);
 
+// The order in which `sides` sides measured in interleaved rounds (the tune's confirmation,
+// tandem compare) run in round `round`: a permutation drawn from a generator seeded by the round,
+// the same on every run. Rounds spread the machine's drift over every side; the draw keeps any
+// side from always following the same other one, whose threads may still be spinning (turning
+// the order by one each round keeps each side behind the same neighbour, and in compare put auto
+// behind hybrid in every round).
+std::vector<size_t> round_order(size_t sides, int round);
+
 // The energy of `calls` calls, read over their window alone.
 struct EnergyWindow {
   power::Measurement energy;
