@@ -29,8 +29,9 @@
 #                                         # this one in turn, before first ("side" in the JSON)
 #   bash bench/gpu_host.sh trust [OUT]    # there: issue 39's checks on the GPU: the entries from C
 #                                         # (caller_frame), failed waits and finishes under every
-#                                         # strategy (faults_calls), the route (ROUTE_TEST_N) and a
-#                                         # whole program's cost (TRUST_N), a long-k call's launches
+#                                         # strategy (faults_calls), the route (ROUTE_TEST_N, 200:
+#                                         # below the H100's route) and a whole program's cost
+#                                         # (TRUST_N, 200, every call through tandem), a long-k call
 #   bash bench/gpu_host.sh set-tune [OUT] # there, on a host with several GPUs of one kind: tune on
 #                                         # one (SET_TUNE_DEVICE), export its profile, then auto
 #                                         # over the set (SET_DEVICES) and "all" at SET_SIZE^3
@@ -340,10 +341,10 @@ print("%-70s %-6s %9.0f GFLOPS  rows/chunks %s cpu:%d/%d  thr %d feed %d  load %
     bash tests/faults_calls_test.sh "$(command -v faults_calls)" /tmp/bundle/bin/libcl_faults.so \
       > "$out/faults_calls.txt" 2>&1 || status=1
     tail -n 2 "$out/faults_calls.txt"
-    ROUTE_TEST_N=${ROUTE_TEST_N:-300} bash tests/route_test.sh "$(command -v route_calls)" > "$out/route.txt" 2>&1 || status=1
+    ROUTE_TEST_N=${ROUTE_TEST_N:-200} bash tests/route_test.sh "$(command -v route_calls)" > "$out/route.txt" 2>&1 || status=1
     tail -n 3 "$out/route.txt"
-    python3 bench/process_cost.py "$(command -v one_call)" "$lib" "${TRUST_N:-300}" "${TRUST_REPS:-21}" \
-      | tee "$out/process_cost.txt"
+    python3 bench/process_cost.py "$(command -v one_call)" "$lib" "${TRUST_N:-200}" "${TRUST_REPS:-21}" \
+      TANDEM_MIN_MNK=0 | tee "$out/process_cost.txt"
     for s in hybrid auto gpu; do
       echo "m=n=2 k=2^22 $s: $(tandem --json gemm --m 2 --n 2 --k 4194304 --strategy $s | tr -d '\n')"
     done | tee "$out/long_k.txt"
