@@ -247,6 +247,11 @@ TEST(ConfirmTune, AClearFasterSplitIsKeptAndANoisyOneIsReportedAndLeftToTheCpu) 
   ASSERT_GT(after.size(), lines.size());
   EXPECT_EQ(after.back().at("kind"), "confirm");
   EXPECT_EQ(after.back().at("verdict"), "too noisy") << "the log says so";
+
+  // Once more: the same rounds, the same verdict, nothing measured or logged again.
+  const TuneReport again = tune(o);
+  EXPECT_EQ(again.profile.precisions.at('s').buckets.at(0).confirmation.verdict, "too noisy");
+  EXPECT_EQ(log_lines(log).size(), after.size());
 }
 
 }  // namespace

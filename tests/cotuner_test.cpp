@@ -89,7 +89,14 @@ TEST_F(ProfileDir, TuneWritesAValidProfileThatAutoThenUses) {
       EXPECT_GE(b.gpu_parts, 0);
       EXPECT_LE(b.gpu_parts, b.parts);
       EXPECT_EQ(b.parts, 16);
-      EXPECT_NEAR(b.best_gflops, std::max({b.cpu_gflops, b.gpu_gflops, b.best_gflops}), 1e-9);
+      // The rate of what the bucket keeps, as its search measured it: the CPU alone's where the
+      // confirmation rounds left the bucket to the CPU (the search's medians may have had the GPU
+      // ahead), else at least the CPU alone's.
+      if (b.gpu_parts == 0) {
+        EXPECT_NEAR(b.best_gflops, b.cpu_gflops, 1e-9);
+      } else {
+        EXPECT_GE(b.best_gflops, b.cpu_gflops);
+      }
     }
   }
   EXPECT_EQ(p.tuning.strategy, "phased");

@@ -323,7 +323,10 @@ prof::Confirmation Tuner::confirm(char prec, Workspace<T>& ws, const Measured& c
   if (sp.gpu_parts == 0 || o_.objective != "time" || (!cpu_in && !gpu_in)) return {};
   const prof::ConfirmRule& rule = prof::confirm_rule();
   Rounds r;
-  if (const prof::LogRecord* logged = logged_confirm(prec, ws.n, sp, ws.resident)) {
+  const prof::LogRecord* logged = logged_confirm(prec, ws.n, sp, ws.resident);
+  const std::optional<std::string> logged_verdict =
+      logged ? std::optional<std::string>(logged->verdict) : std::nullopt;
+  if (logged != nullptr) {
     const auto side = [logged](const char* name) {
       const auto it = logged->rounds.find(name);
       return it == logged->rounds.end() ? std::vector<double>{} : it->second;
@@ -350,7 +353,8 @@ prof::Confirmation Tuner::confirm(char prec, Workspace<T>& ws, const Measured& c
   rec.rounds = {{"cpu", r.cpu}, {"gpu", r.gpu}, {"candidate", r.candidate}};
   rec.verdict = to_string(c.verdict);
   rec.note = c.note;
-  append(rec);
+  // Rounds taken from the log are logged again only where today's rule judges them otherwise.
+  if (logged_verdict != rec.verdict) append(rec);
   progress("confirm", prec, bucket_index_, static_cast<int>(o_.sizes.size()), bucket_best_, ws.n,
            "size " + std::to_string(ws.n) + (ws.resident ? " resident" : "") + ": " + c.note,
            /*keep_line=*/true);
@@ -394,16 +398,18 @@ Rounds Tuner::rounds(Workspace<T>& ws, const std::vector<std::pair<std::string, 
   return {times["cpu"], times["gpu"], times["candidate"]};
 }
 
+// The latest confirm record of this candidate with today's number of rounds (an earlier one may
+// carry a verdict by another rule).
 const prof::LogRecord* Tuner::logged_confirm(char prec, int64_t size, const Split& sp,
                                              bool resident) const {
   const auto rounds = static_cast<size_t>(prof::confirm_rule().rounds);
-  for (const auto& r : log_) {
-    const auto it = r.rounds.find("candidate");
-    if (r.kind == "confirm" && r.precision == prec && r.size == size && r.kernel == sp.kernel &&
-        r.gpu_parts == sp.gpu_parts && r.parts == o_.parts && r.cpu_threads == sp.cpu_threads &&
-        r.resident == resident && r.dynamic == sp.dynamic && it != r.rounds.end() &&
+  for (auto r = log_.rbegin(); r != log_.rend(); ++r) {
+    const auto it = r->rounds.find("candidate");
+    if (r->kind == "confirm" && r->precision == prec && r->size == size && r->kernel == sp.kernel &&
+        r->gpu_parts == sp.gpu_parts && r->parts == o_.parts && r->cpu_threads == sp.cpu_threads &&
+        r->resident == resident && r->dynamic == sp.dynamic && it != r->rounds.end() &&
         it->second.size() == rounds)
-      return &r;
+      return &*r;
   }
   return nullptr;
 }
