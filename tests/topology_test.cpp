@@ -3,6 +3,10 @@
 #include "topology.hpp"
 
 #include <gtest/gtest.h>
+#include <sched.h>
+
+#include <fstream>
+#include <string>
 
 namespace tandem::detail::topology {
 namespace {
@@ -11,6 +15,22 @@ TEST(Topology, CountsAndModel) {
   EXPECT_GE(physical_cores(), 1);
   EXPECT_GE(logical_cpus(), physical_cores());
   EXPECT_FALSE(cpu_model().empty());
+}
+
+// The processing units are those the process may run on, its affinity mask (where oneTBB's
+// workers come from too), and the model is /proc/cpuinfo's, as profiles name it.
+TEST(Topology, TheAffinityMasksProcessingUnits) {
+  cpu_set_t set;
+  CPU_ZERO(&set);
+  ASSERT_EQ(sched_getaffinity(0, sizeof set, &set), 0);
+  EXPECT_EQ(logical_cpus(), CPU_COUNT(&set));
+  std::ifstream cpuinfo("/proc/cpuinfo");
+  std::string line, model;
+  while (model.empty() && std::getline(cpuinfo, line))
+    if (line.rfind("model name", 0) == 0) model = line.substr(line.find(':') + 2);
+  if (!model.empty()) {
+    EXPECT_EQ(cpu_model(), model);
+  }
 }
 
 TEST(Topology, BestOpenBlasCoreFromFlags) {
