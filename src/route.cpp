@@ -51,6 +51,15 @@ constexpr std::array<const char*, 14> kEnvironment = {
     "GPU_DEVICE_ORDINAL",     "ZE_AFFINITY_MASK",     "OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS",
     "OPENBLAS_CORETYPE",      "LD_LIBRARY_PATH"};
 
+// tandem's settings that never change what auto plans: the log's, and the drop-in's threshold
+// (a call below it never reaches the route) and hybrid's fraction.
+bool outside_plan(const char* setting) {
+  for (const char* name :
+       {"TANDEM_VERBOSE=", "TANDEM_LOG=", "TANDEM_MIN_MNK=", "TANDEM_GPU_FRACTION="})
+    if (std::strncmp(setting, name, std::strlen(name)) == 0) return true;
+  return false;
+}
+
 uint64_t fnv1a(const std::string& text, uint64_t h = 1469598103934665603ull) {
   for (unsigned char c : text) h = (h ^ c) * 1099511628211ull;
   return h;
@@ -140,9 +149,7 @@ std::string fingerprint(const fs::path& dir) {
   for (const auto& [name, json] : builtin_profiles::all) db = fnv1a(json, fnv1a(name, db));
   text += "db " + std::to_string(db) + ";";
   for (char** e = environ; *e != nullptr; ++e)
-    if (std::strncmp(*e, "TANDEM_", 7) == 0 && std::strncmp(*e, "TANDEM_VERBOSE=", 15) != 0 &&
-        std::strncmp(*e, "TANDEM_LOG=", 11) != 0)
-      text += std::string(*e) + ";";
+    if (std::strncmp(*e, "TANDEM_", 7) == 0 && !outside_plan(*e)) text += std::string(*e) + ";";
   for (const char* name : kEnvironment)
     if (const char* v = std::getenv(name)) text += std::string(name) + "=" + v + ";";
   std::array<char, 256> host{};

@@ -32,6 +32,7 @@ expect "next process, C API" "not started" api "$n"
 expect "next process, drop-in" "not started" dropin "$n" TANDEM_VERBOSE=1
 expect "a device named" started api "$n" TANDEM_DEVICE=0
 expect "another strategy" started api "$n" TANDEM_STRATEGY=hybrid
+expect "the drop-in's threshold is no part of the route" "not started" dropin "$n" TANDEM_MIN_MNK=0
 touch "$TANDEM_PROFILE_DIR/another.json"
 expect "a file added to the profile directory" started api "$n"
 expect "then the route again" "not started" api "$n"
