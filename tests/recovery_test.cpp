@@ -23,15 +23,17 @@ namespace {
 int device_count() { return static_cast<int>(detail::gpu::list_devices().size()); }
 
 // C = 0.75 A B + beta C on the devices `o` names, checked against the reference; C with no
-// padding (ldc = n), so a device that shares the host's memory writes it in place.
+// padding (ldc = n), so a device that shares the host's memory writes it in place, unless its rows
+// are `c_gap` apart beyond its n columns (a unified device stages such a C: in place it would copy
+// the gaps back).
 template <class T>
 Report run_checked(int64_t m, int64_t n, int64_t k, double beta, const Options& o,
-                   const std::string& what) {
+                   const std::string& what, int64_t c_gap = 0) {
   std::mt19937_64 rng(static_cast<uint64_t>(m * 7 + n));
   const T pad = std::numeric_limits<T>::quiet_NaN();
   auto a = make_matrix<T>(Layout::RowMajor, false, m, k, 0, rng, pad);
   auto b = make_matrix<T>(Layout::RowMajor, false, k, n, 0, rng, pad);
-  auto c = make_matrix<T>(Layout::RowMajor, false, m, n, 0, rng, pad);
+  auto c = make_matrix<T>(Layout::RowMajor, false, m, n, c_gap, rng, pad);
   const auto c0 = c;
   const auto ref = reference(a, b, c0, 0.75, beta);
   Report r;
@@ -176,24 +178,6 @@ TEST(Recovery, AFailedDeviceThatCannotBeDrainedLeavesAStagedCRight) {
   expect_output_lost(every_device(Balance::Static), "pinned");
 }
 
-// C = 0.75 A B + beta C with C's rows `gap` apart beyond its n columns (a unified device stages
-// such a C: in place it would copy the gaps back), checked against the reference.
-template <class T>
-Report run_gapped(int64_t m, int64_t n, int64_t k, double beta, int64_t gap, const Options& o,
-                  const std::string& what) {
-  std::mt19937_64 rng(static_cast<uint64_t>(m + n + k));
-  auto a = make_matrix<T>(Layout::RowMajor, false, m, k, 0, rng, T(0));
-  auto b = make_matrix<T>(Layout::RowMajor, false, k, n, 0, rng, T(0));
-  auto c = make_matrix<T>(Layout::RowMajor, false, m, n, gap, rng, T(0));
-  const auto c0 = c;
-  const auto ref = reference(a, b, c0, 0.75, beta);
-  Report r;
-  gemm<T>(Layout::RowMajor, Op::NoTrans, Op::NoTrans, m, n, k, T(0.75), a.ptr(), a.ld, b.ptr(),
-          b.ld, T(beta), c.ptr(), c.ld, o, &r);
-  expect_matches(c, c0, ref, k, what);
-  return r;
-}
-
 // The same on a unified device: a staged C is never reported lost (the host alone writes the
 // caller's C from its staging), and the device, out of use once it could not be drained, gets no
 // part of the next call.
@@ -202,15 +186,15 @@ TEST(Recovery, AnUndrainedUnifiedDeviceLeavesAStagedCRightAndIsUsedNoMore) {
   detail::seams::Values v = fails_after(64, false);
   v.fail_drain = v.fail_device;
   detail::seams::Override seams(v);
-  const Report r = run_gapped<float>(1024, 96, 48, 2.0, 5, every_device(Balance::Static),
-                                     "unified, staged C, undrained");
+  const Report r = run_checked<float>(1024, 96, 48, 2.0, every_device(Balance::Static),
+                                      "unified, staged C, undrained", 5);
   EXPECT_TRUE(r.fell_back);
   bool failed = false;
   for (const auto& d : r.devices) failed = failed || (d.failed && d.index == v.fail_device);
   EXPECT_TRUE(failed) << "the undrained device took part and failed";
   for (Balance balance : {Balance::Static, Balance::Dynamic}) {
-    const Report next = run_gapped<float>(1024, 96, 48, 0.5, 5, every_device(balance),
-                                          "the next call, the undrained device out of use");
+    const Report next = run_checked<float>(1024, 96, 48, 0.5, every_device(balance),
+                                           "the next call, the undrained device out of use", 5);
     EXPECT_FALSE(next.fell_back);
     for (const auto& d : next.devices) EXPECT_NE(d.index, v.fail_device) << "a retired device";
   }
@@ -219,7 +203,7 @@ TEST(Recovery, AnUndrainedUnifiedDeviceLeavesAStagedCRightAndIsUsedNoMore) {
   alone.device = std::to_string(v.fail_device);
   alone.strategy = Strategy::Hybrid;
   alone.gpu_fraction = 0.5;
-  const Report cpu = run_gapped<float>(256, 32, 16, 1.0, 3, alone, "the retired device alone");
+  const Report cpu = run_checked<float>(256, 32, 16, 1.0, alone, "the retired device alone", 3);
   EXPECT_TRUE(cpu.fell_back);
   EXPECT_EQ(cpu.gpu_rows, 0);
 }
