@@ -10,26 +10,7 @@ set -u
 tandem=$(readlink -f "$1")
 source "$(dirname "${BASH_SOURCE[0]}")/hermetic.sh"  # $work, TANDEM_PROFILE_DIR, TMPDIR
 py=/usr/bin/python3
-fails=0
-ok() { echo "ok: $*"; }
-bad() { echo "FAILED: $*"; fails=$((fails + 1)); }
-# run SECONDS COMMAND...: COMMAND under a timeout; its status in $rc, its output in $out and $err.
-run() {
-  local limit=$1
-  shift
-  timeout -k 5 "$limit" "$@" > "$work/out" 2> "$work/err"
-  rc=$?
-  out=$(cat "$work/out")
-  err=$(cat "$work/err")
-}
-# expect WHAT STATUS PATTERN: the last run exited with STATUS and said PATTERN on stderr.
-expect() {
-  if [ "$rc" -eq "$2" ] && grep -q -- "$3" <<<"$err"; then
-    ok "$1"
-  else
-    bad "$1 (exit $rc, wanted $2 and '$3'): $(head -c 600 <<<"$err")"
-  fi
-}
+source "$(dirname "${BASH_SOURCE[0]}")/checks.sh"  # ok, bad, finish, run, expect
 # A checked gemm's JSON that ran right with rows on the GPU ($1: gpu or cpu for where rows went).
 gemm_ok() {
   "$py" -c 'import json,sys; d=json.loads(sys.argv[1]); side=sys.argv[2]
@@ -192,5 +173,4 @@ done
 run 60 env TANDEM_GPU_FRACTION=nan "$tandem" "${gemm[@]}" --strategy hybrid
 expect "TANDEM_GPU_FRACTION=nan is ignored with a warning" 0 "ignoring TANDEM_GPU_FRACTION='nan'"
 
-echo "$fails failed"
-[ $fails -eq 0 ]
+finish

@@ -10,20 +10,6 @@ set -u
 tandem=$(readlink -f "$1")
 source "$(dirname "${BASH_SOURCE[0]}")/hermetic.sh"  # $work, TANDEM_PROFILE_DIR, TMPDIR
 source "$(dirname "${BASH_SOURCE[0]}")/checks.sh"    # ok, bad, finish
-# run SECONDS COMMAND...: its status in $rc, its stderr in $err.
-run() {
-  local limit=$1
-  shift
-  timeout -k 5 "$limit" "$@" > "$work/out" 2> "$work/err"
-  rc=$?
-  err=$(cat "$work/err")
-}
-# expect WHAT STATUS PATTERN: the last run exited with STATUS, saying PATTERN on stderr.
-expect() {
-  if [ "$rc" -eq "$2" ] && grep -q -- "$3" <<<"$err"; then ok "$1"; else
-    bad "$1 (exit $rc, wanted $2 and '$3'): $(head -c 600 <<<"$err")"
-  fi
-}
 victim=$work/victim
 echo victim > "$victim"
 untouched() { [ "$(cat "$victim")" = victim ] || bad "$1: the victim file was written"; }
@@ -102,13 +88,13 @@ rm -f "$profile"
 # compare's outputs: each refused where a link, FIFO or device is; a link at FILE.tmp is not
 # followed; a write that fails partway exits 1 and leaves no temporary file.
 compare=(compare --no-tune --no-power --sizes 32 --precision s --strategies cpu --reps 1)
-for out in csv json plot; do
+for kind in csv json plot; do
   for target in "$work/link" "$work/fifo" "${devices[@]}"; do
     rm -f "$work/link" && ln -s "$victim" "$work/link"
     files=()  # this output at the target, the others none
-    for o in csv json plot; do [ $o = $out ] && files+=(--out-$o "$target") || files+=(--out-$o ""); done
+    for o in csv json plot; do [ $o = $kind ] && files+=(--out-$o "$target") || files+=(--out-$o ""); done
     run 20 "$tandem" "${compare[@]}" "${files[@]}"
-    expect "compare --out-$out $target is refused at once" 2 "cannot write '$target': it is a"
+    expect "compare --out-$kind $target is refused at once" 2 "cannot write '$target': it is a"
   done
 done
 untouched "compare's outputs"
