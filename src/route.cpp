@@ -226,14 +226,6 @@ void refresh() {
   g_seen.store(now);
 }
 
-}  // namespace
-
-bool eligible(const Options& o, Strategy strategy) {
-  return strategy == Strategy::Auto && !o.device && !env_config().device &&
-         o.kernel_params.empty() && !o.direct && !o.balance && !o.cpu_threads &&
-         !o.feeder_threads && !seams::overridden() && !gpu::any_pinned_block();
-}
-
 // The edge for this precision, the record read again first where the profiles changed.
 int64_t edge_now(bool fp64) {
   if (g_seen.load() != profile::changes()) {
@@ -241,6 +233,14 @@ int64_t edge_now(bool fp64) {
     refresh();
   }
   return g_edge[fp64].load();
+}
+
+}  // namespace
+
+bool eligible(const Options& o, Strategy strategy) {
+  return strategy == Strategy::Auto && !o.device && !env_config().device &&
+         o.kernel_params.empty() && !o.direct && !o.balance && !o.cpu_threads &&
+         !o.feeder_threads && !seams::overridden() && !gpu::any_pinned_block();
 }
 
 bool known(bool fp64) { return edge_now(fp64) >= 0; }
