@@ -5,11 +5,14 @@
 #   bash bench/gpu_host.sh run [OUT]   # there, from the repo root: unpack, run tests and demo
 #   bash bench/gpu_host.sh tune [OUT]  # there: co-tune both precisions, export the profile
 #   bash bench/gpu_host.sh compare [OUT]  # there: tandem compare, both precisions, 1024 to 8192
-#   bash bench/gpu_host.sh sweep [OUT]    # there: the kernels of bench/kernel_candidates.txt
-#                                         # (or SWEEP_FILE), GPU alone at SWEEP_SIZES (4096),
-#                                         # kernel rate and check; SWEEP_INSPECT=1 adds registers,
-#                                         # spills and SASS instruction counts
-#   bash bench/gpu_host.sh split [OUT]    # there: the lines of bench/split_cases.txt (GPU alone
+#   bash bench/gpu_host.sh sweep [OUT]    # there: the kernels of SWEEP_FILE (default
+#                                         # bench/cases/kernels_h100_large_calls.txt; the case
+#                                         # lists are in bench/cases/README.md), GPU alone at
+#                                         # SWEEP_SIZES (4096), kernel rate and check;
+#                                         # SWEEP_INSPECT=1 adds registers, spills and SASS
+#                                         # instruction counts
+#   bash bench/gpu_host.sh split [OUT]    # there: the lines of SPLIT_CASES (default
+#                                         # bench/cases/split_h100_ordinary.txt: GPU alone
 #                                         # at several CHUNK_FILLs, hybrid at several splits and
 #                                         # CPU thread counts), one checked JSON line per call
 #   bash bench/gpu_host.sh model [OUT]    # there: fit the cost model for the profile that applies
@@ -134,7 +137,7 @@ case "${1:-}" in
     # tandem_malloc memory; SWEEP_INSPECT=1: also each kernel's build (tandem kernel), its registers
     # and spills from ptxas, and its SASS instruction counts (cuobjdump), to inspect.txt.
     sizes=${SWEEP_SIZES:-${SWEEP_SIZE:-4096}}
-    file=${SWEEP_FILE:-bench/kernel_candidates.txt}
+    file=${SWEEP_FILE:-bench/cases/kernels_h100_large_calls.txt}
     memory=()
     [ "${SWEEP_RESIDENT:-0}" = 1 ] && memory=(--resident)
     tandem gemm --m 4096 --n 4096 --k 4096 --strategy gpu --reps 3 > /dev/null  # warm-up
@@ -209,7 +212,7 @@ print("%-32s %8.0f GFLOPS  kernel %8.0f  cpu %.4fs gpu %.4fs rows %d/%d ok=%s %s
       else
         echo "$prec $size $strategy FAILED: $(tail -c 300 "$out/split-stderr.txt")"
       fi
-    done < "${SPLIT_CASES:-bench/split_cases.txt}" | tee "$out/split.txt"
+    done < "${SPLIT_CASES:-bench/cases/split_h100_ordinary.txt}" | tee "$out/split.txt"
     ;;
   calls)
     out=${2:-${OUT:-/tmp/tandem-out}}
@@ -264,7 +267,7 @@ print("%-70s %-6s %9.0f GFLOPS  rows/chunks %s cpu:%d/%d  thr %d feed %d  load %
           fi
         done
       done
-    done < "${CALLS_FILE:-bench/calls_h100_scheduler.txt}" | tee "$out/calls.txt"
+    done < "${CALLS_FILE:-bench/cases/calls_h100_feeder_cores.txt}" | tee "$out/calls.txt"
     ;;
   model)
     out=${2:-${OUT:-/tmp/tandem-out}}

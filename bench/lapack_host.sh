@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
-# On the GPU host, from a bundle made here (see docs/PERFORMANCE.md, "Issue 14: LAPACK through the
-# drop-in"): the drop-in's small-call cost (bench/small_calls), then reference LAPACK's dpotrf and
-# dgetrf with OpenBLAS's BLAS and with tandem's (LD_PRELOAD), each against OpenBLAS's own LAPACK
-# in the same process (bench/lapack_factor). Writes under OUT.
+# On the GPU host, from a bundle made here (see docs/journal/2026-11-performance.md, "Issue 14 item
+# 5: reference LAPACK through the drop-in on the H100 host"): the drop-in's small-call cost
+# (bench/small_calls), then reference LAPACK's dpotrf and dgetrf with OpenBLAS's BLAS and with
+# tandem's (LD_PRELOAD), each against OpenBLAS's own LAPACK in the same process
+# (bench/lapack_factor). Writes under OUT.
 #
 #   lapack_host.sh BUNDLE_DIR OUT [SIZES]
 set -uo pipefail

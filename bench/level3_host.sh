@@ -1,10 +1,11 @@
 #!/usr/bin/env bash
-# On the GPU host, from a bundle made here (docs/PERFORMANCE.md, "Issue 14: level 3 at n = 1024 and
-# 2048"): the products the level-3 routines' halvings make at n = 1024-4096, each as one checked
-# `tandem gemm` on the CPU alone and on the GPU alone from ordinary memory (L3_REPS, 7 by
-# default), then bench/level3_bench at L3_SIZES (1024,2048) under TANDEM_VERBOSE, with the
-# products' routing counted, and where the bundle has reference LAPACK, its dpotrf and dgetrf at
-# L3_LAPACK (8192) through the drop-in and without it (bench/lapack_factor). Writes under OUT.
+# On the GPU host, from a bundle made here (docs/journal/2026-11-performance.md, "Issue 14: level
+# 3 at n = 1024 and 2048"): the products the level-3 routines' halvings make at n = 1024-4096,
+# each as one checked `tandem gemm` on the CPU alone and on the GPU alone from ordinary memory
+# (L3_REPS, 7 by default), then bench/level3_bench at L3_SIZES (1024,2048) under
+# TANDEM_VERBOSE, with the products' routing counted, and where the bundle has reference LAPACK,
+# its dpotrf and dgetrf at L3_LAPACK (8192) through the drop-in and without it
+# (bench/lapack_factor). Writes under OUT.
 #
 #   here:  ../shared/gpu-host/bundle.sh .gpu/l3 build/tandem build/bench/level3_bench \
 #            build/bench/lapack_factor
