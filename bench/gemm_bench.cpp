@@ -7,11 +7,11 @@
 #include <benchmark/benchmark.h>
 
 #include "compare.hpp"
-#include "cpu_blas.hpp"
+#include "cpu/blas.hpp"
+#include "cpu/topology.hpp"
 #include "gemm_measure.hpp"
 #include "power.hpp"
 #include "testing/seam_override.hpp"
-#include "topology.hpp"
 
 namespace {
 

@@ -18,13 +18,13 @@
 #include <nlohmann/json.hpp>
 #include <random>
 
-#include "clock.hpp"
-#include "cpu_blas.hpp"
+#include "base/clock.hpp"
+#include "cpu/blas.hpp"
+#include "cpu/topology.hpp"
 #include "gemm_measure.hpp"
 #include "gpu/device.hpp"
 #include "gpu/gemm_params.hpp"
-#include "profile.hpp"
-#include "topology.hpp"
+#include "profile/profile.hpp"
 
 namespace {
 

@@ -27,7 +27,7 @@
 #include <string>
 #include <vector>
 
-#include "dropin/blas_entries.hpp"
+#include "blas3/dropin/blas_entries.hpp"
 #include "openblas_own.hpp"
 
 namespace {

@@ -63,12 +63,12 @@
 #include <type_traits>
 #include <vector>
 
-#include "clock.hpp"
+#include "base/clock.hpp"
+#include "base/text.hpp"
 #include "gemm_measure.hpp"
 #include "gpu/device.hpp"
-#include "profile.hpp"
+#include "profile/profile.hpp"
 #include "tandem/tandem.hpp"
-#include "text.hpp"
 
 namespace {
 

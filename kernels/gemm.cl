@@ -3,7 +3,7 @@
 // is needed and operands can be read in place from the caller's memory).
 //
 // Every tuning parameter has a default, so this file compiles alone: the built-in database's
-// default GPU kernel (tuner/profiles/defaults.json; a test checks they agree). The runtime and the
+// default GPU kernel (database/defaults.json; a test checks they agree). The runtime and the
 // tuner prepend their own #defines.
 
 // ---- precision -------------------------------------------------------------------------------

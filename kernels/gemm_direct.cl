@@ -15,7 +15,7 @@
 // from an odd leading dimension (one word at a time), and only the edge groups check bounds.
 //
 // Every parameter has a default (the built-in database's default direct kernel for GPUs,
-// tuner/profiles/defaults.json; a test checks they agree), so this file compiles alone.
+// database/defaults.json; a test checks they agree), so this file compiles alone.
 
 // ---- precision and index width -----------------------------------------------------------------
 #ifdef USE_DOUBLE

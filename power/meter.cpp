@@ -8,7 +8,7 @@
 #include <thread>
 
 // The library's clock, by its path: tandem_power's include path holds power/ alone.
-#include "clock.hpp"
+#include "base/clock.hpp"
 #include "power.hpp"
 
 namespace tandem::power {

@@ -12,7 +12,7 @@ packages=(
   python3-scipy  # tests only (tests/scipy_dropin.sh: scipy.linalg.blas level 3 through the drop-in)
   r-base-core  # tests only (tests/r_dropin.sh: R's crossprod and %*% through the drop-in)
   nlohmann-json3-dev libcli11-dev
-  libplplot-dev  # tandem compare's plot (PLplot's SVG driver, through tuner/plot.cpp)
+  libplplot-dev  # tandem compare's plot (PLplot's SVG driver, through cli/plot.cpp)
   libpowercap-dev  # RAPL through libpowercap (optional: without it, powercap sysfs by hand)
   librsvg2-bin  # tests only: rsvg-convert renders compare's plots to PNG to check them
   python3-pil  # tests only: tests/plot_check.py reads the colours of those PNGs

@@ -20,7 +20,7 @@
 
 #include "cotuner.hpp"
 #include "measure.hpp"
-#include "profile.hpp"
+#include "profile/profile.hpp"
 #include "seam_values.hpp"
 
 namespace tandem::tuner {

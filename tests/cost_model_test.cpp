@@ -1,7 +1,7 @@
 // The cost model's arithmetic: the fit recovers a model from what it predicts, the plan is the
 // best division of the rows a search over every division finds, and on figures measured on the
 // H100 host it plans the shapes those measurements showed (docs/PERFORMANCE.md).
-#include "cost_model.hpp"
+#include "model/cost_model.hpp"
 
 #include <gtest/gtest.h>
 

@@ -14,10 +14,10 @@
 #include <string>
 #include <vector>
 
-#include "feed_cost.hpp"
 #include "gemm_measure.hpp"
 #include "gpu/device.hpp"
-#include "profile.hpp"
+#include "plan/feed_cost.hpp"
+#include "profile/profile.hpp"
 #include "seam_values.hpp"
 #include "tandem/tandem.hpp"
 

@@ -1,7 +1,7 @@
 // The dealer of dynamic balance: every row dealt once and in order, chunks on each side's tile,
 // first chunks near the static shares, and, in a simulation of sides whose speeds drift, a
 // finish close to the ideal where the static split is far from it.
-#include "dealer.hpp"
+#include "plan/dealer.hpp"
 
 #include <gtest/gtest.h>
 

@@ -7,7 +7,7 @@
 #include <string>
 #include <vector>
 
-#include "config.hpp"
+#include "base/config.hpp"
 #include "tandem/tandem.hpp"
 
 namespace tandem::test {

@@ -1,7 +1,7 @@
 // The hybrid executor on the default OpenCL device (PoCL here): the order of enqueue, flush, CPU
 // share and wait; zero-copy for aligned host memory and copies otherwise; calls from many
 // threads; the split's rounding; and the CPU fallback when the GPU cannot run.
-#include "executor.hpp"
+#include "run/executor.hpp"
 
 #include <cblas.h>
 #include <gtest/gtest.h>
@@ -13,11 +13,11 @@
 #include <thread>
 #include <vector>
 
+#include "cpu/topology.hpp"
 #include "gpu/device.hpp"
-#include "plan.hpp"
+#include "plan/plan.hpp"
 #include "reference.hpp"
 #include "seam_values.hpp"
-#include "topology.hpp"
 
 namespace tandem::test {
 namespace {

@@ -3,7 +3,7 @@
 // place of the file, a write that fails partway (a file-size limit standing in for a full disk),
 // and files too large to read. Each case that could hang runs under an alarm. Writes go only to
 // device nodes the test makes itself: a broken rule once replaced the system's /dev/null.
-#include "files.hpp"
+#include "base/files.hpp"
 
 #include <gtest/gtest.h>
 #include <sys/resource.h>

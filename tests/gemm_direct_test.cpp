@@ -19,7 +19,7 @@
 
 #include "gpu/device.hpp"
 #include "gpu/gemm_params.hpp"
-#include "profile.hpp"
+#include "profile/profile.hpp"
 #include "reference.hpp"
 #include "seam_values.hpp"
 

@@ -10,13 +10,13 @@
 #include <regex>
 #include <string>
 
+#include "base/text.hpp"
 #include "gemm_space.hpp"
 #include "gpu/device.hpp"
 #include "gpu/programs.hpp"
-#include "profile.hpp"
+#include "profile/profile.hpp"
 #include "tandem/tandem.hpp"
 #include "tandem_kernels.hpp"
-#include "text.hpp"
 
 namespace tandem {
 namespace {
@@ -45,8 +45,7 @@ TEST(GemmParams, DatabaseDefaultsAreTheKernelsOwn) {
       continue;
     }
     ASSERT_EQ(kernel.count(name), 1u) << name << " has no #ifndef default in kernels/gemm.cl";
-    EXPECT_EQ(kernel.at(name), value)
-        << name << ": kernels/gemm.cl and tuner/profiles/defaults.json";
+    EXPECT_EQ(kernel.at(name), value) << name << ": kernels/gemm.cl and database/defaults.json";
   }
   for (const auto& [name, value] : kernel) {
     if (name == "TRANS_A" || name == "TRANS_B") continue;  // the host's A_T and B_T, per call

@@ -11,7 +11,7 @@
 #include <sstream>
 #include <tuple>
 
-#include "profile.hpp"
+#include "profile/profile.hpp"
 #include "reference.hpp"
 #include "seam_values.hpp"
 

@@ -8,7 +8,7 @@
 #include <string>
 #include <vector>
 
-#include "profile.hpp"
+#include "profile/profile.hpp"
 #include "tandem/tandem.hpp"
 
 namespace tandem::test {

@@ -1,6 +1,6 @@
 // The host packing code alone (src/gpu/host_pack), against naive element-by-element copies and
 // updates, on awkward sizes and leading dimensions, on one thread and on several (blocks from
-// tuner/profiles/defaults.json's host_pack parallel_from up are shared among threads).
+// database/defaults.json's host_pack parallel_from up are shared among threads).
 #include "gpu/host_pack.hpp"
 
 #include <gtest/gtest.h>
@@ -10,7 +10,7 @@
 #include <random>
 #include <vector>
 
-#include "profile.hpp"
+#include "profile/profile.hpp"
 
 namespace tandem::detail::gpu {
 namespace {

@@ -31,7 +31,7 @@
 #include <type_traits>
 #include <vector>
 
-#include "dropin/blas_entries.hpp"
+#include "blas3/dropin/blas_entries.hpp"
 #include "xerbla_recorder.hpp"
 
 extern "C" char** environ;

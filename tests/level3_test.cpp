@@ -5,7 +5,7 @@
 // stays out of the result, the triangle a routine does not own is untouched, a unit diagonal and
 // A's other triangle are never read, and invalid arguments are reported at the reference's
 // positions with nothing written.
-#include "level3.hpp"
+#include "blas3/level3.hpp"
 
 #include <gtest/gtest.h>
 

@@ -1,5 +1,5 @@
 // detail::Memo (src/memo.hpp): the per-call path's remembered results.
-#include "memo.hpp"
+#include "base/memo.hpp"
 
 #include <gtest/gtest.h>
 

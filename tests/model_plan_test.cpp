@@ -9,16 +9,16 @@
 #include <optional>
 #include <random>
 
-#include "cost_model.hpp"
 #include "cotuner.hpp"
-#include "cpu_blas.hpp"
+#include "cpu/blas.hpp"
+#include "cpu/topology.hpp"
 #include "gpu/device.hpp"
 #include "gpu/gemm_params.hpp"
-#include "profile.hpp"
+#include "model/cost_model.hpp"
+#include "profile/profile.hpp"
 #include "reference.hpp"
 #include "seam_values.hpp"
 #include "tandem/tandem.hpp"
-#include "topology.hpp"
 
 namespace tandem::test {
 namespace {

@@ -9,10 +9,10 @@
 #include <set>
 #include <string>
 
-#include "feed_cost.hpp"
 #include "gpu/device.hpp"
-#include "plan.hpp"
-#include "profile.hpp"
+#include "plan/feed_cost.hpp"
+#include "plan/plan.hpp"
+#include "profile/profile.hpp"
 #include "reference.hpp"
 #include "seam_values.hpp"
 

@@ -26,12 +26,12 @@
 #include <string>
 #include <vector>
 
+#include "base/text.hpp"
 #include "gemm_space.hpp"
 #include "gpu/device.hpp"
 #include "reference.hpp"
 #include "seam_values.hpp"
 #include "testing/seam_override.hpp"
-#include "text.hpp"
 
 namespace tandem::test {
 namespace {

@@ -3,7 +3,7 @@
 // read; and at the edges (issue 39): only the files named for a device are read, every number has
 // a physical range, an identity cannot forge a log line, and without HOME no shared folder is
 // used. tests/faults_test.sh and tests/planted_test.sh show the same end to end.
-#include "profile.hpp"
+#include "profile/profile.hpp"
 
 #include <gtest/gtest.h>
 #include <sys/stat.h>
@@ -17,7 +17,7 @@
 #include <tuple>
 
 #include "gpu/architecture.hpp"
-#include "profile_json.hpp"
+#include "profile/json.hpp"
 #include "tandem_builtin_profiles.hpp"
 
 namespace tandem::test {

@@ -13,7 +13,7 @@
 #include <string>
 
 #include "gpu/device.hpp"
-#include "profile.hpp"
+#include "profile/profile.hpp"
 #include "reference.hpp"
 #include "seam_values.hpp"
 

@@ -9,10 +9,10 @@
 #include <string>
 #include <vector>
 
-#include "executor.hpp"
 #include "gpu/device.hpp"
-#include "profile.hpp"
-#include "route.hpp"
+#include "plan/route.hpp"
+#include "profile/profile.hpp"
+#include "run/executor.hpp"
 #include "tandem/version.h"
 
 namespace tandem::test {

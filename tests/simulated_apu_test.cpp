@@ -2,7 +2,7 @@
 // as that model says, and the co-tuner finding a split within 5% of the model's optimum, where
 // the CPU and the device each slow to 75% while both are busy (what RaijinCL measured on an Ivy
 // Bridge APU).
-#include "simulated_apu.hpp"
+#include "run/simulated_apu.hpp"
 
 #include <gtest/gtest.h>
 
@@ -13,10 +13,10 @@
 #include <string>
 #include <vector>
 
-#include "clock.hpp"
+#include "base/clock.hpp"
 #include "cotuner.hpp"
-#include "plan.hpp"
-#include "profile.hpp"
+#include "plan/plan.hpp"
+#include "profile/profile.hpp"
 #include "seam_values.hpp"
 #include "tandem/tandem.hpp"
 

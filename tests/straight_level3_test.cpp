@@ -20,9 +20,9 @@
 #include <random>
 #include <string>
 
-#include "dropin/blas_entries.hpp"
-#include "dropin/straight.hpp"
-#include "level3_rules.hpp"
+#include "blas3/dropin/blas_entries.hpp"
+#include "blas3/dropin/straight.hpp"
+#include "blas3/level3_rules.hpp"
 
 namespace {
 

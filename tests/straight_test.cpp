@@ -6,7 +6,7 @@
 // transposes and layouts, NULL operands, alpha 0, -0 and NaN), must reach exactly the one the rule
 // names, with every argument as the caller passed it: pointers, integers, alpha and beta to the
 // bit (NaN included).
-#include "dropin/straight.hpp"
+#include "blas3/dropin/straight.hpp"
 
 #include <cblas.h>
 #include <gtest/gtest.h>

@@ -3,7 +3,7 @@
 // and oneTBB must print no "TBB Warning: The number of workers is currently limited to 0". The
 // bound process is a death-test child started afresh ("threadsafe" style re-runs this executable),
 // so it binds itself before its first use of oneTBB, which reads the affinity mask once, at start.
-#include "tasks.hpp"
+#include "cpu/tasks.hpp"
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>

@@ -1,6 +1,6 @@
 // CPU identity and the OpenBLAS core-type advice `tandem devices` gives (a VM can make OpenBLAS
 // pick Prescott kernels on an AVX-512 CPU, several times slower).
-#include "topology.hpp"
+#include "cpu/topology.hpp"
 
 #include <gtest/gtest.h>
 #include <sched.h>

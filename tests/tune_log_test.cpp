@@ -18,7 +18,7 @@
 
 #include "cotuner.hpp"
 #include "gpu/device.hpp"
-#include "profile.hpp"
+#include "profile/profile.hpp"
 
 namespace tandem::test {
 namespace {

@@ -1,10 +1,10 @@
 // src/watch.hpp: auto watching its plans at run time. On the simulated APU (every call lasts as
 // long as a model of a CPU and a device says), a profile's split that runs slower than the CPU
-// alone's recorded rate is demoted after the configured calls (tuner/profiles/defaults.json's
+// alone's recorded rate is demoted after the configured calls (database/defaults.json's
 // "watch"), with one TANDEM_VERBOSE line, and the calls after it run on the CPU alone, from one
 // thread or several at once; a split faster than the CPU alone keeps its plan. Run under ctest,
 // with TANDEM_VERBOSE=1 (the environment is read once per process).
-#include "watch.hpp"
+#include "plan/watch.hpp"
 
 #include <gtest/gtest.h>
 
@@ -15,7 +15,7 @@
 #include <vector>
 
 #include "gpu/device.hpp"
-#include "profile.hpp"
+#include "profile/profile.hpp"
 #include "seam_values.hpp"
 #include "tandem/tandem.hpp"
 

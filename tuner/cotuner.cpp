@@ -14,12 +14,12 @@
 #include <stdexcept>
 #include <system_error>
 
+#include "base/files.hpp"
+#include "base/log.hpp"
+#include "base/text.hpp"
 #include "cotuner_internal.hpp"
-#include "files.hpp"
+#include "cpu/tasks.hpp"
 #include "gemm_space.hpp"
-#include "log.hpp"
-#include "tasks.hpp"
-#include "text.hpp"
 
 namespace tandem::tuner {
 namespace {

@@ -12,7 +12,7 @@
 #include <vector>
 
 #include "power.hpp"
-#include "profile.hpp"
+#include "profile/profile.hpp"
 
 namespace tandem::tuner {
 

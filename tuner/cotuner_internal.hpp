@@ -14,7 +14,7 @@
 #include <utility>
 #include <vector>
 
-#include "clock.hpp"
+#include "base/clock.hpp"
 #include "confirm.hpp"
 #include "cotuner.hpp"
 #include "cotuner_checks.hpp"
@@ -24,7 +24,7 @@
 #include "gpu/programs.hpp"
 #include "measure.hpp"
 #include "power.hpp"
-#include "profile.hpp"
+#include "profile/profile.hpp"
 #include "search.hpp"
 #include "tandem/tandem.hpp"
 

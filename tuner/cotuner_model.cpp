@@ -10,11 +10,11 @@
 #include <sstream>
 #include <tuple>
 
+#include "base/seams.hpp"
 #include "cotuner_internal.hpp"
-#include "cpu_blas.hpp"
+#include "cpu/blas.hpp"
+#include "cpu/topology.hpp"
 #include "gpu/pinned_memory.hpp"
-#include "seams.hpp"
-#include "topology.hpp"
 
 namespace tandem::tuner {
 namespace {

@@ -9,8 +9,8 @@
 #include <thread>
 
 #include "cotuner_internal.hpp"
-#include "cpu_blas.hpp"
-#include "topology.hpp"
+#include "cpu/blas.hpp"
+#include "cpu/topology.hpp"
 
 namespace tandem::tuner {
 namespace {

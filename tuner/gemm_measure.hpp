@@ -10,7 +10,7 @@
 #include <random>
 #include <vector>
 
-#include "clock.hpp"
+#include "base/clock.hpp"
 #include "tandem/tandem.hpp"
 
 namespace tandem::bench {

@@ -7,7 +7,7 @@
 #include <random>
 #include <utility>
 
-#include "clock.hpp"
+#include "base/clock.hpp"
 
 namespace tandem::tuner {
 

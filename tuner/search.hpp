@@ -11,7 +11,7 @@
 #include <string>
 #include <vector>
 
-#include "clock.hpp"
+#include "base/clock.hpp"
 
 namespace tandem::tuner {
 

@@ -1,11 +1,11 @@
 // Reading a device's architecture from its vendor's attribute-query extension, and the text
 // form and distance the profile database uses.
-#include "architecture.hpp"
+#include "gpu/architecture.hpp"
 
 #include <cstdio>
 #include <cstdlib>
 
-#include "architecture_cl.hpp"
+#include "gpu/architecture_cl.hpp"
 
 namespace tandem::detail::gpu {
 namespace {

@@ -3,8 +3,8 @@
 
 #include <string>
 
-#include "architecture.hpp"
-#include "cl.hpp"
+#include "gpu/architecture.hpp"
+#include "gpu/cl.hpp"
 
 // The attribute-query extensions' names (CL/cl_ext.h holds them, but not in every version).
 #ifndef CL_DEVICE_COMPUTE_CAPABILITY_MAJOR_NV

@@ -6,10 +6,10 @@
 #include <mutex>
 #include <vector>
 
-#include "clock.hpp"
-#include "device_cl.hpp"
-#include "errors.hpp"
-#include "host_pack.hpp"
+#include "base/clock.hpp"
+#include "gpu/device_cl.hpp"
+#include "gpu/errors.hpp"
+#include "gpu/host_pack.hpp"
 
 namespace tandem::detail::gpu {
 namespace {

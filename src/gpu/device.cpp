@@ -4,12 +4,12 @@
 #include <map>
 #include <mutex>
 
-#include "after_fork.hpp"
-#include "architecture_cl.hpp"
-#include "device_cl.hpp"
-#include "errors.hpp"
-#include "seams.hpp"
-#include "text.hpp"
+#include "base/after_fork.hpp"
+#include "base/seams.hpp"
+#include "base/text.hpp"
+#include "gpu/architecture_cl.hpp"
+#include "gpu/device_cl.hpp"
+#include "gpu/errors.hpp"
 
 namespace tandem::detail::gpu {
 namespace {

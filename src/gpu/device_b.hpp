@@ -10,11 +10,11 @@
 #include <mutex>
 #include <vector>
 
-#include "cl.hpp"
-#include "device_cl.hpp"
-#include "host_pack.hpp"
-#include "share.hpp"
-#include "staging_pool.hpp"
+#include "gpu/cl.hpp"
+#include "gpu/device_cl.hpp"
+#include "gpu/host_pack.hpp"
+#include "gpu/share.hpp"
+#include "gpu/staging_pool.hpp"
 
 namespace tandem::detail::gpu {
 

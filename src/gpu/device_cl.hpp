@@ -7,10 +7,10 @@
 #include <mutex>
 #include <vector>
 
-#include "cl.hpp"
-#include "device.hpp"
-#include "programs_cl.hpp"
-#include "staging_pool.hpp"
+#include "gpu/cl.hpp"
+#include "gpu/device.hpp"
+#include "gpu/programs_cl.hpp"
+#include "gpu/staging_pool.hpp"
 
 namespace tandem::detail::gpu {
 

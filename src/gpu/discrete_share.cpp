@@ -16,12 +16,12 @@
 #include <type_traits>
 #include <vector>
 
-#include "device_b.hpp"
-#include "host_pack.hpp"
-#include "pinned_memory.hpp"
-#include "seams.hpp"
-#include "share_cl.hpp"
-#include "topology.hpp"
+#include "base/seams.hpp"
+#include "cpu/topology.hpp"
+#include "gpu/device_b.hpp"
+#include "gpu/host_pack.hpp"
+#include "gpu/pinned_memory.hpp"
+#include "gpu/share_cl.hpp"
 
 namespace tandem::detail::gpu {
 namespace {

@@ -1,5 +1,5 @@
 // OpenCL status codes and failures turned into tandem::Error.
-#include "errors.hpp"
+#include "gpu/errors.hpp"
 
 #include <sstream>
 

@@ -3,7 +3,7 @@
 
 #include <string>
 
-#include "cl.hpp"
+#include "gpu/cl.hpp"
 #include "tandem/tandem.hpp"
 
 namespace tandem::detail::gpu {

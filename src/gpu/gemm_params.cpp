@@ -1,13 +1,13 @@
 // Kernel parameters: defaults by kind of device, the validity rules, and resolution of a set.
-#include "gemm_params.hpp"
+#include "gpu/gemm_params.hpp"
 
 #include <algorithm>
 #include <vector>
 
-#include "memo.hpp"
-#include "profile.hpp"
+#include "base/memo.hpp"
+#include "base/text.hpp"
+#include "profile/profile.hpp"
 #include "tandem/tandem.hpp"
-#include "text.hpp"
 
 namespace tandem::detail::gpu {
 namespace {

@@ -9,12 +9,12 @@
 #include <optional>
 #include <string>
 
-#include "device.hpp"
+#include "gpu/device.hpp"
 
 namespace tandem::detail::gpu {
 
 // Kernel parameters, name -> value: kernels/gemm.cl's macros (or, with KERNEL 2, those of
-// kernels/gemm_direct.cl), plus the host-side ones (host_only) that tuner/profiles/defaults.json
+// kernels/gemm_direct.cl), plus the host-side ones (host_only) that database/defaults.json
 // describes.
 using Params = std::map<std::string, int>;
 

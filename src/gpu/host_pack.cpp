@@ -1,13 +1,13 @@
 // Host-side packing: row copies, C's update by a device's product and a cache-blocked transpose,
 // shared among oneTBB threads when the block is large enough to pay for them.
-#include "host_pack.hpp"
+#include "gpu/host_pack.hpp"
 
 #include <algorithm>
 #include <cstring>
 #include <functional>
 
-#include "profile.hpp"
-#include "tasks.hpp"
+#include "cpu/tasks.hpp"
+#include "profile/profile.hpp"
 
 namespace tandem::detail::gpu {
 namespace {

@@ -10,7 +10,7 @@
 // below kOwnBlockFrom come from slabs of kSlab bytes, each cut into blocks of one power-of-two
 // size, which go back to their slab's free list when freed and are reused; slabs stay pinned
 // for the life of the process. Blocks from kOwnBlockFrom up get a buffer of their own.
-#include "pinned_memory.hpp"
+#include "gpu/pinned_memory.hpp"
 
 #include <cstdint>
 #include <map>
@@ -18,8 +18,8 @@
 #include <utility>
 #include <vector>
 
-#include "after_fork.hpp"
-#include "device_cl.hpp"
+#include "base/after_fork.hpp"
+#include "gpu/device_cl.hpp"
 
 namespace tandem::detail::gpu {
 namespace {

@@ -6,8 +6,8 @@
 #include <cstddef>
 #include <memory>
 
-#include "device.hpp"
-#include "problem.hpp"
+#include "base/problem.hpp"
+#include "gpu/device.hpp"
 
 namespace tandem::detail::gpu {
 

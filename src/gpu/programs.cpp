@@ -3,11 +3,11 @@
 // programs, and the tuner's prebuild and inspect.
 #include <algorithm>
 
-#include "device_cl.hpp"
-#include "errors.hpp"
-#include "memo.hpp"
-#include "programs_cl.hpp"
-#include "seams.hpp"
+#include "base/memo.hpp"
+#include "base/seams.hpp"
+#include "gpu/device_cl.hpp"
+#include "gpu/errors.hpp"
+#include "gpu/programs_cl.hpp"
 #include "tandem_kernels.hpp"
 
 namespace tandem::detail::gpu {

@@ -4,8 +4,8 @@
 
 #include <string>
 
-#include "device.hpp"
-#include "gemm_params.hpp"
+#include "gpu/device.hpp"
+#include "gpu/gemm_params.hpp"
 
 namespace tandem::detail::gpu {
 

@@ -10,10 +10,10 @@
 #include <utility>
 #include <vector>
 
-#include "cl.hpp"
-#include "gemm_params.hpp"
-#include "memo.hpp"
-#include "programs.hpp"
+#include "base/memo.hpp"
+#include "gpu/cl.hpp"
+#include "gpu/gemm_params.hpp"
+#include "gpu/programs.hpp"
 
 namespace tandem::detail::gpu {
 

@@ -1,15 +1,15 @@
 // enqueue(): starts a share of the kind its device needs, and wraps it so that every OpenCL
 // failure from then on reaches the executor as Failure, saying whether C may have been written.
-#include "share.hpp"
+#include "gpu/share.hpp"
 
 #include <algorithm>
 #include <limits>
 #include <string>
 
-#include "clock.hpp"
-#include "errors.hpp"
-#include "seams.hpp"
-#include "share_cl.hpp"
+#include "base/clock.hpp"
+#include "base/seams.hpp"
+#include "gpu/errors.hpp"
+#include "gpu/share_cl.hpp"
 
 namespace tandem::detail::gpu {
 namespace {

@@ -7,9 +7,9 @@
 #include <memory>
 #include <vector>
 
-#include "device.hpp"
-#include "gemm_params.hpp"
-#include "problem.hpp"
+#include "base/problem.hpp"
+#include "gpu/device.hpp"
+#include "gpu/gemm_params.hpp"
 #include "tandem/tandem.hpp"
 
 namespace tandem::detail::gpu {

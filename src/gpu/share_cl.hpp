@@ -5,11 +5,11 @@
 #include <memory>
 #include <vector>
 
-#include "cl.hpp"
-#include "device_cl.hpp"
-#include "host_pack.hpp"
-#include "seams.hpp"
-#include "share.hpp"
+#include "base/seams.hpp"
+#include "gpu/cl.hpp"
+#include "gpu/device_cl.hpp"
+#include "gpu/host_pack.hpp"
+#include "gpu/share.hpp"
 
 namespace tandem::detail::gpu {
 

@@ -1,6 +1,6 @@
 // The staging pool of a discrete device: whole-MiB buffers, the smallest idle fit first, and a
 // cap on what idles.
-#include "staging_pool.hpp"
+#include "gpu/staging_pool.hpp"
 
 #include <algorithm>
 

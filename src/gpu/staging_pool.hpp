@@ -7,7 +7,7 @@
 #include <mutex>
 #include <vector>
 
-#include "cl.hpp"
+#include "gpu/cl.hpp"
 
 namespace tandem::detail::gpu {
 

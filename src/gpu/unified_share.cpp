@@ -5,9 +5,9 @@
 #include <type_traits>
 #include <utility>
 
-#include "host_pack.hpp"
-#include "share_cl.hpp"
-#include "topology.hpp"
+#include "cpu/topology.hpp"
+#include "gpu/host_pack.hpp"
+#include "gpu/share_cl.hpp"
 
 namespace tandem::detail::gpu {
 namespace {

@@ -2,7 +2,7 @@
 // the previous values after it. Production code never includes this header (ctest `structure`).
 #pragma once
 
-#include "seams.hpp"
+#include "base/seams.hpp"
 
 namespace tandem::detail::seams {
 

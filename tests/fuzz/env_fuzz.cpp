@@ -13,7 +13,7 @@
 #include <string>
 #include <vector>
 
-#include "config.hpp"
+#include "base/config.hpp"
 #include "fuzz_check.hpp"
 #include "tandem/tandem.hpp"
 

@@ -10,10 +10,10 @@
 #include <stdexcept>
 #include <string>
 
+#include "base/text.hpp"
 #include "fuzz_check.hpp"
 #include "gpu/gemm_params.hpp"
 #include "tandem/tandem.hpp"
-#include "text.hpp"
 
 namespace {
 

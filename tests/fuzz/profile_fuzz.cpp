@@ -15,10 +15,10 @@
 #include <string>
 #include <vector>
 
-#include "cost_model.hpp"
 #include "fuzz_check.hpp"
 #include "gpu/gemm_params.hpp"
-#include "profile.hpp"
+#include "model/cost_model.hpp"
+#include "profile/profile.hpp"
 #include "tandem/tandem.hpp"
 
 namespace {

@@ -1,0 +1,160 @@
+// tandem::gemm<T>: the boundary where BLAS semantics are enforced. Arguments are checked (C is
+// untouched on an error), column-major calls become row-major ones (C^T = op(B)^T op(A)^T), and
+// the cases BLAS defines without a product (m or n = 0, k = 0, alpha = 0) are done here, so that
+// neither backend ever sees them.
+#include <algorithm>
+#include <cstdio>
+#include <string>
+
+#include "api/gemm_rules.hpp"
+#include "base/config.hpp"
+#include "base/log.hpp"
+#include "cpu/blas.hpp"
+#include "plan/watch.hpp"
+#include "run/executor.hpp"
+#include "tandem/tandem.hpp"
+
+namespace tandem {
+
+const char* to_string(Strategy s) {
+  switch (s) {
+    case Strategy::Auto:
+      return "auto";
+    case Strategy::Cpu:
+      return "cpu";
+    case Strategy::Gpu:
+      return "gpu";
+    case Strategy::Hybrid:
+      return "hybrid";
+  }
+  return "?";
+}
+
+const char* to_string(Balance b) { return b == Balance::Dynamic ? "dynamic" : "static"; }
+
+const char* to_string(Report::Buffer b) {
+  switch (b) {
+    case Report::Buffer::None:
+      return "none";
+    case Report::Buffer::ZeroCopy:
+      return "zero-copy";
+    case Report::Buffer::Copy:
+      return "copy";
+    case Report::Buffer::Pinned:
+      return "pinned";
+  }
+  return "?";
+}
+
+namespace {
+
+const char* routine(float) { return "sgemm"; }
+const char* routine(double) { return "dgemm"; }
+
+[[noreturn]] void invalid(const char* name, int position, const std::string& why) {
+  throw Error(Error::Kind::InvalidArgument,
+              std::string("argument ") + std::to_string(position) + " (" + name + ") " + why,
+              position);
+}
+
+void check_ld(const char* name, int position, int64_t ld,
+              detail::gemm_rules::Least<int64_t> least) {
+  if (ld < least.value)
+    invalid(name, position,
+            "= " + std::to_string(ld) + " is too small: must be at least " + least.rule + " = " +
+                std::to_string(least.value));
+}
+
+// The first invalid argument (gemm_rules.hpp decides which), reported with its value.
+template <class T>
+void check(Layout layout, Op op_a, Op op_b, int64_t m, int64_t n, int64_t k, T alpha, const T* a,
+           int64_t lda, const T* b, int64_t ldb, T* c, int64_t ldc) {
+  const int lay = static_cast<int>(layout), oa = static_cast<int>(op_a),
+            ob = static_cast<int>(op_b);
+  const bool row = lay == TANDEM_ROW_MAJOR;
+  const bool ta = oa != TANDEM_NO_TRANS, tb = ob != TANDEM_NO_TRANS;
+  switch (detail::gemm_rules::first_invalid(lay, oa, ob, m, n, k, alpha, a, lda, b, ldb, c, ldc)) {
+    case 0:
+      break;
+    case 1:
+      invalid("layout", 1,
+              "= " + std::to_string(lay) + " is not 101 (row-major) or 102 (column-major)");
+    case 2:
+      invalid("trans_a", 2, "= " + std::to_string(oa) + " is not 111, 112 or 113");
+    case 3:
+      invalid("trans_b", 3, "= " + std::to_string(ob) + " is not 111, 112 or 113");
+    case 4:
+      invalid("m", 4, "= " + std::to_string(m) + " is negative");
+    case 5:
+      invalid("n", 5, "= " + std::to_string(n) + " is negative");
+    case 6:
+      invalid("k", 6, "= " + std::to_string(k) + " is negative");
+    case 8:
+      invalid("a", 8, "is NULL");
+    case 9:
+      check_ld("lda", 9, lda, detail::gemm_rules::least_lda(row, ta, m, k));
+      break;
+    case 10:
+      invalid("b", 10, "is NULL");
+    case 11:
+      check_ld("ldb", 11, ldb, detail::gemm_rules::least_ldb(row, tb, n, k));
+      break;
+    case 13:
+      invalid("c", 13, "is NULL");
+    default:
+      check_ld("ldc", 14, ldc, detail::gemm_rules::least_ldc(row, m, n));
+      break;
+  }
+  for (int64_t v : {m, n, k, lda, ldb, ldc})
+    if (!detail::cpu_blas::fits(v))
+      throw Error(Error::Kind::TooLarge, "size or leading dimension " + std::to_string(v) +
+                                             " exceeds the CPU BLAS's 32-bit integer range");
+}
+
+}  // namespace
+
+template <class T>
+void gemm(Layout layout, Op op_a, Op op_b, int64_t m, int64_t n, int64_t k, T alpha, const T* a,
+          int64_t lda, const T* b, int64_t ldb, T beta, T* c, int64_t ldc, const Options& options,
+          Report* report) {
+  try {
+    check(layout, op_a, op_b, m, n, k, alpha, a, lda, b, ldb, c, ldc);
+  } catch (const Error& e) {
+    throw Error(e.kind(), std::string(routine(T{})) + ": " + e.what(), e.argument());
+  }
+
+  detail::Problem<T> p;
+  const bool ta = op_a != Op::NoTrans, tb = op_b != Op::NoTrans;
+  if (layout == Layout::RowMajor)
+    p = {ta, tb, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc};
+  else
+    p = {tb, ta, n, m, k, alpha, b, ldb, a, lda, beta, c, ldc};
+  p.timed = report != nullptr || detail::env_config().verbose;
+
+  Report r;
+  r.m = m;
+  r.n = n;
+  r.k = k;
+  if (p.m == 0 || p.n == 0) {
+    r.strategy = Strategy::Cpu;
+  } else if (p.k == 0 || p.alpha == T(0)) {
+    // No product: C = beta * C, and A and B are never read.
+    r.strategy = Strategy::Cpu;
+    r.cpu_rows = p.m;
+    detail::gemm_rules::scale(p.c, p.m, p.n, p.ldc, p.beta);
+  } else {
+    detail::watch::Call watched;  // what auto planned, and then how long the call took
+    detail::execute(p, options, r);
+    watched.ran(r);
+  }
+  if (detail::env_config().verbose) detail::log_call(routine(T{}), r, layout == Layout::ColMajor);
+  if (report != nullptr) *report = std::move(r);
+}
+
+template void gemm<float>(Layout, Op, Op, int64_t, int64_t, int64_t, float, const float*, int64_t,
+                          const float*, int64_t, float, float*, int64_t, const Options&, Report*);
+template void gemm<double>(Layout, Op, Op, int64_t, int64_t, int64_t, double, const double*,
+                           int64_t, const double*, int64_t, double, double*, int64_t,
+                           const Options&, Report*);
+
+}  // namespace tandem

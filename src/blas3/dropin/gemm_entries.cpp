@@ -1,0 +1,386 @@
+// libtandem_blas.so, the drop-in BLAS: its GEMM entries and its routing rule. The library exports
+// level 3 for s and d (gemm here; syrk, syr2k, symm, trmm, trsm in src/dropin/level3_entries.cpp)
+// through CBLAS (cblas_sgemm, ...) and Fortran (sgemm_, ...) with the signatures of the system's
+// cblas.h and of the Fortran BLAS; every other BLAS or LAPACK symbol keeps resolving to the
+// system's library.
+//
+// Routing: a valid GEMM call with m*n*k below a threshold takes the direct path to OpenBLAS's own
+// entry (no OpenCL, no lock, no allocation: a few compares and a jump, src/dropin/straight.hpp),
+// so programs that make many small products pay nothing for tandem; larger ones take the configured
+// strategy (auto unless TANDEM_STRATEGY says otherwise). The other routines run as blocked updates
+// whose products follow the same rule (src/level3.hpp). Either way tandem's own BLAS semantics
+// apply (alpha = 0 never reads A or B, beta = 0 never reads C).
+//
+// Errors follow BLAS: an invalid argument calls xerbla_ (Fortran entries) or cblas_xerbla
+// (CBLAS entries) with the routine's name and the argument's position, and C is untouched.
+#include <cblas.h>
+
+#include <cstddef>
+#include <cstdio>
+#include <cstdlib>
+#include <functional>
+#include <string>
+#include <type_traits>
+
+#include "api/gemm_rules.hpp"
+#include "base/clock.hpp"
+#include "base/config.hpp"
+#include "base/log.hpp"
+#include "blas3/dropin/dropin.hpp"
+#include "blas3/dropin/straight.hpp"
+#include "cpu/blas.hpp"
+#include "tandem/tandem.hpp"
+
+#define TANDEM_EXPORT __attribute__((visibility("default")))
+
+// xerbla_ is a Fortran routine that reads its name's length: this caller passes it.
+extern "C" void xerbla_(const char* name, const blasint* info, std::size_t name_len);
+
+namespace {
+
+template <class T>
+using FortranGemm = void (*)(const char*, const char*, const blasint*, const blasint*,
+                             const blasint*, const T*, const T*, const blasint*, const T*,
+                             const blasint*, const T*, T*, const blasint*);
+
+// Until a tuned profile gives the size from which the GPU pays, products below 256^3 stay on
+// the CPU BLAS: on every device measured so far (docs/PERFORMANCE.md) the CPU wins there.
+constexpr double kDefaultMinMnk = 256.0 * 256.0 * 256.0;
+
+// What the drop-in reads once per process: the threshold, TANDEM_VERBOSE, and whether OpenBLAS's
+// own GEMM entries were found for the direct path (`found`: without them a call below the
+// threshold takes the ordinary path, kept on the CPU). The entries themselves (and OpenBLAS's
+// entries of the other level-3 routines), and the threshold below which a call with a product goes
+// straight to OpenBLAS (0 under TANDEM_VERBOSE, whose lines the direct path writes on its way, and
+// without the GEMM entries), are published in the straight path's table (src/dropin/straight.hpp).
+struct Once {
+  double min_mnk = 0;
+  bool verbose = false, found = false;
+};
+
+// Reads the settings and publishes the straight path's table for the exported entries, which read
+// it without a guard. Until then its bound is 0, so the first call takes the ordinary path, which
+// publishes it.
+Once read_once() {
+  Once o;
+  const auto& env = tandem::detail::env_config();
+  o.verbose = env.verbose;
+  o.min_mnk = env.min_mnk.value_or(kDefaultMinMnk);
+  void* const sgemm = tandem::detail::cpu_blas::own_entry("sgemm_");
+  void* const dgemm = tandem::detail::cpu_blas::own_entry("dgemm_");
+  void* const cblas_s = tandem::detail::cpu_blas::own_entry("cblas_sgemm");
+  void* const cblas_d = tandem::detail::cpu_blas::own_entry("cblas_dgemm");
+  o.found = sgemm && dgemm && cblas_s && cblas_d;
+  tandem::detail::dropin::straight::publish_level3(&tandem::detail::cpu_blas::own_entry);
+  tandem::detail::dropin::straight::publish(o.verbose || !o.found ? 0 : o.min_mnk, sgemm, dgemm,
+                                            cblas_s, cblas_d);
+  return o;
+}
+
+const Once& once() {
+  static const Once read = read_once();
+  return read;
+}
+
+tandem::Op cblas_op(int t) { return static_cast<tandem::Op>(t); }
+
+// Fortran transpose characters as tandem's ops, by the straight path's table; anything else
+// becomes an invalid op (0) that tandem reports.
+tandem::Op fortran_op(char c) {
+  return static_cast<tandem::Op>(tandem::detail::dropin::straight::fortran_op(c));
+}
+
+// The reference CBLAS computes a row-major call as the column-major call for C^T, and reports
+// invalid arguments by their position in that call: m and n, and lda and ldb, trade positions.
+// Programs written against it (the reference testers among them) expect exactly that.
+int cblas_position(tandem::Layout layout, int position) {
+  if (layout != tandem::Layout::RowMajor) return position;
+  switch (position) {
+    case 4:
+      return 5;
+    case 5:
+      return 4;
+    case 9:
+      return 11;
+    case 11:
+      return 9;
+    default:
+      return position;
+  }
+}
+
+// The threshold's measure of a product.
+double mnk(int64_t m, int64_t n, int64_t k) {
+  return static_cast<double>(m) * static_cast<double>(n) * static_cast<double>(k);
+}
+bool below(const Once& o, int64_t m, int64_t n, int64_t k) { return mnk(m, n, k) < o.min_mnk; }
+
+}  // namespace
+
+namespace tandem::detail::dropin {
+
+[[noreturn]] void fatal(const char* routine, const char* what) {
+  tandem::detail::log_line(std::string("fatal: ") + routine + ": " + what);
+  std::abort();
+}
+
+void recover(const char* routine, const std::exception& e, const std::function<void()>& on_cpu) {
+  if (const auto* te = dynamic_cast<const tandem::Error*>(&e);
+      te != nullptr && te->kind() == tandem::Error::Kind::OutputLost)
+    fatal(routine, e.what());
+  tandem::detail::warn_once(std::string("dropin-retry"),
+                            std::string(routine) + ": " + e.what() + "; computing on the CPU");
+  try {
+    on_cpu();
+  } catch (const std::exception& again) {
+    fatal(routine, again.what());
+  }
+}
+
+void fortran_invalid(const char* name, int position) {
+  const blasint info = position;
+  xerbla_(name, &info, 6);
+}
+
+// An empty message: the system's cblas_xerbla prints its own. OpenBLAS's cblas.h declares the
+// strings non-const.
+void cblas_invalid(const char* routine, int position) {
+  std::string name(routine), form;
+  cblas_xerbla(position, name.data(), form.data());
+}
+
+tandem::Options cpu_only() {
+  tandem::Options o;
+  o.strategy = tandem::Strategy::Cpu;
+  return o;
+}
+
+bool below_threshold(int64_t m, int64_t n, int64_t k) { return below(once(), m, n, k); }
+
+}  // namespace tandem::detail::dropin
+
+namespace {
+using namespace tandem::detail::dropin;
+
+// The options of a GEMM that does not take the direct path: a call below the threshold (OpenBLAS's
+// entries were not found, or its arguments are invalid and it is about to be reported) stays on
+// the CPU with the program's thread count; a larger one takes the configured strategy.
+tandem::Options routed(int64_t m, int64_t n, int64_t k) {
+  if (!below_threshold(m, n, k)) return {};
+  tandem::Options o = cpu_only();
+  o.cpu_threads = tandem::detail::cpu_blas::current_threads();
+  return o;
+}
+
+// Below the threshold a valid call takes the direct path: OpenBLAS's own entry with the caller's
+// arguments unchanged, or, where BLAS defines the result without a product (alpha = 0, k = 0),
+// C = beta * C here without reading A or B. It reads no environment, takes no lock, allocates
+// nothing, leaves OpenBLAS's thread count alone and never touches OpenCL. The common case, a
+// product with TANDEM_VERBOSE off, is a few compares in the exported entry and a jump to
+// OpenBLAS's. Like any BLAS routine the program calls directly, it runs with OpenBLAS's thread
+// count as it is at that moment (a concurrent tandem call may be lending its CPU share another
+// count; results do not depend on it).
+template <class T>
+[[gnu::always_inline]] inline bool direct(const Once& o, int layout, int ta, int tb, blasint m,
+                                          blasint n, blasint k, T alpha, const T* a, blasint lda,
+                                          const T* b, blasint ldb, const T* c, blasint ldc) {
+  return o.found && below(o, m, n, k) &&
+         tandem::detail::gemm_rules::first_invalid(layout, ta, tb, m, n, k, alpha, a, lda, b, ldb,
+                                                   c, ldc) == 0;
+}
+
+// The rest of the direct path: calls without a product, and every call under TANDEM_VERBOSE.
+// `pass` makes the OpenBLAS call; C's row-major view is rows x cols.
+template <class T, class Pass>
+void direct_otherwise(int64_t m, int64_t n, int64_t k, T alpha, T beta, T* c, int64_t ldc, bool row,
+                      Pass pass) {
+  const bool verbose = once().verbose;
+  const int64_t t0 = verbose ? tandem::detail::clock::now_ns() : 0;
+  const int64_t rows = row ? m : n, cols = row ? n : m;
+  const bool product = rows > 0 && cols > 0 && k > 0 && alpha != T(0);
+  if (product)
+    pass();
+  else if (rows > 0 && cols > 0)
+    tandem::detail::gemm_rules::scale(c, rows, cols, ldc, beta);
+  if (!verbose) return;
+  tandem::Report r;
+  r.strategy = tandem::Strategy::Cpu;
+  r.m = m, r.n = n, r.k = k;
+  r.cpu_rows = rows > 0 && cols > 0 ? rows : 0;
+  r.cpu_threads = product ? tandem::detail::cpu_blas::current_threads() : 0;
+  r.t_start = r.t_cpu_start = t0;
+  r.t_cpu_end = r.t_end = tandem::detail::clock::now_ns();
+  tandem::detail::log_call(std::is_same_v<T, float> ? "sgemm" : "dgemm", r, !row);
+}
+
+template <class T>
+using CblasGemm = void (*)(CBLAS_ORDER, CBLAS_TRANSPOSE, CBLAS_TRANSPOSE, blasint, blasint, blasint,
+                           T, const T*, blasint, const T*, blasint, T, T*, blasint);
+
+// OpenBLAS's own entries, as once() published them (every caller has called it, or has read a
+// bound above 0 from the table).
+template <class T>
+CblasGemm<T> own_cblas() {
+  return reinterpret_cast<CblasGemm<T>>(std::is_same_v<T, float> ? tandem_straight.own_cblas_sgemm
+                                                                 : tandem_straight.own_cblas_dgemm);
+}
+
+template <class T>
+FortranGemm<T> own_fortran() {
+  return reinterpret_cast<FortranGemm<T>>(std::is_same_v<T, float> ? tandem_straight.own_sgemm
+                                                                   : tandem_straight.own_dgemm);
+}
+
+// Every CBLAS GEMM call that does not go straight to OpenBLAS (same signature as the entry, so
+// the entry reaches it with a jump).
+template <class T>
+[[gnu::noinline]] void cblas_gemm(CBLAS_ORDER layout, CBLAS_TRANSPOSE ta, CBLAS_TRANSPOSE tb,
+                                  blasint m, blasint n, blasint k, T alpha, const T* a, blasint lda,
+                                  const T* b, blasint ldb, T beta, T* c, blasint ldc) {
+  const char* routine = std::is_same_v<T, float> ? "cblas_sgemm" : "cblas_dgemm";
+  if (direct(once(), layout, ta, tb, m, n, k, alpha, a, lda, b, ldb, c, ldc)) {
+    direct_otherwise(m, n, k, alpha, beta, c, ldc, layout == CblasRowMajor, [&] {
+      own_cblas<T>()(layout, ta, tb, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc);
+    });
+    return;
+  }
+  const auto lay = static_cast<tandem::Layout>(layout);
+  auto call = [&](const tandem::Options& o) {
+    tandem::gemm<T>(lay, cblas_op(ta), cblas_op(tb), m, n, k, alpha, a, lda, b, ldb, beta, c, ldc,
+                    o);
+  };
+  try {
+    call(routed(m, n, k));
+  } catch (const tandem::Error& e) {
+    if (e.kind() == tandem::Error::Kind::InvalidArgument) {
+      cblas_invalid(routine, cblas_position(lay, e.argument()));
+    } else {
+      recover(routine, e, [&] { call(cpu_only()); });
+    }
+  } catch (const std::exception& e) {
+    recover(routine, e, [&] { call(cpu_only()); });
+  }
+}
+
+template <class T>
+[[gnu::always_inline]] inline bool fortran_direct(const Once& o, const char* transa,
+                                                  const char* transb, const blasint* m,
+                                                  const blasint* n, const blasint* k,
+                                                  const T* alpha, const T* a, const blasint* lda,
+                                                  const T* b, const blasint* ldb, const T* c,
+                                                  const blasint* ldc) {
+  return direct(o, TANDEM_COL_MAJOR, static_cast<int>(fortran_op(*transa)),
+                static_cast<int>(fortran_op(*transb)), *m, *n, *k, *alpha, a, *lda, b, *ldb, c,
+                *ldc);
+}
+
+// Every Fortran GEMM call that does not go straight to OpenBLAS (the entry's signature).
+template <class T>
+[[gnu::noinline]] void fortran_gemm(const char* transa, const char* transb, const blasint* m,
+                                    const blasint* n, const blasint* k, const T* alpha, const T* a,
+                                    const blasint* lda, const T* b, const blasint* ldb,
+                                    const T* beta, T* c, const blasint* ldc) {
+  const char* name = std::is_same_v<T, float> ? "SGEMM " : "DGEMM ";
+  if (fortran_direct(once(), transa, transb, m, n, k, alpha, a, lda, b, ldb, c, ldc)) {
+    direct_otherwise(*m, *n, *k, *alpha, *beta, c, *ldc, false, [&] {
+      own_fortran<T>()(transa, transb, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc);
+    });
+    return;
+  }
+  auto call = [&](const tandem::Options& o) {
+    tandem::gemm<T>(tandem::Layout::ColMajor, fortran_op(*transa), fortran_op(*transb), *m, *n, *k,
+                    *alpha, a, *lda, b, *ldb, *beta, c, *ldc, o);
+  };
+  try {
+    call(routed(*m, *n, *k));
+  } catch (const tandem::Error& e) {
+    if (e.kind() == tandem::Error::Kind::InvalidArgument) {
+      // Fortran GEMM has no layout argument: its positions are one less than tandem's.
+      fortran_invalid(name, e.argument() - 1);
+    } else {
+      recover(name, e, [&] { call(cpu_only()); });
+    }
+  } catch (const std::exception& e) {
+    recover(name, e, [&] { call(cpu_only()); });
+  }
+}
+
+}  // namespace
+
+// The exported entries. On x86-64 they are src/dropin/straight_x86_64.S, which jumps to
+// OpenBLAS's own entry or to these (tandem_rest_*, with the same signatures); elsewhere these are
+// the entries. Either way these apply the straight rule (straight::goes, which
+// tests/straight_test.cpp holds the assembly to) before anything else.
+#ifdef TANDEM_STRAIGHT_ASM
+// The assembly reads the sizes and leading dimensions as 32-bit integers: an OpenBLAS built with
+// 64-bit ones (INTERFACE64) needs the C++ entries.
+static_assert(sizeof(blasint) == 4, "the assembly entries take 32-bit BLAS integers");
+#define TANDEM_GEMM_ENTRY(name) __attribute__((visibility("hidden"))) tandem_rest_##name
+#else
+#define TANDEM_GEMM_ENTRY(name) TANDEM_EXPORT name
+#endif
+
+namespace straight = tandem::detail::dropin::straight;
+
+namespace {
+
+template <class T>
+void cblas_entry(CBLAS_ORDER layout, CBLAS_TRANSPOSE ta, CBLAS_TRANSPOSE tb, blasint m, blasint n,
+                 blasint k, T alpha, const T* a, blasint lda, const T* b, blasint ldb, T beta, T* c,
+                 blasint ldc) {
+  if (straight::goes(straight::most(), layout, ta, tb, m, n, k, alpha, a, lda, b, ldb, c, ldc))
+    return own_cblas<T>()(layout, ta, tb, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc);
+  cblas_gemm<T>(layout, ta, tb, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc);
+}
+
+template <class T>
+void fortran_entry(const char* transa, const char* transb, const blasint* m, const blasint* n,
+                   const blasint* k, const T* alpha, const T* a, const blasint* lda, const T* b,
+                   const blasint* ldb, const T* beta, T* c, const blasint* ldc) {
+  if (straight::goes(straight::most(), TANDEM_COL_MAJOR, straight::fortran_op(*transa),
+                     straight::fortran_op(*transb), *m, *n, *k, *alpha, a, *lda, b, *ldb, c, *ldc))
+    return own_fortran<T>()(transa, transb, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc);
+  fortran_gemm<T>(transa, transb, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc);
+}
+
+}  // namespace
+
+extern "C" {
+
+void TANDEM_GEMM_ENTRY(cblas_sgemm)(const enum CBLAS_ORDER Order, const enum CBLAS_TRANSPOSE TransA,
+                                    const enum CBLAS_TRANSPOSE TransB, const blasint M,
+                                    const blasint N, const blasint K, const float alpha,
+                                    const float* A, const blasint lda, const float* B,
+                                    const blasint ldb, const float beta, float* C,
+                                    const blasint ldc) {
+  cblas_entry<float>(Order, TransA, TransB, M, N, K, alpha, A, lda, B, ldb, beta, C, ldc);
+}
+
+void TANDEM_GEMM_ENTRY(cblas_dgemm)(const enum CBLAS_ORDER Order, const enum CBLAS_TRANSPOSE TransA,
+                                    const enum CBLAS_TRANSPOSE TransB, const blasint M,
+                                    const blasint N, const blasint K, const double alpha,
+                                    const double* A, const blasint lda, const double* B,
+                                    const blasint ldb, const double beta, double* C,
+                                    const blasint ldc) {
+  cblas_entry<double>(Order, TransA, TransB, M, N, K, alpha, A, lda, B, ldb, beta, C, ldc);
+}
+
+// The Fortran BLAS entries: every argument by reference, and only the real ones
+// (src/dropin/blas_entries.hpp says why the hidden lengths are not declared).
+void TANDEM_GEMM_ENTRY(sgemm_)(const char* transa, const char* transb, const blasint* m,
+                               const blasint* n, const blasint* k, const float* alpha,
+                               const float* a, const blasint* lda, const float* b,
+                               const blasint* ldb, const float* beta, float* c,
+                               const blasint* ldc) {
+  fortran_entry<float>(transa, transb, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc);
+}
+
+void TANDEM_GEMM_ENTRY(dgemm_)(const char* transa, const char* transb, const blasint* m,
+                               const blasint* n, const blasint* k, const double* alpha,
+                               const double* a, const blasint* lda, const double* b,
+                               const blasint* ldb, const double* beta, double* c,
+                               const blasint* ldc) {
+  fortran_entry<double>(transa, transb, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc);
+}
+
+}  // extern "C"

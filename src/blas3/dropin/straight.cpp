@@ -1,0 +1,50 @@
+// The drop-in's straight-path table (src/dropin/straight.hpp): constant until the drop-in has read
+// its settings, then published once.
+#include "blas3/dropin/straight.hpp"
+
+#include <cmath>
+#include <cstdint>
+#include <limits>
+
+namespace {
+
+constexpr TandemStraight initial() {
+  TandemStraight t{};
+  const char upper[] = {'N', 'T', 'C'};
+  const int op[] = {TANDEM_NO_TRANS, TANDEM_TRANS, TANDEM_CONJ_TRANS};
+  for (int i = 0; i < 3; ++i) {
+    t.fortran_op[static_cast<unsigned char>(upper[i])] = op[i];
+    t.fortran_op[static_cast<unsigned char>(upper[i] - 'A' + 'a')] = op[i];
+  }
+  return t;
+}
+
+}  // namespace
+
+// Constant-initialised: an entry called before any constructor runs reads a bound of 0.
+extern "C" {
+TandemStraight tandem_straight = initial();
+}
+
+namespace tandem::detail::dropin::straight {
+
+void publish_level3(void* (*find)(const char* name)) {
+  tandem_straight.level3_s = blas_entries::found<float>(find);
+  tandem_straight.level3_d = blas_entries::found<double>(find);
+}
+
+void publish(double threshold, void* sgemm, void* dgemm, void* cblas_sgemm, void* cblas_dgemm) {
+  tandem_straight.own_sgemm = sgemm;
+  tandem_straight.own_dgemm = dgemm;
+  tandem_straight.own_cblas_sgemm = cblas_sgemm;
+  tandem_straight.own_cblas_dgemm = cblas_dgemm;
+  // A whole product is below `threshold` exactly when it is at most its ceiling less one.
+  const double least = std::ceil(threshold);
+  const std::uint64_t most =
+      !(least > 1)      ? 0
+      : least >= 0x1p63 ? static_cast<std::uint64_t>(std::numeric_limits<std::int64_t>::max())
+                        : static_cast<std::uint64_t>(least) - 1;
+  __atomic_store_n(&tandem_straight.most, most, __ATOMIC_RELEASE);
+}
+
+}  // namespace tandem::detail::dropin::straight

@@ -1,0 +1,163 @@
+// The drop-in's straight path: a valid GEMM call with a product below the threshold jumps from the
+// exported entry to OpenBLAS's own, with the caller's arguments untouched. This header holds what
+// decides it, in one place: the table the entries read (the threshold, OpenBLAS's four GEMM
+// entries, the Fortran transpose characters) and the rule. On x86-64 the GEMM entries are written
+// in assembly (src/dropin/straight_x86_64.S), which includes this header for the table's layout;
+// elsewhere, and as the reference that tests/straight_test.cpp holds the assembly to, they are C++
+// (src/dropin/gemm_entries.cpp). The other level-3 routines go straight by the same threshold
+// (their argument rules in src/level3_rules.hpp; C++ entries in src/dropin/level3_entries.cpp,
+// assembly ones in the same .S on x86-64) to OpenBLAS's entries the table holds after the GEMM
+// ones.
+//
+// Why assembly: OpenBLAS does a 2^3 call in about 20 ns, so the drop-in has 2 ns to decide. The
+// compilers (GCC 12, Clang 14) give a C++ entry that tail-calls with 15 arguments a frame: they
+// save registers and rewrite the nine stack-passed arguments with the values already there,
+// which by itself costs 1.06-1.10x (docs/PERFORMANCE.md, issue 14 item 3). The assembly checks
+// in scratch registers and jumps with the stack and argument registers as it found them.
+#pragma once
+
+// The table's layout, for the assembly (static_asserts below keep it true).
+#define TANDEM_STRAIGHT_MOST 0
+#define TANDEM_STRAIGHT_OWN_SGEMM 8
+#define TANDEM_STRAIGHT_OWN_DGEMM 16
+#define TANDEM_STRAIGHT_OWN_CBLAS_SGEMM 24
+#define TANDEM_STRAIGHT_OWN_CBLAS_DGEMM 32
+#define TANDEM_STRAIGHT_FORTRAN_OP 40
+// tandem.h's enums, which the assembler cannot read.
+#define TANDEM_STRAIGHT_ROW_MAJOR 101
+#define TANDEM_STRAIGHT_COL_MAJOR 102
+#define TANDEM_STRAIGHT_NO_TRANS 111
+#define TANDEM_STRAIGHT_CONJ_TRANS 113
+// The other level-3 routines' entries (src/dropin/straight_x86_64.S): where each
+// precision's OpenBLAS entries lie in the table, each entry's place among them, and cblas.h's
+// enums.
+#define TANDEM_STRAIGHT_LEVEL3_S 1064
+#define TANDEM_STRAIGHT_LEVEL3_D 1160
+#define TANDEM_LEVEL3_SYRK 8
+#define TANDEM_LEVEL3_SYR2K 16
+#define TANDEM_LEVEL3_SYMM 24
+#define TANDEM_LEVEL3_TRMM 32
+#define TANDEM_LEVEL3_TRSM 40
+#define TANDEM_LEVEL3_CBLAS_SYRK 56
+#define TANDEM_LEVEL3_CBLAS_SYR2K 64
+#define TANDEM_LEVEL3_CBLAS_SYMM 72
+#define TANDEM_LEVEL3_CBLAS_TRMM 80
+#define TANDEM_LEVEL3_CBLAS_TRSM 88
+#define TANDEM_STRAIGHT_UPPER 121
+#define TANDEM_STRAIGHT_LOWER 122
+#define TANDEM_STRAIGHT_NON_UNIT 131
+#define TANDEM_STRAIGHT_UNIT 132
+#define TANDEM_STRAIGHT_LEFT 141
+#define TANDEM_STRAIGHT_RIGHT 142
+
+#ifndef __ASSEMBLER__
+
+#include <cstddef>
+#include <cstdint>
+#include <type_traits>
+
+#include "api/gemm_rules.hpp"
+#include "blas3/dropin/blas_entries.hpp"
+#include "tandem/tandem.h"
+
+// The table. `most` is the largest product m * n * k (exact, as a 64-bit integer; a product that
+// overflows is larger) that goes straight: one less than the threshold, and 0 (no call goes
+// straight) until the drop-in has read its settings, under TANDEM_VERBOSE (whose lines the other
+// path writes) and when OpenBLAS's entries were not found. It is written last, with release
+// order, so an entry that reads it above 0 also reads the entries published before it.
+// `fortran_op` maps a Fortran transpose character to tandem's op (0 for an invalid one).
+struct TandemStraight {
+  std::uint64_t most;
+  void* own_sgemm;
+  void* own_dgemm;
+  void* own_cblas_sgemm;
+  void* own_cblas_dgemm;
+  int fortran_op[256];
+  // OpenBLAS's level-3 entries for the other routines' straight path
+  // (src/dropin/level3_entries.cpp).
+  tandem::detail::blas_entries::Level3<float> level3_s;
+  tandem::detail::blas_entries::Level3<double> level3_d;
+};
+extern "C" TandemStraight tandem_straight __attribute__((visibility("hidden")));
+
+static_assert(offsetof(TandemStraight, most) == TANDEM_STRAIGHT_MOST);
+static_assert(offsetof(TandemStraight, own_sgemm) == TANDEM_STRAIGHT_OWN_SGEMM);
+static_assert(offsetof(TandemStraight, own_dgemm) == TANDEM_STRAIGHT_OWN_DGEMM);
+static_assert(offsetof(TandemStraight, own_cblas_sgemm) == TANDEM_STRAIGHT_OWN_CBLAS_SGEMM);
+static_assert(offsetof(TandemStraight, own_cblas_dgemm) == TANDEM_STRAIGHT_OWN_CBLAS_DGEMM);
+static_assert(offsetof(TandemStraight, fortran_op) == TANDEM_STRAIGHT_FORTRAN_OP);
+static_assert(TANDEM_ROW_MAJOR == TANDEM_STRAIGHT_ROW_MAJOR &&
+              TANDEM_COL_MAJOR == TANDEM_STRAIGHT_COL_MAJOR);
+static_assert(offsetof(TandemStraight, level3_s) == TANDEM_STRAIGHT_LEVEL3_S);
+static_assert(offsetof(TandemStraight, level3_d) == TANDEM_STRAIGHT_LEVEL3_D);
+#define TANDEM_LEVEL3_AT(T, entry, at) \
+  static_assert(offsetof(tandem::detail::blas_entries::Level3<T>, entry) == at)
+TANDEM_LEVEL3_AT(float, syrk, TANDEM_LEVEL3_SYRK);
+TANDEM_LEVEL3_AT(float, syr2k, TANDEM_LEVEL3_SYR2K);
+TANDEM_LEVEL3_AT(float, symm, TANDEM_LEVEL3_SYMM);
+TANDEM_LEVEL3_AT(float, trmm, TANDEM_LEVEL3_TRMM);
+TANDEM_LEVEL3_AT(float, trsm, TANDEM_LEVEL3_TRSM);
+TANDEM_LEVEL3_AT(float, cblas_syrk, TANDEM_LEVEL3_CBLAS_SYRK);
+TANDEM_LEVEL3_AT(float, cblas_syr2k, TANDEM_LEVEL3_CBLAS_SYR2K);
+TANDEM_LEVEL3_AT(float, cblas_symm, TANDEM_LEVEL3_CBLAS_SYMM);
+TANDEM_LEVEL3_AT(float, cblas_trmm, TANDEM_LEVEL3_CBLAS_TRMM);
+TANDEM_LEVEL3_AT(float, cblas_trsm, TANDEM_LEVEL3_CBLAS_TRSM);
+TANDEM_LEVEL3_AT(double, cblas_trsm, TANDEM_LEVEL3_CBLAS_TRSM);
+#undef TANDEM_LEVEL3_AT
+static_assert(CblasUpper == TANDEM_STRAIGHT_UPPER && CblasLower == TANDEM_STRAIGHT_LOWER &&
+              CblasNonUnit == TANDEM_STRAIGHT_NON_UNIT && CblasUnit == TANDEM_STRAIGHT_UNIT &&
+              CblasLeft == TANDEM_STRAIGHT_LEFT && CblasRight == TANDEM_STRAIGHT_RIGHT);
+static_assert(TANDEM_NO_TRANS == TANDEM_STRAIGHT_NO_TRANS &&
+              TANDEM_TRANS == TANDEM_STRAIGHT_NO_TRANS + 1 &&
+              TANDEM_CONJ_TRANS == TANDEM_STRAIGHT_CONJ_TRANS);
+
+namespace tandem::detail::dropin::straight {
+
+// Publishes the threshold (products below it go straight) and OpenBLAS's entries, once, before
+// any call goes straight.
+void publish(double threshold, void* sgemm, void* dgemm, void* cblas_sgemm, void* cblas_dgemm);
+
+inline std::uint64_t most() { return __atomic_load_n(&tandem_straight.most, __ATOMIC_ACQUIRE); }
+
+// Stores OpenBLAS's level-3 entries, each found with `find` by name (null where it is not), before
+// publish() publishes the bound: a caller that reads a bound above 0 reads them too.
+void publish_level3(void* (*find)(const char* name));
+
+// Those entries, for a caller that has read a bound above 0.
+template <class T>
+const tandem::detail::blas_entries::Level3<T>& level3() {
+  if constexpr (std::is_same_v<T, float>)
+    return tandem_straight.level3_s;
+  else
+    return tandem_straight.level3_d;
+}
+
+// A Fortran transpose character as tandem's op, or 0.
+inline int fortran_op(char c) { return tandem_straight.fortran_op[static_cast<unsigned char>(c)]; }
+
+// Whether the product m * n * k is at least 1 and at most `most`, exactly: as a 64-bit integer,
+// where a product that overflows is larger (the assembly's test: the product less 1, unsigned, is
+// below `most`). So nothing passes while `most` is 0 (before publication: no entry is read then),
+// and no product of 0; a negative one fails unless two sizes are negative, which the rules that
+// use this rule out.
+template <class I>
+[[gnu::always_inline]] inline bool product_at_most(std::uint64_t most, I m, I n, I k) {
+  std::int64_t mn = 0, product = 0;
+  return !__builtin_mul_overflow(static_cast<std::int64_t>(m), static_cast<std::int64_t>(n), &mn) &&
+         !__builtin_mul_overflow(mn, static_cast<std::int64_t>(k), &product) &&
+         static_cast<std::uint64_t>(product) - 1 < most;
+}
+
+// The rule: a call goes straight when it has a product (m, n, k above 0, alpha not 0), the
+// product is at most `most`, and BLAS rules out none of its arguments.
+template <class T, class I>
+[[gnu::always_inline]] inline bool goes(std::uint64_t most, int layout, int ta, int tb, I m, I n,
+                                        I k, T alpha, const T* a, I lda, const T* b, I ldb,
+                                        const T* c, I ldc) {
+  return m > 0 && n > 0 && k > 0 && alpha != T(0) && product_at_most(most, m, n, k) &&
+         gemm_rules::first_invalid(layout, ta, tb, m, n, k, alpha, a, lda, b, ldb, c, ldc) == 0;
+}
+
+}  // namespace tandem::detail::dropin::straight
+
+#endif  // __ASSEMBLER__

@@ -1,0 +1,442 @@
+/* The drop-in's level-3 entries on x86-64 (System V ABI), GEMM first, then syrk, syr2k, symm, trmm
+ * and trsm: each applies the straight path's rule (src/dropin/straight.hpp) in scratch registers
+ * (rax, r10, r11) and jumps to OpenBLAS's own entry with the caller's registers and stack as they
+ * came, or to the C++ entry (tandem_rest_*, src/dropin/gemm_entries.cpp and level3_entries.cpp),
+ * which handles every other call. Nothing here writes memory or the stack. tests/straight_test.cpp
+ * and tests/straight_level3_test.cpp hold these entries to the C++ rule. */
+#include <cet.h>
+
+#include "blas3/dropin/straight.hpp"
+
+#if !defined(__x86_64__) || defined(__ILP32__) || !defined(__ELF__)
+#error "the straight entries are for x86-64 ELF (LP64) only; CMake builds the C++ entries elsewhere"
+#endif
+
+        .text
+
+/* A call with a product at most the published bound (0 until published, so every call goes on):
+ * m, n, k not negative (their OR's sign), then m * n * k less 1 as an unsigned 64-bit integer
+ * below `most` (a size of 0 makes it the largest; an overflow goes on). m_, n_, k_ are where the
+ * three 32-bit sizes are (registers or memory). Overwrites rax and r10. */
+.macro  product_at_most m_, n_, k_, other
+        movl    \m_, %eax
+        orl     \n_, %eax
+        orl     \k_, %eax
+        js      \other
+        movl    \m_, %eax
+        movl    \n_, %r10d
+        imulq   %r10, %rax
+        movl    \k_, %r10d
+        imulq   %r10, %rax
+        jo      \other
+        decq    %rax
+        cmpq    tandem_straight+TANDEM_STRAIGHT_MOST(%rip), %rax
+        jae     \other
+.endm
+
+/* alpha's bits, loaded into eax or rax with `load` and doubled (the sign shifted out), are not all
+ * 0: alpha is not 0 (NaN is not 0). Integer instructions only: an SSE instruction that writes an
+ * XMM register can wait on the upper halves a caller's AVX code left. */
+.macro  alpha_not_zero load, from, bits, other
+        \load   \from, \bits
+        add     \bits, \bits
+        jz      \other
+.endm
+
+/* The end of every entry: A (8(%rsp)), B (24(%rsp)) and C (c_at(%rsp)) are not NULL, then the
+ * jump to OpenBLAS's entry; label 9 (every failed check) jumps to the C++ entry. */
+.macro  operands_then_jump c_at, own, rest
+        cmpq    $0, 8(%rsp)
+        je      9f
+        cmpq    $0, 24(%rsp)
+        je      9f
+        cmpq    $0, \c_at(%rsp)
+        je      9f
+        jmp     *tandem_straight+\own(%rip)
+9:
+        jmp     \rest
+.endm
+
+/* Fortran: transa rdi, transb rsi, m rdx, n rcx, k r8, alpha r9 (all by reference), then on the
+ * stack a, lda, b, ldb, beta, c, ldc (gfortran's hidden lengths above them, where a caller passed
+ * them, are never read). Column-major: lda at least m (A as stored, 'N') or k, ldb at least k
+ * ('N') or n, ldc at least m. */
+.macro  fortran_entry name, rest, own, load, bits
+        .globl  \name
+        .type   \name, @function
+\name:
+        .cfi_startproc
+        _CET_ENDBR
+        product_at_most (%rdx), (%rcx), (%r8), 9f
+        alpha_not_zero \load, (%r9), \bits, 9f
+        leaq    tandem_straight+TANDEM_STRAIGHT_FORTRAN_OP(%rip), %r11
+        movzbl  (%rdi), %eax
+        movl    (%r11,%rax,4), %eax
+        movzbl  (%rsi), %r10d
+        movl    (%r11,%r10,4), %r10d
+        testl   %eax, %eax
+        jz      9f
+        testl   %r10d, %r10d
+        jz      9f
+        cmpl    $TANDEM_STRAIGHT_NO_TRANS, %eax
+        movl    (%r8), %eax
+        cmove   (%rdx), %eax
+        movq    16(%rsp), %r11
+        cmpl    %eax, (%r11)
+        jl      9f
+        cmpl    $TANDEM_STRAIGHT_NO_TRANS, %r10d
+        movl    (%rcx), %eax
+        cmove   (%r8), %eax
+        movq    32(%rsp), %r11
+        cmpl    %eax, (%r11)
+        jl      9f
+        movl    (%rdx), %eax
+        movq    56(%rsp), %r11
+        cmpl    %eax, (%r11)
+        jl      9f
+        operands_then_jump 48, \own, \rest
+        .cfi_endproc
+        .size   \name, .-\name
+.endm
+
+/* CBLAS: order edi, transa esi, transb edx, m ecx, n r8d, k r9d, alpha xmm0, then on the stack
+ * a, lda, b, ldb, c, ldc (beta in xmm1). Column-major as Fortran; row-major: lda at least k
+ * (A as stored) or m, ldb at least n (B as stored) or k, ldc at least n. */
+.macro  cblas_entry name, rest, own, load, bits
+        .globl  \name
+        .type   \name, @function
+\name:
+        .cfi_startproc
+        _CET_ENDBR
+        product_at_most %ecx, %r8d, %r9d, 9f
+        alpha_not_zero \load, %xmm0, \bits, 9f
+        leal    -TANDEM_STRAIGHT_NO_TRANS(%rsi), %eax
+        cmpl    $(TANDEM_STRAIGHT_CONJ_TRANS - TANDEM_STRAIGHT_NO_TRANS), %eax
+        ja      9f
+        leal    -TANDEM_STRAIGHT_NO_TRANS(%rdx), %eax
+        cmpl    $(TANDEM_STRAIGHT_CONJ_TRANS - TANDEM_STRAIGHT_NO_TRANS), %eax
+        ja      9f
+        cmpl    $TANDEM_STRAIGHT_COL_MAJOR, %edi
+        je      2f
+        cmpl    $TANDEM_STRAIGHT_ROW_MAJOR, %edi
+        jne     9f
+        movl    %ecx, %eax
+        cmpl    $TANDEM_STRAIGHT_NO_TRANS, %esi
+        cmove   %r9d, %eax
+        cmpl    %eax, 16(%rsp)
+        jl      9f
+        movl    %r9d, %eax
+        cmpl    $TANDEM_STRAIGHT_NO_TRANS, %edx
+        cmove   %r8d, %eax
+        cmpl    %eax, 32(%rsp)
+        jl      9f
+        cmpl    %r8d, 48(%rsp)
+        jl      9f
+        jmp     3f
+2:
+        movl    %r9d, %eax
+        cmpl    $TANDEM_STRAIGHT_NO_TRANS, %esi
+        cmove   %ecx, %eax
+        cmpl    %eax, 16(%rsp)
+        jl      9f
+        movl    %r8d, %eax
+        cmpl    $TANDEM_STRAIGHT_NO_TRANS, %edx
+        cmove   %r9d, %eax
+        cmpl    %eax, 32(%rsp)
+        jl      9f
+        cmpl    %ecx, 48(%rsp)
+        jl      9f
+3:
+        operands_then_jump 40, \own, \rest
+        .cfi_endproc
+        .size   \name, .-\name
+.endm
+
+/* The other level-3 routines (syrk, syr2k, symm, trmm, trsm), by the rule of
+ * src/dropin/level3_entries.cpp's C++ entries (src/level3_rules.hpp) less one case: a call with beta
+ * = 0 goes on to the C++ entry, which zeroes C before it goes straight. Each jumps to OpenBLAS's
+ * entry at `own` (an offset into the table) when it is there, or to `rest`. */
+
+/* A Fortran option character at (\at) is one of two letters (given in lower case: 0x6c l, 0x6e n,
+ * 0x72 r, 0x75 u), in either case:
+ * setting bit 5 lowers an upper-case letter, and no other byte meets a letter's lower case there. */
+.macro  letter_is_one_of at, first, second, other
+        movzbl  \at, %eax
+        orl     $0x20, %eax
+        cmpl    $\first, %eax
+        je      1f
+        cmpl    $\second, %eax
+        jne     \other
+1:
+.endm
+
+/* A Fortran transpose character at (\at) is N, T or C in either case (the GEMM entries' table):
+ * eax is then its op, NO_TRANS for N. Overwrites r10. */
+.macro  fortran_trans at, other
+        leaq    tandem_straight+TANDEM_STRAIGHT_FORTRAN_OP(%rip), %r10
+        movzbl  \at, %eax
+        movl    (%r10,%rax,4), %eax
+        testl   %eax, %eax
+        jz      \other
+.endm
+
+/* A leading dimension (a 32-bit integer at \ld, or pointed to by the pointer at \ld with `by`) is
+ * at least \least (a 32-bit register). Overwrites r10 for `by`. */
+.macro  ld_at_least ld, least, other
+        cmpl    \least, \ld
+        jl      \other
+.endm
+.macro  ld_by_at_least ld_at, least, other
+        movq    \ld_at, %r10
+        cmpl    \least, (%r10)
+        jl      \other
+.endm
+
+/* OpenBLAS's entry at \own when the table has one, else \other. */
+.macro  jump_own own, other
+        movq    tandem_straight+\own(%rip), %rax
+        testq   %rax, %rax
+        jz      \other
+        jmp     *%rax
+.endm
+
+.macro  entry_start name
+        .globl  \name
+        .type   \name, @function
+\name:
+        .cfi_startproc
+        _CET_ENDBR
+.endm
+.macro  entry_end name, rest
+9:
+        jmp     \rest
+        .cfi_endproc
+        .size   \name, .-\name
+.endm
+
+/* A CBLAS enumeration (a 32-bit register) is one of `count` values from `first`. */
+.macro  enum_in value, first, count, other
+        leal    -\first(\value), %eax
+        cmpl    $(\count - 1), %eax
+        ja      \other
+.endm
+
+/* A Fortran side character at \side_at is L or R in either case; r11 is then A's order: m (at
+ * \m_at) on the left, n (at \n_at) on the right. Overwrites rax. */
+.macro  fortran_side_order side_at, m_at, n_at, other
+        movzbl  \side_at, %eax
+        orl     $0x20, %eax
+        movl    \n_at, %r11d
+        cmpl    $0x6c, %eax
+        cmove   \m_at, %r11d
+        je      2f
+        cmpl    $0x72, %eax
+        jne     \other
+2:
+.endm
+
+/* A CBLAS side (esi) is Left or Right; r11 is then A's order: \m_ on the left, \n_ on the right
+ * (both layouts: a row-major call is the column-major one with the side flipped and m and n
+ * swapped). Overwrites rax. */
+.macro  cblas_side_order m_, n_, other
+        enum_in %rsi, TANDEM_STRAIGHT_LEFT, 2, \other
+        movl    \n_, %r11d
+        cmpl    $TANDEM_STRAIGHT_LEFT, %esi
+        cmove   \m_, %r11d
+.endm
+
+/* Fortran syrk and syr2k: uplo rdi, trans rsi, n rdx, k rcx, alpha r8, a r9, then on the stack
+ * lda (8), [b (16), ldb (24),] beta, c, ldc; `at` is 16 more for syr2k.
+ * A (and B) are n x k, or k x n transposed: their leading dimensions are at least that many rows;
+ * ldc at least n. */
+.macro  fortran_rank name, rest, own, load, bits, two
+        entry_start \name
+        product_at_most (%rdx), (%rdx), (%rcx), 9f
+        alpha_not_zero \load, (%r8), \bits, 9f
+        movq    16+\two*16(%rsp), %r11
+        alpha_not_zero \load, (%r11), \bits, 9f
+        letter_is_one_of (%rdi), 0x75, 0x6c, 9f
+        fortran_trans (%rsi), 9f
+        cmpl    $TANDEM_STRAIGHT_NO_TRANS, %eax
+        movl    (%rcx), %r11d
+        cmove   (%rdx), %r11d
+        ld_by_at_least 8(%rsp), %r11d, 9f
+.if \two
+        ld_by_at_least 24(%rsp), %r11d, 9f
+        cmpq    $0, 16(%rsp)
+        je      9f
+.endif
+        movl    (%rdx), %r11d
+        ld_by_at_least 32+\two*16(%rsp), %r11d, 9f
+        testq   %r9, %r9
+        jz      9f
+        cmpq    $0, 24+\two*16(%rsp)
+        je      9f
+        jump_own \own, 9f
+        entry_end \name, \rest
+.endm
+
+/* Fortran symm: side rdi, uplo rsi, m rdx, n rcx, alpha r8, a r9, then lda (8), b (16), ldb (24),
+ * beta (32), c (40), ldc (48). A's order (r11) is m on the left, n on the right; ldb and ldc at
+ * least m. */
+.macro  fortran_symm name, rest, own, load, bits
+        entry_start \name
+        fortran_side_order (%rdi), (%rdx), (%rcx), 9f
+        product_at_most (%rdx), (%rcx), %r11d, 9f
+        alpha_not_zero \load, (%r8), \bits, 9f
+        movq    32(%rsp), %r10
+        alpha_not_zero \load, (%r10), \bits, 9f
+        letter_is_one_of (%rsi), 0x75, 0x6c, 9f
+        ld_by_at_least 8(%rsp), %r11d, 9f
+        movl    (%rdx), %r11d
+        ld_by_at_least 24(%rsp), %r11d, 9f
+        ld_by_at_least 48(%rsp), %r11d, 9f
+        testq   %r9, %r9
+        jz      9f
+        cmpq    $0, 16(%rsp)
+        je      9f
+        cmpq    $0, 40(%rsp)
+        je      9f
+        jump_own \own, 9f
+        entry_end \name, \rest
+.endm
+
+/* Fortran trmm and trsm: side rdi, uplo rsi, transa rdx, diag rcx, m r8, n r9, then alpha (8), a
+ * (16), lda (24), b (32), ldb (40). A's order (r11) is m on the left,
+ * n on the right; ldb at least m. */
+.macro  fortran_triangle name, rest, own, load, bits
+        entry_start \name
+        fortran_side_order (%rdi), (%r8), (%r9), 9f
+        product_at_most (%r8), (%r9), %r11d, 9f
+        movq    8(%rsp), %r10
+        alpha_not_zero \load, (%r10), \bits, 9f
+        letter_is_one_of (%rsi), 0x75, 0x6c, 9f
+        fortran_trans (%rdx), 9f
+        letter_is_one_of (%rcx), 0x75, 0x6e, 9f
+        ld_by_at_least 24(%rsp), %r11d, 9f
+        movl    (%r8), %r11d
+        ld_by_at_least 40(%rsp), %r11d, 9f
+        cmpq    $0, 16(%rsp)
+        je      9f
+        cmpq    $0, 32(%rsp)
+        je      9f
+        jump_own \own, 9f
+        entry_end \name, \rest
+.endm
+
+
+/* The layout (edi): 9f unless valid; then 2f for column-major, on for row-major. */
+.macro  layout_or other
+        cmpl    $TANDEM_STRAIGHT_COL_MAJOR, %edi
+        je      2f
+        cmpl    $TANDEM_STRAIGHT_ROW_MAJOR, %edi
+        jne     \other
+.endm
+
+/* CBLAS syrk and syr2k: order edi, uplo esi, trans edx, n ecx, k r8d, alpha xmm0, a r9, beta xmm1,
+ * then on the stack lda (8), [b (16), ldb (24),] c, ldc. A (and B) span n rows in column-major
+ * untransposed or row-major transposed, k otherwise; ldc at least n. */
+.macro  cblas_rank name, rest, own, load, bits, two
+        entry_start \name
+        product_at_most %ecx, %ecx, %r8d, 9f
+        alpha_not_zero \load, %xmm0, \bits, 9f
+        alpha_not_zero \load, %xmm1, \bits, 9f
+        enum_in %rsi, TANDEM_STRAIGHT_UPPER, 2, 9f
+        enum_in %rdx, TANDEM_STRAIGHT_NO_TRANS, 3, 9f
+        movl    %ecx, %r11d
+        layout_or 9f
+        cmpl    $TANDEM_STRAIGHT_NO_TRANS, %edx
+        cmove   %r8d, %r11d
+        jmp     3f
+2:
+        cmpl    $TANDEM_STRAIGHT_NO_TRANS, %edx
+        cmovne  %r8d, %r11d
+3:
+        ld_at_least 8(%rsp), %r11d, 9f
+.if \two
+        ld_at_least 24(%rsp), %r11d, 9f
+        cmpq    $0, 16(%rsp)
+        je      9f
+.endif
+        ld_at_least 24+\two*16(%rsp), %ecx, 9f
+        testq   %r9, %r9
+        jz      9f
+        cmpq    $0, 16+\two*16(%rsp)
+        je      9f
+        jump_own \own, 9f
+        entry_end \name, \rest
+.endm
+
+/* CBLAS symm: order edi, side esi, uplo edx, m ecx, n r8d, alpha xmm0, a r9, beta xmm1, then lda
+ * (8), b (16), ldb (24), c (32), ldc (40). A's order (r11) is m on the left, n on the right, in
+ * either layout; ldb and ldc at least m in column-major, n in row-major. */
+.macro  cblas_symm name, rest, own, load, bits
+        entry_start \name
+        cblas_side_order %ecx, %r8d, 9f
+        product_at_most %ecx, %r8d, %r11d, 9f
+        alpha_not_zero \load, %xmm0, \bits, 9f
+        alpha_not_zero \load, %xmm1, \bits, 9f
+        enum_in %rdx, TANDEM_STRAIGHT_UPPER, 2, 9f
+        ld_at_least 8(%rsp), %r11d, 9f
+        movl    %ecx, %r11d
+        layout_or 9f
+        movl    %r8d, %r11d
+2:
+        ld_at_least 24(%rsp), %r11d, 9f
+        ld_at_least 40(%rsp), %r11d, 9f
+        testq   %r9, %r9
+        jz      9f
+        cmpq    $0, 16(%rsp)
+        je      9f
+        cmpq    $0, 32(%rsp)
+        je      9f
+        jump_own \own, 9f
+        entry_end \name, \rest
+.endm
+
+/* CBLAS trmm and trsm: order edi, side esi, uplo edx, transa ecx, diag r8d, m r9d, alpha xmm0,
+ * then n (8), a (16), lda (24), b (32), ldb (40). A's order (r11) is m on the left, n on the
+ * right; ldb at least m in column-major, n in row-major. */
+.macro  cblas_triangle name, rest, own, load, bits
+        entry_start \name
+        cblas_side_order %r9d, 8(%rsp), 9f
+        product_at_most %r9d, 8(%rsp), %r11d, 9f
+        alpha_not_zero \load, %xmm0, \bits, 9f
+        enum_in %rdx, TANDEM_STRAIGHT_UPPER, 2, 9f
+        enum_in %rcx, TANDEM_STRAIGHT_NO_TRANS, 3, 9f
+        enum_in %r8, TANDEM_STRAIGHT_NON_UNIT, 2, 9f
+        ld_at_least 24(%rsp), %r11d, 9f
+        movl    %r9d, %r11d
+        layout_or 9f
+        movl    8(%rsp), %r11d
+2:
+        ld_at_least 40(%rsp), %r11d, 9f
+        cmpq    $0, 16(%rsp)
+        je      9f
+        cmpq    $0, 32(%rsp)
+        je      9f
+        jump_own \own, 9f
+        entry_end \name, \rest
+.endm
+
+#define TANDEM_LEVEL3_ENTRIES(p, P, load, bits, cload) \
+        fortran_rank p##syrk_, tandem_rest_##p##syrk_, P+TANDEM_LEVEL3_SYRK, load, bits, 0; \
+        fortran_rank p##syr2k_, tandem_rest_##p##syr2k_, P+TANDEM_LEVEL3_SYR2K, load, bits, 1; \
+        fortran_symm p##symm_, tandem_rest_##p##symm_, P+TANDEM_LEVEL3_SYMM, load, bits; \
+        fortran_triangle p##trmm_, tandem_rest_##p##trmm_, P+TANDEM_LEVEL3_TRMM, load, bits; \
+        fortran_triangle p##trsm_, tandem_rest_##p##trsm_, P+TANDEM_LEVEL3_TRSM, load, bits; \
+        cblas_rank cblas_##p##syrk, tandem_rest_cblas_##p##syrk, P+TANDEM_LEVEL3_CBLAS_SYRK, cload, bits, 0; \
+        cblas_rank cblas_##p##syr2k, tandem_rest_cblas_##p##syr2k, P+TANDEM_LEVEL3_CBLAS_SYR2K, cload, bits, 1; \
+        cblas_symm cblas_##p##symm, tandem_rest_cblas_##p##symm, P+TANDEM_LEVEL3_CBLAS_SYMM, cload, bits; \
+        cblas_triangle cblas_##p##trmm, tandem_rest_cblas_##p##trmm, P+TANDEM_LEVEL3_CBLAS_TRMM, cload, bits; \
+        cblas_triangle cblas_##p##trsm, tandem_rest_cblas_##p##trsm, P+TANDEM_LEVEL3_CBLAS_TRSM, cload, bits
+
+TANDEM_LEVEL3_ENTRIES(s, TANDEM_STRAIGHT_LEVEL3_S, movl, %eax, movd)
+TANDEM_LEVEL3_ENTRIES(d, TANDEM_STRAIGHT_LEVEL3_D, movq, %rax, movq)
+
+fortran_entry sgemm_, tandem_rest_sgemm_, TANDEM_STRAIGHT_OWN_SGEMM, movl, %eax
+fortran_entry dgemm_, tandem_rest_dgemm_, TANDEM_STRAIGHT_OWN_DGEMM, movq, %rax
+cblas_entry cblas_sgemm, tandem_rest_cblas_sgemm, TANDEM_STRAIGHT_OWN_CBLAS_SGEMM, movd, %eax
+cblas_entry cblas_dgemm, tandem_rest_cblas_dgemm, TANDEM_STRAIGHT_OWN_CBLAS_DGEMM, movq, %rax
+
+        .section .note.GNU-stack, "", @progbits

@@ -1,0 +1,76 @@
+// What a profile says for one call: the bucket nearest the call's size, and its split, kernel
+// and CPU threads for the call's kind of memory; and whether the call is small enough for the
+// direct kernel.
+#include <cmath>
+
+#include "profile/profile.hpp"
+
+namespace tandem::detail::profile {
+
+const std::map<std::string, int>& no_kernel() {
+  static const auto& none = *new std::map<std::string, int>;  // never destroyed: calls until exit
+  return none;
+}
+
+Choice choose(const Profile& p, bool fp64, int64_t m, int64_t n, int64_t k, bool resident) {
+  Choice c;
+  auto it = p.precisions.find(fp64 ? 'd' : 's');
+  if (it == p.precisions.end()) return c;
+  const PrecisionProfile& pp = it->second;
+  c.kernel = &pp.gpu_kernel;
+  c.gpu_kernel = &pp.gpu_kernel;
+  c.gpu_gflops = pp.gpu_gflops;
+  if (pp.buckets.empty()) return c;
+  const double size =
+      std::cbrt(static_cast<double>(m) * static_cast<double>(n) * static_cast<double>(k));
+  const Bucket* best = &pp.buckets.front();
+  for (const auto& b : pp.buckets)
+    if (std::fabs(std::log(size / double(b.size))) < std::fabs(std::log(size / double(best->size))))
+      best = &b;
+  if (!best->kernel.empty()) c.kernel = &best->kernel;
+  if (!best->gpu_kernel.empty()) c.gpu_kernel = &best->gpu_kernel;
+  const ResidentSplit* r = resident && best->resident ? &*best->resident : nullptr;
+  if (r && !r->kernel.empty()) {
+    c.kernel = &r->kernel;
+    // The GPU alone was best there: its kernel is the one measured on this memory.
+    if (r->gpu_parts == best->parts) c.gpu_kernel = &r->kernel;
+  }
+  if (size < 0.5 * static_cast<double>(pp.buckets.front().size)) {
+    // Unmeasured: the CPU alone. A call sent to the GPU anyway (strategy gpu, hybrid) runs the
+    // smallest bucket's kernels, the nearest measured, rather than the precision's, which were
+    // tuned at its largest size: on the H100 an sgemm 256^3 made two work-groups of that one's
+    // 128 x 256 tiles for 132 compute units and took 58 us in the kernel (docs/PERFORMANCE.md).
+    return c;
+  }
+  c.fraction = best->fraction();
+  c.cpu_threads = best->cpu_threads;
+  c.dynamic = best->dynamic;
+  c.bucket = best->size;
+  c.gpu_gflops = best->gpu_gflops;
+  c.cpu_gflops = best->cpu_gflops;
+  if (r) {
+    c.fraction = best->parts > 0 ? double(r->gpu_parts) / best->parts : 0.0;
+    c.cpu_threads = r->cpu_threads;
+    c.dynamic = r->dynamic;
+    c.resident = true;
+    if (r->gpu_gflops > 0) c.gpu_gflops = r->gpu_gflops;
+  }
+  return c;
+}
+
+bool Direct::applies(int64_t m, int64_t n, int64_t k) const {
+  return below > 0 && static_cast<double>(m) * static_cast<double>(n) * static_cast<double>(k) <
+                          std::pow(static_cast<double>(below), 3.0);
+}
+
+Direct direct_for(const Profile* p, bool fp64, bool is_gpu) {
+  Direct d = direct_defaults(is_gpu);
+  if (p == nullptr) return d;
+  const auto it = p->precisions.find(fp64 ? 'd' : 's');
+  if (it == p->precisions.end()) return d;
+  if (!it->second.direct_kernel.empty()) d.kernel = &it->second.direct_kernel;
+  if (it->second.direct_below) d.below = *it->second.direct_below;
+  return d;
+}
+
+}  // namespace tandem::detail::profile

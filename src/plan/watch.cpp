@@ -1,0 +1,236 @@
+// Auto's watch over its plans (watch.hpp): the classes, kept for the life of the process, each
+// call's time against the CPU alone's, and the demotion.
+#include "plan/watch.hpp"
+
+#include <algorithm>
+#include <array>
+#include <atomic>
+#include <cstdio>
+#include <mutex>
+#include <string>
+#include <type_traits>
+#include <unordered_map>
+#include <utility>
+
+#include "base/config.hpp"
+#include "base/log.hpp"
+#include "base/memo.hpp"
+#include "gpu/device.hpp"
+#include "plan/feed_cost.hpp"
+
+namespace tandem::detail::watch {
+
+namespace {
+
+double median_of(std::vector<double> x) {
+  std::sort(x.begin(), x.end());
+  const size_t h = x.size() / 2;
+  return x.size() % 2 ? x[h] : 0.5 * (x[h - 1] + x[h]);
+}
+
+}  // namespace
+
+bool slower_than_cpu(std::vector<double> ratios, double margin) {
+  return !ratios.empty() && median_of(std::move(ratios)) > 1 + margin;
+}
+
+namespace {
+
+using Profiles = std::vector<std::shared_ptr<const profile::Profile>>;
+
+// What makes plans one class. A bucket's split is one plan whatever the shape it is applied to,
+// so its calls are one class (each timed against the CPU's rate for its own shape); the cost
+// model plans each shape its own way, so its classes are shapes whose sides are within a factor
+// of two, with C read or not and the operands pinned or not.
+struct Key {
+  Profiles profiles;     // each device's (held, so that no other profile takes their addresses)
+  uint64_t devices = 0;  // the devices' indices, hashed in order
+  bool fp64 = false;
+  int64_t bucket = 0;          // the bucket whose split runs (0: the cost model's plan)
+  bool resident = false;       // the bucket's split for tandem_malloc memory
+  std::array<int, 3> shape{};  // the model's plans: floor(log2) of m, n and k
+  int memory = 0;              // the model's plans: C read (1), operands pinned (2)
+};
+
+// The key of one planned call, looked up without copying the profiles.
+struct View {
+  const Profiles& profiles;
+  const Key& rest;  // every field but `profiles`
+  uint64_t hash() const {
+    uint64_t h = hash_value(rest.devices, hash_value(rest.fp64, 0));
+    for (const auto& prof : profiles) h = hash_value(prof.get(), h);
+    h = hash_value(rest.bucket, hash_value(rest.resident, h));
+    return hash_value(rest.shape, hash_value(rest.memory, h));
+  }
+  bool matches(const Key& k) const {
+    return k.profiles == profiles && k.devices == rest.devices && k.fp64 == rest.fp64 &&
+           k.bucket == rest.bucket && k.resident == rest.resident && k.shape == rest.shape &&
+           k.memory == rest.memory;
+  }
+};
+
+int log2_class(int64_t d) { return d <= 1 ? 0 : 63 - __builtin_clzll(static_cast<uint64_t>(d)); }
+
+}  // namespace
+
+// One class of plans: its recent calls' times over the CPU alone's, and whether it is demoted.
+class Class {
+ public:
+  explicit Class(Key key) : key_(std::move(key)) {}
+  bool demoted() const { return demoted_.load(std::memory_order_relaxed); }
+  void observe(double ratio);
+  const Key& key() const { return key_; }
+
+ private:
+  std::string describe(double median) const;
+
+  const Key key_;
+  std::atomic<bool> demoted_{false};
+  std::mutex mutex_;
+  int calls_ = 0;               // seen, the first (not counted) included
+  std::vector<double> ratios_;  // the last watch_rule().calls, oldest overwritten first
+  size_t next_ = 0;
+};
+
+void Class::observe(double ratio) {
+  const profile::WatchRule& rule = profile::watch_rule();
+  double median = 0;
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    if (demoted() || calls_++ == 0) return;
+    const auto window = static_cast<size_t>(rule.calls);
+    if (ratios_.size() < window) {
+      ratios_.push_back(ratio);
+    } else {
+      ratios_[next_] = ratio;
+      next_ = (next_ + 1) % window;
+    }
+    if (ratios_.size() < window || !slower_than_cpu(ratios_, rule.margin)) return;
+    median = median_of(ratios_);
+    demoted_.store(true, std::memory_order_relaxed);
+  }
+  if (env_config().verbose) log_line(describe(median));
+}
+
+std::string Class::describe(double median) const {
+  char ratio[32];
+  std::snprintf(ratio, sizeof ratio, "%.2f", median);
+  std::string what = std::string(key_.fp64 ? "dgemm" : "sgemm") + " ";
+  if (key_.bucket > 0)
+    what += "calls of the profile's " + std::to_string(key_.bucket) + " bucket" +
+            (key_.resident ? " (tandem_malloc memory)" : "");
+  else
+    what += "calls the cost model planned of about " + std::to_string(int64_t{1} << key_.shape[0]) +
+            "x" + std::to_string(int64_t{1} << key_.shape[1]) + "x" +
+            std::to_string(int64_t{1} << key_.shape[2]);
+  std::string origin;
+  for (const auto& prof : key_.profiles)
+    if (prof) origin += (origin.empty() ? "" : ", ") + prof->origin;
+  return "auto: " + what + " ran at a median " + ratio + "x the CPU alone's time over their last " +
+         std::to_string(profile::watch_rule().calls) + " (its recorded rate; profile " + origin +
+         "): the CPU alone takes them from now on";
+}
+
+namespace {
+
+// Every class seen, for the life of the process: a demoted class must stay demoted, so none is
+// ever dropped; past kClasses, new ones simply go unwatched.
+class Classes {
+ public:
+  Class* find(const View& view) {
+    const uint64_t h = view.hash();
+    std::lock_guard<std::mutex> lock(mutex_);
+    const auto [from, to] = table_.equal_range(h);
+    for (auto it = from; it != to; ++it)
+      if (view.matches(it->second->key())) return it->second.get();
+    if (table_.size() >= kClasses) return nullptr;
+    Key own = view.rest;
+    own.profiles = view.profiles;
+    return table_.emplace(h, std::make_unique<Class>(std::move(own)))->second.get();
+  }
+
+ private:
+  static constexpr size_t kClasses = 4096;
+  std::mutex mutex_;
+  std::unordered_multimap<uint64_t, std::unique_ptr<Class>> table_;
+};
+
+Classes& classes() {
+  static Classes& all = *new Classes;  // never destroyed: calls may plan until exit
+  return all;
+}
+
+thread_local Call::Expected* t_expected = nullptr;  // the innermost Call on this thread
+
+// The CPU alone's seconds for the call, from what the plan was made with: the cost model's CPU,
+// or the bucket's rate (the best of the devices' profiles), lowered where C is narrow.
+template <class T>
+double cpu_seconds(const Problem<T>& p, const std::vector<profile::Choice>& choices,
+                   const cost::Model* model) {
+  if (model != nullptr) return model->cpu.seconds(p.m, p.n, p.k, host_cores());
+  double square = 0;
+  for (const auto& c : choices) square = std::max(square, c.cpu_gflops);
+  const double gflops =
+      cpu_gflops_for(p, square, choices.front().bucket, profile::cpu_shape().half_dimension);
+  if (gflops <= 0) return 0;
+  return 2.0 * static_cast<double>(p.m) * static_cast<double>(p.n) * static_cast<double>(p.k) /
+         (gflops * 1e9);
+}
+
+}  // namespace
+
+template <class T>
+void plan(GpuPlan& plan, const Problem<T>& p, Strategy strategy,
+          const std::vector<std::shared_ptr<gpu::Device>>& devices,
+          const std::vector<profile::Choice>& choices, const Profiles& profiles,
+          const cost::Model* model, Report& r) {
+  if (strategy != Strategy::Auto) return;
+  // A call's own plan comes first in it; plans made after it while the call is planned (the
+  // route's cubes, executor.cpp's learn_route) see the profile as it is: they are not this call's,
+  // and what a process demoted must not reach the route that later processes read.
+  if (t_expected != nullptr && std::exchange(t_expected->planned, true)) return;
+  if (plan.parts.empty() || choices.empty()) return;
+  Key rest;
+  for (const auto& d : devices) rest.devices = hash_value(gpu::info(*d).index, rest.devices);
+  rest.fp64 = std::is_same_v<T, double>;
+  if (model == nullptr) {
+    rest.bucket = choices.front().bucket;
+    rest.resident = choices.front().resident;
+  } else {
+    rest.shape = {log2_class(p.m), log2_class(p.n), log2_class(p.k)};
+    rest.memory = (p.beta != T(0) ? 1 : 0) | (choices.front().resident ? 2 : 0);
+  }
+  Class* of = classes().find(View{profiles, rest});
+  if (of == nullptr) return;
+  if (of->demoted()) {
+    plan = GpuPlan{};
+    r.gpu_fraction = 0;
+    r.kernel.clear();
+    return;
+  }
+  const double cpu = cpu_seconds(p, choices, model);
+  if (t_expected != nullptr && cpu > 0) {
+    t_expected->of = of;
+    t_expected->cpu_seconds = cpu;
+  }
+}
+
+Call::Call() : outer_(t_expected) { t_expected = &expected_; }
+
+Call::~Call() { t_expected = outer_; }
+
+void Call::ran(const Report& r) {
+  if (expected_.of == nullptr || r.fell_back || r.gpu_rows == 0 || r.t_end <= r.t_start) return;
+  expected_.of->observe(r.seconds() / expected_.cpu_seconds);
+}
+
+template void plan<float>(GpuPlan&, const Problem<float>&, Strategy,
+                          const std::vector<std::shared_ptr<gpu::Device>>&,
+                          const std::vector<profile::Choice>&, const Profiles&, const cost::Model*,
+                          Report&);
+template void plan<double>(GpuPlan&, const Problem<double>&, Strategy,
+                           const std::vector<std::shared_ptr<gpu::Device>>&,
+                           const std::vector<profile::Choice>&, const Profiles&, const cost::Model*,
+                           Report&);
+
+}  // namespace tandem::detail::watch

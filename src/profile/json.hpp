@@ -1,0 +1,54 @@
+// What the files that read profiles as JSON (profile.cpp, profile_model.cpp, profile_ranges.cpp)
+// share: integers read without truncation, kernel parameter sets, the cost model's part, and the
+// physical ranges every number of a profile is checked against. The library's only users of
+// nlohmann-json are these files.
+#pragma once
+
+#include <cstdint>
+#include <limits>
+#include <map>
+#include <nlohmann/json.hpp>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "model/cost_model.hpp"
+
+namespace tandem::detail::profile {
+
+// A JSON integer within T's range, or an error naming `field`: nlohmann's get<int>() would
+// truncate 64.7 to 64 and overflow on 1e10.
+template <class T>
+T integer_value(const nlohmann::json& v, const std::string& field) {
+  const bool fits = v.is_number_unsigned()
+                        ? v.get<uint64_t>() <= static_cast<uint64_t>(std::numeric_limits<T>::max())
+                        : v.is_number_integer() &&
+                              v.get<int64_t>() >= std::numeric_limits<T>::min() &&
+                              v.get<int64_t>() <= std::numeric_limits<T>::max();
+  if (!fits)
+    throw std::runtime_error(field + " = " + v.dump() +
+                             (v.is_number_integer() ? " is out of range" : " is not an integer"));
+  return static_cast<T>(v.is_number_unsigned() ? static_cast<int64_t>(v.get<uint64_t>())
+                                               : v.get<int64_t>());
+}
+template <class T>
+T integer(const nlohmann::json& object, const char* field) {
+  return integer_value<T>(object.at(field), field);
+}
+
+// A kernel's parameters: an object of NAME: integer. Throws std::runtime_error.
+std::map<std::string, int> kernel_of(const nlohmann::json& j);
+
+// The cost model as a profile stores it, with the measurements it was fitted to
+// (profile_model.cpp); reading it, a model that cannot plan is an error.
+nlohmann::json model_json(const cost::Model& m, const std::vector<cost::Observation>& observations);
+cost::Model model_of(const nlohmann::json& j, std::vector<cost::Observation>* observations);
+
+// Checks every number of a profile's JSON against its physical range (profile_ranges.cpp's
+// table): throws std::runtime_error naming the first one outside it, by its place in the file
+// ("precisions.s.buckets[0].cpu_gflops = -5 ..."). Returns the places of numbers the table has
+// no range for (kernel parameters aside, which gpu::check judges by name), so that a test can
+// hold the table to every field a profile has.
+std::vector<std::string> check_ranges(const nlohmann::json& profile);
+
+}  // namespace tandem::detail::profile

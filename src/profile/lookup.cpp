@@ -1,0 +1,305 @@
+// Where profiles live and which one applies: the profile directory, a device's local profile
+// (checked against this machine's setup), else the built-in database's closest entry, cached per
+// device until forget().
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <atomic>
+#include <cstdlib>
+#include <filesystem>
+#include <map>
+#include <mutex>
+#include <system_error>
+
+#include "base/log.hpp"
+#include "gpu/architecture.hpp"
+#include "gpu/device.hpp"
+#include "profile/profile.hpp"
+
+namespace tandem::detail::profile {
+namespace fs = std::filesystem;
+
+namespace {
+
+// The directory as text, without the parsing a path does: every call's profile lookup keys on it
+// (a path cost a small call about 1k instructions, issue 17).
+std::string directory_text() {
+  // `base` and then `tail`, one separator between them, as fs::path's operator/ joins them.
+  const auto join = [](std::string base, const char* tail) {
+    if (base.back() != '/') base += '/';
+    return base += tail;
+  };
+  if (const char* d = std::getenv("TANDEM_PROFILE_DIR"); d != nullptr && *d != '\0') return d;
+  if (const char* x = std::getenv("XDG_CACHE_HOME"); x != nullptr && *x != '\0')
+    return join(x, "tandem");
+  if (const char* h = std::getenv("HOME"); h != nullptr && *h != '\0')
+    return join(h, ".cache/tandem");
+  // Without a home, the runtime directory the XDG rules give each user: never a folder in the
+  // shared temporary directory, where another user could have put a profile or a link first.
+  if (const char* r = std::getenv("XDG_RUNTIME_DIR"); r != nullptr && *r == '/') {
+    struct stat st;
+    if (::stat(r, &st) == 0 && S_ISDIR(st.st_mode) && st.st_uid == ::geteuid() &&
+        (st.st_mode & 0777) == 0700)
+      return join(r, "tandem");
+  }
+  return "";
+}
+
+// Profiles saved where there is no profile directory: this process's alone, by file name.
+std::map<std::string, std::shared_ptr<const Profile>>& in_memory() {
+  static auto& kept = *new std::map<std::string, std::shared_ptr<const Profile>>;
+  return kept;
+}
+
+std::mutex& in_memory_mutex() {
+  static std::mutex& m = *new std::mutex;
+  return m;
+}
+
+void say_in_memory() {
+  warn_once("profile-dir:none",
+            "no profile directory (HOME, XDG_CACHE_HOME and TANDEM_PROFILE_DIR are unset, and "
+            "XDG_RUNTIME_DIR is not a directory of this user's alone): profiles are kept in "
+            "memory only, for this process, and only the built-in ones are found");
+}
+
+}  // namespace
+
+fs::path directory() { return directory_text(); }
+
+fs::path path_for(const Identity& id) {
+  const fs::path dir = directory();
+  return dir.empty() ? dir : dir / id.file_name();
+}
+
+fs::path save_local(const Profile& p) {
+  const fs::path file = path_for(p.identity);
+  if (!file.empty()) {
+    save(p, file);
+    return file;
+  }
+  say_in_memory();
+  auto kept = std::make_shared<Profile>(p);
+  kept->origin = "memory (no profile directory)";
+  std::lock_guard<std::mutex> lock(in_memory_mutex());
+  in_memory()[p.identity.file_name()] = std::move(kept);
+  return {};
+}
+
+namespace {
+
+// The profile directory's files that may hold a profile for `id`'s device, by their names alone:
+// its own file first, then the others that Identity::file_name gives the same device (another
+// driver, CPU or BLAS), in name order. Nothing else there is read, so junk in the directory costs
+// a call nothing. A directory that exists but cannot be listed is reported once, since its
+// profiles would otherwise be skipped without a word.
+std::vector<fs::path> local_candidates(const fs::path& dir, const Identity& id) {
+  const fs::path exact = dir / id.file_name();
+  std::error_code ec;
+  const fs::file_status status = fs::status(dir, ec);
+  if (status.type() == fs::file_type::not_found) return {};  // nothing tuned here yet
+  std::vector<fs::path> files;
+  fs::directory_iterator it, end;
+  if (fs::is_directory(status)) it = fs::directory_iterator(dir, ec);
+  for (; !ec && it != end; it.increment(ec))
+    if (it->path() != exact && id.names_same_device(it->path().filename().string()))
+      files.push_back(it->path());
+  if (ec || !fs::is_directory(status)) {
+    warn_once("profile-dir:" + dir.string(),
+              "cannot read the profile directory " + dir.string() + " (" +
+                  (ec ? ec.message() : std::string("not a directory")) +
+                  "): no local profile applies");
+    return {};
+  }
+  std::sort(files.begin(), files.end());
+  if (fs::exists(exact, ec)) files.insert(files.begin(), exact);
+  return files;
+}
+
+// A profile this process saved with no profile directory to save it in.
+std::shared_ptr<const Profile> kept_in_memory(const Identity& id) {
+  say_in_memory();
+  std::lock_guard<std::mutex> lock(in_memory_mutex());
+  const auto it = in_memory().find(id.file_name());
+  return it == in_memory().end() ? nullptr : it->second;
+}
+
+// A local profile for exactly this machine: this identity's own file first, then any other file
+// that claims the same device; or, without a profile directory, one this process saved.
+std::shared_ptr<const Profile> local(const Identity& id) {
+  const fs::path dir = directory();
+  if (dir.empty()) return kept_in_memory(id);
+  const fs::path exact = dir / id.file_name();
+  for (const fs::path& file : local_candidates(dir, id)) {
+    Profile p;
+    try {
+      p = load(file);
+    } catch (const std::exception& e) {
+      warn_once("profile:" + file.string(), std::string("ignoring profile: ") + e.what());
+      continue;
+    }
+    if (p.identity.device != id.device && file != exact) continue;  // another device's
+    std::string why;
+    if (const std::string d = p.identity.difference(id); !d.empty())
+      why = "it was tuned for another setup (" + d + ")";
+    else if (!compatible(p, &why))
+      why = "it is incompatible (" + why + ")";
+    if (!why.empty()) {
+      warn_once("profile:" + file.string(),
+                "not applying profile " + file.string() + ": " + why +
+                    "; using defaults (run `tandem tune` to tune this setup)");
+      continue;
+    }
+    return std::make_shared<const Profile>(std::move(p));
+  }
+  return nullptr;
+}
+
+std::shared_ptr<const Profile> find(const Identity& id) {
+  if (auto p = local(id)) return p;
+  // The built-in database: this device, then its architecture's nearest entry (the kernels of a
+  // relative, said in the origin), then its platform (vendor), then anything.
+  for (const char* level : {"device", "architecture", "platform", "any"}) {
+    if (std::string(level) == "architecture") {
+      std::string how;
+      if (const Profile* near = nearest_architecture(id, builtin(), &how)) {
+        auto p = std::make_shared<Profile>(*near);
+        p->origin += " (" + how + ")";
+        return p;
+      }
+      continue;
+    }
+    const Profile* best = builtin_entry(level, id, builtin());
+    if (best != nullptr) return std::make_shared<const Profile>(*best);
+  }
+  return nullptr;
+}
+
+// How much of the host an entry was tuned on is this one's: the CPU and the thread count (its
+// rates and its cost model's CPU side are the host's), the CPU alone, or neither. Of a device's
+// entries, the built-in database takes the likest host's (one device on several kinds of host:
+// one H200 beside 16 cores, two beside 32), the first in name order among equals.
+int host_likeness(const Identity& entry, const Identity& id) {
+  if (entry.cpu_model != id.cpu_model) return 0;
+  return entry.threads == id.threads ? 2 : 1;
+}
+
+}  // namespace
+
+const Profile* builtin_entry(const std::string& level, const Identity& id,
+                             const std::vector<Profile>& db) {
+  const Profile* best = nullptr;
+  for (const Profile& p : db) {
+    if (p.match != level || !compatible(p)) continue;
+    const bool hit =
+        p.match == "any" || (p.match == "platform" && p.identity.platform == id.platform) ||
+        (p.match == "device" && p.identity.platform == id.platform &&
+         p.identity.device == id.device && p.identity.compute_units == id.compute_units);
+    if (hit &&
+        (best == nullptr || host_likeness(p.identity, id) > host_likeness(best->identity, id)))
+      best = &p;
+  }
+  return best;
+}
+
+const Profile* nearest_architecture(const Identity& id, const std::vector<Profile>& db,
+                                    std::string* how) {
+  const Profile* best = nullptr;
+  int nearest = 0;
+  for (const Profile& p : db) {
+    if ((p.match != "device" && p.match != "architecture") || !compatible(p) ||
+        p.identity.platform != id.platform)
+      continue;
+    const auto d = gpu::architecture_distance(p.identity.architecture, id.architecture);
+    if (d && (best == nullptr || *d < nearest)) {
+      best = &p;
+      nearest = *d;
+    }
+  }
+  if (best != nullptr)
+    *how = nearest == 0 ? "same architecture, " + id.architecture
+                        : "architecture " + best->identity.architecture + ", the nearest to " +
+                              id.architecture;
+  return best;
+}
+
+namespace {
+
+std::mutex& cache_mutex() {
+  static std::mutex& m = *new std::mutex;
+  return m;
+}
+
+std::map<std::string, std::shared_ptr<const Profile>>& cache() {
+  static auto& c = *new std::map<std::string, std::shared_ptr<const Profile>>;
+  return c;
+}
+
+}  // namespace
+
+namespace {
+
+std::shared_ptr<const Profile> active_keyed(const Identity& id, const std::string& file_name) {
+  std::lock_guard<std::mutex> lock(cache_mutex());
+  std::string key = directory_text();
+  key += '\n';
+  key += file_name;
+  auto it = cache().find(key);
+  if (it == cache().end()) it = cache().emplace(key, find(id)).first;
+  return it->second;
+}
+
+}  // namespace
+
+std::shared_ptr<const Profile> active(const Identity& id) {
+  return active_keyed(id, id.file_name());
+}
+
+std::shared_ptr<const Profile> active_for(const gpu::DeviceInfo& device) {
+  // A device's identity (its driver, this CPU, the BLAS) is fixed for the process, so it is
+  // worked out once per device; the profile itself is cached by active_keyed alone.
+  static std::mutex& mutex = *new std::mutex;
+  static auto& identities = *new std::map<int, std::pair<Identity, std::string>>;
+  const std::pair<Identity, std::string>* id = nullptr;  // entries are never changed or erased
+  {
+    std::lock_guard<std::mutex> lock(mutex);
+    auto it = identities.find(device.index);
+    if (it == identities.end()) {
+      Identity fresh = identity_for(device);
+      const std::string name = fresh.file_name();
+      it = identities.emplace(device.index, std::make_pair(std::move(fresh), name)).first;
+    }
+    id = &it->second;
+  }
+  return active_keyed(id->first, id->second);
+}
+
+std::vector<fs::path> local_files(const Identity& id) {
+  std::vector<fs::path> out;
+  const fs::path dir = directory();
+  if (dir.empty()) return out;
+  std::error_code ec;
+  for (const auto& entry : fs::directory_iterator(dir, ec)) {
+    if (!id.names_same_device(entry.path().filename().string())) continue;
+    try {
+      if (load(entry.path()).identity == id) out.push_back(entry.path());
+    } catch (const std::exception&) {
+    }
+  }
+  return out;
+}
+
+namespace {
+std::atomic<uint64_t> g_changes{0};
+}  // namespace
+
+void forget() {
+  std::lock_guard<std::mutex> lock(cache_mutex());
+  cache().clear();
+  g_changes.fetch_add(1);
+}
+
+uint64_t changes() { return g_changes.load(); }
+
+}  // namespace tandem::detail::profile
