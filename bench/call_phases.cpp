@@ -37,8 +37,8 @@
 #include <string>
 #include <vector>
 
+#include "seam_override.hpp"
 #include "tandem/tandem.hpp"
-#include "testing/seam_override.hpp"
 
 namespace {
 

@@ -11,7 +11,7 @@
 #include "cpu/topology.hpp"
 #include "gemm_measure.hpp"
 #include "power.hpp"
-#include "testing/seam_override.hpp"
+#include "seam_override.hpp"
 
 namespace {
 

@@ -24,7 +24,8 @@
 #include "gemm_measure.hpp"
 #include "gpu/device.hpp"
 #include "gpu/gemm_params.hpp"
-#include "profile/profile.hpp"
+#include "plan/device_profile.hpp"
+#include "profile/choice.hpp"
 
 namespace {
 

@@ -13,7 +13,7 @@
 
 #include "gemm_space.hpp"
 #include "gpu/device.hpp"
-#include "profile/profile.hpp"
+#include "profile/tune_log.hpp"
 #include "search.hpp"
 
 int main(int argc, char** argv) {

@@ -67,7 +67,8 @@
 #include "base/text.hpp"
 #include "gemm_measure.hpp"
 #include "gpu/device.hpp"
-#include "profile/profile.hpp"
+#include "plan/device_profile.hpp"
+#include "profile/store.hpp"
 #include "tandem/tandem.hpp"
 
 namespace {

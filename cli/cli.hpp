@@ -37,12 +37,12 @@ struct Subcommand {
   std::function<int(bool as_json)> run;
 };
 
-Subcommand add_devices(CLI::App& app);  // cli_devices.cpp
-Subcommand add_tune(CLI::App& app);     // cli_tune.cpp
-Subcommand add_profile(CLI::App& app);  // cli_profile.cpp
-Subcommand add_gemm(CLI::App& app);     // cli_gemm.cpp
-Subcommand add_kernel(CLI::App& app);   // cli_kernel.cpp
-Subcommand add_compare(CLI::App& app);  // cli_compare.cpp
+Subcommand add_devices(CLI::App& app);  // devices_command.cpp
+Subcommand add_tune(CLI::App& app);     // tune_command.cpp
+Subcommand add_profile(CLI::App& app);  // profile_command.cpp
+Subcommand add_gemm(CLI::App& app);     // gemm_command.cpp
+Subcommand add_kernel(CLI::App& app);   // kernel_command.cpp
+Subcommand add_compare(CLI::App& app);  // compare_command.cpp
 
 // The word on the command line where a subcommand should be, when `e` is CLI11's complaint that
 // none was given although one was ("tandem frobnicate"); "" otherwise.
@@ -80,15 +80,15 @@ std::map<std::string, int> parse_assignments(const std::vector<std::string>& ite
 // stderr, if it could not.
 bool write_file(const std::string& path, const std::string& text);
 
-// A tune's progress on stderr (cli_tune.cpp): one line redrawn in place on a terminal (`tty`),
+// A tune's progress on stderr (tune_command.cpp): one line redrawn in place on a terminal (`tty`),
 // else a line per measurement.
 void print_tune_progress(const tuner::Progress& p, bool tty);
 
-// The profile identity of the device `device` selects (cli_profile.cpp).
+// The profile identity of the device `device` selects (profile_command.cpp).
 detail::profile::Identity identity(const std::string& device);
-// A profile as JSON, with where it came from (cli_profile.cpp).
+// A profile as JSON, with where it came from (profile_command.cpp).
 nlohmann::json profile_json(const detail::profile::Profile& p);
-// A profile as text (cli_profile.cpp).
+// A profile as text (profile_command.cpp).
 void print_profile(const detail::profile::Profile& p);
 
 }  // namespace tandem::cli

@@ -21,7 +21,7 @@
 #include "base/text.hpp"
 #include "gemm_measure.hpp"
 #include "measure.hpp"
-#include "profile/profile.hpp"
+#include "profile/defaults.hpp"
 
 namespace tandem::tuner {
 namespace {

@@ -1,4 +1,4 @@
-// `tandem compare`: CPU-only, GPU-only, hybrid and auto side by side (tuner/compare.hpp), as a
+// `tandem compare`: CPU-only, GPU-only, hybrid and auto side by side (cli/compare.hpp), as a
 // table while it runs (or JSON at the end, with --json) and as CSV, JSON and an SVG plot in
 // files, ./tandem-compare.* unless named; a quick tune first where no profile was tuned for this
 // device.
@@ -16,6 +16,7 @@
 #include "cli.hpp"
 #include "compare.hpp"
 #include "cotuner.hpp"
+#include "profile/store.hpp"
 
 namespace tandem::cli {
 namespace {

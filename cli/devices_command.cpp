@@ -8,8 +8,10 @@
 #include "cpu/blas.hpp"
 #include "cpu/topology.hpp"
 #include "gpu/device.hpp"
+#include "plan/device_profile.hpp"
 #include "power.hpp"
 #include "profile/profile.hpp"
+#include "profile/store.hpp"
 #include "tandem/tandem.hpp"
 
 namespace tandem::cli {

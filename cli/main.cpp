@@ -15,6 +15,7 @@
 #include "base/text.hpp"
 #include "cli.hpp"
 #include "cpu/blas.hpp"
+#include "profile/defaults.hpp"
 #include "tandem/tandem.h"
 
 namespace tandem::cli {

@@ -10,6 +10,8 @@
 #include "cli.hpp"
 #include "gpu/device.hpp"
 #include "gpu/gemm_params.hpp"
+#include "plan/device_profile.hpp"
+#include "profile/store.hpp"
 #include "tandem/tandem.hpp"
 
 namespace tandem::cli {

@@ -21,7 +21,7 @@ if(TANDEM_SANITIZE)
                       -fno-omit-frame-pointer)
   add_link_options(-fsanitize=${TANDEM_SANITIZE})
   if(TANDEM_SANITIZE MATCHES "thread")
-    # oneTBB's inline code stays uninstrumented like its library, and src/tasks.cpp tells TSan
+    # oneTBB's inline code stays uninstrumented like its library, and src/cpu/tasks.cpp tells TSan
     # the orders oneTBB guarantees (TANDEM_TSAN).
     add_compile_options(
       -fsanitize-ignorelist=${CMAKE_CURRENT_LIST_DIR}/../tests/sanitizers/tsan_ignorelist.txt)

@@ -7,7 +7,7 @@
 # computational calls (the tester says how many it made); under forced routing, also unless some
 # of each routine's calls were split between the GPU path and the CPU. Those counts come from
 # TANDEM_VERBOSE's lines, and under TANDEM_VERBOSE no call takes the straight path to OpenBLAS
-# (src/dropin/straight.hpp): `straight` runs the testers as a program runs, where nearly all of
+# (src/blas3/dropin/straight.hpp): `straight` runs the testers as a program runs, where nearly all of
 # their calls (small ones) go straight, and checks their verdicts alone.
 #
 #   blas_testers.sh LIBTANDEM_BLAS default|forced|straight

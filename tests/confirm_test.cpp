@@ -20,8 +20,11 @@
 
 #include "cotuner.hpp"
 #include "measure.hpp"
+#include "profile/defaults.hpp"
 #include "profile/profile.hpp"
+#include "profile/store.hpp"
 #include "seam_values.hpp"
+#include "simulated_apu.hpp"
 
 namespace tandem::tuner {
 namespace {
@@ -163,15 +166,9 @@ TEST(Separate, TheDefaultsRoundsMeetTheirConfidence) {
   EXPECT_EQ(fewest_samples(rule.compare_confidence), 3u);
 }
 
-// The simulated APU (src/simulated_apu.hpp) of simulated_apu_test: a split is 1.25x faster than
-// either side alone there, and every call lasts as long as its model says.
-detail::seams::Values apu() {
-  detail::seams::Values v;
-  v.apu_cpu_gflops = 0.8;
-  v.apu_gpu_gflops = 1.2;
-  v.apu_both_busy = 0.75;
-  return v;
-}
+// The simulated APU (tests/support/simulated_apu.hpp) of simulated_apu_test: a split is 1.25x
+// faster than either side alone there, and every call lasts as long as its model says.
+detail::seams::Values apu() { return detail::simulated_apu::on({0.8, 1.2, 0.75}); }
 
 std::vector<nlohmann::json> log_lines(const fs::path& log) {
   std::vector<nlohmann::json> out;

@@ -16,8 +16,14 @@
 
 #include "gemm_measure.hpp"
 #include "gpu/device.hpp"
+#include "plan/device_profile.hpp"
 #include "plan/feed_cost.hpp"
+#include "profile/choice.hpp"
+#include "profile/database.hpp"
+#include "profile/defaults.hpp"
 #include "profile/profile.hpp"
+#include "profile/store.hpp"
+#include "profile/tune_log.hpp"
 #include "seam_values.hpp"
 #include "tandem/tandem.hpp"
 
@@ -665,14 +671,14 @@ TEST_F(ProfileDir, AutoWeighsTheFeedFromOrdinaryMemoryOnADiscreteDevice) {
   // Measured: once per device and precision, by real calls.
   detail::seams::Override seams(test::discrete());
   auto device = detail::gpu::open_devices("").front();
-  const detail::FeedCost measured = detail::ordinary_feed<float>(*device);
+  const detail::FeedCost measured = detail::ordinary_feed<float>(device);
   ASSERT_TRUE(measured.known());
   EXPECT_GT(measured.pipelined_bytes_per_second, 0.0) << "16 MiB and more: several chunks";
   EXPECT_GT(measured.kernel_gflops, 0.0);
-  const detail::FeedCost again = detail::ordinary_feed<float>(*device);
+  const detail::FeedCost again = detail::ordinary_feed<float>(device);
   EXPECT_EQ(again.seconds, measured.seconds);
   EXPECT_EQ(again.bytes_per_second, measured.bytes_per_second);
-  EXPECT_TRUE(detail::ordinary_feed<double>(*device).known() || !detail::gpu::info(*device).fp64);
+  EXPECT_TRUE(detail::ordinary_feed<double>(device).known() || !detail::gpu::info(*device).fp64);
 }
 
 // auto takes the resident split only when A, B and C are all in the device's pinned memory.

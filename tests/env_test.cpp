@@ -63,7 +63,7 @@ TEST(EnvParse, MalformedValuesWarnOnceAndAreIgnored) {
 }
 
 // A value is written into the warning that names it; its control characters are escaped there
-// (src/log.cpp, where every line is written), so a newline cannot start a forged "tandem:
+// (src/base/log.cpp, where every line is written), so a newline cannot start a forged "tandem:
 // warning:" line and an escape sequence cannot drive the terminal.
 TEST(EnvParse, ControlCharactersInAValueAreEscaped) {
   ::testing::internal::CaptureStderr();

@@ -1,4 +1,4 @@
-// The one rule for files tandem writes and reads by name (src/files.hpp), with things planted
+// The one rule for files tandem writes and reads by name (src/base/files.hpp), with things planted
 // where it writes: a link at the old temporary name and at the file itself, FIFOs and devices in
 // place of the file, a write that fails partway (a file-size limit standing in for a full disk),
 // and files too large to read. Each case that could hang runs under an alarm. Writes go only to

@@ -5,7 +5,7 @@
 set -uo pipefail
 cd "$1"
 command -v clang-format >/dev/null || { echo "FAIL: clang-format is not installed (scripts/setup.sh)"; exit 1; }
-files=$(find src include tuner power tests bench \( -name '*.cpp' -o -name '*.hpp' -o -name '*.h' \) | sort)
+files=$(find src include tuner cli power tests bench \( -name '*.cpp' -o -name '*.hpp' -o -name '*.h' \) | sort)
 [ -n "$files" ] || { echo "FAIL: no sources found"; exit 1; }
 bad=""
 for f in $files; do

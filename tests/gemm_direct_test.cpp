@@ -19,7 +19,11 @@
 
 #include "gpu/device.hpp"
 #include "gpu/gemm_params.hpp"
+#include "plan/device_profile.hpp"
+#include "profile/choice.hpp"
+#include "profile/defaults.hpp"
 #include "profile/profile.hpp"
+#include "profile/store.hpp"
 #include "reference.hpp"
 #include "seam_values.hpp"
 

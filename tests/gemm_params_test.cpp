@@ -14,6 +14,9 @@
 #include "gemm_space.hpp"
 #include "gpu/device.hpp"
 #include "gpu/programs.hpp"
+#include "model/chunks.hpp"
+#include "profile/database.hpp"
+#include "profile/defaults.hpp"
 #include "profile/profile.hpp"
 #include "tandem/tandem.hpp"
 #include "tandem_kernels.hpp"
@@ -245,9 +248,10 @@ void sample_the_space(bool fp64, Which which = Which::Tiled) {
 // where rounding rows up gave 576 (585: a wave and a tail).
 TEST(GemmParams, ChunksAreWholeFills) {
   constexpr size_t kBig = size_t{1} << 40;
-  EXPECT_EQ(gpu::chunk_rows(4096, 4096, kBig, 64, 64, 132, 2, 0), 512);
-  EXPECT_EQ(gpu::chunk_rows(4160, 4160, kBig, 64, 64, 132, 2, 0), 768);
-  EXPECT_EQ(gpu::chunk_rows(4160, 4160, kBig, 64, 64, 132, 2, kBig + 1), 4160) << "one chunk";
+  EXPECT_EQ(detail::cost::chunk_rows(4096, 4096, kBig, 64, 64, 132, 2, 0), 512);
+  EXPECT_EQ(detail::cost::chunk_rows(4160, 4160, kBig, 64, 64, 132, 2, 0), 768);
+  EXPECT_EQ(detail::cost::chunk_rows(4160, 4160, kBig, 64, 64, 132, 2, kBig + 1), 4160)
+      << "one chunk";
   std::mt19937_64 rng(5);
   const auto pick = [&rng](int64_t lo, int64_t hi) {
     return std::uniform_int_distribution<int64_t>(lo, hi)(rng);
@@ -257,8 +261,8 @@ TEST(GemmParams, ChunksAreWholeFills) {
                   nwg = int64_t{1} << pick(3, 8), units = pick(1, 160), fill_per_unit = pick(1, 64);
     SCOPED_TRACE(::testing::Message() << m << " x " << n << ", tiles " << mwg << " x " << nwg
                                       << ", " << units << " units, fill " << fill_per_unit);
-    const int64_t rows = gpu::chunk_rows(m, n, kBig, mwg, nwg, static_cast<int>(units),
-                                         static_cast<int>(fill_per_unit), 0);
+    const int64_t rows = detail::cost::chunk_rows(m, n, kBig, mwg, nwg, static_cast<int>(units),
+                                                  static_cast<int>(fill_per_unit), 0);
     ASSERT_GE(rows, 1);
     ASSERT_LE(rows, m);
     ASSERT_LE((m + rows - 1) / rows, 8) << "at most 8 chunks";

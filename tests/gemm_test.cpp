@@ -11,7 +11,7 @@
 #include <sstream>
 #include <tuple>
 
-#include "profile/profile.hpp"
+#include "profile/database.hpp"
 #include "reference.hpp"
 #include "seam_values.hpp"
 

@@ -8,7 +8,7 @@
 #include <string>
 #include <vector>
 
-#include "profile/profile.hpp"
+#include "profile/store.hpp"
 #include "tandem/tandem.hpp"
 
 namespace tandem::test {

@@ -10,7 +10,7 @@
 #include <random>
 #include <vector>
 
-#include "profile/profile.hpp"
+#include "profile/defaults.hpp"
 
 namespace tandem::detail::gpu {
 namespace {

@@ -1,16 +1,17 @@
-// The drop-in's straight path for syrk, syr2k, symm, trmm and trsm (src/dropin/level3_entries.cpp
-// and, on x86-64, src/dropin/straight_x86_64.S): a valid call below the threshold goes from the
-// exported entry to OpenBLAS's own, C zeroed first where beta is 0. It must change nothing but the
-// time. This program draws thousands of small calls through every entry, Fortran and CBLAS, s and
-// d, valid and not: odd option characters in either case, invalid enumerations and layouts,
-// negative and zero sizes, leading dimensions one short of each size and not positive, NULL
-// operands, alpha 0 (A and B full of NaN), -0 and NaN, beta 0 and -0 over a C full of NaN, and
-// NaN. It runs the same draws in two child processes of itself: one as a program runs (calls go
-// straight), one under TANDEM_VERBOSE, which keeps every call off the straight path (tandem's
-// ordinary path: its own checks, its own BLAS rules, then one CPU BLAS call). Both must leave every
-// output array the same to the bit and report the same invalid arguments at the same positions.
-// Which path a call took is not visible here: tests/straight_level3_test.cpp holds the assembly's
-// routing to the rule, and bench/small_calls shows the time.
+// The drop-in's straight path for syrk, syr2k, symm, trmm and trsm
+// (src/blas3/dropin/level3_entries.cpp and, on x86-64, src/blas3/dropin/straight_x86_64.S): a valid
+// call below the threshold goes from the exported entry to OpenBLAS's own, C zeroed first where
+// beta is 0. It must change nothing but the time. This program draws thousands of small calls
+// through every entry, Fortran and CBLAS, s and d, valid and not: odd option characters in either
+// case, invalid enumerations and layouts, negative and zero sizes, leading dimensions one short of
+// each size and not positive, NULL operands, alpha 0 (A and B full of NaN), -0 and NaN, beta 0 and
+// -0 over a C full of NaN, and NaN. It runs the same draws in two child processes of itself: one as
+// a program runs (calls go straight), one under TANDEM_VERBOSE, which keeps every call off the
+// straight path (tandem's ordinary path: its own checks, its own BLAS rules, then one CPU BLAS
+// call). Both must leave every output array the same to the bit and report the same invalid
+// arguments at the same positions. Which path a call took is not visible here:
+// tests/straight_level3_test.cpp holds the assembly's routing to the rule, and bench/small_calls
+// shows the time.
 #include <cblas.h>
 #include <fcntl.h>
 #include <gtest/gtest.h>

@@ -1,6 +1,6 @@
-// The level-3 routines (src/level3.cpp) against plain loops in double, on random inputs of awkward
-// sizes, every side, triangle, transpose and diagonal, with their products routed three ways:
-// never off the CPU (one CPU BLAS call), always (halving down to 1 x 1 blocks), and above a
+// The level-3 routines (src/blas3/level3.cpp) against plain loops in double, on random inputs of
+// awkward sizes, every side, triangle, transpose and diagonal, with their products routed three
+// ways: never off the CPU (one CPU BLAS call), always (halving down to 1 x 1 blocks), and above a
 // size (a mix). Also BLAS's rules: NaN in an operand alpha = 0 or beta = 0 says is not read
 // stays out of the result, the triangle a routine does not own is untouched, a unit diagonal and
 // A's other triangle are never read, and invalid arguments are reported at the reference's

@@ -1,4 +1,4 @@
-// detail::Memo (src/memo.hpp): the per-call path's remembered results.
+// detail::Memo (src/base/memo.hpp): the per-call path's remembered results.
 #include "base/memo.hpp"
 
 #include <gtest/gtest.h>

@@ -12,7 +12,7 @@
 #include "gpu/device.hpp"
 #include "plan/feed_cost.hpp"
 #include "plan/plan.hpp"
-#include "profile/profile.hpp"
+#include "profile/defaults.hpp"
 #include "reference.hpp"
 #include "seam_values.hpp"
 
@@ -544,7 +544,7 @@ TEST(DeviceLosesToCpu, CountsCAsEachMemoryMovesIt) {
   v.feed_rate = 10e9;
   detail::seams::Override seams(v);
   const auto devices = detail::gpu::open_devices("");
-  EXPECT_TRUE(detail::ordinary_feed<double>(*devices.front()).adds_c);
+  EXPECT_TRUE(detail::ordinary_feed<double>(devices.front()).adds_c);
 }
 
 // The CPU's rate where C is narrow, at defaults.json's half-dimension (210): dpotrf's products

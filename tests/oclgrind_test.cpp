@@ -30,8 +30,8 @@
 #include "gemm_space.hpp"
 #include "gpu/device.hpp"
 #include "reference.hpp"
+#include "seam_override.hpp"
 #include "seam_values.hpp"
-#include "testing/seam_override.hpp"
 
 namespace tandem::test {
 namespace {

@@ -12,8 +12,8 @@
 #include <vector>
 
 #include "gpu/device.hpp"
+#include "seam_override.hpp"
 #include "tandem/tandem.h"
-#include "testing/seam_override.hpp"
 
 namespace {
 

@@ -3,7 +3,7 @@
 # victim file that nothing may change), FIFOs with no one at the other end, and device nodes, in
 # place of each file and at the name its temporary file once had (FILE.tmp); a write that fails
 # partway (a file-size limit standing in for a full disk); and no HOME. Every command runs under a
-# timeout, so a hang fails here. The rule they all go through is src/files.hpp's.
+# timeout, so a hang fails here. The rule they all go through is src/base/files.hpp's.
 #
 #   planted_test.sh TANDEM
 set -u

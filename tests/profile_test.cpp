@@ -16,8 +16,10 @@
 #include <string>
 #include <tuple>
 
-#include "gpu/architecture.hpp"
+#include "profile/architecture.hpp"
+#include "profile/database.hpp"
 #include "profile/json.hpp"
+#include "profile/store.hpp"
 #include "tandem_builtin_profiles.hpp"
 
 namespace tandem::test {
@@ -172,19 +174,18 @@ namespace {
 // Architectures: the text form, the distance (same family only; a major version apart is further
 // than any minor one), and the database's nearest entry.
 TEST(Architecture, TextAndDistance) {
-  namespace gpu = detail::gpu;
-  const auto a = gpu::parse_architecture("nvidia-sm:9.0");
+  const auto a = prof::parse_architecture("nvidia-sm:9.0");
   ASSERT_TRUE(a);
   EXPECT_EQ(a->family, "nvidia-sm");
   EXPECT_EQ(a->major, 9);
   EXPECT_EQ(a->text(), "nvidia-sm:9.0");
   for (const char* bad : {"", "sm90", ":9.0", "nvidia-sm:9", "nvidia-sm:9.0x", "nvidia-sm:-1.0"})
-    EXPECT_FALSE(gpu::parse_architecture(bad)) << bad;
-  EXPECT_EQ(gpu::architecture_distance("nvidia-sm:9.0", "nvidia-sm:9.0"), 0);
-  EXPECT_LT(*gpu::architecture_distance("nvidia-sm:8.9", "nvidia-sm:8.0"),
-            *gpu::architecture_distance("nvidia-sm:8.9", "nvidia-sm:9.0"));
-  EXPECT_FALSE(gpu::architecture_distance("nvidia-sm:9.0", "amd-gfx:9.0"));
-  EXPECT_FALSE(gpu::architecture_distance("", "nvidia-sm:9.0"));
+    EXPECT_FALSE(prof::parse_architecture(bad)) << bad;
+  EXPECT_EQ(prof::architecture_distance("nvidia-sm:9.0", "nvidia-sm:9.0"), 0);
+  EXPECT_LT(*prof::architecture_distance("nvidia-sm:8.9", "nvidia-sm:8.0"),
+            *prof::architecture_distance("nvidia-sm:8.9", "nvidia-sm:9.0"));
+  EXPECT_FALSE(prof::architecture_distance("nvidia-sm:9.0", "amd-gfx:9.0"));
+  EXPECT_FALSE(prof::architecture_distance("", "nvidia-sm:9.0"));
 }
 
 prof::Profile entry(const std::string& device, const std::string& architecture,

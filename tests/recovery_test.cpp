@@ -13,7 +13,9 @@
 #include <string>
 
 #include "gpu/device.hpp"
+#include "plan/device_profile.hpp"
 #include "profile/profile.hpp"
+#include "profile/store.hpp"
 #include "reference.hpp"
 #include "seam_values.hpp"
 

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The route (src/route.hpp): a call that auto sends to the CPU alone starts OpenCL only until the
+# The route (src/plan/route.hpp): a call that auto sends to the CPU alone starts OpenCL only until the
 # machine's route is recorded. In an empty profile directory the first process opens OpenCL (it
 # must ask the device's profile) and records the route; the next, through the C API and the
 # drop-in, computes on the CPU without starting OpenCL; a change the route depends on (a new file

@@ -1,5 +1,5 @@
-// The route (src/route.hpp) agrees with the plans it stands for: every cube it sends to the CPU
-// without OpenCL is one auto would plan on the CPU alone, with the built-in database and with a
+// The route (src/plan/route.hpp) agrees with the plans it stands for: every cube it sends to the
+// CPU without OpenCL is one auto would plan on the CPU alone, with the built-in database and with a
 // local profile whose split gives the device rows from 512 up; a profile that changes is a
 // route learned again. On PoCL's first device (the one auto takes when none is named).
 #include <gtest/gtest.h>
@@ -10,8 +10,10 @@
 #include <vector>
 
 #include "gpu/device.hpp"
+#include "plan/device_profile.hpp"
 #include "plan/route.hpp"
 #include "profile/profile.hpp"
+#include "profile/store.hpp"
 #include "run/executor.hpp"
 #include "tandem/version.h"
 

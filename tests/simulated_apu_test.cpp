@@ -1,8 +1,8 @@
-// The simulated APU (src/simulated_apu.hpp): its timing model, the executor's calls lasting as long
-// as that model says, and the co-tuner finding a split within 5% of the model's optimum, where
-// the CPU and the device each slow to 75% while both are busy (what RaijinCL measured on an Ivy
-// Bridge APU).
-#include "run/simulated_apu.hpp"
+// The simulated APU (tests/support/simulated_apu.hpp): its timing model, the executor's calls
+// lasting as long as that model says, and the co-tuner finding a split within 5% of the model's
+// optimum, where the CPU and the device each slow to 75% while both are busy (what RaijinCL
+// measured on an Ivy Bridge APU).
+#include "simulated_apu.hpp"
 
 #include <gtest/gtest.h>
 
@@ -17,6 +17,7 @@
 #include "cotuner.hpp"
 #include "plan/plan.hpp"
 #include "profile/profile.hpp"
+#include "profile/store.hpp"
 #include "seam_values.hpp"
 #include "tandem/tandem.hpp"
 
@@ -32,15 +33,9 @@ namespace prof = detail::profile;
 constexpr double kCpuGflops = 0.8, kGpuGflops = 1.2, kBothBusy = 0.75;
 constexpr int64_t kSize = 256;
 
-detail::seams::Values apu_seams() {
-  detail::seams::Values v;
-  v.apu_cpu_gflops = kCpuGflops;
-  v.apu_gpu_gflops = kGpuGflops;
-  v.apu_both_busy = kBothBusy;
-  return v;
-}
-
 const apu::Model kModel{kCpuGflops, kGpuGflops, kBothBusy};
+
+detail::seams::Values apu_seams() { return apu::on(kModel); }
 
 // The model's optimum over every split of m rows: both sides finish together, at the summed
 // slowed rates.

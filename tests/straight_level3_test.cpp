@@ -1,14 +1,15 @@
 // The drop-in's assembly entries for syrk, syr2k, symm, trmm and trsm
-// (src/dropin/straight_x86_64.S) against the C++ rule of src/dropin/level3_entries.cpp
-// (src/level3_rules.hpp and the threshold), less its one extra case: a call with beta = 0 goes to
-// the C++ entry, which zeroes C first. Linked into straight_test with the assembly and the table
-// alone, recorders standing in for OpenBLAS's entries (published in the table) and for the C++
-// entries (tandem_rest_*). Each of many calls per entry, with arguments on every edge of the rule
-// (sizes around 0 and up to INT_MAX, products at and just past the threshold, leading dimensions
-// one short, any option byte or enumeration, both layouts and invalid ones, NULL operands, alpha
-// and beta 0, -0, NaN and denormal, entries missing from the table, garbage in the upper halves of
-// the CBLAS entries' 32-bit arguments and above the low lane of their scalars' XMM registers),
-// must reach exactly the one the rule names, with every argument as the caller passed it.
+// (src/blas3/dropin/straight_x86_64.S) against the C++ rule of src/blas3/dropin/level3_entries.cpp
+// (src/blas3/level3_rules.hpp and the threshold), less its one extra case: a call with beta = 0
+// goes to the C++ entry, which zeroes C first. Linked into straight_test with the assembly and the
+// table alone, recorders standing in for OpenBLAS's entries (published in the table) and for the
+// C++ entries (tandem_rest_*). Each of many calls per entry, with arguments on every edge of the
+// rule (sizes around 0 and up to INT_MAX, products at and just past the threshold, leading
+// dimensions one short, any option byte or enumeration, both layouts and invalid ones, NULL
+// operands, alpha and beta 0, -0, NaN and denormal, entries missing from the table, garbage in the
+// upper halves of the CBLAS entries' 32-bit arguments and above the low lane of their scalars' XMM
+// registers), must reach exactly the one the rule names, with every argument as the caller passed
+// it.
 #include <cblas.h>
 #include <gtest/gtest.h>
 #include <immintrin.h>

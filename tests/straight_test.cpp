@@ -1,11 +1,11 @@
-// The drop-in's assembly GEMM entries (src/dropin/straight_x86_64.S) against the C++ rule in
-// src/dropin/straight.hpp. This program links the assembly and the table alone, with recorders
-// standing in for OpenBLAS's entries (published as the table's targets) and for the C++ entries
-// the assembly falls back to (tandem_rest_*). Each of many calls, with arguments drawn to sit on
-// every edge of the rule (sizes around 0 and the threshold, leading dimensions one short, invalid
-// transposes and layouts, NULL operands, alpha 0, -0 and NaN), must reach exactly the one the rule
-// names, with every argument as the caller passed it: pointers, integers, alpha and beta to the
-// bit (NaN included).
+// The drop-in's assembly GEMM entries (src/blas3/dropin/straight_x86_64.S) against the C++ rule in
+// src/blas3/dropin/straight.hpp. This program links the assembly and the table alone, with
+// recorders standing in for OpenBLAS's entries (published as the table's targets) and for the C++
+// entries the assembly falls back to (tandem_rest_*). Each of many calls, with arguments drawn to
+// sit on every edge of the rule (sizes around 0 and the threshold, leading dimensions one short,
+// invalid transposes and layouts, NULL operands, alpha 0, -0 and NaN), must reach exactly the one
+// the rule names, with every argument as the caller passed it: pointers, integers, alpha and beta
+// to the bit (NaN included).
 #include "blas3/dropin/straight.hpp"
 
 #include <cblas.h>

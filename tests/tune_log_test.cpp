@@ -3,6 +3,8 @@
 // the tune reads and writes (issue 39): a FIFO, a device, a link or a huge file as its log, a link
 // at its profile's name or at the name its temporary file once had. tests/faults_test.sh shows a
 // tune that cannot write its profile or log stopping before any work.
+#include "profile/tune_log.hpp"
+
 #include <gtest/gtest.h>
 #include <sys/stat.h>
 #include <sys/sysmacros.h>
@@ -18,7 +20,9 @@
 
 #include "cotuner.hpp"
 #include "gpu/device.hpp"
+#include "plan/device_profile.hpp"
 #include "profile/profile.hpp"
+#include "profile/store.hpp"
 
 namespace tandem::test {
 namespace {

@@ -1,5 +1,5 @@
-// src/watch.hpp: auto watching its plans at run time. On the simulated APU (every call lasts as
-// long as a model of a CPU and a device says), a profile's split that runs slower than the CPU
+// src/plan/watch.hpp: auto watching its plans at run time. On the simulated APU (every call lasts
+// as long as a model of a CPU and a device says), a profile's split that runs slower than the CPU
 // alone's recorded rate is demoted after the configured calls (database/defaults.json's
 // "watch"), with one TANDEM_VERBOSE line, and the calls after it run on the CPU alone, from one
 // thread or several at once; a split faster than the CPU alone keeps its plan. Run under ctest,
@@ -15,8 +15,12 @@
 #include <vector>
 
 #include "gpu/device.hpp"
+#include "plan/device_profile.hpp"
+#include "profile/defaults.hpp"
 #include "profile/profile.hpp"
+#include "profile/store.hpp"
 #include "seam_values.hpp"
+#include "simulated_apu.hpp"
 #include "tandem/tandem.hpp"
 
 namespace tandem::test {
@@ -75,11 +79,7 @@ class WatchedSplit : public ::testing::Test {
   }
 
   static detail::seams::Values apu(double device_gflops) {
-    detail::seams::Values v;
-    v.apu_cpu_gflops = kCpuGflops;
-    v.apu_gpu_gflops = device_gflops;
-    v.apu_both_busy = 0.75;
-    return v;
+    return detail::simulated_apu::on({kCpuGflops, device_gflops, 0.75});
   }
 
   // One auto call of the bucket's size: the rows the device took.

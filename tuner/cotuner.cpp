@@ -20,6 +20,10 @@
 #include "cotuner_internal.hpp"
 #include "cpu/tasks.hpp"
 #include "gemm_space.hpp"
+#include "plan/device_profile.hpp"
+#include "profile/defaults.hpp"
+#include "profile/store.hpp"
+#include "profile/tune_log.hpp"
 
 namespace tandem::tuner {
 namespace {

@@ -66,8 +66,8 @@ struct TuneOptions {
   uint64_t seed = 1;
   std::filesystem::path log;  // JSON-lines log; "" : next to the profile
   bool save = true;           // write the profile to the profile directory
-  // Fit the cost model (src/cost_model.hpp) after the buckets; `model_only`: fit it alone, for
-  // the kernels and buckets of the profile that applies now (local or built-in), and save that
+  // Fit the cost model (src/model/cost_model.hpp) after the buckets; `model_only`: fit it alone,
+  // for the kernels and buckets of the profile that applies now (local or built-in), and save that
   // profile with the model as a local one.
   bool model = true, model_only = false;
   // The direct kernel (kernels/gemm_direct.cl) after the buckets and the model: its own space

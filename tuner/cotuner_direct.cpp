@@ -9,6 +9,9 @@
 
 #include "cotuner_internal.hpp"
 #include "gemm_space.hpp"
+#include "plan/device_profile.hpp"
+#include "profile/choice.hpp"
+#include "profile/defaults.hpp"
 
 namespace tandem::tuner {
 

@@ -25,6 +25,7 @@
 #include "measure.hpp"
 #include "power.hpp"
 #include "profile/profile.hpp"
+#include "profile/tune_log.hpp"
 #include "search.hpp"
 #include "tandem/tandem.hpp"
 

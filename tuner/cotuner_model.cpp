@@ -1,5 +1,5 @@
-// The co-tuner's last phase: the measurements that fit the cost model (src/cost_model.hpp) of one
-// precision, each part of the call measured on its own where it can be (the CPU BLAS by thread
+// The co-tuner's last phase: the measurements that fit the cost model (src/model/cost_model.hpp) of
+// one precision, each part of the call measured on its own where it can be (the CPU BLAS by thread
 // count, the kernel, the bus and the host's packing), then whole calls of the device alone and
 // of a split, at a square shape and at a small-k shape with beta = 1, whose costs differ most.
 // Every result is checked on sampled elements against exact integer products.

@@ -11,6 +11,8 @@
 #include "cotuner_internal.hpp"
 #include "gemm_space.hpp"
 #include "gpu/gemm_params.hpp"
+#include "plan/device_profile.hpp"
+#include "profile/choice.hpp"
 
 namespace tandem::tuner {
 

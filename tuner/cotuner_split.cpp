@@ -11,6 +11,8 @@
 #include "cotuner_internal.hpp"
 #include "cpu/blas.hpp"
 #include "cpu/topology.hpp"
+#include "profile/defaults.hpp"
+#include "profile/tune_log.hpp"
 
 namespace tandem::tuner {
 namespace {

@@ -1,15 +1,18 @@
-// tandem::gemm<T>: the boundary where BLAS semantics are enforced. Arguments are checked (C is
-// untouched on an error), column-major calls become row-major ones (C^T = op(B)^T op(A)^T), and
-// the cases BLAS defines without a product (m or n = 0, k = 0, alpha = 0) are done here, so that
-// neither backend ever sees them.
+// tandem::gemm<T>: the boundary where BLAS semantics are enforced, and one call top-down. Arguments
+// are checked (C is untouched on an error), column-major calls become row-major ones
+// (C^T = op(B)^T op(A)^T), and the cases BLAS defines without a product (m or n = 0, k = 0,
+// alpha = 0) are done here, so that neither backend ever sees them; then the call is planned
+// (plan/) and its plan run (run/), which joins the shares and fills the report.
 #include <algorithm>
 #include <cstdio>
 #include <string>
 
 #include "api/gemm_rules.hpp"
+#include "base/clock.hpp"
 #include "base/config.hpp"
 #include "base/log.hpp"
 #include "cpu/blas.hpp"
+#include "plan/plan.hpp"
 #include "plan/watch.hpp"
 #include "run/executor.hpp"
 #include "tandem/tandem.hpp"
@@ -143,8 +146,10 @@ void gemm(Layout layout, Op op_a, Op op_b, int64_t m, int64_t n, int64_t k, T al
     r.cpu_rows = p.m;
     detail::gemm_rules::scale(p.c, p.m, p.n, p.ldc, p.beta);
   } else {
+    r.t_start = detail::clock::now_ns();
     detail::watch::Call watched;  // what auto planned, and then how long the call took
-    detail::execute(p, options, r);
+    const detail::Plan plan = detail::plan_call(p, options);
+    detail::execute(p, plan, options, r);
     watched.ran(r);
   }
   if (detail::env_config().verbose) detail::log_call(routine(T{}), r, layout == Layout::ColMajor);

@@ -3,8 +3,6 @@
 
 #include <atomic>
 
-#include "testing/seam_override.hpp"
-
 namespace tandem::detail::seams {
 namespace {
 
@@ -21,15 +19,13 @@ std::atomic<int> g_fail_device{kDefaults.fail_device};
 std::atomic<int64_t> g_fail_after_rows{kDefaults.fail_after_rows};
 std::atomic<int> g_fail_b_piece{kDefaults.fail_b_piece};
 std::atomic<int> g_fail_drain{kDefaults.fail_drain};
-std::atomic<double> g_apu_cpu{kDefaults.apu_cpu_gflops};
-std::atomic<double> g_apu_gpu{kDefaults.apu_gpu_gflops};
-std::atomic<double> g_apu_both{kDefaults.apu_both_busy};
+std::atomic<CallEnds> g_call_ends{kDefaults.call_ends};
 std::atomic<double> g_feed_seconds{kDefaults.feed_seconds};
 std::atomic<double> g_feed_rate{kDefaults.feed_rate};
 std::atomic<uint64_t> g_generation{0};
 std::atomic<int> g_overrides{0};
 
-Values current() {
+Values read() {
   Values v;
   v.assume_discrete = assume_discrete();
   v.assume_unified = assume_unified();
@@ -43,9 +39,7 @@ Values current() {
   v.fail_after_rows = fail_after_rows();
   v.fail_b_piece = fail_b_piece();
   v.fail_drain = fail_drain();
-  v.apu_cpu_gflops = apu_cpu_gflops();
-  v.apu_gpu_gflops = apu_gpu_gflops();
-  v.apu_both_busy = apu_both_busy();
+  v.call_ends = call_ends();
   v.feed_seconds = feed_seconds();
   v.feed_rate = feed_rate();
   return v;
@@ -64,9 +58,7 @@ void set(const Values& v) {
   g_fail_after_rows.store(v.fail_after_rows);
   g_fail_b_piece.store(v.fail_b_piece);
   g_fail_drain.store(v.fail_drain);
-  g_apu_cpu.store(v.apu_cpu_gflops);
-  g_apu_gpu.store(v.apu_gpu_gflops);
-  g_apu_both.store(v.apu_both_busy);
+  g_call_ends.store(v.call_ends);
   g_feed_seconds.store(v.feed_seconds);
   g_feed_rate.store(v.feed_rate);
 }
@@ -87,21 +79,16 @@ int fail_b_piece() { return g_fail_b_piece.load(std::memory_order_relaxed); }
 int fail_drain() { return g_fail_drain.load(std::memory_order_relaxed); }
 uint64_t generation() { return g_generation.load(); }
 bool overridden() { return g_overrides.load() > 0; }
-double apu_cpu_gflops() { return g_apu_cpu.load(std::memory_order_relaxed); }
-double apu_gpu_gflops() { return g_apu_gpu.load(std::memory_order_relaxed); }
-double apu_both_busy() { return g_apu_both.load(std::memory_order_relaxed); }
+CallEnds call_ends() { return g_call_ends.load(std::memory_order_relaxed); }
 double feed_seconds() { return g_feed_seconds.load(std::memory_order_relaxed); }
 double feed_rate() { return g_feed_rate.load(std::memory_order_relaxed); }
 
-Override::Override(const Values& values) : previous_(current()) {
+Values current() { return read(); }
+
+void store(const Values& values, int depth) {
   set(values);
   g_generation.fetch_add(1);
-  g_overrides.fetch_add(1);
-}
-Override::~Override() {
-  set(previous_);
-  g_generation.fetch_add(1);
-  g_overrides.fetch_sub(1);
+  g_overrides.fetch_add(depth);
 }
 
 }  // namespace tandem::detail::seams

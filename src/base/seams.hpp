@@ -1,8 +1,8 @@
 // The few settings that tests and benchmarks change to reach paths this machine would not take
 // on its own: a discrete GPU's pipeline played by PoCL, small shares cut into chunks, small
-// blocks pinned, the CPU share as row panels. Production code only reads them here; the one way
-// to change them is src/testing/seam_override.hpp, which production code never includes (the
-// ctest test `structure` checks that).
+// blocks pinned, the CPU share as row panels, a model of how long a call lasts. The library only
+// reads them; tests and benchmarks set them for a scope through tests/support/seam_override.hpp,
+// outside the library, which alone calls store() (the ctest test `structure` checks that).
 #pragma once
 
 #include <cstddef>
@@ -14,6 +14,9 @@ namespace tandem::detail::seams {
 // (the default: faster on every machine measured), or row panels, one single-threaded call per
 // arena thread.
 enum class CpuMode { SingleCall, Panels };
+
+using CallEnds = void (*)(int64_t started_ns, int64_t gpu_rows, int64_t cpu_rows, int64_t n,
+                          int64_t k);
 
 struct Values {
   // Treat every OpenCL device as discrete: operands staged in pinned memory and copied.
@@ -57,10 +60,10 @@ struct Values {
   // reports that it could not, as a wedged device's share would: it keeps aside for good whatever
   // the device might still use, and its C counts as touched wherever the device writes it.
   int fail_drain = -1;
-  // A simulated APU (simulated_apu.hpp): with both rates set (GFLOPS), every call lasts as long
-  // as a CPU and a device of these rates would take, each slowed to `apu_both_busy` of its rate
-  // while both are busy. 0: off.
-  double apu_cpu_gflops = 0, apu_gpu_gflops = 0, apu_both_busy = 1;
+  // Called as each call ends, with when it started (steady clock, ns), the rows its devices and
+  // the CPU computed and its n and k: a test's model of a machine (tests/support/simulated_apu.hpp)
+  // waits there until the call has lasted as long as that machine would take. None: off.
+  CallEnds call_ends = nullptr;
   // A discrete device's feed from ordinary memory (feed_cost.hpp) as if measured: seconds per
   // call and bytes per second. 0: measured on the device.
   double feed_seconds = 0, feed_rate = 0;
@@ -78,16 +81,19 @@ int fail_device();
 int64_t fail_after_rows();
 int fail_b_piece();
 int fail_drain();
-// Changes whenever a test overrides the seams (src/testing/seam_override.hpp), and never
+// Changes whenever a test overrides the seams (tests/support/seam_override.hpp), and never
 // otherwise: what the process keeps about its devices for good (a device taken out of use,
 // gpu::retire) holds for one generation, so that each test's scope starts with every device.
 uint64_t generation();
 // Whether a test has the seams overridden now (an Override is alive).
 bool overridden();
-double apu_cpu_gflops();
-double apu_gpu_gflops();
-double apu_both_busy();
+CallEnds call_ends();
 double feed_seconds();
 double feed_rate();
+
+// The values in force, and their replacement by a scope's (`depth` +1 as a scope starts, -1 as it
+// ends, which bumps generation()): for tests/support/seam_override.cpp alone.
+Values current();
+void store(const Values& values, int depth);
 
 }  // namespace tandem::detail::seams

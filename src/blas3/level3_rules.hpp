@@ -1,6 +1,6 @@
 // BLAS's rules for the level-3 routines besides gemm (syrk, syr2k, symm, trmm, trsm), in one place
-// for src/level3.cpp, which checks every call and reports its first invalid argument, and the
-// drop-in's straight path (src/dropin/level3_entries.cpp), which hands a valid call below its
+// for src/blas3/level3.cpp, which checks every call and reports its first invalid argument, and the
+// drop-in's straight path (src/blas3/dropin/level3_entries.cpp), which hands a valid call below its
 // threshold to OpenBLAS's own entry whole. Column-major (Fortran) terms; characters in either
 // case. Inline, so the straight path costs a few compares.
 #pragma once

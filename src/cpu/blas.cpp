@@ -1,4 +1,4 @@
-// OpenBLAS behind cpu_blas.hpp: the level-3 CBLAS calls and the process-wide thread count.
+// OpenBLAS behind blas.hpp: the level-3 CBLAS calls and the process-wide thread count.
 //
 // The level-3 entry points are looked up in OpenBLAS's own library with dlsym rather than bound
 // by name: when libtandem_blas.so is preloaded, names such as cblas_sgemm and cblas_ssyrk are

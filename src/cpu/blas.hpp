@@ -1,4 +1,4 @@
-// The CPU BLAS (OpenBLAS), used only through this interface; cpu_blas.cpp is the one file that
+// The CPU BLAS (OpenBLAS), used only through this interface; blas.cpp is the one file that
 // includes its headers.
 #pragma once
 
@@ -17,7 +17,7 @@ void gemm(bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t k, double al
           int64_t ldc);
 
 // The other level-3 routines, column-major with Fortran's conventions (uplo 'U' or 'L', trans
-// 'N' or 'T', side 'L' or 'R', diag 'U' or 'N'), arguments already checked (src/level3.cpp).
+// 'N' or 'T', side 'L' or 'R', diag 'U' or 'N'), arguments already checked (src/blas3/level3.cpp).
 void syrk(char uplo, char trans, int64_t n, int64_t k, float alpha, const float* a, int64_t lda,
           float beta, float* c, int64_t ldc);
 void syr2k(char uplo, char trans, int64_t n, int64_t k, float alpha, const float* a, int64_t lda,

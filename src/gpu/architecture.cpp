@@ -1,10 +1,5 @@
-// Reading a device's architecture from its vendor's attribute-query extension, and the text
-// form and distance the profile database uses.
-#include "gpu/architecture.hpp"
-
-#include <cstdio>
-#include <cstdlib>
-
+// Reading a device's architecture from its vendor's attribute-query extension, in the form the
+// built-in database keys on (profile/architecture.hpp).
 #include "gpu/architecture_cl.hpp"
 
 namespace tandem::detail::gpu {
@@ -19,31 +14,9 @@ std::optional<cl_uint> attribute(const cl::Device& d, cl_device_info what) {
 
 }  // namespace
 
-std::string Architecture::text() const {
-  return family + ":" + std::to_string(major) + "." + std::to_string(minor);
-}
-
-std::optional<Architecture> parse_architecture(const std::string& text) {
-  const auto colon = text.find(':');
-  if (colon == std::string::npos || colon == 0) return std::nullopt;
-  Architecture a;
-  a.family = text.substr(0, colon);
-  char rest = 0;
-  if (std::sscanf(text.c_str() + colon + 1, "%d.%d%c", &a.major, &a.minor, &rest) != 2 ||
-      a.major < 0 || a.minor < 0)
-    return std::nullopt;
-  return a;
-}
-
-std::optional<int> architecture_distance(const std::string& a, const std::string& b) {
-  const auto x = parse_architecture(a), y = parse_architecture(b);
-  if (!x || !y || x->family != y->family) return std::nullopt;
-  return 1000 * std::abs(x->major - y->major) + std::abs(x->minor - y->minor);
-}
-
 std::string architecture_of(const cl::Device& d, const std::string& extensions) {
   const auto has = [&](const char* ext) { return extensions.find(ext) != std::string::npos; };
-  Architecture a;
+  profile::Architecture a;
   if (has("cl_nv_device_attribute_query")) {
     const auto major = attribute(d, CL_DEVICE_COMPUTE_CAPABILITY_MAJOR_NV);
     const auto minor = attribute(d, CL_DEVICE_COMPUTE_CAPABILITY_MINOR_NV);

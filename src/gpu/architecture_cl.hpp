@@ -1,10 +1,11 @@
-// The architecture query, with OpenCL types: for device.cpp, which fills DeviceInfo with it.
+// The architecture query, with OpenCL types: for device.cpp, which fills DeviceInfo with it in
+// the form the built-in database keys on (profile/architecture.hpp).
 #pragma once
 
 #include <string>
 
-#include "gpu/architecture.hpp"
 #include "gpu/cl.hpp"
+#include "profile/architecture.hpp"
 
 // The attribute-query extensions' names (CL/cl_ext.h holds them, but not in every version).
 #ifndef CL_DEVICE_COMPUTE_CAPABILITY_MAJOR_NV
@@ -21,7 +22,7 @@
 
 namespace tandem::detail::gpu {
 
-// The device's architecture in Architecture's text form, "" where its driver does not say.
+// The device's architecture in profile::Architecture's text form, "" where its driver does not say.
 std::string architecture_of(const cl::Device& d, const std::string& extensions);
 
 }  // namespace tandem::detail::gpu

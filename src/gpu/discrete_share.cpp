@@ -22,6 +22,7 @@
 #include "gpu/host_pack.hpp"
 #include "gpu/pinned_memory.hpp"
 #include "gpu/share_cl.hpp"
+#include "model/chunks.hpp"
 
 namespace tandem::detail::gpu {
 namespace {
@@ -189,8 +190,8 @@ class DiscreteShare final : public ShareImpl {
   // Rows of C per chunk (gemm_params.hpp's rule, which the cost model predicts with).
   static int64_t chunk_rows(const Share<T>& s, const KernelFacts& f, const DeviceInfo& di) {
     const size_t bytes = static_cast<size_t>(s.m * s.k + s.k * s.n + s.m * s.n) * sizeof(T);
-    return gpu::chunk_rows(s.m, s.n, bytes, f.mwg, f.nwg, di.compute_units, f.chunk_fill,
-                           seams::overlap_from());
+    return cost::chunk_rows(s.m, s.n, bytes, f.mwg, f.nwg, di.compute_units, f.chunk_fill,
+                            seams::overlap_from());
   }
 
   // The share's queues, each once (a share of one chunk has one queue under every name).

@@ -77,19 +77,6 @@ uint64_t private_bytes(const Params& params, uint64_t elem);
 int64_t row_tile(const Params& params);
 // Columns of C one work-group computes.
 int64_t col_tile(const Params& params);
-// Rows of C per chunk of a discrete device's share of m x n (its copies `bytes` in all): a whole
-// number of fills, a fill being the most rows of tiles whose work-groups give every compute unit
-// at most `chunk_fill` of them (a trade between the kernel's occupancy and the overlap of copies
-// with it), at most 8 chunks, and one chunk when the copies are below `overlap_from` bytes
-// (one_chunk). The pipeline runs it, and the cost model predicts it.
-int64_t chunk_rows(int64_t m, int64_t n, size_t bytes, int64_t mwg, int64_t nwg, int compute_units,
-                   int chunk_fill, size_t overlap_from);
-// Whether a discrete share whose copies take `bytes` runs as one chunk, its packing, copies,
-// kernel and unpacking one after another: below `overlap_from`, overlapping them does not pay.
-inline bool one_chunk(double bytes, size_t overlap_from) {
-  return bytes < static_cast<double>(overlap_from);
-}
-
 // The layout the kernel reads an operand in (A_T or B_T): its own, or the caller's when it is -1.
 bool read_transposed(const Params& params, const char* name, bool caller);
 inline bool read_transposed(int layout, bool caller) { return layout < 0 ? caller : layout == 1; }

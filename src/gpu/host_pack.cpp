@@ -7,7 +7,7 @@
 #include <functional>
 
 #include "cpu/tasks.hpp"
-#include "profile/profile.hpp"
+#include "profile/defaults.hpp"
 
 namespace tandem::detail::gpu {
 namespace {

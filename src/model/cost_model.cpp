@@ -6,7 +6,7 @@
 #include <limits>
 #include <set>
 
-#include "gpu/gemm_params.hpp"
+#include "model/chunks.hpp"
 
 namespace tandem::detail::cost {
 namespace {
@@ -205,11 +205,10 @@ DeviceModel::Work DeviceModel::kernel_work(const Shape& s, int64_t rows) const {
   const double e = s.element_bytes;
   // The bytes discrete_share.cpp's chunk rule counts: each operand once.
   const double bytes = e * static_cast<double>(rows * s.k + s.k * s.n + rows * s.n);
-  const int64_t step =
-      discrete && chunk_fill > 0
-          ? gpu::chunk_rows(rows, s.n, static_cast<size_t>(bytes), tm, tn, compute_units,
-                            chunk_fill, static_cast<size_t>(chunk_from))
-          : rows;
+  const int64_t step = discrete && chunk_fill > 0
+                           ? chunk_rows(rows, s.n, static_cast<size_t>(bytes), tm, tn,
+                                        compute_units, chunk_fill, static_cast<size_t>(chunk_from))
+                           : rows;
   // Each launch's work-groups run in waves of one per compute unit; a wave that is not full
   // takes as long as one that is.
   for (int64_t r0 = 0; r0 < rows; r0 += step) {

@@ -66,7 +66,7 @@ struct CpuModel {
 
 // One OpenCL device. Its share's parts:
 //  - the kernel: a launch per chunk of C's rows (discrete devices cut a share in chunks, by
-//    gemm_params.hpp's rule) plus its waves of work-groups, each wave as long as a full one;
+//    model/chunks.hpp's rule) plus its waves of work-groups, each wave as long as a full one;
 //  - copies in and out over the bus (discrete devices; C's old values go in only from pinned
 //    memory: from ordinary memory the host adds them as it unpacks);
 //  - packing and unpacking on the host's feeder threads (operands not in pinned memory);

@@ -7,7 +7,7 @@
 #include "cpu/blas.hpp"
 #include "cpu/topology.hpp"
 #include "plan/plan.hpp"
-#include "profile/profile.hpp"
+#include "profile/defaults.hpp"
 
 namespace tandem::detail {
 

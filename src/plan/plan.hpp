@@ -1,11 +1,13 @@
-// The plan for one call: which strategy was asked for, which rows of C each OpenCL device
-// computes with which kernel, and how the host's cores are divided between the CPU share and the
-// threads that feed discrete devices.
+// Planning one call: which strategy was asked for, which rows of C each OpenCL device computes
+// with which kernel, and (division.cpp) how the host's cores are divided between the CPU share and
+// the threads that feed discrete devices. Planning runs nothing: it reads profiles, cost models
+// and what the devices measured of themselves.
 #pragma once
 
 #include <cstdint>
 #include <memory>
 #include <optional>
+#include <string>
 #include <vector>
 
 #include "base/problem.hpp"
@@ -31,22 +33,53 @@ struct DevicePart {
   int64_t row0 = 0, rows = 0;
 };
 
-// The devices' parts, in row order from row 0 with no gaps; the CPU takes the rows after them.
-struct GpuPlan {
+// How a plan was made, for the call's report (the executor copies it there): the profile and
+// bucket it read, the devices it asked, the share of C's rows it gave them and the first part's
+// kernel, and whether the cost model made it, with its prediction.
+struct Basis {
+  std::string profile;  // where the profile came from ("route": the machine's route, no device)
+  int64_t bucket = 0;
+  bool resident = false;  // the bucket's split for tandem_malloc memory
+  std::string devices;    // every device the plan asked, "; " between them
+  double gpu_fraction = 0;
+  std::string kernel;
+  bool model = false;
+  double predicted_seconds = 0;
+};
+
+// The plan of one call: which strategy was asked, which rows of C each device computes with which
+// kernel, in row order from row 0 with no gaps (the CPU takes the rows after them), the CPU's
+// thread count beside them and the balance. Made once, before anything runs, by plan_call; the
+// executor runs it as it is. The host's cores are divided once the parts have started
+// (divide_cores): a part that cannot start feeds nothing, and its rows are the CPU's.
+struct Plan {
+  Request request;
   std::vector<DevicePart> parts;
   int profile_threads = 0;  // the profile's CPU thread count beside the devices (0: the default)
   // Dynamic: the parts' rows (and the CPU's, after them) are each side's expected share, and the
   // rows go out in chunks (dealer.hpp). Static whenever fewer than two sides have rows.
   Balance balance = Balance::Static;
+  // Why no device can take part, where the strategy wanted one (no platform, no fp64, a profile
+  // that cannot be read): the executor says so once and the CPU takes the call, but under
+  // strategy gpu, where it is the caller's error.
+  std::optional<Error> unavailable;
+  Basis basis;
   int64_t rows() const { return parts.empty() ? 0 : parts.back().row0 + parts.back().rows; }
 };
 
-// Opens the devices and applies their profiles; fills the report's device, profile, fraction and
-// kernel. A device without fp64 sits out a dgemm (with a warning) while others remain. Throws
-// Error when no device can take part (the executor then falls back to the CPU, unless the kind
-// is InvalidArgument: an option the caller got wrong).
+// The plan for p under `options`. Throws Error (InvalidArgument) naming an option out of range;
+// any other failure to plan the devices is the plan's `unavailable`. Under auto, a call the
+// machine's route keeps on the CPU (route.hpp) opens no device; the first call that does open
+// them records the route. The first plan under auto from ordinary memory on a discrete device has
+// the device measure its feed (gpu/feed.hpp).
 template <class T>
-GpuPlan plan_gpu(const Problem<T>& p, const Options& options, const Request& request, Report& r);
+Plan plan_call(const Problem<T>& p, const Options& options);
+
+// Whether plan_call would give any of p's rows to an OpenCL device under `options` (it records no
+// route). False when no device can be opened, and under strategy cpu. p's pointers are only
+// compared with tandem_malloc memory.
+template <class T>
+bool uses_devices(const Problem<T>& p, const Options& options);
 
 // The cores a call divides: physical cores, but never more than the program allows OpenBLAS
 // (OPENBLAS_NUM_THREADS).

@@ -22,7 +22,7 @@
 #include "base/seams.hpp"
 #include "cpu/blas.hpp"
 #include "gpu/pinned_memory.hpp"
-#include "profile/profile.hpp"
+#include "profile/store.hpp"
 #include "tandem/version.h"
 #include "tandem_builtin_profiles.hpp"
 

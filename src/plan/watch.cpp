@@ -17,6 +17,8 @@
 #include "base/memo.hpp"
 #include "gpu/device.hpp"
 #include "plan/feed_cost.hpp"
+#include "profile/choice.hpp"
+#include "profile/defaults.hpp"
 
 namespace tandem::detail::watch {
 
@@ -180,13 +182,13 @@ double cpu_seconds(const Problem<T>& p, const std::vector<profile::Choice>& choi
 }  // namespace
 
 template <class T>
-void plan(GpuPlan& plan, const Problem<T>& p, Strategy strategy,
+void plan(Plan& plan, const Problem<T>& p, Strategy strategy,
           const std::vector<std::shared_ptr<gpu::Device>>& devices,
           const std::vector<profile::Choice>& choices, const Profiles& profiles,
-          const cost::Model* model, Report& r) {
+          const cost::Model* model) {
   if (strategy != Strategy::Auto) return;
   // A call's own plan comes first in it; plans made after it while the call is planned (the
-  // route's cubes, executor.cpp's learn_route) see the profile as it is: they are not this call's,
+  // route's cubes, plan.cpp's learn_route) see the profile as it is: they are not this call's,
   // and what a process demoted must not reach the route that later processes read.
   if (t_expected != nullptr && std::exchange(t_expected->planned, true)) return;
   if (plan.parts.empty() || choices.empty()) return;
@@ -203,9 +205,11 @@ void plan(GpuPlan& plan, const Problem<T>& p, Strategy strategy,
   Class* of = classes().find(View{profiles, rest});
   if (of == nullptr) return;
   if (of->demoted()) {
-    plan = GpuPlan{};
-    r.gpu_fraction = 0;
-    r.kernel.clear();
+    plan.parts.clear();
+    plan.profile_threads = 0;
+    plan.balance = Balance::Static;
+    plan.basis.gpu_fraction = 0;
+    plan.basis.kernel.clear();
     return;
   }
   const double cpu = cpu_seconds(p, choices, model);
@@ -224,13 +228,12 @@ void Call::ran(const Report& r) {
   expected_.of->observe(r.seconds() / expected_.cpu_seconds);
 }
 
-template void plan<float>(GpuPlan&, const Problem<float>&, Strategy,
+template void plan<float>(Plan&, const Problem<float>&, Strategy,
                           const std::vector<std::shared_ptr<gpu::Device>>&,
-                          const std::vector<profile::Choice>&, const Profiles&, const cost::Model*,
-                          Report&);
-template void plan<double>(GpuPlan&, const Problem<double>&, Strategy,
+                          const std::vector<profile::Choice>&, const Profiles&, const cost::Model*);
+template void plan<double>(Plan&, const Problem<double>&, Strategy,
                            const std::vector<std::shared_ptr<gpu::Device>>&,
-                           const std::vector<profile::Choice>&, const Profiles&, const cost::Model*,
-                           Report&);
+                           const std::vector<profile::Choice>&, const Profiles&,
+                           const cost::Model*);
 
 }  // namespace tandem::detail::watch

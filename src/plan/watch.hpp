@@ -15,6 +15,7 @@
 
 #include "model/cost_model.hpp"
 #include "plan/plan.hpp"
+#include "profile/choice.hpp"
 #include "profile/profile.hpp"
 
 namespace tandem::detail::watch {
@@ -33,11 +34,11 @@ class Class;
 // route's cubes) are left as the profile makes them. `model`: the cost model that made the plan
 // (the first device's), or none for a bucket's split.
 template <class T>
-void plan(GpuPlan& plan, const Problem<T>& p, Strategy strategy,
+void plan(Plan& plan, const Problem<T>& p, Strategy strategy,
           const std::vector<std::shared_ptr<gpu::Device>>& devices,
           const std::vector<profile::Choice>& choices,
           const std::vector<std::shared_ptr<const profile::Profile>>& profiles,
-          const cost::Model* model, Report& r);
+          const cost::Model* model);
 
 // One call on this thread (gemm.cpp): what its plan said, and then its time, which goes to the
 // plan's class where it ran as planned (a device's rows, no failure). Calls nest on one thread

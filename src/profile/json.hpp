@@ -1,7 +1,7 @@
-// What the files that read profiles as JSON (profile.cpp, profile_model.cpp, profile_ranges.cpp)
-// share: integers read without truncation, kernel parameter sets, the cost model's part, and the
-// physical ranges every number of a profile is checked against. The library's only users of
-// nlohmann-json are these files.
+// What the files of profile/ that read and write JSON (profile.cpp, model_json.cpp, ranges.cpp,
+// store.cpp, defaults.cpp, tune_log.cpp) share: integers read without truncation, kernel parameter
+// sets, the cost model's part, and the physical ranges every number of a profile is checked
+// against. The library's only users of nlohmann-json are the files of profile/.
 #pragma once
 
 #include <cstdint>
@@ -40,11 +40,11 @@ T integer(const nlohmann::json& object, const char* field) {
 std::map<std::string, int> kernel_of(const nlohmann::json& j);
 
 // The cost model as a profile stores it, with the measurements it was fitted to
-// (profile_model.cpp); reading it, a model that cannot plan is an error.
+// (model_json.cpp); reading it, a model that cannot plan is an error.
 nlohmann::json model_json(const cost::Model& m, const std::vector<cost::Observation>& observations);
 cost::Model model_of(const nlohmann::json& j, std::vector<cost::Observation>* observations);
 
-// Checks every number of a profile's JSON against its physical range (profile_ranges.cpp's
+// Checks every number of a profile's JSON against its physical range (ranges.cpp's
 // table): throws std::runtime_error naming the first one outside it, by its place in the file
 // ("precisions.s.buckets[0].cpu_gflops = -5 ..."). Returns the places of numbers the table has
 // no range for (kernel parameters aside, which gpu::check judges by name), so that a test can

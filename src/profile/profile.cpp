@@ -1,40 +1,22 @@
-// Device profiles as JSON: reading and writing them and their tuning logs, the built-in database
-// and the kernel defaults. The cost model's part of a profile is profile_model.cpp's, the ranges
-// of its numbers profile_ranges.cpp's.
+// A profile's identity and its text form: JSON written and read, every number checked against
+// its range (ranges.cpp), the cost model's part in model_json.cpp.
 #include "profile/profile.hpp"
 
 #include <algorithm>
-#include <array>
 #include <cctype>
-#include <cmath>
 #include <iomanip>
 #include <sstream>
 #include <stdexcept>
 
-#include "base/files.hpp"
-#include "base/log.hpp"
-#include "cpu/blas.hpp"
-#include "cpu/topology.hpp"
-#include "gpu/architecture.hpp"
-#include "gpu/device.hpp"
+#include "profile/architecture.hpp"
 #include "profile/json.hpp"
-#include "tandem_builtin_profiles.hpp"
 
 namespace tandem::detail::profile {
-namespace fs = std::filesystem;
 using nlohmann::json;
 
 namespace {
 
 constexpr int kFormat = 1;
-// The largest profile file read. Profiles are a few KiB to tens of KiB (the largest built-in one,
-// the H100's, with a dozen buckets, resident splits and two precisions, 20 KiB; a tuned one with
-// its cost model and the measurements behind it, about 30 KiB); 1 MiB leaves room for fifty times
-// that, and every call that looks for a profile reads at most that much of a file.
-constexpr uintmax_t kMaxBytes = uintmax_t{1} << 20;
-// database/defaults.json: the kernel defaults, beside the profiles.
-constexpr const char* kDefaultsName = "defaults";
-
 // "major.minor" of a version string.
 std::string major_minor(const std::string& v) {
   const auto first = v.find('.');
@@ -131,21 +113,6 @@ bool Identity::names_same_device(const std::string& name) const {
          name.compare(name.size() - 5, 5, ".json") == 0;
 }
 
-Identity identity_for(const gpu::DeviceInfo& d) {
-  Identity id;
-  id.platform = d.platform;
-  id.device = d.name;
-  id.driver = d.driver;
-  id.compute_units = d.compute_units;
-  id.cpu_model = topology::cpu_model();
-  id.blas = cpu_blas::name();
-  id.blas_version = cpu_blas::version();
-  id.blas_core = cpu_blas::core_type();
-  id.threads = topology::physical_cores();
-  id.architecture = d.architecture;
-  return id;
-}
-
 std::string to_json(const Profile& p) {
   json j;
   j["format"] = p.format;
@@ -222,7 +189,7 @@ Identity identity_of(const json& id) {
   i.blas_core = id.at("blas_core").get<std::string>();
   i.threads = integer<int>(id, "threads");
   i.architecture = id.value("architecture", std::string());
-  if (!i.architecture.empty() && !gpu::parse_architecture(i.architecture))
+  if (!i.architecture.empty() && !parse_architecture(i.architecture))
     throw std::runtime_error("architecture '" + i.architecture + "' is not family:major.minor");
   return i;
 }
@@ -323,28 +290,6 @@ Profile from_json(const std::string& text) {
   }
 }
 
-void save(const Profile& p, const fs::path& file) {
-  const std::string text = to_json(p);
-  // Never written where every later read would refuse it.
-  check_ranges(json::parse(text));
-  std::error_code ec;
-  fs::create_directories(file.parent_path(), ec);
-  files::replace(file, text);
-}
-
-Profile load(const fs::path& file) {
-  // Only a regular file of a profile's size is read: a FIFO would block every call that looks for
-  // a profile forever, and a file of hundreds of MB would cost each process seconds to reject.
-  const std::string text = files::read(file, kMaxBytes, "a profile");
-  try {
-    Profile p = from_json(text);
-    p.origin = file.string();
-    return p;
-  } catch (const std::exception& e) {
-    throw std::runtime_error(file.string() + ": " + e.what());
-  }
-}
-
 bool compatible(const Profile& p, std::string* why) {
   if (p.format != kFormat) {
     if (why)
@@ -357,181 +302,6 @@ bool compatible(const Profile& p, std::string* why) {
     return false;
   }
   return true;
-}
-
-const std::vector<Profile>& builtin() {
-  static const std::vector<Profile> db = [] {
-    std::vector<Profile> out;
-    for (const auto& [name, text] : builtin_profiles::all) {
-      if (std::string(name) == kDefaultsName) continue;  // not a profile: kernel_defaults()
-      try {
-        Profile p = from_json(text);
-        p.origin = std::string("built-in:") + name;
-        out.push_back(std::move(p));
-      } catch (const std::exception& e) {
-        warn_once(std::string("builtin:") + name,
-                  std::string("built-in profile ") + name + " ignored: " + e.what());
-      }
-    }
-    return out;
-  }();
-  return db;
-}
-
-namespace {
-
-// database/defaults.json, parsed once. The database is part of the build, so a defaults
-// file that does not parse is a build error that every test would show, not a user's problem to
-// recover from.
-const json& defaults_file() {
-  static const json j = [] {
-    for (const auto& [name, text] : builtin_profiles::all)
-      if (std::string(name) == kDefaultsName) return json::parse(text);
-    throw std::logic_error("the built-in database has no database/defaults.json");
-  }();
-  return j;
-}
-
-}  // namespace
-
-const std::map<std::string, int>& kernel_defaults(bool is_gpu) {
-  static const auto defaults = [] {
-    const json& j = defaults_file().at("kernel_defaults");
-    return std::make_pair(kernel_of(j.at("gpu")), kernel_of(j.at("cpu")));
-  }();
-  return is_gpu ? defaults.first : defaults.second;
-}
-
-const Direct& direct_defaults(bool is_gpu) {
-  static const json& j = defaults_file().at("direct");
-  // Never destroyed: plans point at them until exit.
-  static const auto& kernels = *new std::array<std::map<std::string, int>, 2>{
-      kernel_of(j.at("cpu").at("kernel")), kernel_of(j.at("gpu").at("kernel"))};
-  static const Direct direct[2] = {{&kernels[0], integer<int64_t>(j.at("cpu"), "below")},
-                                   {&kernels[1], integer<int64_t>(j.at("gpu"), "below")}};
-  return direct[is_gpu ? 1 : 0];
-}
-
-const LaunchBound& launch_bound() {
-  static const LaunchBound bound = [] {
-    const json& j = defaults_file().at("launch");
-    return LaunchBound{j.at("max_seconds").get<double>(), j.at("assumed_gflops").get<double>()};
-  }();
-  return bound;
-}
-
-const CpuShape& cpu_shape() {
-  static const CpuShape shape{defaults_file().at("cpu_shape").at("half_dimension").get<double>()};
-  return shape;
-}
-
-int64_t level3_min_diagonal(bool fp64) {
-  static const std::pair<int64_t, int64_t> sizes = [] {
-    const json& j = defaults_file().at("level3").at("min_diagonal");
-    return std::make_pair(j.at("s").get<int64_t>(), j.at("d").get<int64_t>());
-  }();
-  return fp64 ? sizes.second : sizes.first;
-}
-
-size_t host_pack_parallel_from() {
-  static const auto bytes = integer<uint32_t>(defaults_file().at("host_pack"), "parallel_from");
-  return bytes;
-}
-
-const TuneSizes& tune_sizes() {
-  static const TuneSizes sizes = [] {
-    const json& j = defaults_file().at("tune");
-    return TuneSizes{j.at("call_seconds").get<double>(), integer<int>(j, "buckets"),
-                     integer<int64_t>(j, "min_size"), integer<int64_t>(j, "max_size")};
-  }();
-  return sizes;
-}
-
-namespace {
-
-// A number of defaults.json that must lie in [min, max]: the file is part of the build, so one
-// outside is a build error every test shows.
-double within(const json& j, const char* field, double min, double max) {
-  const double v = j.at(field).get<double>();
-  if (!(v >= min && v <= max))
-    throw std::logic_error(std::string("database/defaults.json: ") + field + " = " +
-                           j.at(field).dump() + " is outside " + std::to_string(min) + " to " +
-                           std::to_string(max));
-  return v;
-}
-
-}  // namespace
-
-const ConfirmRule& confirm_rule() {
-  static const ConfirmRule rule = [] {
-    const json& j = defaults_file().at("confirm");
-    ConfirmRule r;
-    r.rounds = static_cast<int>(within(j, "rounds", 1, 1000));
-    r.warmup = static_cast<int>(within(j, "warmup", 0, 100));
-    r.settle_seconds = within(j, "settle_seconds", 0, 10);
-    r.confidence = within(j, "confidence", 0, 0.999999);
-    r.compare_confidence = within(j, "compare_confidence", 0, 0.999999);
-    return r;
-  }();
-  return rule;
-}
-
-const WatchRule& watch_rule() {
-  static const WatchRule rule = [] {
-    const json& j = defaults_file().at("watch");
-    return WatchRule{static_cast<int>(within(j, "calls", 1, 1000)), within(j, "margin", 0, 100)};
-  }();
-  return rule;
-}
-
-std::string to_log_line(const LogRecord& r) {
-  json j = {{"kind", r.kind},       {"precision", std::string(1, r.precision)},
-            {"size", r.size},       {"point", r.point},
-            {"kernel", r.kernel},   {"gpu_parts", r.gpu_parts},
-            {"parts", r.parts},     {"cpu_threads", r.cpu_threads},
-            {"min", r.min},         {"max", r.max},
-            {"spread", r.spread},   {"kernel_seconds", r.kernel_seconds},
-            {"bimodal", r.bimodal}, {"failure", r.failure},
-            {"cost", r.cost}};
-  if (r.resident) j["resident"] = true;
-  if (r.dynamic) j["balance"] = "dynamic";
-  j["seconds"] = r.seconds ? json(*r.seconds) : json(nullptr);
-  if (!r.rounds.empty()) j["rounds"] = r.rounds;
-  if (!r.verdict.empty()) j["verdict"] = r.verdict;
-  if (!r.note.empty()) j["note"] = r.note;
-  return j.dump();
-}
-
-std::optional<LogRecord> from_log_line(const std::string& line) {
-  try {
-    const json j = json::parse(line);
-    LogRecord r;
-    r.kind = j.at("kind").get<std::string>();
-    r.precision = j.at("precision").get<std::string>().at(0);
-    r.size = integer<int64_t>(j, "size");
-    for (const json& v : j.at("point")) r.point.push_back(integer_value<int>(v, "point"));
-    r.kernel = kernel_of(j.at("kernel"));
-    r.gpu_parts = integer<int>(j, "gpu_parts");
-    r.parts = integer<int>(j, "parts");
-    r.cpu_threads = integer<int>(j, "cpu_threads");
-    if (!j.at("seconds").is_null()) r.seconds = j.at("seconds").get<double>();
-    r.min = j.at("min").get<double>();
-    r.max = j.at("max").get<double>();
-    r.spread = j.at("spread").get<double>();
-    r.kernel_seconds = j.at("kernel_seconds").get<double>();
-    r.bimodal = j.at("bimodal").get<bool>();
-    r.failure = j.at("failure").get<std::string>();
-    r.resident = j.value("resident", false);
-    r.dynamic = j.value("balance", "static") == "dynamic";
-    r.cost = j.value("cost", r.seconds.value_or(0.0));
-    if (const auto rounds = j.find("rounds"); rounds != j.end())
-      r.rounds = rounds->get<std::map<std::string, std::vector<double>>>();
-    r.verdict = j.value("verdict", std::string());
-    r.note = j.value("note", std::string());
-    return r;
-  } catch (const std::exception&) {
-    return std::nullopt;  // a line cut short by an interrupted run, say
-  }
 }
 
 }  // namespace tandem::detail::profile

@@ -15,7 +15,10 @@
 #include "base/text.hpp"
 #include "cpu/share.hpp"
 #include "plan/dealer.hpp"
-#include "run/parts.hpp"
+#include "run/recovery.hpp"
+#include "run/report.hpp"
+#include "run/runs.hpp"
+#include "run/start.hpp"
 
 namespace tandem::detail {
 namespace {
@@ -118,7 +121,7 @@ void drive(const Problem<T>& p, Dealer& dealer, Side& s) {
 
 // The devices' sides, each with its first chunk enqueued and flushed (or failed).
 template <class T>
-std::vector<Side> first_chunks(const Problem<T>& p, const GpuPlan& plan, Dealer& dealer) {
+std::vector<Side> first_chunks(const Problem<T>& p, const Plan& plan, Dealer& dealer) {
   std::vector<Side> sides(plan.parts.size());
   std::shared_ptr<gpu::KeptB> packed_b;  // B, packed once for every device of a platform
   for (size_t i = 0; i < sides.size(); ++i) {
@@ -194,8 +197,8 @@ int64_t recover(const Problem<T>& p, const Request& req, std::vector<Side>& side
 }  // namespace
 
 template <class T>
-void run_dynamic(const Problem<T>& p, const Options& o, const Request& req, const GpuPlan& plan,
-                 Report& r) {
+void run_dynamic(const Problem<T>& p, const Options& o, const Plan& plan, Report& r) {
+  const Request& req = plan.request;
   // The sides: each device's expected share, then the CPU's (none under strategy gpu).
   std::vector<int64_t> shares, tiles;
   std::vector<bool> costly;
@@ -267,9 +270,7 @@ void run_dynamic(const Problem<T>& p, const Options& o, const Request& req, cons
   close_report(reports, p, cpu_rows, r);
 }
 
-template void run_dynamic<float>(const Problem<float>&, const Options&, const Request&,
-                                 const GpuPlan&, Report&);
-template void run_dynamic<double>(const Problem<double>&, const Options&, const Request&,
-                                  const GpuPlan&, Report&);
+template void run_dynamic<float>(const Problem<float>&, const Options&, const Plan&, Report&);
+template void run_dynamic<double>(const Problem<double>&, const Options&, const Plan&, Report&);
 
 }  // namespace tandem::detail

@@ -3,7 +3,7 @@
 //
 // Properties: from_json either returns or throws std::runtime_error; a profile it returns has
 // each bucket's split in range, prints back (to_json) to text it reads again (every number
-// within its physical range, profile_ranges.cpp), has a file name that stays in its directory
+// within its physical range, ranges.cpp), has a file name that stays in its directory
 // and that the lookup reads for its device, gives a choice for any call (choose) with a fraction
 // in [0, 1], and its kernels meet the one validity rule (gpu::check) without crashing it,
 // whatever their values (issue 16 items 1 and 7). A usable cost model plans any shape within the
@@ -18,7 +18,9 @@
 #include "fuzz_check.hpp"
 #include "gpu/gemm_params.hpp"
 #include "model/cost_model.hpp"
+#include "profile/choice.hpp"
 #include "profile/profile.hpp"
+#include "profile/tune_log.hpp"
 #include "tandem/tandem.hpp"
 
 namespace {

@@ -1,6 +1,6 @@
-// What the drop-in's two files share (src/dropin/gemm_entries.cpp: gemm and the routing rule;
-// src/dropin/level3_entries.cpp: the other level-3 routines): the threshold, and how a BLAS routine
-// reports an invalid argument or survives a failure.
+// What the drop-in's two files share (src/blas3/dropin/gemm_entries.cpp: gemm and the routing rule;
+// src/blas3/dropin/level3_entries.cpp: the other level-3 routines): the threshold, and how a BLAS
+// routine reports an invalid argument or survives a failure.
 #pragma once
 
 #include <cstdint>

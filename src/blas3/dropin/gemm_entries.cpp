@@ -1,15 +1,16 @@
 // libtandem_blas.so, the drop-in BLAS: its GEMM entries and its routing rule. The library exports
-// level 3 for s and d (gemm here; syrk, syr2k, symm, trmm, trsm in src/dropin/level3_entries.cpp)
-// through CBLAS (cblas_sgemm, ...) and Fortran (sgemm_, ...) with the signatures of the system's
-// cblas.h and of the Fortran BLAS; every other BLAS or LAPACK symbol keeps resolving to the
-// system's library.
+// level 3 for s and d (gemm here; syrk, syr2k, symm, trmm, trsm in
+// src/blas3/dropin/level3_entries.cpp) through CBLAS (cblas_sgemm, ...) and Fortran (sgemm_, ...)
+// with the signatures of the system's cblas.h and of the Fortran BLAS; every other BLAS or LAPACK
+// symbol keeps resolving to the system's library.
 //
 // Routing: a valid GEMM call with m*n*k below a threshold takes the direct path to OpenBLAS's own
-// entry (no OpenCL, no lock, no allocation: a few compares and a jump, src/dropin/straight.hpp),
-// so programs that make many small products pay nothing for tandem; larger ones take the configured
-// strategy (auto unless TANDEM_STRATEGY says otherwise). The other routines run as blocked updates
-// whose products follow the same rule (src/level3.hpp). Either way tandem's own BLAS semantics
-// apply (alpha = 0 never reads A or B, beta = 0 never reads C).
+// entry (no OpenCL, no lock, no allocation: a few compares and a jump,
+// src/blas3/dropin/straight.hpp), so programs that make many small products pay nothing for tandem;
+// larger ones take the configured strategy (auto unless TANDEM_STRATEGY says otherwise). The other
+// routines run as blocked updates whose products follow the same rule (src/blas3/level3.hpp).
+// Either way tandem's own BLAS semantics apply (alpha = 0 never reads A or B, beta = 0 never reads
+// C).
 //
 // Errors follow BLAS: an invalid argument calls xerbla_ (Fortran entries) or cblas_xerbla
 // (CBLAS entries) with the routine's name and the argument's position, and C is untouched.
@@ -52,7 +53,8 @@ constexpr double kDefaultMinMnk = 256.0 * 256.0 * 256.0;
 // threshold takes the ordinary path, kept on the CPU). The entries themselves (and OpenBLAS's
 // entries of the other level-3 routines), and the threshold below which a call with a product goes
 // straight to OpenBLAS (0 under TANDEM_VERBOSE, whose lines the direct path writes on its way, and
-// without the GEMM entries), are published in the straight path's table (src/dropin/straight.hpp).
+// without the GEMM entries), are published in the straight path's table
+// (src/blas3/dropin/straight.hpp).
 struct Once {
   double min_mnk = 0;
   bool verbose = false, found = false;
@@ -307,7 +309,7 @@ template <class T>
 
 }  // namespace
 
-// The exported entries. On x86-64 they are src/dropin/straight_x86_64.S, which jumps to
+// The exported entries. On x86-64 they are src/blas3/dropin/straight_x86_64.S, which jumps to
 // OpenBLAS's own entry or to these (tandem_rest_*, with the same signatures); elsewhere these are
 // the entries. Either way these apply the straight rule (straight::goes, which
 // tests/straight_test.cpp holds the assembly to) before anything else.
@@ -366,7 +368,7 @@ void TANDEM_GEMM_ENTRY(cblas_dgemm)(const enum CBLAS_ORDER Order, const enum CBL
 }
 
 // The Fortran BLAS entries: every argument by reference, and only the real ones
-// (src/dropin/blas_entries.hpp says why the hidden lengths are not declared).
+// (src/blas3/dropin/blas_entries.hpp says why the hidden lengths are not declared).
 void TANDEM_GEMM_ENTRY(sgemm_)(const char* transa, const char* transb, const blasint* m,
                                const blasint* n, const blasint* k, const float* alpha,
                                const float* a, const blasint* lda, const float* b,

@@ -1,9 +1,9 @@
 // libtandem_blas.so's other level-3 routines (syrk, syr2k, symm, trmm, trsm for s and d, through
-// CBLAS and Fortran): each runs as the recursive halving of src/level3.hpp, whose products go
-// through tandem's GEMM by the drop-in's routing rule (src/dropin/gemm_entries.cpp). One whose
-// largest product stays on the CPU is one OpenBLAS call; below the drop-in's threshold a valid
-// call goes straight to OpenBLAS's own entry, as a GEMM call does. BLAS semantics and argument
-// positions are the reference's, as for gemm.
+// CBLAS and Fortran): each runs as the recursive halving of src/blas3/level3.hpp, whose products go
+// through tandem's GEMM by the drop-in's routing rule (src/blas3/dropin/gemm_entries.cpp). One
+// whose largest product stays on the CPU is one OpenBLAS call; below the drop-in's threshold a
+// valid call goes straight to OpenBLAS's own entry, as a GEMM call does. BLAS semantics and
+// argument positions are the reference's, as for gemm.
 #include <cblas.h>
 
 #include <cstddef>
@@ -20,7 +20,7 @@
 #include "blas3/level3.hpp"
 #include "blas3/level3_rules.hpp"
 #include "plan/plan.hpp"
-#include "profile/profile.hpp"
+#include "profile/defaults.hpp"
 #include "run/executor.hpp"
 #include "tandem/tandem.hpp"
 
@@ -130,9 +130,9 @@ using tandem::detail::blas_entries::Level3;
 namespace rules = tandem::detail::level3_rules;
 
 // OpenBLAS's `entry` that a call whose product is m x n x k goes straight to if its arguments
-// allow (below), or null: the threshold is published (src/dropin/straight.hpp: never under
+// allow (below), or null: the threshold is published (src/blas3/dropin/straight.hpp: never under
 // TANDEM_VERBOSE), the product is at most it, the entry was found. Such a call is the one CPU BLAS
-// call src/level3.cpp would make, without the machinery around it (as for gemm).
+// call src/blas3/level3.cpp would make, without the machinery around it (as for gemm).
 template <class T, class F>
 [[gnu::always_inline]] inline F straight_to(F Level3<T>::*entry, blasint m, blasint n, blasint k) {
   namespace straight = tandem::detail::dropin::straight;
@@ -140,8 +140,9 @@ template <class T, class F>
   return straight::level3<T>().*entry;
 }
 
-// Whether the arguments let a call go straight (src/level3_rules.hpp, column-major terms). Where
-// beta is 0, C is zeroed here first, as src/level3.cpp does (NaN in C does not survive).
+// Whether the arguments let a call go straight (src/blas3/level3_rules.hpp, column-major terms).
+// Where beta is 0, C is zeroed here first, as src/blas3/level3.cpp does (NaN in C does not
+// survive).
 template <class T>
 [[gnu::always_inline]] inline bool rank_goes(char uplo, char trans, blasint n, blasint k, T alpha,
                                              const T* a, blasint lda, bool two, const T* b,
@@ -393,12 +394,12 @@ void fortran_triangle(const char* name, bool solve, const char* side, const char
 
 }  // namespace
 
-// The exported entries: on x86-64 src/dropin/straight_x86_64.S, which goes straight or on to these
-// (tandem_rest_*; tests/straight_test.cpp); elsewhere these. Both go straight by one rule, but the
-// assembly leaves calls with beta = 0 to these, which zero C first.
+// The exported entries: on x86-64 src/blas3/dropin/straight_x86_64.S, which goes straight or on to
+// these (tandem_rest_*; tests/straight_test.cpp); elsewhere these. Both go straight by one rule,
+// but the assembly leaves calls with beta = 0 to these, which zero C first.
 #ifdef TANDEM_STRAIGHT_ASM
 #define TANDEM_LEVEL3_ENTRY(name) __attribute__((visibility("hidden"))) tandem_rest_##name
-// Declared with the exported entries' types (src/dropin/blas_entries.hpp): a definition below
+// Declared with the exported entries' types (src/blas3/dropin/blas_entries.hpp): a definition below
 // that took other arguments would not compile.
 #define TANDEM_REST(name) decltype(name) tandem_rest_##name;
 extern "C" {

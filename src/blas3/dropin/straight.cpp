@@ -1,5 +1,5 @@
-// The drop-in's straight-path table (src/dropin/straight.hpp): constant until the drop-in has read
-// its settings, then published once.
+// The drop-in's straight-path table (src/blas3/dropin/straight.hpp): constant until the drop-in has
+// read its settings, then published once.
 #include "blas3/dropin/straight.hpp"
 
 #include <cmath>

@@ -2,12 +2,12 @@
 // exported entry to OpenBLAS's own, with the caller's arguments untouched. This header holds what
 // decides it, in one place: the table the entries read (the threshold, OpenBLAS's four GEMM
 // entries, the Fortran transpose characters) and the rule. On x86-64 the GEMM entries are written
-// in assembly (src/dropin/straight_x86_64.S), which includes this header for the table's layout;
-// elsewhere, and as the reference that tests/straight_test.cpp holds the assembly to, they are C++
-// (src/dropin/gemm_entries.cpp). The other level-3 routines go straight by the same threshold
-// (their argument rules in src/level3_rules.hpp; C++ entries in src/dropin/level3_entries.cpp,
-// assembly ones in the same .S on x86-64) to OpenBLAS's entries the table holds after the GEMM
-// ones.
+// in assembly (src/blas3/dropin/straight_x86_64.S), which includes this header for the table's
+// layout; elsewhere, and as the reference that tests/straight_test.cpp holds the assembly to, they
+// are C++ (src/blas3/dropin/gemm_entries.cpp). The other level-3 routines go straight by the same
+// threshold (their argument rules in src/blas3/level3_rules.hpp; C++ entries in
+// src/blas3/dropin/level3_entries.cpp, assembly ones in the same .S on x86-64) to OpenBLAS's
+// entries the table holds after the GEMM ones.
 //
 // Why assembly: OpenBLAS does a 2^3 call in about 20 ns, so the drop-in has 2 ns to decide. The
 // compilers (GCC 12, Clang 14) give a C++ entry that tail-calls with 15 arguments a frame: they
@@ -28,7 +28,7 @@
 #define TANDEM_STRAIGHT_COL_MAJOR 102
 #define TANDEM_STRAIGHT_NO_TRANS 111
 #define TANDEM_STRAIGHT_CONJ_TRANS 113
-// The other level-3 routines' entries (src/dropin/straight_x86_64.S): where each
+// The other level-3 routines' entries (src/blas3/dropin/straight_x86_64.S): where each
 // precision's OpenBLAS entries lie in the table, each entry's place among them, and cblas.h's
 // enums.
 #define TANDEM_STRAIGHT_LEVEL3_S 1064
@@ -74,7 +74,7 @@ struct TandemStraight {
   void* own_cblas_dgemm;
   int fortran_op[256];
   // OpenBLAS's level-3 entries for the other routines' straight path
-  // (src/dropin/level3_entries.cpp).
+  // (src/blas3/dropin/level3_entries.cpp).
   tandem::detail::blas_entries::Level3<float> level3_s;
   tandem::detail::blas_entries::Level3<double> level3_d;
 };

@@ -1,7 +1,7 @@
 /* The drop-in's level-3 entries on x86-64 (System V ABI), GEMM first, then syrk, syr2k, symm, trmm
- * and trsm: each applies the straight path's rule (src/dropin/straight.hpp) in scratch registers
+ * and trsm: each applies the straight path's rule (src/blas3/dropin/straight.hpp) in scratch registers
  * (rax, r10, r11) and jumps to OpenBLAS's own entry with the caller's registers and stack as they
- * came, or to the C++ entry (tandem_rest_*, src/dropin/gemm_entries.cpp and level3_entries.cpp),
+ * came, or to the C++ entry (tandem_rest_*, src/blas3/dropin/gemm_entries.cpp and level3_entries.cpp),
  * which handles every other call. Nothing here writes memory or the stack. tests/straight_test.cpp
  * and tests/straight_level3_test.cpp hold these entries to the C++ rule. */
 #include <cet.h>
@@ -153,7 +153,7 @@
 .endm
 
 /* The other level-3 routines (syrk, syr2k, symm, trmm, trsm), by the rule of
- * src/dropin/level3_entries.cpp's C++ entries (src/level3_rules.hpp) less one case: a call with beta
+ * src/blas3/dropin/level3_entries.cpp's C++ entries (src/blas3/level3_rules.hpp) less one case: a call with beta
  * = 0 goes on to the C++ entry, which zeroes C before it goes straight. Each jumps to OpenBLAS's
  * entry at `own` (an offset into the table) when it is there, or to `rest`. */
 

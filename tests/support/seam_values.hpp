@@ -1,11 +1,11 @@
-// The seam settings (src/seams.hpp) the tests use, for a scope at a time through
+// The seam settings (src/base/seams.hpp) the tests use, for a scope at a time through
 // detail::seams::Override: PoCL playing a discrete device, every share cut into chunks, every
 // tandem_malloc block pinned or none.
 #pragma once
 
 #include <cstddef>
 
-#include "testing/seam_override.hpp"
+#include "seam_override.hpp"
 
 namespace tandem::test {
 

@@ -1,13 +1,25 @@
-// The simulated APU's timing model and its wait.
-#include "run/simulated_apu.hpp"
+// The simulated APU's timing model and its wait, hung on the library's call_ends seam.
+#include "simulated_apu.hpp"
 
 #include <algorithm>
+#include <atomic>
 #include <chrono>
 #include <thread>
 
-#include "base/seams.hpp"
-
 namespace tandem::detail::simulated_apu {
+namespace {
+
+std::atomic<double> g_cpu{0}, g_gpu{0}, g_both{1};
+
+void wait_out(int64_t started_ns, int64_t gpu_rows, int64_t cpu_rows, int64_t n, int64_t k) {
+  const Model model{g_cpu.load(), g_gpu.load(), g_both.load()};
+  const double s = seconds(model, gpu_rows, cpu_rows, n, k);
+  std::this_thread::sleep_until(
+      std::chrono::steady_clock::time_point(std::chrono::nanoseconds(started_ns)) +
+      std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::duration<double>(s)));
+}
+
+}  // namespace
 
 double seconds(const Model& model, int64_t gpu_rows, int64_t cpu_rows, int64_t n, int64_t k) {
   const double row = 2.0 * static_cast<double>(n) * static_cast<double>(k) * 1e-9;  // GFLOP
@@ -22,13 +34,12 @@ double seconds(const Model& model, int64_t gpu_rows, int64_t cpu_rows, int64_t n
   return both + std::max(gpu_left / model.gpu_gflops, cpu_left / model.cpu_gflops);
 }
 
-void wait_out(int64_t started_ns, int64_t gpu_rows, int64_t cpu_rows, int64_t n, int64_t k) {
-  const Model model{seams::apu_cpu_gflops(), seams::apu_gpu_gflops(), seams::apu_both_busy()};
-  if (model.cpu_gflops <= 0 || model.gpu_gflops <= 0) return;
-  const double s = seconds(model, gpu_rows, cpu_rows, n, k);
-  std::this_thread::sleep_until(
-      std::chrono::steady_clock::time_point(std::chrono::nanoseconds(started_ns)) +
-      std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::duration<double>(s)));
+seams::Values on(const Model& model, seams::Values values) {
+  g_cpu.store(model.cpu_gflops);
+  g_gpu.store(model.gpu_gflops);
+  g_both.store(model.both_busy);
+  values.call_ends = &wait_out;
+  return values;
 }
 
 }  // namespace tandem::detail::simulated_apu

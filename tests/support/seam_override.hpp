@@ -1,5 +1,5 @@
-// For tests and benchmarks only: sets tandem's seams (src/seams.hpp) for a scope and restores
-// the previous values after it. Production code never includes this header (ctest `structure`).
+// For tests and benchmarks only: sets tandem's seams (src/base/seams.hpp) for a scope and restores
+// the previous values after it. Outside the library: the library only reads its seams.
 #pragma once
 
 #include "base/seams.hpp"

@@ -1,6 +1,8 @@
-// Where profiles live and which one applies: the profile directory, a device's local profile
-// (checked against this machine's setup), else the built-in database's closest entry, cached per
-// device until forget().
+// Where profiles live and which one applies: the profile directory, a profile file written and
+// read safely, a device's local profile (checked against this machine's setup), else the built-in
+// database's closest entry, cached per identity until forget().
+#include "profile/store.hpp"
+
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -12,15 +14,21 @@
 #include <mutex>
 #include <system_error>
 
+#include "base/files.hpp"
 #include "base/log.hpp"
-#include "gpu/architecture.hpp"
-#include "gpu/device.hpp"
-#include "profile/profile.hpp"
+#include "profile/database.hpp"
+#include "profile/json.hpp"
 
 namespace tandem::detail::profile {
 namespace fs = std::filesystem;
 
 namespace {
+
+// The largest profile file read. Profiles are a few KiB to tens of KiB (the largest built-in one,
+// the H100's, with a dozen buckets, resident splits and two precisions, 20 KiB; a tuned one with
+// its cost model and the measurements behind it, about 30 KiB); 1 MiB leaves room for fifty times
+// that, and every call that looks for a profile reads at most that much of a file.
+constexpr uintmax_t kMaxBytes = uintmax_t{1} << 20;
 
 // The directory as text, without the parsing a path does: every call's profile lookup keys on it
 // (a path cost a small call about 1k instructions, issue 17).
@@ -65,6 +73,28 @@ void say_in_memory() {
 }
 
 }  // namespace
+
+void save(const Profile& p, const fs::path& file) {
+  const std::string text = to_json(p);
+  // Never written where every later read would refuse it.
+  check_ranges(nlohmann::json::parse(text));
+  std::error_code ec;
+  fs::create_directories(file.parent_path(), ec);
+  files::replace(file, text);
+}
+
+Profile load(const fs::path& file) {
+  // Only a regular file of a profile's size is read: a FIFO would block every call that looks for
+  // a profile forever, and a file of hundreds of MB would cost each process seconds to reject.
+  const std::string text = files::read(file, kMaxBytes, "a profile");
+  try {
+    Profile p = from_json(text);
+    p.origin = file.string();
+    return p;
+  } catch (const std::exception& e) {
+    throw std::runtime_error(file.string() + ": " + e.what());
+  }
+}
 
 fs::path directory() { return directory_text(); }
 
@@ -176,53 +206,7 @@ std::shared_ptr<const Profile> find(const Identity& id) {
   return nullptr;
 }
 
-// How much of the host an entry was tuned on is this one's: the CPU and the thread count (its
-// rates and its cost model's CPU side are the host's), the CPU alone, or neither. Of a device's
-// entries, the built-in database takes the likest host's (one device on several kinds of host:
-// one H200 beside 16 cores, two beside 32), the first in name order among equals.
-int host_likeness(const Identity& entry, const Identity& id) {
-  if (entry.cpu_model != id.cpu_model) return 0;
-  return entry.threads == id.threads ? 2 : 1;
-}
-
 }  // namespace
-
-const Profile* builtin_entry(const std::string& level, const Identity& id,
-                             const std::vector<Profile>& db) {
-  const Profile* best = nullptr;
-  for (const Profile& p : db) {
-    if (p.match != level || !compatible(p)) continue;
-    const bool hit =
-        p.match == "any" || (p.match == "platform" && p.identity.platform == id.platform) ||
-        (p.match == "device" && p.identity.platform == id.platform &&
-         p.identity.device == id.device && p.identity.compute_units == id.compute_units);
-    if (hit &&
-        (best == nullptr || host_likeness(p.identity, id) > host_likeness(best->identity, id)))
-      best = &p;
-  }
-  return best;
-}
-
-const Profile* nearest_architecture(const Identity& id, const std::vector<Profile>& db,
-                                    std::string* how) {
-  const Profile* best = nullptr;
-  int nearest = 0;
-  for (const Profile& p : db) {
-    if ((p.match != "device" && p.match != "architecture") || !compatible(p) ||
-        p.identity.platform != id.platform)
-      continue;
-    const auto d = gpu::architecture_distance(p.identity.architecture, id.architecture);
-    if (d && (best == nullptr || *d < nearest)) {
-      best = &p;
-      nearest = *d;
-    }
-  }
-  if (best != nullptr)
-    *how = nearest == 0 ? "same architecture, " + id.architecture
-                        : "architecture " + best->identity.architecture + ", the nearest to " +
-                              id.architecture;
-  return best;
-}
 
 namespace {
 
@@ -256,23 +240,8 @@ std::shared_ptr<const Profile> active(const Identity& id) {
   return active_keyed(id, id.file_name());
 }
 
-std::shared_ptr<const Profile> active_for(const gpu::DeviceInfo& device) {
-  // A device's identity (its driver, this CPU, the BLAS) is fixed for the process, so it is
-  // worked out once per device; the profile itself is cached by active_keyed alone.
-  static std::mutex& mutex = *new std::mutex;
-  static auto& identities = *new std::map<int, std::pair<Identity, std::string>>;
-  const std::pair<Identity, std::string>* id = nullptr;  // entries are never changed or erased
-  {
-    std::lock_guard<std::mutex> lock(mutex);
-    auto it = identities.find(device.index);
-    if (it == identities.end()) {
-      Identity fresh = identity_for(device);
-      const std::string name = fresh.file_name();
-      it = identities.emplace(device.index, std::make_pair(std::move(fresh), name)).first;
-    }
-    id = &it->second;
-  }
-  return active_keyed(id->first, id->second);
+std::shared_ptr<const Profile> active(const Identity& id, const std::string& file_name) {
+  return active_keyed(id, file_name);
 }
 
 std::vector<fs::path> local_files(const Identity& id) {

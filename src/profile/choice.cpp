@@ -1,16 +1,11 @@
 // What a profile says for one call: the bucket nearest the call's size, and its split, kernel
 // and CPU threads for the call's kind of memory; and whether the call is small enough for the
 // direct kernel.
+#include "profile/choice.hpp"
+
 #include <cmath>
 
-#include "profile/profile.hpp"
-
 namespace tandem::detail::profile {
-
-const std::map<std::string, int>& no_kernel() {
-  static const auto& none = *new std::map<std::string, int>;  // never destroyed: calls until exit
-  return none;
-}
 
 Choice choose(const Profile& p, bool fp64, int64_t m, int64_t n, int64_t k, bool resident) {
   Choice c;
@@ -56,11 +51,6 @@ Choice choose(const Profile& p, bool fp64, int64_t m, int64_t n, int64_t k, bool
     if (r->gpu_gflops > 0) c.gpu_gflops = r->gpu_gflops;
   }
   return c;
-}
-
-bool Direct::applies(int64_t m, int64_t n, int64_t k) const {
-  return below > 0 && static_cast<double>(m) * static_cast<double>(n) * static_cast<double>(k) <
-                          std::pow(static_cast<double>(below), 3.0);
 }
 
 Direct direct_for(const Profile* p, bool fp64, bool is_gpu) {

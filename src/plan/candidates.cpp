@@ -1,0 +1,167 @@
+// The candidates of a plan (candidates.hpp): the devices, their profiles and what each says for
+// the call.
+#include "plan/candidates.hpp"
+
+#include <optional>
+#include <string>
+
+#include "base/config.hpp"
+#include "base/log.hpp"
+#include "base/memo.hpp"
+#include "gpu/feed.hpp"
+#include "gpu/pinned_memory.hpp"
+#include "plan/device_profile.hpp"
+#include "plan/feed_cost.hpp"
+#include "plan/models.hpp"
+#include "profile/defaults.hpp"
+
+namespace tandem::detail {
+namespace {
+
+// The devices Options::device names, else TANDEM_DEVICE's, else the default: the first GPU
+// (choose_default_set() may weigh the others). A selector from the environment that names nothing
+// says where it came from: the caller never wrote it.
+std::vector<std::shared_ptr<gpu::Device>> selected_devices(const Options& o, bool& by_default) {
+  const std::optional<std::string>& env = env_config().device;
+  by_default = !o.device && !env;
+  if (o.device || !env) return gpu::open_devices(o.device.value_or(""));
+  try {
+    return gpu::open_devices(*env);
+  } catch (const Error& e) {
+    throw Error(e.kind(), std::string("TANDEM_DEVICE: ") + e.what(), 0, e.cl_call(), e.cl_code());
+  }
+}
+
+}  // namespace
+
+// Auto's rules for a discrete device: the GPU alone where B outweighs A and C, and the CPU where
+// feeding the device costs more than the CPU's whole call.
+template <class T>
+profile::Choice profile_choice(const Problem<T>& p, const Request& req,
+                               const std::shared_ptr<gpu::Device>& shared, std::string* origin,
+                               std::shared_ptr<const profile::Profile>* out) {
+  gpu::Device& device = *shared;
+  profile::Choice choice;
+  const auto prof = profile::active_for(gpu::info(device));
+  *out = prof;
+  if (!prof) return choice;
+  // Operands a discrete device copies without packing leave the host's cores to the CPU share:
+  // the profile may hold a split for them.
+  const bool discrete = gpu::is_discrete(device);
+  const bool resident = discrete && gpu::operands_pinned(device, p);
+  choice = profile::choose(*prof, std::is_same_v<T, double>, p.m, p.n, p.k, resident);
+  // A split of C's rows saves the GPU only its rows' work; on a discrete device each share still
+  // copies all of B. Where B outweighs A and C together (few rows over a long K), the split
+  // measured on square problems costs more than it saves (100x8192x8192 sgemm on the H100 host:
+  // 0.58 of the GPU alone), so auto keeps the GPU alone.
+  if (req.strategy == Strategy::Auto && discrete && choice.fraction > 0 && choice.fraction < 1 &&
+      static_cast<double>(p.k) * static_cast<double>(p.n) >
+          static_cast<double>(p.m) * static_cast<double>(p.k + p.n)) {
+    choice.fraction = 1.0;
+    choice.kernel = choice.gpu_kernel;
+    choice.cpu_threads = 0;
+  }
+  // Nor does a call that the CPU would finish before the device is fed: from pinned memory,
+  // moving the operands at the bus's best rate (the rank-64 trailing updates of reference
+  // LAPACK's dgetrf); from ordinary memory, the measured cost of feeding it, per call and per
+  // byte, and its kernel's work (a blocked level-3 routine's deeper products:
+  // docs/PERFORMANCE.md). The CPU's rate is the bucket's, lowered where C is narrow (dpotrf's
+  // products, 64 wide, which the device wins).
+  if (req.strategy == Strategy::Auto && discrete && choice.fraction > 0) {
+    // From pinned memory the bus alone, at its best rate, with no fixed cost and the kernel left
+    // out (a bound); from ordinary memory the measured feed.
+    const FeedCost feed =
+        resident ? FeedCost{0, gpu::bus_bytes_per_second(device), 0, 0} : ordinary_feed<T>(shared);
+    const double cpu =
+        cpu_gflops_for(p, choice.cpu_gflops, choice.bucket, profile::cpu_shape().half_dimension);
+    if (device_loses_to_cpu(p, feed, cpu)) choice.fraction = 0;
+  }
+  *origin = prof->origin;
+  return choice;
+}
+
+// The direct kernel, for the device's share and its GPU-only kernel alike, where the call lies
+// below the profile's direct_below (the defaults' without one) or the options ask for it.
+template <class T>
+void choose_direct(profile::Choice& choice, const Problem<T>& p, const Options& o,
+                   const gpu::Device& device, const profile::Profile* prof) {
+  const profile::Direct direct =
+      profile::direct_for(prof, std::is_same_v<T, double>, gpu::info(device).is_gpu);
+  if (o.direct.value_or(direct.applies(p.m, p.n, p.k)))
+    choice.kernel = choice.gpu_kernel = direct.kernel;
+}
+
+// Explicit parameters are the caller's to get right; a profile's that do not fit this device (a
+// platform-wide profile, a hand-edited file) give way to the defaults. A profile's set is found
+// again by where it lies, not by its contents (hashing and comparing them cost a small call about
+// 3k instructions): a profile never changes once read, and an entry holds the profile the set
+// belongs to (`owner`; the defaults' sets are never destroyed), so no other set can take that
+// address while the entry is remembered.
+gpu::SharedParams kernel_for(const gpu::Device& device, bool fp64, const Options& o,
+                             const gpu::Params& profile_kernel,
+                             const std::shared_ptr<const profile::Profile>& owner,
+                             const std::string& profile) {
+  const gpu::Limits limits = gpu::limits_of(gpu::info(device));
+  if (!o.kernel_params.empty()) return gpu::resolved(limits, fp64, o.kernel_params);
+  struct Key {
+    const gpu::Params* set;
+    gpu::Limits limits;
+    bool fp64;
+    std::shared_ptr<const profile::Profile> owner;
+  };
+  struct View {
+    const gpu::Params* set;
+    const gpu::Limits& limits;
+    bool fp64;
+    const std::shared_ptr<const profile::Profile>& owner;
+    uint64_t hash() const {
+      uint64_t h = hash_value(set, hash_value(owner.get(), hash_value(fp64, 0)));
+      return hash_value(limits.max_work_group, hash_value(limits.local_mem_bytes, h));
+    }
+    bool matches(const Key& k) const {
+      return k.set == set && k.owner == owner && k.fp64 == fp64 &&
+             k.limits.max_work_group == limits.max_work_group &&
+             k.limits.local_mem_bytes == limits.local_mem_bytes && k.limits.is_gpu == limits.is_gpu;
+    }
+    Key own() const { return {set, limits, fp64, owner}; }
+  };
+  static auto& memo = *new Memo<Key, gpu::SharedParams>;  // never destroyed: calls until exit
+  return memo.get(View{&profile_kernel, limits, fp64, owner}, [&] {
+    try {
+      return gpu::resolved(limits, fp64, profile_kernel);
+    } catch (const Error& e) {
+      warn_once("profile-kernel:" + profile, "the profile's kernel does not fit " +
+                                                 gpu::info(device).describe() + " (" + e.what() +
+                                                 "); using the default kernel");
+      return gpu::resolved(limits, fp64, {});
+    }
+  });
+}
+
+template <class T>
+Candidates candidates(const Problem<T>& p, const Options& o, const Request& req) {
+  bool by_default = false;
+  Candidates c;
+  c.devices = selected_devices(o, by_default);
+  c.profiles.resize(c.devices.size());
+  for (size_t i = 0; i < c.devices.size(); ++i) {
+    std::string origin;
+    c.choices.push_back(profile_choice(p, req, c.devices[i], &origin, &c.profiles[i]));
+    choose_direct(c.choices.back(), p, o, *c.devices[i], c.profiles[i].get());
+  }
+  if (by_default && req.strategy == Strategy::Auto) choose_default_set(p, o, req, c);
+  return c;
+}
+
+#define TANDEM_CANDIDATES(T)                                                                    \
+  template Candidates candidates<T>(const Problem<T>&, const Options&, const Request&);         \
+  template profile::Choice profile_choice<T>(const Problem<T>&, const Request&,                 \
+                                             const std::shared_ptr<gpu::Device>&, std::string*, \
+                                             std::shared_ptr<const profile::Profile>*);         \
+  template void choose_direct<T>(profile::Choice&, const Problem<T>&, const Options&,           \
+                                 const gpu::Device&, const profile::Profile*);
+TANDEM_CANDIDATES(float)
+TANDEM_CANDIDATES(double)
+#undef TANDEM_CANDIDATES
+
+}  // namespace tandem::detail

@@ -1,0 +1,44 @@
+// What a profile says for one call: the bucket nearest the call's size with its split, kernels and
+// CPU threads for the call's kind of memory, and the direct kernel with its threshold.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <string>
+
+#include "profile/defaults.hpp"
+#include "profile/profile.hpp"
+
+namespace tandem::detail::profile {
+
+// What a profile says for one call. The kernels point into the profile (or at an empty set, or
+// the defaults), never copied: a small call's plan copied parameter maps several times over
+// (issue 17). They live as long as the profile.
+struct Choice {
+  double fraction = 0;                                      // GPU share of C's rows
+  const std::map<std::string, int>* kernel = &no_kernel();  // kernel parameters (may be empty)
+  int cpu_threads = 0;                                      // 0: the default
+  int64_t bucket = 0;                                       // the tuned size used (0: none)
+  bool resident = false;                                    // the bucket's resident split was used
+  // The best GPU-only kernel (for strategy gpu).
+  const std::map<std::string, int>* gpu_kernel = &no_kernel();
+  // The rates measured at the bucket (0: none): how a set of devices shares rows without a
+  // profile of its own.
+  double gpu_gflops = 0, cpu_gflops = 0;
+  bool dynamic = false;  // the bucket's split ran fastest with dynamic balance
+};
+
+// The bucket nearest to cbrt(m n k) on a log scale; below half the smallest tuned size the CPU
+// alone (the GPU was not measured there), with the smallest bucket's kernels for a call sent to
+// the GPU anyway. The GPU-only kernel when the bucket has none; for strategy gpu the bucket's own
+// GPU-only kernel when it has one.
+// `resident`: every operand is in tandem_malloc memory on a discrete device; the bucket's
+// resident split applies where it has one (and its kernel for strategy gpu too, where that
+// split is the GPU alone).
+Choice choose(const Profile& p, bool fp64, int64_t m, int64_t n, int64_t k, bool resident = false);
+
+// The direct kernel and its threshold for this precision: `p`'s (may be null) where it has them,
+// each on its own, else the defaults for this kind of device.
+Direct direct_for(const Profile* p, bool fp64, bool is_gpu);
+
+}  // namespace tandem::detail::profile

@@ -1,0 +1,31 @@
+// The built-in database: the profiles shipped in database/*.json (embedded at build time), and
+// how an identity finds its entry in it (its device's, its architecture's nearest, its
+// platform's, any).
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "profile/profile.hpp"
+
+namespace tandem::detail::profile {
+
+// The name of database/defaults.json among the embedded files: the global numbers (defaults.hpp),
+// not a profile.
+inline constexpr const char* kDefaultsName = "defaults";
+
+// The built-in database (database/*.json, embedded at build time).
+const std::vector<Profile>& builtin();
+
+// The entry of `db` for `id` at `level` ("device": the device's own, tuned on the likest host,
+// CPU and thread count, to this one; "platform": its vendor's; "any"); nullptr if none.
+const Profile* builtin_entry(const std::string& level, const Identity& id,
+                             const std::vector<Profile>& db);
+
+// The entry of `db` whose architecture is nearest `id`'s, among its platform's "device" and
+// "architecture" entries of the same family; nullptr if none (or `id` has no architecture).
+// *how says which architecture it is and how near.
+const Profile* nearest_architecture(const Identity& id, const std::vector<Profile>& db,
+                                    std::string* how);
+
+}  // namespace tandem::detail::profile

@@ -1,0 +1,132 @@
+// The built-in database's global numbers, database/defaults.json, each read once.
+#include "profile/defaults.hpp"
+
+#include <array>
+#include <cmath>
+#include <stdexcept>
+#include <utility>
+
+#include "profile/database.hpp"
+#include "profile/json.hpp"
+#include "tandem_builtin_profiles.hpp"
+
+namespace tandem::detail::profile {
+using nlohmann::json;
+
+namespace {
+
+// database/defaults.json, parsed once. The database is part of the build, so a defaults
+// file that does not parse is a build error that every test would show, not a user's problem to
+// recover from.
+const json& defaults_file() {
+  static const json j = [] {
+    for (const auto& [name, text] : builtin_profiles::all)
+      if (std::string(name) == kDefaultsName) return json::parse(text);
+    throw std::logic_error("the built-in database has no database/defaults.json");
+  }();
+  return j;
+}
+
+}  // namespace
+
+const std::map<std::string, int>& kernel_defaults(bool is_gpu) {
+  static const auto defaults = [] {
+    const json& j = defaults_file().at("kernel_defaults");
+    return std::make_pair(kernel_of(j.at("gpu")), kernel_of(j.at("cpu")));
+  }();
+  return is_gpu ? defaults.first : defaults.second;
+}
+
+const Direct& direct_defaults(bool is_gpu) {
+  static const json& j = defaults_file().at("direct");
+  // Never destroyed: plans point at them until exit.
+  static const auto& kernels = *new std::array<std::map<std::string, int>, 2>{
+      kernel_of(j.at("cpu").at("kernel")), kernel_of(j.at("gpu").at("kernel"))};
+  static const Direct direct[2] = {{&kernels[0], integer<int64_t>(j.at("cpu"), "below")},
+                                   {&kernels[1], integer<int64_t>(j.at("gpu"), "below")}};
+  return direct[is_gpu ? 1 : 0];
+}
+
+const LaunchBound& launch_bound() {
+  static const LaunchBound bound = [] {
+    const json& j = defaults_file().at("launch");
+    return LaunchBound{j.at("max_seconds").get<double>(), j.at("assumed_gflops").get<double>()};
+  }();
+  return bound;
+}
+
+const CpuShape& cpu_shape() {
+  static const CpuShape shape{defaults_file().at("cpu_shape").at("half_dimension").get<double>()};
+  return shape;
+}
+
+int64_t level3_min_diagonal(bool fp64) {
+  static const std::pair<int64_t, int64_t> sizes = [] {
+    const json& j = defaults_file().at("level3").at("min_diagonal");
+    return std::make_pair(j.at("s").get<int64_t>(), j.at("d").get<int64_t>());
+  }();
+  return fp64 ? sizes.second : sizes.first;
+}
+
+size_t host_pack_parallel_from() {
+  static const auto bytes = integer<uint32_t>(defaults_file().at("host_pack"), "parallel_from");
+  return bytes;
+}
+
+const TuneSizes& tune_sizes() {
+  static const TuneSizes sizes = [] {
+    const json& j = defaults_file().at("tune");
+    return TuneSizes{j.at("call_seconds").get<double>(), integer<int>(j, "buckets"),
+                     integer<int64_t>(j, "min_size"), integer<int64_t>(j, "max_size")};
+  }();
+  return sizes;
+}
+
+namespace {
+
+// A number of defaults.json that must lie in [min, max]: the file is part of the build, so one
+// outside is a build error every test shows.
+double within(const json& j, const char* field, double min, double max) {
+  const double v = j.at(field).get<double>();
+  if (!(v >= min && v <= max))
+    throw std::logic_error(std::string("database/defaults.json: ") + field + " = " +
+                           j.at(field).dump() + " is outside " + std::to_string(min) + " to " +
+                           std::to_string(max));
+  return v;
+}
+
+}  // namespace
+
+const ConfirmRule& confirm_rule() {
+  static const ConfirmRule rule = [] {
+    const json& j = defaults_file().at("confirm");
+    ConfirmRule r;
+    r.rounds = static_cast<int>(within(j, "rounds", 1, 1000));
+    r.warmup = static_cast<int>(within(j, "warmup", 0, 100));
+    r.settle_seconds = within(j, "settle_seconds", 0, 10);
+    r.confidence = within(j, "confidence", 0, 0.999999);
+    r.compare_confidence = within(j, "compare_confidence", 0, 0.999999);
+    return r;
+  }();
+  return rule;
+}
+
+const WatchRule& watch_rule() {
+  static const WatchRule rule = [] {
+    const json& j = defaults_file().at("watch");
+    return WatchRule{static_cast<int>(within(j, "calls", 1, 1000)), within(j, "margin", 0, 100)};
+  }();
+  return rule;
+}
+
+const std::map<std::string, int>& no_kernel() {
+  static const auto& none = *new std::map<std::string, int>;  // never destroyed: calls until exit
+  return none;
+}
+
+bool Direct::applies(int64_t m, int64_t n, int64_t k) const {
+  return below > 0 && static_cast<double>(m) * static_cast<double>(n) * static_cast<double>(k) <
+                          std::pow(static_cast<double>(below), 3.0);
+}
+
+}  // namespace tandem::detail::profile

@@ -1,0 +1,83 @@
+// The built-in database's global numbers (database/defaults.json): the kernel parameters a device
+// starts from before any profile, the direct kernel's defaults, and the thresholds and rules that
+// are data, not literals in the code (launch bound, narrow-C rate, level-3 diagonal, host packing,
+// tune sizes, the tune's confirmation, auto's watch).
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <map>
+#include <string>
+
+namespace tandem::detail::profile {
+
+// The kernel parameters a device of this kind starts from before any profile (the database's
+// database/defaults.json). Its names are every kernel parameter there is.
+const std::map<std::string, int>& kernel_defaults(bool is_gpu);
+
+// An empty parameter set that is never destroyed: what a Choice or Direct points at without one.
+const std::map<std::string, int>& no_kernel();
+
+// The direct kernel a device of this kind starts from and the size below which calls run it,
+// until a profile tunes them (database/defaults.json's "direct"). `kernel` points into the
+// defaults (never destroyed) or the profile it came from, and lives as long as that profile.
+struct Direct {
+  const std::map<std::string, int>* kernel = &no_kernel();
+  int64_t below = 0;  // calls with cbrt(m n k) below this run the direct kernel; 0: none
+  bool applies(int64_t m, int64_t n, int64_t k) const;
+};
+const Direct& direct_defaults(bool is_gpu);
+
+// How long one kernel launch may be planned to run, and the rate assumed for a device without a
+// profile (database/defaults.json's "launch").
+struct LaunchBound {
+  double max_seconds = 0.5, assumed_gflops = 100;
+};
+const LaunchBound& launch_bound();
+
+// How the CPU BLAS's rate falls on a call whose C is narrow (database/defaults.json's
+// "cpu_shape"; the rule is feed_cost.hpp's cpu_gflops_for).
+struct CpuShape {
+  double half_dimension = 0;
+};
+const CpuShape& cpu_shape();
+
+// The smallest diagonal block a level-3 routine's halving leaves to the CPU BLAS under auto
+// (database/defaults.json's "level3"; level3.hpp's Products::min_diagonal).
+int64_t level3_min_diagonal(bool fp64);
+
+// The smallest copy, in bytes, that the host's packing and unpacking share among threads
+// (database/defaults.json's "host_pack", at most 4 GiB - 1; the rule is host_pack.cpp's
+// over_rows).
+size_t host_pack_parallel_from();
+
+// The size buckets `tandem tune` measures when it is given none (database/defaults.json's
+// "tune"; the rule is tuner::bucket_sizes).
+struct TuneSizes {
+  double call_seconds = 0.02;
+  int buckets = 3;
+  int64_t min_size = 256, max_size = 16384;
+};
+const TuneSizes& tune_sizes();
+
+// How a tune confirms what its search found for a bucket (database/defaults.json's
+// "confirm"; the rule is tuner::confirm_split): `rounds` interleaved rounds, each running the CPU
+// alone, the GPU alone and the candidate, each after a pause of `settle_seconds`, `warmup` times
+// untimed then once timed, judged as `tandem compare` judges a speedup (tuner::separate) at
+// `confidence`. `compare_confidence` is compare's own.
+struct ConfirmRule {
+  int rounds = 5, warmup = 1;
+  double settle_seconds = 0.2, confidence = 0.95, compare_confidence = 0.9;
+};
+const ConfirmRule& confirm_rule();
+
+// How auto watches its plans while a process runs (database/defaults.json's "watch"; the
+// rule is watch.hpp's): a class of plans whose last `calls` calls ran, by their median, more than
+// `margin` slower than the CPU alone's recorded rate goes to the CPU alone.
+struct WatchRule {
+  int calls = 5;
+  double margin = 0.1;
+};
+const WatchRule& watch_rule();
+
+}  // namespace tandem::detail::profile

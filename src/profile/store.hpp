@@ -1,0 +1,50 @@
+// Where profiles live and which one applies: the profile directory, files written and read
+// safely, a device's local profile (checked against this machine's setup), else the built-in
+// database's closest entry, cached until forget().
+#pragma once
+
+#include <cstdint>
+#include <filesystem>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "profile/profile.hpp"
+
+namespace tandem::detail::profile {
+
+// $TANDEM_PROFILE_DIR, else $XDG_CACHE_HOME/tandem, else ~/.cache/tandem, else (no HOME)
+// $XDG_RUNTIME_DIR/tandem where that is a directory of this user's alone (mode 0700); else ""
+// (none): profiles are then kept in memory, for the process that saved them (save_local).
+std::filesystem::path directory();
+// The local profile file for `id` in directory(); "" where there is no directory.
+std::filesystem::path path_for(const Identity& id);
+// Writes the whole file or nothing (files::replace: never through a link, only over a regular
+// file). Throws std::runtime_error.
+void save(const Profile& p, const std::filesystem::path& file);
+// Saves `p` as this machine's local profile for its identity: to path_for (returned), or, where
+// there is no profile directory, into this process's memory (said once), returning "". Throws
+// std::runtime_error.
+std::filesystem::path save_local(const Profile& p);
+// Reads one file: a regular file of a profile's size (1 MiB at most), never waiting on a FIFO.
+// Throws std::runtime_error naming the file and the problem.
+Profile load(const std::filesystem::path& file);
+// Every local profile file whose identity is `id` (what `tandem profile reset` removes), among
+// the files named for its device (Identity::names_same_device).
+std::vector<std::filesystem::path> local_files(const Identity& id);
+
+// The profile that applies to `id`: a local file for exactly this identity (its own file name
+// first, then the other files named for its device; no other file is read), else the built-in
+// database's closest entry (device, then platform, then any), else none. A local profile for
+// the same device that differs in driver, CPU, BLAS or version, or one that cannot be read, is
+// reported once on stderr and not applied. Cached (here, and nowhere else) until forget().
+std::shared_ptr<const Profile> active(const Identity& id);
+// The same, where the caller has worked out `file_name` (id.file_name()) once already: a
+// device's identity is fixed for the process (plan/device_profile.hpp).
+std::shared_ptr<const Profile> active(const Identity& id, const std::string& file_name);
+void forget();
+// How many times forget() has run: what depends on the profiles in use (route.hpp) is taken
+// again when it changes.
+uint64_t changes();
+
+}  // namespace tandem::detail::profile
