@@ -1,6 +1,6 @@
 """What a program whose calls stay on the CPU pays for tandem, whole process, first call included
 (issue 39 item 3): bench/one_call run plain (OpenBLAS) and with libtandem_blas.so preloaded, in
-turn, REPS times each, from an empty profile directory whose route (src/route.hpp) the first
+turn, REPS times each, from an empty profile directory whose route (src/plan/route.hpp) the first
 preloaded run records, and once more with no route (a fresh directory each run: every process
 opens OpenCL). Prints the medians and their ratios to OpenBLAS, and one JSON line.
 
