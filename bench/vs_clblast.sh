@@ -5,6 +5,9 @@
 #   bash bench/vs_clblast.sh pack        # here: build, bundle vs_clblast with gpu_host.sh's programs
 #   bash bench/vs_clblast.sh run [OUT]   # there, from the repo root: vs_clblast, cublas.py, merge
 #   bash bench/vs_clblast.sh direct [OUT]  # there: issue 17's check of the direct path
+#   bash bench/vs_clblast.sh pack-before REV   # here: REV built in a worktree, bundled to
+#                                              # .gpu/before.tar.xz (vs_clblast and tandem)
+#   bash bench/vs_clblast.sh before-after [OUT]  # there: both builds in turn (below)
 #
 # pack leaves only .gpu/bundle.tar.xz (it also serves bench/gpu_host.sh). run unpacks it to
 # /tmp/bundle, warms the host's memory up, then runs
@@ -26,6 +29,12 @@
 # and std::vector memory, tandem gpu from tandem_malloc memory and auto from std::vector memory,
 # and the table of the issue's two ratios (direct / CLBlast pinned >= 1; auto / OpenBLAS >= 1).
 # It writes OUT/direct.{md,json} (and OUT/tune-direct.txt with VS_TUNE=1).
+# before-after: the build REV (pack-before) and this one (pack), both unpacked, run vs_clblast in
+# turn for VS_ROUNDS rounds (default 3; the order alternates between rounds) after one warm-up,
+# on the GPU VS_DEVICE names (default "NVIDIA"), with VS_CASES and VS_REPS (default 5) and the
+# columns VS_ONLY (default: CLBlast on the device and pinned, OpenBLAS, and every tandem column but
+# the direct ones); then bench/before_after.py compares them. It writes OUT/before-rN.json,
+# OUT/after-rN.json, their tables (.md) and OUT/before_after.md.
 # Here, without a GPU: ./build/bench/vs_clblast --cases s:256:256:256,d:200:300:100 --reps 3
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -81,8 +90,52 @@ case "${1:-}" in
       || status=1
     exit $status
     ;;
+  pack-before)
+    rev=${2:?"pack-before needs a revision"}
+    tree=/tmp/tandem-before-$rev
+    [ -d "$tree" ] || git worktree add --detach "$tree" "$rev"
+    cmake -S "$tree" -B "$tree/build" -DCMAKE_BUILD_TYPE=Release >/dev/null
+    cmake --build "$tree/build" -j "$(nproc)" --target vs_clblast tandem_cli >/dev/null
+    rm -rf .gpu/before .gpu/before.tar.xz && mkdir -p .gpu
+    ../shared/gpu-host/bundle.sh .gpu/before "$tree/build/bench/vs_clblast" "$tree/build/tandem"
+    rm -rf .gpu/before
+    ;;
+  before-after)
+    out=${2:-${OUT:-/tmp/tandem-out}}
+    mkdir -p "$out" /tmp/ba-before /tmp/ba-after
+    tar xJf .gpu/before.tar.xz -C /tmp/ba-before
+    tar xJf .gpu/bundle.tar.xz -C /tmp/ba-after
+    export OPENBLAS_CORETYPE=${OPENBLAS_CORETYPE:-SkylakeX}
+    only=${VS_ONLY:-clblast_device,clblast_pinned,openblas,tandem_kernel,tandem_gpu_pageable,tandem_gpu_pinned,tandem_auto,tandem_hybrid_pinned}
+    args=(--only "$only" --reps "${VS_REPS:-5}" --device "${VS_DEVICE:-NVIDIA}")
+    [ -n "${VS_CASES:-}" ] && args+=(--cases "$VS_CASES")
+    # One build's run, in a shell of its own (each bundle's env.sh puts its libraries first).
+    one() {
+      (
+        # shellcheck disable=SC1090
+        source "/tmp/ba-$1/$2/env.sh"
+        vs_clblast "${args[@]}" --json "$out/$1-r$3.json" >"$out/$1-r$3.md" 2>&1
+      ) || echo "$1 round $3: vs_clblast exited $?" | tee -a "$out/before_after.md"
+    }
+    nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.max.sm,clocks.mem --format=csv \
+      | tee "$out/gpu.txt" || true
+    (
+      # shellcheck disable=SC1091
+      source /tmp/ba-after/bundle/env.sh
+      tandem gemm --precision d --m 8192 --n 8192 --k 8192 --strategy gpu --device "${VS_DEVICE:-NVIDIA}" --reps 1 > /dev/null || true
+    )
+    for round in $(seq 1 "${VS_ROUNDS:-3}"); do
+      if [ $((round % 2)) = 1 ]; then
+        one before before "$round"; one after bundle "$round"
+      else
+        one after bundle "$round"; one before before "$round"
+      fi
+      echo "round $round done" >&2
+    done
+    python3 bench/before_after.py "$out" | tee -a "$out/before_after.md"
+    ;;
   *)
-    echo "usage: $0 pack | run [OUT] | direct [OUT]" >&2
+    echo "usage: $0 pack | run [OUT] | direct [OUT] | pack-before REV | before-after [OUT]" >&2
     exit 2
     ;;
 esac
