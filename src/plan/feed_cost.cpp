@@ -25,7 +25,7 @@ namespace {
 
 // Bytes a call moves between the host and a discrete device: A and B in, C out, and where C's old
 // values count (reads_c), C in as well, or (adds_c, from ordinary memory) half as much again for
-// the host adding them as it unpacks (discrete_share.cpp).
+// the host adding them as it unpacks (gpu/discrete_operands.cpp).
 double moved_bytes(double m, double n, double k, bool reads_c, bool adds_c, size_t element) {
   const double c_times = reads_c ? (adds_c ? 1.5 : 2.0) : 1.0;
   return (m * k + k * n + m * n * c_times) * static_cast<double>(element);
