@@ -266,7 +266,7 @@ TEST(CostModel, EqualDevicesShareEvenly) {
   EXPECT_NEAR(one / p.seconds, 2.0, 0.1) << "two devices, about twice the rate of one";
 }
 
-// B is packed once for the devices of one platform (discrete_share.cpp): two of them each pack
+// B is packed once for the devices of one platform (src/gpu/discrete_b.cpp): two of them each pack
 // half of it, while each still copies all of it across its own bus; devices of two platforms each
 // pack all of it, and a device with no rows packs none. From pinned memory nothing is packed.
 TEST(CostModel, DevicesOfOnePlatformPackBOnce) {

@@ -31,7 +31,7 @@ struct FeedCost {
 
 // Bytes a call moves between the host and a discrete device: A and B in, C out, and where C's old
 // values count (reads_c), C in as well, or (adds_c, from ordinary memory) half as much again for
-// the host adding them as it unpacks (discrete_share.cpp).
+// the host adding them as it unpacks (discrete_operands.cpp).
 double moved_bytes(double m, double n, double k, bool reads_c, bool adds_c, size_t element);
 
 // The kernel a device runs alone on an n x n x n call: what the plan gives it (its profile's

@@ -84,8 +84,8 @@ std::vector<RowRange> unfinished(int64_t m, const std::vector<RowRange>& finishe
 // rows, all with the same B, and B then crosses the bus once per device and call instead of once
 // per chunk); and packed in the platform's pinned memory, for the other devices of the platform
 // (every device needs all of B, and from ordinary memory the host then packs it once per call
-// instead of once per device). Opaque outside discrete_share.cpp; its memory goes back to the
-// device's pool when the last share holding it is gone.
+// instead of once per device). Opaque outside the discrete share (DeviceB in discrete_b_cl.hpp);
+// its memory goes back to the device's pool when the last share holding it is gone.
 class KeptB {
  public:
   virtual ~KeptB() = default;

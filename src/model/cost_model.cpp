@@ -230,8 +230,8 @@ DeviceModel::Parts DeviceModel::parts(const Shape& s, int64_t rows, int feeders,
   const double r = static_cast<double>(rows), n = static_cast<double>(s.n),
                k = static_cast<double>(s.k);
   // C's old values go in where C is copied as it is. From ordinary memory a discrete device's host
-  // adds beta C to the product as it unpacks instead (discrete_share.cpp): that unpacking reads C
-  // as well, half a copy more per byte.
+  // adds beta C to the product as it unpacks instead (gpu/discrete_operands.cpp): that unpacking
+  // reads C as well, half a copy more per byte.
   const bool c_added = discrete && s.reads_c && s.packs_c();
   const double c_in = s.reads_c && !c_added ? e * r * n : 0, out = e * r * n;
   const double in = e * (r * k + k * n) + c_in;

@@ -89,7 +89,7 @@ struct DeviceModel {
     double kernel = 0, in = 0, out = 0, pack = 0, memory = 0;
   };
   // `b_packed` is the part of B's packing that falls to this device: B is packed once for every
-  // device of a platform, each piece by whichever first needs it (discrete_share.cpp), so each
+  // device of a platform, each piece by whichever first needs it (gpu/discrete_b.cpp), so each
   // of d such devices packs about 1/d of it (each still copies all of B across its own bus).
   Parts parts(const Shape& s, int64_t rows, int feeders, double b_packed = 1) const;
   // Seconds for the device's `rows` rows (0 for none) with `feeders` host threads packing.

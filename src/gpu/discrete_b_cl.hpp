@@ -1,6 +1,6 @@
-// B on a discrete device as a share left it for the shares after it in the same call (gpu::KeptB,
-// share.hpp), and the pooled staging of one operand: discrete_share.cpp's own types, in a private
-// header of their own.
+// B on a discrete device: DeviceB, which one share sends and the shares after it in the same call
+// use (kept on the device for the next share there, gpu::KeptB in share.hpp; packed once on the
+// host for the devices of a platform), and ShareB, how one share gets it onto its device.
 #pragma once
 
 #include <algorithm>
@@ -8,24 +8,17 @@
 #include <cstdint>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <vector>
 
 #include "gpu/cl.hpp"
 #include "gpu/device_cl.hpp"
+#include "gpu/discrete_commands_cl.hpp"
 #include "gpu/host_pack.hpp"
 #include "gpu/share.hpp"
 #include "gpu/staging_pool.hpp"
 
 namespace tandem::detail::gpu {
-
-// Pooled staging for one operand: a device buffer, and (unless the operand is the caller's
-// pinned memory) a mapped pinned buffer to pack it into.
-template <class T>
-struct Operand {
-  std::unique_ptr<Staging> pooled;
-  T* mapped = nullptr;
-  const cl::Buffer& device() const { return pooled->device; }
-};
 
 // B on the device in the kernel's layout, with what is needed to know it again: one share's, or
 // kept for the shares after it (KeptB). Its staging goes back to the pool with the last share
@@ -103,7 +96,6 @@ struct DeviceB final : KeptB {
   bool trans, kb;
   int64_t dev_ld;       // its leading dimension on the device (padded to the kernel's vectors)
   bool pinned = false;  // in the caller's pinned memory
-  bool direct = false;  // copied straight from the caller's memory (pinned, or the direct kernel)
   Operand<T> b;
   std::unique_ptr<Staging> raw;     // B as stored, before the device transposed it
   std::vector<cl::Event> ready;     // B is on the device, in the kernel's layout
@@ -116,5 +108,59 @@ struct DeviceB final : KeptB {
   std::atomic<bool> lost{false};       // dynamic balance's sides may mark it from their threads
   std::shared_ptr<DeviceB> packed_by;  // the share, on another device, whose packed B this copies
 };
+
+// How one discrete share has B on its device, chosen once as the share starts (share_b): kept on
+// the device by an earlier share of the call, with nothing to send; or sent by this share in
+// pieces, packed on the host (by this share, or by another device's of the platform) or copied
+// unstaged from the caller's memory. Sent B is transposed on the device where the kernel reads it
+// in the other layout.
+template <class T>
+class ShareB {
+ public:
+  explicit ShareB(std::shared_ptr<DeviceB<T>> b) : b_(std::move(b)) {}
+  virtual ~ShareB() = default;
+  ShareB(const ShareB&) = delete;
+  ShareB& operator=(const ShareB&) = delete;
+
+  // B on the device, for this share's kernels and those of the shares after it.
+  const std::shared_ptr<DeviceB<T>>& device_b() const { return b_; }
+  // op(B) from its row (of K) p0 on, as the kernel reads it.
+  KernelOperand from_row(int64_t p0) const {
+    return {&b_->b.device(), p0 * b_->dev_ld, b_->dev_ld};
+  }
+  Report::Buffer path() const { return b_->pinned ? Report::Buffer::Pinned : Report::Buffer::Copy; }
+
+  // Its staging from the pool (none for B kept on the device).
+  virtual void take_staging(StagingPool& pool) = 0;
+  // Whether the host packs B for this share (or copies it packed by another's).
+  virtual bool packs() const = 0;
+  // Plans B's pieces for a share of `chunks` chunks; returns whether they are slabs of K that
+  // the first chunk can run on one by one as they arrive.
+  virtual bool plan_pieces(int64_t chunks) = 0;
+  // B's next piece to the device, after the `threads` host threads packed it where it is
+  // packed: its index, or none when no piece is left.
+  virtual std::optional<size_t> send_next(Commands& cmd, int threads) = 0;
+  // Whether any piece is left to send.
+  virtual bool more() const = 0;
+  // Once every piece is sent: B transposed on the device where the kernel reads it so.
+  virtual void finish(Commands& cmd) = 0;
+  // What a kernel of this share waits for of B, enqueued as it is.
+  virtual std::vector<cl::Event> kernel_waits(const Commands& cmd) const = 0;
+  // Leaves B, packed on the host, in the call's slot for the other devices of the platform.
+  virtual void offer_packed(const CallB& call) = 0;
+  // After queues that could not be drained: what the device may still read of B, and the
+  // staging it was copied from, kept aside rather than freed or reused.
+  virtual void lose() = 0;
+
+ protected:
+  std::shared_ptr<DeviceB<T>> b_;
+};
+
+// How share s has B on `dev`, where the kernel reads it in layout kb with leading dimension ldb
+// (all of it as stored where `as_stored`: the direct kernel); `call` as for enqueue(). The host's
+// packing counts into `bytes_packed`.
+template <class T>
+std::unique_ptr<ShareB<T>> share_b(Device& dev, const Share<T>& s, bool as_stored, bool kb,
+                                   int64_t ldb, const CallB& call, int64_t& bytes_packed);
 
 }  // namespace tandem::detail::gpu
