@@ -78,11 +78,10 @@ TEST(Precision, RoutineNames) {
 TEST(Precision, ReadFromItsLetter) {
   for (Precision p : detail::kPrecisions) {
     EXPECT_EQ(detail::parse_precision(std::string(1, detail::letter(p))), p);
-    EXPECT_EQ(detail::precision_from_letter(detail::letter(p)), p);
+    EXPECT_EQ(detail::precision_from_letter(std::string(1, detail::letter(p))), p);
   }
   for (const char* wrong : {"", "x", "S", "sd", "both", "single"}) {
-    EXPECT_FALSE(std::string(wrong).size() == 1 && detail::precision_from_letter(wrong[0]))
-        << wrong;
+    EXPECT_FALSE(detail::precision_from_letter(wrong)) << wrong;
     try {
       detail::parse_precision(wrong);
       ADD_FAILURE() << "'" << wrong << "' was read as a precision";

@@ -63,11 +63,11 @@ constexpr bool needs_fp64(Precision p) { return real_of(p) == Precision::d; }
 // products and four sums), so a complex GEMM's rate counts 8·m·n·k flops.
 constexpr int flops_per_multiply_add(Precision p) { return is_complex(p) ? 8 : 2; }
 
-// The precision a letter names ('s', 'd', 'c' or 'z', lower case as profiles and options write
-// them), or none.
-constexpr std::optional<Precision> precision_from_letter(char c) {
+// The precision `text` names: its letter alone ("s", "d", "c" or "z", lower case as profiles and
+// options write them), or none.
+constexpr std::optional<Precision> precision_from_letter(std::string_view text) {
   for (Precision p : kPrecisions)
-    if (letter(p) == c) return p;
+    if (text.size() == 1 && text[0] == letter(p)) return p;
   return std::nullopt;
 }
 

@@ -13,9 +13,9 @@
 // B packed for one device is copied from the same pinned staging to the others of its platform.
 #include <algorithm>
 #include <mutex>
-#include <type_traits>
 #include <vector>
 
+#include "base/precision.hpp"
 #include "base/seams.hpp"
 #include "cpu/topology.hpp"
 #include "gpu/device_b.hpp"
@@ -293,7 +293,7 @@ class DiscreteShare final : public ShareImpl {
     long_index_ = f_.index_long != 0 || std::max({s.m * s.k, s.k * s.n, s.m * s.n}) +
                                                 tiles * std::max({s.m, s.n, s.k, int64_t{1}}) >=
                                             (int64_t{1} << 31) - 1;
-    program_ = &gemm_program(dev_, std::is_same_v<T, double>, ka_, kb_, long_index_, params_);
+    program_ = &gemm_program(dev_, precision_of<T>(), ka_, kb_, long_index_, params_);
     kernel_ = dev_.programs().take_kernel(*program_, "gemm");
     if (!a_raw_ && !(b_ && b_->raw)) return;  // nothing to transpose on the device
     transpose_ = dev_.programs().take_kernel(*program_, "transpose");
