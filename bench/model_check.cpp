@@ -19,6 +19,7 @@
 #include <random>
 
 #include "base/clock.hpp"
+#include "base/precision.hpp"
 #include "cpu/blas.hpp"
 #include "cpu/topology.hpp"
 #include "gemm_measure.hpp"
@@ -155,12 +156,12 @@ int main(int argc, char** argv) {
   app.add_flag("--kernels", kernels, "also the GPU alone with each of the bucket's GPU kernels");
   CLI11_PARSE(app, argc, argv);
 
+  const detail::Precision prec = detail::parse_precision(precision);
   const auto dev = detail::gpu::open_device(device);
   const auto prof = detail::profile::active_for(detail::gpu::info(*dev));
   const cost::Model* model = nullptr;
   if (prof)
-    if (auto it = prof->precisions.find(precision[0]);
-        it != prof->precisions.end() && it->second.model)
+    if (auto it = prof->precisions.find(prec); it != prof->precisions.end() && it->second.model)
       model = &*it->second.model;
   const int cores =
       std::min(detail::topology::physical_cores(), detail::cpu_blas::current_threads());
@@ -189,18 +190,16 @@ int main(int argc, char** argv) {
       add("auto", Strategy::Auto, std::nullopt, std::nullopt);
       for (const bool resident : {false, true}) {
         if (!kernels || !prof) break;
-        const auto choice =
-            detail::profile::choose(*prof, precision == "d", sh.m, sh.n, sh.k, resident);
+        const auto choice = detail::profile::choose(*prof, prec, sh.m, sh.n, sh.k, resident);
         add(resident ? "gpu k-resident" : "gpu k-ordinary", Strategy::Gpu, std::nullopt,
             std::nullopt);
         configs.back().options.kernel_params = *choice.gpu_kernel;
       }
       for (double f : fractions)
         add("hybrid " + std::to_string(f).substr(0, 5), Strategy::Hybrid, f, std::nullopt);
-      if (precision == "s")
-        check<float>(sh, Memory(memory), configs, reps, model, cores);
-      else
-        check<double>(sh, Memory(memory), configs, reps, model, cores);
+      detail::with_real_type(prec, [&](auto zero) {
+        check<decltype(zero)>(sh, Memory(memory), configs, reps, model, cores);
+      });
       for (const Config& c : configs) {
         const double measured = bench::median(c.seconds);
         const double predicted = c.name == "auto" ? c.last.predicted_seconds : c.predicted;

@@ -27,6 +27,7 @@
 #include <string>
 #include <vector>
 
+#include "base/precision.hpp"
 #include "blas3/dropin/blas_entries.hpp"
 #include "openblas_own.hpp"
 
@@ -164,11 +165,13 @@ std::string measure(const std::string& routine, bool fortran, int n, int samples
   *ratio = us_ours / us_theirs;
   *control = us_control / us_theirs;
   std::ostringstream line;
-  line << "{\"routine\": \"" << (sizeof(T) == 4 ? "s" : "d") << routine << "\", \"entry\": \""
-       << (fortran ? "fortran" : "cblas") << "\", \"n\": " << n << ", \"calls\": " << calls
-       << ", \"samples\": " << samples << ", \"openblas_us\": " << us_theirs
-       << ", \"tandem_us\": " << us_ours << ", \"ratio\": " << *ratio
-       << ", \"control_ratio\": " << *control << ", \"max_abs_diff\": " << worst << "}";
+  line << "{\"routine\": \""
+       << tandem::detail::routine_name(tandem::detail::precision_of<T>(), routine).c_str()
+       << "\", \"entry\": \"" << (fortran ? "fortran" : "cblas") << "\", \"n\": " << n
+       << ", \"calls\": " << calls << ", \"samples\": " << samples
+       << ", \"openblas_us\": " << us_theirs << ", \"tandem_us\": " << us_ours
+       << ", \"ratio\": " << *ratio << ", \"control_ratio\": " << *control
+       << ", \"max_abs_diff\": " << worst << "}";
   return line.str();
 }
 

@@ -11,6 +11,7 @@
 #include <map>
 #include <numeric>
 
+#include "base/precision.hpp"
 #include "gemm_space.hpp"
 #include "gpu/device.hpp"
 #include "profile/tune_log.hpp"
@@ -31,21 +32,22 @@ int main(int argc, char** argv) {
   CLI11_PARSE(app, argc, argv);
 
   namespace prof = tandem::detail::profile;
+  const tandem::detail::Precision prec = tandem::detail::parse_precision(precision);
   std::map<tandem::tuner::Point, tandem::tuner::Outcome> table;
   std::ifstream in(log);
   for (std::string line; std::getline(in, line);) {
     auto r = prof::from_log_line(line);
-    if (!r || r->kind != "kernel" || r->precision != precision[0] || (size && r->size != size))
-      continue;
+    if (!r || r->kind != "kernel" || r->precision != prec || (size && r->size != size)) continue;
     table[r->point] = tandem::tuner::Outcome{r->seconds, r->failure};
   }
   if (table.empty()) {
-    std::fprintf(stderr, "no kernel records for %sgemm in %s\n", precision.c_str(), log.c_str());
+    std::fprintf(stderr, "no kernel records for %s in %s\n",
+                 tandem::detail::routine_name(prec, "gemm").c_str(), log.c_str());
     return 1;
   }
   const auto info = tandem::detail::gpu::info(*tandem::detail::gpu::open_device(device));
   const auto space = tandem::tuner::small_gemm_space(
-      {info.max_work_group, info.local_mem_bytes, info.is_gpu}, precision == "d");
+      {info.max_work_group, info.local_mem_bytes, info.is_gpu}, prec);
   // The exhaustive reference: every valid point of the space must be in the table.
   int valid = 0, missing = 0;
   double best = 0;

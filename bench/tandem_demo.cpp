@@ -6,6 +6,7 @@
 #include <string>
 #include <vector>
 
+#include "base/precision.hpp"
 #include "gemm_measure.hpp"
 
 namespace {
@@ -50,6 +51,10 @@ int main(int argc, char** argv) {
   app.add_option("--precision", precision, "s, d or both")
       ->check(CLI::IsMember({"s", "d", "both"}));
   CLI11_PARSE(app, argc, argv);
+  using tandem::detail::Precision;
+  const std::vector<Precision> precisions =
+      precision == "both" ? std::vector<Precision>{Precision::s, Precision::d}
+                          : std::vector<Precision>{tandem::detail::parse_precision(precision)};
 
   tandem::Options cpu, gpu, hybrid;
   cpu.strategy = tandem::Strategy::Cpu;
@@ -69,8 +74,10 @@ int main(int argc, char** argv) {
   std::printf("%-6s %6s  %-7s %10s  %-13s %-10s %9s\n", "prec", "size", "strategy", "GFLOPS",
               "rows gpu/cpu", "C buffer", "max err");
   for (int64_t size : sizes) {
-    if (precision != "d") demo<float>("sgemm", size, reps, rows);
-    if (precision != "s") demo<double>("dgemm", size, reps, rows);
+    for (const tandem::detail::Precision p : precisions)
+      tandem::detail::with_real_type(p, [&](auto zero) {
+        demo<decltype(zero)>(tandem::detail::routine_name(p, "gemm").c_str(), size, reps, rows);
+      });
   }
   return 0;
 }

@@ -64,6 +64,7 @@
 #include <vector>
 
 #include "base/clock.hpp"
+#include "base/precision.hpp"
 #include "base/text.hpp"
 #include "gemm_measure.hpp"
 #include "gpu/device.hpp"
@@ -98,11 +99,11 @@ const std::vector<Column> kColumns = {
 };
 
 struct Case {
-  char precision;  // 's' or 'd'
+  tandem::detail::Precision precision;  // s or d
   int64_t m, n, k;
   std::string name() const {
-    return std::string(1, precision) + " " + std::to_string(m) + "x" + std::to_string(n) + "x" +
-           std::to_string(k);
+    return std::string(1, tandem::detail::letter(precision)) + " " + std::to_string(m) + "x" +
+           std::to_string(n) + "x" + std::to_string(k);
   }
   double gflop() const { return tandem::bench::gflop(m, n, k); }
 };
@@ -137,7 +138,7 @@ std::vector<Case> parse_cases(const std::string& text) {
     const auto f = split(item, ':');
     if (f.size() != 4 || (f[0] != "s" && f[0] != "d"))
       throw std::invalid_argument("case '" + item + "': expected s|d:M:N:K");
-    Case c{f[0][0], 0, 0, 0};
+    Case c{tandem::detail::parse_precision(f[0]), 0, 0, 0};
     int64_t* dims[] = {&c.m, &c.n, &c.k};
     for (int i = 0; i < 3; ++i) {
       const std::string& v = f[static_cast<size_t>(i) + 1];
@@ -367,12 +368,13 @@ std::map<std::string, int> parse_kernel(const std::string& description) {
 
 // The active profile's fastest GPU-only kernel for this precision (the co-tuner ranks those as
 // one launch on a discrete GPU); empty if there is no profile or it names none.
-std::map<std::string, int> tuned_kernel(bool fp64, const std::optional<std::string>& device) {
+std::map<std::string, int> tuned_kernel(tandem::detail::Precision precision,
+                                        const std::optional<std::string>& device) {
   namespace prof = tandem::detail::profile;
   const auto dev = tandem::detail::gpu::open_device(device.value_or(""));
   const auto p = prof::active(prof::identity_for(tandem::detail::gpu::info(*dev)));
   if (!p) return {};
-  const auto it = p->precisions.find(fp64 ? 'd' : 's');
+  const auto it = p->precisions.find(precision);
   return it == p->precisions.end() ? std::map<std::string, int>{} : it->second.gpu_kernel;
 }
 
@@ -565,7 +567,7 @@ Result run_column(const std::string& id, CaseData<T>& d, const Config& cfg, ClSt
       // so every copy in is done before the kernel starts. The calls of the other tandem columns
       // run their bucket's kernel in overlapped chunks instead.
       tandem::Options whole = gpu;
-      whole.kernel_params = tuned_kernel(std::is_same_v<T, double>, gpu.device);
+      whole.kernel_params = tuned_kernel(tandem::detail::precision_of<T>(), gpu.device);
       if (whole.kernel_params.empty()) {
         tandem_call(d, d.pa->data(), d.pb->data(), d.pc->data(), gpu, &r);
         whole.kernel_params = parse_kernel(r.kernel);
@@ -885,9 +887,9 @@ int main(int argc, char** argv) {
 
   std::vector<CaseOutcome> outcomes;
   for (const Case& c : cases) {
-    outcomes.push_back(c.precision == 's'
-                           ? run_case<float>(c, cfg, cl ? &*cl : nullptr, cl_error)
-                           : run_case<double>(c, cfg, cl ? &*cl : nullptr, cl_error));
+    outcomes.push_back(tandem::detail::with_real_type(c.precision, [&](auto zero) {
+      return run_case<decltype(zero)>(c, cfg, cl ? &*cl : nullptr, cl_error);
+    }));
   }
 
   std::vector<const Column*> shown;
@@ -992,7 +994,7 @@ int main(int argc, char** argv) {
     j["cases"] = json::array();
     for (const auto& o : outcomes) {
       json jc{{"name", o.c.name()},
-              {"precision", std::string(1, o.c.precision)},
+              {"precision", std::string(1, tandem::detail::letter(o.c.precision))},
               {"m", o.c.m},
               {"n", o.c.n},
               {"k", o.c.k},

@@ -91,8 +91,8 @@ struct Measuring {
   std::vector<double> wall, cpu, gpu, kernel;
 };
 
-Measuring measuring(const CompareOptions& o, char prec, const std::array<int64_t, 3>& shape,
-                    const std::string& name) {
+Measuring measuring(const CompareOptions& o, detail::Precision prec,
+                    const std::array<int64_t, 3>& shape, const std::string& name) {
   const Variant v = variant_of(name);
   Measuring s;
   s.opt.strategy = v.strategy;
@@ -139,8 +139,8 @@ void finish_row(Measuring& s, double gflop) {
 // auto always ran right after hybrid, auto came out below 0.95x of the cpu row it repeated in
 // three of six shapes (0.84-0.92x, 9 rounds).
 template <class T>
-void measure_shape(const CompareOptions& o, char prec, const std::array<int64_t, 3>& shape,
-                   power::Meter* meter, CompareResult& out) {
+void measure_shape(const CompareOptions& o, detail::Precision prec,
+                   const std::array<int64_t, 3>& shape, power::Meter* meter, CompareResult& out) {
   const auto [m, n, k] = shape;
   bench::Problem<T> p(m, n, k, static_cast<uint64_t>(m * 31 + n * 7 + k), o.resident);
   const std::vector<double> ref = p.reference();
@@ -323,8 +323,7 @@ CompareResult compare(const CompareOptions& o) {
   if (o.shapes.empty()) throw std::invalid_argument("no shapes to compare");
   if (o.reps < 1) throw std::invalid_argument("reps must be at least 1");
   for (const auto& s : o.strategies) variant_of(s);
-  for (char p : o.precisions)
-    if (p != 's' && p != 'd') throw std::invalid_argument("precision must be s or d");
+  for (detail::Precision p : o.precisions) detail::with_real_type(p, [](auto) {});  // s or d
   CompareResult out;
   std::unique_ptr<power::Meter> meter;
   if (o.power) {
@@ -334,13 +333,10 @@ CompareResult compare(const CompareOptions& o) {
     if (out.power) out.idle = meter->idle(o.idle_seconds);
   }
   power::Meter* m = out.power ? meter.get() : nullptr;
-  for (char prec : o.precisions)
-    for (const auto& shape : o.shapes) {
-      if (prec == 's')
-        measure_shape<float>(o, prec, shape, m, out);
-      else
-        measure_shape<double>(o, prec, shape, m, out);
-    }
+  for (detail::Precision prec : o.precisions)
+    for (const auto& shape : o.shapes)
+      detail::with_real_type(
+          prec, [&](auto zero) { measure_shape<decltype(zero)>(o, prec, shape, m, out); });
   if (m != nullptr)
     sampling_overhead<float>(o, o.shapes.back(), *m, out);
   else
@@ -422,11 +418,12 @@ std::string to_csv(const CompareResult& r) {
        "cpu_seconds,gpu_seconds,kernel_seconds,kernel_gflops,speedup,max_error,buffers,fell_back,"
        "joules,watts,gflops_per_watt,speedup_significant,speedup_over,speedup_note,configuration\n";
   for (const auto& x : r.rows) {
-    s << x.precision << "," << x.m << "," << x.n << "," << x.k << "," << csv_field(x.strategy)
-      << "," << x.ran << "," << x.gflops << "," << x.gflops_min << "," << x.gflops_max << ","
-      << x.seconds << "," << x.gpu_rows << "," << x.cpu_rows << "," << x.cpu_seconds << ","
-      << x.gpu_seconds << "," << x.kernel_seconds << "," << x.kernel_gflops << "," << x.speedup
-      << "," << x.max_error << "," << x.buffers << "," << (x.fell_back ? 1 : 0) << ",";
+    s << detail::letter(x.precision) << "," << x.m << "," << x.n << "," << x.k << ","
+      << csv_field(x.strategy) << "," << x.ran << "," << x.gflops << "," << x.gflops_min << ","
+      << x.gflops_max << "," << x.seconds << "," << x.gpu_rows << "," << x.cpu_rows << ","
+      << x.cpu_seconds << "," << x.gpu_seconds << "," << x.kernel_seconds << "," << x.kernel_gflops
+      << "," << x.speedup << "," << x.max_error << "," << x.buffers << "," << (x.fell_back ? 1 : 0)
+      << ",";
     if (x.power)
       s << x.joules << "," << x.watts << "," << x.gflops_per_watt;
     else

@@ -12,6 +12,7 @@
 #include <string>
 #include <vector>
 
+#include "base/precision.hpp"
 #include "power.hpp"
 #include "tandem/tandem.hpp"
 
@@ -34,7 +35,7 @@ Variant variant_of(const std::string& name);
 std::vector<std::string> split_strategies(const std::string& list);
 
 struct CompareOptions {
-  std::vector<char> precisions{'s', 'd'};
+  std::vector<detail::Precision> precisions{detail::Precision::s, detail::Precision::d};
   std::vector<std::array<int64_t, 3>> shapes;  // (m, n, k)
   std::vector<std::string> strategies{"cpu", "gpu", "hybrid", "auto"};
   int warmup = 1, reps = 3;
@@ -49,7 +50,7 @@ struct CompareOptions {
 };
 
 struct CompareRow {
-  char precision = 's';
+  detail::Precision precision = detail::Precision::s;
   int64_t m = 0, n = 0, k = 0;
   std::string strategy;  // as asked
   std::string ran;       // what ran: cpu, gpu or hybrid

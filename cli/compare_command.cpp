@@ -46,7 +46,7 @@ json compare_json(const tuner::CompareResult& r) {
   j["sampling_note"] = r.overhead_note;
   j["rows"] = json::array();
   for (const auto& x : r.rows) {
-    json row = {{"precision", std::string(1, x.precision)},
+    json row = {{"precision", std::string(1, detail::letter(x.precision))},
                 {"m", x.m},
                 {"n", x.n},
                 {"k", x.k},
@@ -122,8 +122,8 @@ void print_row(FILE* out, const tuner::CompareRow& x) {
   if (x.power)
     std::snprintf(energy, sizeof energy, "%.3g %.1f %.2f", x.joules, x.watts, x.gflops_per_watt);
   std::fprintf(out, "%-5s %-16s %-7s %-7s %22s  %-13s %8.2f %8.2f %-20s %9.2e %s%s\n",
-               x.precision == 's' ? "sgemm" : "dgemm", shape, x.strategy.c_str(), x.ran.c_str(),
-               rate, split, x.cpu_seconds * 1e3, x.gpu_seconds * 1e3,
+               detail::routine_name(x.precision, "gemm").c_str(), shape, x.strategy.c_str(),
+               x.ran.c_str(), rate, split, x.cpu_seconds * 1e3, x.gpu_seconds * 1e3,
                tuner::speedup_text(x).c_str(), x.max_error, energy,
                x.fell_back ? "  (GPU failed: CPU)" : "");
   std::fflush(out);
@@ -208,9 +208,8 @@ std::string check_options(const CompareArgs& a, tuner::CompareOptions& o) {
         return std::string(outputs[i].first) + " and " + outputs[j].first + " name one file, " +
                *outputs[i].second;
   for (const auto& [m, n, k] : o.shapes)
-    for (char prec : o.precisions)
-      if (std::string why = unrunnable(m, n, k, prec == 'd' ? sizeof(double) : sizeof(float));
-          !why.empty())
+    for (detail::Precision prec : o.precisions)
+      if (std::string why = unrunnable(m, n, k, detail::element_bytes(prec)); !why.empty())
         return why;
   return "";
 }
@@ -230,8 +229,9 @@ tuner::CompareResult measure(const tuner::CompareOptions& o) {
 // With --json, standard output carries the JSON document alone, and the table goes to stderr.
 int compare(const CompareArgs& a, bool as_json) {
   tuner::CompareOptions o;
-  o.precisions =
-      a.precision == "both" ? std::vector<char>{'s', 'd'} : std::vector<char>{a.precision[0]};
+  o.precisions = a.precision == "both"
+                     ? std::vector<detail::Precision>{detail::Precision::s, detail::Precision::d}
+                     : std::vector<detail::Precision>{detail::parse_precision(a.precision)};
   if (const std::string why = check_options(a, o); !why.empty())
     throw UsageError("compare: " + why);
   o.reps = a.reps;

@@ -7,6 +7,7 @@
 #include <cmath>
 #include <functional>
 #include <map>
+#include <optional>
 #include <set>
 #include <string>
 #include <vector>
@@ -49,7 +50,9 @@ std::string shape_name(const Shape& s) {
   return std::to_string(s[0]) + "x" + std::to_string(s[1]) + "x" + std::to_string(s[2]);
 }
 
-std::string gemm_name(char precision) { return precision == 's' ? "sgemm" : "dgemm"; }
+std::string gemm_name(detail::Precision precision) {
+  return detail::routine_name(precision, "gemm").str();
+}
 
 // Items in the order they first appear.
 template <class T>
@@ -59,7 +62,7 @@ void add_once(std::vector<T>& v, const T& x) {
 
 struct Layout {
   std::vector<std::string> strategies;
-  std::vector<std::pair<char, Shape>> groups;  // bars: (precision, shape)
+  std::vector<std::pair<detail::Precision, Shape>> groups;  // bars: (precision, shape)
   bool lines = false;
 };
 
@@ -89,18 +92,20 @@ plot::Panel panel_of(const CompareResult& r, const Layout& l, const std::string&
     for (const auto& [prec, shape] : l.groups)
       p.categories.push_back(gemm_name(prec) + " " + shape_name(shape));
   p.x_label = l.lines ? "size: cube root of m·n·k (logarithmic)" : "";
-  std::map<std::pair<char, size_t>, size_t> index;  // (precision, strategy) -> series
+  // (precision, strategy) -> series; bars have no precision of their own.
+  std::map<std::pair<std::optional<detail::Precision>, size_t>, size_t> index;
   for (const auto& x : r.rows) {
     const size_t strategy = static_cast<size_t>(
         std::find(l.strategies.begin(), l.strategies.end(), x.strategy) - l.strategies.begin());
     // Bars: one series per strategy; lines: one per strategy and precision.
-    const auto key = std::make_pair(l.lines ? x.precision : ' ', strategy);
+    const auto key = std::make_pair(
+        l.lines ? std::optional<detail::Precision>(x.precision) : std::nullopt, strategy);
     if (!index.count(key)) {
       index[key] = p.series.size();
       plot::Series s;
       s.label = l.lines ? gemm_name(x.precision) + " " + x.strategy : x.strategy;
       s.rgb = colour(l.strategies, strategy);
-      s.dashed = l.lines && x.precision == 'd';
+      s.dashed = l.lines && x.precision == detail::Precision::d;
       s.marker = marker(strategy);
       p.series.push_back(s);
     }

@@ -34,7 +34,7 @@ struct GemmArgs {
 
 // What one checked run found.
 struct Outcome {
-  char precision = 's';
+  detail::Precision precision = detail::Precision::s;
   int64_t m = 0, n = 0, k = 0;
   int reps = 0;
   double seconds = 0;         // the median call's
@@ -75,7 +75,7 @@ Outcome run_checked(int64_t m, int64_t n, int64_t k, double beta, const Options&
   if (beta != 0)
     for (auto& x : c) x = static_cast<T>(d(rng));
   Outcome out;
-  out.precision = std::is_same_v<T, double> ? 'd' : 's';
+  out.precision = detail::precision_of<T>();
   out.m = m;
   out.n = n;
   out.k = k;
@@ -130,7 +130,7 @@ json devices_json(const Report& r) {
 void print_json(const Outcome& x) {
   const Report& r = x.last;
   std::cout << json{{"gflops", x.gflops},
-                    {"precision", std::string(1, x.precision)},
+                    {"precision", std::string(1, detail::letter(x.precision))},
                     {"m", x.m},
                     {"n", x.n},
                     {"k", x.k},
@@ -168,12 +168,12 @@ void print_json(const Outcome& x) {
 void print_text(const Outcome& x) {
   const Report& r = x.last;
   std::printf(
-      "%cgemm %lldx%lldx%lld: %.1f GFLOPS (median of %d), strategy %s, rows GPU %lld / CPU %lld, "
+      "%s %lldx%lldx%lld: %.1f GFLOPS (median of %d), strategy %s, rows GPU %lld / CPU %lld, "
       "max relative error %.2e%s\n",
-      x.precision, static_cast<long long>(x.m), static_cast<long long>(x.n),
-      static_cast<long long>(x.k), x.gflops, x.reps, to_string(r.strategy),
-      static_cast<long long>(r.gpu_rows), static_cast<long long>(r.cpu_rows), x.relative_error,
-      x.ok ? "" : "  WRONG");
+      detail::routine_name(x.precision, "gemm").c_str(), static_cast<long long>(x.m),
+      static_cast<long long>(x.n), static_cast<long long>(x.k), x.gflops, x.reps,
+      to_string(r.strategy), static_cast<long long>(r.gpu_rows), static_cast<long long>(r.cpu_rows),
+      x.relative_error, x.ok ? "" : "  WRONG");
   if (x.kernel_gflops > 0)
     std::printf("  kernel alone: %.1f GFLOPS (%s)\n", x.kernel_gflops, r.kernel.c_str());
   if (!r.profile.empty()) std::printf("  profile: %s\n", r.profile.c_str());
@@ -207,8 +207,8 @@ int gemm_checked(const GemmArgs& a, const Options& o, bool as_json) {
 }
 
 int gemm_command(const GemmArgs& a, bool as_json) {
-  const bool fp64 = a.precision == "d";
-  if (const std::string why = unrunnable(a.m, a.n, a.k, fp64 ? sizeof(double) : sizeof(float));
+  const detail::Precision precision = detail::parse_precision(a.precision);
+  if (const std::string why = unrunnable(a.m, a.n, a.k, detail::element_bytes(precision));
       !why.empty())
     throw UsageError("gemm: " + why);
   Options o;
@@ -220,10 +220,11 @@ int gemm_command(const GemmArgs& a, bool as_json) {
   if (!a.balance.empty()) o.balance = detail::parse_balance(a.balance);
   o.kernel_params = parse_assignments(a.kernel, "--kernel");
   if (!a.direct.empty()) o.direct = a.direct == "on";
-  if (a.resident)
-    return fp64 ? gemm_checked<double, Allocator<double>>(a, o, as_json)
-                : gemm_checked<float, Allocator<float>>(a, o, as_json);
-  return fp64 ? gemm_checked<double>(a, o, as_json) : gemm_checked<float>(a, o, as_json);
+  return detail::with_real_type(precision, [&](auto zero) {
+    using T = decltype(zero);
+    return a.resident ? gemm_checked<T, Allocator<T>>(a, o, as_json)
+                      : gemm_checked<T>(a, o, as_json);
+  });
 }
 
 // auto, cpu, gpu or hybrid, in lower case like every other name the command takes, with

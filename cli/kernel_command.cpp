@@ -44,9 +44,9 @@ int kernel_command(const KernelArgs& a, bool as_json) {
   const auto overrides = parse_assignments(a.kernel, "--kernel");
   prepare_directory(a.dir);
   auto dev = gpu::open_device(a.device);
-  const bool fp64 = a.precision == "d";
-  const gpu::Params params = gpu::resolve_params(*dev, fp64, overrides);
-  const gpu::BuildReport r = gpu::inspect(*dev, fp64, a.trans_a, a.trans_b, params);
+  const detail::Precision precision = detail::parse_precision(a.precision);
+  const gpu::Params params = gpu::resolve_params(*dev, precision, overrides);
+  const gpu::BuildReport r = gpu::inspect(*dev, precision, a.trans_a, a.trans_b, params);
   std::error_code ec;
   const fs::path d(a.dir);
   fs::remove(d / "kernel.bin", ec);  // a failed build leaves no binary from an earlier one
@@ -67,8 +67,8 @@ int kernel_command(const KernelArgs& a, bool as_json) {
               << "\n";
   } else {
     std::cout << gpu::info(*dev).describe() << "\n"
-              << (fp64 ? "dgemm" : "sgemm") << " kernel " << tandem::detail::text::describe(params)
-              << "\n"
+              << detail::routine_name(precision, "gemm").c_str() << " kernel "
+              << tandem::detail::text::describe(params) << "\n"
               << "options: " << r.options << "\n"
               << (r.built ? "built" : "build FAILED") << "; binary " << r.binary.size()
               << " bytes; files in " << a.dir << "\n"

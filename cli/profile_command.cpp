@@ -76,7 +76,8 @@ void print_profile(const prof::Profile& p) {
               p.tuning.date.c_str(), p.tandem_version.c_str(), p.tuning.strategy.c_str(),
               p.tuning.evaluations, p.tuning.seconds);
   for (const auto& [prec, pp] : p.precisions) {
-    std::printf("  %cgemm: best GPU-only kernel %.1f GFLOPS at %lld: %s\n", prec, pp.gpu_gflops,
+    std::printf("  %s: best GPU-only kernel %.1f GFLOPS at %lld: %s\n",
+                detail::routine_name(prec, "gemm").c_str(), pp.gpu_gflops,
                 static_cast<long long>(pp.gpu_size), kernel_text(pp.gpu_kernel).c_str());
     std::printf("    %8s %10s %10s %10s %10s  %s\n", "size", "GPU share", "CPU GF/s", "GPU GF/s",
                 "best GF/s", "hybrid kernel");
@@ -152,7 +153,7 @@ int show_or_export(const prof::Identity& id, const ProfileArgs& a, bool as_json)
 
 // A kernel a profile names, with its precision and where it is ("sgemm bucket 1024's kernel").
 struct NamedKernel {
-  char precision;
+  detail::Precision precision;
   std::string where;
   std::map<std::string, int> kernel;
 };
@@ -160,9 +161,10 @@ struct NamedKernel {
 // Every non-empty kernel a profile names.
 std::vector<NamedKernel> kernels_of(const prof::Profile& p) {
   std::vector<NamedKernel> out;
-  const auto add = [&out](char prec, const std::string& where,
+  const auto add = [&out](detail::Precision prec, const std::string& where,
                           const std::map<std::string, int>& k) {
-    if (!k.empty()) out.push_back({prec, std::string(1, prec) + "gemm " + where, k});
+    if (!k.empty())
+      out.push_back({prec, detail::routine_name(prec, "gemm").str() + " " + where, k});
   };
   for (const auto& [prec, pp] : p.precisions) {
     add(prec, "GPU-only kernel", pp.gpu_kernel);
@@ -191,7 +193,7 @@ std::string refused_kernel(const prof::Profile& p, const gpu::DeviceInfo& here) 
     for (const gpu::Limits& limits : devices) {
       try {
         const auto violation =
-            gpu::check(gpu::with_defaults(limits, named.kernel), limits, named.precision == 'd');
+            gpu::check(gpu::with_defaults(limits, named.kernel), limits, named.precision);
         if (!violation) {
           why.clear();
           break;

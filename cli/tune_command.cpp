@@ -33,17 +33,18 @@ std::string clock_text(double s) {
 }  // namespace
 
 void print_tune_progress(const tuner::Progress& p, bool tty) {
+  const auto gemm = detail::routine_name(p.precision, "gemm");
   if (tty && p.keep_line)
-    std::fprintf(stderr, "\r\033[Ktune: %cgemm %s: %s\n", p.precision, p.phase.c_str(),
+    std::fprintf(stderr, "\r\033[Ktune: %s %s: %s\n", gemm.c_str(), p.phase.c_str(),
                  p.last.c_str());
   if (tty) {
     const int width = 24, filled = p.budget > 0 ? std::min(width, width * p.done / p.budget) : 0;
-    std::fprintf(stderr, "\r\033[K%cgemm %-7s [%s%s] %d/%d  best %.1f GFLOPS  %s elapsed  ~%s left",
-                 p.precision, p.phase.c_str(), std::string(filled, '#').c_str(),
+    std::fprintf(stderr, "\r\033[K%s %-7s [%s%s] %d/%d  best %.1f GFLOPS  %s elapsed  ~%s left",
+                 gemm.c_str(), p.phase.c_str(), std::string(filled, '#').c_str(),
                  std::string(width - filled, '.').c_str(), p.done, p.budget, p.best_gflops,
                  clock_text(p.elapsed).c_str(), clock_text(p.remaining).c_str());
   } else {
-    std::fprintf(stderr, "tune: %cgemm %s %d/%d best %.1f GFLOPS, %s elapsed: %s\n", p.precision,
+    std::fprintf(stderr, "tune: %s %s %d/%d best %.1f GFLOPS, %s elapsed: %s\n", gemm.c_str(),
                  p.phase.c_str(), p.done, p.budget, p.best_gflops, clock_text(p.elapsed).c_str(),
                  p.last.c_str());
   }
@@ -58,7 +59,7 @@ void print_report(const tuner::TuneReport& report, bool as_json) {
     j["saved"] = report.saved.string();
     j["log"] = report.log.string();
     for (const auto& s : report.precisions)
-      j["summary"].push_back({{"precision", std::string(1, s.precision)},
+      j["summary"].push_back({{"precision", std::string(1, detail::letter(s.precision))},
                               {"evaluations", s.evaluations},
                               {"failures", s.failures},
                               {"resumed", s.resumed},
@@ -72,8 +73,9 @@ void print_report(const tuner::TuneReport& report, bool as_json) {
     return;
   }
   for (const auto& s : report.precisions) {
-    std::printf("%cgemm: %d kernel candidates measured (%d resumed from the log), %d excluded\n",
-                s.precision, s.evaluations, s.resumed, s.failures);
+    std::printf("%s: %d kernel candidates measured (%d resumed from the log), %d excluded\n",
+                detail::routine_name(s.precision, "gemm").c_str(), s.evaluations, s.resumed,
+                s.failures);
     if (s.small_evaluations > 0)
       std::printf("  small tiles: %d candidates measured\n", s.small_evaluations);
     if (!s.model_failure.empty()) std::printf("  no cost model: %s\n", s.model_failure.c_str());
@@ -117,8 +119,9 @@ int tune(const TuneArgs& a, bool as_json) {
   o.start = parse_assignments(a.start, "--start");
   o.start_d = parse_assignments(a.start_d, "--start-d");
   o.save = !a.no_save;
-  o.precisions =
-      a.precision == "both" ? std::vector<char>{'s', 'd'} : std::vector<char>{a.precision[0]};
+  o.precisions = a.precision == "both"
+                     ? std::vector<detail::Precision>{detail::Precision::s, detail::Precision::d}
+                     : std::vector<detail::Precision>{detail::parse_precision(a.precision)};
   const bool tty = isatty(STDERR_FILENO) != 0;
   o.on_progress = [tty](const tuner::Progress& p) { print_tune_progress(p, tty); };
   const auto report = tuner::tune(o);

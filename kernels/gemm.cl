@@ -6,12 +6,23 @@
 // default GPU kernel (database/defaults.json; a test checks they agree). The runtime and the
 // tuner prepend their own #defines.
 
-// ---- precision -------------------------------------------------------------------------------
-#ifdef USE_DOUBLE
+// ---- precision, numbered as CLBlast does: 32 float, 64 double, 3232 and 6464 complex ------------
+#ifndef PRECISION
+  #define PRECISION 32
+#endif
+#if PRECISION == 32
+  typedef float real;
+  #define SCALAR_ float
+#elif PRECISION == 64
   #pragma OPENCL EXTENSION cl_khr_fp64 : enable
   typedef double real;
+  #define SCALAR_ double
+#elif PRECISION == 3232
+  #error "PRECISION 3232 (cgemm) needs the complex multiply-add codelet: not written yet"
+#elif PRECISION == 6464
+  #error "PRECISION 6464 (zgemm) needs the complex multiply-add codelet: not written yet"
 #else
-  typedef float real;
+  #error "PRECISION must be 32 (float), 64 (double), 3232 (complex float) or 6464 (complex double)"
 #endif
 
 // ---- index width: 32-bit unless some offset can pass 2^31 - 1 -----------------------------------
@@ -336,11 +347,6 @@ void gemm(const idx_t M, const idx_t N, const idx_t K, const real alpha,
   #error "VWM and VWN must be 1, 2, 4 or 8"
 #endif
 
-#ifdef USE_DOUBLE
-  #define SCALAR_ double
-#else
-  #define SCALAR_ float
-#endif
 #define VTYPE_CAT_(t, n) t##n
 #define VTYPE_(t, n) VTYPE_CAT_(t, n)
 #if VW == 1

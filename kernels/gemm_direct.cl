@@ -17,14 +17,23 @@
 // Every parameter has a default (the built-in database's default direct kernel for GPUs,
 // database/defaults.json; a test checks they agree), so this file compiles alone.
 
-// ---- precision and index width -----------------------------------------------------------------
-#ifdef USE_DOUBLE
+// ---- precision (32 float, 64 double, 3232 and 6464 complex, as gemm.cl) and index width -------
+#ifndef PRECISION
+  #define PRECISION 32
+#endif
+#if PRECISION == 32
+  typedef float real;
+  #define SCALAR_ float
+#elif PRECISION == 64
   #pragma OPENCL EXTENSION cl_khr_fp64 : enable
   typedef double real;
   #define SCALAR_ double
+#elif PRECISION == 3232
+  #error "PRECISION 3232 (cgemm) needs the complex multiply-add codelet: not written yet"
+#elif PRECISION == 6464
+  #error "PRECISION 6464 (zgemm) needs the complex multiply-add codelet: not written yet"
 #else
-  typedef float real;
-  #define SCALAR_ float
+  #error "PRECISION must be 32 (float), 64 (double), 3232 (complex float) or 6464 (complex double)"
 #endif
 #ifdef INDEX_LONG
   typedef long idx_t;

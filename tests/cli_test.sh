@@ -89,7 +89,7 @@ kdir="$work/kernel"
 out=$("$tandem" kernel --precision d --kernel KERNEL=1,MWG=32,NWG=32,MDIMC=8,NDIMC=8,VWM=2,VWN=2,VW=2 --trans-a \
         --out-dir "$kdir" --json) &&
   "$py" -c 'import json,sys; d=json.loads(sys.argv[1]); assert d["built"] and d["binary_bytes"] > 0, d' "$out" &&
-  grep -q "^#define USE_DOUBLE 1" "$kdir/kernel.cl" && grep -q "^#define TRANS_A 1" "$kdir/kernel.cl" &&
+  grep -q "^#define PRECISION 64$" "$kdir/kernel.cl" && grep -q "^#define TRANS_A 1" "$kdir/kernel.cl" &&
   grep -q "^#define MWG 32" "$kdir/kernel.cl" && [ -s "$kdir/kernel.bin" ] && [ -f "$kdir/build.log" ] &&
   ok "kernel writes source, log and binary" || bad "kernel: $out"
 rm -rf "$kdir"

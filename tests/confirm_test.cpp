@@ -182,7 +182,7 @@ TEST(ConfirmTune, AClearFasterSplitIsKeptAndANoisyOneIsReportedAndLeftToTheCpu) 
   const detail::seams::Override apu_on(apu());
   const fs::path log = fs::path(std::getenv("TANDEM_PROFILE_DIR")) / "tune.jsonl";
   TuneOptions o;
-  o.precisions = {'s'};
+  o.precisions = {detail::Precision::s};
   o.sizes = {256};
   o.kernel_size = 256;
   o.budget_evaluations = 1;
@@ -196,7 +196,7 @@ TEST(ConfirmTune, AClearFasterSplitIsKeptAndANoisyOneIsReportedAndLeftToTheCpu) 
   o.on_progress = [&said](const Progress& p) { said.push_back(p); };
   prof::forget();
   const TuneReport clean = tune(o);
-  const prof::Bucket& b = clean.profile.precisions.at('s').buckets.at(0);
+  const prof::Bucket& b = clean.profile.precisions.at(detail::Precision::s).buckets.at(0);
   EXPECT_GT(b.gpu_parts, 0);
   EXPECT_LT(b.gpu_parts, b.parts);
   EXPECT_EQ(b.confirmation.verdict, "faster") << b.confirmation.note;
@@ -226,12 +226,15 @@ TEST(ConfirmTune, AClearFasterSplitIsKeptAndANoisyOneIsReportedAndLeftToTheCpu) 
   // Resumed from that log, the tune judges those rounds: too noisy to decide, the CPU alone.
   said.clear();
   const TuneReport noisy = tune(o);
-  const prof::Bucket& n = noisy.profile.precisions.at('s').buckets.at(0);
+  const prof::Bucket& n = noisy.profile.precisions.at(detail::Precision::s).buckets.at(0);
   EXPECT_EQ(n.gpu_parts, 0);
   EXPECT_TRUE(n.kernel.empty());
   EXPECT_EQ(n.confirmation.verdict, "too noisy");
   EXPECT_EQ(n.confirmation.note.rfind("too noisy to decide: ", 0), 0u) << n.confirmation.note;
-  EXPECT_EQ(prof::load(noisy.saved).precisions.at('s').buckets.at(0).confirmation.verdict,
+  EXPECT_EQ(prof::load(noisy.saved)
+                .precisions.at(detail::Precision::s)
+                .buckets.at(0)
+                .confirmation.verdict,
             "too noisy")
       << "the saved profile says so";
   int progress_lines = 0;
@@ -247,7 +250,8 @@ TEST(ConfirmTune, AClearFasterSplitIsKeptAndANoisyOneIsReportedAndLeftToTheCpu) 
 
   // Once more: the same rounds, the same verdict, nothing measured or logged again.
   const TuneReport again = tune(o);
-  EXPECT_EQ(again.profile.precisions.at('s').buckets.at(0).confirmation.verdict, "too noisy");
+  EXPECT_EQ(again.profile.precisions.at(detail::Precision::s).buckets.at(0).confirmation.verdict,
+            "too noisy");
   EXPECT_EQ(log_lines(log).size(), after.size());
 }
 

@@ -11,6 +11,7 @@
 #include <fstream>
 #include <optional>
 #include <random>
+#include <stdexcept>
 #include <string>
 #include <vector>
 
@@ -57,7 +58,7 @@ class ProfileDir : public ::testing::Test {
 
 tuner::TuneOptions tiny() {
   tuner::TuneOptions o;
-  o.precisions = {'s', 'd'};
+  o.precisions = {detail::Precision::s, detail::Precision::d};
   o.budget_evaluations = 3;
   o.sizes = {64, 128};
   o.kernel_size = 128;
@@ -84,7 +85,7 @@ TEST_F(ProfileDir, TuneWritesAValidProfileThatAutoThenUses) {
   const prof::Profile p = prof::load(report.saved);
   EXPECT_EQ(p.identity, here());
   EXPECT_TRUE(prof::compatible(p));
-  for (char prec : {'s', 'd'}) {
+  for (detail::Precision prec : {detail::Precision::s, detail::Precision::d}) {
     ASSERT_TRUE(p.precisions.count(prec)) << prec;
     const auto& pp = p.precisions.at(prec);
     EXPECT_FALSE(pp.gpu_kernel.empty()) << "a GPU-only kernel is always stored";
@@ -113,7 +114,7 @@ TEST_F(ProfileDir, TuneWritesAValidProfileThatAutoThenUses) {
   const Report r = run_auto(128);
   EXPECT_EQ(r.profile, report.saved.string());
   EXPECT_EQ(r.profile_bucket, 128);
-  const auto& bucket = p.precisions.at('s').buckets.back();
+  const auto& bucket = p.precisions.at(detail::Precision::s).buckets.back();
   EXPECT_EQ(r.gpu_rows > 0, bucket.gpu_parts > 0);
   EXPECT_NEAR(r.gpu_fraction, bucket.fraction(), 1e-12);
   // Below half the smallest tuned size the CPU alone is used: nothing was measured there.
@@ -149,19 +150,19 @@ TEST_F(ProfileDir, AnUnsizedTuneFollowsTheProfileThatApplies) {
   pp.gpu_kernel["VW"] = 2;
   pp.gpu_size = 256;
   pp.gpu_gflops = 1e-3;  // slow enough that the buckets are min_size alone
-  p.precisions['s'] = pp;
+  p.precisions[detail::Precision::s] = pp;
   prof::save(p, prof::path_for(p.identity));
   prof::forget();
 
   auto o = tiny();
-  o.precisions = {'s'};
+  o.precisions = {detail::Precision::s};
   o.sizes.clear();
   o.kernel_size = 0;
   o.budget_evaluations = 1;
   o.model = false;
   o.save = false;
   const auto report = tuner::tune(o);
-  const auto& tuned = report.profile.precisions.at('s');
+  const auto& tuned = report.profile.precisions.at(detail::Precision::s);
   EXPECT_EQ(tuned.gpu_size, 256);
   ASSERT_EQ(tuned.buckets.size(), 1u);
   EXPECT_EQ(tuned.buckets[0].size, 256);
@@ -172,24 +173,43 @@ TEST_F(ProfileDir, AnUnsizedTuneFollowsTheProfileThatApplies) {
 // Tuning one precision keeps what the saved profile holds for the other.
 TEST_F(ProfileDir, TuningOnePrecisionKeepsTheOther) {
   auto o = tiny();
-  o.precisions = {'s'};
+  o.precisions = {detail::Precision::s};
   o.sizes = {64};
   o.kernel_size = 64;
   tuner::tune(o);
-  o.precisions = {'d'};
+  o.precisions = {detail::Precision::d};
   const auto report = tuner::tune(o);
   const prof::Profile p = prof::load(report.saved);
-  EXPECT_EQ(p.precisions.count('s'), 1u) << "sgemm's tuning was lost";
-  EXPECT_EQ(p.precisions.count('d'), 1u);
+  EXPECT_EQ(p.precisions.count(detail::Precision::s), 1u) << "sgemm's tuning was lost";
+  EXPECT_EQ(p.precisions.count(detail::Precision::d), 1u);
+}
+
+// No complex precision has a GPU kernel yet: a tune that names c or z is refused, saying so,
+// before it measures anything.
+TEST_F(ProfileDir, AComplexPrecisionIsRefused) {
+  for (detail::Precision complex : {detail::Precision::c, detail::Precision::z}) {
+    auto o = tiny();
+    o.precisions = {detail::Precision::s, complex};
+    const std::string said =
+        "precision must be s or d: " + detail::routine_name(complex, "gemm").str() +
+        " has no GPU kernel to tune yet";
+    try {
+      tuner::tune(o);
+      ADD_FAILURE() << said;
+    } catch (const std::invalid_argument& e) {
+      EXPECT_EQ(e.what(), said);
+    }
+    EXPECT_FALSE(fs::exists(prof::path_for(here()))) << "nothing was tuned";
+  }
 }
 
 TEST_F(ProfileDir, WrongResultsAreExcluded) {
   auto o = tiny();
-  o.precisions = {'s'};
+  o.precisions = {detail::Precision::s};
   o.save = false;
   // Play a kernel that gets one element wrong: every GPU run must fail its check.
-  o.tamper = [](void* c, int64_t n, bool fp64, bool) {
-    if (!fp64 && n > 0) static_cast<float*>(c)[0] += 1.0f;
+  o.tamper = [](void* c, int64_t n, detail::Precision precision, bool) {
+    if (precision == detail::Precision::s && n > 0) static_cast<float*>(c)[0] += 1.0f;
   };
   const auto report = tuner::tune(o);
   ASSERT_EQ(report.precisions.size(), 1u);
@@ -197,7 +217,7 @@ TEST_F(ProfileDir, WrongResultsAreExcluded) {
   EXPECT_EQ(s.failures, s.evaluations);
   ASSERT_FALSE(s.failure_reasons.empty());
   EXPECT_NE(s.failure_reasons[0].find("check"), std::string::npos) << s.failure_reasons[0];
-  const auto& pp = report.profile.precisions.at('s');
+  const auto& pp = report.profile.precisions.at(detail::Precision::s);
   EXPECT_TRUE(pp.gpu_kernel.empty());
   for (const auto& b : pp.buckets) EXPECT_EQ(b.gpu_parts, 0) << "a wrong GPU must never get rows";
 }
@@ -205,11 +225,11 @@ TEST_F(ProfileDir, WrongResultsAreExcluded) {
 // Only split runs are wrong: the kernels pass, the split search must never choose a hybrid.
 TEST_F(ProfileDir, AWrongHybridIsNeverChosen) {
   auto o = tiny();
-  o.precisions = {'s'};
+  o.precisions = {detail::Precision::s};
   o.save = false;
   int tampered = 0;
-  o.tamper = [&tampered](void* c, int64_t n, bool fp64, bool split) {
-    if (split && !fp64 && n > 0) {
+  o.tamper = [&tampered](void* c, int64_t n, detail::Precision precision, bool split) {
+    if (split && precision == detail::Precision::s && n > 0) {
       static_cast<float*>(c)[n - 1] += 1.0f;  // the corner the cheap check reads
       ++tampered;
     }
@@ -217,14 +237,14 @@ TEST_F(ProfileDir, AWrongHybridIsNeverChosen) {
   const auto report = tuner::tune(o);
   EXPECT_GT(tampered, 0) << "the split search measured no hybrid";
   EXPECT_EQ(report.precisions[0].failures, 0);
-  for (const auto& b : report.profile.precisions.at('s').buckets)
+  for (const auto& b : report.profile.precisions.at(detail::Precision::s).buckets)
     EXPECT_TRUE(b.gpu_parts == 0 || b.gpu_parts == b.parts)
         << "a wrong hybrid was chosen at " << b.size;
 }
 
 TEST_F(ProfileDir, AnInterruptedRunResumesFromItsLog) {
   auto o = tiny();
-  o.precisions = {'s'};
+  o.precisions = {detail::Precision::s};
   o.log = dir_ / "tune.jsonl";
   o.budget_evaluations = 2;
   const auto first = tuner::tune(o);
@@ -251,7 +271,7 @@ TEST_F(ProfileDir, AnInterruptedRunResumesFromItsLog) {
 // search beside phase 1's. A CPU device searches none unless asked.
 TEST_F(ProfileDir, ASmallBucketSearchesSmallTilesAtItsOwnSize) {
   auto o = tiny();
-  o.precisions = {'s'};
+  o.precisions = {detail::Precision::s};
   o.sizes = {16};
   o.kernel_size = 16;
   o.budget_evaluations = 1;
@@ -313,7 +333,7 @@ TEST_F(ProfileDir, ASmallBucketSearchesSmallTilesAtItsOwnSize) {
 // the smallest size up; both saved in a local profile, which calls then follow.
 TEST_F(ProfileDir, DirectOnlyTunesTheDirectKernelAndItsThreshold) {
   auto o = tiny();
-  o.precisions = {'s'};
+  o.precisions = {detail::Precision::s};
   o.direct_only = true;
   o.direct_size = 48;
   o.direct_sizes = {64, 16, 32};  // measured in ascending order whatever the order given
@@ -321,7 +341,7 @@ TEST_F(ProfileDir, DirectOnlyTunesTheDirectKernelAndItsThreshold) {
   o.log = dir_ / "tune.jsonl";
   const auto report = tuner::tune(o);
   const prof::Profile p = prof::load(report.saved);
-  const auto& pp = p.precisions.at('s');
+  const auto& pp = p.precisions.at(detail::Precision::s);
   EXPECT_EQ(pp.direct_kernel.at("KERNEL"), 2);
   EXPECT_FALSE(pp.direct_kernel.count("SA")) << "a direct kernel names its own parameters";
   EXPECT_EQ(pp.direct_size, 48);
@@ -366,14 +386,15 @@ TEST_F(ProfileDir, DirectOnlyTunesTheDirectKernelAndItsThreshold) {
   EXPECT_EQ(before, 4);
   const auto again = tuner::tune(o);
   EXPECT_EQ(direct_lines(), before);
-  EXPECT_EQ(prof::load(again.saved).precisions.at('s').direct_kernel, pp.direct_kernel);
+  EXPECT_EQ(prof::load(again.saved).precisions.at(detail::Precision::s).direct_kernel,
+            pp.direct_kernel);
 }
 
 // --objective energy reads power: on a fake amdgpu sensor at a constant 20 W the run goes through
 // and records its objective; with nothing readable it is refused with the reason.
 TEST_F(ProfileDir, EnergyObjective) {
   auto o = tiny();
-  o.precisions = {'s'};
+  o.precisions = {detail::Precision::s};
   o.save = false;
   o.objective = "energy";
   o.energy_seconds = 0.05;
@@ -394,7 +415,7 @@ TEST_F(ProfileDir, EnergyObjective) {
   EXPECT_EQ(report.profile.tuning.objective, "energy");
   EXPECT_GE(report.precisions[0].evaluations, 2);
   EXPECT_EQ(report.precisions[0].failures, 0);
-  EXPECT_FALSE(report.profile.precisions.at('s').gpu_kernel.empty());
+  EXPECT_FALSE(report.profile.precisions.at(detail::Precision::s).gpu_kernel.empty());
   o.objective = "speed";
   EXPECT_THROW(tuner::tune(o), std::invalid_argument);
 }
@@ -452,7 +473,7 @@ prof::Profile sample(const prof::Identity& id) {
   pp.direct_size = 512;
   pp.direct_gflops = 7.5;
   pp.direct_below = 700;
-  p.precisions['s'] = pp;
+  p.precisions[detail::Precision::s] = pp;
   p.tuning.strategy = "annealing";
   p.tuning.evaluations = 42;
   return p;
@@ -463,17 +484,18 @@ TEST_F(ProfileDir, RoundTrip) {
   const prof::Profile q = prof::from_json(prof::to_json(p));
   EXPECT_EQ(prof::to_json(q), prof::to_json(p));
   EXPECT_EQ(q.identity, p.identity);
-  EXPECT_EQ(q.precisions.at('s').buckets.at(1).kernel.at("MWG"), 64);
-  EXPECT_TRUE(q.precisions.at('s').buckets.at(1).gpu_kernel.empty());
-  EXPECT_EQ(q.precisions.at('s').buckets.at(2).gpu_kernel.at("MWG"), 128);
-  EXPECT_FALSE(q.precisions.at('s').buckets.at(1).resident.has_value());
-  ASSERT_TRUE(q.precisions.at('s').buckets.at(2).resident.has_value());
-  EXPECT_EQ(q.precisions.at('s').buckets.at(2).resident->cpu_threads, 7);
-  EXPECT_TRUE(q.precisions.at('s').buckets.at(2).resident->dynamic);
-  EXPECT_FALSE(q.precisions.at('s').buckets.at(2).dynamic);
-  EXPECT_EQ(q.precisions.at('s').direct_kernel, p.precisions.at('s').direct_kernel);
-  EXPECT_EQ(q.precisions.at('s').direct_below, 700);
-  EXPECT_EQ(q.precisions.at('s').direct_size, 512);
+  EXPECT_EQ(q.precisions.at(detail::Precision::s).buckets.at(1).kernel.at("MWG"), 64);
+  EXPECT_TRUE(q.precisions.at(detail::Precision::s).buckets.at(1).gpu_kernel.empty());
+  EXPECT_EQ(q.precisions.at(detail::Precision::s).buckets.at(2).gpu_kernel.at("MWG"), 128);
+  EXPECT_FALSE(q.precisions.at(detail::Precision::s).buckets.at(1).resident.has_value());
+  ASSERT_TRUE(q.precisions.at(detail::Precision::s).buckets.at(2).resident.has_value());
+  EXPECT_EQ(q.precisions.at(detail::Precision::s).buckets.at(2).resident->cpu_threads, 7);
+  EXPECT_TRUE(q.precisions.at(detail::Precision::s).buckets.at(2).resident->dynamic);
+  EXPECT_FALSE(q.precisions.at(detail::Precision::s).buckets.at(2).dynamic);
+  EXPECT_EQ(q.precisions.at(detail::Precision::s).direct_kernel,
+            p.precisions.at(detail::Precision::s).direct_kernel);
+  EXPECT_EQ(q.precisions.at(detail::Precision::s).direct_below, 700);
+  EXPECT_EQ(q.precisions.at(detail::Precision::s).direct_size, 512);
   std::string bad = prof::to_json(p);
   bad.replace(bad.find("\"dynamic\""), 9, "\"greedy\"");
   EXPECT_THROW(prof::from_json(bad), std::runtime_error) << "an unknown balance is refused";
@@ -493,7 +515,7 @@ TEST_F(ProfileDir, RoundTripOfTheCorners) {
   EXPECT_EQ(q.match, "platform");
   prof::LogRecord r;
   r.kind = "split";
-  r.precision = 'd';
+  r.precision = detail::Precision::d;
   r.size = 512;
   r.point = {1, 2, 3};
   r.kernel = {{"MWG", 32}};
@@ -507,7 +529,7 @@ TEST_F(ProfileDir, RoundTripOfTheCorners) {
   const auto back = prof::from_log_line(prof::to_log_line(r));
   ASSERT_TRUE(back.has_value());
   EXPECT_EQ(back->kind, "split");
-  EXPECT_EQ(back->precision, 'd');
+  EXPECT_EQ(back->precision, detail::Precision::d);
   EXPECT_EQ(back->point, r.point);
   EXPECT_EQ(back->kernel, r.kernel);
   EXPECT_EQ(back->gpu_parts, 20);
@@ -531,7 +553,7 @@ TEST_F(ProfileDir, DiscreteDevicesTuneASplitForTandemMemory) {
   std::optional<detail::seams::Override> seams(std::in_place,
                                                test::discrete(false, /*pin_every_block=*/true));
   auto o = tiny();
-  o.precisions = {'s'};
+  o.precisions = {detail::Precision::s};
   o.budget_evaluations = 1;  // the start point alone: top is that kernel
   o.model = false;
   o.start = {{"MWG", 32}, {"NWG", 32}, {"MDIMC", 8}, {"NDIMC", 8},   {"KWG", 16},   {"KUNROLL", 4},
@@ -570,7 +592,7 @@ TEST_F(ProfileDir, DiscreteDevicesTuneASplitForTandemMemory) {
   EXPECT_GT(ordinary, 0);
   EXPECT_GT(kernels, 0);
   EXPECT_GE(pipelines, 7) << "each kernel alone with every pipeline setting";
-  for (const auto& b : report.profile.precisions.at('s').buckets) {
+  for (const auto& b : report.profile.precisions.at(detail::Precision::s).buckets) {
     SCOPED_TRACE(b.size);
     for (const bool on_tandem_memory : {false, true})
       EXPECT_EQ((stored[{b.size, on_tandem_memory}]), 1)
@@ -595,12 +617,12 @@ TEST_F(ProfileDir, DiscreteDevicesTuneASplitForTandemMemory) {
 // share copies all of B, so a row split saves little and costs the CPU share. Hybrid does not.
 TEST_F(ProfileDir, AutoKeepsTheGpuAloneWhereBDominatesOnADiscreteDevice) {
   prof::Profile p = sample(here());
-  auto bucket = p.precisions.at('s').buckets.at(2);
+  auto bucket = p.precisions.at(detail::Precision::s).buckets.at(2);
   bucket.size = 256;
   bucket.gpu_parts = 40;
   bucket.cpu_threads = 1;
   bucket.resident.reset();
-  p.precisions.at('s').buckets = {bucket};
+  p.precisions.at(detail::Precision::s).buckets = {bucket};
   prof::save(p, prof::path_for(here()));
   std::optional<detail::seams::Override> seams(std::in_place, test::discrete());
   const auto run = [](int64_t m, int64_t n, int64_t k, Options o = {}) {
@@ -632,12 +654,12 @@ TEST_F(ProfileDir, AutoKeepsTheGpuAloneWhereBDominatesOnADiscreteDevice) {
 // (here by real calls on PoCL), or set through the seam.
 TEST_F(ProfileDir, AutoWeighsTheFeedFromOrdinaryMemoryOnADiscreteDevice) {
   prof::Profile p = sample(here());
-  auto bucket = p.precisions.at('s').buckets.at(1);
+  auto bucket = p.precisions.at(detail::Precision::s).buckets.at(1);
   bucket.size = 256;
   bucket.gpu_parts = 64;  // the GPU alone
   bucket.cpu_gflops = 10;
   bucket.gpu_gflops = 1e6;
-  p.precisions.at('s').buckets = {bucket};
+  p.precisions.at(detail::Precision::s).buckets = {bucket};
   prof::save(p, prof::path_for(here()));
   const int64_t n = 256;
   const auto run = [n](bool pinned) {
@@ -684,13 +706,13 @@ TEST_F(ProfileDir, AutoWeighsTheFeedFromOrdinaryMemoryOnADiscreteDevice) {
 // auto takes the resident split only when A, B and C are all in the device's pinned memory.
 TEST_F(ProfileDir, AutoUsesTheResidentSplitForTandemMemory) {
   prof::Profile p = sample(here());
-  auto& huge = p.precisions.at('s').buckets.at(2);
+  auto& huge = p.precisions.at(detail::Precision::s).buckets.at(2);
   huge.size = 256;  // the nearest bucket for the calls below
   huge.gpu_parts = 16;
   huge.resident->gpu_parts = 48;
   huge.resident->kernel = {};  // the bucket's kernel
   huge.resident->cpu_threads = 1;
-  p.precisions.at('s').buckets = {huge};
+  p.precisions.at(detail::Precision::s).buckets = {huge};
   prof::save(p, prof::path_for(here()));
   detail::seams::Override seams(test::discrete(false, /*pin_every_block=*/true));
   const int64_t n = 256;
@@ -715,7 +737,7 @@ TEST_F(ProfileDir, AutoUsesTheResidentSplitForTandemMemory) {
 // options and TANDEM_BALANCE still win, and the bucket's static neighbours stay static.
 TEST_F(ProfileDir, AutoFollowsTheBucketsBalance) {
   prof::Profile p = sample(here());
-  auto& big = p.precisions.at('s').buckets.at(1);
+  auto& big = p.precisions.at(detail::Precision::s).buckets.at(1);
   big.size = 256;
   big.gpu_parts = 32;
   big.kernel = {};
@@ -723,7 +745,7 @@ TEST_F(ProfileDir, AutoFollowsTheBucketsBalance) {
   prof::Bucket other = big;
   other.size = 1024;
   other.dynamic = false;
-  p.precisions.at('s').buckets = {big, other};
+  p.precisions.at(detail::Precision::s).buckets = {big, other};
   prof::save(p, prof::path_for(here()));
   auto call = [](int64_t n, const Options& o) {
     std::vector<float> a(n * n, 1.0f), b(n * n, 1.0f), c(n * n, 0.0f);
@@ -745,7 +767,7 @@ TEST_F(ProfileDir, AutoFollowsTheBucketsBalance) {
 // The split search measures its winner under dynamic balance too, logs it, and keeps the faster.
 TEST_F(ProfileDir, TheTunerChoosesTheFasterBalance) {
   auto o = tiny();
-  o.precisions = {'s'};
+  o.precisions = {detail::Precision::s};
   o.split_min = o.split_max = 8;  // a split in the middle, however it compares
   const auto report = tuner::tune(o);
   std::ifstream log(report.log);
@@ -753,7 +775,7 @@ TEST_F(ProfileDir, TheTunerChoosesTheFasterBalance) {
   for (std::string line; std::getline(log, line);)
     if (auto r = prof::from_log_line(line); r && r->kind == "split") records.push_back(*r);
   int interior = 0;
-  for (const auto& b : report.profile.precisions.at('s').buckets) {
+  for (const auto& b : report.profile.precisions.at(detail::Precision::s).buckets) {
     if (b.gpu_parts == 0 || b.gpu_parts == b.parts) continue;
     ++interior;
     const prof::LogRecord *stat = nullptr, *dyn = nullptr;
@@ -769,54 +791,59 @@ TEST_F(ProfileDir, TheTunerChoosesTheFasterBalance) {
 
 TEST_F(ProfileDir, ChoiceFollowsTheNearestBucket) {
   const prof::Profile p = sample(here());
-  EXPECT_EQ(prof::choose(p, false, 100, 100, 100).fraction, 0.0);  // under half of 256: CPU
-  EXPECT_EQ(prof::choose(p, false, 100, 100, 100).bucket, 0);
+  EXPECT_EQ(prof::choose(p, detail::Precision::s, 100, 100, 100).fraction,
+            0.0);  // under half of 256: CPU
+  EXPECT_EQ(prof::choose(p, detail::Precision::s, 100, 100, 100).bucket, 0);
   // Sent to the GPU anyway, such a call runs the smallest bucket's kernels, not the precision's.
   prof::Profile tiny_kernels = p;
-  prof::Bucket& smallest = tiny_kernels.precisions.at('s').buckets.at(0);
+  prof::Bucket& smallest = tiny_kernels.precisions.at(detail::Precision::s).buckets.at(0);
   smallest.kernel = {{"MWG", 16}, {"NWG", 16}, {"MDIMC", 4}, {"NDIMC", 4}};
   smallest.gpu_kernel = {{"MWG", 8}, {"NWG", 16}, {"MDIMC", 4}, {"NDIMC", 4}};
-  const auto below = prof::choose(tiny_kernels, false, 100, 100, 100);
+  const auto below = prof::choose(tiny_kernels, detail::Precision::s, 100, 100, 100);
   EXPECT_EQ(below.fraction, 0.0);
   EXPECT_EQ(below.kernel->at("MWG"), 16);
   EXPECT_EQ(below.gpu_kernel->at("MWG"), 8);
   EXPECT_FALSE(below.resident);
-  smallest.resident = p.precisions.at('s').buckets.at(2).resident;
+  smallest.resident = p.precisions.at(detail::Precision::s).buckets.at(2).resident;
   smallest.resident->gpu_parts = smallest.parts;  // the GPU alone on that memory
-  const auto below_resident = prof::choose(tiny_kernels, false, 100, 100, 100, /*resident=*/true);
+  const auto below_resident =
+      prof::choose(tiny_kernels, detail::Precision::s, 100, 100, 100, /*resident=*/true);
   EXPECT_EQ(below_resident.fraction, 0.0);
   EXPECT_EQ(below_resident.bucket, 0);
   EXPECT_EQ(below_resident.gpu_kernel->at("MWG"), 32) << "the kernel measured on that memory";
-  EXPECT_EQ(prof::choose(p, false, 100, 100, 100).gpu_kernel->at("MWG"), 32)
+  EXPECT_EQ(prof::choose(p, detail::Precision::s, 100, 100, 100).gpu_kernel->at("MWG"), 32)
       << "a bucket without kernels of its own leaves the precision's";
-  EXPECT_EQ(prof::choose(p, false, 300, 300, 300).bucket, 256);
-  const auto c = prof::choose(p, false, 4096, 4096, 1024);  // cbrt = 2580: nearest 2048
+  EXPECT_EQ(prof::choose(p, detail::Precision::s, 300, 300, 300).bucket, 256);
+  const auto c =
+      prof::choose(p, detail::Precision::s, 4096, 4096, 1024);  // cbrt = 2580: nearest 2048
   EXPECT_EQ(c.bucket, 2048);
   EXPECT_DOUBLE_EQ(c.fraction, 0.75);
   EXPECT_EQ(c.cpu_threads, 3);
   EXPECT_EQ(c.kernel->at("MWG"), 64);
   EXPECT_EQ(c.gpu_kernel->at("MWG"), 32) << "strategy gpu takes the GPU-only kernel";
-  const auto h = prof::choose(p, false, 8000, 8000, 8000);
+  const auto h = prof::choose(p, detail::Precision::s, 8000, 8000, 8000);
   EXPECT_EQ(h.bucket, 8192);
   EXPECT_EQ(h.gpu_kernel->at("MWG"), 128) << "the bucket's own GPU-only kernel comes first";
   EXPECT_FALSE(h.resident);
   EXPECT_DOUBLE_EQ(h.fraction, 0.75);
-  const auto hr = prof::choose(p, false, 8000, 8000, 8000, /*resident=*/true);
+  const auto hr = prof::choose(p, detail::Precision::s, 8000, 8000, 8000, /*resident=*/true);
   EXPECT_TRUE(hr.resident);
   EXPECT_DOUBLE_EQ(hr.fraction, 60.0 / 64.0);
   EXPECT_EQ(hr.cpu_threads, 7);
   EXPECT_EQ(hr.kernel->at("MWG"), 32);
   EXPECT_EQ(hr.gpu_kernel->at("MWG"), 128);
   prof::Profile q = p;
-  q.precisions.at('s').buckets.at(2).resident->gpu_parts = 64;  // the GPU alone on that memory
-  const auto gr = prof::choose(q, false, 8000, 8000, 8000, /*resident=*/true);
+  q.precisions.at(detail::Precision::s).buckets.at(2).resident->gpu_parts =
+      64;  // the GPU alone on that memory
+  const auto gr = prof::choose(q, detail::Precision::s, 8000, 8000, 8000, /*resident=*/true);
   EXPECT_DOUBLE_EQ(gr.fraction, 1.0);
   EXPECT_EQ(gr.gpu_kernel->at("MWG"), 32)
       << "strategy gpu takes the kernel measured on that memory";
-  const auto cr = prof::choose(p, false, 4096, 4096, 1024, /*resident=*/true);
+  const auto cr = prof::choose(p, detail::Precision::s, 4096, 4096, 1024, /*resident=*/true);
   EXPECT_FALSE(cr.resident) << "a bucket without a resident split keeps its own";
   EXPECT_DOUBLE_EQ(cr.fraction, 0.75);
-  EXPECT_EQ(prof::choose(p, true, 4096, 4096, 4096).fraction, 0.0) << "no dgemm entry: CPU";
+  EXPECT_EQ(prof::choose(p, detail::Precision::d, 4096, 4096, 4096).fraction, 0.0)
+      << "no dgemm entry: CPU";
 }
 
 TEST_F(ProfileDir, AProfileForAnotherSetupWarnsAndIsNotApplied) {

@@ -32,10 +32,11 @@ namespace {
 
 namespace prof = detail::profile;
 namespace gpu = detail::gpu;
+using detail::Precision;
 
 struct ParamSet {
   const char* name;
-  std::vector<bool> fp64;             // the precisions it is tested in
+  std::vector<Precision> precisions;  // the precisions it is tested in
   std::map<std::string, int> kernel;  // over the direct kernel's defaults
 };
 
@@ -44,10 +45,10 @@ struct ParamSet {
 // tiles, every vector width and both paddings. Each set's programs take PoCL seconds to build,
 // so most sets run in one precision, the two sharing them out.
 const ParamSet kSets[] = {
-    {"defaults", {false, true}, {{"KERNEL", 2}}},
-    {"gpu_defaults", {false}, *prof::direct_defaults(true).kernel},
+    {"defaults", {Precision::s, Precision::d}, {{"KERNEL", 2}}},
+    {"gpu_defaults", {Precision::s}, *prof::direct_defaults(true).kernel},
     {"tiny",
-     {true},
+     {Precision::d},
      {{"KERNEL", 2},
       {"MWG", 8},
       {"NWG", 8},
@@ -60,7 +61,7 @@ const ParamSet kSets[] = {
       {"PADA", 0},
       {"PADB", 1}}},
     {"uneven",
-     {false},
+     {Precision::s},
      {{"KERNEL", 2},
       {"MWG", 16},
       {"NWG", 32},
@@ -73,7 +74,7 @@ const ParamSet kSets[] = {
       {"PADA", 1},
       {"PADB", 1}}},
     {"wide",
-     {true},
+     {Precision::d},
      {{"KERNEL", 2},
       {"MWG", 32},
       {"NWG", 16},
@@ -165,30 +166,27 @@ void run_set(const ParamSet& set) {
 }
 
 // (set, precision) pairs, as the sets ask.
-std::vector<std::tuple<int, bool>> set_precisions() {
-  std::vector<std::tuple<int, bool>> out;
+std::vector<std::tuple<int, Precision>> set_precisions() {
+  std::vector<std::tuple<int, Precision>> out;
   for (int i = 0; i < kSetCount; ++i)
-    for (bool fp64 : kSets[i].fp64) out.emplace_back(i, fp64);
+    for (Precision precision : kSets[i].precisions) out.emplace_back(i, precision);
   return out;
 }
 
-class DirectKernel : public ::testing::TestWithParam<std::tuple<int, bool>> {};
+class DirectKernel : public ::testing::TestWithParam<std::tuple<int, Precision>> {};
 
 TEST_P(DirectKernel, MatchesReference) {
-  const auto [si, dbl] = GetParam();
-  if (dbl) {
-    const auto device = gpu::open_device("");
-    if (!gpu::info(*device).fp64) GTEST_SKIP() << "no fp64";
-    run_set<double>(kSets[si]);
-  } else {
-    run_set<float>(kSets[si]);
-  }
+  const auto [si, precision] = GetParam();
+  if (detail::needs_fp64(precision) && !gpu::info(*gpu::open_device("")).fp64)
+    GTEST_SKIP() << "no fp64";
+  detail::with_real_type(precision,
+                         [&, si = si](auto zero) { run_set<decltype(zero)>(kSets[si]); });
 }
 
 INSTANTIATE_TEST_SUITE_P(Sets, DirectKernel, ::testing::ValuesIn(set_precisions()),
-                         [](const ::testing::TestParamInfo<std::tuple<int, bool>>& p) {
-                           return std::string(kSets[std::get<0>(p.param)].name) +
-                                  (std::get<1>(p.param) ? "_d" : "_s");
+                         [](const ::testing::TestParamInfo<std::tuple<int, Precision>>& p) {
+                           return std::string(kSets[std::get<0>(p.param)].name) + "_" +
+                                  detail::letter(std::get<1>(p.param));
                          });
 
 // ---- which calls run it ----------------------------------------------------------------------
@@ -209,7 +207,7 @@ void save_profile(std::optional<int64_t> direct_below, bool with_kernel = true) 
     pp.direct_size = 64;
   }
   pp.direct_below = direct_below;
-  p.precisions['s'] = pp;
+  p.precisions[detail::Precision::s] = pp;
   prof::save(p, prof::path_for(p.identity));
   prof::forget();
 }
@@ -267,8 +265,8 @@ TEST(DirectChoice, WithoutTheFieldsTheDefaultsDecide) {
   const prof::Direct& defaults = prof::direct_defaults(is_gpu);
   save_profile(std::nullopt, /*with_kernel=*/false);
   const prof::Profile p = prof::load(prof::path_for(here()));
-  EXPECT_FALSE(p.precisions.at('s').direct_below.has_value());
-  EXPECT_EQ(prof::direct_for(&p, false, is_gpu).below, defaults.below);
+  EXPECT_FALSE(p.precisions.at(detail::Precision::s).direct_below.has_value());
+  EXPECT_EQ(prof::direct_for(&p, Precision::s, is_gpu).below, defaults.below);
   EXPECT_EQ(direct(kernel_of(24, 24, 24)), defaults.applies(24, 24, 24));
   save_profile(100, /*with_kernel=*/false);
   const std::string k = kernel_of(24, 24, 24);
@@ -276,7 +274,7 @@ TEST(DirectChoice, WithoutTheFieldsTheDefaultsDecide) {
   const auto expected = gpu::with_defaults(gpu::Limits{1024, 1 << 20, is_gpu}, {{"KERNEL", 2}});
   EXPECT_NE(k.find("MWG=" + std::to_string(expected.at("MWG")) + " "), std::string::npos) << k;
   // dgemm has no entry in the profile: the defaults'.
-  EXPECT_EQ(prof::direct_for(&p, true, is_gpu).below, defaults.below);
+  EXPECT_EQ(prof::direct_for(&p, Precision::d, is_gpu).below, defaults.below);
   prof::forget();
 }
 

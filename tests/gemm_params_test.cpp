@@ -25,6 +25,7 @@ namespace tandem {
 namespace {
 
 namespace gpu = detail::gpu;
+using detail::Precision;
 
 // A kernel file's "#ifndef NAME / #define NAME value" defaults.
 std::map<std::string, int> kernel_source_defaults(const std::string& src = kernels::gemm) {
@@ -51,7 +52,8 @@ TEST(GemmParams, DatabaseDefaultsAreTheKernelsOwn) {
     EXPECT_EQ(kernel.at(name), value) << name << ": kernels/gemm.cl and database/defaults.json";
   }
   for (const auto& [name, value] : kernel) {
-    if (name == "TRANS_A" || name == "TRANS_B") continue;  // the host's A_T and B_T, per call
+    // The host's, per call: A_T and B_T, and the call's precision.
+    if (name == "TRANS_A" || name == "TRANS_B" || name == "PRECISION") continue;
     EXPECT_EQ(gpu_defaults.count(name), 1u) << name << " is a kernel macro with no default";
   }
   for (const auto& [name, value] : cpu_defaults) EXPECT_EQ(gpu_defaults.count(name), 1u) << name;
@@ -71,12 +73,13 @@ TEST(GemmParams, DirectDefaultsAreTheDirectKernelsOwn) {
     EXPECT_EQ(kernel.at(name), value) << name << ": gemm_direct.cl and defaults.json";
   }
   for (const auto& [name, value] : kernel) {
-    if (name == "TRANS_A" || name == "TRANS_B") continue;
+    if (name == "TRANS_A" || name == "TRANS_B" || name == "PRECISION") continue;
     EXPECT_EQ(gpu_direct.count(name), 1u) << name << " is a direct kernel macro with no default";
   }
   EXPECT_EQ(gpu_direct.size(), cpu_direct.size());
   for (bool is_gpu : {true, false})
-    EXPECT_FALSE(gpu::check(gpu::direct_params(is_gpu), gpu::Limits{1024, 65536, is_gpu}, true));
+    EXPECT_FALSE(
+        gpu::check(gpu::direct_params(is_gpu), gpu::Limits{1024, 65536, is_gpu}, Precision::d));
 }
 
 gpu::Params params(const std::map<std::string, int>& overrides) {
@@ -85,20 +88,21 @@ gpu::Params params(const std::map<std::string, int>& overrides) {
 
 gpu::Violation::Kind kind_of(const std::map<std::string, int>& overrides,
                              const gpu::Limits& limits = {}) {
-  const auto v = gpu::check(params(overrides), limits, false);
+  const auto v = gpu::check(params(overrides), limits, Precision::s);
   EXPECT_TRUE(v.has_value()) << "accepted: " << detail::text::describe(params(overrides));
   return v ? v->kind : gpu::Violation::Kind::Host;
 }
 
 TEST(GemmParams, EachRuleRefusesWhatItShould) {
   using K = gpu::Violation::Kind;
-  EXPECT_FALSE(gpu::check(params({}), gpu::Limits{}, false));
+  EXPECT_FALSE(gpu::check(params({}), gpu::Limits{}, Precision::s));
   EXPECT_EQ(kind_of({{"VW", 3}}), K::Kernel);
   EXPECT_EQ(kind_of({{"MWG", 30}, {"MDIMC", 8}}), K::Kernel);
   EXPECT_EQ(kind_of({{"KERNEL", 3}}), K::Kernel);
   EXPECT_EQ(kind_of({{"KWG", 0}}), K::Kernel);
   // A read as stored (KWG wide) is fine with VW = 4; read transposed its tile is MWG = 66 wide.
-  EXPECT_FALSE(gpu::check(params({{"MWG", 66}, {"MDIMC", 6}, {"A_T", 0}}), gpu::Limits{}, false));
+  EXPECT_FALSE(
+      gpu::check(params({{"MWG", 66}, {"MDIMC", 6}, {"A_T", 0}}), gpu::Limits{}, Precision::s));
   EXPECT_EQ(kind_of({{"MWG", 66}, {"MDIMC", 6}, {"A_T", 1}}), K::Kernel);
   EXPECT_EQ(kind_of({{"MWG", 66}, {"MDIMC", 6}, {"A_T", -1}}), K::Kernel)
       << "the caller may transpose";
@@ -141,7 +145,7 @@ TEST(GemmParams, TheDirectKernelsRules) {
     o["KERNEL"] = gpu::kDirect;
     return o;
   };
-  EXPECT_FALSE(gpu::check(params(direct({})), gpu::Limits{}, false));
+  EXPECT_FALSE(gpu::check(params(direct({})), gpu::Limits{}, Precision::s));
   EXPECT_EQ(params(direct({})).count("SA"), 0u) << "kernels/gemm.cl's names are not the direct's";
   EXPECT_THROW(params(direct({{"SA", 1}})), Error);
   EXPECT_THROW(params({{"VWA", 2}}), Error) << "VWA is the direct kernel's alone";
@@ -158,20 +162,53 @@ TEST(GemmParams, TheDirectKernelsRules) {
   EXPECT_EQ(gpu::local_bytes(p, 4), 4u * 16 * (33 + 64));
   gpu::Limits small;
   small.local_mem_bytes = 4 * 16 * (33 + 64) - 1;
-  EXPECT_EQ(gpu::check(p, small, false)->kind, K::Device);
+  EXPECT_EQ(gpu::check(p, small, Precision::s)->kind, K::Device);
+}
+
+// The kernels have no complex codelet yet: check() refuses c and z first, as a kernel rule, for
+// any set and any device, and resolution with them; a build that goes ahead anyway stops at the
+// kernels' own #error, which names what is missing. s and d are built with their PRECISION.
+TEST(GemmParams, ComplexPrecisionsAreRefusedBeforeAnyBuild) {
+  const auto device = gpu::open_device("");
+  const gpu::Limits limits = gpu::limits_of(gpu::info(*device));
+  for (const auto& overrides : std::vector<std::map<std::string, int>>{{}, {{"KERNEL", 2}}}) {
+    const gpu::Params set = gpu::with_defaults(limits, overrides);
+    for (Precision precision : {Precision::c, Precision::z}) {
+      const std::string gemm = detail::routine_name(precision, "gemm").str();
+      SCOPED_TRACE(gemm + " " + detail::text::describe(set));
+      const auto v = gpu::check(set, gpu::Limits{1 << 20, 1 << 30, true}, precision);
+      ASSERT_TRUE(v.has_value());
+      EXPECT_EQ(v->kind, gpu::Violation::Kind::Kernel);
+      EXPECT_NE(v->message.find(gemm + " has no GPU kernel yet"), std::string::npos) << v->message;
+      EXPECT_NE(v->message.find("complex multiply-add codelet"), std::string::npos) << v->message;
+      EXPECT_THROW(gpu::resolved(limits, precision, overrides), Error);
+      const gpu::BuildReport r = gpu::inspect(*device, precision, false, false, set);
+      EXPECT_FALSE(r.built);
+      const std::string code = precision == Precision::c ? "3232" : "6464";
+      EXPECT_NE(r.source.find("#define PRECISION " + code + "\n"), std::string::npos);
+      EXPECT_NE(r.log.find("needs the complex multiply-add codelet"), std::string::npos) << r.log;
+    }
+    for (Precision precision : {Precision::s, Precision::d}) {
+      if (detail::needs_fp64(precision) && !gpu::info(*device).fp64) continue;
+      const std::string code = precision == Precision::s ? "32" : "64";
+      const gpu::BuildReport r = gpu::inspect(*device, precision, false, false, set);
+      EXPECT_TRUE(r.built) << r.log;
+      EXPECT_NE(r.source.find("#define PRECISION " + code + "\n"), std::string::npos);
+    }
+  }
 }
 
 // The register-tile bound refuses none of the tuned kernels the database ships, on a device
 // with room for each (the largest, the H100's sgemm kernel, needs 164 KiB of private memory).
 TEST(GemmParams, TheDatabasesKernelsFitTheRegisterTileBound) {
   int kernels = 0;
-  const auto fits = [&kernels](const detail::profile::Profile& profile, char precision,
+  const auto fits = [&kernels](const detail::profile::Profile& profile, Precision precision,
                                const std::map<std::string, int>& kernel) {
     if (kernel.empty()) return;
     ++kernels;
     const gpu::Limits roomy{1024, 1 << 20,
                             profile.identity.platform != "Portable Computing Language"};
-    const auto verdict = gpu::check(gpu::with_defaults(roomy, kernel), roomy, precision == 'd');
+    const auto verdict = gpu::check(gpu::with_defaults(roomy, kernel), roomy, precision);
     EXPECT_FALSE(verdict) << profile.origin << ": " << verdict->message;
   };
   for (const auto& profile : detail::profile::builtin())
@@ -191,17 +228,17 @@ TEST(GemmParams, TheDatabasesKernelsFitTheRegisterTileBound) {
 // a device limit exceeds a limit the device reports.
 // The direct kernel's space and the small-tile one are smaller, and sampled less.
 enum class Which { Tiled, Direct, SmallTiles };
-void sample_the_space(bool fp64, Which which = Which::Tiled) {
+void sample_the_space(Precision precision, Which which = Which::Tiled) {
   const auto device = gpu::open_device("");
   const gpu::DeviceInfo& di = gpu::info(*device);
-  if (fp64 && !di.fp64) GTEST_SKIP() << di.describe() << " has no fp64";
+  if (detail::needs_fp64(precision) && !di.fp64) GTEST_SKIP() << di.describe() << " has no fp64";
   const gpu::Limits limits = gpu::limits_of(di);
   const tuner::DeviceLimits tuner_limits{di.max_work_group, di.local_mem_bytes, di.is_gpu, false};
-  const tuner::Space space = which == Which::Direct ? tuner::direct_space(tuner_limits, fp64)
+  const tuner::Space space = which == Which::Direct ? tuner::direct_space(tuner_limits, precision)
                              : which == Which::SmallTiles
-                                 ? tuner::small_tile_space(tuner_limits, fp64)
-                                 : tuner::gemm_space(tuner_limits, fp64);
-  std::mt19937_64 rng(fp64 ? 11 : 7);
+                                 ? tuner::small_tile_space(tuner_limits, precision)
+                                 : tuner::gemm_space(tuner_limits, precision);
+  std::mt19937_64 rng(precision == Precision::d ? 11 : 7);
   const bool smaller = which != Which::Tiled;
   const int kAcceptedToBuild = smaller ? 8 : 25, kRefusedToBuild = smaller ? 20 : 60;
   constexpr int kDraws = 6000;
@@ -212,15 +249,15 @@ void sample_the_space(bool fp64, Which which = Which::Tiled) {
     for (size_t i = 0; i < p.size(); ++i)
       p[i] = static_cast<int>(rng() % space.parameters[i].values.size());
     const gpu::Params set = gpu::with_defaults(limits, tuner::kernel_params(space, p));
-    const auto verdict = gpu::check(set, limits, fp64);
+    const auto verdict = gpu::check(set, limits, precision);
     const std::string what = space.describe(p);
     if (!verdict) {
       if (accepted++ >= kAcceptedToBuild) continue;
-      EXPECT_NO_THROW(gpu::prebuild(*device, fp64, false, false, set)) << what;
+      EXPECT_NO_THROW(gpu::prebuild(*device, precision, false, false, set)) << what;
     } else if (verdict->kind == gpu::Violation::Kind::Kernel) {
       if (refused++ >= kRefusedToBuild) continue;
       try {
-        gpu::prebuild(*device, fp64, false, false, set);
+        gpu::prebuild(*device, precision, false, false, set);
         ADD_FAILURE() << "refused (" << verdict->message << ") but built: " << what;
       } catch (const Error& e) {
         EXPECT_EQ(e.cl_call(), "clBuildProgram") << e.what();
@@ -231,8 +268,9 @@ void sample_the_space(bool fp64, Which which = Which::Tiled) {
       ++device_limits;
       const uint64_t group = uint64_t(set.at("MDIMC")) * uint64_t(set.at("NDIMC"));
       EXPECT_TRUE(group > di.max_work_group ||
-                  gpu::local_bytes(set, fp64 ? 8 : 4) > di.local_mem_bytes ||
-                  group * gpu::private_bytes(set, fp64 ? 8 : 4) > (uint64_t{4} << 20))
+                  gpu::local_bytes(set, detail::element_bytes(precision)) > di.local_mem_bytes ||
+                  group * gpu::private_bytes(set, detail::element_bytes(precision)) >
+                      (uint64_t{4} << 20))
           << what;
     }
   }
@@ -326,16 +364,16 @@ TEST(GemmParams, FactsAreTheSetsOwnValues) {
     for (const auto& overrides : std::vector<std::map<std::string, int>>{{}, {{"KERNEL", 2}}}) {
       gpu::Limits limits;
       limits.is_gpu = is_gpu;
-      EXPECT_NO_THROW(gpu::facts_of(gpu::resolved(limits, false, overrides)));
+      EXPECT_NO_THROW(gpu::facts_of(gpu::resolved(limits, Precision::s, overrides)));
     }
 }
 
-TEST(GemmParams, TunerSpaceSampleSingle) { sample_the_space(false); }
-TEST(GemmParams, TunerSpaceSampleDouble) { sample_the_space(true); }
-TEST(GemmParams, DirectSpaceSampleSingle) { sample_the_space(false, Which::Direct); }
-TEST(GemmParams, DirectSpaceSampleDouble) { sample_the_space(true, Which::Direct); }
-TEST(GemmParams, SmallTileSpaceSampleSingle) { sample_the_space(false, Which::SmallTiles); }
-TEST(GemmParams, SmallTileSpaceSampleDouble) { sample_the_space(true, Which::SmallTiles); }
+TEST(GemmParams, TunerSpaceSampleSingle) { sample_the_space(Precision::s); }
+TEST(GemmParams, TunerSpaceSampleDouble) { sample_the_space(Precision::d); }
+TEST(GemmParams, DirectSpaceSampleSingle) { sample_the_space(Precision::s, Which::Direct); }
+TEST(GemmParams, DirectSpaceSampleDouble) { sample_the_space(Precision::d, Which::Direct); }
+TEST(GemmParams, SmallTileSpaceSampleSingle) { sample_the_space(Precision::s, Which::SmallTiles); }
+TEST(GemmParams, SmallTileSpaceSampleDouble) { sample_the_space(Precision::d, Which::SmallTiles); }
 
 }  // namespace
 }  // namespace tandem

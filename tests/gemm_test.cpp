@@ -31,7 +31,8 @@ struct StrategyCase {
 
 // The built-in H100 entry's kernel for tandem_malloc memory in its bucket of `size` for
 // `precision` (empty if there is none: H100EntryHasItsPinnedKernels fails then).
-std::map<std::string, int> h100_resident_kernel(int64_t size, char precision = 's') {
+std::map<std::string, int> h100_resident_kernel(
+    int64_t size, detail::Precision precision = detail::Precision::s) {
   for (const auto& p : detail::profile::builtin()) {
     const auto s = p.precisions.find(precision);
     if (p.origin != "built-in:nvidia-h100" || s == p.precisions.end()) continue;
@@ -173,7 +174,8 @@ const StrategyCase kStrategies[] = {
     // pinned operands; each runs in both precisions.
     {"gpu_pinned_h100_256", Strategy::Gpu, 1.0, true, h100_resident_kernel(256), 0, true},
     {"gpu_pinned_h100_1024", Strategy::Gpu, 1.0, true, h100_resident_kernel(1024), 0, true},
-    {"gpu_pinned_h100_d512", Strategy::Gpu, 1.0, true, h100_resident_kernel(512, 'd'), 0, true},
+    {"gpu_pinned_h100_d512", Strategy::Gpu, 1.0, true,
+     h100_resident_kernel(512, detail::Precision::d), 0, true},
     // tandem_malloc's pinned memory on a discrete device: copies straight from and into it.
     {"gpu_pinned", Strategy::Gpu, 1.0, true, {}, 0, true},
     {"hybrid_pinned_tiled",
@@ -335,10 +337,12 @@ INSTANTIATE_TEST_SUITE_P(All, GemmTest,
 // small calls from tandem_malloc memory"); without them those cases would test the default kernel.
 TEST(GemmKernels, H100EntryHasItsPinnedKernels) {
   for (const auto& [size, precision] :
-       {std::pair<int64_t, char>{256, 's'}, {1024, 's'}, {512, 'd'}}) {
+       {std::pair<int64_t, detail::Precision>{256, detail::Precision::s},
+        {1024, detail::Precision::s},
+        {512, detail::Precision::d}}) {
     const auto kernel = h100_resident_kernel(size, precision);
-    const std::string name =
-        std::string("gpu_pinned_h100_") + (precision == 'd' ? "d" : "") + std::to_string(size);
+    const std::string name = std::string("gpu_pinned_h100_") +
+                             (precision == detail::Precision::d ? "d" : "") + std::to_string(size);
     ASSERT_FALSE(kernel.empty()) << name;
     EXPECT_EQ(kernel.at("KERNEL"), 1) << name;
     EXPECT_EQ(kernel.at("A_T"), -1) << name;  // A and B as stored: no transpose launch

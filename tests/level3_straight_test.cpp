@@ -32,6 +32,7 @@
 #include <type_traits>
 #include <vector>
 
+#include "base/precision.hpp"
 #include "blas3/dropin/blas_entries.hpp"
 #include "xerbla_recorder.hpp"
 
@@ -46,7 +47,8 @@ const char* const kOut = "TANDEM_TEST_LEVEL3_DRAWS";
 // One call's arguments, drawn.
 struct Draw {
   int routine = 0;  // syrk, syr2k, symm, trmm, trsm
-  bool cblas = false, fp64 = false;
+  bool cblas = false;
+  tandem::detail::Precision precision = tandem::detail::Precision::s;
   int layout = CblasColMajor;
   char side = 'L', uplo = 'U', trans = 'N', diag = 'N';  // Fortran characters
   int e_side = CblasLeft, e_uplo = CblasUpper, e_trans = CblasNoTrans, e_diag = CblasNonUnit;
@@ -56,12 +58,12 @@ struct Draw {
   std::string describe() const {
     static const char* const names[] = {"syrk", "syr2k", "symm", "trmm", "trsm"};
     std::ostringstream s;
-    s << (cblas ? "cblas_" : "") << (fp64 ? "d" : "s") << names[routine] << " layout " << layout
-      << " side '" << side << "'/" << e_side << " uplo '" << uplo << "'/" << e_uplo << " trans '"
-      << trans << "'/" << e_trans << " diag '" << diag << "'/" << e_diag << " m " << m << " n " << n
-      << " k " << k << " lda " << lda << " ldb " << ldb << " ldc " << ldc << " alpha " << alpha
-      << " beta " << beta << (null_a ? " A=NULL" : "") << (null_b ? " B=NULL" : "")
-      << (null_c ? " C=NULL" : "") << (nan_c ? " C=NaN" : "");
+    s << (cblas ? "cblas_" : "") << tandem::detail::routine_name(precision, names[routine]).c_str()
+      << " layout " << layout << " side '" << side << "'/" << e_side << " uplo '" << uplo << "'/"
+      << e_uplo << " trans '" << trans << "'/" << e_trans << " diag '" << diag << "'/" << e_diag
+      << " m " << m << " n " << n << " k " << k << " lda " << lda << " ldb " << ldb << " ldc "
+      << ldc << " alpha " << alpha << " beta " << beta << (null_a ? " A=NULL" : "")
+      << (null_b ? " B=NULL" : "") << (null_c ? " C=NULL" : "") << (nan_c ? " C=NaN" : "");
     return s.str();
   }
 };
@@ -82,7 +84,7 @@ Draw draw(std::mt19937& rng) {
   Draw d;
   d.routine = pick(5);
   d.cblas = one_in(2);
-  d.fp64 = one_in(2);
+  d.precision = one_in(2) ? tandem::detail::Precision::d : tandem::detail::Precision::s;
   d.layout = one_in(40) ? 7 : one_in(2) ? CblasRowMajor : CblasColMajor;
   d.side = letter("LR");
   d.uplo = letter("UL");
@@ -199,7 +201,9 @@ std::string all_draws() {
   for (int i = 0; i < kDraws; ++i) {
     const Draw d = draw(rng);
     lines << i << " " << d.describe() << " -> "
-          << (d.fp64 ? run<double>(d, rng) : run<float>(d, rng)) << "\n";
+          << tandem::detail::with_real_type(d.precision,
+                                            [&](auto zero) { return run<decltype(zero)>(d, rng); })
+          << "\n";
   }
   return lines.str();
 }

@@ -15,6 +15,7 @@
 #include <string>
 #include <vector>
 
+#include "base/precision.hpp"
 #include "tandem/tandem.hpp"
 
 namespace tandem::detail::level3 {
@@ -95,7 +96,7 @@ const double kRoutes[] = {-1, 0, 200};  // none, every product, products of 200 
 
 template <class T>
 std::string label(const char* routine, double route) {
-  return std::string(std::is_same_v<T, float> ? "s" : "d") + routine + " route " +
+  return detail::routine_name(detail::precision_of<T>(), routine).str() + " route " +
          std::to_string(static_cast<int>(route));
 }
 

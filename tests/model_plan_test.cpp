@@ -85,7 +85,7 @@ prof::Profile profile_with(const prof::Identity& id, const cost::Model& m) {
   pp.buckets = {b};
   pp.model = m;
   pp.observations = {{"cpu", 64, 64, 64, 0, 2, 0, false, false, 0, 1e-4, 1.1e-4}};
-  p.precisions['s'] = pp;
+  p.precisions[detail::Precision::s] = pp;
   return p;
 }
 
@@ -124,10 +124,10 @@ TEST_F(ModelPlan, TheModelSurvivesTheProfileAndABrokenOneIsRefused) {
   const prof::Profile p = profile_with(identity_of(""), model(500, 50, true));
   const prof::Profile q = prof::from_json(prof::to_json(p));
   EXPECT_EQ(prof::to_json(q), prof::to_json(p));
-  ASSERT_TRUE(q.precisions.at('s').model);
-  EXPECT_EQ(q.precisions.at('s').model->device.bus_in, 20e9);
-  ASSERT_EQ(q.precisions.at('s').observations.size(), 1u);
-  EXPECT_EQ(q.precisions.at('s').observations[0].predicted, 1.1e-4);
+  ASSERT_TRUE(q.precisions.at(detail::Precision::s).model);
+  EXPECT_EQ(q.precisions.at(detail::Precision::s).model->device.bus_in, 20e9);
+  ASSERT_EQ(q.precisions.at(detail::Precision::s).observations.size(), 1u);
+  EXPECT_EQ(q.precisions.at(detail::Precision::s).observations[0].predicted, 1.1e-4);
   const std::string text = prof::to_json(p);
   auto broken = [&](const std::string& from, const std::string& to) {
     std::string t = text;
@@ -423,7 +423,7 @@ TEST_F(ModelPlan, AutoOffersEveryGpuWhereTheModelsSayItPays) {
 // without it, none.
 TEST_F(ModelPlan, TheTunerFitsAndStoresAModel) {
   tuner::TuneOptions o;
-  o.precisions = {'s'};
+  o.precisions = {detail::Precision::s};
   o.budget_evaluations = 2;
   o.sizes = {64, 128};
   o.kernel_size = 128;
@@ -434,7 +434,7 @@ TEST_F(ModelPlan, TheTunerFitsAndStoresAModel) {
   const auto report = tuner::tune(o);
   EXPECT_EQ(report.precisions.at(0).model_failure, "");
   const prof::Profile p = prof::load(report.saved);
-  const auto& pp = p.precisions.at('s');
+  const auto& pp = p.precisions.at(detail::Precision::s);
   ASSERT_TRUE(pp.model);
   EXPECT_TRUE(pp.model->usable());
   int kinds = 0;
@@ -457,7 +457,7 @@ TEST_F(ModelPlan, TheTunerFitsAndStoresAModel) {
   fs::remove(report.saved);
   o.model = false;
   const auto without = tuner::tune(o);
-  EXPECT_FALSE(prof::load(without.saved).precisions.at('s').model);
+  EXPECT_FALSE(prof::load(without.saved).precisions.at(detail::Precision::s).model);
 }
 
 }  // namespace

@@ -106,8 +106,8 @@ std::string run_call(const std::map<std::string, int>& kernel, const Call& c, ui
   } catch (const Error& e) {
     return std::string("the call failed: ") + e.what();
   }
-  const std::string what =
-      std::string(sizeof(T) == 8 ? "dgemm" : "sgemm") + " " + detail::text::describe(kernel);
+  const std::string what = detail::routine_name(detail::precision_of<T>(), "gemm").str() + " " +
+                           detail::text::describe(kernel);
   expect_matches(cm, before, ref, c.k, what);
   return "";
 }
@@ -157,8 +157,8 @@ std::vector<tuner::Point> sample(const tuner::Space& space, int count, std::mt19
 
 // Runs one kernel variant's calls and fails each one that is wrong or that Oclgrind reported on,
 // naming it. Returns the number of calls.
-int run_variant(const std::map<std::string, int>& kernel, bool fp64, OclgrindLog& log,
-                std::mt19937_64& rng) {
+int run_variant(const std::map<std::string, int>& kernel, detail::Precision precision,
+                OclgrindLog& log, std::mt19937_64& rng) {
   int runs = 0;
   const int only = env_int("TANDEM_OCLGRIND_CALL", -1);
   for (int i = 0; i < static_cast<int>(std::size(kCalls)); ++i) {
@@ -176,17 +176,17 @@ int run_variant(const std::map<std::string, int>& kernel, bool fp64, OclgrindLog
     else
       values.pad_rows = false;
     const detail::seams::Override seam(values);
-    const std::string failed =
-        fp64 ? run_call<double>(kernel, c, rng()) : run_call<float>(kernel, c, rng());
+    const std::string failed = detail::with_real_type(
+        precision, [&](auto zero) { return run_call<decltype(zero)>(kernel, c, rng()); });
     ++runs;
     const std::string report = log.news();
-    const std::string where = std::string(fp64 ? "dgemm" : "sgemm") + " m=" + std::to_string(c.m) +
-                              " n=" + std::to_string(c.n) + " k=" + std::to_string(c.k) +
-                              (c.layout == Layout::ColMajor ? " col-major" : " row-major") +
-                              (c.ta ? " A^T" : "") + (c.tb ? " B^T" : "") +
-                              (c.unified ? " as on an APU" : " as on a discrete GPU") +
-                              "; to run this kernel alone: TANDEM_OCLGRIND_KERNEL='" +
-                              detail::text::describe(kernel) + "'";
+    const std::string where =
+        detail::routine_name(precision, "gemm").str() + " m=" + std::to_string(c.m) +
+        " n=" + std::to_string(c.n) + " k=" + std::to_string(c.k) +
+        (c.layout == Layout::ColMajor ? " col-major" : " row-major") + (c.ta ? " A^T" : "") +
+        (c.tb ? " B^T" : "") + (c.unified ? " as on an APU" : " as on a discrete GPU") +
+        "; to run this kernel alone: TANDEM_OCLGRIND_KERNEL='" + detail::text::describe(kernel) +
+        "'";
     EXPECT_EQ(failed, "") << where;
     EXPECT_EQ(report, "") << "Oclgrind reported, for " << where << ":\n" << report;
   }
@@ -204,32 +204,31 @@ TEST(Oclgrind, KernelVariantsOfTheTunersSpace) {
   // process (tests/oclgrind.sh, a process for each variant).
   std::mt19937_64 rng(static_cast<uint64_t>(env_int("TANDEM_OCLGRIND_SEED", 16)));
   const int count = env_int("TANDEM_OCLGRIND_KERNELS", 24);
-  std::vector<std::pair<bool, std::map<std::string, int>>> variants;
+  std::vector<std::pair<detail::Precision, std::map<std::string, int>>> variants;
   const char* kept = std::getenv("TANDEM_OCLGRIND_SAMPLE");
   const bool from_file = kept != nullptr && *kept != '\0' && std::ifstream(kept).good();
   if (from_file) {
     std::ifstream in(kept);
-    int fp64 = 0;
-    std::string params;
-    while (in >> fp64 && std::getline(in >> std::ws, params))
-      variants.emplace_back(fp64 != 0, detail::text::parse_params(params));
+    std::string letter, params;
+    while (in >> letter && std::getline(in >> std::ws, params))
+      variants.emplace_back(detail::parse_precision(letter), detail::text::parse_params(params));
   }
-  for (bool fp64 : {false, true}) {
+  for (detail::Precision precision : {detail::Precision::s, detail::Precision::d}) {
     if (from_file) break;
-    if (fp64 && !info.fp64) continue;
+    if (detail::needs_fp64(precision) && !info.fp64) continue;
     if (const char* one = std::getenv("TANDEM_OCLGRIND_KERNEL"); one != nullptr && *one != '\0') {
-      variants.emplace_back(fp64, detail::text::parse_params(one));
+      variants.emplace_back(precision, detail::text::parse_params(one));
       continue;
     }
     const tuner::DeviceLimits limits{info.max_work_group, info.local_mem_bytes, info.is_gpu};
-    const tuner::Space space = tuner::gemm_space(limits, fp64);
+    const tuner::Space space = tuner::gemm_space(limits, precision);
     for (const tuner::Point& p : sample(space, count, rng))
-      variants.emplace_back(fp64, tuner::kernel_params(space, p));
+      variants.emplace_back(precision, tuner::kernel_params(space, p));
   }
   if (kept != nullptr && *kept != '\0' && !from_file) {
     std::ofstream out(kept);
-    for (const auto& [fp64, params] : variants)
-      out << (fp64 ? 1 : 0) << ' ' << detail::text::describe(params) << '\n';
+    for (const auto& [precision, params] : variants)
+      out << precision << ' ' << detail::text::describe(params) << '\n';
   }
   // TANDEM_OCLGRIND_VARIANT=i runs the i-th alone (tests/oclgrind.sh, a process for each).
   const int only = env_int("TANDEM_OCLGRIND_VARIANT", -1);

@@ -13,11 +13,13 @@
 #include <fstream>
 #include <functional>
 #include <nlohmann/json.hpp>
+#include <stdexcept>
 #include <string>
 #include <tuple>
 
 #include "profile/architecture.hpp"
 #include "profile/database.hpp"
+#include "profile/defaults.hpp"
 #include "profile/json.hpp"
 #include "profile/store.hpp"
 #include "tandem_builtin_profiles.hpp"
@@ -53,7 +55,10 @@ std::string refusal(const std::string& text) {
 
 TEST(Profile, IntegersMustBeIntegersInRange) {
   EXPECT_EQ(refusal(profile_text(kBucket)), "");
-  EXPECT_EQ(prof::from_json(profile_text(kBucket)).precisions.at('s').gpu_kernel.at("MWG"), 64);
+  EXPECT_EQ(prof::from_json(profile_text(kBucket))
+                .precisions.at(detail::Precision::s)
+                .gpu_kernel.at("MWG"),
+            64);
   // Truncated to 64 before, silently.
   EXPECT_NE(refusal(profile_text(kBucket, "{\"MWG\": 64.7}"))
                 .find("kernel parameter MWG = 64.7 is not an integer"),
@@ -293,7 +298,7 @@ namespace {
 // its threshold.
 prof::Profile full_profile() {
   prof::Profile p = prof::from_json(profile_text(kBucket));
-  prof::PrecisionProfile& pp = p.precisions.at('s');
+  prof::PrecisionProfile& pp = p.precisions.at(detail::Precision::s);
   prof::Bucket& b = pp.buckets.at(0);
   b.gpu_kernel = {{"MWG", 32}};
   b.resident.emplace();
@@ -373,34 +378,78 @@ TEST(ProfileRanges, AbsurdValuesAreRefusedByName) {
   }
 }
 
+// A profile's sections are keyed by the precisions' letters: a section for c or z reads as s's
+// does and is written back the same, with the same ranges; a letter no precision has is refused.
+// Nothing tunes c or z yet, so what they say is only kept.
+TEST(ProfileRanges, ComplexSectionsReadAsRealOnes) {
+  const std::string s_section =
+      nlohmann::json::parse(prof::to_json(full_profile())).at("precisions").at("s").dump();
+  nlohmann::json j = nlohmann::json::parse(prof::to_json(full_profile()));
+  for (const char* letter : {"c", "z"}) j["precisions"][letter] = nlohmann::json::parse(s_section);
+  const prof::Profile p = prof::from_json(j.dump());
+  ASSERT_EQ(p.precisions.size(), 3u);
+  EXPECT_EQ(prof::to_json(p), j.dump(2) + "\n") << "read and written back as is";
+  for (detail::Precision precision : {detail::Precision::c, detail::Precision::z}) {
+    ASSERT_EQ(p.precisions.count(precision), 1u) << precision;
+    EXPECT_EQ(p.precisions.at(precision).buckets.size(),
+              p.precisions.at(detail::Precision::s).buckets.size());
+  }
+  nlohmann::json out = j;
+  out["precisions"]["z"]["buckets"][0]["cpu_gflops"] = -1;
+  EXPECT_NE(refusal(out.dump()).find("precisions.z.buckets[0].cpu_gflops = -1 is outside"),
+            std::string::npos)
+      << refusal(out.dump());
+  for (const char* wrong : {"x", "S", "sd", ""}) {
+    nlohmann::json bad = nlohmann::json::parse(prof::to_json(full_profile()));
+    bad["precisions"][wrong] = nlohmann::json::parse(s_section);
+    EXPECT_EQ(refusal(bad.dump()), std::string("unknown precision '") + wrong + "'");
+  }
+}
+
+// The database's level-3 diagonal is kept by precision: s and d have theirs, and a precision
+// without one is an error that says so.
+TEST(ProfileDefaults, Level3DiagonalByPrecision) {
+  EXPECT_EQ(prof::level3_min_diagonal(detail::Precision::s), 2048);
+  EXPECT_EQ(prof::level3_min_diagonal(detail::Precision::d), 1024);
+  try {
+    prof::level3_min_diagonal(detail::Precision::z);
+    ADD_FAILURE() << "zgemm's diagonal was found";
+  } catch (const std::logic_error& e) {
+    EXPECT_NE(std::string(e.what()).find("level3.min_diagonal has no entry for precision z"),
+              std::string::npos)
+        << e.what();
+  }
+}
+
 // What would be refused when read is never written, and a fit out of range (as a quick tune on a
 // busy machine fitted one: a CPU at 4.9e276 GFLOPS) is left out before the co-tuner stores it,
 // the rest of the profile kept.
 TEST(ProfileRanges, NothingOutOfRangeIsWritten) {
   prof::Profile p = full_profile();
   EXPECT_TRUE(prof::drop_models_out_of_range(p).empty());
-  ASSERT_TRUE(p.precisions.at('s').model.has_value());
-  p.precisions.at('s').model->cpu.gflops_by_threads = {{1, 4.9e276}};
+  ASSERT_TRUE(p.precisions.at(detail::Precision::s).model.has_value());
+  p.precisions.at(detail::Precision::s).model->cpu.gflops_by_threads = {{1, 4.9e276}};
   const fs::path file = profile_dir() / "out-of-range.json";
   EXPECT_THROW(prof::save(p, file), std::runtime_error);
   EXPECT_FALSE(fs::exists(file));
   const auto dropped = prof::drop_models_out_of_range(p);
   ASSERT_EQ(dropped.size(), 1u);
-  EXPECT_NE(dropped.at('s').find(
-                "precisions.s.model.cpu.gflops_by_threads[0][1] = 4.9e+276 is outside its range"),
-            std::string::npos)
-      << dropped.at('s');
-  EXPECT_FALSE(p.precisions.at('s').model.has_value());
-  EXPECT_TRUE(p.precisions.at('s').observations.empty());
+  EXPECT_NE(
+      dropped.at(detail::Precision::s)
+          .find("precisions.s.model.cpu.gflops_by_threads[0][1] = 4.9e+276 is outside its range"),
+      std::string::npos)
+      << dropped.at(detail::Precision::s);
+  EXPECT_FALSE(p.precisions.at(detail::Precision::s).model.has_value());
+  EXPECT_TRUE(p.precisions.at(detail::Precision::s).observations.empty());
   prof::save(p, file);
-  EXPECT_EQ(prof::load(file).precisions.at('s').buckets.size(), 1u);
+  EXPECT_EQ(prof::load(file).precisions.at(detail::Precision::s).buckets.size(), 1u);
 }
 
 // A bucket's confirmation (what the tune's interleaved rounds said) survives a save and a load,
 // and a verdict the tune never writes is refused by name.
 TEST(ProfileConfirmation, RoundTripsAndAnUnknownVerdictIsRefused) {
   const prof::Profile back = prof::from_json(prof::to_json(full_profile()));
-  const prof::Bucket& b = back.precisions.at('s').buckets.at(0);
+  const prof::Bucket& b = back.precisions.at(detail::Precision::s).buckets.at(0);
   EXPECT_EQ(b.confirmation.verdict, "too noisy");
   EXPECT_EQ(b.confirmation.note, "too noisy to decide: the CPU alone kept");
   ASSERT_TRUE(b.resident);
@@ -411,7 +460,11 @@ TEST(ProfileConfirmation, RoundTripsAndAnUnknownVerdictIsRefused) {
       << refusal(j.dump());
   // A profile from before confirmations reads with none.
   j["precisions"]["s"]["buckets"][0].erase("confirmation");
-  EXPECT_EQ(prof::from_json(j.dump()).precisions.at('s').buckets.at(0).confirmation.verdict, "");
+  EXPECT_EQ(prof::from_json(j.dump())
+                .precisions.at(detail::Precision::s)
+                .buckets.at(0)
+                .confirmation.verdict,
+            "");
 }
 
 // Control characters in a profile's identity reach the log escaped, in the one line they belong

@@ -308,7 +308,7 @@ TEST(Recovery, ThePlanBoundsLaunchesByTheProfilesRate) {
   b.kernel = pp.gpu_kernel;
   b.gpu_gflops = 1.1e-3;
   pp.buckets = {b};
-  p.precisions['s'] = pp;
+  p.precisions[detail::Precision::s] = pp;
   prof::save(p, prof::path_for(id));
   Options o;
   o.strategy = Strategy::Hybrid;

@@ -25,11 +25,11 @@ namespace prof = detail::profile;
 
 // Whether auto gives the devices rows of the cube of this edge, planned as a call naming the
 // device auto takes (so the route is not asked).
-bool devices_take_rows(bool fp64, int64_t edge) {
+bool devices_take_rows(detail::Precision precision, int64_t edge) {
   Options named;
   named.device = "0";
   static double buffer[1];
-  if (fp64) {
+  if (precision == detail::Precision::d) {
     const detail::Problem<double> p{false, false,  edge, edge, edge,   1.0, buffer,
                                     edge,  buffer, edge, 0.0,  buffer, edge};
     return detail::uses_devices(p, named);
@@ -49,12 +49,12 @@ void auto_call(int64_t n) {
 }
 
 void expect_route_agrees(const std::string& what) {
-  ASSERT_TRUE(detail::route::known(false)) << what;
+  ASSERT_TRUE(detail::route::known(detail::Precision::s)) << what;
   int cpu_cubes = 0;
   for (int64_t edge : {16, 64, 128, 256, 384, 512, 768, 1024, 2048}) {
-    if (!detail::route::cpu_alone(false, edge, edge, edge)) continue;
+    if (!detail::route::cpu_alone(detail::Precision::s, edge, edge, edge)) continue;
     ++cpu_cubes;
-    EXPECT_FALSE(devices_take_rows(false, edge))
+    EXPECT_FALSE(devices_take_rows(detail::Precision::s, edge))
         << what << ": the route sends " << edge << "^3 to the CPU, auto gives the device rows";
   }
   EXPECT_GT(cpu_cubes, 0) << what << ": the route sends nothing to the CPU";
@@ -87,14 +87,16 @@ TEST(Route, SendsToTheCpuOnlyWhatAutoPlansThere) {
     b.best_gflops = size >= 512 ? 100 : 10;
     pp.buckets.push_back(b);
   }
-  p.precisions['s'] = pp;
+  p.precisions[detail::Precision::s] = pp;
   prof::save(p, prof::path_for(id));
   prof::forget();
-  EXPECT_FALSE(detail::route::known(false)) << "a new profile: the route is learned again";
+  EXPECT_FALSE(detail::route::known(detail::Precision::s))
+      << "a new profile: the route is learned again";
   auto_call(64);
   expect_route_agrees("a local profile, the device from 512");
-  EXPECT_FALSE(detail::route::cpu_alone(false, 512, 512, 512));
-  EXPECT_TRUE(devices_take_rows(false, 512)) << "the profile's bucket gives the device rows";
+  EXPECT_FALSE(detail::route::cpu_alone(detail::Precision::s, 512, 512, 512));
+  EXPECT_TRUE(devices_take_rows(detail::Precision::s, 512))
+      << "the profile's bucket gives the device rows";
   fs::remove_all(dir);
   prof::forget();
 }

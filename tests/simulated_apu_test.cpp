@@ -92,7 +92,7 @@ TEST(SimulatedApu, TheCoTunerFindsASplitWithinFivePercentOfTheOptimum) {
   prof::forget();
   const detail::seams::Override apu_on(apu_seams());
   tuner::TuneOptions o;
-  o.precisions = {'s'};
+  o.precisions = {detail::Precision::s};
   o.sizes = {kSize};
   o.kernel_size = kSize;
   o.budget_evaluations = 1;  // the start kernel: its 16-row tile leaves the split fine steps
@@ -103,7 +103,7 @@ TEST(SimulatedApu, TheCoTunerFindsASplitWithinFivePercentOfTheOptimum) {
   o.direct = false;
   const tuner::TuneReport report = tuner::tune(o);
   ASSERT_FALSE(report.saved.empty());
-  const prof::Bucket& b = report.profile.precisions.at('s').buckets.at(0);
+  const prof::Bucket& b = report.profile.precisions.at(detail::Precision::s).buckets.at(0);
   std::cout << "kept p_g " << b.gpu_parts << "/" << b.parts << ", " << b.cpu_threads
             << " CPU threads, " << (b.dynamic ? "dynamic" : "static") << "\n";
   prof::forget();

@@ -34,7 +34,7 @@ namespace prof = detail::profile;
 // so that the tests of one process (run by hand, or sanitized) never resume each other's logs.
 tuner::TuneOptions tiny(int evaluations) {
   tuner::TuneOptions o;
-  o.precisions = {'s'};
+  o.precisions = {detail::Precision::s};
   o.small_space = true;
   o.budget_evaluations = evaluations;
   o.sizes = {32};

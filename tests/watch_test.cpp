@@ -73,7 +73,7 @@ class WatchedSplit : public ::testing::Test {
     b.gpu_gflops = 1;
     b.best_gflops = 1;
     pp.buckets = {b};
-    p.precisions['s'] = pp;
+    p.precisions[detail::Precision::s] = pp;
     prof::save(p, prof::path_for(p.identity));
     prof::forget();
   }

@@ -92,21 +92,21 @@ Tuner::Tuner(const TuneOptions& o) : o_(o), given_(o) {
 }
 
 TuneReport Tuner::run() {
-  for (char prec : o_.precisions)
-    if (prec != 's' && prec != 'd') throw std::invalid_argument("precision must be s or d");
+  for (Precision prec : o_.precisions)
+    if (detail::is_complex(prec))
+      throw std::invalid_argument(
+          "precision must be s or d: " + detail::routine_name(prec, "gemm").str() +
+          " has no GPU kernel to tune yet");
   if (o_.model_only) return run_model_only();
   if (o_.direct_only) return run_direct_only();
   for (size_t i = 0; i < o_.precisions.size(); ++i) {
-    const char prec = o_.precisions[i];
-    if (prec == 'd' && !info_.fp64) continue;  // nothing to tune: dgemm stays on the CPU
+    const Precision prec = o_.precisions[i];
+    if (detail::needs_fp64(prec) && !info_.fp64) continue;  // nothing to tune: stays on the CPU
     settle(prec);
     // Each precision gets its share of what is left of the time budget.
     precision_deadline_ =
         elapsed() + (o_.budget_seconds - elapsed()) / double(o_.precisions.size() - i);
-    if (prec == 's')
-      tune_precision<float>('s');
-    else
-      tune_precision<double>('d');
+    detail::with_real_type(prec, [&](auto zero) { tune_precision<decltype(zero)>(prec); });
   }
   prof::Tuning& t = report_.profile.tuning;
   t.strategy = o_.strategy;
@@ -125,7 +125,7 @@ TuneReport Tuner::run() {
 
 // One precision's sizes and start point: as given, else from the profile that applies to this
 // device now (its rate sets the sizes, its kernel is the start), else from the defaults.
-void Tuner::settle(char prec) {
+void Tuner::settle(Precision prec) {
   const auto active = prof::active_for(info_);
   const prof::PrecisionProfile* known = nullptr;
   if (active)
@@ -135,7 +135,7 @@ void Tuner::settle(char prec) {
   o_.sizes = given_.sizes;
   if (o_.sizes.empty())
     o_.sizes = bucket_sizes(known ? known->gpu_gflops : prof::launch_bound().assumed_gflops,
-                            info_.global_mem_bytes, prec == 'd' ? sizeof(double) : sizeof(float));
+                            info_.global_mem_bytes, detail::element_bytes(prec));
   o_.kernel_size = given_.kernel_size > 0 ? given_.kernel_size : o_.sizes[o_.sizes.size() / 2];
   // The direct kernel is for small calls: it is searched at twice the smallest bucket size of
   // the rule (or at the kernel size, if smaller), and met against the profile's own kernels from
@@ -147,7 +147,7 @@ void Tuner::settle(char prec) {
   if (o_.direct_sizes.empty())
     for (int64_t n = std::min(smallest, o_.sizes.front()); n <= 4 * o_.sizes.back(); n *= 2)
       o_.direct_sizes.push_back(n);
-  start_ = prec == 'd' && !given_.start_d.empty() ? given_.start_d : given_.start;
+  start_ = prec == Precision::d && !given_.start_d.empty() ? given_.start_d : given_.start;
   if (start_.empty() && known) start_ = known->gpu_kernel;
 }
 
@@ -175,7 +175,7 @@ TuneReport Tuner::run_model_only() {
                                 info_.describe() + ": run `tandem tune` first");
   report_.profile.precisions = active->precisions;
   report_.profile.tuning = active->tuning;
-  for (char prec : o_.precisions) {
+  for (Precision prec : o_.precisions) {
     auto it = report_.profile.precisions.find(prec);
     if (it == report_.profile.precisions.end()) continue;
     PrecisionSummary summary;
@@ -184,8 +184,8 @@ TuneReport Tuner::run_model_only() {
     // At the middle bucket, as a tuning run measures at its middle size.
     const auto& buckets = it->second.buckets;
     const int64_t size = buckets.empty() ? o_.kernel_size : buckets[buckets.size() / 2].size;
-    summary.model_failure = prec == 's' ? fit_model<float>(prec, size, it->second)
-                                        : fit_model<double>(prec, size, it->second);
+    summary.model_failure = detail::with_real_type(
+        prec, [&](auto zero) { return fit_model<decltype(zero)>(prec, size, it->second); });
     report_.precisions.push_back(summary);
   }
   report_.seconds = elapsed();
@@ -220,7 +220,7 @@ void Tuner::save() {
   prof::forget();
 }
 
-prof::LogRecord Tuner::record(const char* kind, char precision, int64_t size,
+prof::LogRecord Tuner::record(const char* kind, Precision precision, int64_t size,
                               const std::map<std::string, int>& kernel, const Timed& t) {
   prof::LogRecord rec;
   rec.kind = kind;
@@ -272,7 +272,7 @@ void Tuner::append(const prof::LogRecord& r) {
   }
 }
 
-const prof::LogRecord* Tuner::logged_split(char prec, int64_t size,
+const prof::LogRecord* Tuner::logged_split(Precision prec, int64_t size,
                                            const std::map<std::string, int>& kernel, int gpu_parts,
                                            int threads, bool resident, bool dynamic) const {
   for (const auto& r : log_)
@@ -283,8 +283,8 @@ const prof::LogRecord* Tuner::logged_split(char prec, int64_t size,
   return nullptr;
 }
 
-void Tuner::progress(const std::string& phase, char prec, int done, int budget, double best_seconds,
-                     int64_t size, const std::string& last, bool keep_line) {
+void Tuner::progress(const std::string& phase, Precision prec, int done, int budget,
+                     double best_seconds, int64_t size, const std::string& last, bool keep_line) {
   if (!o_.on_progress) return;
   Progress p;
   p.phase = phase;
@@ -316,7 +316,7 @@ std::string Tuner::call_once(Workspace<T>& ws, const Options& opt, double* secon
   }
   if (r.fell_back) return "GPU failed: " + r.fallback_reason;
   if (o_.tamper && r.gpu_rows > 0)
-    o_.tamper(ws.c.data(), ws.n * ws.n, std::is_same_v<T, double>, r.cpu_rows > 0);
+    o_.tamper(ws.c.data(), ws.n * ws.n, detail::precision_of<T>(), r.cpu_rows > 0);
   if (*seconds > o_.timeout_seconds)
     return "timeout: one call took " + std::to_string(*seconds) + " s";
   if (kernel_seconds != nullptr) *kernel_seconds = r.gpu_kernel_seconds;
@@ -367,7 +367,7 @@ namespace {
 
 template <class T>
 std::string build_key(const std::map<std::string, int>& k) {
-  return (std::is_same_v<T, double> ? "d " : "s ") + detail::text::describe(k);
+  return detail::letter(detail::precision_of<T>()) + (" " + detail::text::describe(k));
 }
 
 }  // namespace
@@ -393,12 +393,12 @@ void Tuner::prebuild(const Space& space, const Point& p) {
   for (auto& k : batch)
     if (built_.insert(build_key<T>(k)).second) to_build.push_back(k);
   if (to_build.empty()) return;
-  constexpr bool fp64 = std::is_same_v<T, double>;
   detail::tasks::in_arena(static_cast<int>(to_build.size()), [&] {
     detail::tasks::parallel_for(static_cast<int64_t>(to_build.size()), [&](int64_t i) {
       try {
-        const auto params = detail::gpu::resolve_params(*device_, fp64, to_build[i]);
-        detail::gpu::prebuild(*device_, fp64, false, false, params);
+        constexpr Precision precision = detail::precision_of<T>();
+        const auto params = detail::gpu::resolve_params(*device_, precision, to_build[i]);
+        detail::gpu::prebuild(*device_, precision, false, false, params);
       } catch (const Error&) {
         // Remembered by the program cache; the measurement reports it.
       }
@@ -430,15 +430,14 @@ std::map<std::string, int> Tuner::ranked_as(std::map<std::string, int> kernel) c
 }
 
 template <class T>
-void Tuner::tune_precision(char prec) {
-  constexpr bool fp64 = std::is_same_v<T, double>;
+void Tuner::tune_precision(Precision prec) {
   PrecisionSummary summary;
   summary.precision = prec;
   DeviceLimits limits{info_.max_work_group, info_.local_mem_bytes, info_.is_gpu,
                       info_.nv_compiler_options};
-  const auto defaults = detail::gpu::resolve_params(*device_, fp64, start_);
+  const auto defaults = detail::gpu::resolve_params(*device_, prec, start_);
   const Space space =
-      o_.small_space ? small_gemm_space(limits, fp64) : gemm_space(limits, fp64, defaults);
+      o_.small_space ? small_gemm_space(limits, prec) : gemm_space(limits, prec, defaults);
   // The direct kernel's search comes last, on time set aside for it now.
   const double end = precision_deadline_;
   if (o_.direct)
@@ -496,7 +495,7 @@ void Tuner::tune_precision(char prec) {
 
 // Phase 1 (and the direct kernel's search): every kernel candidate that passed, fastest first.
 template <class T>
-Candidates Tuner::rank_kernels(char prec, const Space& space, PrecisionSummary& summary,
+Candidates Tuner::rank_kernels(Precision prec, const Space& space, PrecisionSummary& summary,
                                const SearchPlan& plan) {
   KernelSearch<T> ks{plan.kind, prec, space, Workspace<T>(plan.size), summary};
   const std::string phase = std::string(plan.kind) == "kernel" ? "kernels" : plan.kind;
@@ -564,9 +563,9 @@ void Tuner::resume_kernels(KernelSearch<T>& ks, Evaluator& ev) {
 }
 
 // The direct kernel's search (cotuner_direct.cpp) ranks its candidates here too.
-template Candidates Tuner::rank_kernels<float>(char, const Space&, PrecisionSummary&,
+template Candidates Tuner::rank_kernels<float>(Precision, const Space&, PrecisionSummary&,
                                                const SearchPlan&);
-template Candidates Tuner::rank_kernels<double>(char, const Space&, PrecisionSummary&,
+template Candidates Tuner::rank_kernels<double>(Precision, const Space&, PrecisionSummary&,
                                                 const SearchPlan&);
 
 TuneReport tune(const TuneOptions& options) { return Tuner(options).run(); }

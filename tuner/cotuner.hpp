@@ -11,6 +11,7 @@
 #include <string>
 #include <vector>
 
+#include "base/precision.hpp"
 #include "power.hpp"
 #include "profile/profile.hpp"
 
@@ -18,7 +19,7 @@ namespace tandem::tuner {
 
 struct Progress {
   std::string phase;  // "kernels", "small", "split", "confirm" or "direct"
-  char precision = 's';
+  detail::Precision precision = detail::Precision::s;
   int done = 0, budget = 0;
   double best_gflops = 0;
   double elapsed = 0, remaining = 0;  // seconds; remaining is an estimate
@@ -30,7 +31,8 @@ struct Progress {
 
 struct TuneOptions {
   std::string device;  // selector ("" default device)
-  std::vector<char> precisions{'s', 'd'};
+  // s and d: a complex precision has no GPU kernel yet, and tune() refuses it.
+  std::vector<detail::Precision> precisions{detail::Precision::s, detail::Precision::d};
   std::string strategy = "phased";
   // What to minimise: "time" (the call's wall time), "energy" (joules per call) or "edp"
   // (energy times delay). The last two need a readable power source.
@@ -92,11 +94,11 @@ struct TuneOptions {
   std::function<void(const Progress&)> on_progress;
   // Testing hook: called on C after each measured call that gave the GPU rows, e.g. to play a
   // wrong kernel; `split` says whether the CPU had rows too.
-  std::function<void(void* c, int64_t elements, bool fp64, bool split)> tamper;
+  std::function<void(void* c, int64_t elements, detail::Precision precision, bool split)> tamper;
 };
 
 struct PrecisionSummary {
-  char precision = 's';
+  detail::Precision precision = detail::Precision::s;
   int evaluations = 0, failures = 0, resumed = 0;
   std::vector<std::string> failure_reasons;  // "params: reason", the first few
   double best_gpu_gflops = 0;

@@ -10,10 +10,10 @@
 #include <random>
 #include <sstream>
 #include <string>
-#include <type_traits>
 #include <utility>
 #include <vector>
 
+#include "base/precision.hpp"
 #include "gemm_measure.hpp"
 #include "tandem/tandem.hpp"
 
@@ -68,7 +68,7 @@ struct Workspace {
 // A GPU that fails here, or falls back to the CPU (whose result would pass), fails the check.
 template <class T>
 std::string full_check(int64_t n, const Options& o, uint64_t seed,
-                       const std::function<void(void*, int64_t, bool, bool)>& tamper) {
+                       const std::function<void(void*, int64_t, detail::Precision, bool)>& tamper) {
   std::mt19937_64 rng(seed);
   std::uniform_real_distribution<double> d(-1, 1);
   std::vector<T> a(n * n), b(n * n), c(n * n, std::numeric_limits<T>::quiet_NaN());
@@ -82,7 +82,7 @@ std::string full_check(int64_t n, const Options& o, uint64_t seed,
     return std::string("full check: ") + e.what();
   }
   if (r.fell_back) return "full check: GPU failed: " + r.fallback_reason;
-  if (tamper && r.gpu_rows > 0) tamper(c.data(), n * n, std::is_same_v<T, double>, r.cpu_rows > 0);
+  if (tamper && r.gpu_rows > 0) tamper(c.data(), n * n, detail::precision_of<T>(), r.cpu_rows > 0);
   std::vector<double> ad(a.begin(), a.end()), bd(b.begin(), b.end()), ref(n * n);
   Options cpu;
   cpu.strategy = Strategy::Cpu;

@@ -16,8 +16,7 @@
 namespace tandem::tuner {
 
 template <class T>
-void Tuner::tune_direct(char prec, prof::PrecisionProfile& pp, PrecisionSummary& summary) {
-  constexpr bool fp64 = std::is_same_v<T, double>;
+void Tuner::tune_direct(Precision prec, prof::PrecisionProfile& pp, PrecisionSummary& summary) {
   const DeviceLimits limits{info_.max_work_group, info_.local_mem_bytes, info_.is_gpu,
                             info_.nv_compiler_options};
   // From the profile's direct kernel where it has one (a second run refines the first), else
@@ -25,7 +24,7 @@ void Tuner::tune_direct(char prec, prof::PrecisionProfile& pp, PrecisionSummary&
   std::map<std::string, int> start = pp.direct_kernel;
   start["KERNEL"] = detail::gpu::kDirect;
   const Space space =
-      direct_space(limits, fp64, detail::gpu::resolve_params(*device_, fp64, start));
+      direct_space(limits, prec, detail::gpu::resolve_params(*device_, prec, start));
   const double end = precision_deadline_;
   precision_deadline_ = elapsed() + std::max(0.0, std::min(o_.direct_seconds, end - elapsed()));
   PrecisionSummary search;
@@ -52,7 +51,7 @@ void Tuner::tune_direct(char prec, prof::PrecisionProfile& pp, PrecisionSummary&
 // largest size measured if it never lost, 0 if it lost at the smallest. None if nothing could be
 // measured in time.
 template <class T>
-std::optional<int64_t> Tuner::direct_threshold(char prec, const prof::PrecisionProfile& pp,
+std::optional<int64_t> Tuner::direct_threshold(Precision prec, const prof::PrecisionProfile& pp,
                                                PrecisionSummary& summary) {
   std::vector<int64_t> sizes = o_.direct_sizes;
   std::sort(sizes.begin(), sizes.end());
@@ -64,8 +63,7 @@ std::optional<int64_t> Tuner::direct_threshold(char prec, const prof::PrecisionP
     if (out_of_time()) break;
     // The kernel auto would run there otherwise: the bucket's GPU-only kernel, else the
     // profile's, else the device's defaults (named in full, so no profile's threshold applies).
-    std::map<std::string, int> own =
-        *prof::choose(tuned, std::is_same_v<T, double>, size, size, size).gpu_kernel;
+    std::map<std::string, int> own = *prof::choose(tuned, prec, size, size, size).gpu_kernel;
     if (own.empty()) own = prof::kernel_defaults(info_.is_gpu);
     Workspace<T> ws(size);
     const Timed direct = time(ws, gpu_options(pp.direct_kernel));
@@ -94,18 +92,16 @@ TuneReport Tuner::run_direct_only() {
     report_.profile.tuning = active->tuning;
   }
   for (size_t i = 0; i < o_.precisions.size(); ++i) {
-    const char prec = o_.precisions[i];
-    if (prec == 'd' && !info_.fp64) continue;
+    const Precision prec = o_.precisions[i];
+    if (detail::needs_fp64(prec) && !info_.fp64) continue;
     settle(prec);
     precision_deadline_ =
         elapsed() + (o_.budget_seconds - elapsed()) / double(o_.precisions.size() - i);
     PrecisionSummary summary;
     summary.precision = prec;
     prof::PrecisionProfile& pp = report_.profile.precisions[prec];
-    if (prec == 's')
-      tune_direct<float>(prec, pp, summary);
-    else
-      tune_direct<double>(prec, pp, summary);
+    detail::with_real_type(prec,
+                           [&](auto zero) { tune_direct<decltype(zero)>(prec, pp, summary); });
     report_.precisions.push_back(summary);
   }
   report_.seconds = elapsed();
@@ -113,7 +109,7 @@ TuneReport Tuner::run_direct_only() {
   return report_;
 }
 
-template void Tuner::tune_direct<float>(char, prof::PrecisionProfile&, PrecisionSummary&);
-template void Tuner::tune_direct<double>(char, prof::PrecisionProfile&, PrecisionSummary&);
+template void Tuner::tune_direct<float>(Precision, prof::PrecisionProfile&, PrecisionSummary&);
+template void Tuner::tune_direct<double>(Precision, prof::PrecisionProfile&, PrecisionSummary&);
 
 }  // namespace tandem::tuner

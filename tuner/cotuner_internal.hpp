@@ -32,6 +32,7 @@
 namespace tandem::tuner {
 
 namespace prof = detail::profile;
+using detail::Precision;
 
 // The work of one square call of size s.
 inline double gflop(int64_t s) { return bench::gflop(s, s, s); }
@@ -77,7 +78,7 @@ struct SearchPlan {
 template <class T>
 struct KernelSearch {
   const char* kind;
-  char precision;
+  Precision precision;
   const Space& space;
   Workspace<T> ws;  // at the kernel size
   PrecisionSummary& summary;
@@ -91,22 +92,22 @@ class Tuner {
   TuneReport run();
 
  private:
-  void settle(char prec);
+  void settle(Precision prec);
   void save();  // the profile, keeping what the saved one had for precisions not tuned now
   TuneReport run_model_only();
   double elapsed() const { return started_.seconds(); }
   bool out_of_time() const { return elapsed() >= precision_deadline_; }
 
   // A log record of `kind` for one timing of `kernel` at `size`.
-  static prof::LogRecord record(const char* kind, char precision, int64_t size,
+  static prof::LogRecord record(const char* kind, Precision precision, int64_t size,
                                 const std::map<std::string, int>& kernel, const Timed& t);
   // The JSON-lines log: read once, appended to as measurements come.
   void read_log();
   void append(const prof::LogRecord& r);
-  const prof::LogRecord* logged_split(char prec, int64_t size,
+  const prof::LogRecord* logged_split(Precision prec, int64_t size,
                                       const std::map<std::string, int>& kernel, int gpu_parts,
                                       int threads, bool resident, bool dynamic) const;
-  void progress(const std::string& phase, char prec, int done, int budget, double best_seconds,
+  void progress(const std::string& phase, Precision prec, int done, int budget, double best_seconds,
                 int64_t size, const std::string& last, bool keep_line = false);
 
   // Times one configuration on ws (after warm-up), checking each result cheaply.
@@ -122,13 +123,13 @@ class Tuner {
   template <class T>
   bool wants_small_tiles(int64_t size, const std::map<std::string, int>& best) const;
   template <class T>
-  std::vector<std::map<std::string, int>> small_tiles(char prec, int64_t size, int buckets_left,
-                                                      PrecisionSummary& summary);
+  std::vector<std::map<std::string, int>> small_tiles(Precision prec, int64_t size,
+                                                      int buckets_left, PrecisionSummary& summary);
   // cotuner.cpp: the run of one precision and its phase 1.
   template <class T>
-  void tune_precision(char prec);
+  void tune_precision(Precision prec);
   template <class T>
-  Candidates rank_kernels(char prec, const Space& space, PrecisionSummary& summary,
+  Candidates rank_kernels(Precision prec, const Space& space, PrecisionSummary& summary,
                           const SearchPlan& plan);
   template <class T>
   Outcome try_kernel(KernelSearch<T>& ks, const Point& p);
@@ -142,29 +143,29 @@ class Tuner {
 
   // cotuner_split.cpp: phase 2.
   template <class T>
-  prof::Bucket split_bucket(char prec, int64_t size,
+  prof::Bucket split_bucket(Precision prec, int64_t size,
                             const std::vector<std::map<std::string, int>>& top);
   template <class T>
-  Split search_split(char prec, Workspace<T>& ws, const Measured& cpu,
+  Split search_split(Precision prec, Workspace<T>& ws, const Measured& cpu,
                      const std::vector<std::map<std::string, int>>& top);
   template <class T>
-  Measured gpu_alone(char prec, Workspace<T>& ws, const std::map<std::string, int>& ranked,
+  Measured gpu_alone(Precision prec, Workspace<T>& ws, const std::map<std::string, int>& ranked,
                      std::map<std::string, int>* kernel);
   template <class T>
-  void refine_split(char prec, Workspace<T>& ws, const Measured& cpu, Split& sp);
+  void refine_split(Precision prec, Workspace<T>& ws, const Measured& cpu, Split& sp);
   template <class T>
-  void choose_balance(char prec, Workspace<T>& ws, Split& sp);
+  void choose_balance(Precision prec, Workspace<T>& ws, Split& sp);
   template <class T>
-  Measured hybrid_time(char prec, Workspace<T>& ws, const std::map<std::string, int>& kernel,
+  Measured hybrid_time(Precision prec, Workspace<T>& ws, const std::map<std::string, int>& kernel,
                        int gpu_parts, int threads, bool dynamic = false);
   Options split_options(const std::map<std::string, int>& kernel, int gpu_parts, int threads,
                         bool dynamic) const;
   // The interleaved rounds that keep or refuse what the search found (tuner/confirm.hpp).
   template <class T>
-  prof::Confirmation confirm(char prec, Workspace<T>& ws, const Measured& cpu, Split& sp);
+  prof::Confirmation confirm(Precision prec, Workspace<T>& ws, const Measured& cpu, Split& sp);
   template <class T>
   Rounds rounds(Workspace<T>& ws, const std::vector<std::pair<std::string, Options>>& sides);
-  const prof::LogRecord* logged_confirm(char prec, int64_t size, const Split& sp,
+  const prof::LogRecord* logged_confirm(Precision prec, int64_t size, const Split& sp,
                                         bool resident) const;
   template <class T>
   bool winner_checks(int64_t size, int gpu_parts, int cpu_threads, bool dynamic,
@@ -172,15 +173,15 @@ class Tuner {
   // cotuner_direct.cpp: the direct kernel and its threshold.
   TuneReport run_direct_only();
   template <class T>
-  void tune_direct(char prec, prof::PrecisionProfile& pp, PrecisionSummary& summary);
+  void tune_direct(Precision prec, prof::PrecisionProfile& pp, PrecisionSummary& summary);
   template <class T>
-  std::optional<int64_t> direct_threshold(char prec, const prof::PrecisionProfile& pp,
+  std::optional<int64_t> direct_threshold(Precision prec, const prof::PrecisionProfile& pp,
                                           PrecisionSummary& summary);
   // cotuner_model.cpp: the cost model's measurements and fit.
   template <class T>
-  std::string fit_model(char prec, int64_t size, prof::PrecisionProfile& pp);
+  std::string fit_model(Precision prec, int64_t size, prof::PrecisionProfile& pp);
   detail::cost::DeviceConstants device_constants(const std::map<std::string, int>& kernel,
-                                                 int element_bytes) const;
+                                                 Precision prec) const;
 
   static int default_threads(int gpu_parts);
   int search_threads(bool resident) const;

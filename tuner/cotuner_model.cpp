@@ -206,14 +206,14 @@ std::vector<std::unique_ptr<ShapeWork<T>>> device_shapes(int64_t s) {
 // its largest bucket runs alone (the buckets' hybrid kernel for splits). Returns why no model was
 // fitted ("" when one was).
 template <class T>
-std::string Tuner::fit_model(char prec, int64_t s, prof::PrecisionProfile& pp) {
+std::string Tuner::fit_model(Precision prec, int64_t s, prof::PrecisionProfile& pp) {
   std::map<std::string, int> alone = pp.gpu_kernel, split = pp.gpu_kernel;
   for (const prof::Bucket& b : pp.buckets) {
     if (!b.gpu_kernel.empty()) alone = b.gpu_kernel;
     if (b.gpu_parts > 0 && b.gpu_parts < b.parts && !b.kernel.empty()) split = b.kernel;
   }
   if (alone.empty()) return "no GPU kernel was measured";
-  const auto dc = device_constants(alone, sizeof(T));
+  const auto dc = device_constants(alone, prec);
   Observer<T> observe{std::min(o_.reps, 3),
                       [&](const std::string& last) { progress("model", prec, 0, 0, 0, 0, last); }};
   observe.cpu(s);
@@ -255,8 +255,8 @@ std::string Tuner::fit_model(char prec, int64_t s, prof::PrecisionProfile& pp) {
 
 // What the model takes from the device and the kernel it measures rather than from timings.
 detail::cost::DeviceConstants Tuner::device_constants(const std::map<std::string, int>& kernel,
-                                                      int element_bytes) const {
-  const auto params = detail::gpu::resolve_params(*device_, element_bytes == 8, kernel);
+                                                      Precision prec) const {
+  const auto params = detail::gpu::resolve_params(*device_, prec, kernel);
   detail::cost::DeviceConstants dc;
   dc.discrete = detail::gpu::is_discrete(*device_);
   dc.tile_m = detail::gpu::row_tile(params);
@@ -264,11 +264,11 @@ detail::cost::DeviceConstants Tuner::device_constants(const std::map<std::string
   dc.compute_units = info_.compute_units;
   dc.chunk_fill = dc.discrete ? std::max(1, params.at("CHUNK_FILL")) : 0;
   dc.chunk_from = static_cast<double>(detail::seams::overlap_from());
-  dc.element_bytes = element_bytes;
+  dc.element_bytes = static_cast<int>(detail::element_bytes(prec));
   return dc;
 }
 
-template std::string Tuner::fit_model<float>(char, int64_t, prof::PrecisionProfile&);
-template std::string Tuner::fit_model<double>(char, int64_t, prof::PrecisionProfile&);
+template std::string Tuner::fit_model<float>(Precision, int64_t, prof::PrecisionProfile&);
+template std::string Tuner::fit_model<double>(Precision, int64_t, prof::PrecisionProfile&);
 
 }  // namespace tandem::tuner

@@ -21,7 +21,7 @@ template <class T>
 bool Tuner::wants_small_tiles(int64_t size, const std::map<std::string, int>& best) const {
   if (o_.small_evaluations <= 0 || best.empty()) return false;
   const detail::gpu::Params tiles =
-      detail::gpu::resolve_params(*device_, std::is_same_v<T, double>, best);
+      detail::gpu::resolve_params(*device_, detail::precision_of<T>(), best);
   const auto groups = [size](int64_t tile) { return (size + tile - 1) / tile; };
   return groups(tiles.at("MWG")) * groups(tiles.at("NWG")) <
          2 * static_cast<int64_t>(std::max(1, info_.compute_units));
@@ -30,10 +30,9 @@ bool Tuner::wants_small_tiles(int64_t size, const std::map<std::string, int>& be
 // `buckets_left` small buckets (this one included) share what is left of `small_until_`, the
 // precision's allowance for this phase (set before phase 2).
 template <class T>
-std::vector<std::map<std::string, int>> Tuner::small_tiles(char prec, int64_t size,
+std::vector<std::map<std::string, int>> Tuner::small_tiles(Precision prec, int64_t size,
                                                            int buckets_left,
                                                            PrecisionSummary& summary) {
-  constexpr bool fp64 = std::is_same_v<T, double>;
   const double seconds = (std::min(small_until_, precision_deadline_) - elapsed()) /
                          static_cast<double>(std::max(1, buckets_left));
   if (seconds <= 0) return {};
@@ -42,13 +41,13 @@ std::vector<std::map<std::string, int>> Tuner::small_tiles(char prec, int64_t si
   // From a kernel the profile that applies now gives this size, the first that lies in the space
   // (tandem_malloc memory's, ordinary memory's, the GPU-only one): a second tune refines the
   // first. None: the search's own start.
-  Space space = small_tile_space(limits, fp64);
+  Space space = small_tile_space(limits, prec);
   if (const auto active = prof::active_for(info_))
     for (const bool resident : {true, false}) {
-      const prof::Choice c = prof::choose(*active, fp64, size, size, size, resident);
+      const prof::Choice c = prof::choose(*active, prec, size, size, size, resident);
       for (const auto* kernel : {c.kernel, c.gpu_kernel})
         if (!space.start && !kernel->empty())  // a Choice's kernels are never null
-          space = small_tile_space(limits, fp64, *kernel);
+          space = small_tile_space(limits, prec, *kernel);
     }
   PrecisionSummary search;
   search.precision = prec;
@@ -65,9 +64,9 @@ std::vector<std::map<std::string, int>> Tuner::small_tiles(char prec, int64_t si
 
 template bool Tuner::wants_small_tiles<float>(int64_t, const std::map<std::string, int>&) const;
 template bool Tuner::wants_small_tiles<double>(int64_t, const std::map<std::string, int>&) const;
-template std::vector<std::map<std::string, int>> Tuner::small_tiles<float>(char, int64_t, int,
+template std::vector<std::map<std::string, int>> Tuner::small_tiles<float>(Precision, int64_t, int,
                                                                            PrecisionSummary&);
-template std::vector<std::map<std::string, int>> Tuner::small_tiles<double>(char, int64_t, int,
+template std::vector<std::map<std::string, int>> Tuner::small_tiles<double>(Precision, int64_t, int,
                                                                             PrecisionSummary&);
 
 }  // namespace tandem::tuner

@@ -50,7 +50,7 @@ std::optional<std::map<std::string, int>> as_stored(const std::map<std::string, 
 // device, on tandem_malloc memory, each confirmed by interleaved rounds (confirm) or the CPU
 // alone.
 template <class T>
-prof::Bucket Tuner::split_bucket(char prec, int64_t size,
+prof::Bucket Tuner::split_bucket(Precision prec, int64_t size,
                                  const std::vector<std::map<std::string, int>>& top) {
   bucket_best_ = 0;
   prof::Bucket b;
@@ -118,7 +118,7 @@ prof::Bucket Tuner::split_bucket(char prec, int64_t size,
 // p_g/P (nearly unimodal), then at the best split the CPU share's thread count and the split
 // again next to it.
 template <class T>
-Split Tuner::search_split(char prec, Workspace<T>& ws, const Measured& cpu,
+Split Tuner::search_split(Precision prec, Workspace<T>& ws, const Measured& cpu,
                           const std::vector<std::map<std::string, int>>& top) {
   Split sp;
   if (o_.split_min == 0) sp.best = cpu;  // else the CPU alone is outside the range
@@ -154,7 +154,7 @@ Split Tuner::search_split(char prec, Workspace<T>& ws, const Measured& cpu,
 // share): whichever ran faster is kept. On a quiet machine the two differ by dynamic balance's
 // extra chunks, or by its making up for a split that P's granularity left off the optimum.
 template <class T>
-void Tuner::choose_balance(char prec, Workspace<T>& ws, Split& sp) {
+void Tuner::choose_balance(Precision prec, Workspace<T>& ws, Split& sp) {
   if (out_of_time()) return;
   const Measured m =
       hybrid_time<T>(prec, ws, sp.kernel, sp.gpu_parts,
@@ -171,7 +171,8 @@ void Tuner::choose_balance(char prec, Workspace<T>& ws, Split& sp) {
 // (as_stored), whichever whole call is faster. *kernel gets the kernel as measured, chunking
 // and layout included.
 template <class T>
-Measured Tuner::gpu_alone(char prec, Workspace<T>& ws, const std::map<std::string, int>& ranked,
+Measured Tuner::gpu_alone(Precision prec, Workspace<T>& ws,
+                          const std::map<std::string, int>& ranked,
                           std::map<std::string, int>* kernel) {
   *kernel = ranked;
   Measured gpu;
@@ -204,7 +205,7 @@ Measured Tuner::gpu_alone(char prec, Workspace<T>& ws, const std::map<std::strin
 // discrete device), then the split again next to it. A split must beat the better single
 // strategy by the margin, or that one is kept.
 template <class T>
-void Tuner::refine_split(char prec, Workspace<T>& ws, const Measured& cpu, Split& sp) {
+void Tuner::refine_split(Precision prec, Workspace<T>& ws, const Measured& cpu, Split& sp) {
   sp.cpu_threads = search_threads(ws.resident);
   const int all = cores();
   std::set<int> counts;
@@ -247,8 +248,9 @@ void Tuner::refine_split(char prec, Workspace<T>& ws, const Measured& cpu, Split
 // One configuration's cost and wall time: from the log when already measured, else timed and
 // logged.
 template <class T>
-Measured Tuner::hybrid_time(char prec, Workspace<T>& ws, const std::map<std::string, int>& kernel,
-                            int gpu_parts, int threads, bool dynamic) {
+Measured Tuner::hybrid_time(Precision prec, Workspace<T>& ws,
+                            const std::map<std::string, int>& kernel, int gpu_parts, int threads,
+                            bool dynamic) {
   if (const auto* r = logged_split(prec, ws.n, kernel, gpu_parts, threads, ws.resident, dynamic))
     return r->seconds ? Measured{r->cost, *r->seconds} : Measured{};
   if (gpu_parts > 0 && gpu_parts < o_.parts && out_of_time())
@@ -319,7 +321,8 @@ bool Tuner::winner_checks(int64_t size, int gpu_parts, int cpu_threads, bool dyn
 // and never where the search kept the CPU alone, the safe choice. A log's rounds for the same
 // candidate are used again rather than measured, and judged by today's rule.
 template <class T>
-prof::Confirmation Tuner::confirm(char prec, Workspace<T>& ws, const Measured& cpu, Split& sp) {
+prof::Confirmation Tuner::confirm(Precision prec, Workspace<T>& ws, const Measured& cpu,
+                                  Split& sp) {
   const bool cpu_in = o_.split_min == 0;
   const bool gpu_in = o_.split_max == o_.parts && std::isfinite(sp.best_gpu.cost);
   if (sp.gpu_parts == 0 || o_.objective != "time" || (!cpu_in && !gpu_in)) return {};
@@ -402,7 +405,7 @@ Rounds Tuner::rounds(Workspace<T>& ws, const std::vector<std::pair<std::string, 
 
 // The latest confirm record of this candidate with today's number of rounds (an earlier one may
 // carry a verdict by another rule).
-const prof::LogRecord* Tuner::logged_confirm(char prec, int64_t size, const Split& sp,
+const prof::LogRecord* Tuner::logged_confirm(Precision prec, int64_t size, const Split& sp,
                                              bool resident) const {
   const auto rounds = static_cast<size_t>(prof::confirm_rule().rounds);
   for (auto r = log_.rbegin(); r != log_.rend(); ++r) {
@@ -432,9 +435,9 @@ int Tuner::search_threads(bool resident) const {
 }
 
 // Phase 1 (cotuner.cpp) runs each bucket through here.
-template prof::Bucket Tuner::split_bucket<float>(char, int64_t,
+template prof::Bucket Tuner::split_bucket<float>(Precision, int64_t,
                                                  const std::vector<std::map<std::string, int>>&);
-template prof::Bucket Tuner::split_bucket<double>(char, int64_t,
+template prof::Bucket Tuner::split_bucket<double>(Precision, int64_t,
                                                   const std::vector<std::map<std::string, int>>&);
 
 }  // namespace tandem::tuner

@@ -35,29 +35,37 @@ std::map<std::string, int> params_of(std::map<std::string, int> v) {
 }
 
 using V = std::map<std::string, int>;
+using detail::Precision;
+
+// The vector widths a space offers, from `least` up to vectors of 32 bytes: 8 floats, 4 doubles.
+std::vector<int> vector_widths(Precision precision, int least) {
+  std::vector<int> widths;
+  for (int w = least; w * detail::element_bytes(precision) <= 32; w *= 2) widths.push_back(w);
+  return widths;
+}
 
 // The constraints of both spaces. Validity is gpu::check's alone (the rule the library applies
 // to every call); the rest prune points that the register estimate says would spill, or that
 // unroll beyond the loop.
-std::vector<Constraint> common_constraints(const DeviceLimits& limits, bool fp64) {
+std::vector<Constraint> common_constraints(const DeviceLimits& limits, Precision precision) {
   const gpu::Limits device{limits.max_work_group, limits.local_mem_bytes, limits.is_gpu};
   const int register_limit = limits.is_gpu ? 200 : 256;
   return {
       {"a valid kernel for the device (gpu::check)",
-       [device, fp64](const V& v) {
-         return !gpu::check(gpu::with_defaults(device, params_of(v)), device, fp64);
+       [device, precision](const V& v) {
+         return !gpu::check(gpu::with_defaults(device, params_of(v)), device, precision);
        }},
       {"registers per work-item within the limit",
-       [register_limit, fp64](const V& v) {
-         return estimated_registers(v, fp64) <= register_limit;
+       [register_limit, precision](const V& v) {
+         return estimated_registers(v, precision) <= register_limit;
        }},
       {"KUNROLL <= KWG", [](const V& v) { return v.at("KUNROLL") <= v.at("KWG"); }},
   };
 }
 
 // kernels/gemm.cl's space prunes points that duplicate others, too.
-void add_constraints(Space& s, const DeviceLimits& limits, bool fp64) {
-  s.constraints = common_constraints(limits, fp64);
+void add_constraints(Space& s, const DeviceLimits& limits, Precision precision) {
+  s.constraints = common_constraints(limits, precision);
   s.constraints.insert(
       s.constraints.end(),
       {
@@ -107,13 +115,14 @@ void set_start(Space& s, const std::map<std::string, int>& start) {
 
 }  // namespace
 
-int estimated_registers(const std::map<std::string, int>& v, bool fp64) {
+int estimated_registers(const std::map<std::string, int>& v, Precision precision) {
   // The private data gpu::check bounds per work-group, in 32-bit registers per work-item.
-  const uint64_t words = gpu::private_bytes(v, fp64 ? 8 : 4) / 4;
+  const uint64_t words = gpu::private_bytes(v, detail::element_bytes(precision)) / 4;
   return static_cast<int>(std::min<uint64_t>(words, INT_MAX));
 }
 
-Space gemm_space(const DeviceLimits& limits, bool fp64, const std::map<std::string, int>& start) {
+Space gemm_space(const DeviceLimits& limits, Precision precision,
+                 const std::map<std::string, int>& start) {
   Space s;
   s.parameters = {
       {"MWG", {16, 32, 64, 128, 256}, 0},
@@ -122,7 +131,7 @@ Space gemm_space(const DeviceLimits& limits, bool fp64, const std::map<std::stri
       {"NDIMC", {4, 8, 16, 32}, 0},
       {"KWG", {8, 16, 32}, 1},
       {"KUNROLL", {1, 2, 4, 8, 16}, 1},
-      {"VW", fp64 ? std::vector<int>{1, 2, 4} : std::vector<int>{1, 2, 4, 8}, 1},
+      {"VW", vector_widths(precision, 1), 1},
       {"SA", {0, 1}, 1},
       {"SB", {0, 1}, 1},
       {"STRIDED", {0, 1}, 1},
@@ -134,12 +143,12 @@ Space gemm_space(const DeviceLimits& limits, bool fp64, const std::map<std::stri
       {"AK", {0, 1}, 1},
   };
   if (limits.nv_compiler_options) s.parameters.push_back({"NV_MAXRREG", {0, 96, 128, 168, 255}, 1});
-  add_constraints(s, limits, fp64);
+  add_constraints(s, limits, precision);
   set_start(s, start);
   return s;
 }
 
-Space small_gemm_space(const DeviceLimits& limits, bool fp64) {
+Space small_gemm_space(const DeviceLimits& limits, Precision precision) {
   Space s;
   s.parameters = {
       {"MWG", {16, 32, 64}, 0}, {"NWG", {16, 32, 64}, 0}, {"MDIMC", {4, 8}, 0},
@@ -147,11 +156,11 @@ Space small_gemm_space(const DeviceLimits& limits, bool fp64) {
       {"VW", {1, 4}, 1},        {"SA", {0, 1}, 1},        {"SB", {1}, 1},
       {"STRIDED", {0, 1}, 1},   {"LAYOUT", {0}, 1},
   };
-  add_constraints(s, limits, fp64);
+  add_constraints(s, limits, precision);
   return s;
 }
 
-Space small_tile_space(const DeviceLimits& limits, bool fp64,
+Space small_tile_space(const DeviceLimits& limits, Precision precision,
                        const std::map<std::string, int>& start) {
   Space s;
   s.parameters = {
@@ -162,7 +171,7 @@ Space small_tile_space(const DeviceLimits& limits, bool fp64,
       {"NDIMC", {4, 8, 16, 32}, 0},
       {"KWG", {16, 32}, 1},
       {"KUNROLL", {8, 16}, 1},
-      {"VW", fp64 ? std::vector<int>{2, 4} : std::vector<int>{2, 4, 8}, 1},
+      {"VW", vector_widths(precision, 2), 1},
       {"VWM", {1, 2, 4, 8}, 1},
       {"VWN", {1, 2, 4, 8}, 1},
       {"DB", {0, 1}, 1},
@@ -171,14 +180,15 @@ Space small_tile_space(const DeviceLimits& limits, bool fp64,
       {"B_T", {-1}, 1},
   };
   if (limits.nv_compiler_options) s.parameters.push_back({"NV_MAXRREG", {0, 128, 255}, 1});
-  s.constraints = common_constraints(limits, fp64);
+  s.constraints = common_constraints(limits, precision);
   set_start(s, start);
   return s;
 }
 
-Space direct_space(const DeviceLimits& limits, bool fp64, const std::map<std::string, int>& start) {
+Space direct_space(const DeviceLimits& limits, Precision precision,
+                   const std::map<std::string, int>& start) {
   Space s;
-  const std::vector<int> widths = fp64 ? std::vector<int>{1, 2, 4} : std::vector<int>{1, 2, 4, 8};
+  const std::vector<int> widths = vector_widths(precision, 1);
   s.parameters = {
       {"KERNEL", {gpu::kDirect}, 0},
       {"MWG", {8, 16, 32, 64, 128}, 0},
@@ -193,7 +203,7 @@ Space direct_space(const DeviceLimits& limits, bool fp64, const std::map<std::st
       {"PADB", {0, 1}, 1},
   };
   if (limits.nv_compiler_options) s.parameters.push_back({"NV_MAXRREG", {0, 64, 128, 255}, 1});
-  s.constraints = common_constraints(limits, fp64);
+  s.constraints = common_constraints(limits, precision);
   set_start(s, start);
   return s;
 }

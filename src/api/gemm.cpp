@@ -11,6 +11,7 @@
 #include "base/clock.hpp"
 #include "base/config.hpp"
 #include "base/log.hpp"
+#include "base/precision.hpp"
 #include "cpu/blas.hpp"
 #include "plan/plan.hpp"
 #include "plan/watch.hpp"
@@ -50,9 +51,6 @@ const char* to_string(Report::Buffer b) {
 }
 
 namespace {
-
-const char* routine(float) { return "sgemm"; }
-const char* routine(double) { return "dgemm"; }
 
 [[noreturn]] void invalid(const char* name, int position, const std::string& why) {
   throw Error(Error::Kind::InvalidArgument,
@@ -123,7 +121,9 @@ void gemm(Layout layout, Op op_a, Op op_b, int64_t m, int64_t n, int64_t k, T al
   try {
     check(layout, op_a, op_b, m, n, k, alpha, a, lda, b, ldb, c, ldc);
   } catch (const Error& e) {
-    throw Error(e.kind(), std::string(routine(T{})) + ": " + e.what(), e.argument());
+    throw Error(e.kind(),
+                detail::routine_name(detail::precision_of<T>(), "gemm").str() + ": " + e.what(),
+                e.argument());
   }
 
   detail::Problem<T> p;
@@ -152,7 +152,9 @@ void gemm(Layout layout, Op op_a, Op op_b, int64_t m, int64_t n, int64_t k, T al
     detail::execute(p, plan, options, r);
     watched.ran(r);
   }
-  if (detail::env_config().verbose) detail::log_call(routine(T{}), r, layout == Layout::ColMajor);
+  if (detail::env_config().verbose)
+    detail::log_call(detail::routine_name(detail::precision_of<T>(), "gemm").c_str(), r,
+                     layout == Layout::ColMajor);
   if (report != nullptr) *report = std::move(r);
 }
 

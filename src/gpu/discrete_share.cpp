@@ -14,9 +14,9 @@
 #include <algorithm>
 #include <memory>
 #include <optional>
-#include <type_traits>
 #include <vector>
 
+#include "base/precision.hpp"
 #include "base/seams.hpp"
 #include "cpu/topology.hpp"
 #include "gpu/discrete_b_cl.hpp"
@@ -179,7 +179,7 @@ class DiscreteShare final : public ShareImpl {
                                       tiles * std::max({s.m, s.n, s.k, int64_t{1}}) >=
                                   (int64_t{1} << 31) - 1;
     const cl::Program& program =
-        gemm_program(dev_, std::is_same_v<T, double>, ka_, kb_, long_index, params_);
+        gemm_program(dev_, precision_of<T>(), ka_, kb_, long_index, params_);
     // B kept on the device by an earlier share that transposed it still holds its scratch: the
     // transpose kernel is taken then too, though this share transposes nothing of B.
     cmd_.take_kernels(program, long_index,

@@ -8,13 +8,13 @@
 #include <memory>
 #include <mutex>
 #include <string>
-#include <type_traits>
 #include <utility>
 #include <vector>
 
 #include "base/clock.hpp"
 #include "base/config.hpp"
 #include "base/log.hpp"
+#include "base/precision.hpp"
 #include "base/seams.hpp"
 #include "gpu/share.hpp"
 #include "model/chunks.hpp"
@@ -90,7 +90,9 @@ FeedCost measure(const std::shared_ptr<Device>& device, const KernelFor& kernel_
     if (t_one.ok)
       f.pipelined_bytes_per_second = moved(large) / std::max(t_large.feed - f.seconds, 1e-9);
     const double n = static_cast<double>(large);
-    if (t_large.kernel > 0) f.kernel_gflops = 2.0 * n * n * n / t_large.kernel * 1e-9;
+    if (t_large.kernel > 0)
+      f.kernel_gflops =
+          flops_per_multiply_add(precision_of<T>()) * n * n * n / t_large.kernel * 1e-9;
     return f;
   } catch (const std::exception&) {
     return {};  // the call that asked meets the failure itself, and falls back as it says
@@ -107,8 +109,8 @@ std::mutex& entries_mutex() {
   static std::mutex& m = *new std::mutex;  // never destroyed: calls may plan until exit
   return m;
 }
-std::map<std::pair<int, bool>, std::unique_ptr<Entry>>& entries() {
-  static auto& e = *new std::map<std::pair<int, bool>, std::unique_ptr<Entry>>;
+std::map<std::pair<int, Precision>, std::unique_ptr<Entry>>& entries() {
+  static auto& e = *new std::map<std::pair<int, Precision>, std::unique_ptr<Entry>>;
   return e;
 }
 
@@ -122,7 +124,7 @@ FeedCost ordinary_feed(const std::shared_ptr<Device>& device, const KernelFor& k
   Entry* entry = nullptr;
   {
     std::lock_guard<std::mutex> lock(entries_mutex());
-    auto& slot = entries()[{di.index, std::is_same_v<T, double>}];
+    auto& slot = entries()[{di.index, precision_of<T>()}];
     if (!slot) slot = std::make_unique<Entry>();
     entry = slot.get();
   }
@@ -133,7 +135,7 @@ FeedCost ordinary_feed(const std::shared_ptr<Device>& device, const KernelFor& k
     std::snprintf(line, sizeof line,
                   "%s feed from ordinary memory to %s: %.3f ms a call, %.1f GB/s in one chunk, "
                   "%.1f GB/s pipelined, kernel %.0f GFLOPS",
-                  std::is_same_v<T, double> ? "dgemm" : "sgemm", di.describe().c_str(),
+                  routine_name(precision_of<T>(), "gemm").c_str(), di.describe().c_str(),
                   entry->feed.seconds * 1e3, entry->feed.bytes_per_second * 1e-9,
                   entry->feed.pipelined_bytes_per_second * 1e-9, entry->feed.kernel_gflops);
     log_line(line);

@@ -139,8 +139,14 @@ uint64_t private_bytes(const Params& p, uint64_t elem) {
   return saturated(elem, std::min(kSaturated, elements + mwi + nwi + staged));
 }
 
-std::optional<Violation> check(const Params& p, const Limits& limits, bool fp64) {
+std::optional<Violation> check(const Params& p, const Limits& limits, Precision precision) {
   using K = Violation::Kind;
+  // Before any other rule, and before any build: kernels/gemm.cl and gemm_direct.cl stop a
+  // complex build with #error (issue 41 brings the codelet).
+  if (is_complex(precision))
+    return Violation{K::Kernel, routine_name(precision, "gemm").str() +
+                                    " has no GPU kernel yet: kernels/gemm.cl and "
+                                    "kernels/gemm_direct.cl lack the complex multiply-add codelet"};
   if (auto violation = host_rule(p)) return violation;
   // Sizes first: the kernel's preprocessor divides by them.
   const bool direct = is_direct(p);
@@ -162,12 +168,12 @@ std::optional<Violation> check(const Params& p, const Limits& limits, bool fp64)
     return Violation{K::Device, "work-group of " + std::to_string(group) +
                                     " work-items exceeds the device's limit of " +
                                     std::to_string(limits.max_work_group)};
-  const uint64_t local = local_bytes(p, fp64 ? 8 : 4);
+  const uint64_t local = local_bytes(p, element_bytes(precision));
   if (local > limits.local_mem_bytes)
     return Violation{K::Device, "kernel needs " + std::to_string(local) +
                                     " bytes of local memory; the device has " +
                                     std::to_string(limits.local_mem_bytes)};
-  const uint64_t private_group = saturated(group, private_bytes(p, fp64 ? 8 : 4));
+  const uint64_t private_group = saturated(group, private_bytes(p, element_bytes(precision)));
   if (private_group > kPrivateBytesPerGroup)
     return Violation{
         K::Device,
@@ -202,47 +208,48 @@ Params direct_params(bool is_gpu) {
   return p;
 }
 
-SharedParams resolved(const Limits& limits, bool fp64,
+SharedParams resolved(const Limits& limits, Precision precision,
                       const std::map<std::string, int>& overrides) {
   // Every call resolves its profile's kernel: remembered, as the rules are checked one by one.
   struct Key {
     Limits limits;
-    bool fp64;
+    Precision precision;
     std::map<std::string, int> overrides;
   };
   struct View {
     const Limits& limits;
-    bool fp64;
+    Precision precision;
     const std::map<std::string, int>& overrides;
     uint64_t hash() const {
       uint64_t h = hash_map(overrides);
       for (uint64_t v : {limits.max_work_group, limits.local_mem_bytes}) h = hash_value(v, h);
-      return hash_value(int{limits.is_gpu} * 2 + int{fp64}, h);
+      return hash_value(int{limits.is_gpu} * kPrecisionCount + index_of(precision), h);
     }
     bool matches(const Key& k) const {
       return k.limits.max_work_group == limits.max_work_group &&
              k.limits.local_mem_bytes == limits.local_mem_bytes &&
-             k.limits.is_gpu == limits.is_gpu && k.fp64 == fp64 && k.overrides == overrides;
+             k.limits.is_gpu == limits.is_gpu && k.precision == precision &&
+             k.overrides == overrides;
     }
-    Key own() const { return {limits, fp64, overrides}; }
+    Key own() const { return {limits, precision, overrides}; }
   };
   static auto& memo = *new Memo<Key, SharedParams>;  // never destroyed: calls may come during exit
-  return memo.get(View{limits, fp64, overrides}, [&] {
+  return memo.get(View{limits, precision, overrides}, [&] {
     auto p = std::make_shared<Params>(with_defaults(limits, overrides));
-    if (const auto violation = check(*p, limits, fp64))
+    if (const auto violation = check(*p, limits, precision))
       throw Error(Error::Kind::Runtime, violation->message);
     return SharedParams(std::move(p));
   });
 }
 
-Params resolve_params(const Limits& limits, bool fp64,
+Params resolve_params(const Limits& limits, Precision precision,
                       const std::map<std::string, int>& overrides) {
-  return *resolved(limits, fp64, overrides);
+  return *resolved(limits, precision, overrides);
 }
 
-Params resolve_params(const Device& device, bool fp64,
+Params resolve_params(const Device& device, Precision precision,
                       const std::map<std::string, int>& overrides) {
-  return resolve_params(limits_of(info(device)), fp64, overrides);
+  return resolve_params(limits_of(info(device)), precision, overrides);
 }
 
 int64_t row_tile(const Params& params) {

@@ -9,6 +9,7 @@
 #include <optional>
 #include <string>
 
+#include "base/precision.hpp"
 #include "gpu/device.hpp"
 
 namespace tandem::detail::gpu {
@@ -38,17 +39,19 @@ struct Limits {
 };
 Limits limits_of(const DeviceInfo& info);
 
-// Why a parameter set cannot run: the kernel's own #error checks would stop its build (Kernel),
-// the device cannot launch it (Device), or a host-side parameter is out of its range (Host).
+// Why a parameter set cannot run: the kernel's own #error checks would stop its build (Kernel, as
+// for a complex precision, which the kernels have no codelet for yet), the device cannot launch
+// it (Device), or a host-side parameter is out of its range (Host).
 struct Violation {
   enum class Kind { Kernel, Device, Host } kind;
   std::string message;
 };
 
-// The first rule a complete parameter set breaks, or none. Rules that depend on the layout the
+// The first rule a complete parameter set breaks in this precision, or none. A complex precision
+// breaks the first: the kernels have no complex codelet yet. Rules that depend on the layout the
 // kernel reads an operand in are checked for every layout it may read (both, where A_T or B_T is
 // -1, the caller's). kernels/gemm.cl keeps its #error checks as the last guard.
-std::optional<Violation> check(const Params& params, const Limits& limits, bool fp64);
+std::optional<Violation> check(const Params& params, const Limits& limits, Precision precision);
 
 // The defaults for this kind of device overlaid with `overrides`, unchecked: the direct kernel's
 // (direct_params) when `overrides` sets KERNEL 2, else kernels/gemm.cl's. Throws Error
@@ -64,9 +67,12 @@ using SharedParams = std::shared_ptr<const Params>;
 
 // with_defaults, then check(): throws Error (Runtime) naming the rule a set breaks.
 // resolved(): the same, remembered for these limits, precision and overrides.
-SharedParams resolved(const Limits& limits, bool fp64, const std::map<std::string, int>& overrides);
-Params resolve_params(const Limits& limits, bool fp64, const std::map<std::string, int>& overrides);
-Params resolve_params(const Device& device, bool fp64, const std::map<std::string, int>& overrides);
+SharedParams resolved(const Limits& limits, Precision precision,
+                      const std::map<std::string, int>& overrides);
+Params resolve_params(const Limits& limits, Precision precision,
+                      const std::map<std::string, int>& overrides);
+Params resolve_params(const Device& device, Precision precision,
+                      const std::map<std::string, int>& overrides);
 
 // Bytes of local memory a parameter set's kernel uses, for elements of `elem` bytes.
 uint64_t local_bytes(const Params& params, uint64_t elem);

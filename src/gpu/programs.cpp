@@ -13,11 +13,18 @@
 namespace tandem::detail::gpu {
 namespace {
 
+// The kernels' PRECISION for a precision, numbered as CLBlast numbers its own: the bits of the
+// real type, written twice for a complex one (32, 64, 3232, 6464).
+int kernel_precision(Precision precision) {
+  const int bits = static_cast<int>(8 * element_bytes(real_of(precision)));
+  return is_complex(precision) ? bits * 100 + bits : bits;
+}
+
 // The kernel source's #defines for one precision, read layout and parameter set.
 std::string defines_for(const ProgramKey& key) {
   std::string defines;
   if (key.failing) defines += "#error \"a test seam makes this build fail\"\n";
-  if (key.fp64) defines += "#define USE_DOUBLE 1\n";
+  defines += "#define PRECISION " + std::to_string(kernel_precision(key.precision)) + "\n";
   if (key.long_index) defines += "#define INDEX_LONG 1\n";
   defines += "#define TRANS_A " + std::to_string(key.trans_a ? 1 : 0) + "\n";
   defines += "#define TRANS_B " + std::to_string(key.trans_b ? 1 : 0) + "\n";
@@ -149,32 +156,34 @@ BuildReport ProgramCache::inspect(const char* source, const std::string& defines
   return r;
 }
 
-const cl::Program& gemm_program(Device& device, bool fp64, bool read_a_transposed,
+const cl::Program& gemm_program(Device& device, Precision precision, bool read_a_transposed,
                                 bool read_b_transposed, bool long_index, const Params& params) {
-  return device.programs().get(ProgramKey{fp64, read_a_transposed, read_b_transposed, long_index,
-                                          seams::fail_builds(), params},
+  return device.programs().get(ProgramKey{precision, read_a_transposed, read_b_transposed,
+                                          long_index, seams::fail_builds(), params},
                                device.info());
 }
 
-const cl::Program& gemm_program(Device& device, bool fp64, bool read_a_transposed,
+const cl::Program& gemm_program(Device& device, Precision precision, bool read_a_transposed,
                                 bool read_b_transposed, bool long_index,
                                 const SharedParams& params) {
-  return device.programs().get(ProgramKey{fp64, read_a_transposed, read_b_transposed, long_index,
-                                          seams::fail_builds(), *params},
+  return device.programs().get(ProgramKey{precision, read_a_transposed, read_b_transposed,
+                                          long_index, seams::fail_builds(), *params},
                                params, device.info());
 }
 
-void prebuild(Device& device, bool fp64, bool trans_a, bool trans_b, const Params& params) {
+void prebuild(Device& device, Precision precision, bool trans_a, bool trans_b,
+              const Params& params) {
   const bool ka = read_transposed(params, "A_T", trans_a),
              kb = read_transposed(params, "B_T", trans_b);
   try {
-    gemm_program(device, fp64, ka, kb, params.at("INDEX_LONG") != 0, params);
+    gemm_program(device, precision, ka, kb, params.at("INDEX_LONG") != 0, params);
   } catch (const cl::Error& e) {
     throw translate(e);
   }
 }
 
-BuildReport inspect(Device& device, bool fp64, bool trans_a, bool trans_b, const Params& params) {
+BuildReport inspect(Device& device, Precision precision, bool trans_a, bool trans_b,
+                    const Params& params) {
   const bool ka = read_transposed(params, "A_T", trans_a),
              kb = read_transposed(params, "B_T", trans_b);
   std::string options = build_options(device.info(), params);
@@ -182,8 +191,8 @@ BuildReport inspect(Device& device, bool fp64, bool trans_a, bool trans_b, const
   try {
     return device.programs().inspect(
         source_for(params),
-        defines_for(
-            ProgramKey{fp64, ka, kb, params.at("INDEX_LONG") != 0, seams::fail_builds(), params}),
+        defines_for(ProgramKey{precision, ka, kb, params.at("INDEX_LONG") != 0,
+                               seams::fail_builds(), params}),
         options);
   } catch (const cl::Error& e) {
     throw translate(e);

@@ -4,6 +4,7 @@
 
 #include <string>
 
+#include "base/precision.hpp"
 #include "gpu/device.hpp"
 #include "gpu/gemm_params.hpp"
 
@@ -12,7 +13,8 @@ namespace tandem::detail::gpu {
 // Builds (and caches) the program a share with these read layouts and parameters will use,
 // without running it: the tuner compiles upcoming candidates while it measures another. Throws
 // Error if the build fails. Safe to call from several threads.
-void prebuild(Device& device, bool fp64, bool trans_a, bool trans_b, const Params& params);
+void prebuild(Device& device, Precision precision, bool trans_a, bool trans_b,
+              const Params& params);
 
 // One build of the kernel, for people tuning it: what was compiled, how, and what came out.
 struct BuildReport {
@@ -25,6 +27,7 @@ struct BuildReport {
 // Builds the program a share with these read layouts and parameters would use, uncached, with
 // the compiler's verbose report where the device offers one (cl_nv_compiler_options). A failed
 // build is reported, not thrown.
-BuildReport inspect(Device& device, bool fp64, bool trans_a, bool trans_b, const Params& params);
+BuildReport inspect(Device& device, Precision precision, bool trans_a, bool trans_b,
+                    const Params& params);
 
 }  // namespace tandem::detail::gpu

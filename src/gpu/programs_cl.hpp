@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "base/memo.hpp"
+#include "base/precision.hpp"
 #include "gpu/cl.hpp"
 #include "gpu/gemm_params.hpp"
 #include "gpu/programs.hpp"
@@ -20,12 +21,13 @@ namespace tandem::detail::gpu {
 // What a GEMM program is built from: its #defines and build options follow from these. It refers
 // to the caller's parameters, which the cache copies only for a program it has not seen.
 struct ProgramKey {
-  bool fp64 = false, trans_a = false, trans_b = false, long_index = false;
+  Precision precision = Precision::s;
+  bool trans_a = false, trans_b = false, long_index = false;
   bool failing = false;  // the seam fail_builds
   const Params& params;
   int flags() const {
-    return (fp64 ? 1 : 0) | (trans_a ? 2 : 0) | (trans_b ? 4 : 0) | (long_index ? 8 : 0) |
-           (failing ? 16 : 0);
+    return index_of(precision) | (trans_a ? 4 : 0) | (trans_b ? 8 : 0) | (long_index ? 16 : 0) |
+           (failing ? 32 : 0);
   }
 };
 
@@ -84,9 +86,9 @@ class ProgramCache {
 // The program a share runs: precision, the layouts the kernel reads A and B in, the index width
 // and the parameters, built once per device. Holds the `gemm` kernel, and kernels/gemm.cl's hold
 // `transpose` too (the direct kernel's never needs it: it reads operands as stored).
-const cl::Program& gemm_program(Device& device, bool fp64, bool read_a_transposed,
+const cl::Program& gemm_program(Device& device, Precision precision, bool read_a_transposed,
                                 bool read_b_transposed, bool long_index, const Params& params);
-const cl::Program& gemm_program(Device& device, bool fp64, bool read_a_transposed,
+const cl::Program& gemm_program(Device& device, Precision precision, bool read_a_transposed,
                                 bool read_b_transposed, bool long_index,
                                 const SharedParams& params);
 

@@ -2,9 +2,9 @@
 // operand is used in place (zero-copy) where OpenCL allows it, else packed into a pinned buffer
 // the kernel reads itself; C is mapped, or unpacked from its staging, after the wait.
 #include <algorithm>
-#include <type_traits>
 #include <utility>
 
+#include "base/precision.hpp"
 #include "cpu/topology.hpp"
 #include "gpu/host_pack.hpp"
 #include "gpu/share_cl.hpp"
@@ -193,8 +193,7 @@ class UnifiedShare final : public ShareImpl {
     const bool long_index =
         f.index_long != 0 ||
         widest + tiles * std::max({a_.ld, b_.ld, c_.ld, int64_t{1}}) >= (int64_t{1} << 31) - 1;
-    cl::Kernel kernel(gemm_program(dev_, std::is_same_v<T, double>, ka, kb, long_index, shared),
-                      "gemm");
+    cl::Kernel kernel(gemm_program(dev_, precision_of<T>(), ka, kb, long_index, shared), "gemm");
     // C's old values, where the kernel writes them in place and they matter, before it does.
     snapshot_ =
         std::make_unique<Snapshot<T>>(s_, c_.path == Report::Buffer::ZeroCopy && s.beta != T(0));

@@ -8,6 +8,7 @@
 #include "base/config.hpp"
 #include "base/log.hpp"
 #include "base/memo.hpp"
+#include "base/precision.hpp"
 #include "gpu/feed.hpp"
 #include "gpu/pinned_memory.hpp"
 #include "plan/device_profile.hpp"
@@ -49,7 +50,7 @@ profile::Choice profile_choice(const Problem<T>& p, const Request& req,
   // the profile may hold a split for them.
   const bool discrete = gpu::is_discrete(device);
   const bool resident = discrete && gpu::operands_pinned(device, p);
-  choice = profile::choose(*prof, std::is_same_v<T, double>, p.m, p.n, p.k, resident);
+  choice = profile::choose(*prof, precision_of<T>(), p.m, p.n, p.k, resident);
   // A split of C's rows saves the GPU only its rows' work; on a discrete device each share still
   // copies all of B. Where B outweighs A and C together (few rows over a long K), the split
   // measured on square problems costs more than it saves (100x8192x8192 sgemm on the H100 host:
@@ -86,7 +87,7 @@ template <class T>
 void choose_direct(profile::Choice& choice, const Problem<T>& p, const Options& o,
                    const gpu::Device& device, const profile::Profile* prof) {
   const profile::Direct direct =
-      profile::direct_for(prof, std::is_same_v<T, double>, gpu::info(device).is_gpu);
+      profile::direct_for(prof, precision_of<T>(), gpu::info(device).is_gpu);
   if (o.direct.value_or(direct.applies(p.m, p.n, p.k)))
     choice.kernel = choice.gpu_kernel = direct.kernel;
 }
@@ -97,43 +98,43 @@ void choose_direct(profile::Choice& choice, const Problem<T>& p, const Options& 
 // 3k instructions): a profile never changes once read, and an entry holds the profile the set
 // belongs to (`owner`; the defaults' sets are never destroyed), so no other set can take that
 // address while the entry is remembered.
-gpu::SharedParams kernel_for(const gpu::Device& device, bool fp64, const Options& o,
+gpu::SharedParams kernel_for(const gpu::Device& device, Precision precision, const Options& o,
                              const gpu::Params& profile_kernel,
                              const std::shared_ptr<const profile::Profile>& owner,
                              const std::string& profile) {
   const gpu::Limits limits = gpu::limits_of(gpu::info(device));
-  if (!o.kernel_params.empty()) return gpu::resolved(limits, fp64, o.kernel_params);
+  if (!o.kernel_params.empty()) return gpu::resolved(limits, precision, o.kernel_params);
   struct Key {
     const gpu::Params* set;
     gpu::Limits limits;
-    bool fp64;
+    Precision precision;
     std::shared_ptr<const profile::Profile> owner;
   };
   struct View {
     const gpu::Params* set;
     const gpu::Limits& limits;
-    bool fp64;
+    Precision precision;
     const std::shared_ptr<const profile::Profile>& owner;
     uint64_t hash() const {
-      uint64_t h = hash_value(set, hash_value(owner.get(), hash_value(fp64, 0)));
+      uint64_t h = hash_value(set, hash_value(owner.get(), hash_value(precision, 0)));
       return hash_value(limits.max_work_group, hash_value(limits.local_mem_bytes, h));
     }
     bool matches(const Key& k) const {
-      return k.set == set && k.owner == owner && k.fp64 == fp64 &&
+      return k.set == set && k.owner == owner && k.precision == precision &&
              k.limits.max_work_group == limits.max_work_group &&
              k.limits.local_mem_bytes == limits.local_mem_bytes && k.limits.is_gpu == limits.is_gpu;
     }
-    Key own() const { return {set, limits, fp64, owner}; }
+    Key own() const { return {set, limits, precision, owner}; }
   };
   static auto& memo = *new Memo<Key, gpu::SharedParams>;  // never destroyed: calls until exit
-  return memo.get(View{&profile_kernel, limits, fp64, owner}, [&] {
+  return memo.get(View{&profile_kernel, limits, precision, owner}, [&] {
     try {
-      return gpu::resolved(limits, fp64, profile_kernel);
+      return gpu::resolved(limits, precision, profile_kernel);
     } catch (const Error& e) {
       warn_once("profile-kernel:" + profile, "the profile's kernel does not fit " +
                                                  gpu::info(device).describe() + " (" + e.what() +
                                                  "); using the default kernel");
-      return gpu::resolved(limits, fp64, {});
+      return gpu::resolved(limits, precision, {});
     }
   });
 }

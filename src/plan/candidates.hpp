@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "base/precision.hpp"
 #include "base/problem.hpp"
 #include "gpu/device.hpp"
 #include "gpu/gemm_params.hpp"
@@ -47,7 +48,7 @@ void choose_direct(profile::Choice& choice, const Problem<T>& p, const Options& 
 
 // The kernel a part runs: the options' parameters, else the profile's set resolved for this
 // device (the defaults where it does not fit, with one warning naming `profile`).
-gpu::SharedParams kernel_for(const gpu::Device& device, bool fp64, const Options& o,
+gpu::SharedParams kernel_for(const gpu::Device& device, Precision precision, const Options& o,
                              const gpu::Params& profile_kernel,
                              const std::shared_ptr<const profile::Profile>& owner,
                              const std::string& profile);

@@ -4,6 +4,7 @@
 #include <cmath>
 #include <numeric>
 
+#include "base/precision.hpp"
 #include "cpu/blas.hpp"
 #include "cpu/topology.hpp"
 #include "plan/plan.hpp"
@@ -103,7 +104,8 @@ bool bound_launches(DevicePart& part, const Problem<T>& p, const Options& o, dou
   const double rate = (gflops > 0 ? gflops : bound.assumed_gflops) * 1e9;
   const int64_t mwg = gpu::row_tile(*part.params), nwg = gpu::col_tile(*part.params);
   const double units = std::max(1, gpu::info(*part.device).compute_units);
-  const double group_seconds = 2.0 * static_cast<double>(mwg) * static_cast<double>(nwg) *
+  const double group_seconds = flops_per_multiply_add(precision_of<T>()) *
+                               static_cast<double>(mwg) * static_cast<double>(nwg) *
                                static_cast<double>(std::max<int64_t>(p.k, 1)) / (rate / units);
   const double col_groups = std::ceil(static_cast<double>(p.n) / static_cast<double>(nwg));
   // Rows of tiles a launch may hold: whole waves within the bound.

@@ -3,6 +3,7 @@
 
 #include <algorithm>
 
+#include "base/precision.hpp"
 #include "base/seams.hpp"
 #include "model/chunks.hpp"
 #include "plan/candidates.hpp"
@@ -22,7 +23,7 @@ bool device_loses_to_cpu(const Problem<T>& p, const FeedCost& feed, double cpu_g
   if (!feed.known() || cpu_gflops <= 0) return false;
   const double m = static_cast<double>(p.m), n = static_cast<double>(p.n),
                k = static_cast<double>(p.k);
-  const double flops = 2.0 * m * n * k;
+  const double flops = flops_per_multiply_add(precision_of<T>()) * m * n * k;
   const bool pipelined =
       !cost::one_chunk((m * k + k * n + m * n) * sizeof(T), seams::overlap_from());
   const double rate = pipelined && feed.pipelined_bytes_per_second > 0

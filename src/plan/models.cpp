@@ -10,6 +10,7 @@
 #include <string>
 #include <tuple>
 
+#include "base/precision.hpp"
 #include "base/text.hpp"
 #include "gpu/pinned_memory.hpp"
 #include "plan/device_profile.hpp"
@@ -32,8 +33,8 @@ bool bucket_measured(const Problem<T>& p, const profile::Choice& c, bool discret
          !(discrete && p.beta != T(0)) && resident == c.resident;
 }
 
-// A profile's cost model for precision 's' or 'd', if it has one.
-const cost::Model* model_of(const profile::Profile* prof, char precision) {
+// A profile's cost model for this precision, if it has one.
+const cost::Model* model_of(const profile::Profile* prof, Precision precision) {
   if (prof == nullptr) return nullptr;
   const auto it = prof->precisions.find(precision);
   return it == prof->precisions.end() || !it->second.model ? nullptr : &*it->second.model;
@@ -45,7 +46,7 @@ std::vector<const cost::Model*> all_models(
     const std::vector<std::shared_ptr<const profile::Profile>>& profiles) {
   std::vector<const cost::Model*> models;
   for (const auto& profile : profiles) {
-    const cost::Model* m = model_of(profile.get(), std::is_same_v<T, double> ? 'd' : 's');
+    const cost::Model* m = model_of(profile.get(), precision_of<T>());
     if (m == nullptr) return {};
     models.push_back(m);
   }
@@ -126,7 +127,6 @@ ModelInputs model_inputs(const Problem<T>& p, const Options& o,
                          const std::vector<const cost::Model*>& models,
                          const std::vector<std::shared_ptr<const profile::Profile>>& profiles,
                          const std::string& origin) {
-  constexpr bool fp64 = std::is_same_v<T, double>;
   ModelInputs in;
   in.shape.m = p.m;
   in.shape.n = p.n;
@@ -142,7 +142,8 @@ ModelInputs model_inputs(const Problem<T>& p, const Options& o,
   const cost::Pinning front = pinning(*devices.front());
   in.shape.pin(front);
   for (size_t i = 0; i < devices.size(); ++i) {
-    in.params.push_back(kernel_for(*devices[i], fp64, o, *choices[i].kernel, profiles[i], origin));
+    in.params.push_back(
+        kernel_for(*devices[i], precision_of<T>(), o, *choices[i].kernel, profiles[i], origin));
     // Devices of one platform (one context) share B's packing: the first of them names it.
     int platform = static_cast<int>(i);
     for (size_t j = 0; j < i; ++j)
@@ -179,7 +180,6 @@ std::vector<const cost::Model*> models_for(const Problem<T>& p, const Request& r
 template <class T>
 void model_plan(const Problem<T>& p, const Options& o, const Candidates& c,
                 const std::vector<const cost::Model*>& models, Plan& plan) {
-  constexpr bool fp64 = std::is_same_v<T, double>;
   const auto& [devices, choices, profiles] = c;
   Basis& basis = plan.basis;
   const ModelInputs in = model_inputs(p, o, devices, choices, models, profiles, basis.profile);
@@ -192,10 +192,10 @@ void model_plan(const Problem<T>& p, const Options& o, const Candidates& c,
     DevicePart part;
     part.device = devices[i];
     // A device that has every row runs its GPU-only kernel.
-    part.params =
-        best.cpu_rows > 0 || o.kernel_params.size() > 0
-            ? params[i]
-            : kernel_for(*devices[i], fp64, o, *choices[i].gpu_kernel, profiles[i], basis.profile);
+    part.params = best.cpu_rows > 0 || o.kernel_params.size() > 0
+                      ? params[i]
+                      : kernel_for(*devices[i], precision_of<T>(), o, *choices[i].gpu_kernel,
+                                   profiles[i], basis.profile);
     // A part too long for the device's launches leaves its rows to the CPU (after the others').
     if (!bound_launches(part, p, o, models[i]->device.kernel_gflops)) continue;
     part.row0 = row0;
@@ -230,12 +230,11 @@ void choose_default_set(const Problem<T>& p, const Options& o, const Request& re
   if (std::count_if(found->begin(), found->end(),
                     [](const gpu::DeviceInfo& d) { return gpu::counts_as_gpu(d); }) < 2)
     return;
-  const char precision = std::is_same_v<T, double> ? 'd' : 's';
   std::string selector;
   for (const gpu::DeviceInfo& d : *found) {
     if (!gpu::counts_as_gpu(d)) continue;
     if (selector.empty() && d.index != gpu::info(*devices[0]).index) return;
-    if (!model_of(profile::active_for(d).get(), precision)) return;
+    if (!model_of(profile::active_for(d).get(), precision_of<T>())) return;
     selector += (selector.empty() ? "" : ",") + std::to_string(d.index);
   }
   std::vector<std::shared_ptr<gpu::Device>> all;

@@ -10,6 +10,7 @@
 
 #include "base/config.hpp"
 #include "base/log.hpp"
+#include "base/precision.hpp"
 #include "base/text.hpp"
 #include "plan/candidates.hpp"
 #include "plan/models.hpp"
@@ -60,8 +61,9 @@ double set_fraction(const Request& req, const std::vector<profile::Choice>& choi
   return gpus / (gpus + cpu);
 }
 
-// A dgemm leaves out devices without fp64, while others remain to take their rows.
-void drop_fp32_only(Candidates& c) {
+// A precision that needs fp64 (dgemm) leaves out devices without it, while others remain to take
+// their rows.
+void drop_fp32_only(Precision precision, Candidates& c) {
   auto& [devices, choices, profiles] = c;
   std::string without;
   for (size_t i = devices.size(); i-- > 0;) {
@@ -75,7 +77,8 @@ void drop_fp32_only(Candidates& c) {
   if (devices.empty())
     throw Error(Error::Kind::Runtime, "device " + without + " has no fp64 support");
   if (!without.empty())
-    warn_once("no-fp64:" + without, "dgemm leaves out " + without + ": no fp64 support");
+    warn_once("no-fp64:" + without, routine_name(precision, "gemm").str() + " leaves out " +
+                                        without + ": no fp64 support");
 }
 
 // The report names the profile of the first device that has one, and every device asked.
@@ -96,12 +99,12 @@ void describe(const Candidates& c, Basis& basis) {
 // ask. False where the devices get no rows.
 template <class T>
 bool divide_by_buckets(const Problem<T>& p, const Options& o, Candidates& c, Plan& plan) {
-  constexpr bool fp64 = std::is_same_v<T, double>;
+  constexpr Precision precision = precision_of<T>();
   const Request& req = plan.request;
   const double fraction = set_fraction(req, c.choices);
   plan.basis.gpu_fraction = fraction;
   if (fraction <= 0) return false;
-  if (fp64) drop_fp32_only(c);
+  if (needs_fp64(precision)) drop_fp32_only(precision, c);
   const auto& [devices, choices, profiles] = c;
   if (req.strategy != Strategy::Gpu && devices.size() == 1)
     plan.profile_threads = choices[0].cpu_threads;
@@ -111,7 +114,7 @@ bool divide_by_buckets(const Problem<T>& p, const Options& o, Candidates& c, Pla
     const auto& choice = choices[i];
     DevicePart part;
     part.device = devices[i];
-    part.params = kernel_for(*devices[i], fp64, o,
+    part.params = kernel_for(*devices[i], precision, o,
                              req.strategy == Strategy::Gpu ? *choice.gpu_kernel : *choice.kernel,
                              profiles[i], plan.basis.profile);
     tiles.push_back(gpu::row_tile(*part.params));
@@ -164,9 +167,9 @@ void plan_devices(const Problem<T>& p, const Options& o, Plan& plan) {
 // alone, planned here (OpenCL is open) with this call's options.
 template <class T>
 void learn_route(const Problem<T>& p, const Options& o, const Request& req) {
-  constexpr bool fp64 = std::is_same_v<T, double>;
-  if (route::known(fp64)) return;
-  route::learn(fp64, [&](int64_t edge) {
+  constexpr Precision precision = precision_of<T>();
+  if (route::known(precision)) return;
+  route::learn(precision, [&](int64_t edge) {
     Problem<T> cube = p;
     cube.trans_a = cube.trans_b = false;
     cube.m = cube.n = cube.k = cube.lda = cube.ldb = cube.ldc = edge;
@@ -190,7 +193,7 @@ Plan make(const Problem<T>& p, const Options& o, bool learn) {
   plan.request = request(o);
   if (plan.request.strategy == Strategy::Cpu) return plan;
   const bool routed = route::eligible(o, plan.request.strategy);
-  if (routed && route::cpu_alone(std::is_same_v<T, double>, p.m, p.n, p.k)) {
+  if (routed && route::cpu_alone(precision_of<T>(), p.m, p.n, p.k)) {
     plan.basis.profile = "route";  // OpenCL is not opened for it
     return plan;
   }

@@ -166,11 +166,14 @@ std::string fingerprint(const fs::path& dir) {
   return hex;
 }
 
-// One recorded route: the largest CPU-alone cube edge per precision (-1: not known).
+// One recorded route: the largest CPU-alone cube edge per precision, by index_of (-1: not known).
+// The file's lines hold the fingerprint and the edges of s and d (kFiled).
 struct Record {
   std::string fingerprint;
-  std::array<int64_t, 2> edge{-1, -1};
+  std::array<int64_t, kPrecisionCount> edge{-1, -1, -1, -1};
 };
+constexpr int kFiled = 2;
+static_assert(index_of(Precision::s) == 0 && index_of(Precision::d) == 1);
 
 std::vector<Record> read_records(const fs::path& file) {
   std::vector<Record> out;
@@ -184,8 +187,9 @@ std::vector<Record> read_records(const fs::path& file) {
   for (std::string line; std::getline(lines, line);) {
     Record r;
     std::stringstream s(line);
-    if (s >> r.fingerprint >> r.edge[0] >> r.edge[1] && r.fingerprint.size() == 16)
-      out.push_back(r);
+    bool read = static_cast<bool>(s >> r.fingerprint);
+    for (int i = 0; i < kFiled && read; ++i) read = static_cast<bool>(s >> r.edge[i]);
+    if (read && r.fingerprint.size() == 16) out.push_back(r);
   }
   return out;
 }
@@ -207,7 +211,7 @@ Known& known() {
   return k;
 }
 // The edges as known now, for the calls' fast check; and the profile state they belong to.
-std::array<std::atomic<int64_t>, 2> g_edge{-1, -1};
+std::array<std::atomic<int64_t>, kPrecisionCount> g_edge{-1, -1, -1, -1};
 std::atomic<uint64_t> g_seen{~uint64_t{0}};
 
 // Reads the record for this fingerprint, once per profile state. Called with known_mutex held.
@@ -222,17 +226,17 @@ void refresh() {
   if (!k.dir.empty())
     for (const Record& r : read_records(k.dir / kRouteFile))
       if (r.fingerprint == k.record.fingerprint) k.record.edge = r.edge;
-  for (int i = 0; i < 2; ++i) g_edge[i].store(k.record.edge[i]);
+  for (int i = 0; i < kPrecisionCount; ++i) g_edge[i].store(k.record.edge[i]);
   g_seen.store(now);
 }
 
 // The edge for this precision, the record read again first where the profiles changed.
-int64_t edge_now(bool fp64) {
+int64_t edge_now(Precision precision) {
   if (g_seen.load() != profile::changes()) {
     std::lock_guard<std::mutex> lock(known_mutex());
     refresh();
   }
-  return g_edge[fp64].load();
+  return g_edge[index_of(precision)].load();
 }
 
 }  // namespace
@@ -243,37 +247,40 @@ bool eligible(const Options& o, Strategy strategy) {
          !o.feeder_threads && !seams::overridden() && !gpu::any_pinned_block();
 }
 
-bool known(bool fp64) { return edge_now(fp64) >= 0; }
+bool known(Precision precision) { return edge_now(precision) >= 0; }
 
-bool cpu_alone(bool fp64, int64_t m, int64_t n, int64_t k) {
-  const int64_t edge = edge_now(fp64);
+bool cpu_alone(Precision precision, int64_t m, int64_t n, int64_t k) {
+  const int64_t edge = edge_now(precision);
   if (edge <= 0) return false;
   const double cube =
       static_cast<double>(edge) * static_cast<double>(edge) * static_cast<double>(edge);
   return static_cast<double>(m) * static_cast<double>(n) * static_cast<double>(k) <= cube;
 }
 
-void learn(bool fp64, const std::function<bool(int64_t edge)>& devices_take_rows) {
+void learn(Precision precision, const std::function<bool(int64_t edge)>& devices_take_rows) {
   std::lock_guard<std::mutex> lock(known_mutex());
   refresh();
   Known& k = known();
-  if (k.record.edge[fp64] >= 0) return;
+  const int at = index_of(precision);
+  if (k.record.edge[at] >= 0) return;
   int64_t edge = 0;
   for (int64_t e : kEdges) {
     if (devices_take_rows(e)) break;
     edge = e;
   }
-  k.record.edge[fp64] = edge;
-  g_edge[fp64].store(edge);
+  k.record.edge[at] = edge;
+  g_edge[at].store(edge);
   if (k.dir.empty()) return;
   const fs::path file = k.dir / kRouteFile;
   std::vector<Record> records{k.record};
   for (const Record& r : read_records(file))
     if (r.fingerprint != k.record.fingerprint && records.size() < kKept) records.push_back(r);
   std::string text;
-  for (const Record& r : records)
-    text +=
-        r.fingerprint + " " + std::to_string(r.edge[0]) + " " + std::to_string(r.edge[1]) + "\n";
+  for (const Record& r : records) {
+    text += r.fingerprint;
+    for (int i = 0; i < kFiled; ++i) text += " " + std::to_string(r.edge[i]);
+    text += "\n";
+  }
   try {
     files::replace(file, text);
   } catch (const std::exception&) {

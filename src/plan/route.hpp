@@ -10,6 +10,7 @@
 #include <cstdint>
 #include <functional>
 
+#include "base/precision.hpp"
 #include "base/problem.hpp"
 #include "tandem/tandem.hpp"
 
@@ -23,14 +24,15 @@ bool eligible(const Options& o, Strategy strategy);
 
 // Whether an eligible call of m x n x k in this precision runs on the CPU alone by this
 // machine's route, as recorded now (false where none is: the call plans as usual).
-bool cpu_alone(bool fp64, int64_t m, int64_t n, int64_t k);
+bool cpu_alone(Precision precision, int64_t m, int64_t n, int64_t k);
 // Whether this precision's route is known (recorded, or learned in this process).
-bool known(bool fp64);
+bool known(Precision precision);
 
 // After an eligible call planned with OpenCL open, where this precision's route is not known:
 // finds it by planning cubes of growing edge (`devices_take_rows(edge)`: whether auto gives the
 // devices any row of that cube) and records it for this process and, where there is a profile
-// directory, for later ones.
-void learn(bool fp64, const std::function<bool(int64_t edge)>& devices_take_rows);
+// directory, for later ones (the file keeps s's and d's; a complex precision's route, once there
+// is complex GEMM, holds for its process).
+void learn(Precision precision, const std::function<bool(int64_t edge)>& devices_take_rows);
 
 }  // namespace tandem::detail::route

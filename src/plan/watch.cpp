@@ -8,13 +8,13 @@
 #include <cstdio>
 #include <mutex>
 #include <string>
-#include <type_traits>
 #include <unordered_map>
 #include <utility>
 
 #include "base/config.hpp"
 #include "base/log.hpp"
 #include "base/memo.hpp"
+#include "base/precision.hpp"
 #include "gpu/device.hpp"
 #include "plan/feed_cost.hpp"
 #include "profile/choice.hpp"
@@ -47,7 +47,7 @@ using Profiles = std::vector<std::shared_ptr<const profile::Profile>>;
 struct Key {
   Profiles profiles;     // each device's (held, so that no other profile takes their addresses)
   uint64_t devices = 0;  // the devices' indices, hashed in order
-  bool fp64 = false;
+  Precision precision = Precision::s;
   int64_t bucket = 0;          // the bucket whose split runs (0: the cost model's plan)
   bool resident = false;       // the bucket's split for tandem_malloc memory
   std::array<int, 3> shape{};  // the model's plans: floor(log2) of m, n and k
@@ -59,13 +59,13 @@ struct View {
   const Profiles& profiles;
   const Key& rest;  // every field but `profiles`
   uint64_t hash() const {
-    uint64_t h = hash_value(rest.devices, hash_value(rest.fp64, 0));
+    uint64_t h = hash_value(rest.devices, hash_value(rest.precision, 0));
     for (const auto& prof : profiles) h = hash_value(prof.get(), h);
     h = hash_value(rest.bucket, hash_value(rest.resident, h));
     return hash_value(rest.shape, hash_value(rest.memory, h));
   }
   bool matches(const Key& k) const {
-    return k.profiles == profiles && k.devices == rest.devices && k.fp64 == rest.fp64 &&
+    return k.profiles == profiles && k.devices == rest.devices && k.precision == rest.precision &&
            k.bucket == rest.bucket && k.resident == rest.resident && k.shape == rest.shape &&
            k.memory == rest.memory;
   }
@@ -117,7 +117,7 @@ void Class::observe(double ratio) {
 std::string Class::describe(double median) const {
   char ratio[32];
   std::snprintf(ratio, sizeof ratio, "%.2f", median);
-  std::string what = std::string(key_.fp64 ? "dgemm" : "sgemm") + " ";
+  std::string what = routine_name(key_.precision, "gemm").str() + " ";
   if (key_.bucket > 0)
     what += "calls of the profile's " + std::to_string(key_.bucket) + " bucket" +
             (key_.resident ? " (tandem_malloc memory)" : "");
@@ -175,8 +175,8 @@ double cpu_seconds(const Problem<T>& p, const std::vector<profile::Choice>& choi
   const double gflops =
       cpu_gflops_for(p, square, choices.front().bucket, profile::cpu_shape().half_dimension);
   if (gflops <= 0) return 0;
-  return 2.0 * static_cast<double>(p.m) * static_cast<double>(p.n) * static_cast<double>(p.k) /
-         (gflops * 1e9);
+  return flops_per_multiply_add(precision_of<T>()) * static_cast<double>(p.m) *
+         static_cast<double>(p.n) * static_cast<double>(p.k) / (gflops * 1e9);
 }
 
 }  // namespace
@@ -194,7 +194,7 @@ void plan(Plan& plan, const Problem<T>& p, Strategy strategy,
   if (plan.parts.empty() || choices.empty()) return;
   Key rest;
   for (const auto& d : devices) rest.devices = hash_value(gpu::info(*d).index, rest.devices);
-  rest.fp64 = std::is_same_v<T, double>;
+  rest.precision = precision_of<T>();
   if (model == nullptr) {
     rest.bucket = choices.front().bucket;
     rest.resident = choices.front().resident;

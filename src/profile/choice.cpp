@@ -7,9 +7,10 @@
 
 namespace tandem::detail::profile {
 
-Choice choose(const Profile& p, bool fp64, int64_t m, int64_t n, int64_t k, bool resident) {
+Choice choose(const Profile& p, Precision precision, int64_t m, int64_t n, int64_t k,
+              bool resident) {
   Choice c;
-  auto it = p.precisions.find(fp64 ? 'd' : 's');
+  auto it = p.precisions.find(precision);
   if (it == p.precisions.end()) return c;
   const PrecisionProfile& pp = it->second;
   c.kernel = &pp.gpu_kernel;
@@ -53,10 +54,10 @@ Choice choose(const Profile& p, bool fp64, int64_t m, int64_t n, int64_t k, bool
   return c;
 }
 
-Direct direct_for(const Profile* p, bool fp64, bool is_gpu) {
+Direct direct_for(const Profile* p, Precision precision, bool is_gpu) {
   Direct d = direct_defaults(is_gpu);
   if (p == nullptr) return d;
-  const auto it = p->precisions.find(fp64 ? 'd' : 's');
+  const auto it = p->precisions.find(precision);
   if (it == p->precisions.end()) return d;
   if (!it->second.direct_kernel.empty()) d.kernel = &it->second.direct_kernel;
   if (it->second.direct_below) d.below = *it->second.direct_below;

@@ -35,10 +35,11 @@ struct Choice {
 // `resident`: every operand is in tandem_malloc memory on a discrete device; the bucket's
 // resident split applies where it has one (and its kernel for strategy gpu too, where that
 // split is the GPU alone).
-Choice choose(const Profile& p, bool fp64, int64_t m, int64_t n, int64_t k, bool resident = false);
+Choice choose(const Profile& p, Precision precision, int64_t m, int64_t n, int64_t k,
+              bool resident = false);
 
 // The direct kernel and its threshold for this precision: `p`'s (may be null) where it has them,
 // each on its own, else the defaults for this kind of device.
-Direct direct_for(const Profile* p, bool fp64, bool is_gpu);
+Direct direct_for(const Profile* p, Precision precision, bool is_gpu);
 
 }  // namespace tandem::detail::profile

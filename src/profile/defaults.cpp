@@ -60,12 +60,24 @@ const CpuShape& cpu_shape() {
   return shape;
 }
 
-int64_t level3_min_diagonal(bool fp64) {
-  static const std::pair<int64_t, int64_t> sizes = [] {
-    const json& j = defaults_file().at("level3").at("min_diagonal");
-    return std::make_pair(j.at("s").get<int64_t>(), j.at("d").get<int64_t>());
+int64_t level3_min_diagonal(Precision precision) {
+  static const auto sizes = [] {
+    std::map<Precision, int64_t> by_precision;
+    for (const auto& [key, size] : defaults_file().at("level3").at("min_diagonal").items()) {
+      const auto p = precision_from_letter(key);
+      if (!p)
+        throw std::logic_error("database/defaults.json's level3.min_diagonal names '" + key +
+                               "', no precision");
+      by_precision[*p] = size.get<int64_t>();
+    }
+    return by_precision;
   }();
-  return fp64 ? sizes.second : sizes.first;
+  const auto it = sizes.find(precision);
+  if (it == sizes.end())
+    throw std::logic_error(std::string("database/defaults.json's level3.min_diagonal has no entry "
+                                       "for precision ") +
+                           letter(precision));
+  return it->second;
 }
 
 size_t host_pack_parallel_from() {

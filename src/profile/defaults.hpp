@@ -9,6 +9,8 @@
 #include <map>
 #include <string>
 
+#include "base/precision.hpp"
+
 namespace tandem::detail::profile {
 
 // The kernel parameters a device of this kind starts from before any profile (the database's
@@ -43,8 +45,9 @@ struct CpuShape {
 const CpuShape& cpu_shape();
 
 // The smallest diagonal block a level-3 routine's halving leaves to the CPU BLAS under auto
-// (database/defaults.json's "level3"; level3.hpp's Products::min_diagonal).
-int64_t level3_min_diagonal(bool fp64);
+// (database/defaults.json's "level3"; level3.hpp's Products::min_diagonal), by precision. Throws
+// std::logic_error for a precision the file gives no size (only s and d have one yet).
+int64_t level3_min_diagonal(Precision precision);
 
 // The smallest copy, in bytes, that the host's packing and unpacking share among threads
 // (database/defaults.json's "host_pack", at most 4 GiB - 1; the rule is host_pack.cpp's

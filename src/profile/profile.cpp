@@ -150,11 +150,11 @@ std::string to_json(const Profile& p) {
       confirmation_json(b.confirmation, bj);
       buckets.push_back(bj);
     }
-    j["precisions"][std::string(1, prec)] = {{"gpu_kernel", kernel_json(pp.gpu_kernel)},
-                                             {"gpu_size", pp.gpu_size},
-                                             {"gpu_gflops", pp.gpu_gflops},
-                                             {"buckets", buckets}};
-    json& pj = j["precisions"][std::string(1, prec)];
+    json& pj = j["precisions"][std::string(1, letter(prec))];
+    pj = {{"gpu_kernel", kernel_json(pp.gpu_kernel)},
+          {"gpu_size", pp.gpu_size},
+          {"gpu_gflops", pp.gpu_gflops},
+          {"buckets", buckets}};
     if (pp.model) pj["model"] = model_json(*pp.model, pp.observations);
     // Written only where tuned, so a profile without them reads as one from before them.
     if (!pp.direct_kernel.empty()) {
@@ -231,7 +231,7 @@ Bucket bucket_of(const json& bj) {
   return b;
 }
 
-PrecisionProfile precision_of(const json& pj) {
+PrecisionProfile precision_profile_of(const json& pj) {
   PrecisionProfile pp;
   pp.gpu_kernel = kernel_of(pj.at("gpu_kernel"));
   pp.gpu_size = integer<int64_t>(pj, "gpu_size");
@@ -279,9 +279,11 @@ Profile from_json(const std::string& text) {
       throw std::runtime_error("match must be device, architecture, platform or any, not '" +
                                p.match + "'");
     p.identity = identity_of(j.at("identity"));
+    // Each section under a letter the precisions know (precision.hpp), c and z as s and d.
     for (const auto& [key, pj] : j.at("precisions").items()) {
-      if (key != "s" && key != "d") throw std::runtime_error("unknown precision '" + key + "'");
-      p.precisions[key[0]] = precision_of(pj);
+      const auto precision = precision_from_letter(key);
+      if (!precision) throw std::runtime_error("unknown precision '" + key + "'");
+      p.precisions[*precision] = precision_profile_of(pj);
     }
     if (const auto t = j.find("tuning"); t != j.end()) p.tuning = tuning_of(*t);
     return p;

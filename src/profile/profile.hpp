@@ -12,6 +12,7 @@
 #include <string>
 #include <vector>
 
+#include "base/precision.hpp"
 #include "model/cost_model.hpp"
 
 namespace tandem::detail::profile {
@@ -104,7 +105,9 @@ struct Profile {
   // them too), "platform" (any device of the platform: the vendor fallback) or "any" (the global
   // one). Local profiles are always "device" and need the whole identity to match.
   std::string match = "device";
-  std::map<char, PrecisionProfile> precisions;  // 's' and 'd'
+  // By precision, each written under its letter; s and d are tuned today, and a section for c or
+  // z reads as theirs do.
+  std::map<Precision, PrecisionProfile> precisions;
   Tuning tuning;
   std::string origin;  // where it was read from; not stored
 };
@@ -117,7 +120,7 @@ Profile from_json(const std::string& text);
 // physical ranges a profile's must lie in (ranges.cpp): a fit gone astray, such as a CPU
 // at 1e276 GFLOPS from a quick tune at sizes of 64 on a busy machine, for which every later read
 // would refuse the whole profile. Returns why, by precision; the co-tuner's save calls it.
-std::map<char, std::string> drop_models_out_of_range(Profile& p);
+std::map<Precision, std::string> drop_models_out_of_range(Profile& p);
 // Whether a profile written by another tandem can be used by this one.
 bool compatible(const Profile& p, std::string* why = nullptr);
 

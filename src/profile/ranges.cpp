@@ -146,11 +146,11 @@ std::vector<std::string> check_ranges(const json& profile) {
   return unranged;
 }
 
-std::map<char, std::string> drop_models_out_of_range(Profile& p) {
-  std::map<char, std::string> dropped;
+std::map<Precision, std::string> drop_models_out_of_range(Profile& p) {
+  std::map<Precision, std::string> dropped;
   for (auto& [prec, pp] : p.precisions) {
     if (!pp.model) continue;
-    const std::string place = std::string("precisions.") + prec + ".model";
+    const std::string place = std::string("precisions.") + letter(prec) + ".model";
     std::vector<std::string> unranged;
     try {
       check(model_json(*pp.model, pp.observations), place, "precisions.*.model", &unranged);

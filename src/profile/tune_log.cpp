@@ -7,7 +7,7 @@ namespace tandem::detail::profile {
 using nlohmann::json;
 
 std::string to_log_line(const LogRecord& r) {
-  json j = {{"kind", r.kind},       {"precision", std::string(1, r.precision)},
+  json j = {{"kind", r.kind},       {"precision", std::string(1, letter(r.precision))},
             {"size", r.size},       {"point", r.point},
             {"kernel", r.kernel},   {"gpu_parts", r.gpu_parts},
             {"parts", r.parts},     {"cpu_threads", r.cpu_threads},
@@ -29,7 +29,7 @@ std::optional<LogRecord> from_log_line(const std::string& line) {
     const json j = json::parse(line);
     LogRecord r;
     r.kind = j.at("kind").get<std::string>();
-    r.precision = j.at("precision").get<std::string>().at(0);
+    r.precision = parse_precision(j.at("precision").get<std::string>());
     r.size = integer<int64_t>(j, "size");
     for (const json& v : j.at("point")) r.point.push_back(integer_value<int>(v, "point"));
     r.kernel = kernel_of(j.at("kernel"));

@@ -7,6 +7,8 @@
 #include <string>
 #include <vector>
 
+#include "base/precision.hpp"
+
 namespace tandem::detail::profile {
 
 // One line of a tuning log (JSON lines, appended as measurements come, so an interrupted run
@@ -16,7 +18,7 @@ struct LogRecord {
   // kernel's), "split" (one hybrid configuration), "confirm" (a bucket's interleaved rounds,
   // of the candidate its other fields name) or "threshold" (the direct kernel's threshold)
   std::string kind;
-  char precision = 's';
+  Precision precision = Precision::s;
   int64_t size = 0;
   std::vector<int> point;                         // the candidate in its search space
   std::map<std::string, int> kernel;              // its kernel parameters

@@ -15,6 +15,7 @@
 #include <string>
 #include <vector>
 
+#include "base/precision.hpp"
 #include "fuzz_check.hpp"
 #include "gpu/gemm_params.hpp"
 #include "model/cost_model.hpp"
@@ -28,21 +29,22 @@ namespace {
 namespace prof = tandem::detail::profile;
 namespace gpu = tandem::detail::gpu;
 namespace cost = tandem::detail::cost;
+using tandem::detail::Precision;
 
-void check_kernel(const std::map<std::string, int>& kernel, bool fp64) {
+void check_kernel(const std::map<std::string, int>& kernel, Precision precision) {
   const gpu::Limits limits{UINT64_MAX, UINT64_MAX, true};
   try {
-    (void)gpu::check(gpu::with_defaults(limits, kernel), limits, fp64);
+    (void)gpu::check(gpu::with_defaults(limits, kernel), limits, precision);
   } catch (const tandem::Error&) {  // an unknown parameter, refused by name
   }
 }
 
 void check_choices(const prof::Profile& p) {
   const int64_t sizes[] = {1, 64, 1000, 4096, 1 << 20, int64_t{1} << 31};
-  for (bool fp64 : {false, true})
+  for (Precision precision : tandem::detail::kPrecisions)
     for (int64_t m : sizes)
       for (bool resident : {false, true}) {
-        const prof::Choice c = prof::choose(p, fp64, m, m / 2 + 1, 64, resident);
+        const prof::Choice c = prof::choose(p, precision, m, m / 2 + 1, 64, resident);
         FUZZ_CHECK(c.fraction >= 0 && c.fraction <= 1, "a profile's fraction is in [0, 1]");
         FUZZ_CHECK(c.cpu_threads >= 0, "a profile's CPU threads are not negative");
       }
@@ -94,11 +96,11 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   FUZZ_CHECK(p.identity.names_same_device(name),
              "a profile's file name is one the lookup reads for its device");
   for (const auto& [precision, pp] : p.precisions) {
-    check_kernel(pp.gpu_kernel, precision == 'd');
+    check_kernel(pp.gpu_kernel, precision);
     for (const prof::Bucket& b : pp.buckets) {
       FUZZ_CHECK(b.parts > 0 && b.gpu_parts >= 0 && b.gpu_parts <= b.parts, "a split in range");
-      check_kernel(b.kernel, precision == 'd');
-      check_kernel(b.gpu_kernel, precision == 'd');
+      check_kernel(b.kernel, precision);
+      check_kernel(b.gpu_kernel, precision);
     }
     if (pp.model) check_model(*pp.model);
   }

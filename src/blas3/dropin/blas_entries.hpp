@@ -13,10 +13,12 @@
 #include <cblas.h>
 
 #include <cstddef>
-#include <string>
 #include <type_traits>
 
-// Each precision's level-3 routines, in Fortran.
+#include "base/precision.hpp"
+
+// Each precision's level-3 routines, in Fortran: one row per precision, T its element type and p
+// its letter.
 extern "C" {
 #define TANDEM_FORTRAN_LEVEL3(T, p)                                                            \
   void p##gemm_(const char*, const char*, const blasint*, const blasint*, const blasint*,      \
@@ -43,7 +45,9 @@ namespace tandem::detail::blas_entries {
 // (side, uplo, m, n, ... where syr2k has uplo, trans, n, k, ...).
 template <class T>
 struct Level3 {
-  using Gemm = std::conditional_t<std::is_same_v<T, float>, decltype(&sgemm_), decltype(&dgemm_)>;
+  using Gemm = void (*)(const char*, const char*, const blasint*, const blasint*, const blasint*,
+                        const T*, const T*, const blasint*, const T*, const blasint*, const T*, T*,
+                        const blasint*);
   using Rank = void (*)(const char*, const char*, const blasint*, const blasint*, const T*,
                         const T*, const blasint*, const T*, T*, const blasint*);
   using Rank2 = void (*)(const char*, const char*, const blasint*, const blasint*, const T*,
@@ -75,23 +79,28 @@ struct Level3 {
   CblasTriangle cblas_trmm, cblas_trsm;
 };
 
-// The entries as this program resolves them: libtandem_blas.so's where it comes first.
+// The entries as this program resolves them: libtandem_blas.so's where it comes first. One row per
+// precision, by its letter.
 template <class T>
-Level3<T> resolved() {
-  if constexpr (std::is_same_v<T, float>)
-    return {&sgemm_,      &ssyrk_,      &ssyr2k_,      &ssymm_,      &strmm_,      &strsm_,
-            &cblas_sgemm, &cblas_ssyrk, &cblas_ssyr2k, &cblas_ssymm, &cblas_strmm, &cblas_strsm};
-  else
-    return {&dgemm_,      &dsyrk_,      &dsyr2k_,      &dsymm_,      &dtrmm_,      &dtrsm_,
-            &cblas_dgemm, &cblas_dsyrk, &cblas_dsyr2k, &cblas_dsymm, &cblas_dtrmm, &cblas_dtrsm};
-}
+Level3<T> resolved();
+#define TANDEM_RESOLVED_LEVEL3(T, p)                                                  \
+  template <>                                                                         \
+  inline Level3<T> resolved<T>() {                                                    \
+    return {&p##gemm_,         &p##syrk_,        &p##syr2k_,       &p##symm_,         \
+            &p##trmm_,         &p##trsm_,        &cblas_##p##gemm, &cblas_##p##syrk,  \
+            &cblas_##p##syr2k, &cblas_##p##symm, &cblas_##p##trmm, &cblas_##p##trsm}; \
+  }
+TANDEM_RESOLVED_LEVEL3(float, s)
+TANDEM_RESOLVED_LEVEL3(double, d)
+#undef TANDEM_RESOLVED_LEVEL3
 
 // The entries `find` gives by name (as "ssyrk_" or "cblas_dtrsm"; null where it finds none).
 template <class T, class Find>
 Level3<T> found(Find&& find) {
-  const char* p = std::is_same_v<T, float> ? "s" : "d";
+  constexpr Precision precision = precision_of<T>();
   auto at = [&](auto& entry, bool cblas, const char* routine) {
-    const std::string name = std::string(cblas ? "cblas_" : "") + p + routine + (cblas ? "" : "_");
+    const RoutineName name =
+        cblas ? cblas_name(precision, routine) : fortran_symbol(precision, routine);
     entry = reinterpret_cast<std::remove_reference_t<decltype(entry)>>(find(name.c_str()));
   };
   Level3<T> e{};

@@ -21,12 +21,12 @@
 #include <cstdlib>
 #include <functional>
 #include <string>
-#include <type_traits>
 
 #include "api/gemm_rules.hpp"
 #include "base/clock.hpp"
 #include "base/config.hpp"
 #include "base/log.hpp"
+#include "base/precision.hpp"
 #include "blas3/dropin/dropin.hpp"
 #include "blas3/dropin/straight.hpp"
 #include "cpu/blas.hpp"
@@ -64,14 +64,18 @@ struct Once {
 // it without a guard. Until then its bound is 0, so the first call takes the ordinary path, which
 // publishes it.
 Once read_once() {
+  using tandem::detail::Precision;
   Once o;
   const auto& env = tandem::detail::env_config();
   o.verbose = env.verbose;
   o.min_mnk = env.min_mnk.value_or(kDefaultMinMnk);
-  void* const sgemm = tandem::detail::cpu_blas::own_entry("sgemm_");
-  void* const dgemm = tandem::detail::cpu_blas::own_entry("dgemm_");
-  void* const cblas_s = tandem::detail::cpu_blas::own_entry("cblas_sgemm");
-  void* const cblas_d = tandem::detail::cpu_blas::own_entry("cblas_dgemm");
+  const auto own = [](const tandem::detail::RoutineName& name) {
+    return tandem::detail::cpu_blas::own_entry(name.c_str());
+  };
+  void* const sgemm = own(tandem::detail::fortran_symbol(Precision::s, "gemm"));
+  void* const dgemm = own(tandem::detail::fortran_symbol(Precision::d, "gemm"));
+  void* const cblas_s = own(tandem::detail::cblas_name(Precision::s, "gemm"));
+  void* const cblas_d = own(tandem::detail::cblas_name(Precision::d, "gemm"));
   o.found = sgemm && dgemm && cblas_s && cblas_d;
   tandem::detail::dropin::straight::publish_level3(&tandem::detail::cpu_blas::own_entry);
   tandem::detail::dropin::straight::publish(o.verbose || !o.found ? 0 : o.min_mnk, sgemm, dgemm,
@@ -212,7 +216,8 @@ void direct_otherwise(int64_t m, int64_t n, int64_t k, T alpha, T beta, T* c, in
   r.cpu_threads = product ? tandem::detail::cpu_blas::current_threads() : 0;
   r.t_start = r.t_cpu_start = t0;
   r.t_cpu_end = r.t_end = tandem::detail::clock::now_ns();
-  tandem::detail::log_call(std::is_same_v<T, float> ? "sgemm" : "dgemm", r, !row);
+  tandem::detail::log_call(
+      tandem::detail::routine_name(tandem::detail::precision_of<T>(), "gemm").c_str(), r, !row);
 }
 
 template <class T>
@@ -223,14 +228,12 @@ using CblasGemm = void (*)(CBLAS_ORDER, CBLAS_TRANSPOSE, CBLAS_TRANSPOSE, blasin
 // bound above 0 from the table).
 template <class T>
 CblasGemm<T> own_cblas() {
-  return reinterpret_cast<CblasGemm<T>>(std::is_same_v<T, float> ? tandem_straight.own_cblas_sgemm
-                                                                 : tandem_straight.own_cblas_dgemm);
+  return reinterpret_cast<CblasGemm<T>>(tandem::detail::dropin::straight::own_cblas_gemm<T>());
 }
 
 template <class T>
 FortranGemm<T> own_fortran() {
-  return reinterpret_cast<FortranGemm<T>>(std::is_same_v<T, float> ? tandem_straight.own_sgemm
-                                                                   : tandem_straight.own_dgemm);
+  return reinterpret_cast<FortranGemm<T>>(tandem::detail::dropin::straight::own_gemm<T>());
 }
 
 // Every CBLAS GEMM call that does not go straight to OpenBLAS (same signature as the entry, so
@@ -239,7 +242,8 @@ template <class T>
 [[gnu::noinline]] void cblas_gemm(CBLAS_ORDER layout, CBLAS_TRANSPOSE ta, CBLAS_TRANSPOSE tb,
                                   blasint m, blasint n, blasint k, T alpha, const T* a, blasint lda,
                                   const T* b, blasint ldb, T beta, T* c, blasint ldc) {
-  const char* routine = std::is_same_v<T, float> ? "cblas_sgemm" : "cblas_dgemm";
+  static constexpr auto routine =
+      tandem::detail::cblas_name(tandem::detail::precision_of<T>(), "gemm");
   if (direct(once(), layout, ta, tb, m, n, k, alpha, a, lda, b, ldb, c, ldc)) {
     direct_otherwise(m, n, k, alpha, beta, c, ldc, layout == CblasRowMajor, [&] {
       own_cblas<T>()(layout, ta, tb, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc);
@@ -255,12 +259,12 @@ template <class T>
     call(routed(m, n, k));
   } catch (const tandem::Error& e) {
     if (e.kind() == tandem::Error::Kind::InvalidArgument) {
-      cblas_invalid(routine, cblas_position(lay, e.argument()));
+      cblas_invalid(routine.c_str(), cblas_position(lay, e.argument()));
     } else {
-      recover(routine, e, [&] { call(cpu_only()); });
+      recover(routine.c_str(), e, [&] { call(cpu_only()); });
     }
   } catch (const std::exception& e) {
-    recover(routine, e, [&] { call(cpu_only()); });
+    recover(routine.c_str(), e, [&] { call(cpu_only()); });
   }
 }
 
@@ -282,7 +286,8 @@ template <class T>
                                     const blasint* n, const blasint* k, const T* alpha, const T* a,
                                     const blasint* lda, const T* b, const blasint* ldb,
                                     const T* beta, T* c, const blasint* ldc) {
-  const char* name = std::is_same_v<T, float> ? "SGEMM " : "DGEMM ";
+  static constexpr auto name =
+      tandem::detail::xerbla_name(tandem::detail::precision_of<T>(), "gemm");
   if (fortran_direct(once(), transa, transb, m, n, k, alpha, a, lda, b, ldb, c, ldc)) {
     direct_otherwise(*m, *n, *k, *alpha, *beta, c, *ldc, false, [&] {
       own_fortran<T>()(transa, transb, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc);
@@ -298,12 +303,12 @@ template <class T>
   } catch (const tandem::Error& e) {
     if (e.kind() == tandem::Error::Kind::InvalidArgument) {
       // Fortran GEMM has no layout argument: its positions are one less than tandem's.
-      fortran_invalid(name, e.argument() - 1);
+      fortran_invalid(name.c_str(), e.argument() - 1);
     } else {
-      recover(name, e, [&] { call(cpu_only()); });
+      recover(name.c_str(), e, [&] { call(cpu_only()); });
     }
   } catch (const std::exception& e) {
-    recover(name, e, [&] { call(cpu_only()); });
+    recover(name.c_str(), e, [&] { call(cpu_only()); });
   }
 }
 
@@ -347,42 +352,25 @@ void fortran_entry(const char* transa, const char* transb, const blasint* m, con
 
 }  // namespace
 
+// The exported entries of one precision: T its element type, p its letter. The Fortran ones take
+// every argument by reference, and only the real ones (src/blas3/dropin/blas_entries.hpp says why
+// the hidden lengths are not declared).
+#define TANDEM_GEMM_ENTRIES(T, p)                                                                  \
+  void TANDEM_GEMM_ENTRY(cblas_##p##gemm)(                                                         \
+      const enum CBLAS_ORDER Order, const enum CBLAS_TRANSPOSE TransA,                             \
+      const enum CBLAS_TRANSPOSE TransB, const blasint M, const blasint N, const blasint K,        \
+      const T alpha, const T* A, const blasint lda, const T* B, const blasint ldb, const T beta,   \
+      T* C, const blasint ldc) {                                                                   \
+    cblas_entry<T>(Order, TransA, TransB, M, N, K, alpha, A, lda, B, ldb, beta, C, ldc);           \
+  }                                                                                                \
+  void TANDEM_GEMM_ENTRY(p##gemm_)(const char* transa, const char* transb, const blasint* m,       \
+                                   const blasint* n, const blasint* k, const T* alpha, const T* a, \
+                                   const blasint* lda, const T* b, const blasint* ldb,             \
+                                   const T* beta, T* c, const blasint* ldc) {                      \
+    fortran_entry<T>(transa, transb, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc);                \
+  }
+
 extern "C" {
-
-void TANDEM_GEMM_ENTRY(cblas_sgemm)(const enum CBLAS_ORDER Order, const enum CBLAS_TRANSPOSE TransA,
-                                    const enum CBLAS_TRANSPOSE TransB, const blasint M,
-                                    const blasint N, const blasint K, const float alpha,
-                                    const float* A, const blasint lda, const float* B,
-                                    const blasint ldb, const float beta, float* C,
-                                    const blasint ldc) {
-  cblas_entry<float>(Order, TransA, TransB, M, N, K, alpha, A, lda, B, ldb, beta, C, ldc);
-}
-
-void TANDEM_GEMM_ENTRY(cblas_dgemm)(const enum CBLAS_ORDER Order, const enum CBLAS_TRANSPOSE TransA,
-                                    const enum CBLAS_TRANSPOSE TransB, const blasint M,
-                                    const blasint N, const blasint K, const double alpha,
-                                    const double* A, const blasint lda, const double* B,
-                                    const blasint ldb, const double beta, double* C,
-                                    const blasint ldc) {
-  cblas_entry<double>(Order, TransA, TransB, M, N, K, alpha, A, lda, B, ldb, beta, C, ldc);
-}
-
-// The Fortran BLAS entries: every argument by reference, and only the real ones
-// (src/blas3/dropin/blas_entries.hpp says why the hidden lengths are not declared).
-void TANDEM_GEMM_ENTRY(sgemm_)(const char* transa, const char* transb, const blasint* m,
-                               const blasint* n, const blasint* k, const float* alpha,
-                               const float* a, const blasint* lda, const float* b,
-                               const blasint* ldb, const float* beta, float* c,
-                               const blasint* ldc) {
-  fortran_entry<float>(transa, transb, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc);
-}
-
-void TANDEM_GEMM_ENTRY(dgemm_)(const char* transa, const char* transb, const blasint* m,
-                               const blasint* n, const blasint* k, const double* alpha,
-                               const double* a, const blasint* lda, const double* b,
-                               const blasint* ldb, const double* beta, double* c,
-                               const blasint* ldc) {
-  fortran_entry<double>(transa, transb, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc);
-}
-
+TANDEM_GEMM_ENTRIES(float, s)
+TANDEM_GEMM_ENTRIES(double, d)
 }  // extern "C"

@@ -9,10 +9,10 @@
 #include <cstddef>
 #include <cstdint>
 #include <string>
-#include <type_traits>
 
 #include "base/config.hpp"
 #include "base/log.hpp"
+#include "base/precision.hpp"
 #include "base/problem.hpp"
 #include "blas3/dropin/blas_entries.hpp"
 #include "blas3/dropin/dropin.hpp"
@@ -62,7 +62,7 @@ class Routed final : public tandem::detail::level3::Products<T> {
     } catch (const std::exception&) {
       return 0;
     }
-    return tandem::detail::profile::level3_min_diagonal(std::is_same_v<T, double>);
+    return tandem::detail::profile::level3_min_diagonal(tandem::detail::precision_of<T>());
   }
 
   void gemm(bool ta, bool tb, int64_t m, int64_t n, int64_t k, T alpha, const T* a, int64_t lda,
@@ -106,8 +106,8 @@ void level3_call(const char* routine, Describe&& describe, Body&& body, OnInvali
     fatal(routine, e.what());
   }
   if (tandem::detail::env_config().verbose)
-    tandem::detail::log_line(std::string(std::is_same_v<T, float> ? "s" : "d") + describe() +
-                             " products=" + std::to_string(products.products));
+    tandem::detail::log_line(tandem::detail::letter(tandem::detail::precision_of<T>()) +
+                             describe() + " products=" + std::to_string(products.products));
 }
 
 std::string dims(const char* name, int64_t a, const char* name2, int64_t b) {
@@ -184,8 +184,11 @@ template <class T>
 }
 
 template <class T>
-void cblas_syrk(const char* routine, int order, int uplo, int trans, blasint n, blasint k, T alpha,
-                const T* a, blasint lda, T beta, T* c, blasint ldc) {
+void cblas_syrk(int order, int uplo, int trans, blasint n, blasint k, T alpha, const T* a,
+                blasint lda, T beta, T* c, blasint ldc) {
+  static constexpr auto kName =
+      tandem::detail::cblas_name(tandem::detail::precision_of<T>(), "syrk");
+  const char* routine = kName.c_str();
   bool row = false;
   if (!cblas_layout(routine, order, &row)) return;
   char ul = uplo_char(uplo), tr = trans_char(trans);
@@ -210,8 +213,11 @@ template <class T>
 }
 
 template <class T>
-void cblas_syr2k(const char* routine, int order, int uplo, int trans, blasint n, blasint k, T alpha,
-                 const T* a, blasint lda, const T* b, blasint ldb, T beta, T* c, blasint ldc) {
+void cblas_syr2k(int order, int uplo, int trans, blasint n, blasint k, T alpha, const T* a,
+                 blasint lda, const T* b, blasint ldb, T beta, T* c, blasint ldc) {
+  static constexpr auto kName =
+      tandem::detail::cblas_name(tandem::detail::precision_of<T>(), "syr2k");
+  const char* routine = kName.c_str();
   bool row = false;
   if (!cblas_layout(routine, order, &row)) return;
   char ul = uplo_char(uplo), tr = trans_char(trans);
@@ -237,8 +243,11 @@ template <class T>
 }
 
 template <class T>
-void cblas_symm(const char* routine, int order, int side, int uplo, blasint m, blasint n, T alpha,
-                const T* a, blasint lda, const T* b, blasint ldb, T beta, T* c, blasint ldc) {
+void cblas_symm(int order, int side, int uplo, blasint m, blasint n, T alpha, const T* a,
+                blasint lda, const T* b, blasint ldb, T beta, T* c, blasint ldc) {
+  static constexpr auto kName =
+      tandem::detail::cblas_name(tandem::detail::precision_of<T>(), "symm");
+  const char* routine = kName.c_str();
   bool row = false;
   if (!cblas_layout(routine, order, &row)) return;
   char sd = side_char(side), ul = uplo_char(uplo);
@@ -270,9 +279,12 @@ template <class T>
 }
 
 template <class T>
-void cblas_triangle(const char* routine, bool solve, int order, int side, int uplo, int trans,
-                    int diag, blasint m, blasint n, T alpha, const T* a, blasint lda, T* b,
-                    blasint ldb) {
+void cblas_triangle(bool solve, int order, int side, int uplo, int trans, int diag, blasint m,
+                    blasint n, T alpha, const T* a, blasint lda, T* b, blasint ldb) {
+  constexpr tandem::detail::Precision kPrecision = tandem::detail::precision_of<T>();
+  static constexpr auto kTrsm = tandem::detail::cblas_name(kPrecision, "trsm"),
+                        kTrmm = tandem::detail::cblas_name(kPrecision, "trmm");
+  const char* routine = solve ? kTrsm.c_str() : kTrmm.c_str();
   bool row = false;
   if (!cblas_layout(routine, order, &row)) return;
   char sd = side_char(side), ul = uplo_char(uplo), tr = trans_char(trans), dg = diag_char(diag);
@@ -300,9 +312,12 @@ template <class T>
 }
 
 template <class T>
-void fortran_syrk(const char* name, const char* uplo, const char* trans, const blasint* n,
-                  const blasint* k, const T* alpha, const T* a, const blasint* lda, const T* beta,
-                  T* c, const blasint* ldc) {
+void fortran_syrk(const char* uplo, const char* trans, const blasint* n, const blasint* k,
+                  const T* alpha, const T* a, const blasint* lda, const T* beta, T* c,
+                  const blasint* ldc) {
+  static constexpr auto kName =
+      tandem::detail::xerbla_name(tandem::detail::precision_of<T>(), "syrk");
+  const char* name = kName.c_str();
   if (const auto to = straight_to<T>(&Level3<T>::syrk, *n, *n, *k);
       to != nullptr &&
       rank_goes<T>(*uplo, *trans, *n, *k, *alpha, a, *lda, false, nullptr, 0, *beta, c, *ldc))
@@ -326,9 +341,12 @@ template <class T>
 }
 
 template <class T>
-void fortran_syr2k(const char* name, const char* uplo, const char* trans, const blasint* n,
-                   const blasint* k, const T* alpha, const T* a, const blasint* lda, const T* b,
-                   const blasint* ldb, const T* beta, T* c, const blasint* ldc) {
+void fortran_syr2k(const char* uplo, const char* trans, const blasint* n, const blasint* k,
+                   const T* alpha, const T* a, const blasint* lda, const T* b, const blasint* ldb,
+                   const T* beta, T* c, const blasint* ldc) {
+  static constexpr auto kName =
+      tandem::detail::xerbla_name(tandem::detail::precision_of<T>(), "syr2k");
+  const char* name = kName.c_str();
   if (const auto to = straight_to<T>(&Level3<T>::syr2k, *n, *n, *k);
       to != nullptr &&
       rank_goes<T>(*uplo, *trans, *n, *k, *alpha, a, *lda, true, b, *ldb, *beta, c, *ldc))
@@ -352,9 +370,12 @@ template <class T>
 }
 
 template <class T>
-void fortran_symm(const char* name, const char* side, const char* uplo, const blasint* m,
-                  const blasint* n, const T* alpha, const T* a, const blasint* lda, const T* b,
-                  const blasint* ldb, const T* beta, T* c, const blasint* ldc) {
+void fortran_symm(const char* side, const char* uplo, const blasint* m, const blasint* n,
+                  const T* alpha, const T* a, const blasint* lda, const T* b, const blasint* ldb,
+                  const T* beta, T* c, const blasint* ldc) {
+  static constexpr auto kName =
+      tandem::detail::xerbla_name(tandem::detail::precision_of<T>(), "symm");
+  const char* name = kName.c_str();
   if (const auto to = straight_to<T>(&Level3<T>::symm, *m, *n, rules::side_order(*side, *m, *n));
       to != nullptr && symm_goes<T>(*side, *uplo, *m, *n, *alpha, a, *lda, b, *ldb, *beta, c, *ldc))
     return to(side, uplo, m, n, alpha, a, lda, b, ldb, beta, c, ldc);
@@ -381,9 +402,13 @@ template <class T>
 }
 
 template <class T>
-void fortran_triangle(const char* name, bool solve, const char* side, const char* uplo,
-                      const char* trans, const char* diag, const blasint* m, const blasint* n,
-                      const T* alpha, const T* a, const blasint* lda, T* b, const blasint* ldb) {
+void fortran_triangle(bool solve, const char* side, const char* uplo, const char* trans,
+                      const char* diag, const blasint* m, const blasint* n, const T* alpha,
+                      const T* a, const blasint* lda, T* b, const blasint* ldb) {
+  constexpr tandem::detail::Precision kPrecision = tandem::detail::precision_of<T>();
+  static constexpr auto kTrsm = tandem::detail::xerbla_name(kPrecision, "trsm"),
+                        kTrmm = tandem::detail::xerbla_name(kPrecision, "trmm");
+  const char* name = solve ? kTrsm.c_str() : kTrmm.c_str();
   if (const auto to = straight_to<T>(solve ? &Level3<T>::trsm : &Level3<T>::trmm, *m, *n,
                                      rules::side_order(*side, *m, *n));
       to != nullptr &&
@@ -401,175 +426,89 @@ void fortran_triangle(const char* name, bool solve, const char* side, const char
 #define TANDEM_LEVEL3_ENTRY(name) __attribute__((visibility("hidden"))) tandem_rest_##name
 // Declared with the exported entries' types (src/blas3/dropin/blas_entries.hpp): a definition below
 // that took other arguments would not compile.
-#define TANDEM_REST(name) decltype(name) tandem_rest_##name;
+#define TANDEM_REST(name) decltype(name) tandem_rest_##name
+#define TANDEM_RESTS(p)          \
+  TANDEM_REST(cblas_##p##syrk);  \
+  TANDEM_REST(cblas_##p##syr2k); \
+  TANDEM_REST(cblas_##p##symm);  \
+  TANDEM_REST(cblas_##p##trmm);  \
+  TANDEM_REST(cblas_##p##trsm);  \
+  TANDEM_REST(p##syrk_);         \
+  TANDEM_REST(p##syr2k_);        \
+  TANDEM_REST(p##symm_);         \
+  TANDEM_REST(p##trmm_);         \
+  TANDEM_REST(p##trsm_);
 extern "C" {
-// clang-format off
-TANDEM_REST(cblas_ssyrk) TANDEM_REST(cblas_ssyr2k) TANDEM_REST(cblas_ssymm) TANDEM_REST(cblas_strmm)
-TANDEM_REST(cblas_strsm) TANDEM_REST(ssyrk_) TANDEM_REST(ssyr2k_) TANDEM_REST(ssymm_)
-TANDEM_REST(strmm_) TANDEM_REST(strsm_) TANDEM_REST(cblas_dsyrk) TANDEM_REST(cblas_dsyr2k)
-TANDEM_REST(cblas_dsymm) TANDEM_REST(cblas_dtrmm) TANDEM_REST(cblas_dtrsm) TANDEM_REST(dsyrk_)
-TANDEM_REST(dsyr2k_) TANDEM_REST(dsymm_) TANDEM_REST(dtrmm_) TANDEM_REST(dtrsm_)
-// clang-format on
+TANDEM_RESTS(s)
+TANDEM_RESTS(d)
 }
 #else
 #define TANDEM_LEVEL3_ENTRY(name) TANDEM_EXPORT name
 #endif
 
+// The exported entries of one precision: T its element type, p its letter.
+#define TANDEM_LEVEL3_ENTRIES(T, p)                                                               \
+  void TANDEM_LEVEL3_ENTRY(cblas_##p##syrk)(                                                      \
+      const enum CBLAS_ORDER Order, const enum CBLAS_UPLO Uplo, const enum CBLAS_TRANSPOSE Trans, \
+      const blasint N, const blasint K, const T alpha, const T* A, const blasint lda,             \
+      const T beta, T* C, const blasint ldc) {                                                    \
+    cblas_syrk<T>(Order, Uplo, Trans, N, K, alpha, A, lda, beta, C, ldc);                         \
+  }                                                                                               \
+  void TANDEM_LEVEL3_ENTRY(cblas_##p##syr2k)(                                                     \
+      const enum CBLAS_ORDER Order, const enum CBLAS_UPLO Uplo, const enum CBLAS_TRANSPOSE Trans, \
+      const blasint N, const blasint K, const T alpha, const T* A, const blasint lda, const T* B, \
+      const blasint ldb, const T beta, T* C, const blasint ldc) {                                 \
+    cblas_syr2k<T>(Order, Uplo, Trans, N, K, alpha, A, lda, B, ldb, beta, C, ldc);                \
+  }                                                                                               \
+  void TANDEM_LEVEL3_ENTRY(cblas_##p##symm)(                                                      \
+      const enum CBLAS_ORDER Order, const enum CBLAS_SIDE Side, const enum CBLAS_UPLO Uplo,       \
+      const blasint M, const blasint N, const T alpha, const T* A, const blasint lda, const T* B, \
+      const blasint ldb, const T beta, T* C, const blasint ldc) {                                 \
+    cblas_symm<T>(Order, Side, Uplo, M, N, alpha, A, lda, B, ldb, beta, C, ldc);                  \
+  }                                                                                               \
+  void TANDEM_LEVEL3_ENTRY(cblas_##p##trmm)(                                                      \
+      const enum CBLAS_ORDER Order, const enum CBLAS_SIDE Side, const enum CBLAS_UPLO Uplo,       \
+      const enum CBLAS_TRANSPOSE TransA, const enum CBLAS_DIAG Diag, const blasint M,             \
+      const blasint N, const T alpha, const T* A, const blasint lda, T* B, const blasint ldb) {   \
+    cblas_triangle<T>(false, Order, Side, Uplo, TransA, Diag, M, N, alpha, A, lda, B, ldb);       \
+  }                                                                                               \
+  void TANDEM_LEVEL3_ENTRY(cblas_##p##trsm)(                                                      \
+      const enum CBLAS_ORDER Order, const enum CBLAS_SIDE Side, const enum CBLAS_UPLO Uplo,       \
+      const enum CBLAS_TRANSPOSE TransA, const enum CBLAS_DIAG Diag, const blasint M,             \
+      const blasint N, const T alpha, const T* A, const blasint lda, T* B, const blasint ldb) {   \
+    cblas_triangle<T>(true, Order, Side, Uplo, TransA, Diag, M, N, alpha, A, lda, B, ldb);        \
+  }                                                                                               \
+  void TANDEM_LEVEL3_ENTRY(p##syrk_)(                                                             \
+      const char* uplo, const char* trans, const blasint* n, const blasint* k, const T* alpha,    \
+      const T* a, const blasint* lda, const T* beta, T* c, const blasint* ldc) {                  \
+    fortran_syrk<T>(uplo, trans, n, k, alpha, a, lda, beta, c, ldc);                              \
+  }                                                                                               \
+  void TANDEM_LEVEL3_ENTRY(p##syr2k_)(const char* uplo, const char* trans, const blasint* n,      \
+                                      const blasint* k, const T* alpha, const T* a,               \
+                                      const blasint* lda, const T* b, const blasint* ldb,         \
+                                      const T* beta, T* c, const blasint* ldc) {                  \
+    fortran_syr2k<T>(uplo, trans, n, k, alpha, a, lda, b, ldb, beta, c, ldc);                     \
+  }                                                                                               \
+  void TANDEM_LEVEL3_ENTRY(p##symm_)(const char* side, const char* uplo, const blasint* m,        \
+                                     const blasint* n, const T* alpha, const T* a,                \
+                                     const blasint* lda, const T* b, const blasint* ldb,          \
+                                     const T* beta, T* c, const blasint* ldc) {                   \
+    fortran_symm<T>(side, uplo, m, n, alpha, a, lda, b, ldb, beta, c, ldc);                       \
+  }                                                                                               \
+  void TANDEM_LEVEL3_ENTRY(p##trmm_)(const char* side, const char* uplo, const char* transa,      \
+                                     const char* diag, const blasint* m, const blasint* n,        \
+                                     const T* alpha, const T* a, const blasint* lda, T* b,        \
+                                     const blasint* ldb) {                                        \
+    fortran_triangle<T>(false, side, uplo, transa, diag, m, n, alpha, a, lda, b, ldb);            \
+  }                                                                                               \
+  void TANDEM_LEVEL3_ENTRY(p##trsm_)(const char* side, const char* uplo, const char* transa,      \
+                                     const char* diag, const blasint* m, const blasint* n,        \
+                                     const T* alpha, const T* a, const blasint* lda, T* b,        \
+                                     const blasint* ldb) {                                        \
+    fortran_triangle<T>(true, side, uplo, transa, diag, m, n, alpha, a, lda, b, ldb);             \
+  }
+
 extern "C" {
-
-void TANDEM_LEVEL3_ENTRY(cblas_ssyrk)(const enum CBLAS_ORDER Order, const enum CBLAS_UPLO Uplo,
-                                      const enum CBLAS_TRANSPOSE Trans, const blasint N,
-                                      const blasint K, const float alpha, const float* A,
-                                      const blasint lda, const float beta, float* C,
-                                      const blasint ldc) {
-  cblas_syrk<float>("cblas_ssyrk", Order, Uplo, Trans, N, K, alpha, A, lda, beta, C, ldc);
-}
-
-void TANDEM_LEVEL3_ENTRY(cblas_ssyr2k)(const enum CBLAS_ORDER Order, const enum CBLAS_UPLO Uplo,
-                                       const enum CBLAS_TRANSPOSE Trans, const blasint N,
-                                       const blasint K, const float alpha, const float* A,
-                                       const blasint lda, const float* B, const blasint ldb,
-                                       const float beta, float* C, const blasint ldc) {
-  cblas_syr2k<float>("cblas_ssyr2k", Order, Uplo, Trans, N, K, alpha, A, lda, B, ldb, beta, C, ldc);
-}
-
-void TANDEM_LEVEL3_ENTRY(cblas_ssymm)(const enum CBLAS_ORDER Order, const enum CBLAS_SIDE Side,
-                                      const enum CBLAS_UPLO Uplo, const blasint M, const blasint N,
-                                      const float alpha, const float* A, const blasint lda,
-                                      const float* B, const blasint ldb, const float beta, float* C,
-                                      const blasint ldc) {
-  cblas_symm<float>("cblas_ssymm", Order, Side, Uplo, M, N, alpha, A, lda, B, ldb, beta, C, ldc);
-}
-
-void TANDEM_LEVEL3_ENTRY(cblas_strmm)(const enum CBLAS_ORDER Order, const enum CBLAS_SIDE Side,
-                                      const enum CBLAS_UPLO Uplo, const enum CBLAS_TRANSPOSE TransA,
-                                      const enum CBLAS_DIAG Diag, const blasint M, const blasint N,
-                                      const float alpha, const float* A, const blasint lda,
-                                      float* B, const blasint ldb) {
-  cblas_triangle<float>("cblas_strmm", false, Order, Side, Uplo, TransA, Diag, M, N, alpha, A, lda,
-                        B, ldb);
-}
-
-void TANDEM_LEVEL3_ENTRY(cblas_strsm)(const enum CBLAS_ORDER Order, const enum CBLAS_SIDE Side,
-                                      const enum CBLAS_UPLO Uplo, const enum CBLAS_TRANSPOSE TransA,
-                                      const enum CBLAS_DIAG Diag, const blasint M, const blasint N,
-                                      const float alpha, const float* A, const blasint lda,
-                                      float* B, const blasint ldb) {
-  cblas_triangle<float>("cblas_strsm", true, Order, Side, Uplo, TransA, Diag, M, N, alpha, A, lda,
-                        B, ldb);
-}
-
-void TANDEM_LEVEL3_ENTRY(ssyrk_)(const char* uplo, const char* trans, const blasint* n,
-                                 const blasint* k, const float* alpha, const float* a,
-                                 const blasint* lda, const float* beta, float* c,
-                                 const blasint* ldc) {
-  fortran_syrk<float>("SSYRK ", uplo, trans, n, k, alpha, a, lda, beta, c, ldc);
-}
-
-void TANDEM_LEVEL3_ENTRY(ssyr2k_)(const char* uplo, const char* trans, const blasint* n,
-                                  const blasint* k, const float* alpha, const float* a,
-                                  const blasint* lda, const float* b, const blasint* ldb,
-                                  const float* beta, float* c, const blasint* ldc) {
-  fortran_syr2k<float>("SSYR2K", uplo, trans, n, k, alpha, a, lda, b, ldb, beta, c, ldc);
-}
-
-void TANDEM_LEVEL3_ENTRY(ssymm_)(const char* side, const char* uplo, const blasint* m,
-                                 const blasint* n, const float* alpha, const float* a,
-                                 const blasint* lda, const float* b, const blasint* ldb,
-                                 const float* beta, float* c, const blasint* ldc) {
-  fortran_symm<float>("SSYMM ", side, uplo, m, n, alpha, a, lda, b, ldb, beta, c, ldc);
-}
-
-void TANDEM_LEVEL3_ENTRY(strmm_)(const char* side, const char* uplo, const char* transa,
-                                 const char* diag, const blasint* m, const blasint* n,
-                                 const float* alpha, const float* a, const blasint* lda, float* b,
-                                 const blasint* ldb) {
-  fortran_triangle<float>("STRMM ", false, side, uplo, transa, diag, m, n, alpha, a, lda, b, ldb);
-}
-
-void TANDEM_LEVEL3_ENTRY(strsm_)(const char* side, const char* uplo, const char* transa,
-                                 const char* diag, const blasint* m, const blasint* n,
-                                 const float* alpha, const float* a, const blasint* lda, float* b,
-                                 const blasint* ldb) {
-  fortran_triangle<float>("STRSM ", true, side, uplo, transa, diag, m, n, alpha, a, lda, b, ldb);
-}
-
-void TANDEM_LEVEL3_ENTRY(cblas_dsyrk)(const enum CBLAS_ORDER Order, const enum CBLAS_UPLO Uplo,
-                                      const enum CBLAS_TRANSPOSE Trans, const blasint N,
-                                      const blasint K, const double alpha, const double* A,
-                                      const blasint lda, const double beta, double* C,
-                                      const blasint ldc) {
-  cblas_syrk<double>("cblas_dsyrk", Order, Uplo, Trans, N, K, alpha, A, lda, beta, C, ldc);
-}
-
-void TANDEM_LEVEL3_ENTRY(cblas_dsyr2k)(const enum CBLAS_ORDER Order, const enum CBLAS_UPLO Uplo,
-                                       const enum CBLAS_TRANSPOSE Trans, const blasint N,
-                                       const blasint K, const double alpha, const double* A,
-                                       const blasint lda, const double* B, const blasint ldb,
-                                       const double beta, double* C, const blasint ldc) {
-  cblas_syr2k<double>("cblas_dsyr2k", Order, Uplo, Trans, N, K, alpha, A, lda, B, ldb, beta, C,
-                      ldc);
-}
-
-void TANDEM_LEVEL3_ENTRY(cblas_dsymm)(const enum CBLAS_ORDER Order, const enum CBLAS_SIDE Side,
-                                      const enum CBLAS_UPLO Uplo, const blasint M, const blasint N,
-                                      const double alpha, const double* A, const blasint lda,
-                                      const double* B, const blasint ldb, const double beta,
-                                      double* C, const blasint ldc) {
-  cblas_symm<double>("cblas_dsymm", Order, Side, Uplo, M, N, alpha, A, lda, B, ldb, beta, C, ldc);
-}
-
-void TANDEM_LEVEL3_ENTRY(cblas_dtrmm)(const enum CBLAS_ORDER Order, const enum CBLAS_SIDE Side,
-                                      const enum CBLAS_UPLO Uplo, const enum CBLAS_TRANSPOSE TransA,
-                                      const enum CBLAS_DIAG Diag, const blasint M, const blasint N,
-                                      const double alpha, const double* A, const blasint lda,
-                                      double* B, const blasint ldb) {
-  cblas_triangle<double>("cblas_dtrmm", false, Order, Side, Uplo, TransA, Diag, M, N, alpha, A, lda,
-                         B, ldb);
-}
-
-void TANDEM_LEVEL3_ENTRY(cblas_dtrsm)(const enum CBLAS_ORDER Order, const enum CBLAS_SIDE Side,
-                                      const enum CBLAS_UPLO Uplo, const enum CBLAS_TRANSPOSE TransA,
-                                      const enum CBLAS_DIAG Diag, const blasint M, const blasint N,
-                                      const double alpha, const double* A, const blasint lda,
-                                      double* B, const blasint ldb) {
-  cblas_triangle<double>("cblas_dtrsm", true, Order, Side, Uplo, TransA, Diag, M, N, alpha, A, lda,
-                         B, ldb);
-}
-
-void TANDEM_LEVEL3_ENTRY(dsyrk_)(const char* uplo, const char* trans, const blasint* n,
-                                 const blasint* k, const double* alpha, const double* a,
-                                 const blasint* lda, const double* beta, double* c,
-                                 const blasint* ldc) {
-  fortran_syrk<double>("DSYRK ", uplo, trans, n, k, alpha, a, lda, beta, c, ldc);
-}
-
-void TANDEM_LEVEL3_ENTRY(dsyr2k_)(const char* uplo, const char* trans, const blasint* n,
-                                  const blasint* k, const double* alpha, const double* a,
-                                  const blasint* lda, const double* b, const blasint* ldb,
-                                  const double* beta, double* c, const blasint* ldc) {
-  fortran_syr2k<double>("DSYR2K", uplo, trans, n, k, alpha, a, lda, b, ldb, beta, c, ldc);
-}
-
-void TANDEM_LEVEL3_ENTRY(dsymm_)(const char* side, const char* uplo, const blasint* m,
-                                 const blasint* n, const double* alpha, const double* a,
-                                 const blasint* lda, const double* b, const blasint* ldb,
-                                 const double* beta, double* c, const blasint* ldc) {
-  fortran_symm<double>("DSYMM ", side, uplo, m, n, alpha, a, lda, b, ldb, beta, c, ldc);
-}
-
-void TANDEM_LEVEL3_ENTRY(dtrmm_)(const char* side, const char* uplo, const char* transa,
-                                 const char* diag, const blasint* m, const blasint* n,
-                                 const double* alpha, const double* a, const blasint* lda,
-                                 double* b, const blasint* ldb) {
-  fortran_triangle<double>("DTRMM ", false, side, uplo, transa, diag, m, n, alpha, a, lda, b, ldb);
-}
-
-void TANDEM_LEVEL3_ENTRY(dtrsm_)(const char* side, const char* uplo, const char* transa,
-                                 const char* diag, const blasint* m, const blasint* n,
-                                 const double* alpha, const double* a, const blasint* lda,
-                                 double* b, const blasint* ldb) {
-  fortran_triangle<double>("DTRSM ", true, side, uplo, transa, diag, m, n, alpha, a, lda, b, ldb);
-}
-
+TANDEM_LEVEL3_ENTRIES(float, s)
+TANDEM_LEVEL3_ENTRIES(double, d)
 }  // extern "C"

@@ -29,8 +29,8 @@ TandemStraight tandem_straight = initial();
 namespace tandem::detail::dropin::straight {
 
 void publish_level3(void* (*find)(const char* name)) {
-  tandem_straight.level3_s = blas_entries::found<float>(find);
-  tandem_straight.level3_d = blas_entries::found<double>(find);
+  tandem_straight.*Row<float>::level3 = blas_entries::found<float>(find);
+  tandem_straight.*Row<double>::level3 = blas_entries::found<double>(find);
 }
 
 void publish(double threshold, void* sgemm, void* dgemm, void* cblas_sgemm, void* cblas_dgemm) {

@@ -54,7 +54,6 @@
 
 #include <cstddef>
 #include <cstdint>
-#include <type_traits>
 
 #include "api/gemm_rules.hpp"
 #include "blas3/dropin/blas_entries.hpp"
@@ -123,13 +122,34 @@ inline std::uint64_t most() { return __atomic_load_n(&tandem_straight.most, __AT
 // publish() publishes the bound: a caller that reads a bound above 0 reads them too.
 void publish_level3(void* (*find)(const char* name));
 
+// Each precision's fields of the table: OpenBLAS's GEMM entries, Fortran and CBLAS, and its other
+// level-3 entries. A precision is a row here, beside its fields in the table (and their offsets,
+// for the assembly).
+template <class T>
+struct Row;
+#define TANDEM_STRAIGHT_ROW(T, p)                                                \
+  template <>                                                                    \
+  struct Row<T> {                                                                \
+    static constexpr auto own_gemm = &TandemStraight::own_##p##gemm;             \
+    static constexpr auto own_cblas_gemm = &TandemStraight::own_cblas_##p##gemm; \
+    static constexpr auto level3 = &TandemStraight::level3_##p;                  \
+  };
+TANDEM_STRAIGHT_ROW(float, s)
+TANDEM_STRAIGHT_ROW(double, d)
+#undef TANDEM_STRAIGHT_ROW
+
 // Those entries, for a caller that has read a bound above 0.
 template <class T>
 const tandem::detail::blas_entries::Level3<T>& level3() {
-  if constexpr (std::is_same_v<T, float>)
-    return tandem_straight.level3_s;
-  else
-    return tandem_straight.level3_d;
+  return tandem_straight.*Row<T>::level3;
+}
+template <class T>
+void* own_gemm() {
+  return tandem_straight.*Row<T>::own_gemm;
+}
+template <class T>
+void* own_cblas_gemm() {
+  return tandem_straight.*Row<T>::own_cblas_gemm;
 }
 
 // A Fortran transpose character as tandem's op, or 0.
