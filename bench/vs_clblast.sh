@@ -34,7 +34,8 @@
 # on the GPU VS_DEVICE names (default "NVIDIA"), with VS_CASES and VS_REPS (default 5) and the
 # columns VS_ONLY (default: CLBlast on the device and pinned, OpenBLAS, and every tandem column but
 # the direct ones); then bench/before_after.py compares them. It writes OUT/before-rN.json,
-# OUT/after-rN.json, their tables (.md) and OUT/before_after.md.
+# OUT/after-rN.json, their tables (.md), OUT/cublas.{json,md} (the cuBLAS ceiling on the same
+# cases, unless VS_CUBLAS=0) and OUT/before_after.md.
 # Here, without a GPU: ./build/bench/vs_clblast --cases s:256:256:256,d:200:300:100 --reps 3
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -132,6 +133,13 @@ case "${1:-}" in
       fi
       echo "round $round done" >&2
     done
+    # The cuBLAS ceiling on the same cases, once (VS_CUBLAS=0 skips it).
+    if [ "${VS_CUBLAS:-1}" != 0 ]; then
+      cublas_args=(--reps "${VS_REPS:-5}")
+      [ -n "${VS_CASES:-}" ] && cublas_args+=(--cases "$VS_CASES")
+      python3 bench/cublas.py "${cublas_args[@]}" --json "$out/cublas.json" >"$out/cublas.md" 2>&1 ||
+        echo "cublas.py exited $?" | tee -a "$out/before_after.md"
+    fi
     python3 bench/before_after.py "$out" | tee -a "$out/before_after.md"
     ;;
   *)

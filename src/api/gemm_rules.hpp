@@ -1,7 +1,7 @@
 // BLAS's rules for a GEMM call that need no product, in one place for tandem::gemm
-// (src/api/gemm.cpp) and the drop-in's direct path below its threshold
+// (src/api/gemm.cpp) and the drop-in's straight path below its threshold
 // (src/blas3/dropin/gemm_entries.cpp): which argument is invalid, and C = beta * C when there is
-// nothing to multiply. Inline, so the direct path costs a few compares.
+// nothing to multiply. Inline, so the straight path costs a few compares.
 #pragma once
 
 #include <algorithm>

@@ -66,7 +66,7 @@ class Checks {
 
 // A CPU BLAS call for a whole m x n x k block. Below the drop-in's threshold it runs as the
 // program's own call would, with OpenBLAS's thread count as it is and no lock (as the drop-in's
-// direct GEMM path); a larger one shares the thread-count lock, so it waits for a concurrent
+// straight GEMM path); a larger one shares the thread-count lock, so it waits for a concurrent
 // tandem call that has lent OpenBLAS another count and runs with the program's.
 template <class T, class F>
 void on_cpu(Products<T>& pr, int64_t m, int64_t n, int64_t k, F&& f) {

@@ -4,7 +4,7 @@
 // with the signatures of the system's cblas.h and of the Fortran BLAS; every other BLAS or LAPACK
 // symbol keeps resolving to the system's library.
 //
-// Routing: a valid GEMM call with m*n*k below a threshold takes the direct path to OpenBLAS's own
+// Routing: a valid GEMM call with m*n*k below a threshold goes straight to OpenBLAS's own
 // entry (no OpenCL, no lock, no allocation: a few compares and a jump,
 // src/blas3/dropin/straight.hpp), so programs that make many small products pay nothing for tandem;
 // larger ones take the configured strategy (auto unless TANDEM_STRATEGY says otherwise). The other
@@ -49,11 +49,11 @@ using FortranGemm = void (*)(const char*, const char*, const blasint*, const bla
 constexpr double kDefaultMinMnk = 256.0 * 256.0 * 256.0;
 
 // What the drop-in reads once per process: the threshold, TANDEM_VERBOSE, and whether OpenBLAS's
-// own GEMM entries were found for the direct path (`found`: without them a call below the
+// own GEMM entries were found for the straight path (`found`: without them a call below the
 // threshold takes the ordinary path, kept on the CPU). The entries themselves (and OpenBLAS's
 // entries of the other level-3 routines), and the threshold below which a call with a product goes
-// straight to OpenBLAS (0 under TANDEM_VERBOSE, whose lines the direct path writes on its way, and
-// without the GEMM entries), are published in the straight path's table
+// straight to OpenBLAS (0 under TANDEM_VERBOSE, whose lines the straight path writes on its way,
+// and without the GEMM entries), are published in the straight path's table
 // (src/blas3/dropin/straight.hpp).
 struct Once {
   double min_mnk = 0;
@@ -168,7 +168,7 @@ bool below_threshold(int64_t m, int64_t n, int64_t k) { return below(once(), m, 
 namespace {
 using namespace tandem::detail::dropin;
 
-// The options of a GEMM that does not take the direct path: a call below the threshold (OpenBLAS's
+// The options of a GEMM that does not go straight: a call below the threshold (OpenBLAS's
 // entries were not found, or its arguments are invalid and it is about to be reported) stays on
 // the CPU with the program's thread count; a larger one takes the configured strategy.
 tandem::Options routed(int64_t m, int64_t n, int64_t k) {
@@ -178,7 +178,7 @@ tandem::Options routed(int64_t m, int64_t n, int64_t k) {
   return o;
 }
 
-// Below the threshold a valid call takes the direct path: OpenBLAS's own entry with the caller's
+// Below the threshold a valid call goes straight: OpenBLAS's own entry with the caller's
 // arguments unchanged, or, where BLAS defines the result without a product (alpha = 0, k = 0),
 // C = beta * C here without reading A or B. It reads no environment, takes no lock, allocates
 // nothing, leaves OpenBLAS's thread count alone and never touches OpenCL. The common case, a
@@ -187,19 +187,20 @@ tandem::Options routed(int64_t m, int64_t n, int64_t k) {
 // count as it is at that moment (a concurrent tandem call may be lending its CPU share another
 // count; results do not depend on it).
 template <class T>
-[[gnu::always_inline]] inline bool direct(const Once& o, int layout, int ta, int tb, blasint m,
-                                          blasint n, blasint k, T alpha, const T* a, blasint lda,
-                                          const T* b, blasint ldb, const T* c, blasint ldc) {
+[[gnu::always_inline]] inline bool goes_straight(const Once& o, int layout, int ta, int tb,
+                                                 blasint m, blasint n, blasint k, T alpha,
+                                                 const T* a, blasint lda, const T* b, blasint ldb,
+                                                 const T* c, blasint ldc) {
   return o.found && below(o, m, n, k) &&
          tandem::detail::gemm_rules::first_invalid(layout, ta, tb, m, n, k, alpha, a, lda, b, ldb,
                                                    c, ldc) == 0;
 }
 
-// The rest of the direct path: calls without a product, and every call under TANDEM_VERBOSE.
+// The rest of the straight path: calls without a product, and every call under TANDEM_VERBOSE.
 // `pass` makes the OpenBLAS call; C's row-major view is rows x cols.
 template <class T, class Pass>
-void direct_otherwise(int64_t m, int64_t n, int64_t k, T alpha, T beta, T* c, int64_t ldc, bool row,
-                      Pass pass) {
+void straight_otherwise(int64_t m, int64_t n, int64_t k, T alpha, T beta, T* c, int64_t ldc,
+                        bool row, Pass pass) {
   const bool verbose = once().verbose;
   const int64_t t0 = verbose ? tandem::detail::clock::now_ns() : 0;
   const int64_t rows = row ? m : n, cols = row ? n : m;
@@ -244,8 +245,8 @@ template <class T>
                                   const T* b, blasint ldb, T beta, T* c, blasint ldc) {
   static constexpr auto routine =
       tandem::detail::cblas_name(tandem::detail::precision_of<T>(), "gemm");
-  if (direct(once(), layout, ta, tb, m, n, k, alpha, a, lda, b, ldb, c, ldc)) {
-    direct_otherwise(m, n, k, alpha, beta, c, ldc, layout == CblasRowMajor, [&] {
+  if (goes_straight(once(), layout, ta, tb, m, n, k, alpha, a, lda, b, ldb, c, ldc)) {
+    straight_otherwise(m, n, k, alpha, beta, c, ldc, layout == CblasRowMajor, [&] {
       own_cblas<T>()(layout, ta, tb, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc);
     });
     return;
@@ -269,15 +270,13 @@ template <class T>
 }
 
 template <class T>
-[[gnu::always_inline]] inline bool fortran_direct(const Once& o, const char* transa,
-                                                  const char* transb, const blasint* m,
-                                                  const blasint* n, const blasint* k,
-                                                  const T* alpha, const T* a, const blasint* lda,
-                                                  const T* b, const blasint* ldb, const T* c,
-                                                  const blasint* ldc) {
-  return direct(o, TANDEM_COL_MAJOR, static_cast<int>(fortran_op(*transa)),
-                static_cast<int>(fortran_op(*transb)), *m, *n, *k, *alpha, a, *lda, b, *ldb, c,
-                *ldc);
+[[gnu::always_inline]] inline bool fortran_goes_straight(
+    const Once& o, const char* transa, const char* transb, const blasint* m, const blasint* n,
+    const blasint* k, const T* alpha, const T* a, const blasint* lda, const T* b,
+    const blasint* ldb, const T* c, const blasint* ldc) {
+  return goes_straight(o, TANDEM_COL_MAJOR, static_cast<int>(fortran_op(*transa)),
+                       static_cast<int>(fortran_op(*transb)), *m, *n, *k, *alpha, a, *lda, b, *ldb,
+                       c, *ldc);
 }
 
 // Every Fortran GEMM call that does not go straight to OpenBLAS (the entry's signature).
@@ -288,8 +287,8 @@ template <class T>
                                     const T* beta, T* c, const blasint* ldc) {
   static constexpr auto name =
       tandem::detail::xerbla_name(tandem::detail::precision_of<T>(), "gemm");
-  if (fortran_direct(once(), transa, transb, m, n, k, alpha, a, lda, b, ldb, c, ldc)) {
-    direct_otherwise(*m, *n, *k, *alpha, *beta, c, *ldc, false, [&] {
+  if (fortran_goes_straight(once(), transa, transb, m, n, k, alpha, a, lda, b, ldb, c, ldc)) {
+    straight_otherwise(*m, *n, *k, *alpha, *beta, c, *ldc, false, [&] {
       own_fortran<T>()(transa, transb, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc);
     });
     return;

@@ -21,7 +21,6 @@
 #include "blas3/level3_rules.hpp"
 #include "plan/plan.hpp"
 #include "profile/defaults.hpp"
-#include "run/executor.hpp"
 #include "tandem/tandem.hpp"
 
 #define TANDEM_EXPORT __attribute__((visibility("default")))
@@ -40,7 +39,7 @@ class Routed final : public tandem::detail::level3::Products<T> {
   bool offloads(bool ta, bool tb, int64_t m, int64_t n, int64_t k, const T* a, int64_t lda,
                 const T* b, int64_t ldb, T beta, const T* c, int64_t ldc) override {
     if (tandem::detail::dropin::below_threshold(m, n, k)) return false;
-    // The column-major product as the row-major one the executor plans (C^T = B^T A^T).
+    // The column-major product as the row-major one the plan sees (C^T = B^T A^T).
     const tandem::detail::Problem<T> p{
         tb, ta, n, m, k, T(1), b, ldb, a, lda, beta, const_cast<T*>(c), ldc};
     try {
