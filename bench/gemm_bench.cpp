@@ -44,7 +44,7 @@ void BM_OpenBLAS(benchmark::State& state) {
   Problem<T> p(n, n, n, 1);
   tandem::detail::cpu_blas::Threads threads(tandem::detail::topology::physical_cores());
   for (auto _ : state) {
-    tandem::detail::cpu_blas::gemm(false, false, n, n, n, T(1), p.a, n, p.b, n, T(0), p.c, n);
+    tandem::detail::cpu_blas::gemm<T>('N', 'N', n, n, n, T(1), p.a, n, p.b, n, T(0), p.c, n);
     benchmark::ClobberMemory();
   }
   set_gflops(state, n);

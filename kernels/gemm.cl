@@ -1,36 +1,14 @@
 // tandem's GEMM kernel family: C[M x N] = alpha * op(A)[M x K] * op(B)[K x N] + beta * C, all
 // row-major with leading dimensions, for any M, N, K (the edges are bounds-checked, so no padding
-// is needed and operands can be read in place from the caller's memory).
+// is needed and operands can be read in place from the caller's memory), in any of the four
+// precisions (kernels/element.cl).
 //
-// Every tuning parameter has a default, so this file compiles alone: the built-in database's
-// default GPU kernel (database/defaults.json; a test checks they agree). The runtime and the
-// tuner prepend their own #defines.
+// Every tuning parameter has a default, so this file compiles after element.cl alone: the
+// built-in database's default GPU kernel (database/defaults.json; a test checks they agree). The
+// runtime and the tuner prepend their own #defines.
 
-// ---- precision, numbered as CLBlast does: 32 float, 64 double, 3232 and 6464 complex ------------
-#ifndef PRECISION
-  #define PRECISION 32
-#endif
-#if PRECISION == 32
-  typedef float real;
-  #define SCALAR_ float
-#elif PRECISION == 64
-  #pragma OPENCL EXTENSION cl_khr_fp64 : enable
-  typedef double real;
-  #define SCALAR_ double
-#elif PRECISION == 3232
-  #error "PRECISION 3232 (cgemm) needs the complex multiply-add codelet: not written yet"
-#elif PRECISION == 6464
-  #error "PRECISION 6464 (zgemm) needs the complex multiply-add codelet: not written yet"
-#else
-  #error "PRECISION must be 32 (float), 64 (double), 3232 (complex float) or 6464 (complex double)"
-#endif
-
-// ---- index width: 32-bit unless some offset can pass 2^31 - 1 -----------------------------------
-#ifdef INDEX_LONG
-  typedef long idx_t;
-#else
-  typedef int idx_t;
-#endif
+// The element type and its arithmetic (real, SCALAR_, idx_t, ZERO, MADD, UPDATE, VEC_) come from
+// kernels/element.cl, which the runtime puts before this file.
 
 // ---- operand read layouts (row-major view): 0 reads op(X) = X, 1 reads op(X) = X^T ------------
 #ifndef TRANS_A
@@ -113,16 +91,17 @@
 #define PRAGMA_(x) _Pragma(#x)
 #define UNROLL(n) PRAGMA_(unroll n)
 
+// VW elements from global memory into the private array xs, as one vector of words.
 #define VLOAD_CAT_(n) vload##n
 #define VLOAD_(n) VLOAD_CAT_(n)
-#define VLOAD VLOAD_(VW)
 #define VSTORE_CAT_(n) vstore##n
 #define VSTORE_(n) VSTORE_CAT_(n)
-#define VSTORE VSTORE_(VW)
+#define LOAD_VW(xs, src) \
+  VSTORE_(LANES(VW))(VLOAD_(LANES(VW))(0, (const __global SCALAR_*)(src)), 0, (SCALAR_*)(xs))
 
 // Element (m, k) of op(A) and (k, n) of op(B), in bounds or zero.
 real load_a(const __global real* a, idx_t lda, idx_t M, idx_t K, idx_t m, idx_t k) {
-  if (m >= M || k >= K) return (real)0;
+  if (m >= M || k >= K) return ZERO;
 #if TRANS_A == 0
   return a[m * lda + k];
 #else
@@ -131,7 +110,7 @@ real load_a(const __global real* a, idx_t lda, idx_t M, idx_t K, idx_t m, idx_t 
 }
 
 real load_b(const __global real* b, idx_t ldb, idx_t K, idx_t N, idx_t k, idx_t n) {
-  if (k >= K || n >= N) return (real)0;
+  if (k >= K || n >= N) return ZERO;
 #if TRANS_B == 0
   return b[k * ldb + n];
 #else
@@ -189,7 +168,7 @@ void stage_a(__local real* als, const __global real* a, idx_t lda, idx_t M, idx_
 #if VW > 1
     if (gm < M && gk + VW <= K) {
       real xs[VW];
-      VSTORE(VLOAD(0, a + gm * lda + gk), 0, xs);
+      LOAD_VW(xs, a + gm * lda + gk);
       for (int e = 0; e < VW; ++e) als[(k + e) * ALD + m] = xs[e];
       continue;
     }
@@ -204,7 +183,7 @@ void stage_a(__local real* als, const __global real* a, idx_t lda, idx_t M, idx_
 #if VW > 1
     if (gk < K && gm + VW <= M) {
       real xs[VW];
-      VSTORE(VLOAD(0, a + gk * lda + gm), 0, xs);
+      LOAD_VW(xs, a + gk * lda + gm);
       for (int e = 0; e < VW; ++e) als[k * ALD + m + e] = xs[e];
       continue;
     }
@@ -227,7 +206,7 @@ void stage_b(__local real* bls, const __global real* b, idx_t ldb, idx_t K, idx_
 #if VW > 1
     if (gk < K && gn + VW <= N) {
       real xs[VW];
-      VSTORE(VLOAD(0, b + gk * ldb + gn), 0, xs);
+      LOAD_VW(xs, b + gk * ldb + gn);
       for (int e = 0; e < VW; ++e) bls[k * BLD + n + e] = xs[e];
       continue;
     }
@@ -242,7 +221,7 @@ void stage_b(__local real* bls, const __global real* b, idx_t ldb, idx_t K, idx_
 #if VW > 1
     if (gn < N && gk + VW <= K) {
       real xs[VW];
-      VSTORE(VLOAD(0, b + gn * ldb + gk), 0, xs);
+      LOAD_VW(xs, b + gn * ldb + gk);
       for (int e = 0; e < VW; ++e) bls[(k + e) * BLD + n] = xs[e];
       continue;
     }
@@ -274,7 +253,7 @@ void gemm(const idx_t M, const idx_t N, const idx_t K, const real alpha,
 
   real acc[MWI][NWI];
   for (int i = 0; i < MWI; ++i)
-    for (int j = 0; j < NWI; ++j) acc[i][j] = (real)0;
+    for (int j = 0; j < NWI; ++j) acc[i][j] = ZERO;
 
   for (idx_t k0 = 0; k0 < K; k0 += KWG) {
 #if SA
@@ -304,22 +283,21 @@ void gemm(const idx_t M, const idx_t N, const idx_t K, const real alpha,
 #endif
       }
       for (int i = 0; i < MWI; ++i)
-        for (int j = 0; j < NWI; ++j) acc[i][j] += areg[i] * breg[j];
+        for (int j = 0; j < NWI; ++j) MADD(acc[i][j], areg[i], breg[j]);
     }
 #if SA || SB
     barrier(CLK_LOCAL_MEM_FENCE);
 #endif
   }
 
-  // beta == 0 must not read C: whatever it holds (NaN included) is overwritten.
+  // beta == 0 must not read C (UPDATE, element.cl).
   for (int i = 0; i < MWI; ++i) {
     const idx_t gm = m0 + ROW_OF(tm, i);
     if (gm >= M) continue;
     for (int j = 0; j < NWI; ++j) {
       const idx_t gn = n0 + COL_OF(tn, j);
       if (gn >= N) continue;
-      __global real* out = c + gm * ldc + gn;
-      *out = beta == (real)0 ? alpha * acc[i][j] : alpha * acc[i][j] + beta * *out;
+      UPDATE(c + gm * ldc + gn, acc[i][j]);
     }
   }
 }
@@ -347,22 +325,21 @@ void gemm(const idx_t M, const idx_t N, const idx_t K, const real alpha,
   #error "VWM and VWN must be 1, 2, 4 or 8"
 #endif
 
-#define VTYPE_CAT_(t, n) t##n
-#define VTYPE_(t, n) VTYPE_CAT_(t, n)
+// Vectors of VW, VWM and VWN elements (of words: a complex element is two, element.cl).
 #if VW == 1
   typedef real realV;
 #else
-  typedef VTYPE_(SCALAR_, VW) realV;
+  typedef VEC_(VW) realV;
 #endif
 #if VWM == 1
   typedef real realM;
 #else
-  typedef VTYPE_(SCALAR_, VWM) realM;
+  typedef VEC_(VWM) realM;
 #endif
 #if VWN == 1
   typedef real realN;
 #else
-  typedef VTYPE_(SCALAR_, VWN) realN;
+  typedef VEC_(VWN) realN;
 #endif
 
 #define LOADS_A ((MWG * KWG) / (WGS * VW))  // VW-vectors of the A tile each work-item loads
@@ -479,7 +456,7 @@ void store_b(__local real* bls, const realV* rb, int lid) {
       for (int e = 0; e < VWN; ++e) br[j * VWN + e] = ((const real*)&y)[e];            \
     }                                                                                  \
     for (int i = 0; i < MWI; ++i)                                                      \
-      for (int j = 0; j < NWI; ++j) acc[i][j] += ar[i] * br[j];                        \
+      for (int j = 0; j < NWI; ++j) MADD(acc[i][j], ar[i], br[j]);                    \
   }
 
 __kernel __attribute__((reqd_work_group_size(NDIMC, MDIMC, 1)))
@@ -498,13 +475,13 @@ void gemm(const idx_t M, const idx_t N, const idx_t K, const real alpha,
   const bool a_full = m0 + MWG <= M && lda % VW == 0 && a_offset % VW == 0;
   const bool b_full = n0 + NWG <= N && ldb % VW == 0 && b_offset % VW == 0;
 
-  // Aligned for the vector reads and stores (double8 is 64 bytes).
-  __local real als[1 + DB][KWG * MWG] __attribute__((aligned(64)));
-  __local real bls[1 + DB][KWG * NWG] __attribute__((aligned(64)));
+  // Aligned for the vector reads and stores (double16, eight complex doubles, is 128 bytes).
+  __local real als[1 + DB][KWG * MWG] __attribute__((aligned(128)));
+  __local real bls[1 + DB][KWG * NWG] __attribute__((aligned(128)));
 
   real acc[MWI][NWI];
   for (int i = 0; i < MWI; ++i)
-    for (int j = 0; j < NWI; ++j) acc[i][j] = (real)0;
+    for (int j = 0; j < NWI; ++j) acc[i][j] = ZERO;
 
   realV ra[LOADS_A], rb[LOADS_B];
 #if DB
@@ -556,7 +533,7 @@ void gemm(const idx_t M, const idx_t N, const idx_t K, const real alpha,
   }
 #endif
 
-  // beta == 0 must not read C: whatever it holds (NaN included) is overwritten.
+  // beta == 0 must not read C (UPDATE, element.cl).
   const bool c_full = m0 + MWG <= M && n0 + NWG <= N && ldc % VWN == 0 && c_offset % VWN == 0;
   if (c_full) {
     for (int i = 0; i < MWI; ++i) {
@@ -564,8 +541,21 @@ void gemm(const idx_t M, const idx_t N, const idx_t K, const real alpha,
       for (int j = 0; j < NWI / VWN; ++j) {
         __global realN* out = (__global realN*)(row + (j * NDIMC + tn) * VWN);
         realN x;
+#if COMPLEX
+        // Lane by lane: a vector's arithmetic is the words', not the complex numbers'.
+        realN old;
+        if (!IS_ZERO(beta)) old = *out;
+        for (int e = 0; e < VWN; ++e) {
+          real* lane = (real*)&x + e;
+          *lane = acc[i][j * VWN + e];
+          if (!IS_ZERO(beta)) *lane = MUL(alpha, *lane) + MUL(beta, ((real*)&old)[e]);
+          else *lane = MUL(alpha, *lane);
+        }
+        *out = x;
+#else
         for (int e = 0; e < VWN; ++e) ((real*)&x)[e] = acc[i][j * VWN + e];
         *out = beta == (real)0 ? alpha * x : alpha * x + beta * *out;
+#endif
       }
     }
     return;
@@ -576,8 +566,7 @@ void gemm(const idx_t M, const idx_t N, const idx_t K, const real alpha,
     for (int j = 0; j < NWI; ++j) {
       const idx_t gn = n0 + COL1(tn, j);
       if (gn >= N) continue;
-      __global real* out = c + gm * ldc + gn;
-      *out = beta == (real)0 ? alpha * acc[i][j] : alpha * acc[i][j] + beta * *out;
+      UPDATE(c + gm * ldc + gn, acc[i][j]);
     }
   }
 }

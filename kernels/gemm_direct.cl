@@ -15,31 +15,10 @@
 // from an odd leading dimension (one word at a time), and only the edge groups check bounds.
 //
 // Every parameter has a default (the built-in database's default direct kernel for GPUs,
-// database/defaults.json; a test checks they agree), so this file compiles alone.
+// database/defaults.json; a test checks they agree), so this file compiles after element.cl alone.
 
-// ---- precision (32 float, 64 double, 3232 and 6464 complex, as gemm.cl) and index width -------
-#ifndef PRECISION
-  #define PRECISION 32
-#endif
-#if PRECISION == 32
-  typedef float real;
-  #define SCALAR_ float
-#elif PRECISION == 64
-  #pragma OPENCL EXTENSION cl_khr_fp64 : enable
-  typedef double real;
-  #define SCALAR_ double
-#elif PRECISION == 3232
-  #error "PRECISION 3232 (cgemm) needs the complex multiply-add codelet: not written yet"
-#elif PRECISION == 6464
-  #error "PRECISION 6464 (zgemm) needs the complex multiply-add codelet: not written yet"
-#else
-  #error "PRECISION must be 32 (float), 64 (double), 3232 (complex float) or 6464 (complex double)"
-#endif
-#ifdef INDEX_LONG
-  typedef long idx_t;
-#else
-  typedef int idx_t;
-#endif
+// The element type and its arithmetic (real, SCALAR_, idx_t, ZERO, MADD, UPDATE, VEC_) come from
+// kernels/element.cl, which the runtime puts before this file.
 
 // ---- how A and B are stored (row-major view): 0 as op(X), 1 as op(X) transposed -----------------
 #ifndef TRANS_A
@@ -108,17 +87,15 @@
 // store instruction faults without it).
 #define VSTORE_CAT_(n) vstore##n
 #define VSTORE_(n) VSTORE_CAT_(n)
-#define VTYPE_CAT_(t, n) t##n
-#define VTYPE_(t, n) VTYPE_CAT_(t, n)
 #if VWA == 1
   typedef real realA;
 #else
-  typedef VTYPE_(SCALAR_, VWA) realA;
+  typedef VEC_(VWA) realA;
 #endif
 #if VWB == 1
   typedef real realB;
 #else
-  typedef VTYPE_(SCALAR_, VWB) realB;
+  typedef VEC_(VWB) realB;
 #endif
 
 // Stages the KWG x MWG tile of op(A) at (m0, k0) into alm[k * ALD + m]. Consecutive work-items
@@ -139,7 +116,7 @@ void stage_a(__local real* alm, const __global real* a, const idx_t lda, const i
     } else {
       for (int e = 0; e < VWA; ++e)
         alm[(k + e) * ALD + m] =
-            inside || (m0 + m < M && k0 + k + e < K) ? src[e] : (real)0;
+            inside || (m0 + m < M && k0 + k + e < K) ? src[e] : ZERO;
     }
   }
 #else
@@ -152,11 +129,11 @@ void stage_a(__local real* alm, const __global real* a, const idx_t lda, const i
 #if VWA == 1
       alm[k * ALD + m] = *src;
 #else
-      VSTORE_(VWA)(*(const __global realA*)src, 0, alm + k * ALD + m);
+      VSTORE_(LANES(VWA))(*(const __global realA*)src, 0, (__local SCALAR_*)(alm + k * ALD + m));
 #endif
     } else {
       for (int e = 0; e < VWA; ++e)
-        alm[k * ALD + m + e] = inside || (k0 + k < K && m0 + m + e < M) ? src[e] : (real)0;
+        alm[k * ALD + m + e] = inside || (k0 + k < K && m0 + m + e < M) ? src[e] : ZERO;
     }
   }
 #endif
@@ -176,11 +153,11 @@ void stage_b(__local real* blm, const __global real* b, const idx_t ldb, const i
 #if VWB == 1
       blm[k * BLD + n] = *src;
 #else
-      VSTORE_(VWB)(*(const __global realB*)src, 0, blm + k * BLD + n);
+      VSTORE_(LANES(VWB))(*(const __global realB*)src, 0, (__local SCALAR_*)(blm + k * BLD + n));
 #endif
     } else {
       for (int e = 0; e < VWB; ++e)
-        blm[k * BLD + n + e] = inside || (k0 + k < K && n0 + n + e < N) ? src[e] : (real)0;
+        blm[k * BLD + n + e] = inside || (k0 + k < K && n0 + n + e < N) ? src[e] : ZERO;
     }
   }
 #else
@@ -195,7 +172,7 @@ void stage_b(__local real* blm, const __global real* b, const idx_t ldb, const i
     } else {
       for (int e = 0; e < VWB; ++e)
         blm[(k + e) * BLD + n] =
-            inside || (n0 + n < N && k0 + k + e < K) ? src[e] : (real)0;
+            inside || (n0 + n < N && k0 + k + e < K) ? src[e] : ZERO;
     }
   }
 #endif
@@ -222,7 +199,7 @@ void gemm(const idx_t M, const idx_t N, const idx_t K, const real alpha,
 
   real acc[MWI][NWI];
   for (int i = 0; i < MWI; ++i)
-    for (int j = 0; j < NWI; ++j) acc[i][j] = (real)0;
+    for (int j = 0; j < NWI; ++j) acc[i][j] = ZERO;
 
   for (idx_t k0 = 0; k0 < K; k0 += KWG) {
     const bool k_inside = k0 + KWG <= K;
@@ -235,20 +212,19 @@ void gemm(const idx_t M, const idx_t N, const idx_t K, const real alpha,
       for (int i = 0; i < MWI; ++i) ar[i] = alm[kk * ALD + tm + i * MDIMC];
       for (int j = 0; j < NWI; ++j) br[j] = blm[kk * BLD + tn + j * NDIMC];
       for (int i = 0; i < MWI; ++i)
-        for (int j = 0; j < NWI; ++j) acc[i][j] += ar[i] * br[j];
+        for (int j = 0; j < NWI; ++j) MADD(acc[i][j], ar[i], br[j]);
     }
     barrier(CLK_LOCAL_MEM_FENCE);
   }
 
-  // beta == 0 must not read C: whatever it holds (NaN included) is overwritten.
+  // beta == 0 must not read C (UPDATE, element.cl).
   const bool inside = m_inside && n_inside;
   for (int i = 0; i < MWI; ++i) {
     const idx_t gm = m0 + tm + i * MDIMC;
     for (int j = 0; j < NWI; ++j) {
       const idx_t gn = n0 + tn + j * NDIMC;
       if (!inside && (gm >= M || gn >= N)) continue;
-      __global real* out = c + gm * ldc + gn;
-      *out = beta == (real)0 ? alpha * acc[i][j] : alpha * acc[i][j] + beta * *out;
+      UPDATE(c + gm * ldc + gn, acc[i][j]);
     }
   }
 }

@@ -184,15 +184,15 @@ TEST_F(ProfileDir, TuningOnePrecisionKeepsTheOther) {
   EXPECT_EQ(p.precisions.count(detail::Precision::d), 1u);
 }
 
-// No complex precision has a GPU kernel yet: a tune that names c or z is refused, saying so,
-// before it measures anything.
+// The co-tuner does not tune complex precisions yet: a tune that names c or z is refused, saying
+// so, before it measures anything.
 TEST_F(ProfileDir, AComplexPrecisionIsRefused) {
   for (detail::Precision complex : {detail::Precision::c, detail::Precision::z}) {
     auto o = tiny();
     o.precisions = {detail::Precision::s, complex};
-    const std::string said =
-        "precision must be s or d: " + detail::routine_name(complex, "gemm").str() +
-        " has no GPU kernel to tune yet";
+    const std::string said = "precision must be s or d: the co-tuner does not tune " +
+                             detail::routine_name(complex, "gemm").str() +
+                             " yet (its calls run the default kernel)";
     try {
       tuner::tune(o);
       ADD_FAILURE() << said;

@@ -165,36 +165,35 @@ TEST(GemmParams, TheDirectKernelsRules) {
   EXPECT_EQ(gpu::check(p, small, Precision::s)->kind, K::Device);
 }
 
-// The kernels have no complex codelet yet: check() refuses c and z first, as a kernel rule, for
-// any set and any device, and resolution with them; a build that goes ahead anyway stops at the
-// kernels' own #error, which names what is missing. s and d are built with their PRECISION.
-TEST(GemmParams, ComplexPrecisionsAreRefusedBeforeAnyBuild) {
+// Every precision builds, the general and the direct kernel alike, with its PRECISION and the
+// element file (kernels/element.cl) before the kernel. A complex set's local memory is twice a
+// real one's: check() weighs it by the element's size.
+TEST(GemmParams, EveryPrecisionBuilds) {
   const auto device = gpu::open_device("");
   const gpu::Limits limits = gpu::limits_of(gpu::info(*device));
   for (const auto& overrides : std::vector<std::map<std::string, int>>{{}, {{"KERNEL", 2}}}) {
     const gpu::Params set = gpu::with_defaults(limits, overrides);
-    for (Precision precision : {Precision::c, Precision::z}) {
+    for (Precision precision : detail::kPrecisions) {
+      if (detail::needs_fp64(precision) && !gpu::info(*device).fp64) continue;
       const std::string gemm = detail::routine_name(precision, "gemm").str();
       SCOPED_TRACE(gemm + " " + detail::text::describe(set));
-      const auto v = gpu::check(set, gpu::Limits{1 << 20, 1 << 30, true}, precision);
-      ASSERT_TRUE(v.has_value());
-      EXPECT_EQ(v->kind, gpu::Violation::Kind::Kernel);
-      EXPECT_NE(v->message.find(gemm + " has no GPU kernel yet"), std::string::npos) << v->message;
-      EXPECT_NE(v->message.find("complex multiply-add codelet"), std::string::npos) << v->message;
-      EXPECT_THROW(gpu::resolved(limits, precision, overrides), Error);
-      const gpu::BuildReport r = gpu::inspect(*device, precision, false, false, set);
-      EXPECT_FALSE(r.built);
-      const std::string code = precision == Precision::c ? "3232" : "6464";
-      EXPECT_NE(r.source.find("#define PRECISION " + code + "\n"), std::string::npos);
-      EXPECT_NE(r.log.find("needs the complex multiply-add codelet"), std::string::npos) << r.log;
-    }
-    for (Precision precision : {Precision::s, Precision::d}) {
-      if (detail::needs_fp64(precision) && !gpu::info(*device).fp64) continue;
-      const std::string code = precision == Precision::s ? "32" : "64";
+      const std::string code =
+          std::to_string(8 * detail::element_bytes(detail::real_of(precision)));
       const gpu::BuildReport r = gpu::inspect(*device, precision, false, false, set);
       EXPECT_TRUE(r.built) << r.log;
-      EXPECT_NE(r.source.find("#define PRECISION " + code + "\n"), std::string::npos);
+      EXPECT_NE(r.source.find("#define PRECISION " +
+                              (detail::is_complex(precision) ? code + code : code) + "\n"),
+                std::string::npos);
+      EXPECT_NE(r.source.find("#define MADD(acc, a, b)"), std::string::npos) << "element.cl first";
     }
+    const uint64_t real = gpu::local_bytes(set, detail::element_bytes(Precision::d));
+    gpu::Limits just_real = limits;
+    just_real.local_mem_bytes = real;
+    EXPECT_FALSE(gpu::check(set, just_real, Precision::d).has_value());
+    const auto v = gpu::check(set, just_real, Precision::z);
+    ASSERT_TRUE(v.has_value());
+    EXPECT_EQ(v->kind, gpu::Violation::Kind::Device);
+    EXPECT_NE(v->message.find("local memory"), std::string::npos) << v->message;
   }
 }
 

@@ -1,10 +1,13 @@
 // Differential tests of tandem::gemm against a double-precision reference: every strategy (cpu,
-// gpu, hybrid at several fractions), both precisions and layouts, all four op combinations,
-// awkward sizes, padded leading dimensions, alpha and beta in {0, 1, other}, and the NaN rules.
+// gpu, hybrid at several fractions), all four precisions and both layouts, the op combinations
+// (for complex types the conjugate transposes too), awkward sizes, padded leading dimensions,
+// alpha and beta in {0, 1, other}, and the NaN rules.
 #include <gtest/gtest.h>
 
 #include <algorithm>
 #include <cmath>
+#include <complex>
+#include <iterator>
 #include <limits>
 #include <map>
 #include <random>
@@ -247,7 +250,7 @@ Options options_for(const StrategyCase& s) {
 
 template <class T>
 void run_case(const StrategyCase& s, Layout layout, Op op_a, Op op_b, const Size& size,
-              double alpha, double beta, int64_t pad, uint64_t seed) {
+              std::complex<double> alpha, std::complex<double> beta, int64_t pad, uint64_t seed) {
   detail::seams::Override discrete(
       discrete_scope(s.discrete, s.pinned));  // first: tandem_malloc pins under it
   std::mt19937_64 rng(seed);
@@ -256,31 +259,35 @@ void run_case(const StrategyCase& s, Layout layout, Op op_a, Op op_b, const Size
   auto a = make_matrix<T>(layout, ta, size.m, size.k, pad, rng, sentinel, s.offset);
   auto b = make_matrix<T>(layout, tb, size.k, size.n, pad + 1, rng, sentinel, s.offset);
   auto c = make_matrix<T>(layout, false, size.m, size.n, pad, rng, sentinel, s.offset);
-  if (beta == 0) {
+  a.conj = kComplex<T> && op_a == Op::ConjTrans;
+  b.conj = kComplex<T> && op_b == Op::ConjTrans;
+  if (beta == 0.0) {
     // C is poisoned: with beta = 0 none of it may be read.
+    const double nan = std::numeric_limits<double>::quiet_NaN();
     for (int64_t i = 0; i < size.m; ++i)
-      for (int64_t j = 0; j < size.n; ++j) c.at(i, j) = std::numeric_limits<T>::quiet_NaN();
+      for (int64_t j = 0; j < size.n; ++j) c.at(i, j) = scalar<T>({nan, nan});
   }
   const auto before = c;
   const Reference ref = reference(a, b, c, alpha, beta);
 
   std::ostringstream what;
-  what << s.name << " " << (layout == Layout::RowMajor ? "row" : "col") << " " << (ta ? "T" : "N")
-       << (tb ? "T" : "N") << " m=" << size.m << " n=" << size.n << " k=" << size.k
+  auto letter = [](Op o) { return o == Op::NoTrans ? "N" : o == Op::Trans ? "T" : "C"; };
+  what << s.name << " " << (layout == Layout::RowMajor ? "row" : "col") << " " << letter(op_a)
+       << letter(op_b) << " m=" << size.m << " n=" << size.n << " k=" << size.k
        << " alpha=" << alpha << " beta=" << beta << " pad=" << pad;
   Report report;
-  gemm<T>(layout, op_a, op_b, size.m, size.n, size.k, static_cast<T>(alpha), a.ptr(), a.ld, b.ptr(),
-          b.ld, static_cast<T>(beta), c.ptr(), c.ld, options_for(s), &report);
+  gemm<T>(layout, op_a, op_b, size.m, size.n, size.k, scalar<T>(alpha), a.ptr(), a.ld, b.ptr(),
+          b.ld, scalar<T>(beta), c.ptr(), c.ld, options_for(s), &report);
   expect_matches(c, before, ref, size.k, what.str());
   EXPECT_FALSE(report.fell_back) << what.str() << ": " << report.fallback_reason;
-  if (s.pinned && report.gpu_rows > 0 && size.k > 0 && alpha != 0) {
+  if (s.pinned && report.gpu_rows > 0 && size.k > 0 && alpha != 0.0) {
     // Every operand is copied straight from (and C into) the caller's memory; one the kernel
     // reads in the other layout is transposed on the device.
     EXPECT_EQ(report.a, Report::Buffer::Pinned) << what.str();
     EXPECT_EQ(report.b, Report::Buffer::Pinned) << what.str();
     EXPECT_EQ(report.c, Report::Buffer::Pinned) << what.str();
   }
-  if (size.m > 0 && size.n > 0 && size.k > 0 && alpha != 0) {
+  if (size.m > 0 && size.n > 0 && size.k > 0 && alpha != 0.0) {
     // Hybrid splits really split: both sides hold rows when 0 < fraction < 1 and m allows.
     const int64_t rows = layout == Layout::RowMajor ? size.m : size.n;
     EXPECT_EQ(report.gpu_rows + report.cpu_rows, rows) << what.str();
@@ -332,6 +339,56 @@ INSTANTIATE_TEST_SUITE_P(All, GemmTest,
                                             ::testing::Values(Op::NoTrans, Op::Trans),
                                             ::testing::Values(Op::NoTrans, Op::ConjTrans)),
                          param_name);
+
+// cgemm and zgemm: every strategy, the same sizes and alpha, beta in {0, 1, (-1.5, 0.5)}, on
+// the layouts and operations below: each conjugation of each operand, in both layouts, and the
+// transposes beside them (the real suite covers transposes of every kind; these add what
+// conjugation changes: the kernel's CONJ_A and CONJ_B, and the CPU BLAS's ConjTrans).
+struct ComplexOps {
+  Layout layout;
+  Op a, b;
+};
+const ComplexOps kComplexOps[] = {
+    {Layout::RowMajor, Op::NoTrans, Op::NoTrans}, {Layout::RowMajor, Op::ConjTrans, Op::NoTrans},
+    {Layout::RowMajor, Op::Trans, Op::ConjTrans}, {Layout::ColMajor, Op::NoTrans, Op::ConjTrans},
+    {Layout::ColMajor, Op::ConjTrans, Op::Trans}, {Layout::ColMajor, Op::ConjTrans, Op::ConjTrans}};
+constexpr int kComplexOpsCount = static_cast<int>(std::size(kComplexOps));
+
+using ComplexParam = std::tuple<int /*strategy*/, bool /*zgemm*/, int /*ops*/>;
+class ComplexGemmTest : public ::testing::TestWithParam<ComplexParam> {};
+
+TEST_P(ComplexGemmTest, MatchesReference) {
+  const auto [si, z, oi] = GetParam();
+  const std::complex<double> values[] = {0.0, 1.0, {-1.5, 0.5}};
+  const ComplexOps& ops = kComplexOps[oi];
+  int combo = 0;
+  uint64_t seed = 4321 + static_cast<uint64_t>(si) * 97 + static_cast<uint64_t>(oi);
+  for (const Size& size : kSizes) {
+    const int64_t pad = (combo / 3) % 2 == 0 ? 0 : 3;
+    for (int j = 0; j < 3; ++j, ++combo) {
+      const auto alpha = values[(combo / 3) % 3], beta = values[combo % 3];
+      if (z)
+        run_case<std::complex<double>>(kStrategies[si], ops.layout, ops.a, ops.b, size, alpha, beta,
+                                       pad, ++seed);
+      else
+        run_case<std::complex<float>>(kStrategies[si], ops.layout, ops.a, ops.b, size, alpha, beta,
+                                      pad, ++seed);
+    }
+  }
+}
+
+std::string complex_name(const ::testing::TestParamInfo<ComplexParam>& info) {
+  const auto [si, z, oi] = info.param;
+  const ComplexOps& ops = kComplexOps[oi];
+  auto op = [](Op o) { return o == Op::NoTrans ? "N" : o == Op::Trans ? "T" : "C"; };
+  return std::string(kStrategies[si].name) + (z ? "_z_" : "_c_") +
+         (ops.layout == Layout::RowMajor ? "row_" : "col_") + op(ops.a) + op(ops.b);
+}
+
+INSTANTIATE_TEST_SUITE_P(All, ComplexGemmTest,
+                         ::testing::Combine(::testing::Range(0, kStrategyCount), ::testing::Bool(),
+                                            ::testing::Range(0, kComplexOpsCount)),
+                         complex_name);
 
 // The H100 entry ships the tiled kernels the cases above run (docs/PERFORMANCE.md, "kernels for
 // small calls from tandem_malloc memory"); without them those cases would test the default kernel.
@@ -424,6 +481,76 @@ std::string nan_name(const ::testing::TestParamInfo<std::tuple<int, bool>>& p) {
 INSTANTIATE_TEST_SUITE_P(All, NanRules,
                          ::testing::Combine(::testing::Range(0, kStrategyCount), ::testing::Bool()),
                          nan_name);
+
+// The same rules for complex values, as the reference BLAS has them: alpha = 0 reads neither A
+// nor B (NaN there never reaches C), beta = 0 does not read C, k = 0 means C = beta * C, and a
+// NaN in C survives beta != 0.
+class ComplexNanRules : public ::testing::TestWithParam<std::tuple<int, bool>> {};
+
+template <class T>
+void complex_nan_rules(const StrategyCase& s) {
+  using R = real_t<T>;
+  const R nan = std::numeric_limits<R>::quiet_NaN(), inf = std::numeric_limits<R>::infinity();
+  const int64_t m = 37, n = 29, k = 19;
+  std::vector<T> a(m * k, T(nan, 1)), b(k * n, T(inf, nan)), c(m * n);
+  for (size_t i = 0; i < c.size(); ++i) c[i] = T(R(i % 7) - R(3), R(i % 5));
+  const Options o = options_for(s);
+  detail::seams::Override discrete(discrete_scope(s.discrete, false));
+
+  // alpha = 0, beta = (0, 2): C = beta * C exactly, whatever A and B hold.
+  auto c1 = c;
+  gemm<T>(Layout::RowMajor, Op::ConjTrans, Op::NoTrans, m, n, k, T(0), a.data(), m, b.data(), n,
+          T(0, 2), c1.data(), n, o);
+  for (size_t i = 0; i < c.size(); ++i) ASSERT_EQ(c1[i], T(0, 2) * c[i]) << s.name << " at " << i;
+
+  // alpha = 0, beta = 0: C becomes zero even if it held NaN.
+  std::vector<T> c2(m * n, T(nan, nan));
+  gemm<T>(Layout::ColMajor, Op::ConjTrans, Op::ConjTrans, m, n, k, T(0), a.data(), k, b.data(), n,
+          T(0), c2.data(), m, o);
+  for (size_t i = 0; i < c2.size(); ++i) ASSERT_EQ(c2[i], T(0)) << s.name << " at " << i;
+
+  // k = 0: C = beta * C, A and B never touched (null is fine).
+  auto c3 = c;
+  gemm<T>(Layout::RowMajor, Op::NoTrans, Op::ConjTrans, m, n, 0, T(1), nullptr, 1, nullptr, 1,
+          T(-1), c3.data(), n, o);
+  for (size_t i = 0; i < c.size(); ++i) ASSERT_EQ(c3[i], -c[i]) << s.name << " at " << i;
+
+  // beta = 0 with NaN in C and a product of exact values: NaN is overwritten, op(A) conjugated.
+  std::vector<T> ones_a(m * k, T(1, 1)), halves_b(k * n, T(0.5, 0));
+  std::vector<T> c4(m * n, T(nan, inf));
+  gemm<T>(Layout::RowMajor, Op::ConjTrans, Op::NoTrans, m, n, k, T(2), ones_a.data(), m,
+          halves_b.data(), n, T(0), c4.data(), n, o);
+  for (size_t i = 0; i < c4.size(); ++i) ASSERT_EQ(c4[i], T(R(k), R(-k))) << s.name << " at " << i;
+
+  // beta != 0 with NaN in C: it stays NaN; the rest is exact.
+  auto c5 = c;
+  for (size_t i = 0; i < c5.size(); i += 5) c5[i] = T(nan, 0);
+  gemm<T>(Layout::RowMajor, Op::NoTrans, Op::NoTrans, m, n, k, T(2), ones_a.data(), k,
+          halves_b.data(), n, T(1), c5.data(), n, o);
+  for (size_t i = 0; i < c5.size(); ++i) {
+    if (i % 5 == 0) {
+      ASSERT_TRUE(is_nan(c5[i])) << s.name << " at " << i;
+    } else {
+      ASSERT_EQ(c5[i], T(R(k), R(k)) + c[i]) << s.name << " at " << i;
+    }
+  }
+}
+
+TEST_P(ComplexNanRules, Hold) {
+  const auto [si, z] = GetParam();
+  if (z)
+    complex_nan_rules<std::complex<double>>(kStrategies[si]);
+  else
+    complex_nan_rules<std::complex<float>>(kStrategies[si]);
+}
+
+std::string complex_nan_name(const ::testing::TestParamInfo<std::tuple<int, bool>>& p) {
+  return std::string(kStrategies[std::get<0>(p.param)].name) + (std::get<1>(p.param) ? "_z" : "_c");
+}
+
+INSTANTIATE_TEST_SUITE_P(All, ComplexNanRules,
+                         ::testing::Combine(::testing::Range(0, kStrategyCount), ::testing::Bool()),
+                         complex_nan_name);
 
 }  // namespace
 }  // namespace tandem::test

@@ -1,25 +1,64 @@
 // Test helpers: operands in any layout with padded leading dimensions, a reference GEMM computed
-// in double by plain loops, and an element-wise error bound scaled with k and the precision.
+// in double (complex<double> for the complex types) by plain loops, and an element-wise error
+// bound scaled with k and the precision. Matrix::conj marks an operand whose op() is the conjugate
+// transpose.
 #pragma once
 
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <complex>
 #include <cstdint>
 #include <limits>
 #include <random>
 #include <string>
+#include <type_traits>
 #include <vector>
 
 #include "tandem/tandem.hpp"
 
 namespace tandem::test {
 
+// The real type of an element type (float for std::complex<float>), and the element's helpers.
+template <class T>
+struct RealOf {
+  using type = T;
+};
+template <class R>
+struct RealOf<std::complex<R>> {
+  using type = R;
+};
+template <class T>
+using real_t = typename RealOf<T>::type;
+template <class T>
+constexpr bool kComplex = !std::is_same_v<T, real_t<T>>;
+
+template <class T>
+std::complex<double> widen(T x) {
+  return std::complex<double>(x);
+}
+template <class T>
+bool is_nan(T x) {
+  if constexpr (kComplex<T>)
+    return std::isnan(x.real()) || std::isnan(x.imag());
+  else
+    return std::isnan(x);
+}
+// A scalar from its double parts (the imaginary one dropped for a real type).
+template <class T>
+T scalar(std::complex<double> x) {
+  if constexpr (kComplex<T>)
+    return T(static_cast<real_t<T>>(x.real()), static_cast<real_t<T>>(x.imag()));
+  else
+    return static_cast<T>(x.real());
+}
+
 // A stored operand whose op() is rows x cols.
 template <class T>
 struct Matrix {
   Layout layout = Layout::RowMajor;
   bool trans = false;
+  bool conj = false;  // op(X) is X's conjugate transpose (with trans)
   int64_t rows = 0, cols = 0, ld = 1;
   int64_t offset = 0;  // elements before the matrix: 1 misaligns it (no zero-copy)
   std::vector<T, Allocator<T>> data;
@@ -34,6 +73,11 @@ struct Matrix {
   }
   T& at(int64_t i, int64_t j) { return data[index(i, j)]; }
   T at(int64_t i, int64_t j) const { return data[index(i, j)]; }
+  // Element (i, j) of op(X), conjugated where op() conjugates.
+  std::complex<double> op(int64_t i, int64_t j) const {
+    const std::complex<double> x = widen(data[index(i, j)]);
+    return conj ? std::conj(x) : x;
+  }
   // Whether storage position p lies in the padding between leading dimension and extent.
   bool is_padding(size_t p) const {
     const int64_t inner = layout == Layout::RowMajor ? stored_cols() : stored_rows();
@@ -57,35 +101,42 @@ Matrix<T> make_matrix(Layout layout, bool trans, int64_t rows, int64_t cols, int
   m.data.assign(static_cast<size_t>(offset + std::max<int64_t>(1, outer * m.ld)), padding_value);
   std::uniform_real_distribution<double> dist(-1.0, 1.0);
   for (int64_t i = 0; i < rows; ++i)
-    for (int64_t j = 0; j < cols; ++j) m.at(i, j) = static_cast<T>(dist(rng));
+    for (int64_t j = 0; j < cols; ++j) {
+      const double re = dist(rng);
+      m.at(i, j) = scalar<T>({re, kComplex<T> ? dist(rng) : 0.0});
+    }
   return m;
 }
 
-// C = alpha * op(A) * op(B) + beta * C0 in double, with bound[i, j] = sum |alpha a b| + |beta c|.
+// C = alpha * op(A) * op(B) + beta * C0 in double (complex<double>), with bound[i, j] =
+// sum |alpha a b| + |beta c|.
 struct Reference {
-  std::vector<double> value, magnitude;
+  std::vector<std::complex<double>> value;
+  std::vector<double> magnitude;
 };
 
 template <class T>
-Reference reference(const Matrix<T>& a, const Matrix<T>& b, const Matrix<T>& c0, double alpha,
-                    double beta) {
+Reference reference(const Matrix<T>& a, const Matrix<T>& b, const Matrix<T>& c0,
+                    std::complex<double> alpha, std::complex<double> beta) {
   const int64_t m = c0.rows, n = c0.cols, k = a.cols;
   Reference r;
   r.value.assign(static_cast<size_t>(m * n), 0.0);
   r.magnitude.assign(static_cast<size_t>(m * n), 0.0);
   for (int64_t i = 0; i < m; ++i)
     for (int64_t j = 0; j < n; ++j) {
-      double sum = 0, mag = 0;
-      if (alpha != 0)
+      std::complex<double> sum = 0;
+      double mag = 0;
+      if (alpha != 0.0)
         for (int64_t p = 0; p < k; ++p) {
-          const double x = static_cast<double>(a.at(i, p)) * static_cast<double>(b.at(p, j));
+          const std::complex<double> x = a.op(i, p) * b.op(p, j);
           sum += x;
-          mag += std::fabs(x);
+          mag += std::abs(x);
         }
-      double v = alpha * sum, bound = std::fabs(alpha) * mag;
-      if (beta != 0) {
-        v += beta * static_cast<double>(c0.at(i, j));
-        bound += std::fabs(beta * static_cast<double>(c0.at(i, j)));
+      std::complex<double> v = alpha * sum;
+      double bound = std::abs(alpha) * mag;
+      if (beta != 0.0) {
+        v += beta * widen(c0.at(i, j));
+        bound += std::abs(beta * widen(c0.at(i, j)));
       }
       r.value[static_cast<size_t>(i * n + j)] = v;
       r.magnitude[static_cast<size_t>(i * n + j)] = bound;
@@ -94,20 +145,21 @@ Reference reference(const Matrix<T>& a, const Matrix<T>& b, const Matrix<T>& c0,
 }
 
 // Every element within (k + 2) * eps * bound of the reference (twice that for slack in the
-// accumulation order), NaN never; padding of C unchanged. Returns the max relative error.
+// accumulation order; a complex product's rounding is a few eps more, so four times), NaN never;
+// padding of C unchanged. Returns the max relative error.
 template <class T>
 double expect_matches(const Matrix<T>& c, const Matrix<T>& c_before, const Reference& ref,
                       int64_t k, const std::string& what) {
-  const double eps = std::numeric_limits<T>::epsilon();
+  const double eps = std::numeric_limits<real_t<T>>::epsilon() * (kComplex<T> ? 2.0 : 1.0);
   double worst = 0;
   int failures = 0;
   for (int64_t i = 0; i < c.rows; ++i)
     for (int64_t j = 0; j < c.cols; ++j) {
       const size_t q = static_cast<size_t>(i * c.cols + j);
-      const double got = static_cast<double>(c.at(i, j));
-      const double tol =
-          2.0 * static_cast<double>(k + 2) * eps * ref.magnitude[q] + std::numeric_limits<T>::min();
-      const double err = std::fabs(got - ref.value[q]);
+      const std::complex<double> got = widen(c.at(i, j));
+      const double tol = 2.0 * static_cast<double>(k + 2) * eps * ref.magnitude[q] +
+                         std::numeric_limits<real_t<T>>::min();
+      const double err = std::abs(got - ref.value[q]);
       if (!(err <= tol)) {
         if (++failures <= 5)
           ADD_FAILURE() << what << ": C(" << i << "," << j << ") = " << got << ", expected "
@@ -116,8 +168,8 @@ double expect_matches(const Matrix<T>& c, const Matrix<T>& c_before, const Refer
       if (ref.magnitude[q] > 0) worst = std::max(worst, err / ref.magnitude[q]);
     }
   for (size_t p = 0; p < c.data.size(); ++p)
-    if (c.is_padding(p) && !(c.data[p] == c_before.data[p] ||
-                             (std::isnan(c.data[p]) && std::isnan(c_before.data[p])))) {
+    if (c.is_padding(p) &&
+        !(c.data[p] == c_before.data[p] || (is_nan(c.data[p]) && is_nan(c_before.data[p])))) {
       ADD_FAILURE() << what << ": padding of C at storage index " << p << " was written";
       break;
     }

@@ -94,9 +94,9 @@ Tuner::Tuner(const TuneOptions& o) : o_(o), given_(o) {
 TuneReport Tuner::run() {
   for (Precision prec : o_.precisions)
     if (detail::is_complex(prec))
-      throw std::invalid_argument(
-          "precision must be s or d: " + detail::routine_name(prec, "gemm").str() +
-          " has no GPU kernel to tune yet");
+      throw std::invalid_argument("precision must be s or d: the co-tuner does not tune " +
+                                  detail::routine_name(prec, "gemm").str() +
+                                  " yet (its calls run the default kernel)");
   if (o_.model_only) return run_model_only();
   if (o_.direct_only) return run_direct_only();
   for (size_t i = 0; i < o_.precisions.size(); ++i) {

@@ -21,7 +21,7 @@ enum {
   TANDEM_COL_MAJOR = 102,
   TANDEM_NO_TRANS = 111,
   TANDEM_TRANS = 112,
-  TANDEM_CONJ_TRANS = 113 /* for real data, the same as TANDEM_TRANS */
+  TANDEM_CONJ_TRANS = 113 /* the conjugate transpose; for real data, the same as TANDEM_TRANS */
 };
 
 /* Runtime failures (negative return values). */
@@ -49,6 +49,18 @@ int tandem_sgemm(int layout, int trans_a, int trans_b, int64_t m, int64_t n, int
 int tandem_dgemm(int layout, int trans_a, int trans_b, int64_t m, int64_t n, int64_t k,
                  double alpha, const double *a, int64_t lda, const double *b, int64_t ldb,
                  double beta, double *c, int64_t ldc);
+
+/* The same for complex matrices, with CBLAS's conventions: elements are pairs (real, imaginary) of
+ * float (cgemm) or double (zgemm), as C99's float complex and double complex and C++'s
+ * std::complex store them, and alpha and beta are passed by address (NULL is an invalid argument
+ * at its position, 7 or 12). TANDEM_CONJ_TRANS takes the conjugate transpose. A complex
+ * multiply-add counts 8 flops: tandem's GFLOPS for these calls are 8·m·n·k / seconds. */
+int tandem_cgemm(int layout, int trans_a, int trans_b, int64_t m, int64_t n, int64_t k,
+                 const void *alpha, const void *a, int64_t lda, const void *b, int64_t ldb,
+                 const void *beta, void *c, int64_t ldc);
+int tandem_zgemm(int layout, int trans_a, int trans_b, int64_t m, int64_t n, int64_t k,
+                 const void *alpha, const void *a, int64_t lda, const void *b, int64_t ldb,
+                 const void *beta, void *c, int64_t ldc);
 
 /* The calling thread's last failure, as readable text ("" if none). Valid until the thread's
  * next tandem call. */

@@ -1,7 +1,9 @@
-// tandem's C++ interface: tandem::gemm<T> for float and double, its options, the per-call
+// tandem's C++ interface: tandem::gemm<T> for float, double, std::complex<float> and
+// std::complex<double>, its options, the per-call
 // report, an aligned allocator for zero-copy operands, and tandem::Error.
 #pragma once
 
+#include <complex>
 #include <cstddef>
 #include <cstdint>
 #include <limits>
@@ -173,8 +175,10 @@ class Error : public std::runtime_error {
   int cl_code_;
 };
 
-// C = alpha * op(A) * op(B) + beta * C. Throws tandem::Error; C is untouched on an invalid
-// argument. If `report` is given, it is filled in.
+// C = alpha * op(A) * op(B) + beta * C, T being float, double, std::complex<float> or
+// std::complex<double>; Op::ConjTrans takes the conjugate transpose of a complex operand (for a
+// real one, the transpose). Throws tandem::Error; C is untouched on an invalid argument. If
+// `report` is given, it is filled in.
 template <class T>
 void gemm(Layout layout, Op op_a, Op op_b, int64_t m, int64_t n, int64_t k, T alpha, const T* a,
           int64_t lda, const T* b, int64_t ldb, T beta, T* c, int64_t ldc,
@@ -186,6 +190,16 @@ extern template void gemm<float>(Layout, Op, Op, int64_t, int64_t, int64_t, floa
 extern template void gemm<double>(Layout, Op, Op, int64_t, int64_t, int64_t, double, const double*,
                                   int64_t, const double*, int64_t, double, double*, int64_t,
                                   const Options&, Report*);
+extern template void gemm<std::complex<float>>(Layout, Op, Op, int64_t, int64_t, int64_t,
+                                               std::complex<float>, const std::complex<float>*,
+                                               int64_t, const std::complex<float>*, int64_t,
+                                               std::complex<float>, std::complex<float>*, int64_t,
+                                               const Options&, Report*);
+extern template void gemm<std::complex<double>>(Layout, Op, Op, int64_t, int64_t, int64_t,
+                                                std::complex<double>, const std::complex<double>*,
+                                                int64_t, const std::complex<double>*, int64_t,
+                                                std::complex<double>, std::complex<double>*,
+                                                int64_t, const Options&, Report*);
 
 // std::vector<T, tandem::Allocator<T>> holds zero-copy-ready memory (see tandem_malloc).
 template <class T>

@@ -128,10 +128,18 @@ void gemm(Layout layout, Op op_a, Op op_b, int64_t m, int64_t n, int64_t k, T al
 
   detail::Problem<T> p;
   const bool ta = op_a != Op::NoTrans, tb = op_b != Op::NoTrans;
-  if (layout == Layout::RowMajor)
+  // Complex types conjugate under ConjTrans; for real ones it is Trans.
+  constexpr bool complex = detail::is_complex(detail::precision_of<T>());
+  const bool ca = complex && op_a == Op::ConjTrans, cb = complex && op_b == Op::ConjTrans;
+  if (layout == Layout::RowMajor) {
     p = {ta, tb, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc};
-  else
+    p.conj_a = ca;
+    p.conj_b = cb;
+  } else {
     p = {tb, ta, n, m, k, alpha, b, ldb, a, lda, beta, c, ldc};
+    p.conj_a = cb;
+    p.conj_b = ca;
+  }
   p.timed = report != nullptr || detail::env_config().verbose;
 
   Report r;
@@ -158,10 +166,10 @@ void gemm(Layout layout, Op op_a, Op op_b, int64_t m, int64_t n, int64_t k, T al
   if (report != nullptr) *report = std::move(r);
 }
 
-template void gemm<float>(Layout, Op, Op, int64_t, int64_t, int64_t, float, const float*, int64_t,
-                          const float*, int64_t, float, float*, int64_t, const Options&, Report*);
-template void gemm<double>(Layout, Op, Op, int64_t, int64_t, int64_t, double, const double*,
-                           int64_t, const double*, int64_t, double, double*, int64_t,
-                           const Options&, Report*);
+#define INSTANTIATE(T)                                                                             \
+  template void gemm<T>(Layout, Op, Op, int64_t, int64_t, int64_t, T, const T*, int64_t, const T*, \
+                        int64_t, T, T*, int64_t, const Options&, Report*);
+TANDEM_FOR_EACH_ELEMENT(INSTANTIATE)
+#undef INSTANTIATE
 
 }  // namespace tandem

@@ -159,3 +159,8 @@ decltype(auto) with_real_type(Precision precision, F&& f) {
 }
 
 }  // namespace tandem::detail
+
+// Instantiates a template for every element type: X(float) X(double) X(std::complex<float>)
+// X(std::complex<double>), in BLAS's order. The one list of them; each file that instantiates
+// defines X for its own templates, uses this, and undefines X.
+#define TANDEM_FOR_EACH_ELEMENT(X) X(float) X(double) X(std::complex<float>) X(std::complex<double>)

@@ -27,6 +27,13 @@ struct Problem {
   // Whether anyone reads the device's times (kernel seconds, whether commands were submitted):
   // a caller's Report, or the log. Reading them cost a small call about 2 us on the H100 host.
   bool timed = true;
+  // Complex types: op(A) (op(B)) is the conjugate transpose. Only with trans_a (trans_b): BLAS's
+  // operations are as stored, transposed and conjugate-transposed, never conjugated alone.
+  bool conj_a = false, conj_b = false;
+
+  // BLAS's letter for each operation: 'N', 'T' or 'C'.
+  char op_a() const { return !trans_a ? 'N' : conj_a ? 'C' : 'T'; }
+  char op_b() const { return !trans_b ? 'N' : conj_b ? 'C' : 'T'; }
 
   // A and B as the caller stored them: op(A) is m x k, so stored A is k x m when transposed.
   int64_t a_rows() const { return trans_a ? k : m; }

@@ -1,4 +1,5 @@
-// OpenBLAS behind blas.hpp: the level-3 CBLAS calls and the process-wide thread count.
+// OpenBLAS behind blas.hpp: the level-3 CBLAS calls (gemm in all four precisions) and the
+// process-wide thread count.
 //
 // The level-3 entry points are looked up in OpenBLAS's own library with dlsym rather than bound
 // by name: when libtandem_blas.so is preloaded, names such as cblas_sgemm and cblas_ssyrk are
@@ -8,19 +9,25 @@
 #include <cblas.h>
 #include <dlfcn.h>
 
+#include <array>
 #include <climits>
+#include <complex>
 #include <mutex>
 #include <shared_mutex>
 #include <sstream>
 #include <stdexcept>
 #include <string>
+#include <type_traits>
 
 #include "base/after_fork.hpp"
+#include "base/precision.hpp"
 
 namespace tandem::detail::cpu_blas {
 namespace {
 
-CBLAS_TRANSPOSE op(bool trans) { return trans ? CblasTrans : CblasNoTrans; }
+CBLAS_TRANSPOSE op(char c) {
+  return c == 'N' ? CblasNoTrans : c == 'C' ? CblasConjTrans : CblasTrans;
+}
 blasint narrow(int64_t v) { return static_cast<blasint>(v); }
 
 CBLAS_UPLO uplo_of(char c) { return c == 'U' ? CblasUpper : CblasLower; }
@@ -32,6 +39,8 @@ CBLAS_DIAG diag_of(char c) { return c == 'U' ? CblasUnit : CblasNonUnit; }
 struct Entry {
   decltype(&cblas_sgemm) sgemm = nullptr;
   decltype(&cblas_dgemm) dgemm = nullptr;
+  decltype(&cblas_cgemm) cgemm = nullptr;
+  decltype(&cblas_zgemm) zgemm = nullptr;
   decltype(&cblas_ssyrk) ssyrk = nullptr;
   decltype(&cblas_dsyrk) dsyrk = nullptr;
   decltype(&cblas_ssyr2k) ssyr2k = nullptr;
@@ -69,6 +78,8 @@ const Entry& entry() {
     std::string missing;
     find(lib, "cblas_sgemm", found.sgemm, missing);
     find(lib, "cblas_dgemm", found.dgemm, missing);
+    find(lib, "cblas_cgemm", found.cgemm, missing);
+    find(lib, "cblas_zgemm", found.zgemm, missing);
     find(lib, "cblas_ssyrk", found.ssyrk, missing);
     find(lib, "cblas_dsyrk", found.dsyrk, missing);
     find(lib, "cblas_ssyr2k", found.ssyr2k, missing);
@@ -105,18 +116,28 @@ void* own_entry(const char* name) {
 
 bool fits(int64_t value) { return value >= 0 && value <= static_cast<int64_t>(INT_MAX); }
 
-void gemm(bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t k, float alpha, const float* a,
-          int64_t lda, const float* b, int64_t ldb, float beta, float* c, int64_t ldc) {
-  entry().sgemm(CblasRowMajor, op(trans_a), op(trans_b), narrow(m), narrow(n), narrow(k), alpha, a,
-                narrow(lda), b, narrow(ldb), beta, c, narrow(ldc));
+template <class T>
+void gemm(char op_a, char op_b, int64_t m, int64_t n, int64_t k, T alpha, const T* a, int64_t lda,
+          const T* b, int64_t ldb, T beta, T* c, int64_t ldc) {
+  const auto [M, N, K, LDA, LDB, LDC] =
+      std::array{narrow(m), narrow(n), narrow(k), narrow(lda), narrow(ldb), narrow(ldc)};
+  const Entry& e = entry();
+  if constexpr (std::is_same_v<T, float>)
+    e.sgemm(CblasRowMajor, op(op_a), op(op_b), M, N, K, alpha, a, LDA, b, LDB, beta, c, LDC);
+  else if constexpr (std::is_same_v<T, double>)
+    e.dgemm(CblasRowMajor, op(op_a), op(op_b), M, N, K, alpha, a, LDA, b, LDB, beta, c, LDC);
+  else if constexpr (std::is_same_v<T,
+                                    std::complex<float>>)  // scalars by address, as CBLAS has them
+    e.cgemm(CblasRowMajor, op(op_a), op(op_b), M, N, K, &alpha, a, LDA, b, LDB, &beta, c, LDC);
+  else
+    e.zgemm(CblasRowMajor, op(op_a), op(op_b), M, N, K, &alpha, a, LDA, b, LDB, &beta, c, LDC);
 }
 
-void gemm(bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t k, double alpha,
-          const double* a, int64_t lda, const double* b, int64_t ldb, double beta, double* c,
-          int64_t ldc) {
-  entry().dgemm(CblasRowMajor, op(trans_a), op(trans_b), narrow(m), narrow(n), narrow(k), alpha, a,
-                narrow(lda), b, narrow(ldb), beta, c, narrow(ldc));
-}
+#define INSTANTIATE(T)                                                                         \
+  template void gemm<T>(char, char, int64_t, int64_t, int64_t, T, const T*, int64_t, const T*, \
+                        int64_t, T, T*, int64_t);
+TANDEM_FOR_EACH_ELEMENT(INSTANTIATE)
+#undef INSTANTIATE
 
 void syrk(char uplo, char trans, int64_t n, int64_t k, float alpha, const float* a, int64_t lda,
           float beta, float* c, int64_t ldc) {

@@ -2,19 +2,19 @@
 // includes its headers.
 #pragma once
 
+#include <complex>
 #include <cstdint>
 #include <memory>
 #include <string>
 
 namespace tandem::detail::cpu_blas {
 
-// Row-major C[m x n] = alpha * op(A) * op(B) + beta * C with the thread count currently set.
+// Row-major C[m x n] = alpha * op(A) * op(B) + beta * C with the thread count currently set;
+// op_a and op_b are 'N', 'T' or 'C' (the conjugate transpose; for real types the same as 'T').
 // Sizes must fit the BLAS's integer type (see fits()).
-void gemm(bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t k, float alpha, const float* a,
-          int64_t lda, const float* b, int64_t ldb, float beta, float* c, int64_t ldc);
-void gemm(bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t k, double alpha,
-          const double* a, int64_t lda, const double* b, int64_t ldb, double beta, double* c,
-          int64_t ldc);
+template <class T>
+void gemm(char op_a, char op_b, int64_t m, int64_t n, int64_t k, T alpha, const T* a, int64_t lda,
+          const T* b, int64_t ldb, T beta, T* c, int64_t ldc);
 
 // The other level-3 routines, column-major with Fortran's conventions (uplo 'U' or 'L', trans
 // 'N' or 'T', side 'L' or 'R', diag 'U' or 'N'), arguments already checked (src/blas3/level3.cpp).

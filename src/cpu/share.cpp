@@ -4,6 +4,7 @@
 
 #include <algorithm>
 
+#include "base/precision.hpp"
 #include "base/seams.hpp"
 #include "cpu/blas.hpp"
 #include "cpu/tasks.hpp"
@@ -20,7 +21,7 @@ constexpr int64_t kPanelColumns = 64;  // panel widths are multiples of this
 template <class T>
 void run_rows(const Problem<T>& p, int64_t r0, int64_t count) {
   const T* a = p.trans_a ? p.a + r0 : p.a + r0 * p.lda;
-  cpu_blas::gemm(p.trans_a, p.trans_b, count, p.n, p.k, p.alpha, a, p.lda, p.b, p.ldb, p.beta,
+  cpu_blas::gemm(p.op_a(), p.op_b(), count, p.n, p.k, p.alpha, a, p.lda, p.b, p.ldb, p.beta,
                  p.c + r0 * p.ldc, p.ldc);
 }
 
@@ -36,7 +37,7 @@ void column_panels(const Problem<T>& p, int64_t row0, int64_t rows, int threads,
       const int64_t j0 = units * i / panels * kPanelColumns;
       const int64_t j1 = i + 1 == panels ? p.n : units * (i + 1) / panels * kPanelColumns;
       const T* b = p.trans_b ? p.b + j0 * p.ldb : p.b + j0;
-      cpu_blas::gemm(p.trans_a, p.trans_b, rows, j1 - j0, p.k, p.alpha, a, p.lda, b, p.ldb, p.beta,
+      cpu_blas::gemm(p.op_a(), p.op_b(), rows, j1 - j0, p.k, p.alpha, a, p.lda, b, p.ldb, p.beta,
                      p.c + row0 * p.ldc + j0, p.ldc);
     });
   });
@@ -68,7 +69,8 @@ void cpu_share(const Problem<T>& p, int64_t row0, int64_t rows, int threads, boo
   });
 }
 
-template void cpu_share<float>(const Problem<float>&, int64_t, int64_t, int, bool);
-template void cpu_share<double>(const Problem<double>&, int64_t, int64_t, int, bool);
+#define INSTANTIATE(T) template void cpu_share<T>(const Problem<T>&, int64_t, int64_t, int, bool);
+TANDEM_FOR_EACH_ELEMENT(INSTANTIATE)
+#undef INSTANTIATE
 
 }  // namespace tandem::detail

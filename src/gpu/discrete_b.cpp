@@ -1,6 +1,7 @@
 // B's way onto a discrete device for one share (discrete_b_cl.hpp): kept on the device by an
 // earlier share of the call, or sent in pieces, packed on the host once per platform or copied
 // unstaged from the caller's memory, and transposed on the device where the kernel reads it so.
+#include "base/precision.hpp"
 #include "gpu/discrete_b_cl.hpp"
 #include "gpu/pinned_memory.hpp"
 
@@ -174,9 +175,10 @@ std::unique_ptr<ShareB<T>> share_b(Device& dev, const Share<T>& s, bool as_store
   return std::make_unique<PackedB<T>>(std::move(b), s, bytes_packed);
 }
 
-template std::unique_ptr<ShareB<float>> share_b<float>(Device&, const Share<float>&, bool, bool,
-                                                       int64_t, const CallB&, int64_t&);
-template std::unique_ptr<ShareB<double>> share_b<double>(Device&, const Share<double>&, bool, bool,
-                                                         int64_t, const CallB&, int64_t&);
+#define INSTANTIATE(T)                                                                          \
+  template std::unique_ptr<ShareB<T>> share_b<T>(Device&, const Share<T>&, bool, bool, int64_t, \
+                                                 const CallB&, int64_t&);
+TANDEM_FOR_EACH_ELEMENT(INSTANTIATE)
+#undef INSTANTIATE
 
 }  // namespace tandem::detail::gpu

@@ -1,5 +1,6 @@
 // A discrete share's queues and kernels, and the copies, transposes and gemm kernels it enqueues
 // on them (discrete_commands_cl.hpp).
+#include "base/precision.hpp"
 #include "gpu/discrete_commands_cl.hpp"
 
 namespace tandem::detail::gpu {
@@ -126,8 +127,7 @@ void Commands::gemm(size_t chunk, const Launch& launch, int64_t m, int64_t n, in
   template void Commands::gemm<T>(                                                                 \
       size_t, const Launch&, int64_t, int64_t, int64_t, T, const KernelOperand&,                   \
       const KernelOperand&, T, const KernelOperand&, const std::vector<cl::Event>*, cl::Event*);
-TANDEM_COMMANDS(float)
-TANDEM_COMMANDS(double)
+TANDEM_FOR_EACH_ELEMENT(TANDEM_COMMANDS)
 #undef TANDEM_COMMANDS
 
 }  // namespace tandem::detail::gpu

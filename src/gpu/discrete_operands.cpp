@@ -1,6 +1,7 @@
 // The paths of a discrete share's A and C rows (discrete_operands_cl.hpp): A staged or unstaged,
 // transposed on the device or not; C unstaged, or staged and unpacked onto the caller's C, adding
 // beta C there (C_ADDED).
+#include "base/precision.hpp"
 #include "gpu/discrete_operands_cl.hpp"
 #include "gpu/host_pack.hpp"
 #include "gpu/pinned_memory.hpp"
@@ -245,11 +246,11 @@ std::vector<cl::Event> Operands<T>::send(Commands& cmd, const Chunk& ch, int thr
   return ready;
 }
 
-template class ARows<float>;
-template class ARows<double>;
-template class CRows<float>;
-template class CRows<double>;
-template class Operands<float>;
-template class Operands<double>;
+#define INSTANTIATE(T)     \
+  template class ARows<T>; \
+  template class CRows<T>; \
+  template class Operands<T>;
+TANDEM_FOR_EACH_ELEMENT(INSTANTIATE)
+#undef INSTANTIATE
 
 }  // namespace tandem::detail::gpu

@@ -178,8 +178,8 @@ class DiscreteShare final : public ShareImpl {
         f_.index_long != 0 || std::max({s.m * s.k, s.k * s.n, s.m * s.n}) +
                                       tiles * std::max({s.m, s.n, s.k, int64_t{1}}) >=
                                   (int64_t{1} << 31) - 1;
-    const cl::Program& program =
-        gemm_program(dev_, precision_of<T>(), ka_, kb_, long_index, params_);
+    const cl::Program& program = gemm_program(dev_, precision_of<T>(), ka_, kb_, long_index,
+                                              params_, {s_.conj_a, s_.conj_b});
     // B kept on the device by an earlier share that transposed it still holds its scratch: the
     // transpose kernel is taken then too, though this share transposes nothing of B.
     cmd_.take_kernels(program, long_index,
@@ -305,8 +305,9 @@ template <class T>
 std::unique_ptr<ShareImpl> make_discrete_share(Device& device, const Share<T>& share, CallB b) {
   return std::make_unique<DiscreteShare<T>>(device, share, b);
 }
-template std::unique_ptr<ShareImpl> make_discrete_share<float>(Device&, const Share<float>&, CallB);
-template std::unique_ptr<ShareImpl> make_discrete_share<double>(Device&, const Share<double>&,
-                                                                CallB);
+#define INSTANTIATE(T) \
+  template std::unique_ptr<ShareImpl> make_discrete_share<T>(Device&, const Share<T>&, CallB);
+TANDEM_FOR_EACH_ELEMENT(INSTANTIATE)
+#undef INSTANTIATE
 
 }  // namespace tandem::detail::gpu

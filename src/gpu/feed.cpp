@@ -143,7 +143,9 @@ FeedCost ordinary_feed(const std::shared_ptr<Device>& device, const KernelFor& k
   return entry->feed;
 }
 
-template FeedCost ordinary_feed<float>(const std::shared_ptr<Device>&, const KernelFor&, int);
-template FeedCost ordinary_feed<double>(const std::shared_ptr<Device>&, const KernelFor&, int);
+#define INSTANTIATE(T) \
+  template FeedCost ordinary_feed<T>(const std::shared_ptr<Device>&, const KernelFor&, int);
+TANDEM_FOR_EACH_ELEMENT(INSTANTIATE)
+#undef INSTANTIATE
 
 }  // namespace tandem::detail::gpu

@@ -141,12 +141,6 @@ uint64_t private_bytes(const Params& p, uint64_t elem) {
 
 std::optional<Violation> check(const Params& p, const Limits& limits, Precision precision) {
   using K = Violation::Kind;
-  // Before any other rule, and before any build: kernels/gemm.cl and gemm_direct.cl stop a
-  // complex build with #error (issue 41 brings the codelet).
-  if (is_complex(precision))
-    return Violation{K::Kernel, routine_name(precision, "gemm").str() +
-                                    " has no GPU kernel yet: kernels/gemm.cl and "
-                                    "kernels/gemm_direct.cl lack the complex multiply-add codelet"};
   if (auto violation = host_rule(p)) return violation;
   // Sizes first: the kernel's preprocessor divides by them.
   const bool direct = is_direct(p);

@@ -39,18 +39,17 @@ struct Limits {
 };
 Limits limits_of(const DeviceInfo& info);
 
-// Why a parameter set cannot run: the kernel's own #error checks would stop its build (Kernel, as
-// for a complex precision, which the kernels have no codelet for yet), the device cannot launch
-// it (Device), or a host-side parameter is out of its range (Host).
+// Why a parameter set cannot run: the kernel's own #error checks would stop its build (Kernel), the
+// device cannot launch it (Device: a complex element is twice a real one's size, so its tiles
+// need twice the local and private memory), or a host-side parameter is out of its range (Host).
 struct Violation {
   enum class Kind { Kernel, Device, Host } kind;
   std::string message;
 };
 
-// The first rule a complete parameter set breaks in this precision, or none. A complex precision
-// breaks the first: the kernels have no complex codelet yet. Rules that depend on the layout the
-// kernel reads an operand in are checked for every layout it may read (both, where A_T or B_T is
-// -1, the caller's). kernels/gemm.cl keeps its #error checks as the last guard.
+// The first rule a complete parameter set breaks in this precision, or none. Rules that depend on
+// the layout the kernel reads an operand in are checked for every layout it may read (both, where
+// A_T or B_T is -1, the caller's). kernels/gemm.cl keeps its #error checks as the last guard.
 std::optional<Violation> check(const Params& params, const Limits& limits, Precision precision);
 
 // The defaults for this kind of device overlaid with `overrides`, unchecked: the direct kernel's

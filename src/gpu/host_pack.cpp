@@ -6,6 +6,7 @@
 #include <cstring>
 #include <functional>
 
+#include "base/precision.hpp"
 #include "cpu/tasks.hpp"
 #include "profile/defaults.hpp"
 
@@ -75,11 +76,11 @@ void pack_transposed(const T* src, int64_t rows, int64_t cols, int64_t ld, T* ds
             });
 }
 
-template void copy_rows<float>(const float*, int64_t, int64_t, int64_t, float*, int64_t, int);
-template void copy_rows<double>(const double*, int64_t, int64_t, int64_t, double*, int64_t, int);
-template void unpack_adding<float>(const float*, int64_t, int64_t, float, float*, int64_t, int);
-template void unpack_adding<double>(const double*, int64_t, int64_t, double, double*, int64_t, int);
-template void pack_transposed<float>(const float*, int64_t, int64_t, int64_t, float*, int);
-template void pack_transposed<double>(const double*, int64_t, int64_t, int64_t, double*, int);
+#define INSTANTIATE(T)                                                               \
+  template void copy_rows<T>(const T*, int64_t, int64_t, int64_t, T*, int64_t, int); \
+  template void unpack_adding<T>(const T*, int64_t, int64_t, T, T*, int64_t, int);   \
+  template void pack_transposed<T>(const T*, int64_t, int64_t, int64_t, T*, int);
+TANDEM_FOR_EACH_ELEMENT(INSTANTIATE)
+#undef INSTANTIATE
 
 }  // namespace tandem::detail::gpu

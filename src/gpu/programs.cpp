@@ -1,6 +1,6 @@
-// Building the GEMM kernels: the source (kernels/gemm.cl, or kernels/gemm_direct.cl for KERNEL 2),
-// its #defines and the build options for a parameter set, the per-device cache of compiled
-// programs, and the tuner's prebuild and inspect.
+// Building the GEMM kernels: the source (its #defines, kernels/element.cl, then kernels/gemm.cl,
+// or kernels/gemm_direct.cl for KERNEL 2), the build options for a parameter set, the per-device
+// cache of compiled programs, and the tuner's prebuild and inspect.
 #include <algorithm>
 
 #include "base/memo.hpp"
@@ -28,6 +28,8 @@ std::string defines_for(const ProgramKey& key) {
   if (key.long_index) defines += "#define INDEX_LONG 1\n";
   defines += "#define TRANS_A " + std::to_string(key.trans_a ? 1 : 0) + "\n";
   defines += "#define TRANS_B " + std::to_string(key.trans_b ? 1 : 0) + "\n";
+  if (key.conj_a) defines += "#define CONJ_A 1\n";
+  if (key.conj_b) defines += "#define CONJ_B 1\n";
   // The kernel's own macros; the host decides index width and read layouts above.
   for (const auto& [name, value] : key.params)
     if (!host_only(name)) defines += "#define " + name + " " + std::to_string(value) + "\n";
@@ -95,7 +97,7 @@ std::shared_ptr<ProgramCache::Entry> ProgramCache::built(const ProgramKey& key,
 void ProgramCache::build(const char* source, const std::string& defines, const std::string& options,
                          Entry& result) {
   try {
-    result.program = cl::Program(context_, defines + source);
+    result.program = cl::Program(context_, defines + kernels::element + source);
     result.program.build({device_}, options.c_str());
   } catch (const cl::Error& e) {
     std::string log;
@@ -136,7 +138,7 @@ void ProgramCache::give_kernel(const cl::Program& program, const char* name, cl:
 BuildReport ProgramCache::inspect(const char* source, const std::string& defines,
                                   const std::string& options) {
   BuildReport r;
-  r.source = defines + source;
+  r.source = defines + kernels::element + source;
   r.options = options;
   cl::Program program(context_, r.source);
   try {
@@ -157,18 +159,20 @@ BuildReport ProgramCache::inspect(const char* source, const std::string& defines
 }
 
 const cl::Program& gemm_program(Device& device, Precision precision, bool read_a_transposed,
-                                bool read_b_transposed, bool long_index, const Params& params) {
+                                bool read_b_transposed, bool long_index, const Params& params,
+                                Conjugate conj) {
   return device.programs().get(ProgramKey{precision, read_a_transposed, read_b_transposed,
-                                          long_index, seams::fail_builds(), params},
+                                          long_index, seams::fail_builds(), params, conj.a, conj.b},
                                device.info());
 }
 
 const cl::Program& gemm_program(Device& device, Precision precision, bool read_a_transposed,
-                                bool read_b_transposed, bool long_index,
-                                const SharedParams& params) {
-  return device.programs().get(ProgramKey{precision, read_a_transposed, read_b_transposed,
-                                          long_index, seams::fail_builds(), *params},
-                               params, device.info());
+                                bool read_b_transposed, bool long_index, const SharedParams& params,
+                                Conjugate conj) {
+  return device.programs().get(
+      ProgramKey{precision, read_a_transposed, read_b_transposed, long_index, seams::fail_builds(),
+                 *params, conj.a, conj.b},
+      params, device.info());
 }
 
 void prebuild(Device& device, Precision precision, bool trans_a, bool trans_b,

@@ -25,9 +25,11 @@ struct ProgramKey {
   bool trans_a = false, trans_b = false, long_index = false;
   bool failing = false;  // the seam fail_builds
   const Params& params;
+  // A complex kernel's conjugations of op(A) and op(B) (kernels/element.cl's CONJ_A, CONJ_B).
+  bool conj_a = false, conj_b = false;
   int flags() const {
     return index_of(precision) | (trans_a ? 4 : 0) | (trans_b ? 8 : 0) | (long_index ? 16 : 0) |
-           (failing ? 32 : 0);
+           (failing ? 32 : 0) | (conj_a ? 64 : 0) | (conj_b ? 128 : 0);
   }
 };
 
@@ -86,10 +88,15 @@ class ProgramCache {
 // The program a share runs: precision, the layouts the kernel reads A and B in, the index width
 // and the parameters, built once per device. Holds the `gemm` kernel, and kernels/gemm.cl's hold
 // `transpose` too (the direct kernel's never needs it: it reads operands as stored).
+// A complex program conjugates op(A) where conj.a and op(B) where conj.b says (a real one never).
+struct Conjugate {
+  bool a = false, b = false;
+};
 const cl::Program& gemm_program(Device& device, Precision precision, bool read_a_transposed,
-                                bool read_b_transposed, bool long_index, const Params& params);
+                                bool read_b_transposed, bool long_index, const Params& params,
+                                Conjugate conj = {});
 const cl::Program& gemm_program(Device& device, Precision precision, bool read_a_transposed,
-                                bool read_b_transposed, bool long_index,
-                                const SharedParams& params);
+                                bool read_b_transposed, bool long_index, const SharedParams& params,
+                                Conjugate conj);
 
 }  // namespace tandem::detail::gpu

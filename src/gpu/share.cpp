@@ -7,6 +7,7 @@
 #include <string>
 
 #include "base/clock.hpp"
+#include "base/precision.hpp"
 #include "base/seams.hpp"
 #include "gpu/errors.hpp"
 #include "gpu/share_cl.hpp"
@@ -153,14 +154,11 @@ void injected_b_failure(const DeviceInfo& info, size_t piece) {
               "the test seam fail_b_piece failed this share at B's piece " + std::to_string(piece));
 }
 
-template void injected_failure<float>(const DeviceInfo&, const Share<float>&, int64_t, int64_t,
-                                      bool);
-template void injected_failure<double>(const DeviceInfo&, const Share<double>&, int64_t, int64_t,
-                                       bool);
-
-template std::unique_ptr<InFlight> enqueue<float>(Device&, const SharedParams&, const Share<float>&,
-                                                  CallB);
-template std::unique_ptr<InFlight> enqueue<double>(Device&, const SharedParams&,
-                                                   const Share<double>&, CallB);
+#define INSTANTIATE(T)                                                                           \
+  template void injected_failure<T>(const DeviceInfo&, const Share<T>&, int64_t, int64_t, bool); \
+  template std::unique_ptr<InFlight> enqueue<T>(Device&, const SharedParams&, const Share<T>&,   \
+                                                CallB);
+TANDEM_FOR_EACH_ELEMENT(INSTANTIATE)
+#undef INSTANTIATE
 
 }  // namespace tandem::detail::gpu

@@ -193,7 +193,9 @@ class UnifiedShare final : public ShareImpl {
     const bool long_index =
         f.index_long != 0 ||
         widest + tiles * std::max({a_.ld, b_.ld, c_.ld, int64_t{1}}) >= (int64_t{1} << 31) - 1;
-    cl::Kernel kernel(gemm_program(dev_, precision_of<T>(), ka, kb, long_index, shared), "gemm");
+    cl::Kernel kernel(
+        gemm_program(dev_, precision_of<T>(), ka, kb, long_index, shared, {s.conj_a, s.conj_b}),
+        "gemm");
     // C's old values, where the kernel writes them in place and they matter, before it does.
     snapshot_ =
         std::make_unique<Snapshot<T>>(s_, c_.path == Report::Buffer::ZeroCopy && s.beta != T(0));
@@ -285,7 +287,9 @@ template <class T>
 std::unique_ptr<ShareImpl> make_unified_share(Device& device, const Share<T>& share) {
   return std::make_unique<UnifiedShare<T>>(device, share);
 }
-template std::unique_ptr<ShareImpl> make_unified_share<float>(Device&, const Share<float>&);
-template std::unique_ptr<ShareImpl> make_unified_share<double>(Device&, const Share<double>&);
+#define INSTANTIATE(T) \
+  template std::unique_ptr<ShareImpl> make_unified_share<T>(Device&, const Share<T>&);
+TANDEM_FOR_EACH_ELEMENT(INSTANTIATE)
+#undef INSTANTIATE
 
 }  // namespace tandem::detail::gpu

@@ -161,8 +161,7 @@ Candidates candidates(const Problem<T>& p, const Options& o, const Request& req)
                                              std::shared_ptr<const profile::Profile>*);         \
   template void choose_direct<T>(profile::Choice&, const Problem<T>&, const Options&,           \
                                  const gpu::Device&, const profile::Profile*);
-TANDEM_CANDIDATES(float)
-TANDEM_CANDIDATES(double)
+TANDEM_FOR_EACH_ELEMENT(TANDEM_CANDIDATES)
 #undef TANDEM_CANDIDATES
 
 }  // namespace tandem::detail

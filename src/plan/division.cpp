@@ -123,7 +123,9 @@ bool bound_launches(DevicePart& part, const Problem<T>& p, const Options& o, dou
   return fits;
 }
 
-template bool bound_launches<float>(DevicePart&, const Problem<float>&, const Options&, double);
-template bool bound_launches<double>(DevicePart&, const Problem<double>&, const Options&, double);
+#define INSTANTIATE(T) \
+  template bool bound_launches<T>(DevicePart&, const Problem<T>&, const Options&, double);
+TANDEM_FOR_EACH_ELEMENT(INSTANTIATE)
+#undef INSTANTIATE
 
 }  // namespace tandem::detail

@@ -45,8 +45,7 @@ FeedCost ordinary_feed(const std::shared_ptr<gpu::Device>& device) {
   template double cpu_gflops_for<T>(const Problem<T>&, double, int64_t, double);    \
   template bool device_loses_to_cpu<T>(const Problem<T>&, const FeedCost&, double); \
   template FeedCost ordinary_feed<T>(const std::shared_ptr<gpu::Device>&);
-TANDEM_FEED(float)
-TANDEM_FEED(double)
+TANDEM_FOR_EACH_ELEMENT(TANDEM_FEED)
 #undef TANDEM_FEED
 
 }  // namespace tandem::detail

@@ -299,8 +299,7 @@ void choose_default_set(const Problem<T>& p, const Options& o, const Request& re
                               const std::vector<const cost::Model*>&, Plan&);               \
   template void choose_default_set<T>(const Problem<T>&, const Options&, const Request&,    \
                                       Candidates&);
-TANDEM_MODELS(float)
-TANDEM_MODELS(double)
+TANDEM_FOR_EACH_ELEMENT(TANDEM_MODELS)
 #undef TANDEM_MODELS
 
 }  // namespace tandem::detail

@@ -262,8 +262,7 @@ gpu::SharedParams kernel_alone(const std::shared_ptr<gpu::Device>& device, int64
   template Plan plan_call<T>(const Problem<T>&, const Options&);    \
   template bool uses_devices<T>(const Problem<T>&, const Options&); \
   template gpu::SharedParams kernel_alone<T>(const std::shared_ptr<gpu::Device>&, int64_t);
-TANDEM_PLAN(float)
-TANDEM_PLAN(double)
+TANDEM_FOR_EACH_ELEMENT(TANDEM_PLAN)
 #undef TANDEM_PLAN
 
 }  // namespace tandem::detail

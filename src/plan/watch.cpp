@@ -228,12 +228,11 @@ void Call::ran(const Report& r) {
   expected_.of->observe(r.seconds() / expected_.cpu_seconds);
 }
 
-template void plan<float>(Plan&, const Problem<float>&, Strategy,
-                          const std::vector<std::shared_ptr<gpu::Device>>&,
-                          const std::vector<profile::Choice>&, const Profiles&, const cost::Model*);
-template void plan<double>(Plan&, const Problem<double>&, Strategy,
-                           const std::vector<std::shared_ptr<gpu::Device>>&,
-                           const std::vector<profile::Choice>&, const Profiles&,
-                           const cost::Model*);
+#define INSTANTIATE(T)                                                    \
+  template void plan<T>(Plan&, const Problem<T>&, Strategy,               \
+                        const std::vector<std::shared_ptr<gpu::Device>>&, \
+                        const std::vector<profile::Choice>&, const Profiles&, const cost::Model*);
+TANDEM_FOR_EACH_ELEMENT(INSTANTIATE)
+#undef INSTANTIATE
 
 }  // namespace tandem::detail::watch

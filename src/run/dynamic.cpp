@@ -12,6 +12,7 @@
 #include <memory>
 #include <vector>
 
+#include "base/precision.hpp"
 #include "base/text.hpp"
 #include "cpu/share.hpp"
 #include "plan/dealer.hpp"
@@ -270,7 +271,9 @@ void run_dynamic(const Problem<T>& p, const Options& o, const Plan& plan, Report
   close_report(reports, p, cpu_rows, r);
 }
 
-template void run_dynamic<float>(const Problem<float>&, const Options&, const Plan&, Report&);
-template void run_dynamic<double>(const Problem<double>&, const Options&, const Plan&, Report&);
+#define INSTANTIATE(T) \
+  template void run_dynamic<T>(const Problem<T>&, const Options&, const Plan&, Report&);
+TANDEM_FOR_EACH_ELEMENT(INSTANTIATE)
+#undef INSTANTIATE
 
 }  // namespace tandem::detail

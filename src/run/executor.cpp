@@ -4,6 +4,7 @@
 // fails. It fills the call's report, starting with what the plan says of itself.
 #include "run/executor.hpp"
 
+#include "base/precision.hpp"
 #include "run/recovery.hpp"
 #include "run/report.hpp"
 #include "run/runs.hpp"
@@ -20,7 +21,9 @@ void execute(const Problem<T>& p, const Plan& plan, const Options& o, Report& r)
     run_static(p, o, plan, r);
 }
 
-template void execute<float>(const Problem<float>&, const Plan&, const Options&, Report&);
-template void execute<double>(const Problem<double>&, const Plan&, const Options&, Report&);
+#define INSTANTIATE(T) \
+  template void execute<T>(const Problem<T>&, const Plan&, const Options&, Report&);
+TANDEM_FOR_EACH_ELEMENT(INSTANTIATE)
+#undef INSTANTIATE
 
 }  // namespace tandem::detail

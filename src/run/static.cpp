@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "base/clock.hpp"
+#include "base/precision.hpp"
 #include "base/text.hpp"
 #include "cpu/share.hpp"
 #include "gpu/share.hpp"
@@ -215,7 +216,9 @@ void run_static(const Problem<T>& p, const Options& o, const Plan& plan, Report&
   close_report(std::move(devices), p, cpu_rows, r);
 }
 
-template void run_static<float>(const Problem<float>&, const Options&, const Plan&, Report&);
-template void run_static<double>(const Problem<double>&, const Options&, const Plan&, Report&);
+#define INSTANTIATE(T) \
+  template void run_static<T>(const Problem<T>&, const Options&, const Plan&, Report&);
+TANDEM_FOR_EACH_ELEMENT(INSTANTIATE)
+#undef INSTANTIATE
 
 }  // namespace tandem::detail
