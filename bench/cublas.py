@@ -3,9 +3,10 @@
 
     python3 bench/cublas.py [--cases s:4096:4096:4096,...] [--reps 7] [--warmup 2] [--json FILE]
 
-Row-major C = A B (float32 for "s", float64 for "d"), inputs uniform in [-1, 1], operands on the
-GPU; TF32 is off (true FP32). Each timed call is bracketed by a pair of torch.cuda.Event; the
-figure is the median in GFLOPS = 2MNK / s / 1e9 (min and max in the JSON). The last timed call
+Row-major C = A B (float32 for "s", float64 for "d", complex64 for "c", complex128 for "z"),
+inputs uniform in [-1, 1] (both parts of a complex one), operands on the GPU; TF32 is off (true
+FP32). Each timed call is bracketed by a pair of torch.cuda.Event; the figure is the median in
+GFLOPS = 2MNK / s / 1e9, 8MNK for c and z (min and max in the JSON). The last timed call
 runs on a C filled with NaN and is checked on up to 64 sampled rows against numpy float64 on the
 CPU: max |C - C_ref| / (K max|A| max|B| eps) must be below --tol, as in vs_clblast.
 Exit status: 1 if a check failed, 2 if a case raised (and none failed), else 0.
@@ -35,8 +36,8 @@ def parse_cases(text):
         if not item:
             continue
         f = item.split(":")
-        if len(f) != 4 or f[0] not in ("s", "d") or not all(x.isdigit() for x in f[1:]):
-            raise ValueError(f"case '{item}': expected s|d:M:N:K")
+        if len(f) != 4 or f[0] not in ("s", "d", "c", "z") or not all(x.isdigit() for x in f[1:]):
+            raise ValueError(f"case '{item}': expected s|d|c|z:M:N:K")
         m, n, k = (int(x) for x in f[1:])
         if min(m, n, k) <= 0:
             raise ValueError(f"case '{item}': dimensions must be positive")
@@ -51,14 +52,15 @@ def case_name(case):
     return f"{p} {m}x{n}x{k}"
 
 
-def gflop(m, n, k):
-    return 2.0 * m * n * k * 1e-9
+def gflop(p, m, n, k):
+    """A real multiply-add counts 2 flops, a complex one 8."""
+    return (8.0 if p in ("c", "z") else 2.0) * m * n * k * 1e-9
 
 
 def check_error(np, c_rows, ref_rows, k, max_a, max_b, eps):
     """max |C - C_ref| / (K max|A| max|B| eps) over the given rows; inf if C holds a NaN."""
-    c_rows = np.asarray(c_rows, dtype=np.float64)
-    ref_rows = np.asarray(ref_rows, dtype=np.float64)
+    c_rows = np.asarray(c_rows, dtype=np.complex128)
+    ref_rows = np.asarray(ref_rows, dtype=np.complex128)
     if c_rows.shape != ref_rows.shape:
         raise ValueError(f"shape {c_rows.shape} against {ref_rows.shape}")
     if not np.all(np.isfinite(c_rows)):
@@ -109,13 +111,16 @@ def markdown(cases_out, reps, tol):
 
 def run_case(torch, np, case, reps, warmup, seed, tol):
     p, m, n, k = case
-    dtype = torch.float32 if p == "s" else torch.float64
-    eps = float(np.finfo(np.float32 if p == "s" else np.float64).eps)
+    dtype = {"s": torch.float32, "d": torch.float64, "c": torch.complex64,
+             "z": torch.complex128}[p]
+    eps = float(np.finfo(np.float32 if p in ("s", "c") else np.float64).eps)
     dev = torch.device("cuda")
     gen = torch.Generator(device=dev)
     gen.manual_seed(seed)
-    a = torch.rand((m, k), dtype=dtype, device=dev, generator=gen) * 2 - 1
-    b = torch.rand((k, n), dtype=dtype, device=dev, generator=gen) * 2 - 1
+    # torch.rand draws both parts of a complex element uniformly in [0, 1).
+    one = 1 + 1j if p in "cz" else 1
+    a = torch.rand((m, k), dtype=dtype, device=dev, generator=gen) * 2 - one
+    b = torch.rand((k, n), dtype=dtype, device=dev, generator=gen) * 2 - one
     c = torch.empty((m, n), dtype=dtype, device=dev)
     try:
         for _ in range(warmup):
@@ -135,13 +140,14 @@ def run_case(torch, np, case, reps, warmup, seed, tol):
             seconds.append(start.elapsed_time(end) * 1e-3)  # ms -> s
         rows = sample_rows(np, m, 64, seed + 7)
         idx = torch.tensor(rows, device=dev, dtype=torch.long)
-        a_rows = a.index_select(0, idx).cpu().numpy().astype(np.float64)
-        b64 = b.cpu().numpy().astype(np.float64)
+        wide = np.complex128 if p in "cz" else np.float64
+        a_rows = a.index_select(0, idx).cpu().numpy().astype(wide)
+        b64 = b.cpu().numpy().astype(wide)
         c_rows = c.index_select(0, idx).cpu().numpy()
         max_a = float(a.abs().max().item())
         max_b = float(b.abs().max().item())
         err = check_error(np, c_rows, a_rows @ b64, k, max_a, max_b, eps)
-        out = summarize(seconds, gflop(m, n, k))
+        out = summarize(seconds, gflop(p, m, n, k))
         out["check_error"] = err if math.isfinite(err) else "inf"
         out["check_ok"] = err < tol
         out["extra"] = {"rows_checked": len(rows), "dtype": str(dtype)}
@@ -153,7 +159,7 @@ def run_case(torch, np, case, reps, warmup, seed, tol):
 
 def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--cases", default=DEFAULT_CASES, help="comma-separated s|d:M:N:K")
+    ap.add_argument("--cases", default=DEFAULT_CASES, help="comma-separated s|d|c|z:M:N:K")
     ap.add_argument("--reps", type=int, default=7, help="timed calls per case (median)")
     ap.add_argument("--warmup", type=int, default=2, help="untimed calls before them")
     ap.add_argument("--json", help="write every sample to this file")
@@ -192,7 +198,7 @@ def main(argv=None):
     for case in cases:
         p, m, n, k = case
         entry = {"name": case_name(case), "precision": p, "m": m, "n": n, "k": k,
-                 "gflop": gflop(m, n, k), "results": {}}
+                 "gflop": gflop(p, m, n, k), "results": {}}
         try:
             r = run_case(torch, np, case, args.reps, args.warmup, args.seed, args.tol)
             failed += 0 if r["check_ok"] else 1

@@ -2,12 +2,13 @@
 // ceiling, comes from bench/cublas.py; bench/vs_clblast.sh runs both on the GPU host and merges
 // them with bench/vs_clblast_table.py).
 //
-//   vs_clblast [--cases s:4096:4096:4096,d:4097:4097:4097,...] [--reps 7] [--warmup 2]
+//   vs_clblast [--cases s:4096:4096:4096,z:4097:4097:4097,...] [--reps 7] [--warmup 2]
 //              [--only openblas,clblast_device,...] [--device SELECTOR] [--json FILE] [--tol 16]
 //
-// Row-major C = A B (NN, alpha 1, beta 0), inputs uniform in [-1, 1] from a fixed seed. Per case,
-// each column runs its warm-up calls and then its timed ones, one column after another in a fixed
-// order; the figure is the median (min and max in the JSON) in GFLOPS = 2MNK / s / 1e9.
+// Row-major C = A B (NN, alpha 1, beta 0), inputs uniform in [-1, 1] (both parts of a complex
+// one) from a fixed seed, in any precision s, d, c, z. Per case, each column runs its warm-up
+// calls and then its timed ones, one column after another in a fixed order; the figure is the
+// median (min and max in the JSON) in GFLOPS = 2MNK / s / 1e9, 8MNK for c and z.
 //
 //   openblas              tandem::gemm, Strategy::Cpu: one OpenBLAS call on all cores
 //   clblast_device        clblast::Gemm on device buffers; wall time of the call + clFinish
@@ -46,6 +47,7 @@
 #include <algorithm>
 #include <cctype>
 #include <cmath>
+#include <complex>
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
@@ -105,7 +107,9 @@ struct Case {
     return std::string(1, tandem::detail::letter(precision)) + " " + std::to_string(m) + "x" +
            std::to_string(n) + "x" + std::to_string(k);
   }
-  double gflop() const { return tandem::bench::gflop(m, n, k); }
+  double gflop() const {
+    return tandem::bench::gflop(m, n, k) * tandem::detail::flops_per_multiply_add(precision) / 2;
+  }
 };
 
 const char* kDefaultCases =
@@ -136,8 +140,8 @@ std::vector<Case> parse_cases(const std::string& text) {
   std::vector<Case> cases;
   for (const auto& item : split(text, ',')) {
     const auto f = split(item, ':');
-    if (f.size() != 4 || (f[0] != "s" && f[0] != "d"))
-      throw std::invalid_argument("case '" + item + "': expected s|d:M:N:K");
+    if (f.size() != 4 || f[0].size() != 1 || std::string("sdcz").find(f[0]) == std::string::npos)
+      throw std::invalid_argument("case '" + item + "': expected s|d|c|z:M:N:K");
     Case c{tandem::detail::parse_precision(f[0]), 0, 0, 0};
     int64_t* dims[] = {&c.m, &c.n, &c.k};
     for (int i = 0; i < 3; ++i) {
@@ -273,6 +277,43 @@ std::vector<double> measure(const Config& cfg, const std::function<double(bool)>
 template <class T>
 using PinnedVec = std::vector<T, tandem::Allocator<T>>;
 
+// An element as complex<double> (a real one with no imaginary part), and the other helpers the
+// checks need in every precision.
+template <class T>
+std::complex<double> wide(T x) {
+  return std::complex<double>(x);
+}
+template <class T>
+struct RealPart {
+  using type = T;
+};
+template <class R>
+struct RealPart<std::complex<R>> {
+  using type = R;
+};
+template <class T>
+constexpr bool kComplex = !std::is_same_v<T, typename RealPart<T>::type>;
+template <class T>
+T random_element(std::uniform_real_distribution<double>& dist, std::mt19937_64& rng) {
+  using R = typename RealPart<T>::type;
+  if constexpr (kComplex<T>) {
+    const R re = static_cast<R>(dist(rng));
+    return T(re, static_cast<R>(dist(rng)));
+  } else {
+    return static_cast<T>(dist(rng));
+  }
+}
+// A NaN in every part.
+template <class T>
+T nan_element() {
+  using R = typename RealPart<T>::type;
+  const R nan = std::numeric_limits<R>::quiet_NaN();
+  if constexpr (kComplex<T>)
+    return T(nan, nan);
+  else
+    return nan;
+}
+
 template <class T>
 struct CaseData {
   const Case& c;
@@ -292,13 +333,13 @@ struct CaseData {
         out(size_c) {
     std::mt19937_64 rng(seed);
     std::uniform_real_distribution<double> dist(-1, 1);
-    for (auto& x : a) x = static_cast<T>(dist(rng));
-    for (auto& x : b) x = static_cast<T>(dist(rng));
+    for (auto& x : a) x = random_element<T>(dist, rng);
+    for (auto& x : b) x = random_element<T>(dist, rng);
     double max_a = 0, max_b = 0;
-    for (T x : a) max_a = std::max(max_a, std::fabs(static_cast<double>(x)));
-    for (T x : b) max_b = std::max(max_b, std::fabs(static_cast<double>(x)));
+    for (T x : a) max_a = std::max(max_a, std::abs(wide(x)));
+    for (T x : b) max_b = std::max(max_b, std::abs(wide(x)));
     scale = static_cast<double>(cs.k) * max_a * max_b *
-            static_cast<double>(std::numeric_limits<T>::epsilon());
+            static_cast<double>(std::numeric_limits<typename RealPart<T>::type>::epsilon());
   }
 
   void make_pinned() {
@@ -312,7 +353,7 @@ struct CaseData {
   double error_of(const T* cm) const {
     double err = 0;
     for (size_t i = 0; i < size_c; ++i) {
-      const double d = std::fabs(static_cast<double>(cm[i]) - static_cast<double>(ref[i]));
+      const double d = std::abs(wide(cm[i]) - wide(ref[i]));
       if (!(d <= err)) {
         if (std::isnan(d)) return INFINITY;
         err = d;
@@ -328,19 +369,18 @@ struct CaseData {
     std::uniform_int_distribution<int64_t> dist(0, c.m - 1);
     while (static_cast<int>(picked.size()) < rows && static_cast<int64_t>(picked.size()) < c.m)
       picked.push_back(dist(rng));
-    std::vector<double> acc(static_cast<size_t>(c.n));
+    std::vector<std::complex<double>> acc(static_cast<size_t>(c.n));
     double err = 0;
     for (int64_t i : picked) {
       std::fill(acc.begin(), acc.end(), 0.0);
       for (int64_t p = 0; p < c.k; ++p) {
-        const double aip = static_cast<double>(a[static_cast<size_t>(i * c.k + p)]);
+        const std::complex<double> aip = wide(a[static_cast<size_t>(i * c.k + p)]);
         const T* brow = b.data() + p * c.n;
-        for (int64_t j = 0; j < c.n; ++j)
-          acc[static_cast<size_t>(j)] += aip * static_cast<double>(brow[j]);
+        for (int64_t j = 0; j < c.n; ++j) acc[static_cast<size_t>(j)] += aip * wide(brow[j]);
       }
       for (int64_t j = 0; j < c.n; ++j) {
-        const double d = std::fabs(acc[static_cast<size_t>(j)] -
-                                   static_cast<double>(ref[static_cast<size_t>(i * c.n + j)]));
+        const double d =
+            std::abs(acc[static_cast<size_t>(j)] - wide(ref[static_cast<size_t>(i * c.n + j)]));
         if (std::isnan(d)) return INFINITY;
         err = std::max(err, d);
       }
@@ -351,7 +391,7 @@ struct CaseData {
 
 template <class T>
 void fill_nan(T* p, size_t count) {
-  std::fill(p, p + count, std::numeric_limits<T>::quiet_NaN());
+  std::fill(p, p + count, nan_element<T>());
 }
 
 // Report::kernel ("NAME=v NAME=v ...") back into kernel parameters.
@@ -434,7 +474,7 @@ Result run_column(const std::string& id, CaseData<T>& d, const Config& cfg, ClSt
   const Case& c = d.c;
   const size_t bytes_a = d.size_a * sizeof(T), bytes_b = d.size_b * sizeof(T),
                bytes_c = d.size_c * sizeof(T);
-  const T nan = std::numeric_limits<T>::quiet_NaN();
+  const T nan = nan_element<T>();
   tandem::Options gpu, autom, cpu;
   cpu.strategy = tandem::Strategy::Cpu;
   gpu.strategy = tandem::Strategy::Gpu;
@@ -792,7 +832,7 @@ int main(int argc, char** argv) {
   std::string cases_text = kDefaultCases, only_text, json_path;
   bool direct_target = false;
   auto* cases_option =
-      app.add_option("--cases", cases_text, "comma-separated s|d:M:N:K")->capture_default_str();
+      app.add_option("--cases", cases_text, "comma-separated s|d|c|z:M:N:K")->capture_default_str();
   app.add_flag("--direct", direct_target,
                "issue 17's check of the direct path: its sizes and columns (unless --cases or "
                "--only), and its ratios");
@@ -887,7 +927,7 @@ int main(int argc, char** argv) {
 
   std::vector<CaseOutcome> outcomes;
   for (const Case& c : cases) {
-    outcomes.push_back(tandem::detail::with_real_type(c.precision, [&](auto zero) {
+    outcomes.push_back(tandem::detail::with_element_type(c.precision, [&](auto zero) {
       return run_case<decltype(zero)>(c, cfg, cl ? &*cl : nullptr, cl_error);
     }));
   }

@@ -2,6 +2,7 @@
 // and checked against the CPU BLAS in double, with where its rows ran.
 #include <algorithm>
 #include <cmath>
+#include <complex>
 #include <cstdio>
 #include <iostream>
 #include <limits>
@@ -13,6 +14,7 @@
 
 #include "base/clock.hpp"
 #include "base/config.hpp"
+#include "base/precision.hpp"
 #include "cli.hpp"
 #include "gemm_measure.hpp"
 #include "tandem/tandem.hpp"
@@ -45,21 +47,39 @@ struct Outcome {
   Report last;  // the last call's report
 };
 
-// max |C - ref| / max |ref|, ref: the CPU BLAS in double on the same inputs, A B + beta C0.
+// The double-precision type of an element type: double, or std::complex<double>.
+template <class T>
+using Wide =
+    std::conditional_t<detail::is_complex(detail::precision_of<T>()), std::complex<double>, double>;
+
+// A random element: both parts drawn for a complex one.
+template <class T>
+T random_element(std::uniform_real_distribution<double>& d, std::mt19937_64& rng) {
+  if constexpr (detail::is_complex(detail::precision_of<T>())) {
+    const double re = d(rng);
+    return T(static_cast<typename T::value_type>(re), static_cast<typename T::value_type>(d(rng)));
+  } else {
+    return static_cast<T>(d(rng));
+  }
+}
+
+// max |C - ref| / max |ref|, ref: the CPU BLAS in double (complex double) on the same inputs,
+// A B + beta C0.
 template <class T, class Alloc>
 double relative_error(const std::vector<T, Alloc>& a, const std::vector<T, Alloc>& b,
                       const std::vector<T, Alloc>& c, const std::vector<T, Alloc>& c0, double beta,
                       int64_t m, int64_t n, int64_t k) {
-  std::vector<double> ad(a.begin(), a.end()), bd(b.begin(), b.end()), ref(m * n, 0.0);
+  using W = Wide<T>;
+  std::vector<W> ad(a.begin(), a.end()), bd(b.begin(), b.end()), ref(m * n, W(0));
   if (beta != 0) ref.assign(c0.begin(), c0.end());
   Options cpu;
   cpu.strategy = Strategy::Cpu;
-  gemm<double>(Layout::RowMajor, Op::NoTrans, Op::NoTrans, m, n, k, 1.0, ad.data(), k, bd.data(), n,
-               beta, ref.data(), n, cpu);
+  gemm<W>(Layout::RowMajor, Op::NoTrans, Op::NoTrans, m, n, k, W(1), ad.data(), k, bd.data(), n,
+          W(beta), ref.data(), n, cpu);
   double err = 0, scale = 0;
   for (int64_t i = 0; i < m * n; ++i) {
-    err = std::max(err, std::fabs(double(c[i]) - ref[i]));
-    scale = std::max(scale, std::fabs(ref[i]));
+    err = std::max(err, std::abs(W(c[i]) - ref[i]));
+    scale = std::max(scale, std::abs(ref[i]));
   }
   return scale > 0 ? err / scale : err;
 }
@@ -70,10 +90,10 @@ Outcome run_checked(int64_t m, int64_t n, int64_t k, double beta, const Options&
   std::mt19937_64 rng(1);
   std::uniform_real_distribution<double> d(-1, 1);
   std::vector<T, Alloc> a(m * k), b(k * n), c(m * n), c0;
-  for (auto& x : a) x = static_cast<T>(d(rng));
-  for (auto& x : b) x = static_cast<T>(d(rng));
+  for (auto& x : a) x = random_element<T>(d, rng);
+  for (auto& x : b) x = random_element<T>(d, rng);
   if (beta != 0)
-    for (auto& x : c) x = static_cast<T>(d(rng));
+    for (auto& x : c) x = random_element<T>(d, rng);
   Outcome out;
   out.precision = detail::precision_of<T>();
   out.m = m;
@@ -86,7 +106,7 @@ Outcome run_checked(int64_t m, int64_t n, int64_t k, double beta, const Options&
     if (beta != 0 && i == reps) c0 = c;  // what the checked call starts from
     const detail::clock::Stopwatch call;
     gemm<T>(Layout::RowMajor, Op::NoTrans, Op::NoTrans, m, n, k, T(1), a.data(), k, b.data(), n,
-            T(beta), c.data(), n, o, &out.last);
+            T(static_cast<decltype(std::abs(T{}))>(beta)), c.data(), n, o, &out.last);
     if (i > 0) {
       times.push_back(call.seconds());
       kernel_times.push_back(out.last.gpu_kernel_seconds);
@@ -96,14 +116,16 @@ Outcome run_checked(int64_t m, int64_t n, int64_t k, double beta, const Options&
   std::sort(kernel_times.begin(), kernel_times.end());
   out.seconds = times[times.size() / 2];
   out.kernel_seconds = kernel_times[kernel_times.size() / 2];
-  const double gflop = bench::gflop(m, n, k);
+  // 2mnk flops, 8mnk for a complex type.
+  const double gflop = bench::gflop(m, n, k) * detail::flops_per_multiply_add(out.precision) / 2;
   // The kernel's own rate (profiling events), for a call that ran on the GPU alone.
   out.kernel_gflops =
       out.kernel_seconds > 0 && out.last.cpu_rows == 0 ? gflop / out.kernel_seconds : 0;
   out.gflops = gflop / out.seconds;
   out.relative_error = relative_error(a, b, c, c0, beta, m, n, k);
   out.ok = std::isfinite(out.relative_error) &&
-           out.relative_error <= 8.0 * std::sqrt(double(k)) * std::numeric_limits<T>::epsilon();
+           out.relative_error <=
+               8.0 * std::sqrt(double(k)) * std::numeric_limits<decltype(std::abs(T{}))>::epsilon();
   return out;
 }
 
@@ -220,7 +242,7 @@ int gemm_command(const GemmArgs& a, bool as_json) {
   if (!a.balance.empty()) o.balance = detail::parse_balance(a.balance);
   o.kernel_params = parse_assignments(a.kernel, "--kernel");
   if (!a.direct.empty()) o.direct = a.direct == "on";
-  return detail::with_real_type(precision, [&](auto zero) {
+  return detail::with_element_type(precision, [&](auto zero) {
     using T = decltype(zero);
     return a.resident ? gemm_checked<T, Allocator<T>>(a, o, as_json)
                       : gemm_checked<T>(a, o, as_json);
@@ -242,7 +264,8 @@ Subcommand add_gemm(CLI::App& app) {
   auto args = std::make_shared<GemmArgs>();
   GemmArgs& a = *args;
   auto* sub = app.add_subcommand("gemm", "one checked GEMM: GFLOPS, split and error");
-  sub->add_option("--precision", a.precision, "s or d")->check(CLI::IsMember({"s", "d"}));
+  sub->add_option("--precision", a.precision, "s, d, c or z")
+      ->check(CLI::IsMember({"s", "d", "c", "z"}));
   sub->add_option("--m", a.m, "rows of C")->check(kPositive);
   sub->add_option("--n", a.n, "columns of C")->check(kPositive);
   sub->add_option("--k", a.k, "inner dimension")->check(kPositive);

@@ -38,6 +38,13 @@ for s in auto cpu gpu hybrid; do
     ok "gemm --strategy $s" || bad "gemm --strategy $s: $out"
 done
 "$tandem" gemm --m 64 --n 64 --k 64 | grep -q "GFLOPS" && ok "gemm text" || bad "gemm text"
+# complex: cgemm and zgemm checked against the CPU in complex double, rates at 8 flops a multiply-add
+for p in c z; do
+  out=$("$tandem" gemm --precision $p --m 97 --n 66 --k 45 --strategy hybrid --json) &&
+    "$py" -c 'import json,sys; d=json.loads(sys.argv[1]); assert d["ok"] and d["precision"] == sys.argv[2], d
+assert d["gpu_rows"] > 0 and d["cpu_rows"] > 0, d' "$out" $p &&
+    ok "gemm --precision $p" || bad "gemm --precision $p: $out"
+done
 # dynamic balance: the rows in chunks, reported per side
 out=$("$tandem" gemm --m 300 --n 64 --k 64 --strategy hybrid --fraction 0.5 --balance dynamic --json) &&
   "$py" -c 'import json,sys; d=json.loads(sys.argv[1]); assert d["ok"] and d["balance"] == "dynamic", d

@@ -95,9 +95,12 @@ constexpr Precision precision_of() {
   }
 }
 
-// Calls `f` with a value of the element type of a real precision: float{} for s, double{} for d.
-// Where code that serves the real types alone (the tuner, the command's gemm and compare) turns a
-// precision into its templates' type. Throws std::invalid_argument for c and z.
+// Calls `f` with a value of a precision's element type: float{}, double{}, std::complex<float>{}
+// or std::complex<double>{}. Where a precision chosen at run time becomes its templates' type.
+template <class F>
+decltype(auto) with_element_type(Precision precision, F&& f);
+// The same for code that serves the real types alone (the co-tuner, the command's compare):
+// float{} for s, double{} for d; throws std::invalid_argument for c and z.
 template <class F>
 decltype(auto) with_real_type(Precision precision, F&& f);
 
@@ -153,8 +156,23 @@ decltype(auto) with_real_type(Precision precision, F&& f) {
     case Precision::d:
       return f(double{});
     default:
-      throw std::invalid_argument("precision must be s or d: tandem computes no " +
-                                  routine_name(precision, "gemm").str() + " yet");
+      throw std::invalid_argument(
+          "precision must be s or d here: " + routine_name(precision, "gemm").str() +
+          " is not offered by this part of tandem yet");
+  }
+}
+
+template <class F>
+decltype(auto) with_element_type(Precision precision, F&& f) {
+  switch (precision) {
+    case Precision::s:
+      return f(float{});
+    case Precision::d:
+      return f(double{});
+    case Precision::c:
+      return f(std::complex<float>{});
+    default:
+      return f(std::complex<double>{});
   }
 }
 
