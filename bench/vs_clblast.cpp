@@ -284,18 +284,12 @@ std::complex<double> wide(T x) {
   return std::complex<double>(x);
 }
 template <class T>
-struct RealPart {
-  using type = T;
-};
-template <class R>
-struct RealPart<std::complex<R>> {
-  using type = R;
-};
+using RealOf = tandem::detail::real_type_t<T>;
 template <class T>
-constexpr bool kComplex = !std::is_same_v<T, typename RealPart<T>::type>;
+constexpr bool kComplex = tandem::detail::is_complex(tandem::detail::precision_of<T>());
 template <class T>
 T random_element(std::uniform_real_distribution<double>& dist, std::mt19937_64& rng) {
-  using R = typename RealPart<T>::type;
+  using R = RealOf<T>;
   if constexpr (kComplex<T>) {
     const R re = static_cast<R>(dist(rng));
     return T(re, static_cast<R>(dist(rng)));
@@ -306,7 +300,7 @@ T random_element(std::uniform_real_distribution<double>& dist, std::mt19937_64& 
 // A NaN in every part.
 template <class T>
 T nan_element() {
-  using R = typename RealPart<T>::type;
+  using R = RealOf<T>;
   const R nan = std::numeric_limits<R>::quiet_NaN();
   if constexpr (kComplex<T>)
     return T(nan, nan);
@@ -339,7 +333,7 @@ struct CaseData {
     for (T x : a) max_a = std::max(max_a, std::abs(wide(x)));
     for (T x : b) max_b = std::max(max_b, std::abs(wide(x)));
     scale = static_cast<double>(cs.k) * max_a * max_b *
-            static_cast<double>(std::numeric_limits<typename RealPart<T>::type>::epsilon());
+            static_cast<double>(std::numeric_limits<RealOf<T>>::epsilon());
   }
 
   void make_pinned() {

@@ -106,7 +106,7 @@ Outcome run_checked(int64_t m, int64_t n, int64_t k, double beta, const Options&
     if (beta != 0 && i == reps) c0 = c;  // what the checked call starts from
     const detail::clock::Stopwatch call;
     gemm<T>(Layout::RowMajor, Op::NoTrans, Op::NoTrans, m, n, k, T(1), a.data(), k, b.data(), n,
-            T(static_cast<decltype(std::abs(T{}))>(beta)), c.data(), n, o, &out.last);
+            T(static_cast<detail::real_type_t<T>>(beta)), c.data(), n, o, &out.last);
     if (i > 0) {
       times.push_back(call.seconds());
       kernel_times.push_back(out.last.gpu_kernel_seconds);
@@ -125,7 +125,7 @@ Outcome run_checked(int64_t m, int64_t n, int64_t k, double beta, const Options&
   out.relative_error = relative_error(a, b, c, c0, beta, m, n, k);
   out.ok = std::isfinite(out.relative_error) &&
            out.relative_error <=
-               8.0 * std::sqrt(double(k)) * std::numeric_limits<decltype(std::abs(T{}))>::epsilon();
+               8.0 * std::sqrt(double(k)) * std::numeric_limits<detail::real_type_t<T>>::epsilon();
   return out;
 }
 

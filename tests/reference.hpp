@@ -15,23 +15,16 @@
 #include <type_traits>
 #include <vector>
 
+#include "base/precision.hpp"
 #include "tandem/tandem.hpp"
 
 namespace tandem::test {
 
 // The real type of an element type (float for std::complex<float>), and the element's helpers.
 template <class T>
-struct RealOf {
-  using type = T;
-};
-template <class R>
-struct RealOf<std::complex<R>> {
-  using type = R;
-};
+using real_t = detail::real_type_t<T>;
 template <class T>
-using real_t = typename RealOf<T>::type;
-template <class T>
-constexpr bool kComplex = !std::is_same_v<T, real_t<T>>;
+constexpr bool kComplex = detail::is_complex(detail::precision_of<T>());
 
 template <class T>
 std::complex<double> widen(T x) {

@@ -5,6 +5,7 @@
 // copy of the code (docs/DESIGN.md).
 #pragma once
 
+#include <cmath>
 #include <complex>
 #include <cstddef>
 #include <iosfwd>
@@ -94,6 +95,10 @@ constexpr Precision precision_of() {
     return Precision::z;
   }
 }
+
+// The type of an element type's parts: float for float and std::complex<float>.
+template <class T>
+using real_type_t = decltype(std::abs(T{}));
 
 // Calls `f` with a value of a precision's element type: float{}, double{}, std::complex<float>{}
 // or std::complex<double>{}. Where a precision chosen at run time becomes its templates' type.
