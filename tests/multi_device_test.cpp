@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <complex>
 #include <random>
 #include <set>
 #include <string>
@@ -90,20 +91,27 @@ void expect_packed(const Call& call, const Report& r, size_t element, const std:
   }
 }
 
-// Runs one call under `o` and checks C against the reference; returns the report.
+// Runs one call under `o` and checks C against the reference; returns the report. For a complex
+// type a transposed operand is conjugate-transposed and alpha is complex.
 template <class T>
 Report run_checked(const Call& call, const Options& o, double beta, uint64_t seed,
                    const std::string& what) {
   std::mt19937_64 rng(seed);
-  const T pad = std::numeric_limits<T>::quiet_NaN();
+  const double nan = std::numeric_limits<double>::quiet_NaN();
+  const T pad = scalar<T>({nan, nan});
   auto a = make_matrix<T>(call.layout, call.ta, call.m, call.k, 3, rng, pad);
   auto b = make_matrix<T>(call.layout, call.tb, call.k, call.n, 1, rng, pad);
   auto c = make_matrix<T>(call.layout, false, call.m, call.n, 2, rng, pad);
+  const Op transposed = kComplex<T> ? Op::ConjTrans : Op::Trans;
+  a.conj = kComplex<T> && call.ta;
+  b.conj = kComplex<T> && call.tb;
+  const std::complex<double> alpha = kComplex<T> ? std::complex<double>(0.75, -0.25) : 0.75;
   const auto c0 = c;
-  const auto ref = reference(a, b, c0, 0.75, beta);
+  const auto ref = reference(a, b, c0, alpha, beta);
   Report r;
-  gemm<T>(call.layout, call.ta ? Op::Trans : Op::NoTrans, call.tb ? Op::Trans : Op::NoTrans, call.m,
-          call.n, call.k, T(0.75), a.ptr(), a.ld, b.ptr(), b.ld, T(beta), c.ptr(), c.ld, o, &r);
+  gemm<T>(call.layout, call.ta ? transposed : Op::NoTrans, call.tb ? transposed : Op::NoTrans,
+          call.m, call.n, call.k, scalar<T>(alpha), a.ptr(), a.ld, b.ptr(), b.ld, scalar<T>(beta),
+          c.ptr(), c.ld, o, &r);
   expect_matches(c, c0, ref, call.k, what);
   int64_t rows = 0;
   for (const auto& d : r.devices) {
@@ -197,6 +205,13 @@ TEST(MultiDevice, DevicesAndTheCpuSplitEveryLayout) {
   every_layout<double>(o, "hybrid double", true);
 }
 
+// cgemm and zgemm the same way, their transposes conjugated (issue 41).
+TEST(MultiDevice, DevicesAndTheCpuSplitEveryComplexLayout) {
+  const Options o = every_device_hybrid(0.7);
+  every_layout<std::complex<float>>(o, "hybrid complex float", true);
+  every_layout<std::complex<double>>(o, "hybrid complex double", true);
+}
+
 TEST(MultiDevice, DevicesAloneEveryLayout) {
   Options o;
   o.strategy = Strategy::Gpu;
@@ -265,6 +280,12 @@ void one_device_fails(bool discrete_devices, double beta) {
 TEST(MultiDevice, AFailingDiscreteDeviceLeavesItsRowsToTheCpu) {
   one_device_fails<float>(true, -1.0);
   one_device_fails<double>(true, 0.0);
+}
+
+TEST(MultiDevice, AFailingDeviceLeavesAComplexCallRight) {
+  one_device_fails<std::complex<float>>(true, -1.0);
+  one_device_fails<std::complex<double>>(true, 0.0);
+  one_device_fails<std::complex<double>>(false, 0.0);
 }
 
 // The device that packed B for the others fails: they still copy B from its staging, which
