@@ -9,13 +9,18 @@
 //
 // The sample, per precision: random valid points of the space until every value of every
 // parameter has run (so each code path of kernels/gemm.cl that a parameter switches on runs at
-// least once), then more up to TANDEM_OCLGRIND_KERNELS (default 24); TANDEM_OCLGRIND_SEED.
+// least once), then more up to TANDEM_OCLGRIND_KERNELS (default 24; a third of that for c and z,
+// whose kernels are the real ones with a wider element, kernels/element.cl);
+// TANDEM_OCLGRIND_SEED. A complex call's transposed operands are conjugate-transposed.
 // Each runs through the library as `gpu` at small sizes that fill no tile evenly.
 // TANDEM_OCLGRIND_KERNEL="NAME=v ..." runs that one parameter set instead (a failure names it).
-// TANDEM_OCLGRIND_VARIANT=i runs only the i-th variant (sgemm's first, then dgemm's), and
+// TANDEM_OCLGRIND_VARIANT=i runs only the i-th variant (sgemm's first, then dgemm's, cgemm's and
+// zgemm's), and
 // TANDEM_OCLGRIND_CALL=i only the i-th call of kCalls.
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <complex>
 #include <cstdio>
 #include <cstdlib>
 #include <fstream>
@@ -89,20 +94,26 @@ const Call kCalls[] = {
 template <class T>
 std::string run_call(const std::map<std::string, int>& kernel, const Call& c, uint64_t seed) {
   std::mt19937_64 rng(seed);
-  const T pad = static_cast<T>(777);
+  const T pad = scalar<T>(777.0);
   auto a = make_matrix<T>(c.layout, c.ta, c.m, c.k, 3, rng, pad);
   auto b = make_matrix<T>(c.layout, c.tb, c.k, c.n, 0, rng, pad);
   auto cm = make_matrix<T>(c.layout, false, c.m, c.n, 2, rng, pad);
+  const Op transposed = kComplex<T> ? Op::ConjTrans : Op::Trans;
+  a.conj = kComplex<T> && c.ta;
+  b.conj = kComplex<T> && c.tb;
+  // A complex call's scalars have imaginary parts; beta = 0 stays 0 (C not read).
+  const std::complex<double> alpha(c.alpha, kComplex<T> ? 0.5 : 0.0),
+      beta(c.beta, kComplex<T> && c.beta != 0 ? -0.25 : 0.0);
   const auto before = cm;
-  const Reference ref = reference(a, b, before, c.alpha, c.beta);
+  const Reference ref = reference(a, b, before, alpha, beta);
   Options o;
   o.strategy = Strategy::Gpu;
   o.device = "oclgrind";
   o.kernel_params = kernel;
   try {
-    gemm<T>(c.layout, c.ta ? Op::Trans : Op::NoTrans, c.tb ? Op::Trans : Op::NoTrans, c.m, c.n, c.k,
-            static_cast<T>(c.alpha), a.ptr(), a.ld, b.ptr(), b.ld, static_cast<T>(c.beta), cm.ptr(),
-            cm.ld, o);
+    gemm<T>(c.layout, c.ta ? transposed : Op::NoTrans, c.tb ? transposed : Op::NoTrans, c.m, c.n,
+            c.k, scalar<T>(alpha), a.ptr(), a.ld, b.ptr(), b.ld, scalar<T>(beta), cm.ptr(), cm.ld,
+            o);
   } catch (const Error& e) {
     return std::string("the call failed: ") + e.what();
   }
@@ -176,7 +187,7 @@ int run_variant(const std::map<std::string, int>& kernel, detail::Precision prec
     else
       values.pad_rows = false;
     const detail::seams::Override seam(values);
-    const std::string failed = detail::with_real_type(
+    const std::string failed = detail::with_element_type(
         precision, [&](auto zero) { return run_call<decltype(zero)>(kernel, c, rng()); });
     ++runs;
     const std::string report = log.news();
@@ -213,7 +224,7 @@ TEST(Oclgrind, KernelVariantsOfTheTunersSpace) {
     while (in >> letter && std::getline(in >> std::ws, params))
       variants.emplace_back(detail::parse_precision(letter), detail::text::parse_params(params));
   }
-  for (detail::Precision precision : {detail::Precision::s, detail::Precision::d}) {
+  for (detail::Precision precision : detail::kPrecisions) {
     if (from_file) break;
     if (detail::needs_fp64(precision) && !info.fp64) continue;
     if (const char* one = std::getenv("TANDEM_OCLGRIND_KERNEL"); one != nullptr && *one != '\0') {
@@ -222,7 +233,8 @@ TEST(Oclgrind, KernelVariantsOfTheTunersSpace) {
     }
     const tuner::DeviceLimits limits{info.max_work_group, info.local_mem_bytes, info.is_gpu};
     const tuner::Space space = tuner::gemm_space(limits, precision);
-    for (const tuner::Point& p : sample(space, count, rng))
+    const int wanted = detail::is_complex(precision) ? std::max(1, count / 3) : count;
+    for (const tuner::Point& p : sample(space, wanted, rng))
       variants.emplace_back(precision, tuner::kernel_params(space, p));
   }
   if (kept != nullptr && *kept != '\0' && !from_file) {
