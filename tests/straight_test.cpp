@@ -101,9 +101,12 @@ void own_cblas_dgemm(CBLAS_PARAMS(double)) {
 namespace straight = tandem::detail::dropin::straight;
 
 void publish(double threshold) {
-  straight::publish(
-      threshold, reinterpret_cast<void *>(&own_sgemm), reinterpret_cast<void *>(&own_dgemm),
-      reinterpret_cast<void *>(&own_cblas_sgemm), reinterpret_cast<void *>(&own_cblas_dgemm));
+  using tandem::detail::Precision;
+  straight::publish_gemm(Precision::s, reinterpret_cast<void *>(&own_sgemm),
+                         reinterpret_cast<void *>(&own_cblas_sgemm));
+  straight::publish_gemm(Precision::d, reinterpret_cast<void *>(&own_dgemm),
+                         reinterpret_cast<void *>(&own_cblas_dgemm));
+  straight::publish(threshold);
 }
 
 // Draws arguments on the rule's edges.
