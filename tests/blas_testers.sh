@@ -1,11 +1,13 @@
 #!/usr/bin/env bash
-# Runs the reference BLAS level-3 testers from Debian's libblas-test (xblat3s, xblat3d for the
-# Fortran interface; xscblat3, xdcblat3 for CBLAS, both layouts) against libtandem_blas.so
-# through LD_PRELOAD, with the reference libblas.so.3 on LD_LIBRARY_PATH for the testers' helper
-# symbols. Prints every verdict line. Fails unless every routine (gemm, symm, trmm, trsm, syrk,
-# syr2k) passed its error-exit and computational tests and tandem served every one of its
-# computational calls (the tester says how many it made); under forced routing, also unless some
-# of each routine's calls were split between the GPU path and the CPU. Those counts come from
+# Runs the reference BLAS level-3 testers from Debian's libblas-test (xblat3s, xblat3d, xblat3c,
+# xblat3z for the Fortran interface; xscblat3, xdcblat3, xccblat3, xzcblat3 for CBLAS, both
+# layouts) against libtandem_blas.so through LD_PRELOAD, with the reference libblas.so.3 on
+# LD_LIBRARY_PATH for the testers' helper symbols. Prints every verdict line. Fails unless every
+# routine passed its error-exit and computational tests and tandem served every computational call
+# of the routines it exports (the tester says how many it made): gemm, symm, trmm, trsm, syrk and
+# syr2k for s and d; gemm alone for c and z, whose other routines (hemm, herk, ...) OpenBLAS
+# serves. Under forced routing, also unless some of each served routine's calls were split between
+# the GPU path and the CPU. Those counts come from
 # TANDEM_VERBOSE's lines, and under TANDEM_VERBOSE no call takes the straight path to OpenBLAS
 # (src/blas3/dropin/straight.hpp): `straight` runs the testers as a program runs, where nearly all of
 # their calls (small ones) go straight, and checks their verdicts alone.
@@ -15,7 +17,7 @@ set -euo pipefail
 lib=$(readlink -f "$1")
 mode=$2
 blas=/usr/lib/x86_64-linux-gnu/blas
-if [ ! -x "$blas/xblat3s" ] || [ ! -x "$blas/xscblat3" ]; then
+if [ ! -x "$blas/xblat3s" ] || [ ! -x "$blas/xscblat3" ] || [ ! -x "$blas/xzcblat3" ]; then
   echo "the reference testers are missing: install libblas-test (scripts/setup.sh does)" >&2
   exit 1
 fi
@@ -29,9 +31,8 @@ if [ "$mode" = forced ]; then
 fi
 
 status=0
-routines="gemm symm trmm trsm syrk syr2k"
-check() {  # check NAME OUTPUT STDERR PRECISION
-  local name=$1 out=$2 err=$3 p=$4
+check() {  # check NAME OUTPUT STDERR PRECISION ROUTINES
+  local name=$1 out=$2 err=$3 p=$4 routines=$5
   echo "== $name ($mode routing)"
   grep -E "PASSED|FAILED|FAIL|NOT DETECTED|\*\*\*\*\*" "$out" | sed 's/^ */  /' || true
   if grep -qE "FAIL|NOT DETECTED|\*\*\*\*\*" "$out" || ! grep -q "END OF TESTS" "$out"; then
@@ -61,12 +62,16 @@ check() {  # check NAME OUTPUT STDERR PRECISION
   fi
 }
 
-for p in s d; do
+for p in s d c z; do
+  case $p in
+    s | d) served="gemm symm trmm trsm syrk syr2k" ;;
+    *) served="gemm" ;;
+  esac
   LD_PRELOAD=$lib LD_LIBRARY_PATH=$blas "$blas/x${p}cblat3" < "$blas/${p}in3" > "c$p.out" 2> "c$p.err" || status=1
-  check "x${p}cblat3 (CBLAS)" "c$p.out" "c$p.err" "$p"
+  check "x${p}cblat3 (CBLAS)" "c$p.out" "c$p.err" "$p" "$served"
   rm -f "${p}blat3.out"
   LD_PRELOAD=$lib LD_LIBRARY_PATH=$blas "$blas/xblat3$p" < "$blas/${p}blat3.in" > "f$p.log" 2> "f$p.err" || status=1
-  check "xblat3$p (Fortran)" "${p}blat3.out" "f$p.err" "$p"
+  check "xblat3$p (Fortran)" "${p}blat3.out" "f$p.err" "$p" "$served"
 done
 [ $status -eq 0 ] && echo "all reference testers passed" || echo "REFERENCE TESTERS FAILED"
 exit $status

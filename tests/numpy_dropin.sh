@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
-# numpy with libtandem_blas.so gives the same a @ b and a.T @ a as without it, and TANDEM_VERBOSE
-# shows the sgemm, dgemm, ssyrk and dsyrk calls going through tandem. Skipped (exit 77, which
+# numpy with libtandem_blas.so gives the same a @ b and a.T @ a as without it (and, complex, a @ b
+# and a.conj().T @ a), and TANDEM_VERBOSE shows the sgemm, dgemm, ssyrk, dsyrk, cgemm and zgemm
+# calls going through tandem. Skipped (exit 77, which
 # ctest reports as skipped) only when python3-numpy is not installed.
 #
 #   numpy_dropin.sh LIBTANDEM_BLAS SCRIPT_DIR preload|libblas
@@ -33,14 +34,20 @@ else
   TANDEM_VERBOSE=1 LD_PRELOAD=$lib "$py" "$here/numpy_dropin.py" run "$work/out.npz" 2> "$work/err"
 fi
 grep "tandem:" "$work/err" || true
-# a @ b calls gemm; a.T @ a calls syrk.
+# a @ b calls gemm; a.T @ a calls syrk; complex, a @ b and a.conj().T @ a both call gemm.
 for call in "sgemm m=2048 n=2048 k=2048" "dgemm m=2048 n=2048 k=2048" \
-            "ssyrk n=1024 k=1024" "dsyrk n=1024 k=1024"; do
+            "ssyrk n=1024 k=1024" "dsyrk n=1024 k=1024" \
+            "cgemm m=512 n=512 k=512" "zgemm m=512 n=512 k=512"; do
   if grep -q "tandem: $call" "$work/err"; then
     echo "${call%% *}: numpy's call went through tandem"
   else
     echo "${call%% *}: numpy's call did NOT go through tandem"; status=1
   fi
+done
+# Each complex precision makes two of them: a @ b (NoTrans) and a.conj().T @ a (Trans).
+for p in c z; do
+  n=$(grep -c "tandem: ${p}gemm m=512 n=512 k=512" "$work/err" || true)
+  [ "$n" -ge 2 ] || { echo "${p}gemm: $n of numpy's 2 calls went through tandem"; status=1; }
 done
 "$py" "$here/numpy_dropin.py" compare "$work/ref.npz" "$work/out.npz" || status=1
 exit $status

@@ -15,6 +15,7 @@
 #include <pthread.h>
 
 #include <cmath>
+#include <complex>
 #include <cstddef>
 #include <cstdint>
 #include <cstdlib>
@@ -22,6 +23,7 @@
 #include <limits>
 #include <random>
 #include <string>
+#include <type_traits>
 #include <vector>
 
 extern "C" {
@@ -34,6 +36,14 @@ void sgemm_(const char*, const char*, const blasint*, const blasint*, const blas
 void dgemm_(const char*, const char*, const blasint*, const blasint*, const blasint*, const double*,
             const double*, const blasint*, const double*, const blasint*, const double*, double*,
             const blasint*, size_t, size_t);
+void cgemm_(const char*, const char*, const blasint*, const blasint*, const blasint*,
+            const std::complex<float>*, const std::complex<float>*, const blasint*,
+            const std::complex<float>*, const blasint*, const std::complex<float>*,
+            std::complex<float>*, const blasint*, size_t, size_t);
+void zgemm_(const char*, const char*, const blasint*, const blasint*, const blasint*,
+            const std::complex<double>*, const std::complex<double>*, const blasint*,
+            const std::complex<double>*, const blasint*, const std::complex<double>*,
+            std::complex<double>*, const blasint*, size_t, size_t);
 }
 
 namespace {
@@ -185,9 +195,36 @@ bool opencl_started() {
   return false;
 }
 
+// cblas.h passes a real type's scalars by value and a complex type's by address, its matrices
+// untyped.
 template <class T>
-using Cblas = void (*)(CBLAS_ORDER, CBLAS_TRANSPOSE, CBLAS_TRANSPOSE, blasint, blasint, blasint, T,
-                       const T*, blasint, const T*, blasint, T, T*, blasint);
+constexpr bool kComplex = !std::is_floating_point_v<T>;
+template <class T>
+using CblasScalar = std::conditional_t<kComplex<T>, const void*, T>;
+template <class T>
+using CblasIn = std::conditional_t<kComplex<T>, const void*, const T*>;
+template <class T>
+using CblasOut = std::conditional_t<kComplex<T>, void*, T*>;
+template <class T>
+CblasScalar<T> cblas_scalar(const T& x) {
+  if constexpr (kComplex<T>)
+    return &x;
+  else
+    return x;
+}
+// A scalar of T: re, and im where T is complex.
+template <class T>
+T scalar(double re, double im) {
+  if constexpr (kComplex<T>)
+    return T(static_cast<typename T::value_type>(re), static_cast<typename T::value_type>(im));
+  else
+    return static_cast<T>(re);
+}
+
+template <class T>
+using Cblas = void (*)(CBLAS_ORDER, CBLAS_TRANSPOSE, CBLAS_TRANSPOSE, blasint, blasint, blasint,
+                       CblasScalar<T>, CblasIn<T>, blasint, CblasIn<T>, blasint, CblasScalar<T>,
+                       CblasOut<T>, blasint);
 template <class T>
 using Fortran = void (*)(const char*, const char*, const blasint*, const blasint*, const blasint*,
                          const T*, const T*, const blasint*, const T*, const blasint*, const T*, T*,
@@ -199,13 +236,22 @@ struct Entries {
   Fortran<T> fortran;
 };
 
+using Cf = std::complex<float>;
+using Cd = std::complex<double>;
+
+// Each precision's entries as this program resolves them (tandem's, by the link order), and
+// OpenBLAS's own, found by name from the precision's letter.
 Entries<float> tandem_entries(float) { return {&cblas_sgemm, &sgemm_}; }
 Entries<double> tandem_entries(double) { return {&cblas_dgemm, &dgemm_}; }
-Entries<float> openblas_entries(float) {
-  return {own<Cblas<float>>("cblas_sgemm"), own<Fortran<float>>("sgemm_")};
-}
-Entries<double> openblas_entries(double) {
-  return {own<Cblas<double>>("cblas_dgemm"), own<Fortran<double>>("dgemm_")};
+Entries<Cf> tandem_entries(Cf) { return {&cblas_cgemm, &cgemm_}; }
+Entries<Cd> tandem_entries(Cd) { return {&cblas_zgemm, &zgemm_}; }
+template <class T>
+Entries<T> openblas_entries(T) {
+  const std::string p(1, std::is_same_v<T, float>    ? 's'
+                         : std::is_same_v<T, double> ? 'd'
+                         : std::is_same_v<T, Cf>     ? 'c'
+                                                     : 'z');
+  return {own<Cblas<T>>(("cblas_" + p + "gemm").c_str()), own<Fortran<T>>((p + "gemm_").c_str())};
 }
 
 // One GEMM call, column- or row-major, through the CBLAS or the Fortran entry (column-major).
@@ -230,8 +276,8 @@ struct Call {
                 &ldc_, 1, 1);
     } else {
       e.cblas(row ? CblasRowMajor : CblasColMajor, ta ? CblasTrans : CblasNoTrans,
-              tb ? CblasConjTrans : CblasNoTrans, m, n, k, alpha, a, lda(), b, ldb(), beta, c,
-              ldc());
+              tb ? CblasConjTrans : CblasNoTrans, m, n, k, cblas_scalar(alpha), a, lda(), b, ldb(),
+              cblas_scalar(beta), c, ldc());
     }
   }
 };
@@ -240,7 +286,10 @@ template <class T>
 std::vector<T> random_vector(size_t n, std::mt19937& rng) {
   std::uniform_real_distribution<double> d(-1, 1);
   std::vector<T> v(n);
-  for (auto& x : v) x = static_cast<T>(d(rng));
+  for (auto& x : v) {
+    const double re = d(rng);
+    x = scalar<T>(re, kComplex<T> ? d(rng) : 0);
+  }
   return v;
 }
 
@@ -257,8 +306,9 @@ std::vector<Call<T>> calls() {
         for (bool ta : {false, true})
           for (bool tb : {false, true}) {
             ++i;
-            out.push_back({fortran, row, ta, tb, s[0], s[1], s[2], T(i % 3 ? 1.5 : -1),
-                           T(i % 2 ? 0.5 : 1), i % 3});
+            out.push_back({fortran, row, ta, tb, s[0], s[1], s[2],
+                           scalar<T>(i % 3 ? 1.5 : -1, i % 2 ? 0.25 : -0.5),
+                           scalar<T>(i % 2 ? 0.5 : 1, i % 3 ? 0 : 0.75), i % 3});
           }
       }
   return out;
@@ -314,6 +364,8 @@ void free_below_threshold() {
 
 TEST(DropInFree, SmallSgemmDoesWhatOpenBlasDoes) { free_below_threshold<float>(); }
 TEST(DropInFree, SmallDgemmDoesWhatOpenBlasDoes) { free_below_threshold<double>(); }
+TEST(DropInFree, SmallCgemmDoesWhatOpenBlasDoes) { free_below_threshold<Cf>(); }
+TEST(DropInFree, SmallZgemmDoesWhatOpenBlasDoes) { free_below_threshold<Cd>(); }
 
 // The other level-3 routines below the threshold: one OpenBLAS call each, nothing else.
 TEST(DropInFree, SmallLevel3CallsChargeNothing) {

@@ -174,7 +174,9 @@ void publish(double threshold, Rng& rng, int missing) {
   tandem_straight.level3_s = fs;
   tandem_straight.level3_d = fd;
   std::uint64_t gemm = 1;  // the GEMM entries are not called here; any non-null value
-  straight::publish(threshold, &gemm, &gemm, &gemm, &gemm);
+  for (tandem::detail::Precision p : tandem::detail::kPrecisions)
+    straight::publish_gemm(p, &gemm, &gemm);
+  straight::publish(threshold);
 }
 
 // Arguments on the rule's edges.

@@ -13,6 +13,7 @@
 
 #include <array>
 #include <cmath>
+#include <complex>
 #include <cstddef>
 #include <cstdint>
 #include <cstring>
@@ -101,9 +102,12 @@ void own_cblas_dgemm(CBLAS_PARAMS(double)) {
 namespace straight = tandem::detail::dropin::straight;
 
 void publish(double threshold) {
-  straight::publish(
-      threshold, reinterpret_cast<void *>(&own_sgemm), reinterpret_cast<void *>(&own_dgemm),
-      reinterpret_cast<void *>(&own_cblas_sgemm), reinterpret_cast<void *>(&own_cblas_dgemm));
+  using tandem::detail::Precision;
+  straight::publish_gemm(Precision::s, reinterpret_cast<void *>(&own_sgemm),
+                         reinterpret_cast<void *>(&own_cblas_sgemm));
+  straight::publish_gemm(Precision::d, reinterpret_cast<void *>(&own_dgemm),
+                         reinterpret_cast<void *>(&own_cblas_dgemm));
+  straight::publish(threshold);
 }
 
 // Draws arguments on the rule's edges.
@@ -302,6 +306,28 @@ TEST(Straight, PublishingKeepsTheThreshold) {
                 static_cast<double>(product) < threshold)
           << "threshold " << threshold << ", product " << product;
   }
+}
+
+// A complex product's work is 4 m n k real multiply-adds (the rule the C++ complex entries apply):
+// it goes straight exactly when 4 m n k is at most the bound, a real one when m n k is.
+TEST(Straight, ComplexWorkIsFourMultiplyAddsAProduct) {
+  const std::complex<double> z[1] = {{1, 1}};
+  const double x[1] = {1};
+  for (std::uint64_t most : {std::uint64_t(3), std::uint64_t(4), std::uint64_t(4 * 60 * 7 * 5 - 1),
+                             std::uint64_t(4 * 60 * 7 * 5), std::uint64_t(60 * 7 * 5)})
+    for (int m : {1, 60})
+      for (int ta : {TANDEM_NO_TRANS, TANDEM_CONJ_TRANS}) {
+        const int n = m == 1 ? 1 : 7, k = m == 1 ? 1 : 5;
+        const std::uint64_t product = std::uint64_t(m) * n * k;
+        // Leading dimensions large enough for any op; the operands are never read.
+        EXPECT_EQ(straight::goes(most, TANDEM_COL_MAJOR, ta, TANDEM_CONJ_TRANS, m, n, k,
+                                 std::complex<double>(0, 1), z, 60, z, 60, z, 60),
+                  4 * product <= most)
+            << "most " << most << ", m n k " << product;
+        EXPECT_EQ(straight::goes(most, TANDEM_COL_MAJOR, ta, TANDEM_TRANS, m, n, k, 1.0, x, 60, x,
+                                 60, x, 60),
+                  product <= most);
+      }
 }
 
 // The bound as the table holds it before anything publishes (the table is constant-initialised,

@@ -12,18 +12,26 @@
 
 #include <cblas.h>
 
+#include <complex>
 #include <cstddef>
 #include <type_traits>
 
 #include "base/precision.hpp"
 
-// Each precision's level-3 routines, in Fortran: one row per precision, T its element type and p
-// its letter.
+// The level-3 routines in Fortran: one row per precision, T its element type and p its letter.
+// GEMM for every precision (a complex argument is its real and imaginary parts, as
+// std::complex lays them out); the other routines for s and d, the ones the drop-in serves.
 extern "C" {
+#define TANDEM_FORTRAN_GEMM(T, p)                                                           \
+  void p##gemm_(const char*, const char*, const blasint*, const blasint*, const blasint*,   \
+                const T*, const T*, const blasint*, const T*, const blasint*, const T*, T*, \
+                const blasint*);
+TANDEM_FORTRAN_GEMM(float, s)
+TANDEM_FORTRAN_GEMM(double, d)
+TANDEM_FORTRAN_GEMM(std::complex<float>, c)
+TANDEM_FORTRAN_GEMM(std::complex<double>, z)
+#undef TANDEM_FORTRAN_GEMM
 #define TANDEM_FORTRAN_LEVEL3(T, p)                                                            \
-  void p##gemm_(const char*, const char*, const blasint*, const blasint*, const blasint*,      \
-                const T*, const T*, const blasint*, const T*, const blasint*, const T*, T*,    \
-                const blasint*);                                                               \
   void p##syrk_(const char*, const char*, const blasint*, const blasint*, const T*, const T*,  \
                 const blasint*, const T*, T*, const blasint*);                                 \
   void p##syr2k_(const char*, const char*, const blasint*, const blasint*, const T*, const T*, \
@@ -41,13 +49,45 @@ TANDEM_FORTRAN_LEVEL3(double, d)
 
 namespace tandem::detail::blas_entries {
 
-// One precision's entries, Fortran and CBLAS. trmm and trsm share a type, as do symm and syr2k
+// How cblas.h passes a GEMM's scalars and matrices of T: a real type's scalars by value and its
+// matrices as typed pointers; a complex type's scalars by address and its matrices, all as untyped
+// pointers (const void* alpha, A, B, beta; void* C). value(), in() and out() read them as T.
+template <class T>
+struct Cblas {
+  using Scalar = T;
+  using In = const T*;
+  using Out = T*;
+  static T value(Scalar s) { return s; }
+  static const T* in(In p) { return p; }
+  static T* out(Out p) { return p; }
+};
+template <class R>
+struct Cblas<std::complex<R>> {
+  using T = std::complex<R>;
+  using Scalar = const void*;
+  using In = const void*;
+  using Out = void*;
+  static T value(Scalar s) { return *static_cast<const T*>(s); }
+  static const T* in(In p) { return static_cast<const T*>(p); }
+  static T* out(Out p) { return static_cast<T*>(p); }
+};
+
+// The GEMM entries of any precision, Fortran and CBLAS.
+template <class T>
+using FortranGemm = void (*)(const char*, const char*, const blasint*, const blasint*,
+                             const blasint*, const T*, const T*, const blasint*, const T*,
+                             const blasint*, const T*, T*, const blasint*);
+template <class T>
+using CblasGemm = void (*)(CBLAS_ORDER, CBLAS_TRANSPOSE, CBLAS_TRANSPOSE, blasint, blasint, blasint,
+                           typename Cblas<T>::Scalar, typename Cblas<T>::In, blasint,
+                           typename Cblas<T>::In, blasint, typename Cblas<T>::Scalar,
+                           typename Cblas<T>::Out, blasint);
+
+// One real precision's entries, Fortran and CBLAS. trmm and trsm share a type, as do symm and syr2k
 // (side, uplo, m, n, ... where syr2k has uplo, trans, n, k, ...).
 template <class T>
 struct Level3 {
-  using Gemm = void (*)(const char*, const char*, const blasint*, const blasint*, const blasint*,
-                        const T*, const T*, const blasint*, const T*, const blasint*, const T*, T*,
-                        const blasint*);
+  using Gemm = FortranGemm<T>;
   using Rank = void (*)(const char*, const char*, const blasint*, const blasint*, const T*,
                         const T*, const blasint*, const T*, T*, const blasint*);
   using Rank2 = void (*)(const char*, const char*, const blasint*, const blasint*, const T*,
@@ -56,8 +96,7 @@ struct Level3 {
   using Symm = Rank2;
   using Triangle = void (*)(const char*, const char*, const char*, const char*, const blasint*,
                             const blasint*, const T*, const T*, const blasint*, T*, const blasint*);
-  using CblasGemm = void (*)(CBLAS_ORDER, CBLAS_TRANSPOSE, CBLAS_TRANSPOSE, blasint, blasint,
-                             blasint, T, const T*, blasint, const T*, blasint, T, T*, blasint);
+  using CblasGemm = blas_entries::CblasGemm<T>;
   using CblasRank = void (*)(CBLAS_ORDER, CBLAS_UPLO, CBLAS_TRANSPOSE, blasint, blasint, T,
                              const T*, blasint, T, T*, blasint);
   using CblasRank2 = void (*)(CBLAS_ORDER, CBLAS_UPLO, CBLAS_TRANSPOSE, blasint, blasint, T,

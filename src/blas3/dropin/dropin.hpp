@@ -7,12 +7,14 @@
 #include <exception>
 #include <functional>
 
+#include "base/precision.hpp"
 #include "tandem/tandem.hpp"
 
 namespace tandem::detail::dropin {
 
-// Whether a product of this size stays on the CPU BLAS whatever the strategy (TANDEM_MIN_MNK).
-bool below_threshold(int64_t m, int64_t n, int64_t k);
+// Whether a product of this size and precision stays on the CPU BLAS whatever the strategy: its
+// work in real multiply-adds (m*n*k, or 4*m*n*k for a complex one) is below TANDEM_MIN_MNK.
+bool below_threshold(Precision precision, int64_t m, int64_t n, int64_t k);
 
 // A BLAS routine has no status to return, so a call that fails must still compute C: a GPU
 // failure (even under TANDEM_STRATEGY=gpu) is retried on the CPU by `on_cpu`, with one warning.

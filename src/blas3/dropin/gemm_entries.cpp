@@ -1,10 +1,11 @@
 // libtandem_blas.so, the drop-in BLAS: its GEMM entries and its routing rule. The library exports
-// level 3 for s and d (gemm here; syrk, syr2k, symm, trmm, trsm in
-// src/blas3/dropin/level3_entries.cpp) through CBLAS (cblas_sgemm, ...) and Fortran (sgemm_, ...)
-// with the signatures of the system's cblas.h and of the Fortran BLAS; every other BLAS or LAPACK
-// symbol keeps resolving to the system's library.
+// GEMM in every precision (s, d, c, z: here) and the other level-3 routines for s and d (syrk,
+// syr2k, symm, trmm, trsm in src/blas3/dropin/level3_entries.cpp) through CBLAS (cblas_sgemm, ...)
+// and Fortran (sgemm_, ...) with the signatures of the system's cblas.h and of the Fortran BLAS;
+// every other BLAS or LAPACK symbol (the complex symm, hemm, herk, trsm, ... among them) keeps
+// resolving to the system's library.
 //
-// Routing: a valid GEMM call with m*n*k below a threshold goes straight to OpenBLAS's own
+// Routing: a valid GEMM call whose work is below a threshold goes straight to OpenBLAS's own
 // entry (no OpenCL, no lock, no allocation: a few compares and a jump,
 // src/blas3/dropin/straight.hpp), so programs that make many small products pay nothing for tandem;
 // larger ones take the configured strategy (auto unless TANDEM_STRATEGY says otherwise). The other
@@ -12,10 +13,16 @@
 // Either way tandem's own BLAS semantics apply (alpha = 0 never reads A or B, beta = 0 never reads
 // C).
 //
+// The work is counted in real multiply-adds: m*n*k for a real product, 4*m*n*k for a complex one
+// (each complex multiply-add is four real ones), so TANDEM_MIN_MNK means the same work in every
+// precision (straight::kWorkPerMultiplyAdd).
+//
 // Errors follow BLAS: an invalid argument calls xerbla_ (Fortran entries) or cblas_xerbla
 // (CBLAS entries) with the routine's name and the argument's position, and C is untouched.
+// 'C' (CblasConjTrans) is the conjugate transpose, the transpose for a real type.
 #include <cblas.h>
 
+#include <complex>
 #include <cstddef>
 #include <cstdio>
 #include <cstdlib>
@@ -39,21 +46,21 @@ extern "C" void xerbla_(const char* name, const blasint* info, std::size_t name_
 
 namespace {
 
-template <class T>
-using FortranGemm = void (*)(const char*, const char*, const blasint*, const blasint*,
-                             const blasint*, const T*, const T*, const blasint*, const T*,
-                             const blasint*, const T*, T*, const blasint*);
+using tandem::detail::Precision;
+using tandem::detail::blas_entries::Cblas;
+using tandem::detail::blas_entries::CblasGemm;
+using tandem::detail::blas_entries::FortranGemm;
 
 // Until a tuned profile gives the size from which the GPU pays, products below 256^3 stay on
 // the CPU BLAS: on every device measured so far (docs/PERFORMANCE.md) the CPU wins there.
 constexpr double kDefaultMinMnk = 256.0 * 256.0 * 256.0;
 
 // What the drop-in reads once per process: the threshold, TANDEM_VERBOSE, and whether OpenBLAS's
-// own GEMM entries were found for the straight path (`found`: without them a call below the
-// threshold takes the ordinary path, kept on the CPU). The entries themselves (and OpenBLAS's
-// entries of the other level-3 routines), and the threshold below which a call with a product goes
-// straight to OpenBLAS (0 under TANDEM_VERBOSE, whose lines the straight path writes on its way,
-// and without the GEMM entries), are published in the straight path's table
+// own GEMM entries (every precision's) were found for the straight path (`found`: without them a
+// call below the threshold takes the ordinary path, kept on the CPU). The entries themselves (and
+// OpenBLAS's entries of the other level-3 routines), and the threshold below which a call with a
+// product goes straight to OpenBLAS (0 under TANDEM_VERBOSE, whose lines the straight path writes
+// on its way, and without the GEMM entries), are published in the straight path's table
 // (src/blas3/dropin/straight.hpp).
 struct Once {
   double min_mnk = 0;
@@ -64,7 +71,6 @@ struct Once {
 // it without a guard. Until then its bound is 0, so the first call takes the ordinary path, which
 // publishes it.
 Once read_once() {
-  using tandem::detail::Precision;
   Once o;
   const auto& env = tandem::detail::env_config();
   o.verbose = env.verbose;
@@ -72,14 +78,15 @@ Once read_once() {
   const auto own = [](const tandem::detail::RoutineName& name) {
     return tandem::detail::cpu_blas::own_entry(name.c_str());
   };
-  void* const sgemm = own(tandem::detail::fortran_symbol(Precision::s, "gemm"));
-  void* const dgemm = own(tandem::detail::fortran_symbol(Precision::d, "gemm"));
-  void* const cblas_s = own(tandem::detail::cblas_name(Precision::s, "gemm"));
-  void* const cblas_d = own(tandem::detail::cblas_name(Precision::d, "gemm"));
-  o.found = sgemm && dgemm && cblas_s && cblas_d;
+  o.found = true;
+  for (Precision p : tandem::detail::kPrecisions) {
+    void* const fortran = own(tandem::detail::fortran_symbol(p, "gemm"));
+    void* const cblas = own(tandem::detail::cblas_name(p, "gemm"));
+    o.found = o.found && fortran && cblas;
+    tandem::detail::dropin::straight::publish_gemm(p, fortran, cblas);
+  }
   tandem::detail::dropin::straight::publish_level3(&tandem::detail::cpu_blas::own_entry);
-  tandem::detail::dropin::straight::publish(o.verbose || !o.found ? 0 : o.min_mnk, sgemm, dgemm,
-                                            cblas_s, cblas_d);
+  tandem::detail::dropin::straight::publish(o.verbose || !o.found ? 0 : o.min_mnk);
   return o;
 }
 
@@ -115,11 +122,14 @@ int cblas_position(tandem::Layout layout, int position) {
   }
 }
 
-// The threshold's measure of a product.
-double mnk(int64_t m, int64_t n, int64_t k) {
-  return static_cast<double>(m) * static_cast<double>(n) * static_cast<double>(k);
+// The threshold's measure of a product: its real multiply-adds (straight::kWorkPerMultiplyAdd).
+double work(Precision p, int64_t m, int64_t n, int64_t k) {
+  return tandem::detail::flops_per_multiply_add(p) / 2 * static_cast<double>(m) *
+         static_cast<double>(n) * static_cast<double>(k);
 }
-bool below(const Once& o, int64_t m, int64_t n, int64_t k) { return mnk(m, n, k) < o.min_mnk; }
+bool below(const Once& o, Precision p, int64_t m, int64_t n, int64_t k) {
+  return work(p, m, n, k) < o.min_mnk;
+}
 
 }  // namespace
 
@@ -161,7 +171,9 @@ tandem::Options cpu_only() {
   return o;
 }
 
-bool below_threshold(int64_t m, int64_t n, int64_t k) { return below(once(), m, n, k); }
+bool below_threshold(Precision p, int64_t m, int64_t n, int64_t k) {
+  return below(once(), p, m, n, k);
+}
 
 }  // namespace tandem::detail::dropin
 
@@ -171,8 +183,9 @@ using namespace tandem::detail::dropin;
 // The options of a GEMM that does not go straight: a call below the threshold (OpenBLAS's
 // entries were not found, or its arguments are invalid and it is about to be reported) stays on
 // the CPU with the program's thread count; a larger one takes the configured strategy.
+template <class T>
 tandem::Options routed(int64_t m, int64_t n, int64_t k) {
-  if (!below_threshold(m, n, k)) return {};
+  if (!below_threshold(tandem::detail::precision_of<T>(), m, n, k)) return {};
   tandem::Options o = cpu_only();
   o.cpu_threads = tandem::detail::cpu_blas::current_threads();
   return o;
@@ -191,7 +204,7 @@ template <class T>
                                                  blasint m, blasint n, blasint k, T alpha,
                                                  const T* a, blasint lda, const T* b, blasint ldb,
                                                  const T* c, blasint ldc) {
-  return o.found && below(o, m, n, k) &&
+  return o.found && below(o, tandem::detail::precision_of<T>(), m, n, k) &&
          tandem::detail::gemm_rules::first_invalid(layout, ta, tb, m, n, k, alpha, a, lda, b, ldb,
                                                    c, ldc) == 0;
 }
@@ -221,10 +234,6 @@ void straight_otherwise(int64_t m, int64_t n, int64_t k, T alpha, T beta, T* c, 
       tandem::detail::routine_name(tandem::detail::precision_of<T>(), "gemm").c_str(), r, !row);
 }
 
-template <class T>
-using CblasGemm = void (*)(CBLAS_ORDER, CBLAS_TRANSPOSE, CBLAS_TRANSPOSE, blasint, blasint, blasint,
-                           T, const T*, blasint, const T*, blasint, T, T*, blasint);
-
 // OpenBLAS's own entries, as once() published them (every caller has called it, or has read a
 // bound above 0 from the table).
 template <class T>
@@ -238,16 +247,24 @@ FortranGemm<T> own_fortran() {
 }
 
 // Every CBLAS GEMM call that does not go straight to OpenBLAS (same signature as the entry, so
-// the entry reaches it with a jump).
+// the entry reaches it with a jump). A complex call's scalars and matrices come as cblas.h passes
+// them (Cblas<T>: alpha and beta by address, untyped pointers).
 template <class T>
 [[gnu::noinline]] void cblas_gemm(CBLAS_ORDER layout, CBLAS_TRANSPOSE ta, CBLAS_TRANSPOSE tb,
-                                  blasint m, blasint n, blasint k, T alpha, const T* a, blasint lda,
-                                  const T* b, blasint ldb, T beta, T* c, blasint ldc) {
+                                  blasint m, blasint n, blasint k,
+                                  typename Cblas<T>::Scalar alpha_arg, typename Cblas<T>::In a_arg,
+                                  blasint lda, typename Cblas<T>::In b_arg, blasint ldb,
+                                  typename Cblas<T>::Scalar beta_arg, typename Cblas<T>::Out c_arg,
+                                  blasint ldc) {
   static constexpr auto routine =
       tandem::detail::cblas_name(tandem::detail::precision_of<T>(), "gemm");
+  const T alpha = Cblas<T>::value(alpha_arg), beta = Cblas<T>::value(beta_arg);
+  const T *a = Cblas<T>::in(a_arg), *b = Cblas<T>::in(b_arg);
+  T* c = Cblas<T>::out(c_arg);
   if (goes_straight(once(), layout, ta, tb, m, n, k, alpha, a, lda, b, ldb, c, ldc)) {
     straight_otherwise(m, n, k, alpha, beta, c, ldc, layout == CblasRowMajor, [&] {
-      own_cblas<T>()(layout, ta, tb, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc);
+      own_cblas<T>()(layout, ta, tb, m, n, k, alpha_arg, a_arg, lda, b_arg, ldb, beta_arg, c_arg,
+                     ldc);
     });
     return;
   }
@@ -257,7 +274,7 @@ template <class T>
                     o);
   };
   try {
-    call(routed(m, n, k));
+    call(routed<T>(m, n, k));
   } catch (const tandem::Error& e) {
     if (e.kind() == tandem::Error::Kind::InvalidArgument) {
       cblas_invalid(routine.c_str(), cblas_position(lay, e.argument()));
@@ -298,7 +315,7 @@ template <class T>
                     *alpha, a, *lda, b, *ldb, *beta, c, *ldc, o);
   };
   try {
-    call(routed(*m, *n, *k));
+    call(routed<T>(*m, *n, *k));
   } catch (const tandem::Error& e) {
     if (e.kind() == tandem::Error::Kind::InvalidArgument) {
       // Fortran GEMM has no layout argument: its positions are one less than tandem's.
@@ -313,10 +330,13 @@ template <class T>
 
 }  // namespace
 
-// The exported entries. On x86-64 they are src/blas3/dropin/straight_x86_64.S, which jumps to
-// OpenBLAS's own entry or to these (tandem_rest_*, with the same signatures); elsewhere these are
-// the entries. Either way these apply the straight rule (straight::goes, which
-// tests/straight_test.cpp holds the assembly to) before anything else.
+// The exported entries. For s and d on x86-64 they are src/blas3/dropin/straight_x86_64.S, which
+// jumps to OpenBLAS's own entry or to these (tandem_rest_*, with the same signatures); elsewhere
+// these are the entries. Either way these apply the straight rule (straight::goes, which
+// tests/straight_test.cpp holds the assembly to) before anything else. The c and z entries are
+// these on every platform: the assembly has no complex entries yet (a complex alpha is two
+// numbers, and CBLAS passes it and beta by address, which moves every stack argument), so a
+// complex call below the threshold goes straight from C++, with the frame the compiler gives it.
 #ifdef TANDEM_STRAIGHT_ASM
 // The assembly reads the sizes and leading dimensions as 32-bit integers: an OpenBLAS built with
 // 64-bit ones (INTERFACE64) needs the C++ entries.
@@ -332,9 +352,11 @@ namespace {
 
 template <class T>
 void cblas_entry(CBLAS_ORDER layout, CBLAS_TRANSPOSE ta, CBLAS_TRANSPOSE tb, blasint m, blasint n,
-                 blasint k, T alpha, const T* a, blasint lda, const T* b, blasint ldb, T beta, T* c,
-                 blasint ldc) {
-  if (straight::goes(straight::most(), layout, ta, tb, m, n, k, alpha, a, lda, b, ldb, c, ldc))
+                 blasint k, typename Cblas<T>::Scalar alpha, typename Cblas<T>::In a, blasint lda,
+                 typename Cblas<T>::In b, blasint ldb, typename Cblas<T>::Scalar beta,
+                 typename Cblas<T>::Out c, blasint ldc) {
+  if (straight::goes(straight::most(), layout, ta, tb, m, n, k, Cblas<T>::value(alpha),
+                     Cblas<T>::in(a), lda, Cblas<T>::in(b), ldb, Cblas<T>::in(c), ldc))
     return own_cblas<T>()(layout, ta, tb, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc);
   cblas_gemm<T>(layout, ta, tb, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc);
 }
@@ -351,25 +373,28 @@ void fortran_entry(const char* transa, const char* transb, const blasint* m, con
 
 }  // namespace
 
-// The exported entries of one precision: T its element type, p its letter. The Fortran ones take
-// every argument by reference, and only the real ones (src/blas3/dropin/blas_entries.hpp says why
-// the hidden lengths are not declared).
-#define TANDEM_GEMM_ENTRIES(T, p)                                                                  \
-  void TANDEM_GEMM_ENTRY(cblas_##p##gemm)(                                                         \
-      const enum CBLAS_ORDER Order, const enum CBLAS_TRANSPOSE TransA,                             \
-      const enum CBLAS_TRANSPOSE TransB, const blasint M, const blasint N, const blasint K,        \
-      const T alpha, const T* A, const blasint lda, const T* B, const blasint ldb, const T beta,   \
-      T* C, const blasint ldc) {                                                                   \
+// The exported entries of one precision: T its element type, p its letter, ENTRY how an entry is
+// named (TANDEM_GEMM_ENTRY for s and d, TANDEM_CXX_ENTRY for c and z). The Fortran ones take every
+// argument by reference, and only the real ones (src/blas3/dropin/blas_entries.hpp says why the
+// hidden lengths are not declared); the CBLAS ones take cblas.h's types (Cblas<T>).
+#define TANDEM_CXX_ENTRY(name) TANDEM_EXPORT name
+#define TANDEM_GEMM_ENTRIES(T, p, ENTRY)                                                           \
+  void ENTRY(cblas_##p##gemm)(const enum CBLAS_ORDER Order, const enum CBLAS_TRANSPOSE TransA,     \
+                              const enum CBLAS_TRANSPOSE TransB, const blasint M, const blasint N, \
+                              const blasint K, const Cblas<T>::Scalar alpha, Cblas<T>::In A,       \
+                              const blasint lda, Cblas<T>::In B, const blasint ldb,                \
+                              const Cblas<T>::Scalar beta, Cblas<T>::Out C, const blasint ldc) {   \
     cblas_entry<T>(Order, TransA, TransB, M, N, K, alpha, A, lda, B, ldb, beta, C, ldc);           \
   }                                                                                                \
-  void TANDEM_GEMM_ENTRY(p##gemm_)(const char* transa, const char* transb, const blasint* m,       \
-                                   const blasint* n, const blasint* k, const T* alpha, const T* a, \
-                                   const blasint* lda, const T* b, const blasint* ldb,             \
-                                   const T* beta, T* c, const blasint* ldc) {                      \
+  void ENTRY(p##gemm_)(const char* transa, const char* transb, const blasint* m, const blasint* n, \
+                       const blasint* k, const T* alpha, const T* a, const blasint* lda,           \
+                       const T* b, const blasint* ldb, const T* beta, T* c, const blasint* ldc) {  \
     fortran_entry<T>(transa, transb, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc);                \
   }
 
 extern "C" {
-TANDEM_GEMM_ENTRIES(float, s)
-TANDEM_GEMM_ENTRIES(double, d)
+TANDEM_GEMM_ENTRIES(float, s, TANDEM_GEMM_ENTRY)
+TANDEM_GEMM_ENTRIES(double, d, TANDEM_GEMM_ENTRY)
+TANDEM_GEMM_ENTRIES(std::complex<float>, c, TANDEM_CXX_ENTRY)
+TANDEM_GEMM_ENTRIES(std::complex<double>, z, TANDEM_CXX_ENTRY)
 }  // extern "C"

@@ -38,7 +38,8 @@ class Routed final : public tandem::detail::level3::Products<T> {
 
   bool offloads(bool ta, bool tb, int64_t m, int64_t n, int64_t k, const T* a, int64_t lda,
                 const T* b, int64_t ldb, T beta, const T* c, int64_t ldc) override {
-    if (tandem::detail::dropin::below_threshold(m, n, k)) return false;
+    if (tandem::detail::dropin::below_threshold(tandem::detail::precision_of<T>(), m, n, k))
+      return false;
     // The column-major product as the row-major one the plan sees (C^T = B^T A^T).
     const tandem::detail::Problem<T> p{
         tb, ta, n, m, k, T(1), b, ldb, a, lda, beta, const_cast<T*>(c), ldc};
@@ -50,7 +51,7 @@ class Routed final : public tandem::detail::level3::Products<T> {
   }
 
   bool below_threshold(int64_t m, int64_t n, int64_t k) override {
-    return tandem::detail::dropin::below_threshold(m, n, k);
+    return tandem::detail::dropin::below_threshold(tandem::detail::precision_of<T>(), m, n, k);
   }
 
   // Under auto, the defaults' smallest diagonal block; a strategy the caller forces halves as far

@@ -33,11 +33,12 @@ void publish_level3(void* (*find)(const char* name)) {
   tandem_straight.*Row<double>::level3 = blas_entries::found<double>(find);
 }
 
-void publish(double threshold, void* sgemm, void* dgemm, void* cblas_sgemm, void* cblas_dgemm) {
-  tandem_straight.own_sgemm = sgemm;
-  tandem_straight.own_dgemm = dgemm;
-  tandem_straight.own_cblas_sgemm = cblas_sgemm;
-  tandem_straight.own_cblas_dgemm = cblas_dgemm;
+void publish_gemm(Precision precision, void* fortran, void* cblas) {
+  tandem_straight.own_gemm[index_of(precision)] = fortran;
+  tandem_straight.own_cblas_gemm[index_of(precision)] = cblas;
+}
+
+void publish(double threshold) {
   // A whole product is below `threshold` exactly when it is at most its ceiling less one.
   const double least = std::ceil(threshold);
   const std::uint64_t most =

@@ -1,13 +1,14 @@
 // The drop-in's straight path: a valid GEMM call with a product below the threshold jumps from the
 // exported entry to OpenBLAS's own, with the caller's arguments untouched. This header holds what
-// decides it, in one place: the table the entries read (the threshold, OpenBLAS's four GEMM
-// entries, the Fortran transpose characters) and the rule. On x86-64 the GEMM entries are written
-// in assembly (src/blas3/dropin/straight_x86_64.S), which includes this header for the table's
-// layout; elsewhere, and as the reference that tests/straight_test.cpp holds the assembly to, they
-// are C++ (src/blas3/dropin/gemm_entries.cpp). The other level-3 routines go straight by the same
-// threshold (their argument rules in src/blas3/level3_rules.hpp; C++ entries in
-// src/blas3/dropin/level3_entries.cpp, assembly ones in the same .S on x86-64) to OpenBLAS's
-// entries the table holds after the GEMM ones.
+// decides it, in one place: the table the entries read (the threshold, OpenBLAS's GEMM entries of
+// every precision, the Fortran transpose characters) and the rule. On x86-64 the s and d GEMM
+// entries are written in assembly (src/blas3/dropin/straight_x86_64.S), which includes this header
+// for the table's layout; elsewhere, and as the reference that tests/straight_test.cpp holds the
+// assembly to, they are C++ (src/blas3/dropin/gemm_entries.cpp). The c and z GEMM entries are C++
+// everywhere: they apply the same rule, with its product counted in real multiply-adds. The other
+// level-3 routines go straight by the same threshold (their argument rules in
+// src/blas3/level3_rules.hpp; C++ entries in src/blas3/dropin/level3_entries.cpp, assembly ones in
+// the same .S on x86-64) to OpenBLAS's entries the table holds after the GEMM ones.
 //
 // Why assembly: OpenBLAS does a 2^3 call in about 20 ns, so the drop-in has 2 ns to decide. The
 // compilers (GCC 12, Clang 14) give a C++ entry that tail-calls with 15 arguments a frame: they
@@ -18,11 +19,14 @@
 
 // The table's layout, for the assembly (static_asserts below keep it true).
 #define TANDEM_STRAIGHT_MOST 0
-#define TANDEM_STRAIGHT_OWN_SGEMM 8
-#define TANDEM_STRAIGHT_OWN_DGEMM 16
-#define TANDEM_STRAIGHT_OWN_CBLAS_SGEMM 24
-#define TANDEM_STRAIGHT_OWN_CBLAS_DGEMM 32
-#define TANDEM_STRAIGHT_FORTRAN_OP 40
+// OpenBLAS's GEMM entries, Fortran then CBLAS, each an array by precision (s, d, c, z).
+#define TANDEM_STRAIGHT_OWN_GEMM 8
+#define TANDEM_STRAIGHT_OWN_CBLAS_GEMM 40
+#define TANDEM_STRAIGHT_OWN_SGEMM (TANDEM_STRAIGHT_OWN_GEMM + 0)
+#define TANDEM_STRAIGHT_OWN_DGEMM (TANDEM_STRAIGHT_OWN_GEMM + 8)
+#define TANDEM_STRAIGHT_OWN_CBLAS_SGEMM (TANDEM_STRAIGHT_OWN_CBLAS_GEMM + 0)
+#define TANDEM_STRAIGHT_OWN_CBLAS_DGEMM (TANDEM_STRAIGHT_OWN_CBLAS_GEMM + 8)
+#define TANDEM_STRAIGHT_FORTRAN_OP 72
 // tandem.h's enums, which the assembler cannot read.
 #define TANDEM_STRAIGHT_ROW_MAJOR 101
 #define TANDEM_STRAIGHT_COL_MAJOR 102
@@ -31,8 +35,8 @@
 // The other level-3 routines' entries (src/blas3/dropin/straight_x86_64.S): where each
 // precision's OpenBLAS entries lie in the table, each entry's place among them, and cblas.h's
 // enums.
-#define TANDEM_STRAIGHT_LEVEL3_S 1064
-#define TANDEM_STRAIGHT_LEVEL3_D 1160
+#define TANDEM_STRAIGHT_LEVEL3_S 1096
+#define TANDEM_STRAIGHT_LEVEL3_D 1192
 #define TANDEM_LEVEL3_SYRK 8
 #define TANDEM_LEVEL3_SYR2K 16
 #define TANDEM_LEVEL3_SYMM 24
@@ -56,21 +60,22 @@
 #include <cstdint>
 
 #include "api/gemm_rules.hpp"
+#include "base/precision.hpp"
 #include "blas3/dropin/blas_entries.hpp"
 #include "tandem/tandem.h"
 
-// The table. `most` is the largest product m * n * k (exact, as a 64-bit integer; a product that
-// overflows is larger) that goes straight: one less than the threshold, and 0 (no call goes
-// straight) until the drop-in has read its settings, under TANDEM_VERBOSE (whose lines the other
-// path writes) and when OpenBLAS's entries were not found. It is written last, with release
-// order, so an entry that reads it above 0 also reads the entries published before it.
-// `fortran_op` maps a Fortran transpose character to tandem's op (0 for an invalid one).
+// The table. `most` is the largest work that goes straight, in real multiply-adds: m * n * k for a
+// real product, 4 * m * n * k for a complex one (exact, as a 64-bit integer; a product that
+// overflows is larger): one less than the threshold, and 0 (no call goes straight) until the
+// drop-in has read its settings, under TANDEM_VERBOSE (whose lines the other path writes) and when
+// OpenBLAS's entries were not found. It is written last, with release order, so an entry that
+// reads it above 0 also reads the entries published before it. `own_gemm` and `own_cblas_gemm`
+// hold OpenBLAS's GEMM entries by precision (index_of: s, d, c, z). `fortran_op` maps a Fortran
+// transpose character to tandem's op (0 for an invalid one).
 struct TandemStraight {
   std::uint64_t most;
-  void* own_sgemm;
-  void* own_dgemm;
-  void* own_cblas_sgemm;
-  void* own_cblas_dgemm;
+  void* own_gemm[tandem::detail::kPrecisionCount];
+  void* own_cblas_gemm[tandem::detail::kPrecisionCount];
   int fortran_op[256];
   // OpenBLAS's level-3 entries for the other routines' straight path
   // (src/blas3/dropin/level3_entries.cpp).
@@ -80,10 +85,20 @@ struct TandemStraight {
 extern "C" TandemStraight tandem_straight __attribute__((visibility("hidden")));
 
 static_assert(offsetof(TandemStraight, most) == TANDEM_STRAIGHT_MOST);
-static_assert(offsetof(TandemStraight, own_sgemm) == TANDEM_STRAIGHT_OWN_SGEMM);
-static_assert(offsetof(TandemStraight, own_dgemm) == TANDEM_STRAIGHT_OWN_DGEMM);
-static_assert(offsetof(TandemStraight, own_cblas_sgemm) == TANDEM_STRAIGHT_OWN_CBLAS_SGEMM);
-static_assert(offsetof(TandemStraight, own_cblas_dgemm) == TANDEM_STRAIGHT_OWN_CBLAS_DGEMM);
+static_assert(offsetof(TandemStraight, own_gemm) == TANDEM_STRAIGHT_OWN_GEMM);
+static_assert(offsetof(TandemStraight, own_cblas_gemm) == TANDEM_STRAIGHT_OWN_CBLAS_GEMM);
+static_assert(TANDEM_STRAIGHT_OWN_SGEMM ==
+                  TANDEM_STRAIGHT_OWN_GEMM +
+                      8 * tandem::detail::index_of(tandem::detail::Precision::s) &&
+              TANDEM_STRAIGHT_OWN_DGEMM ==
+                  TANDEM_STRAIGHT_OWN_GEMM +
+                      8 * tandem::detail::index_of(tandem::detail::Precision::d) &&
+              TANDEM_STRAIGHT_OWN_CBLAS_SGEMM ==
+                  TANDEM_STRAIGHT_OWN_CBLAS_GEMM +
+                      8 * tandem::detail::index_of(tandem::detail::Precision::s) &&
+              TANDEM_STRAIGHT_OWN_CBLAS_DGEMM ==
+                  TANDEM_STRAIGHT_OWN_CBLAS_GEMM +
+                      8 * tandem::detail::index_of(tandem::detail::Precision::d));
 static_assert(offsetof(TandemStraight, fortran_op) == TANDEM_STRAIGHT_FORTRAN_OP);
 static_assert(TANDEM_ROW_MAJOR == TANDEM_STRAIGHT_ROW_MAJOR &&
               TANDEM_COL_MAJOR == TANDEM_STRAIGHT_COL_MAJOR);
@@ -112,9 +127,12 @@ static_assert(TANDEM_NO_TRANS == TANDEM_STRAIGHT_NO_TRANS &&
 
 namespace tandem::detail::dropin::straight {
 
-// Publishes the threshold (products below it go straight) and OpenBLAS's entries, once, before
-// any call goes straight.
-void publish(double threshold, void* sgemm, void* dgemm, void* cblas_sgemm, void* cblas_dgemm);
+// Stores OpenBLAS's GEMM entries of one precision (null where not found), before publish().
+void publish_gemm(Precision precision, void* fortran, void* cblas);
+
+// Publishes the threshold (work below it goes straight), once, after the entries and before any
+// call goes straight.
+void publish(double threshold);
 
 inline std::uint64_t most() { return __atomic_load_n(&tandem_straight.most, __ATOMIC_ACQUIRE); }
 
@@ -122,35 +140,40 @@ inline std::uint64_t most() { return __atomic_load_n(&tandem_straight.most, __AT
 // publish() publishes the bound: a caller that reads a bound above 0 reads them too.
 void publish_level3(void* (*find)(const char* name));
 
-// Each precision's fields of the table: OpenBLAS's GEMM entries, Fortran and CBLAS, and its other
-// level-3 entries. A precision is a row here, beside its fields in the table (and their offsets,
-// for the assembly).
+// The real precisions' other level-3 entries in the table: a precision is a row here, beside its
+// fields in the table (and their offsets, for the assembly).
 template <class T>
 struct Row;
-#define TANDEM_STRAIGHT_ROW(T, p)                                                \
-  template <>                                                                    \
-  struct Row<T> {                                                                \
-    static constexpr auto own_gemm = &TandemStraight::own_##p##gemm;             \
-    static constexpr auto own_cblas_gemm = &TandemStraight::own_cblas_##p##gemm; \
-    static constexpr auto level3 = &TandemStraight::level3_##p;                  \
+#define TANDEM_STRAIGHT_ROW(T, p)                               \
+  template <>                                                   \
+  struct Row<T> {                                               \
+    static constexpr auto level3 = &TandemStraight::level3_##p; \
   };
 TANDEM_STRAIGHT_ROW(float, s)
 TANDEM_STRAIGHT_ROW(double, d)
 #undef TANDEM_STRAIGHT_ROW
 
-// Those entries, for a caller that has read a bound above 0.
+// Those entries, and OpenBLAS's GEMM entries of any precision, for a caller that has read a bound
+// above 0.
 template <class T>
 const tandem::detail::blas_entries::Level3<T>& level3() {
   return tandem_straight.*Row<T>::level3;
 }
 template <class T>
 void* own_gemm() {
-  return tandem_straight.*Row<T>::own_gemm;
+  return tandem_straight.own_gemm[index_of(precision_of<T>())];
 }
 template <class T>
 void* own_cblas_gemm() {
-  return tandem_straight.*Row<T>::own_cblas_gemm;
+  return tandem_straight.own_cblas_gemm[index_of(precision_of<T>())];
 }
+
+// The threshold's measure of a product of T: its real multiply-adds per m * n * k, 1 for a real
+// type and 4 for a complex one (four real products and their sums), so that one threshold means
+// the same work in every precision.
+template <class T>
+inline constexpr std::uint64_t kWorkPerMultiplyAdd =
+    static_cast<std::uint64_t>(flops_per_multiply_add(precision_of<T>()) / 2);
 
 // A Fortran transpose character as tandem's op, or 0.
 inline int fortran_op(char c) { return tandem_straight.fortran_op[static_cast<unsigned char>(c)]; }
@@ -168,13 +191,16 @@ template <class I>
          static_cast<std::uint64_t>(product) - 1 < most;
 }
 
-// The rule: a call goes straight when it has a product (m, n, k above 0, alpha not 0), the
-// product is at most `most`, and BLAS rules out none of its arguments.
+// The rule: a call goes straight when it has a product (m, n, k above 0, alpha not 0), its work
+// (m * n * k times kWorkPerMultiplyAdd<T>) is at most `most`, and BLAS rules out none of its
+// arguments. For a real T the work is the product itself, as the assembly tests it.
 template <class T, class I>
 [[gnu::always_inline]] inline bool goes(std::uint64_t most, int layout, int ta, int tb, I m, I n,
                                         I k, T alpha, const T* a, I lda, const T* b, I ldb,
                                         const T* c, I ldc) {
-  return m > 0 && n > 0 && k > 0 && alpha != T(0) && product_at_most(most, m, n, k) &&
+  // w * p <= most exactly when p <= most / w (whole numbers).
+  return m > 0 && n > 0 && k > 0 && alpha != T(0) &&
+         product_at_most(most / kWorkPerMultiplyAdd<T>, m, n, k) &&
          gemm_rules::first_invalid(layout, ta, tb, m, n, k, alpha, a, lda, b, ldb, c, ldc) == 0;
 }
 

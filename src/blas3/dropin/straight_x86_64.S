@@ -3,7 +3,9 @@
  * (rax, r10, r11) and jumps to OpenBLAS's own entry with the caller's registers and stack as they
  * came, or to the C++ entry (tandem_rest_*, src/blas3/dropin/gemm_entries.cpp and level3_entries.cpp),
  * which handles every other call. Nothing here writes memory or the stack. tests/straight_test.cpp
- * and tests/straight_level3_test.cpp hold these entries to the C++ rule. */
+ * and tests/straight_level3_test.cpp hold these entries to the C++ rule. Real precisions only: the
+ * complex GEMM entries (cgemm_, zgemm_, cblas_cgemm, cblas_zgemm) are C++ on every platform
+ * (src/blas3/dropin/gemm_entries.cpp says why). */
 #include <cet.h>
 
 #include "blas3/dropin/straight.hpp"
