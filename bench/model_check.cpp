@@ -106,6 +106,8 @@ void check(const Shape& sh, Memory mem, std::vector<Config>& configs, int reps,
   w.run(cpu_opt, nullptr);
   const std::vector<T> want(w.pc, w.pc + sh.m * sh.n);
   cost::Shape s{sh.m, sh.n, sh.k, static_cast<int>(sizeof(T)), sh.beta};
+  s.flops_per_multiply_add =
+      tandem::detail::flops_per_multiply_add(tandem::detail::precision_of<T>());
   s.pin({mem.ab, mem.ab, mem.c});
   for (Config& c : configs) {
     if (!model || c.name == "auto") continue;

@@ -41,14 +41,17 @@ cost::Model h100_like() {
   return m;
 }
 
-cost::Shape shape(int64_t m, int64_t n, int64_t k, bool reads_c, bool pinned, int bytes = 4) {
-  return cost::Shape{m, n, k, bytes, reads_c, pinned};
+cost::Shape shape(int64_t m, int64_t n, int64_t k, bool reads_c, bool pinned, int bytes = 4,
+                  int flops_per_multiply_add = 2) {
+  cost::Shape s{m, n, k, bytes, reads_c, pinned};
+  s.flops_per_multiply_add = flops_per_multiply_add;
+  return s;
 }
 
 // Every division of the rows in whole tiles, on every thread count, as best_plan would choose.
 cost::Plan brute_force(const cost::Model& m, const cost::Shape& s, int cores, int64_t tile) {
   const cost::Side side{&m.device, tile, m.both_busy, m.cpu_busy};
-  cost::Plan best{{0}, s.m, cores, 0, m.cpu.seconds(s.m, s.n, s.k, cores)};
+  cost::Plan best{{0}, s.m, cores, 0, m.cpu.seconds(s, s.m, cores)};
   cost::Plan split{{0}, 0, 0, 0, std::numeric_limits<double>::infinity()};
   const int packing = m.device.discrete && m.device.feeds(s) ? 1 : 0;
   const double alone = cost::predict(m.cpu, {side}, s, {s.m}, 0, packing ? cores : 0);
@@ -86,21 +89,27 @@ TEST(CostModel, FitsLinesWithNonNegativeCoefficients) {
 }
 
 // Observations made by a known model are fitted back to that model, part by part.
-// What the co-tuner would observe on a machine that behaves exactly as `truth` says.
-std::vector<cost::Observation> observations_of(const cost::Model& truth) {
+// What the co-tuner would observe on a machine that behaves exactly as `truth` says, for a
+// precision of `element_bytes` bytes an element and `flops` flops a multiply-add.
+std::vector<cost::Observation> observations_of(const cost::Model& truth, int element_bytes = 4,
+                                               int flops = 2) {
+  const auto shape = [&](int64_t m, int64_t n, int64_t k, bool reads_c, bool pinned) {
+    return ::shape(m, n, k, reads_c, pinned, element_bytes, flops);
+  };
   std::vector<cost::Observation> obs;
   const int64_t s = 2048, small = 256;
   for (const cost::Sample& t : truth.cpu.gflops_by_threads) {
     const int threads = static_cast<int>(t.x);
-    obs.push_back(
-        {"cpu", s, s, s, 0, threads, 0, false, false, 0, truth.cpu.seconds(s, s, s, threads)});
+    obs.push_back({"cpu", s, s, s, 0, threads, 0, false, false, 0,
+                   truth.cpu.seconds(shape(s, s, s, false, false), s, threads)});
   }
   const int64_t big = 5792;  // the work of s^3 with one dimension s / 8
   for (const auto& [m, n, k] : {std::tuple<int64_t, int64_t, int64_t>{small, big, big},
                                 {big, small, big},
                                 {big, big, small},
                                 {512, 512, 512}})
-    obs.push_back({"cpu", m, n, k, 0, 16, 0, false, false, 0, truth.cpu.seconds(m, n, k, 16)});
+    obs.push_back({"cpu", m, n, k, 0, 16, 0, false, false, 0,
+                   truth.cpu.seconds(shape(m, n, k, false, false), m, 16)});
   const double bytes = 64 << 20;
   obs.push_back({"bus_in", 0, 0, 0, 0, 0, 0, false, false, bytes, bytes / truth.device.bus_in});
   obs.push_back({"bus_out", 0, 0, 0, 0, 0, 0, false, false, bytes, bytes / truth.device.bus_out});
@@ -130,7 +139,7 @@ std::vector<cost::Observation> observations_of(const cost::Model& truth) {
                       0,
                       cost::predict(truth.cpu, {side}, hs, {6144}, 8, 8)};
   h.device_seconds = truth.device.seconds(hs, 6144, 8) / truth.both_busy;
-  h.cpu_seconds = truth.cpu.seconds(2048, hs.n, hs.k, 8) / truth.cpu_busy;
+  h.cpu_seconds = truth.cpu.seconds(hs, 2048, 8) / truth.cpu_busy;
   obs.push_back(h);
   return obs;
 }
@@ -165,6 +174,32 @@ TEST(CostModel, FitRecoversTheModelThatMadeTheObservations) {
   EXPECT_NEAR(fitted.split_margin, 0.05, 1e-12) << "a model that missed nothing keeps the margin";
 }
 
+// A complex multiply-add is four real ones (8 flops): the model counts a complex call's flops so,
+// and its rates are GFLOPS of that count, the figures the tuner and the planner's launch bound
+// read beside the real types'. A machine that runs complex calls as `truth` says is fitted back
+// to `truth`'s rates, and a complex call does four times the real work of its shape.
+TEST(CostModel, ComplexCallsCountEightFlopsAMultiplyAdd) {
+  cost::Model truth = h100_like();
+  truth.cpu.latency = 30e-6;
+  std::vector<cost::Observation> obs = observations_of(truth, 16, 8);
+  cost::DeviceConstants z = kH100Constants;
+  z.element_bytes = 16;
+  z.flops_per_multiply_add = 8;
+  const cost::Model fitted = cost::fit(obs, z, 0.05);
+  ASSERT_TRUE(fitted.usable()) << fitted.problem();
+  for (size_t i = 0; i < truth.cpu.gflops_by_threads.size(); ++i)
+    EXPECT_NEAR(fitted.cpu.gflops_by_threads[i].y, truth.cpu.gflops_by_threads[i].y, 1e-6) << i;
+  EXPECT_NEAR(fitted.device.kernel_gflops, truth.device.kernel_gflops, 1e-3);
+  for (const cost::Observation& o : obs) EXPECT_NEAR(o.predicted / o.seconds, 1.0, 1e-6) << o.what;
+
+  const cost::Shape real = shape(4096, 4096, 4096, false, true, 16, 2);
+  const cost::Shape complex = shape(4096, 4096, 4096, false, true, 16, 8);
+  EXPECT_DOUBLE_EQ(truth.device.kernel_work(complex, 4096).flops,
+                   4 * truth.device.kernel_work(real, 4096).flops);
+  EXPECT_NEAR(truth.cpu.seconds(complex, 4096, 16) - truth.cpu.latency,
+              4 * (truth.cpu.seconds(real, 4096, 16) - truth.cpu.latency), 1e-12);
+}
+
 // A split is planned only when it beats the better single side by more than the model missed
 // the splits it was fitted to: a hybrid call that took 1.4x the model's time raises the margin
 // to that miss (2/7), and a split the model gains 10% on is then not planned.
@@ -177,7 +212,7 @@ TEST(CostModel, TheSplitMarginCoversTheModelsMissOnSplits) {
   const cost::Side side{&truth.device, 1, truth.both_busy, truth.cpu_busy};
   slow.seconds = 1.4 * cost::predict(truth.cpu, {side}, hs, {7168}, 8, 8);
   slow.device_seconds = truth.device.seconds(hs, 7168, 8) / truth.both_busy;
-  slow.cpu_seconds = truth.cpu.seconds(slow.m - 7168, hs.n, hs.k, 8) / truth.cpu_busy;
+  slow.cpu_seconds = truth.cpu.seconds(hs, slow.m - 7168, 8) / truth.cpu_busy;
   obs.push_back(slow);
   const cost::Model fitted = cost::fit(obs, kH100Constants, 0.05);
   ASSERT_TRUE(fitted.usable()) << fitted.problem();
@@ -341,7 +376,7 @@ TEST(CostModel, PlanOverTwoDevicesIsTheBestDivision) {
           kind = std::min(kind, t);
         }
     }
-    const double cpu_alone = m.cpu.seconds(s.m, s.n, s.k, cores);
+    const double cpu_alone = m.cpu.seconds(s, s.m, cores);
     const double single = std::min(alone, cpu_alone);
     const double best = split * (1 + m.split_margin) < single ? split : single;
     const cost::Plan p = cost::best_plan(m.cpu, pair, s, cores, m.split_margin);

@@ -233,7 +233,8 @@ std::string Tuner::fit_model(Precision prec, int64_t s, prof::PrecisionProfile& 
   for (size_t i : {size_t{4}, size_t{5}, size_t{2}}) {
     ShapeWork<T>& w = *shapes[i];
     const detail::cost::Side side{&model.device, dc.tile_m, 1.0, 1.0};
-    const detail::cost::Shape shape{w.m, w.n, w.k, sizeof(T), w.reads_c, w.pinned};
+    detail::cost::Shape shape{w.m, w.n, w.k, sizeof(T), w.reads_c, w.pinned};
+    shape.flops_per_multiply_add = dc.flops_per_multiply_add;
     const auto plan = detail::cost::best_split(model.cpu, {side}, shape, cores(), 1e9);
     if (!std::isfinite(plan.seconds)) continue;
     Options opt;
@@ -265,6 +266,7 @@ detail::cost::DeviceConstants Tuner::device_constants(const std::map<std::string
   dc.chunk_fill = dc.discrete ? std::max(1, params.at("CHUNK_FILL")) : 0;
   dc.chunk_from = static_cast<double>(detail::seams::overlap_from());
   dc.element_bytes = static_cast<int>(detail::element_bytes(prec));
+  dc.flops_per_multiply_add = detail::flops_per_multiply_add(prec);
   return dc;
 }
 

@@ -13,10 +13,6 @@ namespace {
 
 constexpr double kInf = std::numeric_limits<double>::infinity();
 
-double flops(int64_t rows, int64_t n, int64_t k) {
-  return 2.0 * static_cast<double>(rows) * static_cast<double>(n) * static_cast<double>(k);
-}
-
 int64_t ceil_div(int64_t x, int64_t d) { return (x + d - 1) / d; }
 
 double f(int64_t d, double half) {
@@ -97,7 +93,7 @@ int64_t rows_within(const Side& d, const Shape& s, int feeders, bool contended, 
 int64_t cpu_rows_within(const CpuModel& cpu, const Shape& s, int threads, double both_busy,
                         bool contended, double limit) {
   auto time = [&](int64_t r) {
-    return side_time(cpu.seconds(r, s.n, s.k, threads), contended, both_busy);
+    return side_time(cpu.seconds(s, r, threads), contended, both_busy);
   };
   if (time(1) > limit) return 0;
   if (time(s.m) <= limit) return s.m;
@@ -118,7 +114,7 @@ Plan balance_one(const CpuModel& cpu, const Side& d, const Shape& s, int threads
   const Shape seen = d.seen(s);
   auto device_ahead = [&](int64_t u) {
     return side_time(d.model->seconds(seen, rows_at(u), feeders), true, d.both_busy) >=
-           side_time(cpu.seconds(s.m - rows_at(u), s.n, s.k, threads), true, d.cpu_busy);
+           side_time(cpu.seconds(s, s.m - rows_at(u), threads), true, d.cpu_busy);
   };
   int64_t lo = 0, hi = units;  // the device is behind at lo, ahead at hi
   while (hi - lo > 1) {
@@ -190,11 +186,11 @@ double interpolate(const std::vector<Sample>& table, double x) {
   return table.back().y;
 }
 
-double CpuModel::seconds(int64_t rows, int64_t n, int64_t k, int threads) const {
-  if (rows <= 0 || n <= 0 || k <= 0) return 0;
-  const double rate = gflops(threads) * f(rows, half_m) * f(n, half_n) * f(k, half_k);
+double CpuModel::seconds(const Shape& s, int64_t rows, int threads) const {
+  if (rows <= 0 || s.n <= 0 || s.k <= 0) return 0;
+  const double rate = gflops(threads) * f(rows, half_m) * f(s.n, half_n) * f(s.k, half_k);
   if (rate <= 0) return kInf;
-  return latency + flops(rows, n, k) / (rate * 1e9);
+  return latency + s.flops(rows) / (rate * 1e9);
 }
 
 DeviceModel::Work DeviceModel::kernel_work(const Shape& s, int64_t rows) const {
@@ -215,7 +211,7 @@ DeviceModel::Work DeviceModel::kernel_work(const Shape& s, int64_t rows) const {
     const int64_t groups = ceil_div(std::min(step, rows - r0), tm) * ceil_div(s.n, tn);
     w.launches += 1;
     w.flops += static_cast<double>(ceil_div(groups, units) * units) *
-               (2.0 * static_cast<double>(tm * tn) * static_cast<double>(s.k));
+               (s.flops_per_multiply_add * static_cast<double>(tm * tn) * static_cast<double>(s.k));
   }
   return w;
 }
@@ -314,7 +310,7 @@ double predict(const CpuModel& cpu, const std::vector<Side>& devices, const Shap
   // The devices' feeders share the host's memory: their traffic takes the sum of their times.
   longest = std::max(longest, memory);
   if (cpu_rows > 0)
-    longest = std::max(longest, side_time(cpu.seconds(cpu_rows, s.n, s.k, std::max(1, cpu_threads)),
+    longest = std::max(longest, side_time(cpu.seconds(s, cpu_rows, std::max(1, cpu_threads)),
                                           contended, cpu_busy));
   return longest;
 }
@@ -358,7 +354,7 @@ Plan best_plan(const CpuModel& cpu, const std::vector<Side>& devices, const Shap
   cpu_alone.rows.assign(devices.size(), 0);
   cpu_alone.cpu_rows = s.m;
   cpu_alone.cpu_threads = cores;
-  cpu_alone.seconds = cpu.seconds(s.m, s.n, s.k, cores);
+  cpu_alone.seconds = cpu.seconds(s, s.m, cores);
   if (devices.empty() || s.m <= 0) return cpu_alone;
   // The devices alone, every core feeding those that pack.
   const Feeding f = feeding(devices, s);

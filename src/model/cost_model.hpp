@@ -40,6 +40,12 @@ struct Shape {
   // Where not every operand does (a caller's tandem_malloc C beside ordinary A and B): those that
   // need none. Ignored where `pinned`.
   bool a_pinned = false, b_pinned = false, c_pinned = false;
+  int flops_per_multiply_add = 2;  // the element's: 2 real, 8 complex (base/precision.hpp)
+  // The call's flops for `rows` of C's rows.
+  double flops(int64_t rows) const {
+    return flops_per_multiply_add * static_cast<double>(rows) * static_cast<double>(n) *
+           static_cast<double>(k);
+  }
   bool packs_a() const { return !pinned && !a_pinned; }
   bool packs_b() const { return !pinned && !b_pinned; }
   bool packs_c() const { return !pinned && !c_pinned; }
@@ -60,8 +66,8 @@ struct CpuModel {
   double half_m = 0, half_n = 0, half_k = 0;
   double latency = 0;  // seconds a call costs beyond its flops
   double gflops(int threads) const { return interpolate(gflops_by_threads, threads); }
-  // Seconds for `rows` rows of an n x k product on `threads` threads (0 for no rows).
-  double seconds(int64_t rows, int64_t n, int64_t k, int threads) const;
+  // Seconds for `rows` rows of the shape's n x k product on `threads` threads (0 for no rows).
+  double seconds(const Shape& s, int64_t rows, int threads) const;
 };
 
 // One OpenCL device. Its share's parts:
@@ -194,6 +200,7 @@ struct DeviceConstants {
   int chunk_fill = 0;
   double chunk_from = 0;
   int element_bytes = 4;
+  int flops_per_multiply_add = 2;
 };
 
 // The model the observations make, each part from its own kind (the CPU's rates by threads and
@@ -203,8 +210,8 @@ struct DeviceConstants {
 Model fit(std::vector<Observation>& observations, const DeviceConstants& device,
           double split_margin);
 
-// An observation's shape as the model sees it, with the precision's element size.
-Shape shape_of(const Observation& o, int element_bytes);
+// An observation's shape as the model sees it, with the precision's element size and flops.
+Shape shape_of(const Observation& o, const DeviceConstants& device);
 
 // Least squares y = a + b x over the points, with a >= 0 and b >= 0 (a falls to 0 when the
 // unconstrained fit makes it negative). Returns {a, b}; {0, 0} without points.

@@ -16,8 +16,8 @@ double median(std::vector<double> v) {
   return v.size() % 2 ? v[h] : 0.5 * (v[h - 1] + v[h]);
 }
 
-double flops(const Observation& o) {
-  return 2.0 * static_cast<double>(o.m) * static_cast<double>(o.n) * static_cast<double>(o.k);
+double flops(const Observation& o, const DeviceConstants& device) {
+  return shape_of(o, device).flops(o.m);
 }
 
 double f(int64_t d, double half) {
@@ -37,7 +37,7 @@ std::vector<Sample> table_by_threads(const std::map<int, std::vector<double>>& r
 // with one dimension small and about the work of a square one (a half-dimension for that
 // dimension); and a smaller square one (what a call costs beyond its flops). Each part depends on
 // the others a little, so they are solved in turn until they agree.
-CpuModel fit_cpu(const std::vector<Observation>& obs) {
+CpuModel fit_cpu(const std::vector<Observation>& obs, const DeviceConstants& device) {
   CpuModel cpu;
   int64_t square = 0;
   std::vector<const Observation*> squares, thin, small;
@@ -59,8 +59,8 @@ CpuModel fit_cpu(const std::vector<Observation>& obs) {
   for (int round = 0; round < 50; ++round) {
     std::map<int, std::vector<double>> rates;
     for (const Observation* o : squares)
-      rates[o->threads].push_back(1e-9 * flops(*o) / std::max(o->seconds - cpu.latency, 1e-12) /
-                                  shape_part(*o));
+      rates[o->threads].push_back(1e-9 * flops(*o, device) /
+                                  std::max(o->seconds - cpu.latency, 1e-12) / shape_part(*o));
     cpu.gflops_by_threads = table_by_threads(rates);
     std::vector<double> halves[3];
     for (const Observation* o : thin) {
@@ -72,7 +72,8 @@ CpuModel fit_cpu(const std::vector<Observation>& obs) {
       double others = 1;
       for (int e = 0; e < 3; ++e)
         if (e != d) others *= f(dims[e], halves_now[e]);
-      const double part = flops(*o) / (std::max(o->seconds - cpu.latency, 1e-12) * rate * others);
+      const double part =
+          flops(*o, device) / (std::max(o->seconds - cpu.latency, 1e-12) * rate * others);
       if (rate > 0 && part > 0)
         halves[d].push_back(std::max(0.0, static_cast<double>(dims[d]) * (1 / part - 1)));
     }
@@ -81,8 +82,8 @@ CpuModel fit_cpu(const std::vector<Observation>& obs) {
     cpu.half_k = median(halves[2]);
     std::vector<double> latencies;
     for (const Observation* o : small)
-      latencies.push_back(
-          std::max(0.0, o->seconds - flops(*o) / (cpu.gflops(o->threads) * 1e9 * shape_part(*o))));
+      latencies.push_back(std::max(
+          0.0, o->seconds - flops(*o, device) / (cpu.gflops(o->threads) * 1e9 * shape_part(*o))));
     cpu.latency = median(latencies);
   }
   return cpu;
@@ -106,11 +107,12 @@ void fit_rates(const std::vector<Observation>& obs, DeviceModel& d) {
 
 // The kernel's launch and rate: its time is a launch per chunk plus its work over whole waves,
 // fitted by least squares with both coefficients at least 0.
-void fit_kernel(const std::vector<Observation>& obs, int element_bytes, DeviceModel& d) {
+void fit_kernel(const std::vector<Observation>& obs, const DeviceConstants& device,
+                DeviceModel& d) {
   double uu = 0, uv = 0, vv = 0, uy = 0, vy = 0;
   for (const Observation& o : obs) {
     if (o.what != "kernel" || o.seconds <= 0) continue;
-    const DeviceModel::Work w = d.kernel_work(shape_of(o, element_bytes), o.m);
+    const DeviceModel::Work w = d.kernel_work(shape_of(o, device), o.m);
     uu += w.launches * w.launches;
     uv += w.launches * w.flops;
     vv += w.flops * w.flops;
@@ -133,13 +135,14 @@ void fit_kernel(const std::vector<Observation>& obs, int element_bytes, DeviceMo
 
 // The pipeline: what a whole call took beyond its longest part is its latency plus the overlap
 // factor times the other parts.
-void fit_pipeline(const std::vector<Observation>& obs, int element_bytes, DeviceModel& d) {
+void fit_pipeline(const std::vector<Observation>& obs, const DeviceConstants& device,
+                  DeviceModel& d) {
   d.latency = 0;
   d.overlap = 0;
   std::vector<Sample> points;
   for (const Observation& o : obs) {
     if (o.what != "device" || o.seconds <= 0) continue;
-    const DeviceModel::Parts p = d.parts(shape_of(o, element_bytes), o.m, o.feeders);
+    const DeviceModel::Parts p = d.parts(shape_of(o, device), o.m, o.feeders);
     const double longest = std::max({p.kernel, p.in, p.out, p.pack, p.memory});
     const double sum = p.kernel + p.in + p.out + p.pack + p.memory;
     if (std::isfinite(sum)) points.push_back({sum - longest, o.seconds - longest});
@@ -151,15 +154,14 @@ void fit_pipeline(const std::vector<Observation>& obs, int element_bytes, Device
 
 // How much each side slows while both run: what the model says each side alone would take for
 // its rows over what that side took in the split.
-void fit_busy(const std::vector<Observation>& obs, Model& m, int element_bytes) {
+void fit_busy(const std::vector<Observation>& obs, Model& m, const DeviceConstants& constants) {
   std::vector<double> device, cpu;
   for (const Observation& o : obs) {
     if (o.what != "hybrid") continue;
-    const Shape s = shape_of(o, element_bytes);
+    const Shape s = shape_of(o, constants);
     if (o.device_seconds > 0)
       device.push_back(m.device.seconds(s, o.rows, o.feeders) / o.device_seconds);
-    if (o.cpu_seconds > 0)
-      cpu.push_back(m.cpu.seconds(o.m - o.rows, o.n, o.k, o.threads) / o.cpu_seconds);
+    if (o.cpu_seconds > 0) cpu.push_back(m.cpu.seconds(s, o.m - o.rows, o.threads) / o.cpu_seconds);
   }
   // A side that ran faster beside the other than the model says it runs alone is not slowed.
   m.both_busy = device.empty() ? 1.0 : std::clamp(median(device), 0.3, 1.0);
@@ -167,9 +169,9 @@ void fit_busy(const std::vector<Observation>& obs, Model& m, int element_bytes) 
 }
 
 // What the fitted model says for one observation.
-double prediction(const Observation& o, const Model& m, int element_bytes) {
-  const Shape s = shape_of(o, element_bytes);
-  if (o.what == "cpu") return m.cpu.seconds(o.m, o.n, o.k, o.threads);
+double prediction(const Observation& o, const Model& m, const DeviceConstants& device) {
+  const Shape s = shape_of(o, device);
+  if (o.what == "cpu") return m.cpu.seconds(s, o.m, o.threads);
   if (o.what == "kernel") return m.device.parts(s, o.m, o.feeders).kernel;
   if (o.what == "bus_in") return o.bytes / m.device.bus_in;
   if (o.what == "bus_out") return o.bytes / m.device.bus_out;
@@ -184,12 +186,13 @@ double prediction(const Observation& o, const Model& m, int element_bytes) {
 
 }  // namespace
 
-Shape shape_of(const Observation& o, int element_bytes) {
+Shape shape_of(const Observation& o, const DeviceConstants& device) {
   Shape s;
   s.m = o.m;
   s.n = o.n;
   s.k = o.k;
-  s.element_bytes = element_bytes;
+  s.element_bytes = device.element_bytes;
+  s.flops_per_multiply_add = device.flops_per_multiply_add;
   s.reads_c = o.reads_c;
   s.pinned = o.pinned;
   return s;
@@ -199,7 +202,7 @@ Model fit(std::vector<Observation>& observations, const DeviceConstants& device,
           double split_margin) {
   Model m;
   m.split_margin = split_margin;
-  m.cpu = fit_cpu(observations);
+  m.cpu = fit_cpu(observations, device);
   m.device.discrete = device.discrete;
   m.device.tile_m = device.tile_m;
   m.device.tile_n = device.tile_n;
@@ -207,10 +210,10 @@ Model fit(std::vector<Observation>& observations, const DeviceConstants& device,
   m.device.chunk_fill = device.chunk_fill;
   m.device.chunk_from = device.chunk_from;
   fit_rates(observations, m.device);
-  fit_kernel(observations, device.element_bytes, m.device);
-  fit_pipeline(observations, device.element_bytes, m.device);
-  fit_busy(observations, m, device.element_bytes);
-  for (Observation& o : observations) o.predicted = prediction(o, m, device.element_bytes);
+  fit_kernel(observations, device, m.device);
+  fit_pipeline(observations, device, m.device);
+  fit_busy(observations, m, device);
+  for (Observation& o : observations) o.predicted = prediction(o, m, device);
   // A split is planned only when it beats the better single side by more than the model missed
   // the splits it was fitted to (the H100 host, 2026-11-23: 19% in dgemm, 26% in sgemm, where
   // the single devices' misses were smaller): the co-tuner's margin, or that miss if larger.

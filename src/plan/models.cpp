@@ -67,10 +67,12 @@ class PlanMemo {
     double margin = 0;
     bool operator==(const Key& o) const {
       return shape.m == o.shape.m && shape.n == o.shape.n && shape.k == o.shape.k &&
-             shape.element_bytes == o.shape.element_bytes && shape.reads_c == o.shape.reads_c &&
-             shape.pinned == o.shape.pinned && shape.a_pinned == o.shape.a_pinned &&
-             shape.b_pinned == o.shape.b_pinned && shape.c_pinned == o.shape.c_pinned &&
-             cores == o.cores && sides == o.sides && cpu == o.cpu && margin == o.margin;
+             shape.element_bytes == o.shape.element_bytes &&
+             shape.flops_per_multiply_add == o.shape.flops_per_multiply_add &&
+             shape.reads_c == o.shape.reads_c && shape.pinned == o.shape.pinned &&
+             shape.a_pinned == o.shape.a_pinned && shape.b_pinned == o.shape.b_pinned &&
+             shape.c_pinned == o.shape.c_pinned && cores == o.cores && sides == o.sides &&
+             cpu == o.cpu && margin == o.margin;
     }
   };
   cost::Plan plan(const std::vector<std::shared_ptr<const profile::Profile>>& owners,
@@ -128,11 +130,7 @@ ModelInputs model_inputs(const Problem<T>& p, const Options& o,
                          const std::vector<std::shared_ptr<const profile::Profile>>& profiles,
                          const std::string& origin) {
   ModelInputs in;
-  in.shape.m = p.m;
-  in.shape.n = p.n;
-  in.shape.k = p.k;
-  in.shape.element_bytes = sizeof(T);
-  in.shape.reads_c = p.beta != T(0);
+  in.shape = model_shape(p);
   // Which operands a device copies without packing: those pinned in its own context.
   const auto pinning = [&p](const gpu::Device& d) {
     return cost::Pinning{gpu::in_pinned_block(d, p.a, p.a_bytes()),

@@ -5,6 +5,7 @@
 
 #include <vector>
 
+#include "base/precision.hpp"
 #include "base/problem.hpp"
 #include "model/cost_model.hpp"
 #include "plan/candidates.hpp"
@@ -12,6 +13,19 @@
 #include "tandem/tandem.hpp"
 
 namespace tandem::detail {
+
+// The call as the cost model sees it, before any operand's pinning is known.
+template <class T>
+cost::Shape model_shape(const Problem<T>& p) {
+  cost::Shape s;
+  s.m = p.m;
+  s.n = p.n;
+  s.k = p.k;
+  s.element_bytes = sizeof(T);
+  s.flops_per_multiply_add = flops_per_multiply_add(precision_of<T>());
+  s.reads_c = p.beta != T(0);
+  return s;
+}
 
 // The candidates' cost models for this precision, when auto plans the call with them: every
 // device's profile has one, and the call is one no bucket measured or runs on several devices.

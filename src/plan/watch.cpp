@@ -17,6 +17,7 @@
 #include "base/precision.hpp"
 #include "gpu/device.hpp"
 #include "plan/feed_cost.hpp"
+#include "plan/models.hpp"
 #include "profile/choice.hpp"
 #include "profile/defaults.hpp"
 
@@ -169,7 +170,7 @@ thread_local Call::Expected* t_expected = nullptr;  // the innermost Call on thi
 template <class T>
 double cpu_seconds(const Problem<T>& p, const std::vector<profile::Choice>& choices,
                    const cost::Model* model) {
-  if (model != nullptr) return model->cpu.seconds(p.m, p.n, p.k, host_cores());
+  if (model != nullptr) return model->cpu.seconds(model_shape(p), p.m, host_cores());
   double square = 0;
   for (const auto& c : choices) square = std::max(square, c.cpu_gflops);
   const double gflops =
