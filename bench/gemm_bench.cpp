@@ -17,12 +17,16 @@ namespace {
 
 using tandem::bench::Problem;
 
+template <class T>
 void set_gflops(benchmark::State& state, int64_t m, int64_t n, int64_t k) {
-  state.counters["GFLOPS"] = benchmark::Counter(tandem::bench::gflop(m, n, k) * 1e9,
+  state.counters["GFLOPS"] = benchmark::Counter(tandem::bench::gflop<T>(m, n, k) * 1e9,
                                                 benchmark::Counter::kIsIterationInvariantRate,
                                                 benchmark::Counter::kIs1000);
 }
-void set_gflops(benchmark::State& state, int64_t size) { set_gflops(state, size, size, size); }
+template <class T>
+void set_gflops(benchmark::State& state, int64_t size) {
+  set_gflops<T>(state, size, size, size);
+}
 
 // The machine's power sources, probed once.
 tandem::power::Meter& meter() {
@@ -47,7 +51,7 @@ void BM_OpenBLAS(benchmark::State& state) {
     tandem::detail::cpu_blas::gemm<T>('N', 'N', n, n, n, T(1), p.a, n, p.b, n, T(0), p.c, n);
     benchmark::ClobberMemory();
   }
-  set_gflops(state, n);
+  set_gflops<T>(state, n);
 }
 
 // range(1): 0 cpu, 1 gpu, 2 hybrid, 3 auto (the device profile's choice); range(2): the hybrid
@@ -70,7 +74,7 @@ void BM_Tandem(benchmark::State& state) {
   if (power) meter().start();
   for (auto _ : state) p.run(o, &r);
   if (power) set_energy(state, meter().stop());
-  set_gflops(state, shape[0], shape[1], shape[2]);
+  set_gflops<T>(state, shape[0], shape[1], shape[2]);
   state.counters["gpu_rows"] = static_cast<double>(r.gpu_rows);
   if (r.fell_back) state.SkipWithError(r.fallback_reason.c_str());
 }
@@ -87,7 +91,7 @@ void BM_CpuShare(benchmark::State& state) {
   o.strategy = tandem::Strategy::Cpu;
   Problem<T> p(n, n, n, 1);
   for (auto _ : state) p.run(o);
-  set_gflops(state, n);
+  set_gflops<T>(state, n);
 }
 
 void sizes(benchmark::internal::Benchmark* b) {

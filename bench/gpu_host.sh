@@ -3,7 +3,8 @@
 #
 #   bash bench/gpu_host.sh pack        # here: build, then bundle programs and libraries into .gpu/
 #   bash bench/gpu_host.sh run [OUT]   # there, from the repo root: unpack, run tests and demo
-#   bash bench/gpu_host.sh tune [OUT]  # there: co-tune both precisions, export the profile
+#   bash bench/gpu_host.sh tune [OUT]  # there: co-tune TANDEM_TUNE_PRECISION (s, d, c, z, both: the
+#                                      # default, or all), export the profile
 #   bash bench/gpu_host.sh compare [OUT]  # there: tandem compare, both precisions, 1024 to 8192
 #   bash bench/gpu_host.sh sweep [OUT]    # there: the kernels of SWEEP_FILE (default
 #                                         # bench/cases/kernels_h100_large_calls.txt; the case
@@ -107,7 +108,8 @@ case "${1:-}" in
       ${TANDEM_TUNE_START_D:+--start-d "$TANDEM_TUNE_START_D"} 2> "$out/tune-progress.txt" | tee "$out/tune.txt"
     tandem profile export "$out/profile.json"
     cp "$log" "$out/tune-log.jsonl"
-    for p in s d; do
+    case ${TANDEM_TUNE_PRECISION:-both} in both) tuned="s d" ;; all) tuned="s d c z" ;; *) tuned=$TANDEM_TUNE_PRECISION ;; esac
+    for p in $tuned; do
       tandem gemm --precision $p --m 4096 --n 4096 --k 4096 --reps 5
       tandem gemm --precision $p --m 4096 --n 4096 --k 4096 --reps 5 --resident
       tandem gemm --precision $p --m 4096 --n 4096 --k 4096 --reps 5 --strategy gpu

@@ -26,7 +26,7 @@ void demo(const char* precision, int64_t size, int reps, const std::vector<Row>&
     std::vector<double> times;
     for (int i = 0; i < reps; ++i) times.push_back(p.run(row.options, &r));
     if (ref.empty()) ref = p.reference();
-    const double gflops = tandem::bench::gflop(size, size, size) / tandem::bench::median(times);
+    const double gflops = tandem::bench::gflop<T>(size, size, size) / tandem::bench::median(times);
     std::printf("%-6s %6lld  %-7s %10.1f  %6lld/%-6lld %-10s %9.2e%s\n", precision,
                 static_cast<long long>(size), row.name, gflops, static_cast<long long>(r.gpu_rows),
                 static_cast<long long>(r.cpu_rows), r.gpu_rows > 0 ? tandem::to_string(r.c) : "-",

@@ -101,14 +101,15 @@ const std::vector<Column> kColumns = {
 };
 
 struct Case {
-  tandem::detail::Precision precision;  // s or d
+  tandem::detail::Precision precision;
   int64_t m, n, k;
   std::string name() const {
     return std::string(1, tandem::detail::letter(precision)) + " " + std::to_string(m) + "x" +
            std::to_string(n) + "x" + std::to_string(k);
   }
   double gflop() const {
-    return tandem::bench::gflop(m, n, k) * tandem::detail::flops_per_multiply_add(precision) / 2;
+    return tandem::detail::flops_per_multiply_add(precision) * static_cast<double>(m) *
+           static_cast<double>(n) * static_cast<double>(k) * 1e-9;
   }
 };
 

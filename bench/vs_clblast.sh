@@ -42,7 +42,8 @@ cd "$(dirname "$0")/.."
 # One bundle serves this script and bench/gpu_host.sh: keep its program list in sync with that one.
 programs=(build/bench/vs_clblast build/tandem
           build/tests/gemm_test build/tests/executor_test build/tests/api_test
-          build/bench/tandem_demo build/bench/gemm_bench build/bench/strategy_eval)
+          build/bench/tandem_demo build/bench/gemm_bench build/bench/strategy_eval
+          build/bench/fortran_gemm build/bench/lapack_factor build/bench/level3_bench)
 
 case "${1:-}" in
   pack)
@@ -50,6 +51,13 @@ case "${1:-}" in
     [ -x build/bench/vs_clblast ] || { echo "vs_clblast was not built (CLBlast missing?)" >&2; exit 1; }
     rm -rf .gpu/bundle .gpu/bundle.tar.xz && mkdir -p .gpu  # other bundles (CALLS_BEFORE) stay
     ../shared/gpu-host/bundle.sh .gpu/bundle "${programs[@]}"
+    # Reference LAPACK (bench/lapack_factor and bench/lapack_host.sh load it from lib/ref) and the
+    # tandem drop-in (bench/dropin_host.sh preloads it).
+    mkdir -p .gpu/bundle/lib/ref
+    cp -L /usr/lib/x86_64-linux-gnu/lapack/liblapack.so.3 .gpu/bundle/lib/ref/
+    cp -L /lib/x86_64-linux-gnu/lib{blas.so.3,gfortran.so.5,quadmath.so.0} .gpu/bundle/lib/
+    cp -L build/libtandem_blas.so.0 .gpu/bundle/lib/
+    tar -C .gpu -cJf .gpu/bundle.tar.xz bundle
     rm -rf .gpu/bundle  # keep only .gpu/bundle.tar.xz, which travels with the tree
     ;;
   run | direct)

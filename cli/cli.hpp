@@ -71,6 +71,10 @@ double operand_bytes(int64_t m, int64_t n, int64_t k, size_t element);
 // Bytes as "12.3 GB".
 std::string gigabytes(double bytes);
 
+// The precisions a --precision option names: one of s, d, c, z; both (s and d); all (the four).
+extern const CLI::Validator kPrecisions;
+std::vector<detail::Precision> parse_precisions(const std::string& text);
+
 // NAME=VALUE items, as --kernel and --start take them. Throws std::invalid_argument naming
 // `option` and the item that is not NAME=INTEGER.
 std::map<std::string, int> parse_assignments(const std::vector<std::string>& items,

@@ -143,8 +143,8 @@ void measure_shape(const CompareOptions& o, detail::Precision prec,
                    const std::array<int64_t, 3>& shape, power::Meter* meter, CompareResult& out) {
   const auto [m, n, k] = shape;
   bench::Problem<T> p(m, n, k, static_cast<uint64_t>(m * 31 + n * 7 + k), o.resident);
-  const std::vector<double> ref = p.reference();
-  const double gflop = bench::gflop(m, n, k);
+  const auto ref = p.reference();
+  const double gflop = bench::gflop<T>(m, n, k);
   std::vector<Measuring> all;
   for (const auto& name : o.strategies) all.push_back(measuring(o, prec, shape, name));
   for (int round = 0; round < std::max(1, o.reps); ++round)
@@ -154,7 +154,7 @@ void measure_shape(const CompareOptions& o, detail::Precision prec,
       for (int w = 0; w < o.warmup; ++w) p.run(s.opt, &s.last);
       if (round >= o.reps) continue;  // --reps 0: the warm-up alone
       // C as no strategy left it: each timed call's result is its own to check.
-      std::fill(p.c, p.c + m * n, std::numeric_limits<T>::quiet_NaN());
+      std::fill(p.c, p.c + m * n, detail::quiet_nan<T>());
       s.wall.push_back(p.run(s.opt, &s.last));
       s.row.max_error = std::max(s.row.max_error, p.max_relative_error(ref));
       s.row.gflops_samples.push_back(gflop / s.wall.back());
@@ -323,7 +323,6 @@ CompareResult compare(const CompareOptions& o) {
   if (o.shapes.empty()) throw std::invalid_argument("no shapes to compare");
   if (o.reps < 1) throw std::invalid_argument("reps must be at least 1");
   for (const auto& s : o.strategies) variant_of(s);
-  for (detail::Precision p : o.precisions) detail::with_real_type(p, [](auto) {});  // s or d
   CompareResult out;
   std::unique_ptr<power::Meter> meter;
   if (o.power) {
@@ -335,7 +334,7 @@ CompareResult compare(const CompareOptions& o) {
   power::Meter* m = out.power ? meter.get() : nullptr;
   for (detail::Precision prec : o.precisions)
     for (const auto& shape : o.shapes)
-      detail::with_real_type(
+      detail::with_element_type(
           prec, [&](auto zero) { measure_shape<decltype(zero)>(o, prec, shape, m, out); });
   if (m != nullptr)
     sampling_overhead<float>(o, o.shapes.back(), *m, out);

@@ -229,9 +229,7 @@ tuner::CompareResult measure(const tuner::CompareOptions& o) {
 // With --json, standard output carries the JSON document alone, and the table goes to stderr.
 int compare(const CompareArgs& a, bool as_json) {
   tuner::CompareOptions o;
-  o.precisions = a.precision == "both"
-                     ? std::vector<detail::Precision>{detail::Precision::s, detail::Precision::d}
-                     : std::vector<detail::Precision>{detail::parse_precision(a.precision)};
+  o.precisions = parse_precisions(a.precision);
   if (const std::string why = check_options(a, o); !why.empty())
     throw UsageError("compare: " + why);
   o.reps = a.reps;
@@ -276,8 +274,8 @@ Subcommand add_compare(CLI::App& app) {
   CompareArgs& a = *args;
   auto* sub = app.add_subcommand(
       "compare", "CPU-only, GPU-only, hybrid and auto side by side: throughput, energy, plot");
-  sub->add_option("--precision", a.precision, "s, d or both")
-      ->check(CLI::IsMember({"s", "d", "both"}));
+  sub->add_option("--precision", a.precision, "s, d, c, z, both (s and d) or all")
+      ->check(kPrecisions);
   sub->add_option("--sizes", a.sizes, "256,512,... or 256:4096:x2")
       ->check(checked_by([](const std::string& v) { tuner::parse_sizes(v); }, "SIZES"));
   sub->add_option("--shape", a.shape, "square, tall, wide or MxNxK,...")

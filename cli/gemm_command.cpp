@@ -47,21 +47,9 @@ struct Outcome {
   Report last;  // the last call's report
 };
 
-// The double-precision type of an element type: double, or std::complex<double>.
+using bench::random_element;
 template <class T>
-using Wide =
-    std::conditional_t<detail::is_complex(detail::precision_of<T>()), std::complex<double>, double>;
-
-// A random element: both parts drawn for a complex one.
-template <class T>
-T random_element(std::uniform_real_distribution<double>& d, std::mt19937_64& rng) {
-  if constexpr (detail::is_complex(detail::precision_of<T>())) {
-    const double re = d(rng);
-    return T(static_cast<typename T::value_type>(re), static_cast<typename T::value_type>(d(rng)));
-  } else {
-    return static_cast<T>(d(rng));
-  }
-}
+using Wide = bench::wide_t<T>;
 
 // max |C - ref| / max |ref|, ref: the CPU BLAS in double (complex double) on the same inputs,
 // A B + beta C0.
@@ -116,8 +104,7 @@ Outcome run_checked(int64_t m, int64_t n, int64_t k, double beta, const Options&
   std::sort(kernel_times.begin(), kernel_times.end());
   out.seconds = times[times.size() / 2];
   out.kernel_seconds = kernel_times[kernel_times.size() / 2];
-  // 2mnk flops, 8mnk for a complex type.
-  const double gflop = bench::gflop(m, n, k) * detail::flops_per_multiply_add(out.precision) / 2;
+  const double gflop = bench::gflop<T>(m, n, k);
   // The kernel's own rate (profiling events), for a call that ran on the GPU alone.
   out.kernel_gflops =
       out.kernel_seconds > 0 && out.last.cpu_rows == 0 ? gflop / out.kernel_seconds : 0;

@@ -106,6 +106,15 @@ std::string gigabytes(double bytes) {
   return text;
 }
 
+const CLI::Validator kPrecisions = CLI::IsMember({"s", "d", "c", "z", "both", "all"});
+
+std::vector<detail::Precision> parse_precisions(const std::string& text) {
+  using detail::Precision;
+  if (text == "both") return {Precision::s, Precision::d};
+  if (text == "all") return {Precision::s, Precision::d, Precision::c, Precision::z};
+  return {detail::parse_precision(text)};
+}
+
 std::map<std::string, int> parse_assignments(const std::vector<std::string>& items,
                                              const char* option) {
   std::map<std::string, int> out;

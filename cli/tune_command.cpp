@@ -119,9 +119,7 @@ int tune(const TuneArgs& a, bool as_json) {
   o.start = parse_assignments(a.start, "--start");
   o.start_d = parse_assignments(a.start_d, "--start-d");
   o.save = !a.no_save;
-  o.precisions = a.precision == "both"
-                     ? std::vector<detail::Precision>{detail::Precision::s, detail::Precision::d}
-                     : std::vector<detail::Precision>{detail::parse_precision(a.precision)};
+  o.precisions = parse_precisions(a.precision);
   const bool tty = isatty(STDERR_FILENO) != 0;
   o.on_progress = [tty](const tuner::Progress& p) { print_tune_progress(p, tty); };
   const auto report = tuner::tune(o);
@@ -137,8 +135,8 @@ Subcommand add_tune(CLI::App& app) {
   tuner::TuneOptions& o = args->options;
   auto* sub =
       app.add_subcommand("tune", "co-tune the GPU kernel and the CPU/GPU split; save the profile");
-  sub->add_option("--precision", args->precision, "s, d or both")
-      ->check(CLI::IsMember({"s", "d", "both"}));
+  sub->add_option("--precision", args->precision, "s, d, c, z, both (s and d) or all")
+      ->check(kPrecisions);
   sub->add_option("--strategy", o.strategy, "search strategy")
       ->check(CLI::IsMember(tuner::strategy_names()));
   sub->add_option("--budget-evals", o.budget_evaluations,

@@ -131,18 +131,27 @@ void expect_plot(const CompareResult& r, const std::string& name, const std::str
 const std::string kStrategies = "cpu|gpu|hybrid|auto";
 const std::string kThroughputTicks = "0,20,40,60,80";
 
-// Complex GEMM is not computed yet: a compare that names c or z is refused before it measures.
-TEST(Compare, AComplexPrecisionIsRefused) {
+// Complex precisions are compared as the real ones are: each strategy's row checked against the
+// CPU BLAS in double (complex double), its rate counted at 8 flops a multiply-add: the CPU row's
+// GFLOPS times its seconds is 8 m n k.
+TEST(Compare, ComplexRowsAreCheckedAndCountEightFlops) {
   CompareOptions o;
-  o.precisions = {detail::Precision::z};
-  o.shapes = {{64, 64, 64}};
+  o.precisions = {detail::Precision::c, detail::Precision::z};
+  o.shapes = {{67, 45, 33}};
+  o.strategies = {"cpu", "gpu"};
+  o.reps = 1;
+  o.settle_seconds = 0;
   o.power = false;
-  try {
-    compare(o);
-    ADD_FAILURE() << "zgemm was compared";
-  } catch (const std::invalid_argument& e) {
-    EXPECT_STREQ(e.what(),
-                 "precision must be s or d here: zgemm is not offered by this part of tandem yet");
+  const CompareResult r = compare(o);
+  ASSERT_EQ(r.rows.size(), 4u);
+  for (const CompareRow& row : r.rows) {
+    const double eps = row.precision == detail::Precision::c ? 1e-5 : 1e-13;
+    EXPECT_LT(row.max_error, eps) << row.strategy << " " << row.precision;
+    EXPECT_EQ(row.ran, row.strategy);
+    ASSERT_EQ(row.gflops_samples.size(), 1u);
+    EXPECT_NEAR(row.gflops_samples[0] * row.seconds * 1e9, 8.0 * 67 * 45 * 33,
+                1e-6 * 8 * 67 * 45 * 33)
+        << row.strategy;
   }
 }
 

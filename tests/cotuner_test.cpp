@@ -5,7 +5,9 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
+#include <complex>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
@@ -184,23 +186,64 @@ TEST_F(ProfileDir, TuningOnePrecisionKeepsTheOther) {
   EXPECT_EQ(p.precisions.count(detail::Precision::d), 1u);
 }
 
-// The co-tuner does not tune complex precisions yet: a tune that names c or z is refused, saying
-// so, before it measures anything.
-TEST_F(ProfileDir, AComplexPrecisionIsRefused) {
-  for (detail::Precision complex : {detail::Precision::c, detail::Precision::z}) {
-    auto o = tiny();
-    o.precisions = {detail::Precision::s, complex};
-    const std::string said = "precision must be s or d: the co-tuner does not tune " +
-                             detail::routine_name(complex, "gemm").str() +
-                             " yet (its calls run the default kernel)";
-    try {
-      tuner::tune(o);
-      ADD_FAILURE() << said;
-    } catch (const std::invalid_argument& e) {
-      EXPECT_EQ(e.what(), said);
+// Complex precisions are tuned as the real ones are: their sections hold a kernel, buckets with
+// rates counted at 8 flops a multiply-add, and a cost model where the fit keeps one; auto then
+// plans a complex call by them.
+TEST_F(ProfileDir, ComplexPrecisionsAreTunedAndAutoUsesThem) {
+  auto o = tiny();
+  o.precisions = {detail::Precision::c, detail::Precision::z};
+  const auto report = tuner::tune(o);
+  const prof::Profile p = prof::load(report.saved);
+  for (detail::Precision prec : o.precisions) {
+    ASSERT_TRUE(p.precisions.count(prec)) << prec;
+    const auto& pp = p.precisions.at(prec);
+    EXPECT_FALSE(pp.gpu_kernel.empty()) << prec;
+    EXPECT_GT(pp.gpu_gflops, 0.0) << prec;
+    ASSERT_EQ(pp.buckets.size(), 2u) << prec;
+    for (const auto& b : pp.buckets) EXPECT_GT(b.cpu_gflops, 0.0) << prec;
+    // The fit may refuse what a loaded machine measured (CostModel.ComplexCallsCountEightFlops...
+    // checks the complex fit itself); what it keeps is usable, and what it refuses it says.
+    const auto summary = std::find_if(report.precisions.begin(), report.precisions.end(),
+                                      [&](const auto& x) { return x.precision == prec; });
+    ASSERT_NE(summary, report.precisions.end()) << prec;
+    EXPECT_EQ(pp.model.has_value(), summary->model_failure.empty()) << summary->model_failure;
+    if (pp.model) {
+      EXPECT_TRUE(pp.model->usable()) << pp.model->problem();
     }
-    EXPECT_FALSE(fs::exists(prof::path_for(here()))) << "nothing was tuned";
   }
+  EXPECT_FALSE(p.precisions.count(detail::Precision::s)) << "only what was asked is tuned";
+
+  const int64_t n = 128;
+  using Z = std::complex<double>;
+  std::vector<Z> a(n * n, Z(1, 1)), b(n * n, Z(1, -2)), c(n * n, Z(0, 0));
+  Report r;
+  gemm<Z>(Layout::RowMajor, Op::NoTrans, Op::NoTrans, n, n, n, Z(1), a.data(), n, b.data(), n, Z(0),
+          c.data(), n, {}, &r);
+  for (const Z& x : c) ASSERT_EQ(x, Z(3.0 * n, -1.0 * n));  // (1 + i)(1 - 2i) = 3 - i
+  EXPECT_EQ(r.profile, report.saved.string());
+  EXPECT_EQ(r.profile_bucket, n);
+  const auto& bucket = p.precisions.at(detail::Precision::z).buckets.back();
+  EXPECT_EQ(r.gpu_rows > 0, bucket.gpu_parts > 0);
+}
+
+// The checks read both parts of a complex result: a kernel whose imaginary parts are wrong in one
+// element never gets rows.
+TEST_F(ProfileDir, AWrongImaginaryPartIsExcluded) {
+  auto o = tiny();
+  o.precisions = {detail::Precision::c};
+  o.sizes = {64};
+  o.kernel_size = 64;
+  o.save = false;
+  o.tamper = [](void* c, int64_t n, detail::Precision precision, bool) {
+    if (precision == detail::Precision::c && n > 0) static_cast<float*>(c)[1] += 1.0f;
+  };
+  const auto report = tuner::tune(o);
+  ASSERT_EQ(report.precisions.size(), 1u);
+  const auto& s = report.precisions[0];
+  EXPECT_EQ(s.failures, s.evaluations);
+  const auto& pp = report.profile.precisions.at(detail::Precision::c);
+  EXPECT_TRUE(pp.gpu_kernel.empty());
+  for (const auto& b : pp.buckets) EXPECT_EQ(b.gpu_parts, 0) << "a wrong GPU must never get rows";
 }
 
 TEST_F(ProfileDir, WrongResultsAreExcluded) {

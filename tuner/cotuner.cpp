@@ -16,6 +16,7 @@
 
 #include "base/files.hpp"
 #include "base/log.hpp"
+#include "base/precision.hpp"
 #include "base/text.hpp"
 #include "cotuner_internal.hpp"
 #include "cpu/tasks.hpp"
@@ -92,11 +93,6 @@ Tuner::Tuner(const TuneOptions& o) : o_(o), given_(o) {
 }
 
 TuneReport Tuner::run() {
-  for (Precision prec : o_.precisions)
-    if (detail::is_complex(prec))
-      throw std::invalid_argument("precision must be s or d: the co-tuner does not tune " +
-                                  detail::routine_name(prec, "gemm").str() +
-                                  " yet (its calls run the default kernel)");
   if (o_.model_only) return run_model_only();
   if (o_.direct_only) return run_direct_only();
   for (size_t i = 0; i < o_.precisions.size(); ++i) {
@@ -106,7 +102,7 @@ TuneReport Tuner::run() {
     // Each precision gets its share of what is left of the time budget.
     precision_deadline_ =
         elapsed() + (o_.budget_seconds - elapsed()) / double(o_.precisions.size() - i);
-    detail::with_real_type(prec, [&](auto zero) { tune_precision<decltype(zero)>(prec); });
+    detail::with_element_type(prec, [&](auto zero) { tune_precision<decltype(zero)>(prec); });
   }
   prof::Tuning& t = report_.profile.tuning;
   t.strategy = o_.strategy;
@@ -184,7 +180,7 @@ TuneReport Tuner::run_model_only() {
     // At the middle bucket, as a tuning run measures at its middle size.
     const auto& buckets = it->second.buckets;
     const int64_t size = buckets.empty() ? o_.kernel_size : buckets[buckets.size() / 2].size;
-    summary.model_failure = detail::with_real_type(
+    summary.model_failure = detail::with_element_type(
         prec, [&](auto zero) { return fit_model<decltype(zero)>(prec, size, it->second); });
     report_.precisions.push_back(summary);
   }
@@ -291,7 +287,7 @@ void Tuner::progress(const std::string& phase, Precision prec, int done, int bud
   p.precision = prec;
   p.done = done;
   p.budget = budget;
-  p.best_gflops = best_seconds > 0 ? gflop(size) / best_seconds : 0;
+  p.best_gflops = best_seconds > 0 ? gflop(prec, size) / best_seconds : 0;
   p.elapsed = elapsed();
   p.remaining = done > 0
                     ? std::min(o_.budget_seconds - p.elapsed, p.elapsed / done * (budget - done))
@@ -304,7 +300,7 @@ void Tuner::progress(const std::string& phase, Precision prec, int done, int bud
 template <class T>
 std::string Tuner::call_once(Workspace<T>& ws, const Options& opt, double* seconds,
                              double* kernel_seconds) {
-  std::fill(ws.c.begin(), ws.c.end(), std::numeric_limits<T>::quiet_NaN());
+  std::fill(ws.c.begin(), ws.c.end(), detail::quiet_nan<T>());
   Report r;
   try {
     const detail::clock::Stopwatch call;
@@ -358,10 +354,11 @@ Timed Tuner::time(Workspace<T>& ws, const Options& opt) {
 }
 
 // Phase 2 (cotuner_split.cpp) times its configurations here too.
-template Timed Tuner::time<float>(Workspace<float>&, const Options&);
-template Timed Tuner::time<double>(Workspace<double>&, const Options&);
-template std::string Tuner::call_once<float>(Workspace<float>&, const Options&, double*, double*);
-template std::string Tuner::call_once<double>(Workspace<double>&, const Options&, double*, double*);
+#define X(T)                                                    \
+  template Timed Tuner::time<T>(Workspace<T>&, const Options&); \
+  template std::string Tuner::call_once<T>(Workspace<T>&, const Options&, double*, double*);
+TANDEM_FOR_EACH_ELEMENT(X)
+#undef X
 
 namespace {
 
@@ -453,7 +450,7 @@ void Tuner::tune_precision(Precision prec) {
   if (!measured.empty()) {
     pp.gpu_kernel = std::get<2>(measured.front());
     pp.gpu_size = o_.kernel_size;
-    pp.gpu_gflops = gflop(o_.kernel_size) / std::get<1>(measured.front());
+    pp.gpu_gflops = gflop(prec, o_.kernel_size) / std::get<1>(measured.front());
     summary.best_gpu_gflops = pp.gpu_gflops;
   }
   std::vector<std::map<std::string, int>> top;
@@ -563,10 +560,11 @@ void Tuner::resume_kernels(KernelSearch<T>& ks, Evaluator& ev) {
 }
 
 // The direct kernel's search (cotuner_direct.cpp) ranks its candidates here too.
-template Candidates Tuner::rank_kernels<float>(Precision, const Space&, PrecisionSummary&,
-                                               const SearchPlan&);
-template Candidates Tuner::rank_kernels<double>(Precision, const Space&, PrecisionSummary&,
-                                                const SearchPlan&);
+#define X(T)                                                                             \
+  template Candidates Tuner::rank_kernels<T>(Precision, const Space&, PrecisionSummary&, \
+                                             const SearchPlan&);
+TANDEM_FOR_EACH_ELEMENT(X)
+#undef X
 
 TuneReport tune(const TuneOptions& options) { return Tuner(options).run(); }
 

@@ -31,7 +31,6 @@ struct Progress {
 
 struct TuneOptions {
   std::string device;  // selector ("" default device)
-  // s and d: the co-tuner does not tune c and z yet, and tune() refuses them.
   std::vector<detail::Precision> precisions{detail::Precision::s, detail::Precision::d};
   std::string strategy = "phased";
   // What to minimise: "time" (the call's wall time), "energy" (joules per call) or "edp"

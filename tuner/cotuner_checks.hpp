@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <complex>
 #include <cstdint>
 #include <functional>
 #include <limits>
@@ -19,9 +20,20 @@
 
 namespace tandem::tuner {
 
+// A small integer element, `re` + `im` i for a complex type (`re` alone for a real one): their
+// products and sums stay exact integers, so a result can be checked with ==.
+template <class T>
+T small_integer(int64_t re, int64_t im) {
+  using R = detail::real_type_t<T>;
+  if constexpr (detail::is_complex(detail::precision_of<T>()))
+    return T(static_cast<R>(re), static_cast<R>(im));
+  else
+    return (void)im, static_cast<T>(re);
+}
+
 // Square problems in ordinary host memory, or in tandem_malloc memory (`resident`), with inputs
-// whose product is known exactly (small integers: every partial sum is an integer that float
-// represents exactly) for the cheap check.
+// whose product is known exactly (small integers, in both parts of a complex element: every
+// partial sum is an integer that float represents exactly) for the cheap check.
 template <class T>
 struct Workspace {
   int64_t n = 0;
@@ -35,13 +47,14 @@ struct Workspace {
         c(size * size, T(0), bench::HostAllocator<T>(in_tandem_memory)) {
     for (int64_t i = 0; i < n; ++i)
       for (int64_t p = 0; p < n; ++p) {
-        a[i * n + p] = static_cast<T>((i * 7 + p * 3) % 5 - 2);
-        b[i * n + p] = static_cast<T>((i * 5 + p * 11) % 7 - 3);
+        a[i * n + p] = small_integer<T>((i * 7 + p * 3) % 5 - 2, (i * 3 + p * 5) % 3 - 1);
+        b[i * n + p] = small_integer<T>((i * 5 + p * 11) % 7 - 3, (i * 11 + p * 7) % 5 - 2);
       }
   }
-  double exact(int64_t i, int64_t j) const {
-    double s = 0;
-    for (int64_t p = 0; p < n; ++p) s += double(a[i * n + p]) * double(b[p * n + j]);
+  bench::wide_t<T> exact(int64_t i, int64_t j) const {
+    using W = bench::wide_t<T>;
+    W s = 0;
+    for (int64_t p = 0; p < n; ++p) s += W(a[i * n + p]) * W(b[p * n + j]);
     return s;
   }
   // The corners, the middle and a seeded sample: a wrong tile, fringe or index shows here.
@@ -53,7 +66,7 @@ struct Workspace {
       at.emplace_back(std::uniform_int_distribution<int64_t>(0, n - 1)(rng),
                       std::uniform_int_distribution<int64_t>(0, n - 1)(rng));
     for (auto [i, j] : at) {
-      const double want = exact(i, j), got = double(c[i * n + j]);
+      const bench::wide_t<T> want = exact(i, j), got(c[i * n + j]);
       if (got != want) {
         std::ostringstream msg;
         msg << "cheap check: C(" << i << "," << j << ") = " << got << ", expected " << want;
@@ -71,9 +84,9 @@ std::string full_check(int64_t n, const Options& o, uint64_t seed,
                        const std::function<void(void*, int64_t, detail::Precision, bool)>& tamper) {
   std::mt19937_64 rng(seed);
   std::uniform_real_distribution<double> d(-1, 1);
-  std::vector<T> a(n * n), b(n * n), c(n * n, std::numeric_limits<T>::quiet_NaN());
-  for (auto& x : a) x = static_cast<T>(d(rng));
-  for (auto& x : b) x = static_cast<T>(d(rng));
+  std::vector<T> a(n * n), b(n * n), c(n * n, detail::quiet_nan<T>());
+  for (auto& x : a) x = bench::random_element<T>(d, rng);
+  for (auto& x : b) x = bench::random_element<T>(d, rng);
   Report r;
   try {
     gemm<T>(Layout::RowMajor, Op::NoTrans, Op::NoTrans, n, n, n, T(1), a.data(), n, b.data(), n,
@@ -83,15 +96,20 @@ std::string full_check(int64_t n, const Options& o, uint64_t seed,
   }
   if (r.fell_back) return "full check: GPU failed: " + r.fallback_reason;
   if (tamper && r.gpu_rows > 0) tamper(c.data(), n * n, detail::precision_of<T>(), r.cpu_rows > 0);
-  std::vector<double> ad(a.begin(), a.end()), bd(b.begin(), b.end()), ref(n * n);
+  using W = bench::wide_t<T>;
+  std::vector<W> ad(a.begin(), a.end()), bd(b.begin(), b.end()), ref(n * n);
   Options cpu;
   cpu.strategy = Strategy::Cpu;
-  gemm<double>(Layout::RowMajor, Op::NoTrans, Op::NoTrans, n, n, n, 1.0, ad.data(), n, bd.data(), n,
-               0.0, ref.data(), n, cpu);
-  // |a|, |b| <= 1: every element's rounding error is below k * eps (with room for the order).
-  const double tol = 4.0 * double(n + 2) * std::numeric_limits<T>::epsilon();
+  gemm<W>(Layout::RowMajor, Op::NoTrans, Op::NoTrans, n, n, n, W(1), ad.data(), n, bd.data(), n,
+          W(0), ref.data(), n, cpu);
+  // |a|, |b| <= 1 in each part: every element's rounding error is below k * eps (with room for the
+  // order), twice that for a complex one (two products summed in each part, each of magnitude
+  // up to 2).
+  const double parts = detail::is_complex(detail::precision_of<T>()) ? 2.0 : 1.0;
+  const double tol =
+      4.0 * parts * double(n + 2) * std::numeric_limits<detail::real_type_t<T>>::epsilon();
   for (int64_t i = 0; i < n * n; ++i) {
-    const double err = std::fabs(double(c[i]) - ref[i]);
+    const double err = std::abs(W(c[i]) - ref[i]);
     if (!(err <= tol * std::max(1.0, std::sqrt(double(n))))) {
       std::ostringstream msg;
       msg << "full check: C(" << i / n << "," << i % n << ") = " << c[i] << ", expected " << ref[i];

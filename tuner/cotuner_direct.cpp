@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <cmath>
 
+#include "base/precision.hpp"
 #include "cotuner_internal.hpp"
 #include "gemm_space.hpp"
 #include "plan/device_profile.hpp"
@@ -40,7 +41,7 @@ void Tuner::tune_direct(Precision prec, prof::PrecisionProfile& pp, PrecisionSum
   if (!measured.empty()) {
     pp.direct_kernel = std::get<2>(measured.front());
     pp.direct_size = o_.direct_size;
-    pp.direct_gflops = gflop(o_.direct_size) / std::get<1>(measured.front());
+    pp.direct_gflops = gflop(prec, o_.direct_size) / std::get<1>(measured.front());
     if (const auto below = direct_threshold<T>(prec, pp, summary)) pp.direct_below = *below;
   }
   precision_deadline_ = end;
@@ -100,8 +101,8 @@ TuneReport Tuner::run_direct_only() {
     PrecisionSummary summary;
     summary.precision = prec;
     prof::PrecisionProfile& pp = report_.profile.precisions[prec];
-    detail::with_real_type(prec,
-                           [&](auto zero) { tune_direct<decltype(zero)>(prec, pp, summary); });
+    detail::with_element_type(prec,
+                              [&](auto zero) { tune_direct<decltype(zero)>(prec, pp, summary); });
     report_.precisions.push_back(summary);
   }
   report_.seconds = elapsed();
@@ -109,7 +110,9 @@ TuneReport Tuner::run_direct_only() {
   return report_;
 }
 
-template void Tuner::tune_direct<float>(Precision, prof::PrecisionProfile&, PrecisionSummary&);
-template void Tuner::tune_direct<double>(Precision, prof::PrecisionProfile&, PrecisionSummary&);
+#define X(T) \
+  template void Tuner::tune_direct<T>(Precision, prof::PrecisionProfile&, PrecisionSummary&);
+TANDEM_FOR_EACH_ELEMENT(X)
+#undef X
 
 }  // namespace tandem::tuner

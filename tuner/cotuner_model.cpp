@@ -10,6 +10,7 @@
 #include <sstream>
 #include <tuple>
 
+#include "base/precision.hpp"
 #include "base/seams.hpp"
 #include "cotuner_internal.hpp"
 #include "cpu/blas.hpp"
@@ -47,18 +48,19 @@ struct ShapeWork {
         b(k * n, T(0), bench::HostAllocator<T>(pinned)),
         c(m * n, T(0), bench::HostAllocator<T>(pinned)),
         c0(m * n, T(0), bench::HostAllocator<T>(false)) {
-    for (int64_t i = 0; i < m * k; ++i) a[i] = static_cast<T>(i * 7 % 5 - 2);
-    for (int64_t i = 0; i < k * n; ++i) b[i] = static_cast<T>(i * 5 % 7 - 3);
-    for (int64_t i = 0; i < m * n; ++i) c0[i] = static_cast<T>(i % 3 - 1);
+    for (int64_t i = 0; i < m * k; ++i) a[i] = small_integer<T>(i * 7 % 5 - 2, i * 11 % 3 - 1);
+    for (int64_t i = 0; i < k * n; ++i) b[i] = small_integer<T>(i * 5 % 7 - 3, i * 13 % 5 - 2);
+    for (int64_t i = 0; i < m * n; ++i) c0[i] = small_integer<T>(i % 3 - 1, i % 2);
   }
   T beta() const { return reads_c ? T(1) : T(0); }
   // Sampled elements against the exact product; "" if they all agree.
   std::string check() const {
     for (int s = 0; s < 24; ++s) {
       const int64_t i = (s * 7919) % m, j = (s * 104729 + s) % n;
-      double want = reads_c ? double(c0[i * n + j]) : 0.0;
-      for (int64_t p = 0; p < k; ++p) want += double(a[i * k + p]) * double(b[p * n + j]);
-      if (double(c[i * n + j]) != want) {
+      using W = bench::wide_t<T>;
+      W want = reads_c ? W(c0[i * n + j]) : W(0);
+      for (int64_t p = 0; p < k; ++p) want += W(a[i * k + p]) * W(b[p * n + j]);
+      if (W(c[i * n + j]) != want) {
         std::ostringstream msg;
         msg << "model check: C(" << i << "," << j << ") = " << c[i * n + j] << ", expected "
             << want;
@@ -270,7 +272,8 @@ detail::cost::DeviceConstants Tuner::device_constants(const std::map<std::string
   return dc;
 }
 
-template std::string Tuner::fit_model<float>(Precision, int64_t, prof::PrecisionProfile&);
-template std::string Tuner::fit_model<double>(Precision, int64_t, prof::PrecisionProfile&);
+#define X(T) template std::string Tuner::fit_model<T>(Precision, int64_t, prof::PrecisionProfile&);
+TANDEM_FOR_EACH_ELEMENT(X)
+#undef X
 
 }  // namespace tandem::tuner

@@ -8,6 +8,7 @@
 // 512^3 where a sweep of this space found 17.2 (docs/PERFORMANCE.md).
 #include <algorithm>
 
+#include "base/precision.hpp"
 #include "cotuner_internal.hpp"
 #include "gemm_space.hpp"
 #include "gpu/gemm_params.hpp"
@@ -62,11 +63,11 @@ std::vector<std::map<std::string, int>> Tuner::small_tiles(Precision prec, int64
   return {std::get<2>(measured.front())};
 }
 
-template bool Tuner::wants_small_tiles<float>(int64_t, const std::map<std::string, int>&) const;
-template bool Tuner::wants_small_tiles<double>(int64_t, const std::map<std::string, int>&) const;
-template std::vector<std::map<std::string, int>> Tuner::small_tiles<float>(Precision, int64_t, int,
-                                                                           PrecisionSummary&);
-template std::vector<std::map<std::string, int>> Tuner::small_tiles<double>(Precision, int64_t, int,
-                                                                            PrecisionSummary&);
+#define X(T)                                                                                      \
+  template bool Tuner::wants_small_tiles<T>(int64_t, const std::map<std::string, int>&) const;    \
+  template std::vector<std::map<std::string, int>> Tuner::small_tiles<T>(Precision, int64_t, int, \
+                                                                         PrecisionSummary&);
+TANDEM_FOR_EACH_ELEMENT(X)
+#undef X
 
 }  // namespace tandem::tuner

@@ -8,6 +8,7 @@
 #include <set>
 #include <thread>
 
+#include "base/precision.hpp"
 #include "cotuner_internal.hpp"
 #include "cpu/blas.hpp"
 #include "cpu/topology.hpp"
@@ -60,7 +61,7 @@ prof::Bucket Tuner::split_bucket(Precision prec, int64_t size,
   {
     Workspace<T> ws(size);
     cpu = hybrid_time<T>(prec, ws, {}, 0, default_threads(0));
-    b.cpu_gflops = std::isfinite(cpu.seconds) ? gflop(size) / cpu.seconds : 0;
+    b.cpu_gflops = std::isfinite(cpu.seconds) ? gflop(prec, size) / cpu.seconds : 0;
     Split sp = search_split<T>(prec, ws, cpu, top);
     b.confirmation = confirm<T>(prec, ws, cpu, sp);
     best = sp.best;
@@ -85,7 +86,7 @@ prof::Bucket Tuner::split_bucket(Precision prec, int64_t size,
   if (!b.gpu_kernel.empty() && !(b.gpu_parts == o_.parts && b.gpu_kernel == b.kernel) &&
       !winner_checks<T>(size, o_.parts, 0, false, b.gpu_kernel, o_.seed + 98))
     b.gpu_kernel.clear();
-  b.best_gflops = std::isfinite(best.seconds) ? gflop(size) / best.seconds : 0;
+  b.best_gflops = std::isfinite(best.seconds) ? gflop(prec, size) / best.seconds : 0;
 
   // On a discrete device, operands in tandem_malloc memory are copied with no packing, which
   // leaves the host's cores to the CPU share: their split is searched on such memory too. What
@@ -103,7 +104,7 @@ prof::Bucket Tuner::split_bucket(Precision prec, int64_t size,
       r.dynamic = sp.dynamic;
       r.kernel = sp.kernel;
       r.gpu_gflops = sp.gpu_gflops;
-      r.best_gflops = std::isfinite(sp.best.seconds) ? gflop(size) / sp.best.seconds : 0;
+      r.best_gflops = std::isfinite(sp.best.seconds) ? gflop(prec, size) / sp.best.seconds : 0;
     } else {
       if (sp.gpu_parts > 0) r.confirmation.note += "; it then failed its full check";
       r.gpu_gflops = sp.gpu_gflops;
@@ -127,7 +128,7 @@ Split Tuner::search_split(Precision prec, Workspace<T>& ws, const Measured& cpu,
     std::map<std::string, int> kernel;
     const Measured gpu = gpu_alone<T>(prec, ws, ranked, &kernel);
     sp.gpu_gflops =
-        std::max(sp.gpu_gflops, std::isfinite(gpu.seconds) ? gflop(ws.n) / gpu.seconds : 0.0);
+        std::max(sp.gpu_gflops, std::isfinite(gpu.seconds) ? gflop(prec, ws.n) / gpu.seconds : 0.0);
     if (gpu.cost < sp.best_gpu.cost) {
       sp.best_gpu = gpu;
       sp.gpu_kernel = kernel;  // strategy gpu's kernel at this size
@@ -435,9 +436,10 @@ int Tuner::search_threads(bool resident) const {
 }
 
 // Phase 1 (cotuner.cpp) runs each bucket through here.
-template prof::Bucket Tuner::split_bucket<float>(Precision, int64_t,
-                                                 const std::vector<std::map<std::string, int>>&);
-template prof::Bucket Tuner::split_bucket<double>(Precision, int64_t,
-                                                  const std::vector<std::map<std::string, int>>&);
+#define X(T)                                                       \
+  template prof::Bucket Tuner::split_bucket<T>(Precision, int64_t, \
+                                               const std::vector<std::map<std::string, int>>&);
+TANDEM_FOR_EACH_ELEMENT(X)
+#undef X
 
 }  // namespace tandem::tuner

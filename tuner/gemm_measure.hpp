@@ -5,15 +5,23 @@
 
 #include <algorithm>
 #include <cmath>
+#include <complex>
 #include <cstdint>
 #include <memory>
 #include <random>
+#include <type_traits>
 #include <vector>
 
 #include "base/clock.hpp"
+#include "base/precision.hpp"
 #include "tandem/tandem.hpp"
 
 namespace tandem::bench {
+
+// T's double-precision counterpart, in which references are computed.
+template <class T>
+using wide_t =
+    std::conditional_t<detail::is_complex(detail::precision_of<T>()), std::complex<double>, double>;
 
 // Host memory chosen at run time: ordinary (pageable) by default, tandem_malloc's when
 // `resident` (pinned on a discrete GPU, zero-copy-ready on a unified one).
@@ -47,17 +55,31 @@ struct HostAllocator {
 template <class T>
 using Buffer = std::vector<T, HostAllocator<T>>;
 
+// A random element: both parts drawn for a complex one.
+template <class T>
+T random_element(std::uniform_real_distribution<double>& d, std::mt19937_64& rng) {
+  if constexpr (detail::is_complex(detail::precision_of<T>())) {
+    const double re = d(rng);
+    return T(static_cast<detail::real_type_t<T>>(re), static_cast<detail::real_type_t<T>>(d(rng)));
+  } else {
+    return static_cast<T>(d(rng));
+  }
+}
+
 template <class T>
 Buffer<T> random_buffer(size_t count, uint64_t seed, bool resident) {
   Buffer<T> v(count, T(0), HostAllocator<T>(resident));
   std::mt19937_64 rng(seed);
   std::uniform_real_distribution<double> dist(-1, 1);
-  for (auto& x : v) x = static_cast<T>(dist(rng));
+  for (auto& x : v) x = random_element<T>(dist, rng);
   return v;
 }
 
-inline double gflop(int64_t m, int64_t n, int64_t k) {
-  return 2.0 * static_cast<double>(m) * static_cast<double>(n) * static_cast<double>(k) * 1e-9;
+// The work of an m x n x k product of T in GFLOP: 2 flops a real multiply-add, 8 a complex one.
+template <class T>
+double gflop(int64_t m, int64_t n, int64_t k) {
+  return detail::flops_per_multiply_add(detail::precision_of<T>()) * static_cast<double>(m) *
+         static_cast<double>(n) * static_cast<double>(k) * 1e-9;
 }
 
 // A row-major problem with operands allocated once. `resident` puts them in tandem_malloc
@@ -88,24 +110,25 @@ struct Problem {
     return call.seconds();
   }
 
-  // The same product in double on the CPU BLAS: the reference for the error.
-  std::vector<double> reference() const {
-    std::vector<double> ad(a, a + m * k), bd(b, b + k * n), cd(static_cast<size_t>(m * n), 0.0);
+  // The same product in double precision on the CPU BLAS: the reference for the error.
+  std::vector<wide_t<T>> reference() const {
+    using W = wide_t<T>;
+    std::vector<W> ad(a, a + m * k), bd(b, b + k * n), cd(static_cast<size_t>(m * n), W(0));
     Options o;
     o.strategy = Strategy::Cpu;
-    gemm<double>(Layout::RowMajor, Op::NoTrans, Op::NoTrans, m, n, k, 1.0, ad.data(), k, bd.data(),
-                 n, 0.0, cd.data(), n, o);
+    gemm<W>(Layout::RowMajor, Op::NoTrans, Op::NoTrans, m, n, k, W(1), ad.data(), k, bd.data(), n,
+            W(0), cd.data(), n, o);
     return cd;
   }
 
   // max |C - ref| / max |ref|, infinity if C holds a NaN.
-  double max_relative_error(const std::vector<double>& ref) const {
+  double max_relative_error(const std::vector<wide_t<T>>& ref) const {
     double err = 0, scale = 0;
     for (size_t i = 0; i < ref.size(); ++i) {
-      const double d = std::fabs(static_cast<double>(c[i]) - ref[i]);
+      const double d = std::abs(wide_t<T>(c[i]) - ref[i]);
       if (std::isnan(d)) return INFINITY;
       err = std::max(err, d);
-      scale = std::max(scale, std::fabs(ref[i]));
+      scale = std::max(scale, std::abs(ref[i]));
     }
     return scale > 0 ? err / scale : err;
   }

@@ -9,6 +9,7 @@
 #include <complex>
 #include <cstddef>
 #include <iosfwd>
+#include <limits>
 #include <optional>
 #include <stdexcept>
 #include <string>
@@ -100,11 +101,21 @@ constexpr Precision precision_of() {
 template <class T>
 using real_type_t = decltype(std::abs(T{}));
 
+// A quiet NaN of an element type: in both parts of a complex one.
+template <class T>
+T quiet_nan() {
+  const real_type_t<T> x = std::numeric_limits<real_type_t<T>>::quiet_NaN();
+  if constexpr (std::is_floating_point_v<T>)
+    return x;
+  else
+    return T(x, x);
+}
+
 // Calls `f` with a value of a precision's element type: float{}, double{}, std::complex<float>{}
 // or std::complex<double>{}. Where a precision chosen at run time becomes its templates' type.
 template <class F>
 decltype(auto) with_element_type(Precision precision, F&& f);
-// The same for code that serves the real types alone (the co-tuner, the command's compare):
+// The same for code that serves the real types alone (bench/model_check, bench/tandem_demo):
 // float{} for s, double{} for d; throws std::invalid_argument for c and z.
 template <class F>
 decltype(auto) with_real_type(Precision precision, F&& f);

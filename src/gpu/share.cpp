@@ -141,7 +141,7 @@ void injected_failure(const DeviceInfo& info, const Share<T>& s, int64_t row0, i
   if (!injected_at(info, row0)) return;
   if (in_place)
     for (int64_t r = row0; r < row0 + rows; ++r)
-      std::fill(s.c + r * s.ldc, s.c + r * s.ldc + s.n, std::numeric_limits<T>::quiet_NaN());
+      std::fill(s.c + r * s.ldc, s.c + r * s.ldc + s.n, quiet_nan<T>());
   throw Error(Error::Kind::Runtime,
               "the test seam fail_device failed this share at row " + std::to_string(row0));
 }
