@@ -5,9 +5,8 @@
 # LD_LIBRARY_PATH for the testers' helper symbols. Prints every verdict line. Fails unless every
 # routine passed its error-exit and computational tests and tandem served every computational call
 # of the routines it exports (the tester says how many it made): gemm, symm, trmm, trsm, syrk and
-# syr2k for s and d; gemm alone for c and z, whose other routines (hemm, herk, ...) OpenBLAS
-# serves. Under forced routing, also unless some of each served routine's calls were split between
-# the GPU path and the CPU. Those counts come from
+# syr2k in every precision, and hemm, herk and her2k for c and z. Under forced routing, also unless
+# some of each served routine's calls were split between the GPU path and the CPU. Those counts come from
 # TANDEM_VERBOSE's lines, and under TANDEM_VERBOSE no call takes the straight path to OpenBLAS
 # (src/blas3/dropin/straight.hpp): `straight` runs the testers as a program runs, where nearly all of
 # their calls (small ones) go straight, and checks their verdicts alone.
@@ -65,7 +64,7 @@ check() {  # check NAME OUTPUT STDERR PRECISION ROUTINES
 for p in s d c z; do
   case $p in
     s | d) served="gemm symm trmm trsm syrk syr2k" ;;
-    *) served="gemm" ;;
+    *) served="gemm symm hemm trmm trsm syrk herk syr2k her2k" ;;
   esac
   LD_PRELOAD=$lib LD_LIBRARY_PATH=$blas "$blas/x${p}cblat3" < "$blas/${p}in3" > "c$p.out" 2> "c$p.err" || status=1
   check "x${p}cblat3 (CBLAS)" "c$p.out" "c$p.err" "$p" "$served"

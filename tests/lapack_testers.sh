@@ -1,14 +1,19 @@
 #!/usr/bin/env bash
-# Reference LAPACK's own linear-equation tests (Debian's liblapack-test: xlintsts, xlintstd) with
-# reference LAPACK, run without and with libtandem_blas.so (LD_PRELOAD): the pass and fail counts
-# (every summary line) must be the same, and tandem must have served the level-3 calls LAPACK
-# makes (gemm, syrk, trsm, trmm among them). Prints both wall times.
+# Reference LAPACK's own linear-equation tests (Debian's liblapack-test: xlintsts, xlintstd,
+# xlintstc, xlintstz) with reference LAPACK, run without and with libtandem_blas.so (LD_PRELOAD):
+# the pass and fail counts (every summary line) must be the same, and tandem must have served the
+# level-3 calls LAPACK makes (checked: gemm, syrk and trsm for s and d; gemm, herk and trsm for c
+# and z). Prints both wall times.
 #
 #   lapack_testers.sh LIBTANDEM_BLAS default|forced
 #
-# default: the full input files under default routing. forced: Cholesky (the DPO path: potrf
-# calls syrk, trsm and gemm) with every call forced through the hybrid split, a subset that fits
-# CI's time (the full forced run takes many minutes on PoCL).
+# default: the full input files under default routing (on a 2-core machine with PoCL, 95 s for
+# all four with TANDEM_VERBOSE on: c 19 s, z 23 s). forced: Cholesky (the xPO path: potrf calls
+# syrk or herk, trsm and gemm) with every call forced through the hybrid split, a subset that fits
+# CI's time (the full forced run takes many minutes on PoCL): all nine matrix types for s and d,
+# and for c and z types 2 (random, well conditioned), 4 (not positive definite: potrf stops
+# midway) and 7 (ill conditioned): with all nine, c and z took 140 and 200 s there, with these
+# three 45 and 63 s (s and d: 52 and 60 s).
 set -euo pipefail
 lib=$(readlink -f "$1")
 mode=$2
@@ -20,11 +25,15 @@ fi
 source "$(dirname "${BASH_SOURCE[0]}")/hermetic.sh"  # $work, TANDEM_PROFILE_DIR, TMPDIR
 cd "$work"
 status=0
-for p in s d; do
+for p in s d c z; do
   input="$lapack/${p}test.in"
   if [ "$mode" = forced ]; then
-    # The header (sizes, block sizes, thresholds, what to test) and the positive-definite path.
-    { head -16 "$input"; grep -E "^${p^^}PO " "$input"; } > "${p}sub.in"
+    # The header (sizes, block sizes, thresholds, what to test) and the positive-definite path;
+    # for c and z three of its types, listed on the line after the count.
+    case $p in
+      s | d) { head -16 "$input"; grep -E "^${p^^}PO " "$input"; } > "${p}sub.in" ;;
+      *) { head -16 "$input"; echo "${p^^}PO    3"; echo "2 4 7"; } > "${p}sub.in" ;;
+    esac
     input="${p}sub.in"
   fi
   # tandem's verbose lines are counted as they come (there are millions): calls per routine,
@@ -55,7 +64,11 @@ for p in s d; do
   else
     echo "  the same $(summary "ref_$p.out" | wc -l) summary lines with and without tandem"
   fi
-  for r in gemm syrk trsm; do
+  case $p in
+    s | d) checked="gemm syrk trsm" ;;
+    *) checked="gemm herk trsm" ;;
+  esac
+  for r in $checked; do
     served=$(awk -v r="$p$r" '$1 == "calls" && $2 == r {print $3}' "tan_$p.counts")
     echo "  tandem served ${served:-0} $p$r calls"
     [ "${served:-0}" -gt 0 ] || { echo "  -> no $p$r call reached tandem"; status=1; }

@@ -1,27 +1,43 @@
-// The level-3 routines (src/blas3/level3.cpp) against plain loops in double, on random inputs of
-// awkward sizes, every side, triangle, transpose and diagonal, with their products routed three
-// ways: never off the CPU (one CPU BLAS call), always (halving down to 1 x 1 blocks), and above a
-// size (a mix). Also BLAS's rules: NaN in an operand alpha = 0 or beta = 0 says is not read
-// stays out of the result, the triangle a routine does not own is untouched, a unit diagonal and
-// A's other triangle are never read, and invalid arguments are reported at the reference's
-// positions with nothing written.
+// The level-3 routines (src/blas3/level3.cpp) against plain loops in double (complex<double> for
+// the complex types), on random inputs of awkward sizes, every side, triangle, transpose
+// (conjugating ones included) and diagonal, in all four precisions, with their products routed
+// three ways: never off the CPU (one CPU BLAS call), always (halving down to 1 x 1 blocks), and
+// above a size (a mix). Also BLAS's rules: NaN in an operand alpha = 0 or beta = 0 says is not
+// read stays out of the result, the triangle a routine does not own is untouched, a unit diagonal
+// and A's other triangle are never read (nor the imaginary part of hemm's diagonal), herk and her2k
+// leave C's diagonal real, and invalid arguments are reported at the reference's positions with
+// nothing written.
 #include "blas3/level3.hpp"
 
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <complex>
 #include <limits>
 #include <random>
 #include <string>
 #include <vector>
 
 #include "base/precision.hpp"
+#include "reference.hpp"
 #include "tandem/tandem.hpp"
 
 namespace tandem::detail::level3 {
 namespace {
 
+using test::kComplex;
+using test::widen;
+using Z = std::complex<double>;
+
 constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
+
+// NaN in every part of an element.
+template <class T>
+T nan_value() {
+  return test::scalar<T>({kNaN, kNaN});
+}
+
+Op op_of(char c) { return c == 'N' ? Op::NoTrans : c == 'C' ? Op::ConjTrans : Op::Trans; }
 
 // Routes products by size: offloads those with m*n*k >= `from` (0: all, -1: none), computing
 // them with tandem::gemm on the CPU, and counts them.
@@ -29,17 +45,18 @@ template <class T>
 class Sized final : public Products<T> {
  public:
   explicit Sized(double from) : from_(from) {}
-  bool offloads(bool, bool, int64_t m, int64_t n, int64_t k, const T*, int64_t, const T*, int64_t,
+  bool offloads(char, char, int64_t m, int64_t n, int64_t k, const T*, int64_t, const T*, int64_t,
                 T, const T*, int64_t) override {
     return from_ >= 0 &&
            static_cast<double>(m) * static_cast<double>(n) * static_cast<double>(k) >= from_;
   }
-  void gemm(bool ta, bool tb, int64_t m, int64_t n, int64_t k, T alpha, const T* a, int64_t lda,
+  void gemm(char ta, char tb, int64_t m, int64_t n, int64_t k, T alpha, const T* a, int64_t lda,
             const T* b, int64_t ldb, T beta, T* c, int64_t ldc) override {
+    EXPECT_TRUE(kComplex<T> || (ta != 'C' && tb != 'C')) << "a real product conjugates";
     Options o;
     o.strategy = Strategy::Cpu;
-    tandem::gemm<T>(Layout::ColMajor, ta ? Op::Trans : Op::NoTrans, tb ? Op::Trans : Op::NoTrans, m,
-                    n, k, alpha, a, lda, b, ldb, beta, c, ldc, o);
+    tandem::gemm<T>(Layout::ColMajor, op_of(ta), op_of(tb), m, n, k, alpha, a, lda, b, ldb, beta, c,
+                    ldc, o);
     ++products;
   }
   int64_t min_diagonal() override { return min_diag; }
@@ -50,45 +67,52 @@ class Sized final : public Products<T> {
   double from_;
 };
 
-// A column-major rows x cols matrix with leading dimension rows + pad, filled at random; the
-// padding holds NaN, so a routine that reads it spoils its result.
+// A column-major rows x cols matrix with leading dimension rows + pad, filled at random (both
+// parts of a complex element); the padding holds NaN, so a routine that reads it spoils its
+// result.
 template <class T>
 struct Mat {
   int64_t rows, cols, ld;
   std::vector<T> v;
   Mat(int64_t r, int64_t c, int64_t pad, std::mt19937_64& rng) : rows(r), cols(c), ld(r + pad) {
-    v.assign(static_cast<size_t>(std::max<int64_t>(1, ld * std::max<int64_t>(1, c))), T(kNaN));
+    v.assign(static_cast<size_t>(std::max<int64_t>(1, ld * std::max<int64_t>(1, c))),
+             nan_value<T>());
     std::uniform_real_distribution<double> u(-1, 1);
     for (int64_t j = 0; j < c; ++j)
-      for (int64_t i = 0; i < r; ++i) at(i, j) = static_cast<T>(u(rng));
+      for (int64_t i = 0; i < r; ++i) {
+        const double re = u(rng);
+        at(i, j) = test::scalar<T>({re, kComplex<T> ? u(rng) : 0.0});
+      }
   }
   T& at(int64_t i, int64_t j) { return v[static_cast<size_t>(i + j * ld)]; }
   T at(int64_t i, int64_t j) const { return v[static_cast<size_t>(i + j * ld)]; }
+  Z z(int64_t i, int64_t j) const { return widen(at(i, j)); }
   T* p() { return v.data(); }
 };
 
 template <class T>
 double tolerance(int64_t k) {
-  return (std::is_same_v<T, float> ? 2e-5 : 1e-12) * static_cast<double>(k + 4);
+  return (std::is_same_v<test::real_t<T>, float> ? 2e-5 : 1e-12) * (kComplex<T> ? 2 : 1) *
+         static_cast<double>(k + 4);
 }
 
 template <class T>
-void expect_near(const Mat<T>& got, const std::vector<double>& want, int64_t k,
+void expect_near(const Mat<T>& got, const std::vector<Z>& want, int64_t k,
                  const std::string& what) {
   int bad = 0;
   for (int64_t j = 0; j < got.cols; ++j)
     for (int64_t i = 0; i < got.rows; ++i) {
-      const double w = want[static_cast<size_t>(i + j * got.rows)];
-      const double g = got.at(i, j);
-      const bool ok =
-          std::isnan(w) ? std::isnan(g) : std::abs(g - w) <= tolerance<T>(k) * (1 + std::abs(w));
+      const Z w = want[static_cast<size_t>(i + j * got.rows)];
+      const Z g = got.z(i, j);
+      const bool ok = test::is_nan(w) ? test::is_nan(g)
+                                      : std::abs(g - w) <= tolerance<T>(k) * (1 + std::abs(w));
       if (!ok && ++bad <= 3)
         ADD_FAILURE() << what << ": (" << i << ", " << j << ") is " << g << ", want " << w;
     }
   // The padding is never written.
   for (int64_t j = 0; j < got.cols; ++j)
     for (int64_t i = got.rows; i < got.ld; ++i)
-      if (!std::isnan(got.at(i, j)) && ++bad <= 3) ADD_FAILURE() << what << ": padding written";
+      if (!test::is_nan(got.at(i, j)) && ++bad <= 3) ADD_FAILURE() << what << ": padding written";
 }
 
 const int64_t kSizes[] = {1, 2, 3, 7, 16, 33};
@@ -100,49 +124,82 @@ std::string label(const char* routine, double route) {
          std::to_string(static_cast<int>(route));
 }
 
+// The transposes a routine takes: every one for trmm, trsm and a real syrk and syr2k (where 'C'
+// is 'T'); 'N' and 'T' for a complex syrk and syr2k; 'N' and 'C' for herk and her2k.
 template <class T>
-void syrk_and_syr2k(bool two) {
+std::vector<char> transposes(bool hermitian, bool triangle) {
+  if (triangle || !kComplex<T>) return {'N', 'T', 'C'};
+  return hermitian ? std::vector<char>{'N', 'C'} : std::vector<char>{'N', 'T'};
+}
+
+// syrk, syr2k (`two`), herk and her2k (`hermitian`): C = alpha op(A) op(A)^T + beta C, with ^H and
+// a real alpha and beta for herk; alpha op(A) op(B)^T + alpha op(B) op(A)^T for syr2k, alpha
+// op(A) op(B)^H + conj(alpha) op(B) op(A)^H for her2k, whose beta is real.
+template <class T>
+void rank_updates(bool two, bool hermitian) {
   std::mt19937_64 rng(two ? 11 : 7);
   for (double route : kRoutes)
     for (char uplo : {'U', 'L'})
-      for (char trans : {'N', 'T'})
+      for (char trans : transposes<T>(hermitian, false))
         for (int64_t n : kSizes)
           for (int64_t k : {int64_t(1), int64_t(5), int64_t(19)})
             for (double beta : {0.0, 1.0, -0.5}) {
-              const bool tr = trans == 'T';
+              const bool tr = trans != 'N';
               Mat<T> a(tr ? k : n, tr ? n : k, 2, rng), b(tr ? k : n, tr ? n : k, 1, rng);
               Mat<T> c(n, n, 3, rng);
-              const T alpha = T(0.75);
+              const Z alpha = hermitian && !two ? Z(0.75) : kComplex<T> ? Z(0.75, -0.25) : 0.75;
               if (beta == 0.0)  // beta = 0: C is not read, its NaN does not survive
-                for (int64_t j = 0; j < n; ++j) c.at(j, j) = T(kNaN);
+                for (int64_t j = 0; j < n; ++j) c.at(j, j) = nan_value<T>();
+              // op(X)'s element (i, l), conjugated where the transpose is 'C'.
               auto op = [&](const Mat<T>& x, int64_t i, int64_t l) {
-                return static_cast<double>(tr ? x.at(l, i) : x.at(i, l));
+                return !tr ? x.z(i, l) : trans == 'C' ? std::conj(x.z(l, i)) : x.z(l, i);
               };
-              std::vector<double> want(static_cast<size_t>(n * n));
+              // The second factor of a product: conjugated for herk and her2k.
+              auto mirror = [&](Z x) { return hermitian ? std::conj(x) : x; };
+              std::vector<Z> want(static_cast<size_t>(n * n));
               for (int64_t j = 0; j < n; ++j)
                 for (int64_t i = 0; i < n; ++i) {
-                  double& w = want[static_cast<size_t>(i + j * n)];
+                  Z& w = want[static_cast<size_t>(i + j * n)];
                   const bool mine = uplo == 'L' ? i >= j : i <= j;
                   if (!mine) {
-                    w = c.at(i, j);  // the other triangle is untouched
+                    w = c.z(i, j);  // the other triangle is untouched
                     continue;
                   }
-                  double s = 0;
+                  Z s = 0;
                   for (int64_t l = 0; l < k; ++l)
-                    s += two ? op(a, i, l) * op(b, j, l) + op(b, i, l) * op(a, j, l)
-                             : op(a, i, l) * op(a, j, l);
-                  w = alpha * s + (beta == 0.0 ? 0.0 : beta * static_cast<double>(c.at(i, j)));
+                    s += two ? alpha * op(a, i, l) * mirror(op(b, j, l)) +
+                                   (hermitian ? std::conj(alpha) : alpha) * op(b, i, l) *
+                                       mirror(op(a, j, l))
+                             : alpha * op(a, i, l) * mirror(op(a, j, l));
+                  // herk's and her2k's diagonal is real: beta times C's real part.
+                  const Z old = hermitian && i == j ? Z(c.z(i, j).real()) : c.z(i, j);
+                  w = s + (beta == 0.0 ? Z(0) : beta * old);
+                  if (hermitian && i == j) w = w.real();
                 }
               Sized<T> pr(route);
-              const std::string what = label<T>(two ? "syr2k" : "syrk", route) + " " + uplo +
-                                       trans + " n=" + std::to_string(n) +
-                                       " k=" + std::to_string(k) + " beta=" + std::to_string(beta);
-              if (two)
-                syr2k<T>(uplo, trans, n, k, alpha, a.p(), a.ld, b.p(), b.ld, T(beta), c.p(), c.ld,
-                         pr);
-              else
-                syrk<T>(uplo, trans, n, k, alpha, a.p(), a.ld, T(beta), c.p(), c.ld, pr);
+              const char* routine = hermitian ? (two ? "her2k" : "herk") : (two ? "syr2k" : "syrk");
+              const std::string what = label<T>(routine, route) + " " + uplo + trans +
+                                       " n=" + std::to_string(n) + " k=" + std::to_string(k) +
+                                       " beta=" + std::to_string(beta);
+              const T ta = test::scalar<T>(alpha);
+              if constexpr (kComplex<T>) {
+                using R = test::real_t<T>;
+                if (hermitian && two)
+                  her2k<T>(uplo, trans, n, k, ta, a.p(), a.ld, b.p(), b.ld, R(beta), c.p(), c.ld,
+                           pr);
+                else if (hermitian)
+                  herk<T>(uplo, trans, n, k, R(alpha.real()), a.p(), a.ld, R(beta), c.p(), c.ld,
+                          pr);
+              }
+              if (!hermitian && two)
+                syr2k<T>(uplo, trans, n, k, ta, a.p(), a.ld, b.p(), b.ld, test::scalar<T>(beta),
+                         c.p(), c.ld, pr);
+              else if (!hermitian)
+                syrk<T>(uplo, trans, n, k, ta, a.p(), a.ld, test::scalar<T>(beta), c.p(), c.ld, pr);
               expect_near(c, want, 2 * k, what);
+              if (hermitian) {  // exactly real, as the reference leaves it
+                for (int64_t j = 0; j < n; ++j) EXPECT_EQ(c.z(j, j).imag(), 0.0) << what;
+              }
               if (route == 0 && n > 1) {
                 EXPECT_GT(pr.products, 0) << what;
               }
@@ -153,17 +210,34 @@ void syrk_and_syr2k(bool two) {
 }
 
 TEST(Level3, Syrk) {
-  syrk_and_syr2k<float>(false);
-  syrk_and_syr2k<double>(false);
+  rank_updates<float>(false, false);
+  rank_updates<double>(false, false);
+  rank_updates<std::complex<float>>(false, false);
+  rank_updates<std::complex<double>>(false, false);
 }
 
 TEST(Level3, Syr2k) {
-  syrk_and_syr2k<float>(true);
-  syrk_and_syr2k<double>(true);
+  rank_updates<float>(true, false);
+  rank_updates<double>(true, false);
+  rank_updates<std::complex<float>>(true, false);
+  rank_updates<std::complex<double>>(true, false);
 }
 
+TEST(Level3, Herk) {
+  rank_updates<std::complex<float>>(false, true);
+  rank_updates<std::complex<double>>(false, true);
+}
+
+TEST(Level3, Her2k) {
+  rank_updates<std::complex<float>>(true, true);
+  rank_updates<std::complex<double>>(true, true);
+}
+
+// symm, or hemm (`hermitian`): C = alpha A B + beta C or alpha B A + beta C, A symmetric
+// (Hermitian) with one triangle stored; the other holds NaN, and so does the imaginary part of
+// hemm's diagonal, which the routine takes as real.
 template <class T>
-void symm_all() {
+void multiplies(bool hermitian) {
   std::mt19937_64 rng(3);
   for (double route : kRoutes)
     for (char side : {'L', 'R'})
@@ -177,25 +251,37 @@ void symm_all() {
               // The triangle A does not reference holds NaN.
               for (int64_t j = 0; j < d; ++j)
                 for (int64_t i = 0; i < d; ++i)
-                  if (uplo == 'L' ? i < j : i > j) a.at(i, j) = T(kNaN);
-              if (beta == 0.0) c.at(0, 0) = T(kNaN);
+                  if (uplo == 'L' ? i < j : i > j) a.at(i, j) = nan_value<T>();
+              if constexpr (kComplex<T>)
+                if (hermitian)
+                  for (int64_t j = 0; j < d; ++j) a.at(j, j).imag(kNaN);
+              if (beta == 0.0) c.at(0, 0) = nan_value<T>();
               auto sym = [&](int64_t i, int64_t j) {
-                return static_cast<double>((uplo == 'L') == (i >= j) ? a.at(i, j) : a.at(j, i));
+                if (hermitian && i == j) return Z(a.z(i, i).real());
+                if ((uplo == 'L') == (i >= j)) return a.z(i, j);
+                return hermitian ? std::conj(a.z(j, i)) : a.z(j, i);
               };
-              const T alpha = T(-1.25);
-              std::vector<double> want(static_cast<size_t>(m * n));
+              const Z alpha = kComplex<T> ? Z(-1.25, 0.5) : -1.25;
+              std::vector<Z> want(static_cast<size_t>(m * n));
               for (int64_t j = 0; j < n; ++j)
                 for (int64_t i = 0; i < m; ++i) {
-                  double s = 0;
+                  Z s = 0;
                   for (int64_t l = 0; l < d; ++l)
-                    s += left ? sym(i, l) * b.at(l, j) : b.at(i, l) * sym(l, j);
+                    s += left ? sym(i, l) * b.z(l, j) : b.z(i, l) * sym(l, j);
                   want[static_cast<size_t>(i + j * m)] =
-                      alpha * s + (beta == 0.0 ? 0.0 : beta * static_cast<double>(c.at(i, j)));
+                      alpha * s + (beta == 0.0 ? Z(0) : beta * c.z(i, j));
                 }
               Sized<T> pr(route);
-              const std::string what = label<T>("symm", route) + " " + side + uplo +
-                                       " m=" + std::to_string(m) + " n=" + std::to_string(n);
-              symm<T>(side, uplo, m, n, alpha, a.p(), a.ld, b.p(), b.ld, T(beta), c.p(), c.ld, pr);
+              const std::string what = label<T>(hermitian ? "hemm" : "symm", route) + " " + side +
+                                       uplo + " m=" + std::to_string(m) + " n=" + std::to_string(n);
+              const T ta = test::scalar<T>(alpha);
+              if constexpr (kComplex<T>)
+                if (hermitian)
+                  hemm<T>(side, uplo, m, n, ta, a.p(), a.ld, b.p(), b.ld, test::scalar<T>(beta),
+                          c.p(), c.ld, pr);
+              if (!hermitian)
+                symm<T>(side, uplo, m, n, ta, a.p(), a.ld, b.p(), b.ld, test::scalar<T>(beta),
+                        c.p(), c.ld, pr);
               expect_near(c, want, d, what);
               if (route == 0 && d > 1) {
                 EXPECT_GT(pr.products, 0) << what;
@@ -204,19 +290,27 @@ void symm_all() {
 }
 
 TEST(Level3, Symm) {
-  symm_all<float>();
-  symm_all<double>();
+  multiplies<float>(false);
+  multiplies<double>(false);
+  multiplies<std::complex<float>>(false);
+  multiplies<std::complex<double>>(false);
+}
+
+TEST(Level3, Hemm) {
+  multiplies<std::complex<float>>(true);
+  multiplies<std::complex<double>>(true);
 }
 
 // trmm, or trsm (`solve`): B = alpha op(A) B or alpha B op(A); X with op(A) X = alpha B or
-// X op(A) = alpha B. A's other triangle holds NaN, and so does its diagonal where it is unit.
+// X op(A) = alpha B, op(A) conjugated for 'C'. A's other triangle holds NaN, and so does its
+// diagonal where it is unit.
 template <class T>
 void triangle_all(bool solve) {
   std::mt19937_64 rng(solve ? 5 : 9);
   for (double route : kRoutes)
     for (char side : {'L', 'R'})
       for (char uplo : {'U', 'L'})
-        for (char trans : {'N', 'T'})
+        for (char trans : transposes<T>(false, true))
           for (char diag : {'N', 'U'})
             for (int64_t m : kSizes)
               for (int64_t n : {int64_t(1), int64_t(5), int64_t(18)}) {
@@ -224,34 +318,35 @@ void triangle_all(bool solve) {
                 const int64_t d = left ? m : n;
                 Mat<T> a(d, d, 2, rng), b(m, n, 1, rng);
                 // op(A) as a full matrix, in double, before the NaN go in.
-                std::vector<double> opa(static_cast<size_t>(d * d), 0.0);
+                std::vector<Z> opa(static_cast<size_t>(d * d), 0.0);
                 for (int64_t j = 0; j < d; ++j)
                   for (int64_t i = 0; i < d; ++i) {
                     const bool stored = uplo == 'L' ? i > j : i < j;
+                    const size_t at = static_cast<size_t>(trans != 'N' ? j + i * d : i + j * d);
+                    auto conj_op = [&](Z x) { return trans == 'C' ? std::conj(x) : x; };
                     if (i == j) {
                       // Well away from zero, so the solve is well conditioned.
-                      a.at(i, i) = T(2 + std::abs(static_cast<double>(a.at(i, i))));
-                      opa[static_cast<size_t>(i + i * d)] = diag == 'U' ? 1.0 : a.at(i, i);
-                      if (diag == 'U') a.at(i, i) = T(kNaN);
+                      a.at(i, i) = test::scalar<T>(a.z(i, i) + 2.0 * (1 + std::abs(a.z(i, i))));
+                      opa[at] = diag == 'U' ? 1.0 : conj_op(a.z(i, i));
+                      if (diag == 'U') a.at(i, i) = nan_value<T>();
                     } else if (stored) {
-                      a.at(i, j) = T(static_cast<double>(a.at(i, j)) / static_cast<double>(d));
-                      const size_t at = static_cast<size_t>(trans == 'T' ? j + i * d : i + j * d);
-                      opa[at] = a.at(i, j);
+                      a.at(i, j) = test::scalar<T>(a.z(i, j) / static_cast<double>(d));
+                      opa[at] = conj_op(a.z(i, j));
                     } else {
-                      a.at(i, j) = T(kNaN);
+                      a.at(i, j) = nan_value<T>();
                     }
                   }
-                const T alpha = T(0.5);
+                const Z alpha = kComplex<T> ? Z(0.5, 0.25) : 0.5;
                 // trmm: want = alpha op(A) B (or B op(A)); trsm: B0 is kept to check op(A) X =
                 // alpha B0 (or X op(A)).
-                std::vector<double> b0(static_cast<size_t>(m * n)), want(b0.size());
+                std::vector<Z> b0(static_cast<size_t>(m * n)), want(b0.size());
                 for (int64_t j = 0; j < n; ++j)
-                  for (int64_t i = 0; i < m; ++i) b0[static_cast<size_t>(i + j * m)] = b.at(i, j);
-                auto product = [&](const std::vector<double>& x) {
-                  std::vector<double> out(x.size());
+                  for (int64_t i = 0; i < m; ++i) b0[static_cast<size_t>(i + j * m)] = b.z(i, j);
+                auto product = [&](const std::vector<Z>& x) {
+                  std::vector<Z> out(x.size());
                   for (int64_t j = 0; j < n; ++j)
                     for (int64_t i = 0; i < m; ++i) {
-                      double s = 0;
+                      Z s = 0;
                       for (int64_t l = 0; l < d; ++l)
                         s += left ? opa[static_cast<size_t>(i + l * d)] *
                                         x[static_cast<size_t>(l + j * m)]
@@ -265,21 +360,22 @@ void triangle_all(bool solve) {
                 const std::string what = label<T>(solve ? "trsm" : "trmm", route) + " " + side +
                                          uplo + trans + diag + " m=" + std::to_string(m) +
                                          " n=" + std::to_string(n);
+                const T ta = test::scalar<T>(alpha);
                 if (solve) {
-                  trsm<T>(side, uplo, trans, diag, m, n, alpha, a.p(), a.ld, b.p(), b.ld, pr);
+                  trsm<T>(side, uplo, trans, diag, m, n, ta, a.p(), a.ld, b.p(), b.ld, pr);
                   // op(A) X (or X op(A)) must give back alpha B0.
-                  std::vector<double> x(b0.size());
+                  std::vector<Z> x(b0.size());
                   for (int64_t j = 0; j < n; ++j)
-                    for (int64_t i = 0; i < m; ++i) x[static_cast<size_t>(i + j * m)] = b.at(i, j);
+                    for (int64_t i = 0; i < m; ++i) x[static_cast<size_t>(i + j * m)] = b.z(i, j);
                   const auto back = product(x);
                   Mat<T> got = b;
                   for (int64_t j = 0; j < n; ++j)
                     for (int64_t i = 0; i < m; ++i)
-                      got.at(i, j) = static_cast<T>(back[static_cast<size_t>(i + j * m)]);
+                      got.at(i, j) = test::scalar<T>(back[static_cast<size_t>(i + j * m)]);
                   for (size_t i = 0; i < want.size(); ++i) want[i] = alpha * b0[i];
                   expect_near(got, want, d, what);
                 } else {
-                  trmm<T>(side, uplo, trans, diag, m, n, alpha, a.p(), a.ld, b.p(), b.ld, pr);
+                  trmm<T>(side, uplo, trans, diag, m, n, ta, a.p(), a.ld, b.p(), b.ld, pr);
                   want = product(b0);
                   for (auto& v : want) v *= alpha;
                   expect_near(b, want, d, what);
@@ -296,11 +392,15 @@ void triangle_all(bool solve) {
 TEST(Level3, Trmm) {
   triangle_all<float>(false);
   triangle_all<double>(false);
+  triangle_all<std::complex<float>>(false);
+  triangle_all<std::complex<double>>(false);
 }
 
 TEST(Level3, Trsm) {
   triangle_all<float>(true);
   triangle_all<double>(true);
+  triangle_all<std::complex<float>>(true);
+  triangle_all<std::complex<double>>(true);
 }
 
 // A halving that would leave a diagonal block smaller than min_diagonal() is not made: the block
@@ -381,6 +481,52 @@ TEST(Level3, AlphaZeroReadsNeitherAnorB) {
   EXPECT_EQ(pr.products, 0);
 }
 
+// The same for the complex routines, and herk's and her2k's diagonal: alpha = 0 with a beta other
+// than 1 leaves it real (beta times its real part), as the reference does; beta = 1 leaves C as
+// it is (the reference's quick return).
+TEST(Level3, ComplexAlphaZeroReadsNeitherAnorB) {
+  using C = std::complex<double>;
+  std::mt19937_64 rng(1);
+  Sized<C> pr(0);
+  Mat<C> a(4, 4, 0, rng), b(4, 4, 0, rng), c(4, 4, 0, rng);
+  for (auto& v : a.v) v = nan_value<C>();
+  for (auto& v : b.v) v = nan_value<C>();
+  const Mat<C> c0 = c;
+  herk<C>('L', 'C', 4, 4, 0.0, a.p(), 4, 2.0, c.p(), 4, pr);
+  for (int64_t j = 0; j < 4; ++j)
+    for (int64_t i = 0; i < 4; ++i)
+      EXPECT_EQ(c.at(i, j), i > j    ? 2.0 * c0.at(i, j)
+                            : i == j ? C(2 * c0.at(i, j).real())
+                                     : c0.at(i, j))
+          << i << "," << j;
+  c = c0;
+  herk<C>('U', 'N', 4, 4, 0.0, a.p(), 4, 1.0, c.p(), 4, pr);
+  EXPECT_EQ(c.v, c0.v) << "beta = 1 returns at once";
+  her2k<C>('U', 'C', 4, 4, C(0), a.p(), 4, b.p(), 4, 0.0, c.p(), 4, pr);
+  for (int64_t j = 0; j < 4; ++j)
+    for (int64_t i = 0; i < 4; ++i) EXPECT_EQ(c.at(i, j), i <= j ? C(0) : c0.at(i, j));
+  c = c0;
+  her2k<C>('L', 'N', 4, 0, C(1, 1), a.p(), 4, b.p(), 4, -1.0, c.p(), 4, pr);  // k = 0
+  for (int64_t j = 0; j < 4; ++j) EXPECT_EQ(c.at(j, j), C(-c0.at(j, j).real()));
+  c = c0;
+  syrk<C>('U', 'T', 4, 4, C(0), a.p(), 4, C(0, 1), c.p(), 4, pr);
+  for (int64_t j = 0; j < 4; ++j)
+    for (int64_t i = 0; i < 4; ++i)
+      EXPECT_EQ(c.at(i, j), i <= j ? C(0, 1) * c0.at(i, j) : c0.at(i, j));
+  c = c0;
+  hemm<C>('L', 'U', 4, 4, C(0), a.p(), 4, b.p(), 4, C(-1), c.p(), 4, pr);
+  for (int64_t j = 0; j < 4; ++j)
+    for (int64_t i = 0; i < 4; ++i) EXPECT_EQ(c.at(i, j), -c0.at(i, j));
+  Mat<C> bb(4, 4, 0, rng);
+  bb.at(1, 1) = nan_value<C>();
+  trsm<C>('L', 'U', 'C', 'N', 4, 4, C(0), a.p(), 4, bb.p(), 4, pr);
+  for (C v : bb.v) EXPECT_EQ(v, C(0));
+  bb.at(2, 3) = nan_value<C>();
+  trmm<C>('R', 'L', 'C', 'U', 4, 4, C(0), a.p(), 4, bb.p(), 4, pr);
+  for (C v : bb.v) EXPECT_EQ(v, C(0));
+  EXPECT_EQ(pr.products, 0);
+}
+
 // An invalid argument: the reference's position (the first invalid one in its order), the
 // routine named, and nothing written.
 template <class F>
@@ -427,6 +573,54 @@ TEST(Level3, InvalidArgumentsAtTheReferencesPositions) {
                  [&] { trsm<float>('L', 'U', 'N', 'N', 4, 2, 1, nullptr, 4, Bw, 4, pr); });
   for (size_t i = 0; i < c.v.size(); ++i) EXPECT_EQ(c.v[i], c0.v[i]) << "C was written";
   EXPECT_EQ(pr.products, 0);
+}
+
+// The complex routines' own rules: a complex syrk and syr2k take 'N' or 'T', herk and her2k 'N'
+// or 'C'; trmm and trsm take 'C' too; hemm's positions are symm's.
+TEST(Level3, ComplexInvalidArgumentsAtTheReferencesPositions) {
+  using C = std::complex<float>;
+  using Zd = std::complex<double>;
+  std::mt19937_64 rng(2);
+  Sized<C> pr(0);
+  Sized<Zd> pz(0);
+  Mat<C> a(4, 4, 0, rng), b(4, 4, 0, rng), c(4, 4, 0, rng);
+  Mat<Zd> az(4, 4, 0, rng), bz(4, 4, 0, rng), cz(4, 4, 0, rng);
+  const Mat<C> c0 = c;
+  const Mat<Zd> cz0 = cz;
+  C* Cp = c.p();
+  const C *A = a.p(), *B = b.p();
+  Zd* Cz = cz.p();
+  const Zd *Az = az.p(), *Bz = bz.p();
+  expect_invalid(2, "csyrk", [&] { syrk<C>('L', 'C', 4, 4, C(1), A, 4, C(1), Cp, 4, pr); });
+  expect_invalid(2, "zsyr2k",
+                 [&] { syr2k<Zd>('U', 'c', 4, 4, Zd(1), Az, 4, Bz, 4, Zd(1), Cz, 4, pz); });
+  expect_invalid(2, "cherk", [&] { herk<C>('L', 'T', 4, 4, 1.0f, A, 4, 1.0f, Cp, 4, pr); });
+  expect_invalid(1, "zherk", [&] { herk<Zd>('N', 'C', 4, 4, 1.0, Az, 4, 1.0, Cz, 4, pz); });
+  expect_invalid(7, "zherk", [&] { herk<Zd>('U', 'C', 2, 4, 1.0, Az, 3, 1.0, Cz, 4, pz); });
+  expect_invalid(10, "cherk", [&] { herk<C>('U', 'n', 4, 4, 1.0f, A, 4, 1.0f, Cp, 3, pr); });
+  expect_invalid(9, "cherk", [&] { herk<C>('U', 'N', 4, 4, 1.0f, A, 4, 0.0f, nullptr, 4, pr); });
+  expect_invalid(2, "cher2k", [&] { her2k<C>('L', 't', 4, 4, C(1), A, 4, B, 4, 1.0f, Cp, 4, pr); });
+  expect_invalid(4, "zher2k",
+                 [&] { her2k<Zd>('L', 'N', 4, -1, Zd(1), Az, 4, Bz, 4, 1.0, Cz, 4, pz); });
+  expect_invalid(9, "zher2k",
+                 [&] { her2k<Zd>('L', 'C', 4, 4, Zd(1), Az, 4, Bz, 3, 1.0, Cz, 4, pz); });
+  expect_invalid(12, "cher2k",
+                 [&] { her2k<C>('U', 'N', 4, 4, C(1), A, 4, B, 4, 1.0f, Cp, 2, pr); });
+  expect_invalid(8, "cher2k",
+                 [&] { her2k<C>('U', 'N', 4, 4, C(1), A, 4, nullptr, 4, 1.0f, Cp, 4, pr); });
+  expect_invalid(1, "chemm", [&] { hemm<C>('X', 'U', 4, 4, C(1), A, 4, B, 4, C(1), Cp, 4, pr); });
+  expect_invalid(2, "zhemm",
+                 [&] { hemm<Zd>('L', 'N', 4, 4, Zd(1), Az, 4, Bz, 4, Zd(1), Cz, 4, pz); });
+  expect_invalid(7, "chemm", [&] { hemm<C>('R', 'U', 2, 4, C(1), A, 3, B, 4, C(1), Cp, 4, pr); });
+  expect_invalid(12, "zhemm",
+                 [&] { hemm<Zd>('L', 'L', 4, 2, Zd(1), Az, 4, Bz, 4, Zd(1), Cz, 3, pz); });
+  C* Bw = b.p();
+  expect_invalid(3, "ctrmm", [&] { trmm<C>('L', 'U', 'H', 'N', 4, 4, C(1), A, 4, Bw, 4, pr); });
+  expect_invalid(11, "ztrsm",
+                 [&] { trsm<Zd>('L', 'U', 'C', 'N', 4, 2, Zd(1), Az, 4, cz.p(), 3, pz); });
+  for (size_t i = 0; i < c.v.size(); ++i) EXPECT_EQ(c.v[i], c0.v[i]) << "C was written";
+  for (size_t i = 0; i < cz.v.size(); ++i) EXPECT_EQ(cz.v[i], cz0.v[i]) << "C was written";
+  EXPECT_EQ(pr.products + pz.products, 0);
 }
 
 }  // namespace

@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # scipy.linalg.blas's level-3 routines (tests/scipy_dropin.py) give the same results with and
 # without libtandem_blas.so under LD_PRELOAD: scipy's wrappers call the Fortran entries from C
-# without gfortran's hidden string lengths. By default, with TANDEM_VERBOSE (every s and d routine
-# at the larger size logged by tandem), and forced through the hybrid split. Skipped (exit 77)
+# without gfortran's hidden string lengths. By default, with TANDEM_VERBOSE (every routine of every
+# precision at the larger size logged by tandem), and forced through the hybrid split. Skipped (exit 77)
 # only when python3-scipy is not installed.
 #
 #   scipy_dropin.sh LIBTANDEM_BLAS SCRIPT_DIR
@@ -39,8 +39,9 @@ run() {
 run default
 run verbose TANDEM_VERBOSE=1
 for call in "gemm m=301 n=283 k=263" "symm m=301 n=283" "syrk n=283 k=263" "syr2k n=283 k=263" \
-  "trmm m=301 n=283" "trsm m=301 n=283"; do
-  for p in s d; do
+  "trmm m=301 n=283" "trsm m=301 n=283" "hemm m=301 n=283" "herk n=283 k=263" "her2k n=283 k=263"; do
+  for p in s d c z; do
+    case $p$call in [sd]he*) continue ;; esac  # hemm, herk and her2k are complex alone
     grep -q "tandem: $p$call " "$work/verbose.err" && ok "verbose: scipy's $p$call went through tandem" ||
       bad "verbose: scipy's $p$call did not go through tandem"
   done

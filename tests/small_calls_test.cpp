@@ -44,6 +44,15 @@ void zgemm_(const char*, const char*, const blasint*, const blasint*, const blas
             const std::complex<double>*, const std::complex<double>*, const blasint*,
             const std::complex<double>*, const blasint*, const std::complex<double>*,
             std::complex<double>*, const blasint*, size_t, size_t);
+void csyr2k_(const char*, const char*, const blasint*, const blasint*, const std::complex<float>*,
+             const std::complex<float>*, const blasint*, const std::complex<float>*, const blasint*,
+             const std::complex<float>*, std::complex<float>*, const blasint*, size_t, size_t);
+void cherk_(const char*, const char*, const blasint*, const blasint*, const float*,
+            const std::complex<float>*, const blasint*, const float*, std::complex<float>*,
+            const blasint*, size_t, size_t);
+void ctrmm_(const char*, const char*, const char*, const char*, const blasint*, const blasint*,
+            const std::complex<float>*, const std::complex<float>*, const blasint*,
+            std::complex<float>*, const blasint*, size_t, size_t, size_t, size_t);
 }
 
 namespace {
@@ -367,7 +376,8 @@ TEST(DropInFree, SmallDgemmDoesWhatOpenBlasDoes) { free_below_threshold<double>(
 TEST(DropInFree, SmallCgemmDoesWhatOpenBlasDoes) { free_below_threshold<Cf>(); }
 TEST(DropInFree, SmallZgemmDoesWhatOpenBlasDoes) { free_below_threshold<Cd>(); }
 
-// The other level-3 routines below the threshold: one OpenBLAS call each, nothing else.
+// The other level-3 routines below the threshold, complex ones and hemm, herk, her2k among them
+// (4 n^3 of work at n = 24): one OpenBLAS call each, nothing else.
 TEST(DropInFree, SmallLevel3CallsChargeNothing) {
   ASSERT_FALSE(openblas_code().empty());
   std::mt19937 rng(3);
@@ -378,6 +388,16 @@ TEST(DropInFree, SmallLevel3CallsChargeNothing) {
   auto af = random_vector<float>(n * n, rng), bf = random_vector<float>(n * n, rng),
        cf = random_vector<float>(n * n, rng);
   for (int i = 0; i < n; ++i) af[i * n + i] += 4;
+  auto az = random_vector<Cd>(n * n, rng), bz = random_vector<Cd>(n * n, rng),
+       cz = random_vector<Cd>(n * n, rng);
+  for (int i = 0; i < n; ++i) az[i * n + i] += 4;
+  auto ac = random_vector<Cf>(n * n, rng), bc = random_vector<Cf>(n * n, rng),
+       cc = random_vector<Cf>(n * n, rng);
+  for (int i = 0; i < n; ++i) ac[i * n + i] += 4;
+  const Cd alpha(0.5, -0.25), beta(0.5, 0);
+  const Cf alpha_c(0.5f, 0.25f), beta_c(-0.5f, 0);
+  const float real_alpha = 0.5f, real_beta = -0.5f;
+  const blasint nf = n;
   auto run = [&] {
     cblas_dsyrk(CblasColMajor, CblasLower, CblasNoTrans, n, n, 0.5, a.data(), n, 0.5, c.data(), n);
     cblas_dsyr2k(CblasRowMajor, CblasUpper, CblasTrans, n, n, 0.5, a.data(), n, b.data(), n, 0.5,
@@ -392,6 +412,20 @@ TEST(DropInFree, SmallLevel3CallsChargeNothing) {
                 n);
     cblas_strsm(CblasColMajor, CblasRight, CblasLower, CblasNoTrans, CblasUnit, n, n, 1.0f,
                 af.data(), n, bf.data(), n);
+    cblas_zherk(CblasRowMajor, CblasLower, CblasConjTrans, n, n, 0.5, az.data(), n, 0.5, cz.data(),
+                n);
+    cblas_zher2k(CblasColMajor, CblasUpper, CblasNoTrans, n, n, &alpha, az.data(), n, bz.data(), n,
+                 0.5, cz.data(), n);
+    cblas_zhemm(CblasRowMajor, CblasLeft, CblasUpper, n, n, &alpha, az.data(), n, bz.data(), n,
+                &beta, cz.data(), n);
+    cblas_ztrsm(CblasColMajor, CblasLeft, CblasLower, CblasConjTrans, CblasNonUnit, n, n, &alpha,
+                az.data(), n, bz.data(), n);
+    cblas_csyrk(CblasColMajor, CblasUpper, CblasTrans, n, n, &alpha_c, ac.data(), n, &beta_c,
+                cc.data(), n);
+    csyr2k_("L", "N", &nf, &nf, &alpha_c, ac.data(), &nf, bc.data(), &nf, &beta_c, cc.data(), &nf,
+            1, 1);
+    cherk_("U", "C", &nf, &nf, &real_alpha, ac.data(), &nf, &real_beta, cc.data(), &nf, 1, 1);
+    ctrmm_("R", "U", "C", "U", &nf, &nf, &alpha_c, ac.data(), &nf, bc.data(), &nf, 1, 1, 1, 1);
   };
   run();  // the first calls may read the environment, once
   start_counting();

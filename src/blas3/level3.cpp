@@ -4,13 +4,17 @@
 // caller's routing rule keeps that product on the CPU; the CPU BLAS then does the whole block in
 // one call, and where its halves would be smaller than the caller's min_diagonal. So a call whose
 // top product stays on the CPU is exactly one CPU BLAS call, and a large one sends half-size,
-// quarter-size, ... products to tandem's GEMM.
+// quarter-size, ... products to tandem's GEMM. The Hermitian routines are the symmetric ones'
+// halvings with the conjugate transpose where those transpose (Symmetric and Hermitian below).
 //
 // Column-major throughout: element (i, j) of a matrix with leading dimension ld is at i + j * ld.
 #include "blas3/level3.hpp"
 
+#include <complex>
 #include <string>
+#include <type_traits>
 
+#include "base/precision.hpp"
 #include "blas3/level3_rules.hpp"
 #include "cpu/blas.hpp"
 #include "tandem/tandem.hpp"
@@ -21,8 +25,10 @@ using namespace level3_rules;
 
 namespace {
 
-std::string routine(float, const char* name) { return std::string("s") + name; }
-std::string routine(double, const char* name) { return std::string("d") + name; }
+template <class T>
+std::string routine(const char* name) {
+  return routine_name(precision_of<T>(), name).str();
+}
 
 // Argument checks in the reference's order, positions as in the Fortran call.
 class Checks {
@@ -78,110 +84,175 @@ void on_cpu(Products<T>& pr, int64_t m, int64_t n, int64_t k, F&& f) {
   f();
 }
 
-// C (n x n, triangle `uplo`) = alpha op(A) op(A)^T + beta C, op(A) n x k: C11 and C22 recurse,
-// and the block between them is one GEMM.
-template <class T>
-void syrk_step(char uplo, bool tr, int64_t n, int64_t k, T alpha, const T* a, int64_t lda, T beta,
-               T* c, int64_t ldc, Products<T>& pr) {
+// What sets the Hermitian routines (hemm, herk, her2k) apart from the symmetric ones (symm, syrk,
+// syr2k), whose halvings they share: the transpose that mirrors a stored triangle into the other
+// ('T', or 'C': the conjugate transpose), the scalar of a rank-2k update's second product (alpha,
+// or its conjugate), C = beta C where there is no product (herk's and her2k's diagonal stays
+// real), and the CPU BLAS routines for whole blocks. herk's and her2k's real scalars travel as T.
+template <bool Hermitian>
+struct Symmetry {
+  static constexpr char kMirror = Hermitian ? 'C' : 'T';
+  static constexpr const char* kMultiply = Hermitian ? "hemm" : "symm";
+  static constexpr const char* kRank = Hermitian ? "herk" : "syrk";
+  static constexpr const char* kRank2 = Hermitian ? "her2k" : "syr2k";
+  template <class T>
+  static T second(T alpha) {
+    if constexpr (Hermitian)
+      return std::conj(alpha);
+    else
+      return alpha;
+  }
+  template <class T>
+  static void scale(char uplo, int64_t n, T beta, T* c, int64_t ldc) {
+    if constexpr (Hermitian)
+      level3_rules::scale_hermitian(uplo, n, beta.real(), c, ldc);
+    else
+      level3_rules::scale(uplo, n, n, beta, c, ldc);
+  }
+  template <class T>
+  static void rank(char uplo, char trans, int64_t n, int64_t k, T alpha, const T* a, int64_t lda,
+                   T beta, T* c, int64_t ldc) {
+    if constexpr (Hermitian)
+      cpu_blas::herk(uplo, trans, n, k, alpha.real(), a, lda, beta.real(), c, ldc);
+    else
+      cpu_blas::syrk(uplo, trans, n, k, alpha, a, lda, beta, c, ldc);
+  }
+  template <class T>
+  static void rank2(char uplo, char trans, int64_t n, int64_t k, T alpha, const T* a, int64_t lda,
+                    const T* b, int64_t ldb, T beta, T* c, int64_t ldc) {
+    if constexpr (Hermitian)
+      cpu_blas::her2k(uplo, trans, n, k, alpha, a, lda, b, ldb, beta.real(), c, ldc);
+    else
+      cpu_blas::syr2k(uplo, trans, n, k, alpha, a, lda, b, ldb, beta, c, ldc);
+  }
+  template <class T>
+  static void multiply(char side, char uplo, int64_t m, int64_t n, T alpha, const T* a, int64_t lda,
+                       const T* b, int64_t ldb, T beta, T* c, int64_t ldc) {
+    if constexpr (Hermitian)
+      cpu_blas::hemm(side, uplo, m, n, alpha, a, lda, b, ldb, beta, c, ldc);
+    else
+      cpu_blas::symm(side, uplo, m, n, alpha, a, lda, b, ldb, beta, c, ldc);
+  }
+};
+using Symmetric = Symmetry<false>;
+using Hermitian = Symmetry<true>;
+
+// The ops of a rank-k update's off-diagonal product op(A)_i op(A)_j^T (^H for Hermitian S): the
+// left operand's and the right one's, for trans 'N' (A n x k) or not (A k x n).
+template <class S>
+struct RankOps {
+  explicit RankOps(char trans) : tr(trans != 'N') {}
+  bool tr;
+  char left() const { return tr ? S::kMirror : 'N'; }
+  char right() const { return tr ? 'N' : S::kMirror; }
+};
+
+// C (n x n, triangle `uplo`) = alpha op(A) op(A)^T + beta C (^H for Hermitian S), op(A) n x k: C11
+// and C22 recurse, and the block between them is one GEMM.
+template <class S, class T>
+void syrk_step(char uplo, char trans, int64_t n, int64_t k, T alpha, const T* a, int64_t lda,
+               T beta, T* c, int64_t ldc, Products<T>& pr) {
   const int64_t n1 = n / 2, n2 = n - n1;
   const bool lower = uplo == 'L';
-  auto rows = [&](int64_t i) { return tr ? a + i * lda : a + i; };  // op(A)'s rows from i
+  const RankOps<S> ops(trans);
+  auto rows = [&](int64_t i) { return ops.tr ? a + i * lda : a + i; };  // op(A)'s rows from i
   // The off-diagonal block: C21 (n2 x n1) or C12 (n1 x n2) = alpha op(A)_i op(A)_j^T + beta C.
   const int64_t bm = lower ? n2 : n1, bn = lower ? n1 : n2;
   const T *left = rows(lower ? n1 : 0), *right = rows(lower ? 0 : n1);
   T* off = lower ? c + n1 : c + n1 * ldc;
   if (n1 == 0 || n1 < pr.min_diagonal() ||
-      !pr.offloads(tr, !tr, bm, bn, k, left, lda, right, lda, beta, off, ldc)) {
-    on_cpu(pr, n, n, k,
-           [&] { cpu_blas::syrk(uplo, tr ? 'T' : 'N', n, k, alpha, a, lda, beta, c, ldc); });
+      !pr.offloads(ops.left(), ops.right(), bm, bn, k, left, lda, right, lda, beta, off, ldc)) {
+    on_cpu(pr, n, n, k, [&] { S::rank(uplo, trans, n, k, alpha, a, lda, beta, c, ldc); });
     return;
   }
-  pr.gemm(tr, !tr, bm, bn, k, alpha, left, lda, right, lda, beta, off, ldc);
-  syrk_step(uplo, tr, n1, k, alpha, rows(0), lda, beta, c, ldc, pr);
-  syrk_step(uplo, tr, n2, k, alpha, rows(n1), lda, beta, c + n1 + n1 * ldc, ldc, pr);
+  pr.gemm(ops.left(), ops.right(), bm, bn, k, alpha, left, lda, right, lda, beta, off, ldc);
+  syrk_step<S>(uplo, trans, n1, k, alpha, rows(0), lda, beta, c, ldc, pr);
+  syrk_step<S>(uplo, trans, n2, k, alpha, rows(n1), lda, beta, c + n1 + n1 * ldc, ldc, pr);
 }
 
-// As syrk_step, for alpha op(A) op(B)^T + alpha op(B) op(A)^T: two GEMMs per block.
-template <class T>
-void syr2k_step(char uplo, bool tr, int64_t n, int64_t k, T alpha, const T* a, int64_t lda,
+// As syrk_step, for alpha op(A) op(B)^T + alpha op(B) op(A)^T (for Hermitian S, alpha op(A) op(B)^H
+// + conj(alpha) op(B) op(A)^H): two GEMMs per block.
+template <class S, class T>
+void syr2k_step(char uplo, char trans, int64_t n, int64_t k, T alpha, const T* a, int64_t lda,
                 const T* b, int64_t ldb, T beta, T* c, int64_t ldc, Products<T>& pr) {
   const int64_t n1 = n / 2, n2 = n - n1;
   const bool lower = uplo == 'L';
-  auto rows_a = [&](int64_t i) { return tr ? a + i * lda : a + i; };
-  auto rows_b = [&](int64_t i) { return tr ? b + i * ldb : b + i; };
+  const RankOps<S> ops(trans);
+  auto rows_a = [&](int64_t i) { return ops.tr ? a + i * lda : a + i; };
+  auto rows_b = [&](int64_t i) { return ops.tr ? b + i * ldb : b + i; };
   const int64_t bm = lower ? n2 : n1, bn = lower ? n1 : n2;
   const int64_t i = lower ? n1 : 0, j = lower ? 0 : n1;
   T* off = lower ? c + n1 : c + n1 * ldc;
   if (n1 == 0 || n1 < pr.min_diagonal() ||
-      !pr.offloads(tr, !tr, bm, bn, k, rows_a(i), lda, rows_b(j), ldb, beta, off, ldc)) {
-    on_cpu(pr, n, n, k, [&] {
-      cpu_blas::syr2k(uplo, tr ? 'T' : 'N', n, k, alpha, a, lda, b, ldb, beta, c, ldc);
-    });
+      !pr.offloads(ops.left(), ops.right(), bm, bn, k, rows_a(i), lda, rows_b(j), ldb, beta, off,
+                   ldc)) {
+    on_cpu(pr, n, n, k, [&] { S::rank2(uplo, trans, n, k, alpha, a, lda, b, ldb, beta, c, ldc); });
     return;
   }
-  pr.gemm(tr, !tr, bm, bn, k, alpha, rows_a(i), lda, rows_b(j), ldb, beta, off, ldc);
-  pr.gemm(tr, !tr, bm, bn, k, alpha, rows_b(i), ldb, rows_a(j), lda, T(1), off, ldc);
-  syr2k_step(uplo, tr, n1, k, alpha, rows_a(0), lda, rows_b(0), ldb, beta, c, ldc, pr);
-  syr2k_step(uplo, tr, n2, k, alpha, rows_a(n1), lda, rows_b(n1), ldb, beta, c + n1 + n1 * ldc, ldc,
-             pr);
+  pr.gemm(ops.left(), ops.right(), bm, bn, k, alpha, rows_a(i), lda, rows_b(j), ldb, beta, off,
+          ldc);
+  pr.gemm(ops.left(), ops.right(), bm, bn, k, S::second(alpha), rows_b(i), ldb, rows_a(j), lda,
+          T(1), off, ldc);
+  syr2k_step<S>(uplo, trans, n1, k, alpha, rows_a(0), lda, rows_b(0), ldb, beta, c, ldc, pr);
+  syr2k_step<S>(uplo, trans, n2, k, alpha, rows_a(n1), lda, rows_b(n1), ldb, beta,
+                c + n1 + n1 * ldc, ldc, pr);
 }
 
-// An off-diagonal block of a symmetric or triangular A split at d1, as a GEMM operand: where it
-// is stored (below the diagonal for 'L', above for 'U') and whether it is used transposed.
+// An off-diagonal block of a symmetric, Hermitian or triangular A split at d1, as a GEMM operand:
+// where it is stored (below the diagonal for 'L', above for 'U') and its op ('N', 'T' or 'C').
 template <class T>
 struct Block {
   const T* p;
-  bool trans;
+  char op;
 };
 template <class T>
-Block<T> stored_block(char uplo, const T* a, int64_t lda, int64_t d1, bool trans) {
-  return {uplo == 'L' ? a + d1 : a + d1 * lda, trans};
+Block<T> stored_block(char uplo, const T* a, int64_t lda, int64_t d1, char op) {
+  return {uplo == 'L' ? a + d1 : a + d1 * lda, op};
 }
 
 // C = alpha A B + beta C (side 'L', A m x m) or alpha B A + beta C (side 'R', A n x n), A
-// symmetric with its `uplo` triangle stored.
-template <class T>
+// symmetric (Hermitian for Hermitian S) with its `uplo` triangle stored.
+template <class S, class T>
 void symm_step(char side, char uplo, int64_t m, int64_t n, T alpha, const T* a, int64_t lda,
                const T* b, int64_t ldb, T beta, T* c, int64_t ldc, Products<T>& pr) {
   const bool left = side == 'L';
   const int64_t d = left ? m : n, d1 = d / 2, d2 = d - d1;
   const T* a22 = a + d1 + d1 * lda;
-  // A21 (d2 x d1) and A12 (d1 x d2), one of them stored, the other its transpose.
-  const Block<T> a21 = stored_block(uplo, a, lda, d1, uplo == 'U');
-  const Block<T> a12 = stored_block(uplo, a, lda, d1, uplo == 'L');
+  // A21 (d2 x d1) and A12 (d1 x d2), one of them stored, the other its mirror.
+  const Block<T> a21 = stored_block(uplo, a, lda, d1, uplo == 'U' ? S::kMirror : 'N');
+  const Block<T> a12 = stored_block(uplo, a, lda, d1, uplo == 'L' ? S::kMirror : 'N');
+  auto whole = [&] {
+    on_cpu(pr, m, n, d,
+           [&] { S::multiply(side, uplo, m, n, alpha, a, lda, b, ldb, beta, c, ldc); });
+  };
   if (left) {
     // C1 = A11 B1 + A12 B2, C2 = A21 B1 + A22 B2 (row blocks).
     const T *b1 = b, *b2 = b + d1;
     T *c1 = c, *c2 = c + d1;
     if (d1 == 0 || d1 < pr.min_diagonal() ||
-        !pr.offloads(a21.trans, false, d2, n, d1, a21.p, lda, b1, ldb, beta, c2, ldc)) {
-      on_cpu(pr, m, n, m,
-             [&] { cpu_blas::symm(side, uplo, m, n, alpha, a, lda, b, ldb, beta, c, ldc); });
-      return;
-    }
-    symm_step(side, uplo, d1, n, alpha, a, lda, b1, ldb, beta, c1, ldc, pr);
-    pr.gemm(a12.trans, false, d1, n, d2, alpha, a12.p, lda, b2, ldb, T(1), c1, ldc);
-    pr.gemm(a21.trans, false, d2, n, d1, alpha, a21.p, lda, b1, ldb, beta, c2, ldc);
-    symm_step(side, uplo, d2, n, alpha, a22, lda, b2, ldb, T(1), c2, ldc, pr);
+        !pr.offloads(a21.op, 'N', d2, n, d1, a21.p, lda, b1, ldb, beta, c2, ldc))
+      return whole();
+    symm_step<S>(side, uplo, d1, n, alpha, a, lda, b1, ldb, beta, c1, ldc, pr);
+    pr.gemm(a12.op, 'N', d1, n, d2, alpha, a12.p, lda, b2, ldb, T(1), c1, ldc);
+    pr.gemm(a21.op, 'N', d2, n, d1, alpha, a21.p, lda, b1, ldb, beta, c2, ldc);
+    symm_step<S>(side, uplo, d2, n, alpha, a22, lda, b2, ldb, T(1), c2, ldc, pr);
   } else {
     // C1 = B1 A11 + B2 A21, C2 = B1 A12 + B2 A22 (column blocks).
     const T *b1 = b, *b2 = b + d1 * ldb;
     T *c1 = c, *c2 = c + d1 * ldc;
     if (d1 == 0 || d1 < pr.min_diagonal() ||
-        !pr.offloads(false, a12.trans, m, d2, d1, b1, ldb, a12.p, lda, beta, c2, ldc)) {
-      on_cpu(pr, m, n, n,
-             [&] { cpu_blas::symm(side, uplo, m, n, alpha, a, lda, b, ldb, beta, c, ldc); });
-      return;
-    }
-    symm_step(side, uplo, m, d1, alpha, a, lda, b1, ldb, beta, c1, ldc, pr);
-    pr.gemm(false, a21.trans, m, d1, d2, alpha, b2, ldb, a21.p, lda, T(1), c1, ldc);
-    pr.gemm(false, a12.trans, m, d2, d1, alpha, b1, ldb, a12.p, lda, beta, c2, ldc);
-    symm_step(side, uplo, m, d2, alpha, a22, lda, b2, ldb, T(1), c2, ldc, pr);
+        !pr.offloads('N', a12.op, m, d2, d1, b1, ldb, a12.p, lda, beta, c2, ldc))
+      return whole();
+    symm_step<S>(side, uplo, m, d1, alpha, a, lda, b1, ldb, beta, c1, ldc, pr);
+    pr.gemm('N', a21.op, m, d1, d2, alpha, b2, ldb, a21.p, lda, T(1), c1, ldc);
+    pr.gemm('N', a12.op, m, d2, d1, alpha, b1, ldb, a12.p, lda, beta, c2, ldc);
+    symm_step<S>(side, uplo, m, d2, alpha, a22, lda, b2, ldb, T(1), c2, ldc, pr);
   }
 }
 
 // The shape shared by trmm and trsm: op(A) is lower triangular when A's stored triangle and the
-// transpose say so together; its off-diagonal block is A's stored one, used transposed with A.
+// transpose say so together; its off-diagonal block is A's stored one, with A's op ('N', 'T' or
+// 'C').
 struct Triangle {
   char side, uplo, trans, diag;
   bool left() const { return side == 'L'; }
@@ -201,7 +272,7 @@ struct Halves {
     const int64_t d = t.left() ? m : n;
     d1 = d / 2;
     d2 = d - d1;
-    off = stored_block(t.uplo, a, lda, d1, t.tr());
+    off = stored_block(t.uplo, a, lda, d1, t.trans);
     into_second = t.left() == t.op_lower();
   }
   T* half(bool second) const { return !second ? b : t.left() ? b + d1 : b + d1 * ldb; }
@@ -217,13 +288,11 @@ struct Halves {
     const T* from = half(!into_second);
     const int64_t rm = rows(into_second), rn = cols(into_second), k = size(!into_second);
     if (t.left()) {
-      if (ask)
-        return pr.offloads(off.trans, false, rm, rn, k, off.p, lda, from, ldb, beta, to, ldb);
-      pr.gemm(off.trans, false, rm, rn, k, alpha, off.p, lda, from, ldb, beta, to, ldb);
+      if (ask) return pr.offloads(off.op, 'N', rm, rn, k, off.p, lda, from, ldb, beta, to, ldb);
+      pr.gemm(off.op, 'N', rm, rn, k, alpha, off.p, lda, from, ldb, beta, to, ldb);
     } else {
-      if (ask)
-        return pr.offloads(false, off.trans, rm, rn, k, from, ldb, off.p, lda, beta, to, ldb);
-      pr.gemm(false, off.trans, rm, rn, k, alpha, from, ldb, off.p, lda, beta, to, ldb);
+      if (ask) return pr.offloads('N', off.op, rm, rn, k, from, ldb, off.p, lda, beta, to, ldb);
+      pr.gemm('N', off.op, rm, rn, k, alpha, from, ldb, off.p, lda, beta, to, ldb);
     }
     return true;
   }
@@ -285,14 +354,26 @@ void trsm_step(const Triangle& t, int64_t m, int64_t n, T alpha, const T* a, int
 
 namespace {
 
-// syrk's and syr2k's checks and empty cases (`b`: syr2k's B, with its ldb; null for syrk, whose
-// later arguments sit two positions earlier); false when nothing is left to compute.
-template <class T>
+// The transposes a rank-k update allows, checked; a real type's 'C' becomes 'T'.
+template <class S, class T>
+char rank_trans(const Checks& check, char trans) {
+  if constexpr (std::is_same_v<S, Hermitian>)
+    return check.option(2, "trans", trans, kTransHermitian);
+  else if constexpr (is_complex(precision_of<T>()))
+    return check.option(2, "trans", trans, kTransSymmetric);
+  else
+    return check.option(2, "trans", trans, kTrans) == 'N' ? 'N' : 'T';
+}
+
+// syrk's, syr2k's, herk's and her2k's checks and empty cases (`b`: the rank-2k updates' B, with
+// its ldb; null for the rank-k ones, whose later arguments sit two positions earlier); false when
+// nothing is left to compute.
+template <class S, class T>
 bool rank_call(const char* name, char& uplo, char& trans, int64_t n, int64_t k, T alpha, const T* a,
                int64_t lda, bool two, const T* b, int64_t ldb, T beta, T* c, int64_t ldc) {
-  const Checks check(routine(T{}, name));
+  const Checks check(routine<T>(name));
   uplo = check.option(1, "uplo", uplo, kUplo);
-  trans = check.option(2, "trans", trans, kTrans);
+  trans = rank_trans<S, T>(check, trans);
   check.size(3, "n", n);
   check.size(4, "k", k);
   const bool tr = trans != 'N';
@@ -303,35 +384,33 @@ bool rank_call(const char* name, char& uplo, char& trans, int64_t n, int64_t k, 
   if (n == 0 || ((alpha == T(0) || k == 0) && beta == T(1))) return false;
   check.data(c_at, "c", c);
   if (alpha == T(0) || k == 0) {
-    scale(uplo, n, n, beta, c, ldc);
+    S::scale(uplo, n, beta, c, ldc);
     return false;
   }
   check.data(6, "a", a);
   if (two) check.data(8, "b", b);
-  if (beta == T(0)) scale(uplo, n, n, beta, c, ldc);
+  if (beta == T(0)) S::scale(uplo, n, beta, c, ldc);
   return true;
 }
 
-}  // namespace
-
-template <class T>
-void syrk(char uplo, char trans, int64_t n, int64_t k, T alpha, const T* a, int64_t lda, T beta,
+template <class S, class T>
+void rank(char uplo, char trans, int64_t n, int64_t k, T alpha, const T* a, int64_t lda, T beta,
           T* c, int64_t ldc, Products<T>& pr) {
-  if (rank_call<T>("syrk", uplo, trans, n, k, alpha, a, lda, false, nullptr, 0, beta, c, ldc))
-    syrk_step(uplo, trans != 'N', n, k, alpha, a, lda, beta, c, ldc, pr);
+  if (rank_call<S, T>(S::kRank, uplo, trans, n, k, alpha, a, lda, false, nullptr, 0, beta, c, ldc))
+    syrk_step<S>(uplo, trans, n, k, alpha, a, lda, beta, c, ldc, pr);
 }
 
-template <class T>
-void syr2k(char uplo, char trans, int64_t n, int64_t k, T alpha, const T* a, int64_t lda,
+template <class S, class T>
+void rank2(char uplo, char trans, int64_t n, int64_t k, T alpha, const T* a, int64_t lda,
            const T* b, int64_t ldb, T beta, T* c, int64_t ldc, Products<T>& pr) {
-  if (rank_call<T>("syr2k", uplo, trans, n, k, alpha, a, lda, true, b, ldb, beta, c, ldc))
-    syr2k_step(uplo, trans != 'N', n, k, alpha, a, lda, b, ldb, beta, c, ldc, pr);
+  if (rank_call<S, T>(S::kRank2, uplo, trans, n, k, alpha, a, lda, true, b, ldb, beta, c, ldc))
+    syr2k_step<S>(uplo, trans, n, k, alpha, a, lda, b, ldb, beta, c, ldc, pr);
 }
 
-template <class T>
-void symm(char side, char uplo, int64_t m, int64_t n, T alpha, const T* a, int64_t lda, const T* b,
-          int64_t ldb, T beta, T* c, int64_t ldc, Products<T>& pr) {
-  const Checks check(routine(T{}, "symm"));
+template <class S, class T>
+void multiply(char side, char uplo, int64_t m, int64_t n, T alpha, const T* a, int64_t lda,
+              const T* b, int64_t ldb, T beta, T* c, int64_t ldc, Products<T>& pr) {
+  const Checks check(routine<T>(S::kMultiply));
   side = check.option(1, "side", side, kSide);
   uplo = check.option(2, "uplo", uplo, kUplo);
   check.size(3, "m", m);
@@ -346,20 +425,60 @@ void symm(char side, char uplo, int64_t m, int64_t n, T alpha, const T* a, int64
   check.data(6, "a", a);
   check.data(8, "b", b);
   if (beta == T(0)) scale('\0', m, n, beta, c, ldc);
-  symm_step(side, uplo, m, n, alpha, a, lda, b, ldb, beta, c, ldc, pr);
+  symm_step<S>(side, uplo, m, n, alpha, a, lda, b, ldb, beta, c, ldc, pr);
+}
+
+}  // namespace
+
+template <class T>
+void syrk(char uplo, char trans, int64_t n, int64_t k, T alpha, const T* a, int64_t lda, T beta,
+          T* c, int64_t ldc, Products<T>& pr) {
+  rank<Symmetric>(uplo, trans, n, k, alpha, a, lda, beta, c, ldc, pr);
+}
+
+template <class T>
+void herk(char uplo, char trans, int64_t n, int64_t k, typename T::value_type alpha, const T* a,
+          int64_t lda, typename T::value_type beta, T* c, int64_t ldc, Products<T>& pr) {
+  rank<Hermitian>(uplo, trans, n, k, T(alpha), a, lda, T(beta), c, ldc, pr);
+}
+
+template <class T>
+void syr2k(char uplo, char trans, int64_t n, int64_t k, T alpha, const T* a, int64_t lda,
+           const T* b, int64_t ldb, T beta, T* c, int64_t ldc, Products<T>& pr) {
+  rank2<Symmetric>(uplo, trans, n, k, alpha, a, lda, b, ldb, beta, c, ldc, pr);
+}
+
+template <class T>
+void her2k(char uplo, char trans, int64_t n, int64_t k, T alpha, const T* a, int64_t lda,
+           const T* b, int64_t ldb, typename T::value_type beta, T* c, int64_t ldc,
+           Products<T>& pr) {
+  rank2<Hermitian>(uplo, trans, n, k, alpha, a, lda, b, ldb, T(beta), c, ldc, pr);
+}
+
+template <class T>
+void symm(char side, char uplo, int64_t m, int64_t n, T alpha, const T* a, int64_t lda, const T* b,
+          int64_t ldb, T beta, T* c, int64_t ldc, Products<T>& pr) {
+  multiply<Symmetric>(side, uplo, m, n, alpha, a, lda, b, ldb, beta, c, ldc, pr);
+}
+
+template <class T>
+void hemm(char side, char uplo, int64_t m, int64_t n, T alpha, const T* a, int64_t lda, const T* b,
+          int64_t ldb, T beta, T* c, int64_t ldc, Products<T>& pr) {
+  multiply<Hermitian>(side, uplo, m, n, alpha, a, lda, b, ldb, beta, c, ldc, pr);
 }
 
 namespace {
 
-// trmm's and trsm's checks and empty cases; false when nothing is left to compute.
+// trmm's and trsm's checks and empty cases; false when nothing is left to compute. A real type's
+// 'C' becomes 'T'.
 template <class T>
 bool triangle_call(const char* name, Triangle& t, int64_t m, int64_t n, T alpha, const T* a,
                    int64_t lda, T* b, int64_t ldb) {
-  const Checks check(routine(T{}, name));
+  const Checks check(routine<T>(name));
   t.side = check.option(1, "side", t.side, kSide);
   t.uplo = check.option(2, "uplo", t.uplo, kUplo);
   t.trans = check.option(3, "transa", t.trans, kTrans);
-  if (t.trans == 'C') t.trans = 'T';
+  if (t.trans == 'C' && !is_complex(precision_of<T>())) t.trans = 'T';
   t.diag = check.option(4, "diag", t.diag, kDiag);
   check.size(5, "m", m);
   check.size(6, "n", n);
@@ -404,8 +523,17 @@ void trsm(char side, char uplo, char trans, char diag, int64_t m, int64_t n, T a
                         int64_t, Products<T>&);                                                    \
   template void trsm<T>(char, char, char, char, int64_t, int64_t, T, const T*, int64_t, T*,        \
                         int64_t, Products<T>&);
-TANDEM_LEVEL3(float)
-TANDEM_LEVEL3(double)
+TANDEM_FOR_EACH_ELEMENT(TANDEM_LEVEL3)
 #undef TANDEM_LEVEL3
+#define TANDEM_HERMITIAN(T)                                                                       \
+  template void hemm<T>(char, char, int64_t, int64_t, T, const T*, int64_t, const T*, int64_t, T, \
+                        T*, int64_t, Products<T>&);                                               \
+  template void herk<T>(char, char, int64_t, int64_t, T::value_type, const T*, int64_t,           \
+                        T::value_type, T*, int64_t, Products<T>&);                                \
+  template void her2k<T>(char, char, int64_t, int64_t, T, const T*, int64_t, const T*, int64_t,   \
+                         T::value_type, T*, int64_t, Products<T>&);
+TANDEM_HERMITIAN(std::complex<float>)
+TANDEM_HERMITIAN(std::complex<double>)
+#undef TANDEM_HERMITIAN
 
 }  // namespace tandem::detail::level3

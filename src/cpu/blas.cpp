@@ -1,5 +1,5 @@
-// OpenBLAS behind blas.hpp: the level-3 CBLAS calls (gemm in all four precisions) and the
-// process-wide thread count.
+// OpenBLAS behind blas.hpp: the level-3 CBLAS calls (every routine in all four precisions, and
+// the complex ones' hemm, herk and her2k) and the process-wide thread count.
 //
 // The level-3 entry points are looked up in OpenBLAS's own library with dlsym rather than bound
 // by name: when libtandem_blas.so is preloaded, names such as cblas_sgemm and cblas_ssyrk are
@@ -31,33 +31,53 @@ CBLAS_TRANSPOSE op(char c) {
 blasint narrow(int64_t v) { return static_cast<blasint>(v); }
 
 CBLAS_UPLO uplo_of(char c) { return c == 'U' ? CblasUpper : CblasLower; }
-CBLAS_TRANSPOSE trans_of(char c) { return c == 'N' ? CblasNoTrans : CblasTrans; }
 CBLAS_SIDE side_of(char c) { return c == 'L' ? CblasLeft : CblasRight; }
 CBLAS_DIAG diag_of(char c) { return c == 'U' ? CblasUnit : CblasNonUnit; }
 
-// OpenBLAS's own level-3 CBLAS entries.
-struct Entry {
-  decltype(&cblas_sgemm) sgemm = nullptr;
-  decltype(&cblas_dgemm) dgemm = nullptr;
-  decltype(&cblas_cgemm) cgemm = nullptr;
-  decltype(&cblas_zgemm) zgemm = nullptr;
-  decltype(&cblas_ssyrk) ssyrk = nullptr;
-  decltype(&cblas_dsyrk) dsyrk = nullptr;
-  decltype(&cblas_ssyr2k) ssyr2k = nullptr;
-  decltype(&cblas_dsyr2k) dsyr2k = nullptr;
-  decltype(&cblas_ssymm) ssymm = nullptr;
-  decltype(&cblas_dsymm) dsymm = nullptr;
-  decltype(&cblas_strmm) strmm = nullptr;
-  decltype(&cblas_dtrmm) dtrmm = nullptr;
-  decltype(&cblas_strsm) strsm = nullptr;
-  decltype(&cblas_dtrsm) dtrsm = nullptr;
-};
-
-template <class F>
-void find(void* lib, const char* name, F& f, std::string& missing) {
-  f = lib != nullptr ? reinterpret_cast<F>(dlsym(lib, name)) : nullptr;
-  if (f == nullptr) missing += std::string(missing.empty() ? "" : ", ") + name;
+// A scalar as cblas.h passes it: a real one by value, a complex one by address.
+template <class T>
+auto scalar(const T& x) {
+  if constexpr (is_complex(precision_of<T>()))
+    return static_cast<const void*>(&x);
+  else
+    return x;
 }
+
+// OpenBLAS's own level-3 CBLAS entries for one element type, typed by the system's cblas.h; the
+// complex types also have the Hermitian routines.
+template <class T>
+struct Routines;
+#define TANDEM_LEVEL3(p)                       \
+  decltype(&cblas_##p##gemm) gemm = nullptr;   \
+  decltype(&cblas_##p##syrk) syrk = nullptr;   \
+  decltype(&cblas_##p##syr2k) syr2k = nullptr; \
+  decltype(&cblas_##p##symm) symm = nullptr;   \
+  decltype(&cblas_##p##trmm) trmm = nullptr;   \
+  decltype(&cblas_##p##trsm) trsm = nullptr;
+#define TANDEM_HERMITIAN(p)                  \
+  decltype(&cblas_##p##hemm) hemm = nullptr; \
+  decltype(&cblas_##p##herk) herk = nullptr; \
+  decltype(&cblas_##p##her2k) her2k = nullptr;
+template <>
+struct Routines<float> {
+  TANDEM_LEVEL3(s)
+};
+template <>
+struct Routines<double> {
+  TANDEM_LEVEL3(d)
+};
+template <>
+struct Routines<std::complex<float>> {
+  TANDEM_LEVEL3(c)
+  TANDEM_HERMITIAN(c)
+};
+template <>
+struct Routines<std::complex<double>> {
+  TANDEM_LEVEL3(z)
+  TANDEM_HERMITIAN(z)
+};
+#undef TANDEM_LEVEL3
+#undef TANDEM_HERMITIAN
 
 // OpenBLAS's library: the one that defines openblas_get_config (a name no drop-in interposes).
 void* library() {
@@ -71,29 +91,63 @@ void* library() {
   return lib;
 }
 
-const Entry& entry() {
-  static const Entry e = [] {
-    Entry found;
-    void* lib = library();
+// One element type's entries, by their CBLAS names; `missing` collects those not found.
+template <class T>
+Routines<T> find_routines(std::string& missing) {
+  void* lib = library();
+  auto find = [&](auto& f, const char* routine) {
+    const RoutineName name = cblas_name(precision_of<T>(), routine);
+    f = lib != nullptr
+            ? reinterpret_cast<std::remove_reference_t<decltype(f)>>(dlsym(lib, name.c_str()))
+            : nullptr;
+    if (f == nullptr) missing += std::string(missing.empty() ? "" : ", ") + name.c_str();
+  };
+  Routines<T> r;
+  find(r.gemm, "gemm");
+  find(r.syrk, "syrk");
+  find(r.syr2k, "syr2k");
+  find(r.symm, "symm");
+  find(r.trmm, "trmm");
+  find(r.trsm, "trsm");
+  if constexpr (is_complex(precision_of<T>())) {
+    find(r.hemm, "hemm");
+    find(r.herk, "herk");
+    find(r.her2k, "her2k");
+  }
+  return r;
+}
+
+// Every element type's entries, found once; a missing one fails every call.
+struct Entries {
+  Routines<float> s;
+  Routines<double> d;
+  Routines<std::complex<float>> c;
+  Routines<std::complex<double>> z;
+};
+
+const Entries& entries() {
+  static const Entries e = [] {
     std::string missing;
-    find(lib, "cblas_sgemm", found.sgemm, missing);
-    find(lib, "cblas_dgemm", found.dgemm, missing);
-    find(lib, "cblas_cgemm", found.cgemm, missing);
-    find(lib, "cblas_zgemm", found.zgemm, missing);
-    find(lib, "cblas_ssyrk", found.ssyrk, missing);
-    find(lib, "cblas_dsyrk", found.dsyrk, missing);
-    find(lib, "cblas_ssyr2k", found.ssyr2k, missing);
-    find(lib, "cblas_dsyr2k", found.dsyr2k, missing);
-    find(lib, "cblas_ssymm", found.ssymm, missing);
-    find(lib, "cblas_dsymm", found.dsymm, missing);
-    find(lib, "cblas_strmm", found.strmm, missing);
-    find(lib, "cblas_dtrmm", found.dtrmm, missing);
-    find(lib, "cblas_strsm", found.strsm, missing);
-    find(lib, "cblas_dtrsm", found.dtrsm, missing);
+    Entries found{find_routines<float>(missing), find_routines<double>(missing),
+                  find_routines<std::complex<float>>(missing),
+                  find_routines<std::complex<double>>(missing)};
     if (!missing.empty()) throw std::runtime_error("cannot locate OpenBLAS's " + missing);
     return found;
   }();
   return e;
+}
+
+template <class T>
+const Routines<T>& routines() {
+  const Entries& e = entries();
+  if constexpr (std::is_same_v<T, float>)
+    return e.s;
+  else if constexpr (std::is_same_v<T, double>)
+    return e.d;
+  else if constexpr (std::is_same_v<T, std::complex<float>>)
+    return e.c;
+  else
+    return e.z;
 }
 
 // Shared by scopes that keep OpenBLAS's own thread count (calls run concurrently), exclusive for
@@ -119,85 +173,90 @@ bool fits(int64_t value) { return value >= 0 && value <= static_cast<int64_t>(IN
 template <class T>
 void gemm(char op_a, char op_b, int64_t m, int64_t n, int64_t k, T alpha, const T* a, int64_t lda,
           const T* b, int64_t ldb, T beta, T* c, int64_t ldc) {
-  const auto [M, N, K, LDA, LDB, LDC] =
-      std::array{narrow(m), narrow(n), narrow(k), narrow(lda), narrow(ldb), narrow(ldc)};
-  const Entry& e = entry();
-  if constexpr (std::is_same_v<T, float>)
-    e.sgemm(CblasRowMajor, op(op_a), op(op_b), M, N, K, alpha, a, LDA, b, LDB, beta, c, LDC);
-  else if constexpr (std::is_same_v<T, double>)
-    e.dgemm(CblasRowMajor, op(op_a), op(op_b), M, N, K, alpha, a, LDA, b, LDB, beta, c, LDC);
-  else if constexpr (std::is_same_v<T,
-                                    std::complex<float>>)  // scalars by address, as CBLAS has them
-    e.cgemm(CblasRowMajor, op(op_a), op(op_b), M, N, K, &alpha, a, LDA, b, LDB, &beta, c, LDC);
-  else
-    e.zgemm(CblasRowMajor, op(op_a), op(op_b), M, N, K, &alpha, a, LDA, b, LDB, &beta, c, LDC);
+  routines<T>().gemm(CblasRowMajor, op(op_a), op(op_b), narrow(m), narrow(n), narrow(k),
+                     scalar(alpha), a, narrow(lda), b, narrow(ldb), scalar(beta), c, narrow(ldc));
 }
 
-#define INSTANTIATE(T)                                                                         \
-  template void gemm<T>(char, char, int64_t, int64_t, int64_t, T, const T*, int64_t, const T*, \
-                        int64_t, T, T*, int64_t);
+template <class T>
+void syrk(char uplo, char trans, int64_t n, int64_t k, T alpha, const T* a, int64_t lda, T beta,
+          T* c, int64_t ldc) {
+  routines<T>().syrk(CblasColMajor, uplo_of(uplo), op(trans), narrow(n), narrow(k), scalar(alpha),
+                     a, narrow(lda), scalar(beta), c, narrow(ldc));
+}
+
+template <class T>
+void syr2k(char uplo, char trans, int64_t n, int64_t k, T alpha, const T* a, int64_t lda,
+           const T* b, int64_t ldb, T beta, T* c, int64_t ldc) {
+  routines<T>().syr2k(CblasColMajor, uplo_of(uplo), op(trans), narrow(n), narrow(k), scalar(alpha),
+                      a, narrow(lda), b, narrow(ldb), scalar(beta), c, narrow(ldc));
+}
+
+template <class T>
+void symm(char side, char uplo, int64_t m, int64_t n, T alpha, const T* a, int64_t lda, const T* b,
+          int64_t ldb, T beta, T* c, int64_t ldc) {
+  routines<T>().symm(CblasColMajor, side_of(side), uplo_of(uplo), narrow(m), narrow(n),
+                     scalar(alpha), a, narrow(lda), b, narrow(ldb), scalar(beta), c, narrow(ldc));
+}
+
+template <class T>
+void hemm(char side, char uplo, int64_t m, int64_t n, T alpha, const T* a, int64_t lda, const T* b,
+          int64_t ldb, T beta, T* c, int64_t ldc) {
+  routines<T>().hemm(CblasColMajor, side_of(side), uplo_of(uplo), narrow(m), narrow(n),
+                     scalar(alpha), a, narrow(lda), b, narrow(ldb), scalar(beta), c, narrow(ldc));
+}
+
+template <class T>
+void herk(char uplo, char trans, int64_t n, int64_t k, typename T::value_type alpha, const T* a,
+          int64_t lda, typename T::value_type beta, T* c, int64_t ldc) {
+  routines<T>().herk(CblasColMajor, uplo_of(uplo), op(trans), narrow(n), narrow(k), alpha, a,
+                     narrow(lda), beta, c, narrow(ldc));
+}
+
+template <class T>
+void her2k(char uplo, char trans, int64_t n, int64_t k, T alpha, const T* a, int64_t lda,
+           const T* b, int64_t ldb, typename T::value_type beta, T* c, int64_t ldc) {
+  routines<T>().her2k(CblasColMajor, uplo_of(uplo), op(trans), narrow(n), narrow(k), scalar(alpha),
+                      a, narrow(lda), b, narrow(ldb), beta, c, narrow(ldc));
+}
+
+template <class T>
+void trmm(char side, char uplo, char trans, char diag, int64_t m, int64_t n, T alpha, const T* a,
+          int64_t lda, T* b, int64_t ldb) {
+  routines<T>().trmm(CblasColMajor, side_of(side), uplo_of(uplo), op(trans), diag_of(diag),
+                     narrow(m), narrow(n), scalar(alpha), a, narrow(lda), b, narrow(ldb));
+}
+
+template <class T>
+void trsm(char side, char uplo, char trans, char diag, int64_t m, int64_t n, T alpha, const T* a,
+          int64_t lda, T* b, int64_t ldb) {
+  routines<T>().trsm(CblasColMajor, side_of(side), uplo_of(uplo), op(trans), diag_of(diag),
+                     narrow(m), narrow(n), scalar(alpha), a, narrow(lda), b, narrow(ldb));
+}
+
+#define INSTANTIATE(T)                                                                             \
+  template void gemm<T>(char, char, int64_t, int64_t, int64_t, T, const T*, int64_t, const T*,     \
+                        int64_t, T, T*, int64_t);                                                  \
+  template void syrk<T>(char, char, int64_t, int64_t, T, const T*, int64_t, T, T*, int64_t);       \
+  template void syr2k<T>(char, char, int64_t, int64_t, T, const T*, int64_t, const T*, int64_t, T, \
+                         T*, int64_t);                                                             \
+  template void symm<T>(char, char, int64_t, int64_t, T, const T*, int64_t, const T*, int64_t, T,  \
+                        T*, int64_t);                                                              \
+  template void trmm<T>(char, char, char, char, int64_t, int64_t, T, const T*, int64_t, T*,        \
+                        int64_t);                                                                  \
+  template void trsm<T>(char, char, char, char, int64_t, int64_t, T, const T*, int64_t, T*,        \
+                        int64_t);
 TANDEM_FOR_EACH_ELEMENT(INSTANTIATE)
 #undef INSTANTIATE
-
-void syrk(char uplo, char trans, int64_t n, int64_t k, float alpha, const float* a, int64_t lda,
-          float beta, float* c, int64_t ldc) {
-  entry().ssyrk(CblasColMajor, uplo_of(uplo), trans_of(trans), narrow(n), narrow(k), alpha, a,
-                narrow(lda), beta, c, narrow(ldc));
-}
-
-void syr2k(char uplo, char trans, int64_t n, int64_t k, float alpha, const float* a, int64_t lda,
-           const float* b, int64_t ldb, float beta, float* c, int64_t ldc) {
-  entry().ssyr2k(CblasColMajor, uplo_of(uplo), trans_of(trans), narrow(n), narrow(k), alpha, a,
-                 narrow(lda), b, narrow(ldb), beta, c, narrow(ldc));
-}
-
-void symm(char side, char uplo, int64_t m, int64_t n, float alpha, const float* a, int64_t lda,
-          const float* b, int64_t ldb, float beta, float* c, int64_t ldc) {
-  entry().ssymm(CblasColMajor, side_of(side), uplo_of(uplo), narrow(m), narrow(n), alpha, a,
-                narrow(lda), b, narrow(ldb), beta, c, narrow(ldc));
-}
-
-void trmm(char side, char uplo, char trans, char diag, int64_t m, int64_t n, float alpha,
-          const float* a, int64_t lda, float* b, int64_t ldb) {
-  entry().strmm(CblasColMajor, side_of(side), uplo_of(uplo), trans_of(trans), diag_of(diag),
-                narrow(m), narrow(n), alpha, a, narrow(lda), b, narrow(ldb));
-}
-
-void trsm(char side, char uplo, char trans, char diag, int64_t m, int64_t n, float alpha,
-          const float* a, int64_t lda, float* b, int64_t ldb) {
-  entry().strsm(CblasColMajor, side_of(side), uplo_of(uplo), trans_of(trans), diag_of(diag),
-                narrow(m), narrow(n), alpha, a, narrow(lda), b, narrow(ldb));
-}
-
-void syrk(char uplo, char trans, int64_t n, int64_t k, double alpha, const double* a, int64_t lda,
-          double beta, double* c, int64_t ldc) {
-  entry().dsyrk(CblasColMajor, uplo_of(uplo), trans_of(trans), narrow(n), narrow(k), alpha, a,
-                narrow(lda), beta, c, narrow(ldc));
-}
-
-void syr2k(char uplo, char trans, int64_t n, int64_t k, double alpha, const double* a, int64_t lda,
-           const double* b, int64_t ldb, double beta, double* c, int64_t ldc) {
-  entry().dsyr2k(CblasColMajor, uplo_of(uplo), trans_of(trans), narrow(n), narrow(k), alpha, a,
-                 narrow(lda), b, narrow(ldb), beta, c, narrow(ldc));
-}
-
-void symm(char side, char uplo, int64_t m, int64_t n, double alpha, const double* a, int64_t lda,
-          const double* b, int64_t ldb, double beta, double* c, int64_t ldc) {
-  entry().dsymm(CblasColMajor, side_of(side), uplo_of(uplo), narrow(m), narrow(n), alpha, a,
-                narrow(lda), b, narrow(ldb), beta, c, narrow(ldc));
-}
-
-void trmm(char side, char uplo, char trans, char diag, int64_t m, int64_t n, double alpha,
-          const double* a, int64_t lda, double* b, int64_t ldb) {
-  entry().dtrmm(CblasColMajor, side_of(side), uplo_of(uplo), trans_of(trans), diag_of(diag),
-                narrow(m), narrow(n), alpha, a, narrow(lda), b, narrow(ldb));
-}
-
-void trsm(char side, char uplo, char trans, char diag, int64_t m, int64_t n, double alpha,
-          const double* a, int64_t lda, double* b, int64_t ldb) {
-  entry().dtrsm(CblasColMajor, side_of(side), uplo_of(uplo), trans_of(trans), diag_of(diag),
-                narrow(m), narrow(n), alpha, a, narrow(lda), b, narrow(ldb));
-}
+#define INSTANTIATE(T)                                                                            \
+  template void hemm<T>(char, char, int64_t, int64_t, T, const T*, int64_t, const T*, int64_t, T, \
+                        T*, int64_t);                                                             \
+  template void herk<T>(char, char, int64_t, int64_t, T::value_type, const T*, int64_t,           \
+                        T::value_type, T*, int64_t);                                              \
+  template void her2k<T>(char, char, int64_t, int64_t, T, const T*, int64_t, const T*, int64_t,   \
+                         T::value_type, T*, int64_t);
+INSTANTIATE(std::complex<float>)
+INSTANTIATE(std::complex<double>)
+#undef INSTANTIATE
 
 struct Threads::Lock {
   std::shared_lock<std::shared_mutex> shared;

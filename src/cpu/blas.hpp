@@ -17,27 +17,33 @@ void gemm(char op_a, char op_b, int64_t m, int64_t n, int64_t k, T alpha, const 
           const T* b, int64_t ldb, T beta, T* c, int64_t ldc);
 
 // The other level-3 routines, column-major with Fortran's conventions (uplo 'U' or 'L', trans
-// 'N' or 'T', side 'L' or 'R', diag 'U' or 'N'), arguments already checked (src/blas3/level3.cpp).
-void syrk(char uplo, char trans, int64_t n, int64_t k, float alpha, const float* a, int64_t lda,
-          float beta, float* c, int64_t ldc);
-void syr2k(char uplo, char trans, int64_t n, int64_t k, float alpha, const float* a, int64_t lda,
-           const float* b, int64_t ldb, float beta, float* c, int64_t ldc);
-void symm(char side, char uplo, int64_t m, int64_t n, float alpha, const float* a, int64_t lda,
-          const float* b, int64_t ldb, float beta, float* c, int64_t ldc);
-void trmm(char side, char uplo, char trans, char diag, int64_t m, int64_t n, float alpha,
-          const float* a, int64_t lda, float* b, int64_t ldb);
-void trsm(char side, char uplo, char trans, char diag, int64_t m, int64_t n, float alpha,
-          const float* a, int64_t lda, float* b, int64_t ldb);
-void syrk(char uplo, char trans, int64_t n, int64_t k, double alpha, const double* a, int64_t lda,
-          double beta, double* c, int64_t ldc);
-void syr2k(char uplo, char trans, int64_t n, int64_t k, double alpha, const double* a, int64_t lda,
-           const double* b, int64_t ldb, double beta, double* c, int64_t ldc);
-void symm(char side, char uplo, int64_t m, int64_t n, double alpha, const double* a, int64_t lda,
-          const double* b, int64_t ldb, double beta, double* c, int64_t ldc);
-void trmm(char side, char uplo, char trans, char diag, int64_t m, int64_t n, double alpha,
-          const double* a, int64_t lda, double* b, int64_t ldb);
-void trsm(char side, char uplo, char trans, char diag, int64_t m, int64_t n, double alpha,
-          const double* a, int64_t lda, double* b, int64_t ldb);
+// 'N', 'T' or 'C' as each routine allows, side 'L' or 'R', diag 'U' or 'N'), arguments already
+// checked (src/blas3/level3.cpp); for every element type, and hemm, herk and her2k for the complex
+// ones, whose herk takes real alpha and beta and her2k a real beta.
+template <class T>
+void syrk(char uplo, char trans, int64_t n, int64_t k, T alpha, const T* a, int64_t lda, T beta,
+          T* c, int64_t ldc);
+template <class T>
+void syr2k(char uplo, char trans, int64_t n, int64_t k, T alpha, const T* a, int64_t lda,
+           const T* b, int64_t ldb, T beta, T* c, int64_t ldc);
+template <class T>
+void symm(char side, char uplo, int64_t m, int64_t n, T alpha, const T* a, int64_t lda, const T* b,
+          int64_t ldb, T beta, T* c, int64_t ldc);
+template <class T>
+void hemm(char side, char uplo, int64_t m, int64_t n, T alpha, const T* a, int64_t lda, const T* b,
+          int64_t ldb, T beta, T* c, int64_t ldc);
+template <class T>
+void herk(char uplo, char trans, int64_t n, int64_t k, typename T::value_type alpha, const T* a,
+          int64_t lda, typename T::value_type beta, T* c, int64_t ldc);
+template <class T>
+void her2k(char uplo, char trans, int64_t n, int64_t k, T alpha, const T* a, int64_t lda,
+           const T* b, int64_t ldb, typename T::value_type beta, T* c, int64_t ldc);
+template <class T>
+void trmm(char side, char uplo, char trans, char diag, int64_t m, int64_t n, T alpha, const T* a,
+          int64_t lda, T* b, int64_t ldb);
+template <class T>
+void trsm(char side, char uplo, char trans, char diag, int64_t m, int64_t n, T alpha, const T* a,
+          int64_t lda, T* b, int64_t ldb);
 
 // OpenBLAS's own entry `name` (such as "cblas_sgemm" or "sgemm_"), found as the calls above are,
 // or nullptr: for the drop-in's calls below its threshold, whose arguments pass straight through.

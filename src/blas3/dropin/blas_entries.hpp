@@ -18,9 +18,10 @@
 
 #include "base/precision.hpp"
 
-// The level-3 routines in Fortran: one row per precision, T its element type and p its letter.
-// GEMM for every precision (a complex argument is its real and imaginary parts, as
-// std::complex lays them out); the other routines for s and d, the ones the drop-in serves.
+// The level-3 routines in Fortran: one row per precision, T its element type and p its letter (a
+// complex argument is its real and imaginary parts, as std::complex lays them out). Every routine
+// for every precision, and hemm, herk and her2k (R: the real type of their real scalars) for c
+// and z.
 extern "C" {
 #define TANDEM_FORTRAN_GEMM(T, p)                                                           \
   void p##gemm_(const char*, const char*, const blasint*, const blasint*, const blasint*,   \
@@ -44,7 +45,19 @@ TANDEM_FORTRAN_GEMM(std::complex<double>, z)
                 const blasint*, const T*, const T*, const blasint*, T*, const blasint*);
 TANDEM_FORTRAN_LEVEL3(float, s)
 TANDEM_FORTRAN_LEVEL3(double, d)
+TANDEM_FORTRAN_LEVEL3(std::complex<float>, c)
+TANDEM_FORTRAN_LEVEL3(std::complex<double>, z)
 #undef TANDEM_FORTRAN_LEVEL3
+#define TANDEM_FORTRAN_HERMITIAN(T, R, p)                                                      \
+  void p##hemm_(const char*, const char*, const blasint*, const blasint*, const T*, const T*,  \
+                const blasint*, const T*, const blasint*, const T*, T*, const blasint*);       \
+  void p##herk_(const char*, const char*, const blasint*, const blasint*, const R*, const T*,  \
+                const blasint*, const R*, T*, const blasint*);                                 \
+  void p##her2k_(const char*, const char*, const blasint*, const blasint*, const T*, const T*, \
+                 const blasint*, const T*, const blasint*, const R*, T*, const blasint*);
+TANDEM_FORTRAN_HERMITIAN(std::complex<float>, float, c)
+TANDEM_FORTRAN_HERMITIAN(std::complex<double>, double, z)
+#undef TANDEM_FORTRAN_HERMITIAN
 }
 
 namespace tandem::detail::blas_entries {
@@ -83,10 +96,15 @@ using CblasGemm = void (*)(CBLAS_ORDER, CBLAS_TRANSPOSE, CBLAS_TRANSPOSE, blasin
                            typename Cblas<T>::In, blasint, typename Cblas<T>::Scalar,
                            typename Cblas<T>::Out, blasint);
 
-// One real precision's entries, Fortran and CBLAS. trmm and trsm share a type, as do symm and syr2k
-// (side, uplo, m, n, ... where syr2k has uplo, trans, n, k, ...).
+// One precision's entries, Fortran and CBLAS (a complex one's CBLAS scalars and matrices as
+// Cblas<T> has them). trmm and trsm share a type, as do symm and syr2k (side, uplo, m, n, ...
+// where syr2k has uplo, trans, n, k, ...). The layout of the real ones' is the assembly's
+// (src/blas3/dropin/straight.hpp).
 template <class T>
 struct Level3 {
+  using S = typename Cblas<T>::Scalar;
+  using In = typename Cblas<T>::In;
+  using Out = typename Cblas<T>::Out;
   using Gemm = FortranGemm<T>;
   using Rank = void (*)(const char*, const char*, const blasint*, const blasint*, const T*,
                         const T*, const blasint*, const T*, T*, const blasint*);
@@ -97,14 +115,14 @@ struct Level3 {
   using Triangle = void (*)(const char*, const char*, const char*, const char*, const blasint*,
                             const blasint*, const T*, const T*, const blasint*, T*, const blasint*);
   using CblasGemm = blas_entries::CblasGemm<T>;
-  using CblasRank = void (*)(CBLAS_ORDER, CBLAS_UPLO, CBLAS_TRANSPOSE, blasint, blasint, T,
-                             const T*, blasint, T, T*, blasint);
-  using CblasRank2 = void (*)(CBLAS_ORDER, CBLAS_UPLO, CBLAS_TRANSPOSE, blasint, blasint, T,
-                              const T*, blasint, const T*, blasint, T, T*, blasint);
-  using CblasSymm = void (*)(CBLAS_ORDER, CBLAS_SIDE, CBLAS_UPLO, blasint, blasint, T, const T*,
-                             blasint, const T*, blasint, T, T*, blasint);
+  using CblasRank = void (*)(CBLAS_ORDER, CBLAS_UPLO, CBLAS_TRANSPOSE, blasint, blasint, S, In,
+                             blasint, S, Out, blasint);
+  using CblasRank2 = void (*)(CBLAS_ORDER, CBLAS_UPLO, CBLAS_TRANSPOSE, blasint, blasint, S, In,
+                              blasint, In, blasint, S, Out, blasint);
+  using CblasSymm = void (*)(CBLAS_ORDER, CBLAS_SIDE, CBLAS_UPLO, blasint, blasint, S, In, blasint,
+                             In, blasint, S, Out, blasint);
   using CblasTriangle = void (*)(CBLAS_ORDER, CBLAS_SIDE, CBLAS_UPLO, CBLAS_TRANSPOSE, CBLAS_DIAG,
-                                 blasint, blasint, T, const T*, blasint, T*, blasint);
+                                 blasint, blasint, S, In, blasint, Out, blasint);
 
   Gemm gemm;
   Rank syrk;
@@ -116,6 +134,32 @@ struct Level3 {
   CblasRank2 cblas_syr2k;
   CblasSymm cblas_symm;
   CblasTriangle cblas_trmm, cblas_trsm;
+};
+
+// A complex precision's Hermitian entries, Fortran and CBLAS: hemm has symm's types; herk takes a
+// real alpha and beta (R), her2k a real beta.
+template <class T>
+struct Hermitian {
+  using R = typename T::value_type;
+  using Hemm = typename Level3<T>::Symm;
+  using Herk = void (*)(const char*, const char*, const blasint*, const blasint*, const R*,
+                        const T*, const blasint*, const R*, T*, const blasint*);
+  using Her2k = void (*)(const char*, const char*, const blasint*, const blasint*, const T*,
+                         const T*, const blasint*, const T*, const blasint*, const R*, T*,
+                         const blasint*);
+  using CblasHemm = typename Level3<T>::CblasSymm;
+  using CblasHerk = void (*)(CBLAS_ORDER, CBLAS_UPLO, CBLAS_TRANSPOSE, blasint, blasint, R,
+                             const void*, blasint, R, void*, blasint);
+  using CblasHer2k = void (*)(CBLAS_ORDER, CBLAS_UPLO, CBLAS_TRANSPOSE, blasint, blasint,
+                              const void*, const void*, blasint, const void*, blasint, R, void*,
+                              blasint);
+
+  Hemm hemm;
+  Herk herk;
+  Her2k her2k;
+  CblasHemm cblas_hemm;
+  CblasHerk cblas_herk;
+  CblasHer2k cblas_her2k;
 };
 
 // The entries as this program resolves them: libtandem_blas.so's where it comes first. One row per
@@ -131,30 +175,59 @@ Level3<T> resolved();
   }
 TANDEM_RESOLVED_LEVEL3(float, s)
 TANDEM_RESOLVED_LEVEL3(double, d)
+TANDEM_RESOLVED_LEVEL3(std::complex<float>, c)
+TANDEM_RESOLVED_LEVEL3(std::complex<double>, z)
 #undef TANDEM_RESOLVED_LEVEL3
+template <class T>
+Hermitian<T> resolved_hermitian();
+#define TANDEM_RESOLVED_HERMITIAN(T, p)                             \
+  template <>                                                       \
+  inline Hermitian<T> resolved_hermitian<T>() {                     \
+    return {&p##hemm_,        &p##herk_,        &p##her2k_,         \
+            &cblas_##p##hemm, &cblas_##p##herk, &cblas_##p##her2k}; \
+  }
+TANDEM_RESOLVED_HERMITIAN(std::complex<float>, c)
+TANDEM_RESOLVED_HERMITIAN(std::complex<double>, z)
+#undef TANDEM_RESOLVED_HERMITIAN
 
-// The entries `find` gives by name (as "ssyrk_" or "cblas_dtrsm"; null where it finds none).
+// The entry `find` gives for a routine's CBLAS or Fortran name (as "ssyrk_" or "cblas_dtrsm"),
+// as `entry`'s type; null where it finds none.
+template <class T, class Entry, class Find>
+void find_entry(Entry& entry, Find&& find, bool cblas, const char* routine) {
+  constexpr Precision precision = precision_of<T>();
+  const RoutineName name =
+      cblas ? cblas_name(precision, routine) : fortran_symbol(precision, routine);
+  entry = reinterpret_cast<Entry>(find(name.c_str()));
+}
+
+// The entries `find` gives by name.
 template <class T, class Find>
 Level3<T> found(Find&& find) {
-  constexpr Precision precision = precision_of<T>();
-  auto at = [&](auto& entry, bool cblas, const char* routine) {
-    const RoutineName name =
-        cblas ? cblas_name(precision, routine) : fortran_symbol(precision, routine);
-    entry = reinterpret_cast<std::remove_reference_t<decltype(entry)>>(find(name.c_str()));
-  };
   Level3<T> e{};
-  at(e.gemm, false, "gemm");
-  at(e.syrk, false, "syrk");
-  at(e.syr2k, false, "syr2k");
-  at(e.symm, false, "symm");
-  at(e.trmm, false, "trmm");
-  at(e.trsm, false, "trsm");
-  at(e.cblas_gemm, true, "gemm");
-  at(e.cblas_syrk, true, "syrk");
-  at(e.cblas_syr2k, true, "syr2k");
-  at(e.cblas_symm, true, "symm");
-  at(e.cblas_trmm, true, "trmm");
-  at(e.cblas_trsm, true, "trsm");
+  find_entry<T>(e.gemm, find, false, "gemm");
+  find_entry<T>(e.syrk, find, false, "syrk");
+  find_entry<T>(e.syr2k, find, false, "syr2k");
+  find_entry<T>(e.symm, find, false, "symm");
+  find_entry<T>(e.trmm, find, false, "trmm");
+  find_entry<T>(e.trsm, find, false, "trsm");
+  find_entry<T>(e.cblas_gemm, find, true, "gemm");
+  find_entry<T>(e.cblas_syrk, find, true, "syrk");
+  find_entry<T>(e.cblas_syr2k, find, true, "syr2k");
+  find_entry<T>(e.cblas_symm, find, true, "symm");
+  find_entry<T>(e.cblas_trmm, find, true, "trmm");
+  find_entry<T>(e.cblas_trsm, find, true, "trsm");
+  return e;
+}
+
+template <class T, class Find>
+Hermitian<T> found_hermitian(Find&& find) {
+  Hermitian<T> e{};
+  find_entry<T>(e.hemm, find, false, "hemm");
+  find_entry<T>(e.herk, find, false, "herk");
+  find_entry<T>(e.her2k, find, false, "her2k");
+  find_entry<T>(e.cblas_hemm, find, true, "hemm");
+  find_entry<T>(e.cblas_herk, find, true, "herk");
+  find_entry<T>(e.cblas_her2k, find, true, "her2k");
   return e;
 }
 

@@ -1,9 +1,10 @@
 // libtandem_blas.so, the drop-in BLAS: its GEMM entries and its routing rule. The library exports
-// GEMM in every precision (s, d, c, z: here) and the other level-3 routines for s and d (syrk,
-// syr2k, symm, trmm, trsm in src/blas3/dropin/level3_entries.cpp) through CBLAS (cblas_sgemm, ...)
-// and Fortran (sgemm_, ...) with the signatures of the system's cblas.h and of the Fortran BLAS;
-// every other BLAS or LAPACK symbol (the complex symm, hemm, herk, trsm, ... among them) keeps
-// resolving to the system's library.
+// the reference BLAS's level 3: GEMM in every precision (s, d, c, z: here) and the other routines
+// (syrk, syr2k, symm, trmm, trsm in every precision, hemm, herk, her2k in c and z:
+// src/blas3/dropin/level3_entries.cpp) through CBLAS (cblas_sgemm, ...) and Fortran (sgemm_, ...)
+// with the signatures of the system's cblas.h and of the Fortran BLAS; every other BLAS or LAPACK
+// symbol (OpenBLAS's cgemm3m and zgemm3m extensions among them) keeps resolving to the system's
+// library.
 //
 // Routing: a valid GEMM call whose work is below a threshold goes straight to OpenBLAS's own
 // entry (no OpenCL, no lock, no allocation: a few compares and a jump,

@@ -3,6 +3,7 @@
 #include "blas3/dropin/straight.hpp"
 
 #include <cmath>
+#include <complex>
 #include <cstdint>
 #include <limits>
 
@@ -28,9 +29,23 @@ TandemStraight tandem_straight = initial();
 
 namespace tandem::detail::dropin::straight {
 
+namespace {
+
+// One precision's row of the table.
+template <class T>
+void publish_row(void* (*find)(const char* name)) {
+  tandem_straight.*Row<T>::level3 = blas_entries::found<T>(find);
+  if constexpr (is_complex(precision_of<T>()))
+    tandem_straight.*HermitianRow<T>::hermitian = blas_entries::found_hermitian<T>(find);
+}
+
+}  // namespace
+
 void publish_level3(void* (*find)(const char* name)) {
-  tandem_straight.*Row<float>::level3 = blas_entries::found<float>(find);
-  tandem_straight.*Row<double>::level3 = blas_entries::found<double>(find);
+  publish_row<float>(find);
+  publish_row<double>(find);
+  publish_row<std::complex<float>>(find);
+  publish_row<std::complex<double>>(find);
 }
 
 void publish_gemm(Precision precision, void* fortran, void* cblas) {

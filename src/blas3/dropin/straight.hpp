@@ -8,7 +8,8 @@
 // everywhere: they apply the same rule, with its product counted in real multiply-adds. The other
 // level-3 routines go straight by the same threshold (their argument rules in
 // src/blas3/level3_rules.hpp; C++ entries in src/blas3/dropin/level3_entries.cpp, assembly ones in
-// the same .S on x86-64) to OpenBLAS's entries the table holds after the GEMM ones.
+// the same .S on x86-64 for s and d) to OpenBLAS's entries the table holds after the GEMM ones, the
+// complex ones' hemm, herk and her2k last.
 //
 // Why assembly: OpenBLAS does a 2^3 call in about 20 ns, so the drop-in has 2 ns to decide. The
 // compilers (GCC 12, Clang 14) give a C++ entry that tail-calls with 15 arguments a frame: they
@@ -56,6 +57,7 @@
 
 #ifndef __ASSEMBLER__
 
+#include <complex>
 #include <cstddef>
 #include <cstdint>
 
@@ -78,9 +80,13 @@ struct TandemStraight {
   void* own_cblas_gemm[tandem::detail::kPrecisionCount];
   int fortran_op[256];
   // OpenBLAS's level-3 entries for the other routines' straight path
-  // (src/blas3/dropin/level3_entries.cpp).
+  // (src/blas3/dropin/level3_entries.cpp), s and d where the assembly reads them.
   tandem::detail::blas_entries::Level3<float> level3_s;
   tandem::detail::blas_entries::Level3<double> level3_d;
+  tandem::detail::blas_entries::Level3<std::complex<float>> level3_c;
+  tandem::detail::blas_entries::Level3<std::complex<double>> level3_z;
+  tandem::detail::blas_entries::Hermitian<std::complex<float>> hermitian_c;
+  tandem::detail::blas_entries::Hermitian<std::complex<double>> hermitian_z;
 };
 extern "C" TandemStraight tandem_straight __attribute__((visibility("hidden")));
 
@@ -140,8 +146,8 @@ inline std::uint64_t most() { return __atomic_load_n(&tandem_straight.most, __AT
 // publish() publishes the bound: a caller that reads a bound above 0 reads them too.
 void publish_level3(void* (*find)(const char* name));
 
-// The real precisions' other level-3 entries in the table: a precision is a row here, beside its
-// fields in the table (and their offsets, for the assembly).
+// The precisions' other level-3 entries in the table: a precision is a row here, beside its
+// fields in the table (and, for s and d, their offsets, for the assembly).
 template <class T>
 struct Row;
 #define TANDEM_STRAIGHT_ROW(T, p)                               \
@@ -151,6 +157,18 @@ struct Row;
   };
 TANDEM_STRAIGHT_ROW(float, s)
 TANDEM_STRAIGHT_ROW(double, d)
+TANDEM_STRAIGHT_ROW(std::complex<float>, c)
+TANDEM_STRAIGHT_ROW(std::complex<double>, z)
+#undef TANDEM_STRAIGHT_ROW
+template <class T>
+struct HermitianRow;
+#define TANDEM_STRAIGHT_ROW(T, p)                                     \
+  template <>                                                         \
+  struct HermitianRow<T> {                                            \
+    static constexpr auto hermitian = &TandemStraight::hermitian_##p; \
+  };
+TANDEM_STRAIGHT_ROW(std::complex<float>, c)
+TANDEM_STRAIGHT_ROW(std::complex<double>, z)
 #undef TANDEM_STRAIGHT_ROW
 
 // Those entries, and OpenBLAS's GEMM entries of any precision, for a caller that has read a bound
@@ -158,6 +176,10 @@ TANDEM_STRAIGHT_ROW(double, d)
 template <class T>
 const tandem::detail::blas_entries::Level3<T>& level3() {
   return tandem_straight.*Row<T>::level3;
+}
+template <class T>
+const tandem::detail::blas_entries::Hermitian<T>& hermitian() {
+  return tandem_straight.*HermitianRow<T>::hermitian;
 }
 template <class T>
 void* own_gemm() {
