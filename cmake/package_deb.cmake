@@ -113,11 +113,11 @@ set(CPACK_COMPONENT_BLAS_DESCRIPTION
 ${TANDEM_DEB_ABOUT}
 
 This package holds libtandem_blas.so.0, which exports BLAS level 3 (gemm,
-syrk, syr2k, symm, trmm, trsm in every precision; hemm, herk, her2k in complex)
-and takes every other BLAS and LAPACK call from OpenBLAS. It is offered as a libblas.so.3
-alternative at a priority below every BLAS Debian ships, so installing it
-changes nothing until the system's BLAS is set to it by hand, with the
-update-alternatives command in its README.Debian.")
+syrk, syr2k, symm, trmm, trsm in every precision; hemm, herk, her2k in
+complex) and takes every other BLAS and LAPACK call from OpenBLAS. It is
+offered as a libblas.so.3 alternative at a priority below every BLAS Debian
+ships, so installing it changes nothing until the system's BLAS is set to it
+by hand, with the update-alternatives command in its README.Debian.")
 set(CPACK_COMPONENT_DEV_DESCRIPTION
     "hybrid CPU and OpenCL matrix multiply - development files
 ${TANDEM_DEB_ABOUT}
