@@ -1,12 +1,14 @@
 // The drop-in's level-3 routines against OpenBLAS alone, side by side in one process: each call
-// (syrk, syr2k, symm, trmm, trsm; float and double; square n; and gemm_half, the largest product
-// syrk sends to tandem's GEMM) runs through libtandem_blas.so's
-// CBLAS entry, which this program links, and through OpenBLAS's own entry (found with dlsym in
-// the library that defines openblas_get_config), from the caller's ordinary memory, alternating,
-// with medians after a warm-up. Every tandem result is compared with OpenBLAS's. Prints one JSON
-// line per case.
+// runs through libtandem_blas.so's entry, which this program links, and through OpenBLAS's own
+// entry (found with dlsym in the library that defines openblas_get_config), from the caller's
+// ordinary memory, alternating, with medians after a warm-up. Every tandem result is compared
+// with OpenBLAS's. Prints one JSON line per case. For s and d: syrk, syr2k, symm, trmm, trsm
+// through CBLAS, and gemm_half, the largest product syrk sends to tandem's GEMM. For c and z: herk,
+// hemm, symm, trmm, trsm through the Fortran entries (as LAPACK calls them), GFLOPS at four real
+// flops per complex one.
 //
-//   level3_bench [SIZES [REPS [ordinary|tandem_malloc]]]     e.g. level3_bench 1024,4096,8192 5
+//   level3_bench [SIZES [REPS [ordinary|tandem_malloc [PRECISIONS]]]]
+//   e.g. level3_bench 1024,4096,8192 5 ordinary s,d,c,z     (PRECISIONS: default s,d)
 //
 // tandem_malloc puts every operand in tandem_malloc's memory (both sides use it).
 #include <cblas.h>
@@ -14,6 +16,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cmath>
+#include <complex>
 #include <cstdio>
 #include <cstdlib>
 #include <functional>
@@ -23,6 +26,7 @@
 #include <string>
 #include <vector>
 
+#include "blas3/dropin/blas_entries.hpp"
 #include "openblas_own.hpp"
 #include "tandem/tandem.h"
 
@@ -72,8 +76,8 @@ std::string measure(const char* routine, int n, int reps, double flops,
   run(false, theirs);
   double worst = 0, scale = 0;
   for (size_t i = 0; i < mine.size(); ++i) {
-    worst = std::max(worst, std::abs(static_cast<double>(mine[i]) - theirs[i]));
-    scale = std::max(scale, std::abs(static_cast<double>(theirs[i])));
+    worst = std::max(worst, static_cast<double>(std::abs(mine[i] - theirs[i])));
+    scale = std::max(scale, static_cast<double>(std::abs(theirs[i])));
   }
   std::vector<double> t_ours, t_theirs;
   for (int r = 0; r < reps; ++r) {
@@ -82,8 +86,10 @@ std::string measure(const char* routine, int n, int reps, double flops,
   }
   const double ours = median(t_ours), blas = median(t_theirs);
   std::ostringstream line;
-  line << "{\"routine\": \"" << (sizeof(T) == 4 ? "s" : "d") << routine << "\", \"n\": " << n
-       << ", \"memory\": \"" << (g_tandem_memory ? "tandem_malloc" : "ordinary") << "\""
+  namespace d = tandem::detail;
+  line << "{\"routine\": \"" << d::routine_name(d::precision_of<T>(), routine).c_str()
+       << "\", \"n\": " << n << ", \"memory\": \""
+       << (g_tandem_memory ? "tandem_malloc" : "ordinary") << "\""
        << ", \"reps\": " << reps << ", \"openblas_s\": " << blas << ", \"tandem_s\": " << ours
        << ", \"openblas_gflops\": " << flops / blas * 1e-9
        << ", \"tandem_gflops\": " << flops / ours * 1e-9 << ", \"speedup\": " << blas / ours
@@ -188,6 +194,66 @@ void bench(int n, int reps) {
   std::fflush(stdout);
 }
 
+// The complex routines LAPACK's c and z solvers call, through the Fortran entries: herk (lower,
+// A^H A), hemm and symm (left, lower), trmm (right, upper) and trsm (left, lower, conjugate
+// transpose). GFLOPS count a complex multiply-add as 8 flops.
+template <class T>
+void bench_complex(int n, int reps) {
+  namespace e = tandem::detail::blas_entries;
+  using R = typename T::value_type;
+  const auto lookup = [](const char* name) { return openblas_own<void*>(name); };
+  const e::Level3<T> ours = e::resolved<T>(), theirs = e::found<T>(lookup);
+  const e::Hermitian<T> ours_h = e::resolved_hermitian<T>(),
+                        theirs_h = e::found_hermitian<T>(lookup);
+  const size_t nn = static_cast<size_t>(n) * static_cast<size_t>(n);
+  std::mt19937_64 rng(42);
+  std::uniform_real_distribution<double> u(-1, 1);
+  const auto value = [&] { return T(static_cast<R>(u(rng)), static_cast<R>(u(rng))); };
+  Vec<T> a(nn, Memory<T>{}), b(nn, Memory<T>{}), c(nn, Memory<T>{}), tri(nn, Memory<T>{});
+  for (size_t i = 0; i < nn; ++i) {
+    a[i] = value();
+    b[i] = value();
+    c[i] = value();
+    const size_t row = i % static_cast<size_t>(n), col = i / static_cast<size_t>(n);
+    tri[i] = row == col ? T(static_cast<R>(2 + std::abs(u(rng))), 0) : value() / T(R(n));
+  }
+  const double n3 = 4.0 * n * static_cast<double>(n) * n;
+  const blasint nb = n;
+  const T one(1), half(R(0.5));
+  const R r_one = 1, r_half = R(0.5);
+  std::printf("%s\n", measure<T>("herk", n, reps, n3, [&](bool mine, Vec<T>& out) {
+                        out = c;
+                        (mine ? ours_h : theirs_h)
+                            .herk("L", "C", &nb, &nb, &r_one, a.data(), &nb, &r_half, out.data(),
+                                  &nb);
+                      }).c_str());
+  std::printf("%s\n", measure<T>("hemm", n, reps, 2 * n3, [&](bool mine, Vec<T>& out) {
+                        out = c;
+                        (mine ? ours_h : theirs_h)
+                            .hemm("L", "L", &nb, &nb, &one, a.data(), &nb, b.data(), &nb, &half,
+                                  out.data(), &nb);
+                      }).c_str());
+  std::printf("%s\n", measure<T>("symm", n, reps, 2 * n3, [&](bool mine, Vec<T>& out) {
+                        out = c;
+                        (mine ? ours : theirs)
+                            .symm("L", "L", &nb, &nb, &one, a.data(), &nb, b.data(), &nb, &half,
+                                  out.data(), &nb);
+                      }).c_str());
+  std::printf("%s\n", measure<T>("trmm", n, reps, n3, [&](bool mine, Vec<T>& out) {
+                        out = b;
+                        (mine ? ours : theirs)
+                            .trmm("R", "U", "N", "N", &nb, &nb, &one, tri.data(), &nb, out.data(),
+                                  &nb);
+                      }).c_str());
+  std::printf("%s\n", measure<T>("trsm", n, reps, n3, [&](bool mine, Vec<T>& out) {
+                        out = b;
+                        (mine ? ours : theirs)
+                            .trsm("L", "L", "C", "N", &nb, &nb, &one, tri.data(), &nb, out.data(),
+                                  &nb);
+                      }).c_str());
+  std::fflush(stdout);
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -196,9 +262,13 @@ int main(int argc, char** argv) {
   for (std::string s; std::getline(list, s, ',');) sizes.push_back(std::stoi(s));
   const int reps = argc > 2 ? std::max(1, std::atoi(argv[2])) : 3;
   g_tandem_memory = argc > 3 && std::string(argv[3]) == "tandem_malloc";
-  for (int n : sizes) {
-    bench<float>(n, reps);
-    bench<double>(n, reps);
-  }
+  const std::string precisions = argc > 4 ? argv[4] : "s,d";
+  for (int n : sizes)
+    for (char p : precisions) {
+      if (p == 's') bench<float>(n, reps);
+      if (p == 'd') bench<double>(n, reps);
+      if (p == 'c') bench_complex<std::complex<float>>(n, reps);
+      if (p == 'z') bench_complex<std::complex<double>>(n, reps);
+    }
   return 0;
 }

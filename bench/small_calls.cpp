@@ -7,8 +7,10 @@
 // measurement's own spread. Both sides' results are checked against each other first. Prints one
 // JSON line per case, then a table.
 //
-//   small_calls [SIZES [SAMPLES [ROUTINES]]]    e.g. small_calls 2,8,32,64,128 21 gemm,syrk
+//   small_calls [SIZES [SAMPLES [ROUTINES [real|complex]]]]  e.g. small_calls 2,8,32,64,128 21
+//   gemm,syrk
 //
+// complex runs the same calls in c and z (in the columns of s and d), with complex values.
 // ROUTINES is a list of gemm, syrk, syr2k, symm, trmm, trsm, or "all" (default: gemm). Every call
 // is column-major with n x n operands: gemm NN, syrk and syr2k lower NN, symm left lower, trmm and
 // trsm left lower NN non-unit; alpha 1 and beta 0.5 where there is a beta. trmm and trsm time an
@@ -19,6 +21,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cmath>
+#include <complex>
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
@@ -43,6 +46,29 @@ double median(std::vector<double> v) {
 template <class T>
 using Api = tandem::detail::blas_entries::Level3<T>;
 
+template <class T>
+constexpr bool kComplex = tandem::detail::is_complex(tandem::detail::precision_of<T>());
+
+// A scalar as CBLAS takes it: by value for a real type, by address for a complex one.
+template <class T>
+auto by_cblas(const T& x) {
+  if constexpr (kComplex<T>)
+    return static_cast<const void*>(&x);
+  else
+    return x;
+}
+
+template <class T>
+T random_value(std::uniform_real_distribution<double>& dist, std::mt19937& rng) {
+  using R = tandem::detail::real_type_t<T>;
+  if constexpr (kComplex<T>) {
+    const double re = dist(rng);
+    return T(static_cast<R>(re), static_cast<R>(dist(rng)));
+  } else {
+    return static_cast<T>(dist(rng));
+  }
+}
+
 const std::vector<std::string> kRoutines = {"gemm", "syrk", "syr2k", "symm", "trmm", "trsm"};
 
 // `calls` calls of `routine` through one side's entries: C (or B, for trmm and trsm) is updated
@@ -50,37 +76,37 @@ const std::vector<std::string> kRoutines = {"gemm", "syrk", "syr2k", "symm", "tr
 template <class T>
 void loop(const Api<T>& e, const std::string& routine, bool fortran, int n, long calls, const T* a,
           const T* b, T* c) {
-  const T alpha = 1, beta = T(0.5);
+  const T alpha = T(1), beta = T(0.5f);
+  const auto ca = by_cblas(alpha), cb = by_cblas(beta);
   const blasint nn = n;
   const auto col = CblasColMajor;
   if (routine == "gemm") {
     for (long i = 0; i < calls; ++i)
-      fortran ? e.gemm("N", "N", &nn, &nn, &nn, &alpha, a, &nn, b, &nn, &beta, c, &nn)
-              : e.cblas_gemm(col, CblasNoTrans, CblasNoTrans, nn, nn, nn, alpha, a, nn, b, nn, beta,
-                             c, nn);
+      fortran
+          ? e.gemm("N", "N", &nn, &nn, &nn, &alpha, a, &nn, b, &nn, &beta, c, &nn)
+          : e.cblas_gemm(col, CblasNoTrans, CblasNoTrans, nn, nn, nn, ca, a, nn, b, nn, cb, c, nn);
   } else if (routine == "syrk") {
     for (long i = 0; i < calls; ++i)
       fortran ? e.syrk("L", "N", &nn, &nn, &alpha, a, &nn, &beta, c, &nn)
-              : e.cblas_syrk(col, CblasLower, CblasNoTrans, nn, nn, alpha, a, nn, beta, c, nn);
+              : e.cblas_syrk(col, CblasLower, CblasNoTrans, nn, nn, ca, a, nn, cb, c, nn);
   } else if (routine == "syr2k") {
     for (long i = 0; i < calls; ++i)
-      fortran
-          ? e.syr2k("L", "N", &nn, &nn, &alpha, a, &nn, b, &nn, &beta, c, &nn)
-          : e.cblas_syr2k(col, CblasLower, CblasNoTrans, nn, nn, alpha, a, nn, b, nn, beta, c, nn);
+      fortran ? e.syr2k("L", "N", &nn, &nn, &alpha, a, &nn, b, &nn, &beta, c, &nn)
+              : e.cblas_syr2k(col, CblasLower, CblasNoTrans, nn, nn, ca, a, nn, b, nn, cb, c, nn);
   } else if (routine == "symm") {
     for (long i = 0; i < calls; ++i)
       fortran ? e.symm("L", "L", &nn, &nn, &alpha, a, &nn, b, &nn, &beta, c, &nn)
-              : e.cblas_symm(col, CblasLeft, CblasLower, nn, nn, alpha, a, nn, b, nn, beta, c, nn);
+              : e.cblas_symm(col, CblasLeft, CblasLower, nn, nn, ca, a, nn, b, nn, cb, c, nn);
   } else if (routine == "trmm") {
     for (long i = 0; i < calls; ++i)
       fortran ? e.trmm("L", "L", "N", "N", &nn, &nn, &alpha, a, &nn, c, &nn)
-              : e.cblas_trmm(col, CblasLeft, CblasLower, CblasNoTrans, CblasNonUnit, nn, nn, alpha,
-                             a, nn, c, nn);
+              : e.cblas_trmm(col, CblasLeft, CblasLower, CblasNoTrans, CblasNonUnit, nn, nn, ca, a,
+                             nn, c, nn);
   } else if (routine == "trsm") {
     for (long i = 0; i < calls; ++i)
       fortran ? e.trsm("L", "L", "N", "N", &nn, &nn, &alpha, a, &nn, c, &nn)
-              : e.cblas_trsm(col, CblasLeft, CblasLower, CblasNoTrans, CblasNonUnit, nn, nn, alpha,
-                             a, nn, c, nn);
+              : e.cblas_trsm(col, CblasLeft, CblasLower, CblasNoTrans, CblasNonUnit, nn, nn, ca, a,
+                             nn, c, nn);
   } else {
     std::fprintf(stderr, "unknown routine %s (one of gemm, syrk, syr2k, symm, trmm, trsm)\n",
                  routine.c_str());
@@ -113,17 +139,17 @@ std::string measure(const std::string& routine, bool fortran, int n, int samples
   const size_t size = static_cast<size_t>(n) * n;
   Matrix<T> a(size), b(size), mine(size), reference(size), spare(size);
   for (size_t i = 0; i < size; ++i) {
-    a[i] = static_cast<T>(dist(rng));
-    b[i] = static_cast<T>(dist(rng));
-    mine[i] = reference[i] = spare[i] = static_cast<T>(dist(rng));
+    a[i] = random_value<T>(dist, rng);
+    b[i] = random_value<T>(dist, rng);
+    mine[i] = reference[i] = spare[i] = random_value<T>(dist, rng);
   }
   const bool triangle = routine == "trmm" || routine == "trsm";
   // A well-conditioned triangle for the check (a diagonal of 2 to 3 beside entries below 1 / n).
   if (triangle)
     for (int j = 0; j < n; ++j)
       for (int i = 0; i < n; ++i)
-        a[i + static_cast<size_t>(j) * n] =
-            static_cast<T>(i == j ? 2.5 + 0.5 * dist(rng) : dist(rng) / n);
+        a[i + static_cast<size_t>(j) * n] = i == j ? T(static_cast<float>(2.5 + 0.5 * dist(rng)))
+                                                   : random_value<T>(dist, rng) / T(float(n));
   const Api<T> ours = tandem::detail::blas_entries::resolved<T>(),
                theirs = tandem::detail::blas_entries::found<T>(
                    [](const char*name) { return openblas_own<void*>(name); });
@@ -133,7 +159,7 @@ std::string measure(const std::string& routine, bool fortran, int n, int samples
   loop(theirs, routine, fortran, n, 1, a.data(), b.data(), reference.data());
   double worst = 0;
   for (size_t i = 0; i < size; ++i)
-    worst = std::max(worst, std::abs(static_cast<double>(mine[i]) - reference[i]));
+    worst = std::max(worst, static_cast<double>(std::abs(mine[i] - reference[i])));
   if (triangle)
     for (size_t i = 0; i < size; ++i) a[i] = T(i % (static_cast<size_t>(n) + 1) == 0 ? 1 : 0);
 
@@ -192,14 +218,22 @@ int main(int argc, char** argv) {
   const int samples = argc > 2 ? std::atoi(argv[2]) : 21;
   const std::string which = argc > 3 ? argv[3] : "gemm";
   const std::vector<std::string> routines = which == "all" ? kRoutines : split(which.c_str());
+  const bool complex = argc > 4 && std::string(argv[4]) == "complex";
   std::vector<std::string> table;
   double worst = 0, worst_control = 0;
   for (const std::string& routine : routines) {
     for (int n : sizes) {
       for (bool fortran : {false, true}) {
         double rs = 0, rd = 0, cs = 0, cd = 0;
-        std::printf("%s\n", measure<float>(routine, fortran, n, samples, &rs, &cs).c_str());
-        std::printf("%s\n", measure<double>(routine, fortran, n, samples, &rd, &cd).c_str());
+        if (complex) {
+          using C = std::complex<float>;
+          using Z = std::complex<double>;
+          std::printf("%s\n", measure<C>(routine, fortran, n, samples, &rs, &cs).c_str());
+          std::printf("%s\n", measure<Z>(routine, fortran, n, samples, &rd, &cd).c_str());
+        } else {
+          std::printf("%s\n", measure<float>(routine, fortran, n, samples, &rs, &cs).c_str());
+          std::printf("%s\n", measure<double>(routine, fortran, n, samples, &rd, &cd).c_str());
+        }
         std::fflush(stdout);
         char row[200];
         std::snprintf(row, sizeof row, "| %s | %d^3 | %s | %.3f | %.3f | %.3f / %.3f |",
@@ -211,7 +245,9 @@ int main(int argc, char** argv) {
     }
   }
   std::printf(
-      "\n| routine | size | entry | single: drop-in / OpenBLAS | double | control s / d |\n");
+      complex
+          ? "\n| routine | size | entry | c: drop-in / OpenBLAS | z | control c / z |\n"
+          : "\n| routine | size | entry | single: drop-in / OpenBLAS | double | control s / d |\n");
   std::printf("| --- | --- | --- | --- | --- | --- |\n");
   for (const auto& row : table) std::printf("%s\n", row.c_str());
   std::printf("\nworst ratio: %.3f (identical loops measured up to %.3f apart)\n", worst,

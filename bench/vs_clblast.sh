@@ -43,7 +43,8 @@ cd "$(dirname "$0")/.."
 programs=(build/bench/vs_clblast build/tandem
           build/tests/gemm_test build/tests/executor_test build/tests/api_test
           build/bench/tandem_demo build/bench/gemm_bench build/bench/strategy_eval
-          build/bench/fortran_gemm build/bench/lapack_factor build/bench/level3_bench)
+          build/bench/fortran_gemm build/bench/lapack_factor build/bench/level3_bench
+          build/bench/small_calls)
 
 case "${1:-}" in
   pack)
