@@ -107,10 +107,7 @@ struct Case {
     return std::string(1, tandem::detail::letter(precision)) + " " + std::to_string(m) + "x" +
            std::to_string(n) + "x" + std::to_string(k);
   }
-  double gflop() const {
-    return tandem::detail::flops_per_multiply_add(precision) * static_cast<double>(m) *
-           static_cast<double>(n) * static_cast<double>(k) * 1e-9;
-  }
+  double gflop() const { return tandem::bench::gflop(precision, m, n, k); }
 };
 
 const char* kDefaultCases =

@@ -48,8 +48,6 @@ struct Outcome {
 };
 
 using bench::random_element;
-template <class T>
-using Wide = bench::wide_t<T>;
 
 // max |C - ref| / max |ref|, ref: the CPU BLAS in double (complex double) on the same inputs,
 // A B + beta C0.
@@ -57,7 +55,7 @@ template <class T, class Alloc>
 double relative_error(const std::vector<T, Alloc>& a, const std::vector<T, Alloc>& b,
                       const std::vector<T, Alloc>& c, const std::vector<T, Alloc>& c0, double beta,
                       int64_t m, int64_t n, int64_t k) {
-  using W = Wide<T>;
+  using W = bench::wide_t<T>;
   std::vector<W> ad(a.begin(), a.end()), bd(b.begin(), b.end()), ref(m * n, W(0));
   if (beta != 0) ref.assign(c0.begin(), c0.end());
   Options cpu;

@@ -35,10 +35,7 @@ namespace prof = detail::profile;
 using detail::Precision;
 
 // The work of one square call of size s in GFLOP (8 flops a complex multiply-add, 2 a real one).
-inline double gflop(Precision prec, int64_t s) {
-  return detail::flops_per_multiply_add(prec) * 1e-9 * static_cast<double>(s) *
-         static_cast<double>(s) * static_cast<double>(s);
-}
+inline double gflop(Precision prec, int64_t s) { return bench::gflop(prec, s, s, s); }
 
 // One configuration's timing.
 struct Timed {

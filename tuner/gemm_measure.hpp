@@ -75,11 +75,14 @@ Buffer<T> random_buffer(size_t count, uint64_t seed, bool resident) {
   return v;
 }
 
-// The work of an m x n x k product of T in GFLOP: 2 flops a real multiply-add, 8 a complex one.
+// The work of an m x n x k product in GFLOP: 2 flops a real multiply-add, 8 a complex one.
+inline double gflop(detail::Precision precision, int64_t m, int64_t n, int64_t k) {
+  return detail::flops_per_multiply_add(precision) * static_cast<double>(m) *
+         static_cast<double>(n) * static_cast<double>(k) * 1e-9;
+}
 template <class T>
 double gflop(int64_t m, int64_t n, int64_t k) {
-  return detail::flops_per_multiply_add(detail::precision_of<T>()) * static_cast<double>(m) *
-         static_cast<double>(n) * static_cast<double>(k) * 1e-9;
+  return gflop(detail::precision_of<T>(), m, n, k);
 }
 
 // A row-major problem with operands allocated once. `resident` puts them in tandem_malloc
