@@ -4,6 +4,7 @@
 //
 //   vs_clblast [--cases s:4096:4096:4096,z:4097:4097:4097,...] [--reps 7] [--warmup 2]
 //              [--only openblas,clblast_device,...] [--device SELECTOR] [--json FILE] [--tol 16]
+//              [--kernel NAME=VALUE,...]   (every tandem GPU column runs these parameters)
 //
 // Row-major C = A B (NN, alpha 1, beta 0), inputs uniform in [-1, 1] (both parts of a complex
 // one) from a fixed seed, in any precision s, d, c, z. Per case, each column runs its warm-up
@@ -254,6 +255,9 @@ struct Config {
   uint64_t seed = 20261121;
   std::string device;  // selector for both tandem and CLBlast; empty: tandem's default
   std::vector<std::string> only;
+  // --kernel: parameters every tandem GPU column runs (tandem_kernel's with CHUNK_FILL 64), in
+  // place of the profile's; empty: the profile's.
+  std::map<std::string, int> kernel;
   bool wants(const std::string& id) const {
     return only.empty() || std::find(only.begin(), only.end(), id) != only.end();
   }
@@ -472,6 +476,7 @@ Result run_column(const std::string& id, CaseData<T>& d, const Config& cfg, ClSt
   gpu.strategy = tandem::Strategy::Gpu;
   autom.strategy = tandem::Strategy::Auto;
   if (!cfg.device.empty()) gpu.device = autom.device = cfg.device;
+  gpu.kernel_params = cfg.kernel;
 
   try {
     if (id == "openblas") {
@@ -599,7 +604,9 @@ Result run_column(const std::string& id, CaseData<T>& d, const Config& cfg, ClSt
       // so every copy in is done before the kernel starts. The calls of the other tandem columns
       // run their bucket's kernel in overlapped chunks instead.
       tandem::Options whole = gpu;
-      whole.kernel_params = tuned_kernel(tandem::detail::precision_of<T>(), gpu.device);
+      whole.kernel_params = cfg.kernel.empty()
+                                ? tuned_kernel(tandem::detail::precision_of<T>(), gpu.device)
+                                : cfg.kernel;
       if (whole.kernel_params.empty()) {
         tandem_call(d, d.pa->data(), d.pb->data(), d.pc->data(), gpu, &r);
         whole.kernel_params = parse_kernel(r.kernel);
@@ -843,6 +850,10 @@ int main(int argc, char** argv) {
   app.add_option("--tol", cfg.tol, "check tolerance, in units of K*max|A|*max|B|*eps")
       ->capture_default_str();
   app.add_option("--seed", cfg.seed, "seed of the random inputs")->capture_default_str();
+  std::string kernel_text;
+  app.add_option("--kernel", kernel_text,
+                 "kernel parameters NAME=VALUE,... every tandem GPU column runs instead of the "
+                 "profile's (KERNEL=3: the matrix-engine codelet)");
   CLI11_PARSE(app, argc, argv);
   if (direct_target && cases_option->count() == 0) cases_text = kDirectCases;
   if (direct_target && only_option->count() == 0) only_text = kDirectColumns;
@@ -851,6 +862,7 @@ int main(int argc, char** argv) {
   try {
     cases = parse_cases(cases_text);
     cfg.only = split(only_text, ',');
+    if (!kernel_text.empty()) cfg.kernel = parse_kernel(kernel_text);
     for (const auto& id : cfg.only)
       if (std::none_of(kColumns.begin(), kColumns.end(),
                        [&](const Column& c) { return id == c.id; })) {

@@ -50,11 +50,16 @@ const CLI::Validator kKernelParams(
         // Reported below, in the option's own words.
       }
       if (one.size() != 1) return "wants NAME=INTEGER, not '" + v + "'";
-      // The names a kernel takes are those its defaults give, for a GPU or any other device.
+      // The names a kernel takes are those its defaults give, for a GPU or any other device:
+      // kernels/gemm.cl's, the direct kernel's (KERNEL=2) and the matrix-engine codelet's
+      // (KERNEL=3). Which of them a set may combine is the kernel rules' to say.
+      namespace prof = detail::profile;
       const std::string& name = one.begin()->first;
-      if (!detail::profile::kernel_defaults(true).count(name) &&
-          !detail::profile::kernel_defaults(false).count(name))
-        return "unknown kernel parameter '" + name + "'";
+      bool known = prof::engine_defaults().count(name) > 0;
+      for (bool is_gpu : {true, false})
+        known = known || prof::kernel_defaults(is_gpu).count(name) > 0 ||
+                prof::direct_defaults(is_gpu).kernel->count(name) > 0;
+      if (!known) return "unknown kernel parameter '" + name + "'";
       return std::string();
     },
     "NAME=INTEGER");

@@ -66,6 +66,7 @@ void print_report(const tuner::TuneReport& report, bool as_json) {
                               {"model_failure", s.model_failure},
                               {"small_evaluations", s.small_evaluations},
                               {"direct_evaluations", s.direct_evaluations},
+                              {"engine_evaluations", s.engine_evaluations},
                               {"direct_failures", s.direct_failures},
                               {"direct_verdicts", s.direct_verdicts},
                               {"failure_reasons", s.failure_reasons}});
@@ -79,6 +80,8 @@ void print_report(const tuner::TuneReport& report, bool as_json) {
     if (s.small_evaluations > 0)
       std::printf("  small tiles: %d candidates measured\n", s.small_evaluations);
     if (!s.model_failure.empty()) std::printf("  no cost model: %s\n", s.model_failure.c_str());
+    if (s.engine_evaluations > 0)
+      std::printf("  matrix-engine codelet: %d candidates\n", s.engine_evaluations);
     if (s.direct_evaluations > 0)
       std::printf("  direct kernel: %d candidates, %d excluded\n", s.direct_evaluations,
                   s.direct_failures);

@@ -226,6 +226,51 @@ TEST_F(ProfileDir, ComplexPrecisionsAreTunedAndAutoUsesThem) {
   EXPECT_EQ(r.gpu_rows > 0, bucket.gpu_parts > 0);
 }
 
+// Every record of a tune's log.
+std::vector<prof::LogRecord> log_of(const tuner::TuneReport& report) {
+  std::vector<prof::LogRecord> records;
+  std::ifstream in(report.log);
+  for (std::string line; std::getline(in, line);)
+    if (auto r = prof::from_log_line(line)) records.push_back(*r);
+  return records;
+}
+
+// The matrix-engine codelet is searched only where the device's probe proved it: never on PoCL
+// as it is, and, with the seam that emulates the instruction, beside the generic kernels (its
+// candidates logged as "engine" records and ranked with them).
+TEST_F(ProfileDir, TheEngineIsSearchedOnlyWhereItsProbeSaidYes) {
+  auto o = tiny();
+  o.precisions = {detail::Precision::d};
+  o.sizes = {64};
+  o.kernel_size = 64;
+  o.model = false;
+  const auto without = tuner::tune(o);
+  ASSERT_EQ(without.precisions.size(), 1u);
+  EXPECT_EQ(without.precisions[0].engine_evaluations, 0);
+  const auto plain = log_of(without);
+  ASSERT_FALSE(plain.empty());
+  for (const auto& r : plain) {
+    EXPECT_NE(r.kind, "engine");
+    EXPECT_NE(r.kernel.count("KERNEL") ? r.kernel.at("KERNEL") : 0, 3) << prof::to_log_line(r);
+  }
+
+  fs::remove_all(dir_);
+  fs::create_directories(dir_);
+  prof::forget();
+  detail::seams::Values v;
+  v.emulate_engine = true;
+  detail::seams::Override scope(v);
+  const auto with = tuner::tune(o);
+  EXPECT_GT(with.precisions[0].engine_evaluations, 0);
+  int engine_records = 0;
+  for (const auto& r : log_of(with))
+    if (r.kind == "engine") {
+      ++engine_records;
+      EXPECT_EQ(r.kernel.at("KERNEL"), 3) << prof::to_log_line(r);
+    }
+  EXPECT_GT(engine_records, 0);
+}
+
 // The checks read both parts of a complex result: a kernel whose imaginary parts are wrong in one
 // element never gets rows.
 TEST_F(ProfileDir, AWrongImaginaryPartIsExcluded) {

@@ -89,17 +89,6 @@ const ParamSet kSets[] = {
 };
 constexpr int kSetCount = static_cast<int>(sizeof(kSets) / sizeof(kSets[0]));
 
-// A path a share takes the kernel on.
-struct Path {
-  const char* name;
-  bool discrete, pinned;
-  int64_t offset;  // 1: operands one element off alignment (staged on a unified device)
-};
-const Path kPaths[] = {{"unified", false, false, 0},
-                       {"unified_misaligned", false, false, 1},
-                       {"discrete", true, false, 0},
-                       {"discrete_pinned", true, true, 0}};
-
 struct Size {
   int64_t m, n, k;
 };
@@ -108,37 +97,22 @@ const Size kSizes[] = {{1, 1, 1},     {2, 3, 1},     {3, 7, 2},    {7, 17, 33},
                        {127, 63, 65}, {129, 2, 129}, {64, 64, 64}, {130, 66, 34}};
 
 template <class T>
-void run_call(const ParamSet& set, const Path& path, Layout layout, Op op_a, Op op_b,
+void run_call(const ParamSet& set, const SharePath& path, Layout layout, Op op_a, Op op_b,
               const Size& size, double alpha, double beta, int64_t pad, uint64_t seed) {
-  std::mt19937_64 rng(seed);
-  const bool ta = op_a != Op::NoTrans, tb = op_b != Op::NoTrans;
-  const T sentinel = static_cast<T>(-777.25);
-  auto a = make_matrix<T>(layout, ta, size.m, size.k, pad, rng, sentinel, path.offset);
-  auto b = make_matrix<T>(layout, tb, size.k, size.n, pad + 2, rng, sentinel, path.offset);
-  auto c = make_matrix<T>(layout, false, size.m, size.n, pad, rng, sentinel, path.offset);
-  if (beta == 0)  // none of C may be read
-    for (int64_t i = 0; i < size.m; ++i)
-      for (int64_t j = 0; j < size.n; ++j) c.at(i, j) = std::numeric_limits<T>::quiet_NaN();
-  const auto before = c;
-  const Reference ref = reference(a, b, c, alpha, beta);
-  std::ostringstream what;
-  what << set.name << " " << path.name << " " << (layout == Layout::RowMajor ? "row" : "col") << " "
-       << (ta ? "T" : "N") << (tb ? "T" : "N") << " m=" << size.m << " n=" << size.n
-       << " k=" << size.k << " alpha=" << alpha << " beta=" << beta << " pad=" << pad;
   Options o;
   o.strategy = Strategy::Gpu;
   o.kernel_params = set.kernel;
-  Report r;
-  gemm<T>(layout, op_a, op_b, size.m, size.n, size.k, static_cast<T>(alpha), a.ptr(), a.ld, b.ptr(),
-          b.ld, static_cast<T>(beta), c.ptr(), c.ld, o, &r);
-  expect_matches(c, before, ref, size.k, what.str());
-  EXPECT_FALSE(r.fell_back) << what.str() << ": " << r.fallback_reason;
+  std::string what;
+  const Report r =
+      checked_call<T>(std::string(set.name) + " " + path.name, layout, op_a, op_b, size.m, size.n,
+                      size.k, alpha, beta, pad, path.offset, seed, o, what);
+  EXPECT_FALSE(r.fell_back) << what << ": " << r.fallback_reason;
   if (alpha != 0) {
-    EXPECT_NE(r.kernel.find("KERNEL=2"), std::string::npos) << what.str() << ": " << r.kernel;
+    EXPECT_NE(r.kernel.find("KERNEL=2"), std::string::npos) << what << ": " << r.kernel;
     // Nothing is packed: operands reach a discrete device as they are stored, and pinned ones
     // are said to be.
     if (path.discrete) {
-      EXPECT_EQ(r.a, path.pinned ? Report::Buffer::Pinned : Report::Buffer::Copy) << what.str();
+      EXPECT_EQ(r.a, path.pinned ? Report::Buffer::Pinned : Report::Buffer::Copy) << what;
     }
   }
 }
@@ -148,10 +122,9 @@ void run_set(const ParamSet& set) {
   const double values[] = {1.0, 0.0, -1.5};
   uint64_t seed = 99;
   int combo = 0;
-  for (const Path& path : kPaths) {
+  for (const SharePath& path : kSharePaths) {
     // Every share cut into chunks on the discrete path; pinned blocks however small.
-    detail::seams::Override scope(path.discrete ? discrete(true, path.pinned)
-                                                : detail::seams::Values{});
+    detail::seams::Override scope(path.seams());
     for (Layout layout : {Layout::RowMajor, Layout::ColMajor})
       for (Op op_a : {Op::NoTrans, Op::Trans})
         for (Op op_b : {Op::NoTrans, Op::Trans})

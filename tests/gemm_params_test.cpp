@@ -165,6 +165,72 @@ TEST(GemmParams, TheDirectKernelsRules) {
   EXPECT_EQ(gpu::check(p, small, Precision::s)->kind, K::Device);
 }
 
+// The matrix-engine codelet's defaults are kernels/gemm_engine.cl's own, and every macro of the
+// file has one (the host's and the test seam's aside).
+TEST(GemmParams, EngineDefaultsAreTheCodeletsOwn) {
+  const auto kernel = kernel_source_defaults(kernels::gemm_engine);
+  const auto engine = gpu::engine_params(true);
+  ASSERT_FALSE(kernel.empty());
+  EXPECT_EQ(engine.at("KERNEL"), gpu::kEngine);
+  for (const auto& [name, value] : engine) {
+    if (gpu::host_only(name) || name == "KERNEL") continue;
+    ASSERT_EQ(kernel.count(name), 1u) << name << " has no #ifndef default in gemm_engine.cl";
+    EXPECT_EQ(kernel.at(name), value) << name << ": gemm_engine.cl and defaults.json";
+  }
+  for (const auto& [name, value] : kernel) {
+    if (name == "TRANS_A" || name == "TRANS_B" || name == "ENGINE_EMULATE") continue;
+    EXPECT_EQ(engine.count(name), 1u) << name << " is a codelet macro with no default";
+  }
+}
+
+// The codelet's rules: its own tiling, double precision only, read layouts as stored, and only
+// the instruction shapes the device's probe proved; its local memory, both layouts counted.
+TEST(GemmParams, TheEnginesRules) {
+  using K = gpu::Violation::Kind;
+  const auto engine = [](std::map<std::string, int> o) {
+    o["KERNEL"] = gpu::kEngine;
+    return gpu::with_defaults(gpu::Limits{}, o);
+  };
+  gpu::Limits proven{1024, 49152, true, gpu::engine_shape(8) | gpu::engine_shape(16)};
+  const auto kind = [&](const std::map<std::string, int>& o, Precision p = Precision::d) {
+    const auto v = gpu::check(engine(o), proven, p);
+    EXPECT_TRUE(v.has_value()) << "accepted: " << detail::text::describe(engine(o));
+    return v ? v->kind : K::Host;
+  };
+  EXPECT_FALSE(gpu::check(engine({}), proven, Precision::d));
+  EXPECT_FALSE(gpu::check(engine({{"MMA_M", 8}}), proven, Precision::d));
+  EXPECT_EQ(engine({}).count("SA"), 0u) << "kernels/gemm.cl's names are not the codelet's";
+  EXPECT_THROW(engine({{"VWA", 1}}), Error);
+  EXPECT_THROW(params({{"WM", 2}}), Error) << "WM is the codelet's alone";
+  EXPECT_EQ(kind({}, Precision::s), K::Kernel);
+  EXPECT_EQ(kind({}, Precision::z), K::Kernel);
+  EXPECT_EQ(kind({{"MMA_M", 12}}), K::Kernel);
+  EXPECT_EQ(kind({{"MDIMC", 5}}), K::Kernel) << "80 work-items are not whole warps";
+  EXPECT_EQ(kind({{"WM", 3}}), K::Kernel);
+  EXPECT_EQ(kind({{"MWG", 48}}), K::Kernel) << "two warps of m16 tiles need a multiple of 32";
+  EXPECT_EQ(kind({{"KWG", 6}}), K::Kernel);
+  EXPECT_EQ(kind({{"VW", 4}}), K::Kernel);
+  EXPECT_EQ(kind({{"PADA", 3}}), K::Kernel);
+  EXPECT_EQ(kind({{"PADB", -2}}), K::Kernel);
+  EXPECT_EQ(kind({{"KP", 2}}), K::Kernel);
+  EXPECT_EQ(kind({{"KP", 1}, {"KWG", 4}}), K::Kernel) << "pairs of k need eight";
+  EXPECT_EQ(kind({{"KP", 1}, {"PADA", 1}, {"VW", 1}}), K::Kernel) << "16-byte reads";
+  EXPECT_FALSE(gpu::check(engine({{"KP", 1}, {"PADA", 0}, {"PADB", 2}}), proven, Precision::d));
+  EXPECT_EQ(kind({{"A_T", 1}}), K::Host);
+  EXPECT_EQ(kind({{"KWG", 16}}), K::Device) << "two 16-deep buffers of 128 x 128 are 80 KiB";
+  // 128 x 128 x 8, double-buffered: each tile in its larger layout (128 rows of 8 + 4).
+  EXPECT_EQ(gpu::local_bytes(engine({}), 8), 8u * 2 * 2 * 128 * 12);
+  for (int shapes : {0, gpu::engine_shape(8)}) {
+    gpu::Limits limits = proven;
+    limits.engine = shapes;
+    EXPECT_EQ(gpu::check(engine({}), limits, Precision::d)->kind, K::Device) << shapes;
+  }
+  gpu::Limits m16_only = proven;
+  m16_only.engine = gpu::engine_shape(16);
+  EXPECT_EQ(gpu::check(engine({{"MMA_M", 8}}), m16_only, Precision::d)->kind, K::Device);
+  EXPECT_NO_THROW(gpu::facts_of(gpu::resolved(proven, Precision::d, {{"KERNEL", gpu::kEngine}})));
+}
+
 // Every precision builds, the general and the direct kernel alike, with its PRECISION and the
 // element file (kernels/element.cl) before the kernel. A complex set's local memory is twice a
 // real one's: check() weighs it by the element's size.

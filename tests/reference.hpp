@@ -11,6 +11,7 @@
 #include <cstdint>
 #include <limits>
 #include <random>
+#include <sstream>
 #include <string>
 #include <type_traits>
 #include <vector>
@@ -168,6 +169,37 @@ double expect_matches(const Matrix<T>& c, const Matrix<T>& c_before, const Refer
     }
   EXPECT_EQ(failures, 0) << what << ": " << failures << " wrong elements";
   return worst;
+}
+
+// One call of a kernel test, checked: random A, B and C of m x n x k in `layout` (leading
+// dimensions `pad` past the rows, B's two more; each operand `offset` elements into its buffer),
+// C NaN where beta = 0 (none of it may be read), run with `o`, compared with the reference.
+// `what` gets the line that names the call, beginning with `name`. Returns the call's Report.
+template <class T>
+Report checked_call(const std::string& name, Layout layout, Op op_a, Op op_b, int64_t m, int64_t n,
+                    int64_t k, double alpha, double beta, int64_t pad, int64_t offset,
+                    uint64_t seed, const Options& o, std::string& what) {
+  std::mt19937_64 rng(seed);
+  const bool ta = op_a != Op::NoTrans, tb = op_b != Op::NoTrans;
+  const T sentinel = static_cast<T>(-777.25);
+  auto a = make_matrix<T>(layout, ta, m, k, pad, rng, sentinel, offset);
+  auto b = make_matrix<T>(layout, tb, k, n, pad + 2, rng, sentinel, offset);
+  auto c = make_matrix<T>(layout, false, m, n, pad, rng, sentinel, offset);
+  if (beta == 0)
+    for (int64_t i = 0; i < m; ++i)
+      for (int64_t j = 0; j < n; ++j) c.at(i, j) = std::numeric_limits<T>::quiet_NaN();
+  const auto before = c;
+  const Reference ref = reference(a, b, c, alpha, beta);
+  std::ostringstream line;
+  line << name << " " << (layout == Layout::RowMajor ? "row" : "col") << " " << (ta ? "T" : "N")
+       << (tb ? "T" : "N") << " m=" << m << " n=" << n << " k=" << k << " alpha=" << alpha
+       << " beta=" << beta << " pad=" << pad;
+  what = line.str();
+  Report r;
+  gemm<T>(layout, op_a, op_b, m, n, k, static_cast<T>(alpha), a.ptr(), a.ld, b.ptr(), b.ld,
+          static_cast<T>(beta), c.ptr(), c.ld, o, &r);
+  expect_matches(c, before, ref, k, what);
+  return r;
 }
 
 }  // namespace tandem::test

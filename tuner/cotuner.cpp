@@ -21,6 +21,7 @@
 #include "cotuner_internal.hpp"
 #include "cpu/tasks.hpp"
 #include "gemm_space.hpp"
+#include "gpu/engine.hpp"
 #include "plan/device_profile.hpp"
 #include "profile/defaults.hpp"
 #include "profile/store.hpp"
@@ -442,10 +443,29 @@ void Tuner::tune_precision(Precision prec) {
 
   // Phase 1: kernels, GPU alone, at the kernel size. It may take two thirds of this precision's
   // share; the split search the rest. The start point is measured whatever the clock says.
-  const Candidates measured =
-      rank_kernels<T>(prec, space, summary,
-                      {"kernel", o_.kernel_size, o_.budget_evaluations,
-                       std::max(1e-3, (precision_deadline_ - elapsed()) * 2.0 / 3.0)});
+  // Where the device's probe proved the matrix engine (double precision only), its codelet's
+  // space takes half of phase 1, and both families' candidates are ranked together.
+  limits.engine =
+      prec == Precision::d && !o_.small_space ? detail::gpu::engine_verdict(*device_).shapes : 0;
+  const double phase1 = std::max(1e-3, (precision_deadline_ - elapsed()) * 2.0 / 3.0);
+  Candidates measured = rank_kernels<T>(
+      prec, space, summary,
+      {"kernel", o_.kernel_size, o_.budget_evaluations, limits.engine != 0 ? phase1 / 2 : phase1});
+  if (limits.engine != 0) {
+    PrecisionSummary search;
+    search.precision = prec;
+    const Space engine = engine_space(limits, prec, detail::gpu::engine_params(info_.is_gpu));
+    const Candidates more =
+        rank_kernels<T>(prec, engine, search,
+                        {"engine", o_.kernel_size, o_.budget_evaluations,
+                         std::max(1e-3, precision_deadline_ - elapsed() - phase1 / 2)});
+    summary.engine_evaluations = search.evaluations + search.resumed;
+    for (const std::string& why : search.failure_reasons)
+      if (summary.failure_reasons.size() < 12) summary.failure_reasons.push_back("engine " + why);
+    measured.insert(measured.end(), more.begin(), more.end());
+    std::sort(measured.begin(), measured.end(),
+              [](const auto& x, const auto& y) { return std::get<0>(x) < std::get<0>(y); });
+  }
   prof::PrecisionProfile pp;
   if (!measured.empty()) {
     pp.gpu_kernel = std::get<2>(measured.front());

@@ -103,7 +103,8 @@ struct PrecisionSummary {
   double best_gpu_gflops = 0;
   std::string model_failure;  // why no cost model was fitted ("" if one was, or none was asked)
   int small_evaluations = 0;  // the small-tile searches' candidates measured (resumed: above)
-  int direct_evaluations = 0, direct_failures = 0;               // the direct kernel's search
+  int direct_evaluations = 0, direct_failures = 0;  // the direct kernel's search
+  int engine_evaluations = 0;  // the matrix-engine codelet's candidates (0: not offered here)
   std::vector<std::pair<int64_t, std::string>> direct_verdicts;  // per size: which kernel won
 };
 

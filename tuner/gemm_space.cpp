@@ -48,7 +48,8 @@ std::vector<int> vector_widths(Precision precision, int least) {
 // to every call); the rest prune points that the register estimate says would spill, or that
 // unroll beyond the loop.
 std::vector<Constraint> common_constraints(const DeviceLimits& limits, Precision precision) {
-  const gpu::Limits device{limits.max_work_group, limits.local_mem_bytes, limits.is_gpu};
+  const gpu::Limits device{limits.max_work_group, limits.local_mem_bytes, limits.is_gpu,
+                           limits.engine};
   const int register_limit = limits.is_gpu ? 200 : 256;
   return {
       {"a valid kernel for the device (gpu::check)",
@@ -204,6 +205,46 @@ Space direct_space(const DeviceLimits& limits, Precision precision,
   };
   if (limits.nv_compiler_options) s.parameters.push_back({"NV_MAXRREG", {0, 64, 128, 255}, 1});
   s.constraints = common_constraints(limits, precision);
+  set_start(s, start);
+  return s;
+}
+
+Space engine_space(const DeviceLimits& limits, Precision precision,
+                   const std::map<std::string, int>& start) {
+  Space s;
+  std::vector<int> shapes;
+  for (int rows : {8, 16})
+    if (limits.engine & gpu::engine_shape(rows)) shapes.push_back(rows);
+  s.parameters = {
+      {"KERNEL", {gpu::kEngine}, 0},
+      {"MWG", {32, 64, 128, 256}, 0},
+      {"NWG", {32, 64, 128, 256}, 0},
+      {"MDIMC", {4, 8, 16, 32}, 0},
+      {"NDIMC", {4, 8, 16, 32}, 0},
+      {"WM", {1, 2, 4}, 0},
+      {"MMA_M", shapes, 1},
+      {"KWG", {4, 8, 16}, 1},
+      {"VW", {1, 2}, 1},
+      {"PADA", {0, 2, 4}, 1},
+      {"PADB", {0, 2, 4}, 1},
+      {"DB", {0, 1}, 1},
+      {"KP", {0, 1}, 1},
+      {"A_T", {-1}, 1},
+      {"B_T", {-1}, 1},
+  };
+  const gpu::Limits device{limits.max_work_group, limits.local_mem_bytes, limits.is_gpu,
+                           limits.engine};
+  s.constraints = {
+      {"a valid kernel for the device (gpu::check)",
+       [device, precision](const V& v) {
+         return !gpu::check(gpu::with_defaults(device, v), device, precision);
+       }},
+      {"registers within the register file",
+       [precision](const V& v) {
+         const int group = v.at("MDIMC") * v.at("NDIMC");
+         return estimated_registers(v, precision) <= std::min(255, 65536 / std::max(1, group));
+       }},
+  };
   set_start(s, start);
   return s;
 }

@@ -17,6 +17,7 @@ struct DeviceLimits {
   uint64_t local_mem_bytes = 32768;
   bool is_gpu = true;
   bool nv_compiler_options = false;  // NVIDIA: the register cap NV_MAXRREG is searched too
+  int engine = 0;  // the matrix-engine shapes the device's probe proved (gpu::Limits::engine)
 };
 
 // The full family: tile and work-group shapes (group 0), and K step, unroll, vector width, local
@@ -29,6 +30,15 @@ Space gemm_space(const DeviceLimits& limits, detail::Precision precision,
 // K step, unroll, the vector widths of A's and B's loads and the local tiles' padding (group 1).
 // No layouts: the kernel reads operands as stored. `start` as for gemm_space.
 Space direct_space(const DeviceLimits& limits, detail::Precision precision,
+                   const std::map<std::string, int>& start = {});
+
+// The matrix-engine codelet's space (kernels/gemm_engine.cl, KERNEL 3), for a device whose probe
+// proved at least one instruction shape (limits.engine): tiles, work-group and warps (group 0);
+// the shape among those proved, K step, vector width, paddings, double buffering and pairs of k
+// (group 1). Operands read as stored. Points whose registers would not fit the register file
+// (64K 32-bit registers a compute unit, at most 255 a work-item: every NVIDIA architecture the
+// codelet runs on) are pruned. `start` as for gemm_space.
+Space engine_space(const DeviceLimits& limits, detail::Precision precision,
                    const std::map<std::string, int>& start = {});
 
 // A space small enough to search exhaustively (for comparing strategies), on the same rules.

@@ -15,6 +15,8 @@ std::atomic<bool> g_pad_rows{kDefaults.pad_rows};
 std::atomic<size_t> g_pinned_from{kDefaults.pinned_from};
 std::atomic<CpuMode> g_cpu_mode{kDefaults.cpu_mode};
 std::atomic<bool> g_fail_builds{kDefaults.fail_builds};
+std::atomic<bool> g_emulate_engine{kDefaults.emulate_engine};
+std::atomic<bool> g_probe_any{kDefaults.probe_any};
 std::atomic<int> g_fail_device{kDefaults.fail_device};
 std::atomic<int64_t> g_fail_after_rows{kDefaults.fail_after_rows};
 std::atomic<int> g_fail_b_piece{kDefaults.fail_b_piece};
@@ -35,6 +37,8 @@ Values read() {
   v.pinned_from = pinned_from();
   v.cpu_mode = cpu_mode();
   v.fail_builds = fail_builds();
+  v.emulate_engine = emulate_engine();
+  v.probe_any = probe_any();
   v.fail_device = fail_device();
   v.fail_after_rows = fail_after_rows();
   v.fail_b_piece = fail_b_piece();
@@ -54,6 +58,8 @@ void set(const Values& v) {
   g_pinned_from.store(v.pinned_from);
   g_cpu_mode.store(v.cpu_mode);
   g_fail_builds.store(v.fail_builds);
+  g_emulate_engine.store(v.emulate_engine);
+  g_probe_any.store(v.probe_any);
   g_fail_device.store(v.fail_device);
   g_fail_after_rows.store(v.fail_after_rows);
   g_fail_b_piece.store(v.fail_b_piece);
@@ -73,6 +79,8 @@ bool pad_rows() { return g_pad_rows.load(std::memory_order_relaxed); }
 size_t pinned_from() { return g_pinned_from.load(std::memory_order_relaxed); }
 CpuMode cpu_mode() { return g_cpu_mode.load(std::memory_order_relaxed); }
 bool fail_builds() { return g_fail_builds.load(std::memory_order_relaxed); }
+bool emulate_engine() { return g_emulate_engine.load(std::memory_order_relaxed); }
+bool probe_any() { return g_probe_any.load(std::memory_order_relaxed); }
 int fail_device() { return g_fail_device.load(std::memory_order_relaxed); }
 int64_t fail_after_rows() { return g_fail_after_rows.load(std::memory_order_relaxed); }
 int fail_b_piece() { return g_fail_b_piece.load(std::memory_order_relaxed); }

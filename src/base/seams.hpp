@@ -44,6 +44,15 @@ struct Values {
   // Every kernel build fails as a compiler error would (an #error in the source): how tests reach
   // the build-failure paths now that invalid parameters never get as far as the compiler.
   bool fail_builds = false;
+  // The matrix-engine codelet (kernels/gemm_engine.cl) runs on every device with its warp's
+  // exchange of fragments played in local memory (ENGINE_EMULATE), and the engine counts as
+  // proven for both instruction shapes without a probe: how tests check the codelet's indexing
+  // on a device without NVIDIA's matrix instructions. probe_any: the probe is built and run on
+  // every device, each time it is asked, not only where the architecture says the instructions
+  // may exist (the test that a device without them says no); with emulate_engine too, the probe
+  // runs the emulation (the test that the probe's expected result is the layout's).
+  bool emulate_engine = false;
+  bool probe_any = false;
   // The share on the device of this index (as list_devices() numbers it) fails as a device lost
   // mid-call would, at its first launch or chunk at or past row `fail_after_rows`: a unified
   // share's launch as it is waited for, after writing NaN over the rows of C that launch writes
@@ -77,6 +86,8 @@ bool pad_rows();
 size_t pinned_from();
 CpuMode cpu_mode();
 bool fail_builds();
+bool emulate_engine();
+bool probe_any();
 int fail_device();
 int64_t fail_after_rows();
 int fail_b_piece();

@@ -9,6 +9,7 @@
 
 #include "gpu/cl.hpp"
 #include "gpu/device.hpp"
+#include "gpu/engine.hpp"
 #include "gpu/programs_cl.hpp"
 #include "gpu/staging_pool.hpp"
 
@@ -35,6 +36,11 @@ class Device {
   std::once_flag& bus_once() { return bus_once_; }
   double bus_rate() const { return bus_rate_; }
   void set_bus_rate(double bytes_per_second) { bus_rate_ = bytes_per_second; }
+  // The matrix engine's probe, run once (engine.cpp), whoever asks, const or not: it changes
+  // nothing a call uses but the verdict it leaves.
+  std::once_flag& engine_once() const { return engine_once_; }
+  const EngineVerdict& engine() const { return engine_; }
+  void set_engine(EngineVerdict verdict) const { engine_ = std::move(verdict); }
   // Keeps for good what a share whose queues could not be drained gave the device (its buffers
   // and queue), reachable and never released or reused: the device may still use them. The
   // device is out of use then (retire), so this holds one call's worth.
@@ -61,6 +67,8 @@ class Device {
   std::vector<cl::CommandQueue> idle_queues_[2];  // by Queue
   std::once_flag bus_once_;
   double bus_rate_ = 0;
+  mutable std::once_flag engine_once_;
+  mutable EngineVerdict engine_;
   std::atomic<uint64_t> retired_in_{0};
   std::mutex kept_mutex_;
   std::vector<cl::Memory> kept_memory_;

@@ -6,6 +6,7 @@
 
 #include "base/memo.hpp"
 #include "base/text.hpp"
+#include "gpu/engine.hpp"
 #include "profile/defaults.hpp"
 #include "tandem/tandem.hpp"
 
@@ -49,11 +50,44 @@ std::optional<std::string> direct_rule(const Params& p) {
   return std::nullopt;
 }
 
+// kernels/gemm_engine.cl's #error checks, in its order (it reads A and B as stored, in either
+// layout, with rules that hold for both), then what the device's probe proved.
+std::optional<std::string> engine_rule(const Params& p) {
+  const auto v = [&p](const char* name) { return int64_t{p.at(name)}; };
+  const int64_t group = v("MDIMC") * v("NDIMC"), warps = group / 32;
+  if (group % 32 != 0 || v("WM") <= 0 || warps % v("WM") != 0)
+    return "the matrix-engine codelet's work-group (MDIMC x NDIMC) must be whole warps of 32, WM "
+           "of them along M";
+  if (v("MMA_M") != 8 && v("MMA_M") != 16) return "kernel parameter MMA_M must be 8 or 16";
+  if (v("MWG") % (v("WM") * v("MMA_M")) != 0 || v("NWG") % (warps / v("WM") * 8) != 0)
+    return "MWG must be a multiple of WM * MMA_M and NWG of the warps along N times 8";
+  if (v("PADA") < 0 || v("PADB") < 0 || v("PADA") > 64 || v("PADB") > 64)
+    return "PADA and PADB must be 0 to 64";
+  if (v("KWG") % 4 != 0 || (v("VW") != 1 && v("VW") != 2) || v("PADA") % v("VW") != 0 ||
+      v("PADB") % v("VW") != 0)
+    return "KWG must be a multiple of 4, VW 1 or 2, PADA and PADB multiples of VW";
+  if (v("KP") != 0 && v("KP") != 1) return "kernel parameter KP must be 0 or 1";
+  if (v("KP") == 1 && (v("KWG") % 8 != 0 || v("PADA") % 2 != 0 || v("PADB") % 2 != 0))
+    return "KP needs KWG a multiple of 8 and even PADA and PADB";
+  if ((v("MWG") * v("KWG")) % (group * v("VW")) != 0 ||
+      (v("NWG") * v("KWG")) % (group * v("VW")) != 0)
+    return "each work-item must load a whole number of VW-vectors of each tile";
+  if (v("DB") != 0 && v("DB") != 1) return "kernel parameter DB must be 0 or 1";
+  return std::nullopt;
+}
+
+// Bytes of the local scratch the emulated instruction uses (kernels/gemm_engine.cl's xa, xb).
+uint64_t engine_scratch_bytes(const Params& p) {
+  const uint64_t warps = uint64_t(p.at("MDIMC")) * uint64_t(p.at("NDIMC")) / 32;
+  return warps * 32 * (uint64_t(p.at("MMA_M")) / 8 + 1) * 8;
+}
+
 // kernels/gemm.cl's #error checks, in its order, for one pair of read layouts.
 std::optional<std::string> kernel_rule(const Params& p, bool trans_a, bool trans_b) {
   const auto v = [&p](const char* name) { return p.at(name); };
   if (v("KERNEL") != 0 && v("KERNEL") != 1)
-    return "kernel parameter KERNEL must be 0, 1 or 2 (the direct kernel)";
+    return "kernel parameter KERNEL must be 0, 1, 2 (the direct kernel) or 3 (the matrix-engine "
+           "codelet)";
   if (v("MWG") % v("MDIMC") != 0 || v("NWG") % v("NDIMC") != 0)
     return "MWG must be a multiple of MDIMC and NWG a multiple of NDIMC";
   if (!one_of_1248(v("VW"))) return "kernel parameter VW must be 1, 2, 4 or 8";
@@ -86,6 +120,10 @@ std::optional<Violation> host_rule(const Params& p) {
   for (const char* layout : {"A_T", "B_T"})
     if (v(layout) < -1 || v(layout) > 1)
       return Violation{K::Host, std::string("kernel parameter ") + layout + " must be -1, 0 or 1"};
+  if (is_engine(p) && (v("A_T") != -1 || v("B_T") != -1))
+    return Violation{K::Host,
+                     "the matrix-engine codelet (KERNEL 3) reads A and B as they are stored: A_T "
+                     "and B_T must be -1"};
   if (is_direct(p) && (v("A_T") != -1 || v("B_T") != -1))
     return Violation{K::Host,
                      "the direct kernel (KERNEL 2) reads A and B as they are stored: A_T and B_T "
@@ -114,13 +152,22 @@ bool host_only(const std::string& name) {
 }
 
 Limits limits_of(const DeviceInfo& info) {
-  return {info.max_work_group, info.local_mem_bytes, info.is_gpu};
+  return {info.max_work_group, info.local_mem_bytes, info.is_gpu, 0};
 }
+
+int engine_shape(int mma_m) { return mma_m == 8 ? 1 : mma_m == 16 ? 2 : 0; }
 
 uint64_t local_bytes(const Params& p, uint64_t elem) {
   const auto at = [&](const char* name) { return static_cast<uint64_t>(p.at(name)); };
   if (is_direct(p))
     return saturated(elem * at("KWG"), at("MWG") + at("PADA") + at("NWG") + at("PADB"));
+  if (is_engine(p)) {
+    // Each tile in the larger of its two layouts (rows of k, or rows of m or n), per buffer.
+    const uint64_t kwg = at("KWG"), pa = at("PADA"), pb = at("PADB");
+    const uint64_t a = std::max(saturated(kwg, at("MWG") + pa), saturated(at("MWG"), kwg + pa));
+    const uint64_t b = std::max(saturated(kwg, at("NWG") + pb), saturated(at("NWG"), kwg + pb));
+    return saturated(elem * (1 + at("DB")), std::min(kSaturated, a + b));
+  }
   if (p.count("KERNEL") && p.at("KERNEL") == 1)
     return saturated(elem * at("KWG"), (at("MWG") + at("NWG")) * (p.at("DB") ? 2 : 1));
   return saturated(elem * at("KWG"),
@@ -129,6 +176,17 @@ uint64_t local_bytes(const Params& p, uint64_t elem) {
 
 uint64_t private_bytes(const Params& p, uint64_t elem) {
   const auto at = [&](const char* name) { return static_cast<uint64_t>(p.at(name)); };
+  if (is_engine(p)) {
+    // A warp's block of C over its 32 lanes, one step's fragments of A and B, the staged loads.
+    const uint64_t group = at("MDIMC") * at("NDIMC"), warps = std::max<uint64_t>(1, group / 32);
+    const uint64_t wm = std::max<uint64_t>(1, at("WM")), wn = std::max<uint64_t>(1, warps / wm);
+    const uint64_t wtm = at("MWG") / wm, wtn = at("NWG") / wn;
+    const uint64_t accumulators = saturated(wtm, wtn) / 32;
+    const uint64_t fragments = wtm / 8 + wtn / 8;
+    const uint64_t staged =
+        saturated(at("MWG") + at("NWG"), at("KWG")) / std::max<uint64_t>(1, group);
+    return saturated(elem, std::min(kSaturated, accumulators + fragments + staged));
+  }
   const uint64_t mwi = at("MWG") / at("MDIMC"), nwi = at("NWG") / at("NDIMC");
   // KERNEL 1 also holds its share of the next A and B tiles (ra, rb) while it computes.
   const uint64_t staged =
@@ -145,11 +203,24 @@ std::optional<Violation> check(const Params& p, const Limits& limits, Precision 
   // Sizes first: the kernel's preprocessor divides by them.
   const bool direct = is_direct(p);
   for (const char* positive :
-       {"MWG", "NWG", "KWG", "MDIMC", "NDIMC", "KUNROLL", "VW", "VWA", "VWB"})
+       {"MWG", "NWG", "KWG", "MDIMC", "NDIMC", "KUNROLL", "VW", "VWA", "VWB", "WM", "MMA_M"})
     if (p.count(positive) && p.at(positive) <= 0)
       return Violation{K::Kernel,
                        std::string("kernel parameter ") + positive + " must be positive"};
-  if (direct) {
+  if (is_engine(p)) {
+    if (auto rule = engine_rule(p)) return Violation{K::Kernel, *rule};
+    if (precision != Precision::d)
+      return Violation{K::Kernel,
+                       std::string("the matrix-engine codelet (KERNEL 3) computes in double "
+                                   "precision only, not ") +
+                           letter(precision)};
+    if ((limits.engine & engine_shape(p.at("MMA_M"))) == 0)
+      return Violation{K::Device,
+                       "the matrix-engine codelet (KERNEL 3) with MMA_M " +
+                           std::to_string(p.at("MMA_M")) +
+                           " needs a device whose probe ran that instruction exactly; this one's "
+                           "did not (TANDEM_VERBOSE=1 says why)"};
+  } else if (direct) {
     if (auto rule = direct_rule(p)) return Violation{K::Kernel, *rule};
   } else {
     for (bool ta : layouts(p.at("A_T")))
@@ -162,7 +233,9 @@ std::optional<Violation> check(const Params& p, const Limits& limits, Precision 
     return Violation{K::Device, "work-group of " + std::to_string(group) +
                                     " work-items exceeds the device's limit of " +
                                     std::to_string(limits.max_work_group)};
-  const uint64_t local = local_bytes(p, element_bytes(precision));
+  const uint64_t local =
+      local_bytes(p, element_bytes(precision)) +
+      (is_engine(p) && (limits.engine & kEngineEmulated) ? engine_scratch_bytes(p) : 0);
   if (local > limits.local_mem_bytes)
     return Violation{K::Device, "kernel needs " + std::to_string(local) +
                                     " bytes of local memory; the device has " +
@@ -182,13 +255,18 @@ std::optional<Violation> check(const Params& p, const Limits& limits, Precision 
 Params with_defaults(const Limits& limits, const std::map<std::string, int>& overrides) {
   const auto kernel = overrides.find("KERNEL");
   const bool direct = kernel != overrides.end() && kernel->second == kDirect;
-  Params p = direct ? direct_params(limits.is_gpu) : profile::kernel_defaults(limits.is_gpu);
+  const bool engine = kernel != overrides.end() && kernel->second == kEngine;
+  Params p = direct   ? direct_params(limits.is_gpu)
+             : engine ? engine_params(limits.is_gpu)
+                      : profile::kernel_defaults(limits.is_gpu);
   for (const auto& [name, value] : overrides) {
     auto it = p.find(name);
     if (it == p.end())
       throw Error(Error::Kind::InvalidArgument,
                   "unknown kernel parameter '" + name + "'" +
-                      (direct ? " for the direct kernel (KERNEL 2)" : ""));
+                      (direct   ? " for the direct kernel (KERNEL 2)"
+                       : engine ? " for the matrix-engine codelet (KERNEL 3)"
+                                : ""));
     it->second = value;
   }
   return p;
@@ -199,6 +277,14 @@ Params direct_params(bool is_gpu) {
   for (const auto& [name, value] : profile::kernel_defaults(is_gpu))
     if (host_only(name)) p[name] = value;
   for (const auto& [name, value] : *profile::direct_defaults(is_gpu).kernel) p[name] = value;
+  return p;
+}
+
+Params engine_params(bool is_gpu) {
+  Params p;
+  for (const auto& [name, value] : profile::kernel_defaults(is_gpu))
+    if (host_only(name)) p[name] = value;
+  for (const auto& [name, value] : profile::engine_defaults()) p[name] = value;
   return p;
 }
 
@@ -216,14 +302,15 @@ SharedParams resolved(const Limits& limits, Precision precision,
     const std::map<std::string, int>& overrides;
     uint64_t hash() const {
       uint64_t h = hash_map(overrides);
-      for (uint64_t v : {limits.max_work_group, limits.local_mem_bytes}) h = hash_value(v, h);
+      for (uint64_t v : {limits.max_work_group, limits.local_mem_bytes, uint64_t(limits.engine)})
+        h = hash_value(v, h);
       return hash_value(int{limits.is_gpu} * kPrecisionCount + index_of(precision), h);
     }
     bool matches(const Key& k) const {
       return k.limits.max_work_group == limits.max_work_group &&
              k.limits.local_mem_bytes == limits.local_mem_bytes &&
-             k.limits.is_gpu == limits.is_gpu && k.precision == precision &&
-             k.overrides == overrides;
+             k.limits.is_gpu == limits.is_gpu && k.limits.engine == limits.engine &&
+             k.precision == precision && k.overrides == overrides;
     }
     Key own() const { return {limits, precision, overrides}; }
   };
@@ -243,7 +330,7 @@ Params resolve_params(const Limits& limits, Precision precision,
 
 Params resolve_params(const Device& device, Precision precision,
                       const std::map<std::string, int>& overrides) {
-  return resolve_params(limits_of(info(device)), precision, overrides);
+  return resolve_params(limits_for(device, overrides), precision, overrides);
 }
 
 int64_t row_tile(const Params& params) {
@@ -259,6 +346,11 @@ int64_t col_tile(const Params& params) {
 bool is_direct(const Params& params) {
   const auto it = params.find("KERNEL");
   return it != params.end() && it->second == kDirect;
+}
+
+bool is_engine(const Params& params) {
+  const auto it = params.find("KERNEL");
+  return it != params.end() && it->second == kEngine;
 }
 
 bool read_transposed(const Params& params, const char* name, bool caller) {

@@ -24,6 +24,10 @@ using Params = std::map<std::string, int>;
 constexpr int kDirect = 2;
 // Whether a parameter set is the direct kernel's.
 bool is_direct(const Params& params);
+// KERNEL's value for the matrix-engine codelet (kernels/gemm_engine.cl): dgemm on the GPU's
+// matrix instructions, valid only on a device whose probe proved them (gpu/engine.hpp).
+constexpr int kEngine = 3;
+bool is_engine(const Params& params);
 
 // Whether a parameter is the host's alone, never a macro of the kernel: INDEX_LONG and the read
 // layouts A_T, B_T (the host turns them into the kernel's INDEX_LONG, TRANS_A and TRANS_B),
@@ -36,8 +40,16 @@ struct Limits {
   uint64_t max_work_group = 256;
   uint64_t local_mem_bytes = 32768;
   bool is_gpu = true;
+  // The matrix-engine instruction shapes the device's probe proved (engine_shape bits; 0: none,
+  // or not asked). limits_of(DeviceInfo) never probes: gpu/engine.hpp's limits_for does, for a
+  // parameter set that names the codelet.
+  int engine = 0;
 };
 Limits limits_of(const DeviceInfo& info);
+// Limits::engine's bit for the instruction of MMA_M rows (8: m8n8k4, 16: m16n8k4), 0 for another
+// value; kEngineEmulated marks the test seam's emulation (its local scratch counts too).
+int engine_shape(int mma_m);
+constexpr int kEngineEmulated = 4;
 
 // Why a parameter set cannot run: the kernel's own #error checks would stop its build (Kernel), the
 // device cannot launch it (Device: a complex element is twice a real one's size, so its tiles
@@ -59,6 +71,9 @@ Params with_defaults(const Limits& limits, const std::map<std::string, int>& ove
 // The direct kernel's full parameter set for this kind of device: its own defaults
 // (defaults.json's "direct") and the host-side parameters. Its names are all the direct kernel has.
 Params direct_params(bool is_gpu);
+// The matrix-engine codelet's full parameter set: defaults.json's "engine" and the host-side
+// parameters.
+Params engine_params(bool is_gpu);
 
 // A resolved parameter set, shared and never changed: a plan's parts and the shares they start
 // hold one instead of copies (a small call copied its maps several times over, issue 17).

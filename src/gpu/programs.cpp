@@ -24,6 +24,7 @@ int kernel_precision(Precision precision) {
 std::string defines_for(const ProgramKey& key) {
   std::string defines;
   if (key.failing) defines += "#error \"a test seam makes this build fail\"\n";
+  if (key.emulate && is_engine(key.params)) defines += "#define ENGINE_EMULATE 1\n";
   defines += "#define PRECISION " + std::to_string(kernel_precision(key.precision)) + "\n";
   if (key.long_index) defines += "#define INDEX_LONG 1\n";
   defines += "#define TRANS_A " + std::to_string(key.trans_a ? 1 : 0) + "\n";
@@ -50,7 +51,9 @@ std::string build_options(const DeviceInfo& info, const Params& params) {
 
 // The kernel file a parameter set is built from.
 const char* source_for(const Params& params) {
-  return is_direct(params) ? kernels::gemm_direct : kernels::gemm;
+  return is_direct(params)   ? kernels::gemm_direct
+         : is_engine(params) ? kernels::gemm_engine
+                             : kernels::gemm;
 }
 
 }  // namespace
@@ -161,9 +164,10 @@ BuildReport ProgramCache::inspect(const char* source, const std::string& defines
 const cl::Program& gemm_program(Device& device, Precision precision, bool read_a_transposed,
                                 bool read_b_transposed, bool long_index, const Params& params,
                                 Conjugate conj) {
-  return device.programs().get(ProgramKey{precision, read_a_transposed, read_b_transposed,
-                                          long_index, seams::fail_builds(), params, conj.a, conj.b},
-                               device.info());
+  return device.programs().get(
+      ProgramKey{precision, read_a_transposed, read_b_transposed, long_index, seams::fail_builds(),
+                 params, conj.a, conj.b, seams::emulate_engine()},
+      device.info());
 }
 
 const cl::Program& gemm_program(Device& device, Precision precision, bool read_a_transposed,
@@ -171,7 +175,7 @@ const cl::Program& gemm_program(Device& device, Precision precision, bool read_a
                                 Conjugate conj) {
   return device.programs().get(
       ProgramKey{precision, read_a_transposed, read_b_transposed, long_index, seams::fail_builds(),
-                 *params, conj.a, conj.b},
+                 *params, conj.a, conj.b, seams::emulate_engine()},
       params, device.info());
 }
 
@@ -196,7 +200,8 @@ BuildReport inspect(Device& device, Precision precision, bool trans_a, bool tran
     return device.programs().inspect(
         source_for(params),
         defines_for(ProgramKey{precision, ka, kb, params.at("INDEX_LONG") != 0,
-                               seams::fail_builds(), params}),
+                               seams::fail_builds(), params, false, false,
+                               seams::emulate_engine()}),
         options);
   } catch (const cl::Error& e) {
     throw translate(e);

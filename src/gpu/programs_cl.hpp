@@ -27,9 +27,10 @@ struct ProgramKey {
   const Params& params;
   // A complex kernel's conjugations of op(A) and op(B) (kernels/element.cl's CONJ_A, CONJ_B).
   bool conj_a = false, conj_b = false;
+  bool emulate = false;  // the seam emulate_engine (kernels/gemm_engine.cl's ENGINE_EMULATE)
   int flags() const {
     return index_of(precision) | (trans_a ? 4 : 0) | (trans_b ? 8 : 0) | (long_index ? 16 : 0) |
-           (failing ? 32 : 0) | (conj_a ? 64 : 0) | (conj_b ? 128 : 0);
+           (failing ? 32 : 0) | (conj_a ? 64 : 0) | (conj_b ? 128 : 0) | (emulate ? 256 : 0);
   }
 };
 

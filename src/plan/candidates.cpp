@@ -9,6 +9,7 @@
 #include "base/log.hpp"
 #include "base/memo.hpp"
 #include "base/precision.hpp"
+#include "gpu/engine.hpp"
 #include "gpu/feed.hpp"
 #include "gpu/pinned_memory.hpp"
 #include "plan/device_profile.hpp"
@@ -102,8 +103,9 @@ gpu::SharedParams kernel_for(const gpu::Device& device, Precision precision, con
                              const gpu::Params& profile_kernel,
                              const std::shared_ptr<const profile::Profile>& owner,
                              const std::string& profile) {
-  const gpu::Limits limits = gpu::limits_of(gpu::info(device));
-  if (!o.kernel_params.empty()) return gpu::resolved(limits, precision, o.kernel_params);
+  if (!o.kernel_params.empty())
+    return gpu::resolved(gpu::limits_for(device, o.kernel_params), precision, o.kernel_params);
+  const gpu::Limits limits = gpu::limits_for(device, profile_kernel);
   struct Key {
     const gpu::Params* set;
     gpu::Limits limits;
@@ -117,12 +119,14 @@ gpu::SharedParams kernel_for(const gpu::Device& device, Precision precision, con
     const std::shared_ptr<const profile::Profile>& owner;
     uint64_t hash() const {
       uint64_t h = hash_value(set, hash_value(owner.get(), hash_value(precision, 0)));
+      h = hash_value(limits.engine, h);
       return hash_value(limits.max_work_group, hash_value(limits.local_mem_bytes, h));
     }
     bool matches(const Key& k) const {
       return k.set == set && k.owner == owner && k.precision == precision &&
              k.limits.max_work_group == limits.max_work_group &&
-             k.limits.local_mem_bytes == limits.local_mem_bytes && k.limits.is_gpu == limits.is_gpu;
+             k.limits.local_mem_bytes == limits.local_mem_bytes &&
+             k.limits.is_gpu == limits.is_gpu && k.limits.engine == limits.engine;
     }
     Key own() const { return {set, limits, precision, owner}; }
   };
@@ -131,9 +135,12 @@ gpu::SharedParams kernel_for(const gpu::Device& device, Precision precision, con
     try {
       return gpu::resolved(limits, precision, profile_kernel);
     } catch (const Error& e) {
+      // A codelet the device's probe refused says what the probe found.
+      const std::string probe =
+          gpu::is_engine(profile_kernel) ? "; its probe: " + gpu::engine_verdict(device).why : "";
       warn_once("profile-kernel:" + profile, "the profile's kernel does not fit " +
                                                  gpu::info(device).describe() + " (" + e.what() +
-                                                 "); using the default kernel");
+                                                 probe + "); using the default kernel");
       return gpu::resolved(limits, precision, {});
     }
   });

@@ -47,6 +47,11 @@ const Direct& direct_defaults(bool is_gpu) {
   return direct[is_gpu ? 1 : 0];
 }
 
+const std::map<std::string, int>& engine_defaults() {
+  static const auto defaults = kernel_of(defaults_file().at("engine"));
+  return defaults;
+}
+
 const LaunchBound& launch_bound() {
   static const LaunchBound bound = [] {
     const json& j = defaults_file().at("launch");

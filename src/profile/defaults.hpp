@@ -30,6 +30,10 @@ struct Direct {
 };
 const Direct& direct_defaults(bool is_gpu);
 
+// The matrix-engine codelet's parameters (kernels/gemm_engine.cl, KERNEL 3) before a profile
+// tunes them (database/defaults.json's "engine"); its host-side parameters are kernel_defaults'.
+const std::map<std::string, int>& engine_defaults();
+
 // How long one kernel launch may be planned to run, and the rate assumed for a device without a
 // profile (database/defaults.json's "launch").
 struct LaunchBound {

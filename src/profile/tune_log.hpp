@@ -14,7 +14,8 @@ namespace tandem::detail::profile {
 // One line of a tuning log (JSON lines, appended as measurements come, so an interrupted run
 // resumes where it stopped).
 struct LogRecord {
-  // "kernel" (a phase-1 GPU-only candidate), "small" (a small bucket's), "direct" (the direct
+  // "kernel" (a phase-1 GPU-only candidate), "engine" (a phase-1 candidate of the matrix-engine
+  // codelet), "small" (a small bucket's), "direct" (the direct
   // kernel's), "split" (one hybrid configuration), "confirm" (a bucket's interleaved rounds,
   // of the candidate its other fields name) or "threshold" (the direct kernel's threshold)
   std::string kind;

@@ -4,6 +4,7 @@
 #pragma once
 
 #include <cstddef>
+#include <cstdint>
 
 #include "seam_override.hpp"
 
@@ -22,5 +23,22 @@ inline detail::seams::Values discrete(bool chunk_every_share = false,
   v.pinned_from = pin_every_block ? 0 : kNothingPinned;
   return v;
 }
+
+// The paths a share takes a kernel on, for the kernel tests: in place on a unified device, staged
+// there from operands one element off alignment (offset 1), and on a discrete device (played by
+// PoCL; on a GPU host, the GPU itself) with every share cut into chunks, from ordinary memory and
+// from pinned memory (every tandem_malloc block pinned).
+struct SharePath {
+  const char* name;
+  bool discrete, pinned;
+  int64_t offset;
+  detail::seams::Values seams() const {
+    return discrete ? test::discrete(true, pinned) : detail::seams::Values{};
+  }
+};
+inline constexpr SharePath kSharePaths[] = {{"unified", false, false, 0},
+                                            {"unified_misaligned", false, false, 1},
+                                            {"discrete", true, false, 0},
+                                            {"discrete_pinned", true, true, 0}};
 
 }  // namespace tandem::test

@@ -1,0 +1,75 @@
+#!/usr/bin/env bash
+# The matrix-engine codelet (kernels/gemm_engine.cl, KERNEL 3) on the GPU host, in one run:
+#
+#   bash bench/vs_clblast.sh pack          # here: the bundle (it holds every program used below)
+#   bash bench/engine_host.sh [OUT]        # there, from the repo root
+#
+# 1. the probe's verdict on the GPU (TANDEM_VERBOSE's line), and `tandem devices`;
+# 2. tests/gemm_engine_test on the instruction itself: every parameter set of the test against a
+#    double-precision reference, awkward sizes, both storage orders, every transpose, alpha and
+#    beta with NaN in C, in place, from ordinary memory and from pinned memory (TANDEM_DEVICE is
+#    the GPU);
+# 3. each parameter set of ENGINE_SWEEP (default bench/cases/engine_h100.txt; one NAME=V,... line
+#    each, "profile" for the profile's own dgemm kernel) through vs_clblast --kernel at
+#    ENGINE_CASES (default d:8192:8192:8192,d:4096:4096:4096): the kernel as one launch
+#    (tandem_kernel), and with ENGINE_COLUMNS (default tandem_kernel) more columns; every result
+#    checked against OpenBLAS;
+# 4. cuBLAS through PyTorch (TF32 off) on the same cases, then one table (bench/engine_table.py).
+# Writes OUT (default /tmp/tandem-out): gpu.txt, verdict.txt, test.txt, sweep.txt, sweep.tar.gz
+# (sweep-N.{json,md}), cublas.{json,md}, engine.md. Exit status 1 if a test or a check failed.
+set -uo pipefail
+cd "$(dirname "$0")/.."
+out=${1:-${OUT:-/tmp/tandem-out}}
+mkdir -p "$out"
+tar xJf .gpu/bundle.tar.xz -C /tmp
+# shellcheck disable=SC1091
+source /tmp/bundle/env.sh
+export OPENBLAS_CORETYPE=${OPENBLAS_CORETYPE:-SkylakeX}
+export TANDEM_DEVICE=${TANDEM_DEVICE:-nvidia}
+cases=${ENGINE_CASES:-d:8192:8192:8192,d:4096:4096:4096}
+columns=${ENGINE_COLUMNS:-tandem_kernel}
+sweep=${ENGINE_SWEEP:-bench/cases/engine_h100.txt}
+status=0
+
+nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.max.sm --format=csv | tee "$out/gpu.txt"
+tandem devices | tee -a "$out/gpu.txt"
+TANDEM_VERBOSE=1 tandem gemm --precision d --m 256 --n 256 --k 256 --strategy gpu \
+  --device "$TANDEM_DEVICE" --kernel KERNEL=3 2>&1 | tee "$out/verdict.txt"
+
+# What NVIDIA's compiler made of the defaults: registers and spills (build.log), the PTX.
+mkdir -p "$out/inspect"
+tandem kernel --precision d --kernel "${ENGINE_INSPECT:-KERNEL=3}" --device "$TANDEM_DEVICE" --out-dir "$out/inspect" \
+  > "$out/inspect/stdout.txt" 2>&1
+grep -iE "registers|spill|bytes stack" "$out/inspect/build.log" | head -n 8 | tee "$out/registers.txt"
+
+if [ "${ENGINE_TEST:-1}" = 1 ]; then
+  gemm_engine_test 2>&1 | tail -n 40 | tee "$out/test.txt"
+  grep -q "PASSED" "$out/test.txt" && ! grep -q "FAILED" "$out/test.txt" || status=1
+fi
+
+# Warm-up: the host's memory grows on first use.
+tandem gemm --precision d --m 8192 --n 8192 --k 8192 --strategy gpu --device "$TANDEM_DEVICE" \
+  --reps 1 > /dev/null 2>&1 || true
+
+n=0
+while IFS= read -r line; do
+  line=${line%%#*}
+  line=$(echo "$line" | tr -d ' ')
+  [ -z "$line" ] && continue
+  n=$((n + 1))
+  kernel=()
+  [ "$line" != profile ] && kernel=(--kernel "$line")
+  echo "== $n: $line" | tee -a "$out/sweep.txt"
+  vs_clblast --cases "$cases" --only "$columns" --reps "${ENGINE_REPS:-5}" --warmup 2 \
+    "${kernel[@]}" --json "$out/sweep-$n.json" > "$out/sweep-$n.md" 2>&1 || status=1
+  cat "$out/sweep-$n.md" | tee -a "$out/sweep.txt"
+done < "$sweep"
+
+python3 bench/cublas.py --cases "$cases" --reps "${ENGINE_REPS:-5}" --json "$out/cublas.json" \
+  > "$out/cublas.md" 2>&1 || status=1
+cat "$out/cublas.md"
+python3 bench/engine_table.py "$sweep" "$out" | tee "$out/engine.md" || status=1
+# One archive for the sweep's files: the device tool brings back only a few files.
+tar -C "$out" -czf "$out/sweep.tar.gz" $(cd "$out" && ls -d sweep-* inspect 2>/dev/null) &&
+  rm -rf "$out"/sweep-* "$out/inspect"
+exit $status
