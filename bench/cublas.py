@@ -2,6 +2,7 @@
 """cuBLAS GEMM rates through PyTorch for bench/vs_clblast's cases: the ceiling column.
 
     python3 bench/cublas.py [--cases s:4096:4096:4096,...] [--reps 7] [--warmup 2] [--json FILE]
+                            [--memory device|pinned|pageable]
 
 Row-major C = A B (float32 for "s", float64 for "d", complex64 for "c", complex128 for "z"),
 inputs uniform in [-1, 1] (both parts of a complex one), operands on the GPU; TF32 is off (true
@@ -9,6 +10,11 @@ FP32). Each timed call is bracketed by a pair of torch.cuda.Event; the figure is
 GFLOPS = 2MNK / s / 1e9, 8MNK for c and z (min and max in the JSON). The last timed call
 runs on a C filled with NaN and is checked on up to 64 sampled rows against numpy float64 on the
 CPU: max |C - C_ref| / (K max|A| max|B| eps) must be below --tol, as in vs_clblast.
+
+--memory: where A, B and C live. device (the default): on the GPU, the kernel timed by events.
+pinned or pageable: in host memory (page-locked, or ordinary), each timed call host to host as a
+drop-in's would be: A and B copied in, the product, C copied back, timed by the wall clock from
+the first copy until C is back; the device buffers are made once, before the warm-up.
 Exit status: 1 if a check failed, 2 if a case raised (and none failed), else 0.
 """
 import argparse
@@ -18,6 +24,7 @@ import math
 import os
 import shlex
 import statistics
+import time
 import sys
 
 # Environment-level TF32 switch of NVIDIA's libraries: "0" disables TF32 whatever the framework
@@ -109,7 +116,7 @@ def markdown(cases_out, reps, tol):
     return "\n".join(lines)
 
 
-def run_case(torch, np, case, reps, warmup, seed, tol):
+def run_case(torch, np, case, reps, warmup, seed, tol, memory="device"):
     p, m, n, k = case
     dtype = {"s": torch.float32, "d": torch.float64, "c": torch.complex64,
              "z": torch.complex128}[p]
@@ -122,9 +129,23 @@ def run_case(torch, np, case, reps, warmup, seed, tol):
     a = torch.rand((m, k), dtype=dtype, device=dev, generator=gen) * 2 - one
     b = torch.rand((k, n), dtype=dtype, device=dev, generator=gen) * 2 - one
     c = torch.empty((m, n), dtype=dtype, device=dev)
+    host = None
+    if memory != "device":
+        pin = memory == "pinned"
+        host = [x.cpu().pin_memory() if pin else x.cpu() for x in (a, b, c)]
+
+    def once():
+        if host is None:
+            torch.mm(a, b, out=c)
+            return
+        a.copy_(host[0], non_blocking=True)
+        b.copy_(host[1], non_blocking=True)
+        torch.mm(a, b, out=c)
+        host[2].copy_(c, non_blocking=True)
+
     try:
         for _ in range(warmup):
-            torch.mm(a, b, out=c)
+            once()
         torch.cuda.synchronize()
         start = torch.cuda.Event(enable_timing=True)
         end = torch.cuda.Event(enable_timing=True)
@@ -132,12 +153,22 @@ def run_case(torch, np, case, reps, warmup, seed, tol):
         for i in range(reps):
             if i == reps - 1:
                 c.fill_(float("nan"))  # beta = 0 must overwrite it: the checked call
+                if host is not None:
+                    host[2].fill_(float("nan"))
             torch.cuda.synchronize()
-            start.record()
-            torch.mm(a, b, out=c)
-            end.record()
-            torch.cuda.synchronize()
-            seconds.append(start.elapsed_time(end) * 1e-3)  # ms -> s
+            if host is None:
+                start.record()
+                once()
+                end.record()
+                torch.cuda.synchronize()
+                seconds.append(start.elapsed_time(end) * 1e-3)  # ms -> s
+            else:
+                t0 = time.perf_counter()
+                once()
+                torch.cuda.synchronize()
+                seconds.append(time.perf_counter() - t0)
+        if host is not None:
+            c.copy_(host[2])  # the check reads what came back to the host
         rows = sample_rows(np, m, 64, seed + 7)
         idx = torch.tensor(rows, device=dev, dtype=torch.long)
         wide = np.complex128 if p in "cz" else np.float64
@@ -166,6 +197,8 @@ def main(argv=None):
     ap.add_argument("--tol", type=float, default=16.0,
                     help="check tolerance, in units of K*max|A|*max|B|*eps")
     ap.add_argument("--seed", type=int, default=20261121)
+    ap.add_argument("--memory", choices=("device", "pinned", "pageable"), default="device",
+                    help="operands on the GPU, or host to host from pinned or pageable memory")
     args = ap.parse_args(argv)
     if args.reps < 1 or args.warmup < 0:
         ap.error("--reps must be >= 1 and --warmup >= 0")
@@ -191,6 +224,7 @@ def main(argv=None):
     print(f"- device: {device}; torch {torch.__version__}, CUDA {torch.version.cuda}")
     print(f"- TF32 off: allow_tf32 {torch.backends.cuda.matmul.allow_tf32}, NVIDIA_TF32_OVERRIDE="
           f"{os.environ.get('NVIDIA_TF32_OVERRIDE')}")
+    print(f"- memory: {args.memory}")
     print(f"- reps {args.reps} after {args.warmup} warm-up calls; check tolerance {args.tol:g}\n",
           flush=True)
 
@@ -200,7 +234,8 @@ def main(argv=None):
         entry = {"name": case_name(case), "precision": p, "m": m, "n": n, "k": k,
                  "gflop": gflop(p, m, n, k), "results": {}}
         try:
-            r = run_case(torch, np, case, args.reps, args.warmup, args.seed, args.tol)
+            r = run_case(torch, np, case, args.reps, args.warmup, args.seed, args.tol,
+                         args.memory)
             failed += 0 if r["check_ok"] else 1
         except Exception as e:  # noqa: BLE001 - report per case and go on
             r = {"error": f"{type(e).__name__}: {e}"}
@@ -215,7 +250,8 @@ def main(argv=None):
         with open(args.json, "w", encoding="utf-8") as f:
             json.dump({"program": "cublas.py", "date_utc": date, "command_line": cmd,
                        "device": device, "torch": torch.__version__, "cuda": torch.version.cuda,
-                       "reps": args.reps, "warmup": args.warmup, "tolerance": args.tol,
+                       "memory": args.memory, "reps": args.reps, "warmup": args.warmup,
+                       "tolerance": args.tol,
                        "seed": args.seed, "cases": cases_out}, f, indent=1)
             f.write("\n")
     return 1 if failed else 2 if errors else 0

@@ -2,8 +2,15 @@
 # The matrix-engine codelet (kernels/gemm_engine.cl, KERNEL 3) on the GPU host, in one run:
 #
 #   bash bench/vs_clblast.sh pack          # here: the bundle (it holds every program used below)
-#   bash bench/engine_host.sh [OUT]        # there, from the repo root
+#   bash bench/engine_host.sh [OUT]        # there, from the repo root: the sweep below
+#   bash bench/engine_host.sh measure [OUT]  # there: the issue's figures, with the built-in profile
 #
+# measure: bench/vs_clblast.sh run at MEASURE_CASES (default dgemm 8192^3 and 4096^3, sgemm
+# 8192^3; every column, cuBLAS on the device), bench/cublas.py host to host from pinned and from
+# pageable memory on the same cases, and bench/dropin_host.sh on the Fortran dgemm_ at 4096^3 and
+# 8192^3 (OpenBLAS, tandem, NVBLAS); everything under OUT/measure.tar.gz, tables also printed.
+#
+# The sweep:
 # 1. the probe's verdict on the GPU (TANDEM_VERBOSE's line), and `tandem devices`;
 # 2. tests/gemm_engine_test on the instruction itself: every parameter set of the test against a
 #    double-precision reference, awkward sizes, both storage orders, every transpose, alpha and
@@ -19,6 +26,24 @@
 # (sweep-N.{json,md}), cublas.{json,md}, engine.md. Exit status 1 if a test or a check failed.
 set -uo pipefail
 cd "$(dirname "$0")/.."
+if [ "${1:-}" = measure ]; then
+  out=${2:-${OUT:-/tmp/tandem-out}}
+  work=$out/measure
+  mkdir -p "$work"
+  cases=${MEASURE_CASES:-d:8192:8192:8192,d:4096:4096:4096,s:8192:8192:8192}
+  status=0
+  VS_CASES=$cases VS_REPS=${MEASURE_REPS:-5} bash bench/vs_clblast.sh run "$work/vs" > "$work/vs.txt" 2>&1 ||
+    status=1
+  for memory in pinned pageable; do
+    python3 bench/cublas.py --cases "$cases" --reps "${MEASURE_REPS:-5}" --memory $memory \
+      --json "$work/cublas-$memory.json" > "$work/cublas-$memory.md" 2>&1 || status=1
+  done
+  bash bench/dropin_host.sh "$work/dropin" "${MEASURE_DROPIN:-d:4096:4096:4096,d:8192:8192:8192}" \
+    "${MEASURE_REPS:-5}" > "$work/dropin.txt" 2>&1 || status=1
+  cat "$work/vs/table.md" "$work"/cublas-*.md "$work/dropin/dropin.md" 2>/dev/null
+  tar -C "$out" -czf "$out/measure.tar.gz" measure && rm -rf "$work"
+  exit $status
+fi
 out=${1:-${OUT:-/tmp/tandem-out}}
 mkdir -p "$out"
 tar xJf .gpu/bundle.tar.xz -C /tmp

@@ -35,7 +35,7 @@
 
 // ---- tuning parameters (database/defaults.json's "engine"; a test checks they agree) ----------
 #ifndef MWG
-  #define MWG 128     // rows of C per work-group
+  #define MWG 64      // rows of C per work-group
 #endif
 #ifndef NWG
   #define NWG 128     // columns of C per work-group
@@ -44,13 +44,13 @@
   #define KWG 8       // K step: depth of the local tiles
 #endif
 #ifndef MDIMC
-  #define MDIMC 16    // work-items per work-group along M (the launch's shape; warps are
+  #define MDIMC 8     // work-items per work-group along M (the launch's shape; warps are
 #endif                // counted on the flat index)
 #ifndef NDIMC
   #define NDIMC 16    // work-items per work-group along N
 #endif
 #ifndef WM
-  #define WM 2        // warps along M; the rest of the work-group's warps lie along N
+  #define WM 1        // warps along M; the rest of the work-group's warps lie along N
 #endif
 #ifndef MMA_M
   #define MMA_M 16    // the instruction: 16 for m16n8k4, 8 for m8n8k4
