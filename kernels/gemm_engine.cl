@@ -1,6 +1,7 @@
-// The matrix-engine codelet (KERNEL 3): dgemm on the GPU's FP64 matrix instructions, NVIDIA's
-// mma.sync through inline PTX, with the contract of kernels/gemm.cl: C[M x N] = alpha * op(A) *
-// op(B) + beta * C, row-major with leading dimensions and offsets, any M, N, K (edges checked).
+// The matrix-engine codelet (KERNEL 3): dgemm and zgemm on the GPU's FP64 matrix instructions,
+// NVIDIA's mma.sync through inline PTX, with the contract of kernels/gemm.cl: C[M x N] = alpha *
+// op(A) * op(B) + beta * C, row-major with leading dimensions and offsets, any M, N, K (edges
+// checked), op() conjugating where CONJ_A or CONJ_B says (element.cl).
 //
 // A work-group of NDIMC x MDIMC work-items is WARPS warps of 32, laid out WM along M and WN along
 // N; each warp owns a WTM x WTN block of the work-group's MWG x NWG tile of C, as FM x FN
@@ -19,12 +20,19 @@
 // for tests, with ENGINE_EMULATE, where a work-group's local memory plays the warp's exchange of
 // fragments so any OpenCL device can check the codelet's indexing.
 //
+// A complex product is four real ones on the same fragments: with a = ar + i ai and b = br + i bi,
+// the real part gathers ar br and (-ai) bi, the imaginary part ar bi and ai br (a conjugated
+// operand's imaginary parts enter negated), each part of C in its own accumulators.
+//
 // Fragment layouts (PTX ISA, "Matrix fragments for mma.m8n8k4 / mma.m16n8k4 with .f64"), lane =
 // 4 * g + t: A's element (g + 8 i, t) is the lane's a_i; B's (t, g) its b; C's (g + 8 (e / 2),
 // 2 t + e % 2) its c_e.
 
-#if PRECISION != 64
-  #error "the matrix-engine codelet computes in double precision (d) only"
+#if PRECISION != 64 && PRECISION != 6464
+  #error "the matrix-engine codelet computes in double precision, real or complex (d, z)"
+#endif
+#if COMPLEX && defined(KP) && KP
+  #error "KP is for real elements: a complex element's neighbouring pair of k is 32 bytes"
 #endif
 #ifndef TRANS_A
   #define TRANS_A 0
@@ -119,10 +127,11 @@
   #define UNROLL_K(n) UNROLL(n)
 #endif
 
+// VW elements (of words: a complex element is two, element.cl).
 #if VW == 1
-  typedef double doubleV;
+  typedef real realV;
 #else
-  typedef double2 doubleV;
+  typedef VEC_(VW) realV;
 #endif
 
 // ---- the instruction ----------------------------------------------------------------------------
@@ -217,8 +226,8 @@ void engine_probe(__global double* out) {
 #define A_ROW_LEN (TRANS_A ? MWG : KWG)
 #define B_ROW_LEN (TRANS_B ? KWG : NWG)
 
-double engine_load_a(const __global double* a, idx_t lda, idx_t M, idx_t K, idx_t m, idx_t k) {
-  if (m >= M || k >= K) return 0.0;
+real engine_load_a(const __global real* a, idx_t lda, idx_t M, idx_t K, idx_t m, idx_t k) {
+  if (m >= M || k >= K) return ZERO;
 #if TRANS_A
   return a[k * lda + m];
 #else
@@ -226,8 +235,8 @@ double engine_load_a(const __global double* a, idx_t lda, idx_t M, idx_t K, idx_
 #endif
 }
 
-double engine_load_b(const __global double* b, idx_t ldb, idx_t K, idx_t N, idx_t k, idx_t n) {
-  if (k >= K || n >= N) return 0.0;
+real engine_load_b(const __global real* b, idx_t ldb, idx_t K, idx_t N, idx_t k, idx_t n) {
+  if (k >= K || n >= N) return ZERO;
 #if TRANS_B
   return b[n * ldb + k];
 #else
@@ -237,8 +246,8 @@ double engine_load_b(const __global double* b, idx_t ldb, idx_t K, idx_t N, idx_
 
 // The work-item's vectors of the tiles at (m0, k0) and (k0, n0), into registers: whole vectors
 // where `fast` (the tile inside the operand and its rows aligned), else element by element.
-void fetch_tiles(doubleV* ra, doubleV* rb, const __global double* a, idx_t lda,
-                 const __global double* b, idx_t ldb, idx_t M, idx_t N, idx_t K, idx_t m0,
+void fetch_tiles(realV* ra, realV* rb, const __global real* a, idx_t lda,
+                 const __global real* b, idx_t ldb, idx_t M, idx_t N, idx_t K, idx_t m0,
                  idx_t n0, idx_t k0, int lid, bool a_fast, bool b_fast) {
   UNROLL(LOADS_A)
   for (int t = 0; t < LOADS_A; ++t) {
@@ -246,18 +255,18 @@ void fetch_tiles(doubleV* ra, doubleV* rb, const __global double* a, idx_t lda,
 #if TRANS_A
     const idx_t gm = m0 + e, gk = k0 + r;
     if (a_fast) {
-      ra[t] = *(const __global doubleV*)(a + gk * lda + gm);
+      ra[t] = *(const __global realV*)(a + gk * lda + gm);
     } else {
       UNROLL_ALL
-      for (int x = 0; x < VW; ++x) ((double*)&ra[t])[x] = engine_load_a(a, lda, M, K, gm + x, gk);
+      for (int x = 0; x < VW; ++x) ((real*)&ra[t])[x] = engine_load_a(a, lda, M, K, gm + x, gk);
     }
 #else
     const idx_t gm = m0 + r, gk = k0 + e;
     if (a_fast) {
-      ra[t] = *(const __global doubleV*)(a + gm * lda + gk);
+      ra[t] = *(const __global realV*)(a + gm * lda + gk);
     } else {
       UNROLL_ALL
-      for (int x = 0; x < VW; ++x) ((double*)&ra[t])[x] = engine_load_a(a, lda, M, K, gm, gk + x);
+      for (int x = 0; x < VW; ++x) ((real*)&ra[t])[x] = engine_load_a(a, lda, M, K, gm, gk + x);
     }
 #endif
   }
@@ -267,40 +276,49 @@ void fetch_tiles(doubleV* ra, doubleV* rb, const __global double* a, idx_t lda,
 #if TRANS_B
     const idx_t gn = n0 + r, gk = k0 + e;
     if (b_fast) {
-      rb[t] = *(const __global doubleV*)(b + gn * ldb + gk);
+      rb[t] = *(const __global realV*)(b + gn * ldb + gk);
     } else {
       UNROLL_ALL
-      for (int x = 0; x < VW; ++x) ((double*)&rb[t])[x] = engine_load_b(b, ldb, K, N, gk + x, gn);
+      for (int x = 0; x < VW; ++x) ((real*)&rb[t])[x] = engine_load_b(b, ldb, K, N, gk + x, gn);
     }
 #else
     const idx_t gn = n0 + e, gk = k0 + r;
     if (b_fast) {
-      rb[t] = *(const __global doubleV*)(b + gk * ldb + gn);
+      rb[t] = *(const __global realV*)(b + gk * ldb + gn);
     } else {
       UNROLL_ALL
-      for (int x = 0; x < VW; ++x) ((double*)&rb[t])[x] = engine_load_b(b, ldb, K, N, gk, gn + x);
+      for (int x = 0; x < VW; ++x) ((real*)&rb[t])[x] = engine_load_b(b, ldb, K, N, gk, gn + x);
     }
 #endif
   }
 }
 
-void store_tiles(__local double* als, __local double* bls, const doubleV* ra, const doubleV* rb,
+void store_tiles(__local real* als, __local real* bls, const realV* ra, const realV* rb,
                  int lid) {
   UNROLL(LOADS_A)
   for (int t = 0; t < LOADS_A; ++t) {
     const int v = lid + t * WGS, r = v / (A_ROW_LEN / VW), e = (v % (A_ROW_LEN / VW)) * VW;
-    *(__local doubleV*)(als + r * ALD + e) = ra[t];
+    *(__local realV*)(als + r * ALD + e) = ra[t];
   }
   UNROLL(LOADS_B)
   for (int t = 0; t < LOADS_B; ++t) {
     const int v = lid + t * WGS, r = v / (B_ROW_LEN / VW), e = (v % (B_ROW_LEN / VW)) * VW;
-    *(__local doubleV*)(bls + r * BLD + e) = rb[t];
+    *(__local realV*)(bls + r * BLD + e) = rb[t];
   }
 }
 
+// The accumulators: C's real parts (and its imaginary parts, for complex elements).
+#if COMPLEX
+  #define ACC_PARAMS double acc[FM][FN][CF], double acci[FM][FN][CF]
+  #define ACC_ARGS acc, acci
+#else
+  #define ACC_PARAMS double acc[FM][FN][CF]
+  #define ACC_ARGS acc
+#endif
+
 // The warp's block of C += the product of one pair of local tiles, four deep at a time.
-void multiply_tiles(double acc[FM][FN][CF], __local const double* als, __local const double* bls,
-                    int wm0, int wn0, int g, int t, int warp, int lane MMA_SCRATCH) {
+void multiply_tiles(ACC_PARAMS, __local const real* als, __local const real* bls, int wm0, int wn0,
+                    int g, int t, int warp, int lane MMA_SCRATCH) {
 #if KP
   // Eight of k at a time: step s takes k = kk + 2 t + s.
   UNROLL_K(KWG / 8)
@@ -342,6 +360,38 @@ void multiply_tiles(double acc[FM][FN][CF], __local const double* als, __local c
       }
     }
   }
+#elif COMPLEX
+  UNROLL_K(KWG / 4)
+  for (int kk = 0; kk < KWG; kk += 4) {
+    // Each part of each fragment; A's imaginary parts also negated, for C's real part.
+    double ar[FM][AF], ai[FM][AF], an[FM][AF], br[FN], bi[FN];
+    UNROLL_ALL
+    for (int i = 0; i < FM; ++i) {
+      UNROLL_ALL
+      for (int x = 0; x < AF; ++x) {
+        const real v = als[AL(wm0 + i * MMA_M + 8 * x + g, kk + t)];
+        ar[i][x] = v.x;
+        ai[i][x] = CONJ_A ? -v.y : v.y;
+        an[i][x] = -ai[i][x];
+      }
+    }
+    UNROLL_ALL
+    for (int j = 0; j < FN; ++j) {
+      const real v = bls[BL(kk + t, wn0 + j * 8 + g)];
+      br[j] = v.x;
+      bi[j] = CONJ_B ? -v.y : v.y;
+    }
+    UNROLL_ALL
+    for (int i = 0; i < FM; ++i) {
+      UNROLL_ALL
+      for (int j = 0; j < FN; ++j) {
+        MMA(acc[i][j], ar[i], br[j]);
+        MMA(acc[i][j], an[i], bi[j]);
+        MMA(acci[i][j], ar[i], bi[j]);
+        MMA(acci[i][j], ai[i], br[j]);
+      }
+    }
+  }
 #else
   UNROLL_K(KWG / 4)
   for (int kk = 0; kk < KWG; kk += 4) {
@@ -380,23 +430,31 @@ void gemm(const idx_t M, const idx_t N, const idx_t K, const real alpha,
   const bool a_full = m0 + MWG <= M && lda % VW == 0 && a_offset % VW == 0;
   const bool b_full = n0 + NWG <= N && ldb % VW == 0 && b_offset % VW == 0;
 
-  __local double als[1 + DB][A_TILE] __attribute__((aligned(16)));
-  __local double bls[1 + DB][B_TILE] __attribute__((aligned(16)));
+  __local real als[1 + DB][A_TILE] __attribute__((aligned(32)));
+  __local real bls[1 + DB][B_TILE] __attribute__((aligned(32)));
 #if ENGINE_EMULATE
   __local double xa[WARPS * 32 * AF], xb[WARPS * 32];
 #endif
 
   double acc[FM][FN][CF];
+#if COMPLEX
+  double acci[FM][FN][CF];
+#endif
   UNROLL_ALL
   for (int i = 0; i < FM; ++i) {
     UNROLL_ALL
     for (int j = 0; j < FN; ++j) {
       UNROLL_ALL
-      for (int e = 0; e < CF; ++e) acc[i][j][e] = 0.0;
+      for (int e = 0; e < CF; ++e) {
+        acc[i][j][e] = 0.0;
+#if COMPLEX
+        acci[i][j][e] = 0.0;
+#endif
+      }
     }
   }
 
-  doubleV ra[LOADS_A], rb[LOADS_B];
+  realV ra[LOADS_A], rb[LOADS_B];
 #if DB
   if (K > 0) {
     const bool k_full = KWG <= K;
@@ -413,7 +471,7 @@ void gemm(const idx_t M, const idx_t N, const idx_t K, const real alpha,
       fetch_tiles(ra, rb, a, lda, b, ldb, M, N, K, m0, n0, next, lid, a_full && k_full,
                   b_full && k_full);
     }
-    multiply_tiles(acc, als[cur], bls[cur], wm0, wn0, g, t, warp, lane MMA_SCRATCH_ARG);
+    multiply_tiles(ACC_ARGS, als[cur], bls[cur], wm0, wn0, g, t, warp, lane MMA_SCRATCH_ARG);
     if (next < K) store_tiles(als[1 - cur], bls[1 - cur], ra, rb, lid);
     barrier(CLK_LOCAL_MEM_FENCE);
     cur = 1 - cur;
@@ -425,7 +483,7 @@ void gemm(const idx_t M, const idx_t N, const idx_t K, const real alpha,
                 b_full && k_full);
     store_tiles(als[0], bls[0], ra, rb, lid);
     barrier(CLK_LOCAL_MEM_FENCE);
-    multiply_tiles(acc, als[0], bls[0], wm0, wn0, g, t, warp, lane MMA_SCRATCH_ARG);
+    multiply_tiles(ACC_ARGS, als[0], bls[0], wm0, wn0, g, t, warp, lane MMA_SCRATCH_ARG);
     barrier(CLK_LOCAL_MEM_FENCE);
   }
 #endif
@@ -441,9 +499,14 @@ void gemm(const idx_t M, const idx_t N, const idx_t K, const real alpha,
         UNROLL_ALL
         for (int j = 0; j < FN; ++j) {
           const idx_t gn = n0 + wn0 + j * 8 + 2 * t;
-          __global double* out = c + gm * ldc + gn;
+          __global real* out = c + gm * ldc + gn;
+#if COMPLEX
+          if (gn < N) UPDATE(out, ((real)(acc[i][j][2 * e2], acci[i][j][2 * e2])));
+          if (gn + 1 < N) UPDATE(out + 1, ((real)(acc[i][j][2 * e2 + 1], acci[i][j][2 * e2 + 1])));
+#else
           if (gn < N) UPDATE(out, acc[i][j][2 * e2]);
           if (gn + 1 < N) UPDATE(out + 1, acc[i][j][2 * e2 + 1]);
+#endif
         }
       }
     }

@@ -5,17 +5,18 @@
 //   double-precision reference on random inputs: awkward sizes, padded leading dimensions, both
 //   storage orders and every transpose, alpha and beta in {0, 1, other} with NaN in C where beta
 //   is 0, on a unified device in place and misaligned, and on a discrete one (played by PoCL)
-//   from ordinary and pinned memory, for both instruction shapes;
+//   from ordinary and pinned memory, for both instruction shapes, in dgemm and in zgemm (every
+//   conjugation of each operand too);
 // - without it, what a device without the engine does: the probe says no (and why), even when
 //   made to build the probe kernel; explicit parameters naming the codelet are refused with the
 //   reason, C untouched; a profile naming it gets one warning and the default kernel, C right.
-// On the GPU host the same codelet runs on the instruction itself (bench/engine_check.sh).
+// On the GPU host the same codelet runs on the instruction itself (bench/engine_host.sh).
 #include <gtest/gtest.h>
 
+#include <complex>
 #include <map>
-#include <random>
-#include <sstream>
 #include <string>
+#include <tuple>
 #include <vector>
 
 #include "gpu/device.hpp"
@@ -58,7 +59,7 @@ const ParamSet kSets[] = {
       {"PADA", 2},
       {"PADB", 0},
       {"DB", 1},
-      {"KP", 1}},
+      {"KP", 0}},
      true},
     {"m8_warps_along_n",
      {{"KERNEL", 3},
@@ -107,6 +108,7 @@ const ParamSet kSets[] = {
     // tuned shapes: on the instruction only.
     {"defaults", {{"KERNEL", 3}}, false},
     {"defaults_m8", {{"KERNEL", 3}, {"MMA_M", 8}}, false},
+    {"defaults_narrow", {{"KERNEL", 3}, {"NWG", 64}}, false},
     {"four_warps_pairs_of_k",
      {{"KERNEL", 3}, {"MWG", 64}, {"MDIMC", 8}, {"WM", 1}, {"KP", 1}, {"PADA", 0}, {"PADB", 2}},
      false},
@@ -121,6 +123,7 @@ const Size kSizes[] = {{1, 1, 1}, {3, 7, 2}, {17, 33, 9}, {33, 17, 31}, {40, 24,
 // unchecked loads) beside edge ones.
 const Size kLargeSizes[] = {{257, 129, 300}, {256, 384, 256}, {130, 260, 33}};
 
+template <class T>
 void run_call(const ParamSet& set, const SharePath& path, Layout layout, Op op_a, Op op_b,
               const Size& size, double alpha, double beta, int64_t pad, uint64_t seed) {
   Options o;
@@ -128,14 +131,22 @@ void run_call(const ParamSet& set, const SharePath& path, Layout layout, Op op_a
   o.kernel_params = set.kernel;
   std::string what;
   const Report r =
-      checked_call<double>(std::string(set.name) + " " + path.name, layout, op_a, op_b, size.m,
-                           size.n, size.k, alpha, beta, pad, path.offset, seed, o, what);
+      checked_call<T>(std::string(set.name) + " " + path.name, layout, op_a, op_b, size.m, size.n,
+                      size.k, alpha, beta, pad, path.offset, seed, o, what);
   EXPECT_FALSE(r.fell_back) << what << ": " << r.fallback_reason;
   if (alpha != 0) {
     EXPECT_NE(r.kernel.find("KERNEL=3"), std::string::npos) << what;
   }
 }
 
+// Every operation on an operand: for complex elements the conjugate transpose too.
+template <class T>
+std::vector<Op> operations() {
+  if (kComplex<T>) return {Op::NoTrans, Op::Trans, Op::ConjTrans};
+  return {Op::NoTrans, Op::Trans};
+}
+
+template <class T>
 void run_set(const ParamSet& set, bool emulate) {
   const double values[] = {1.0, 0.0, -1.5};
   uint64_t seed = 7;
@@ -147,40 +158,64 @@ void run_set(const ParamSet& set, bool emulate) {
     v.emulate_engine = emulate;
     detail::seams::Override scope(v);
     for (Layout layout : {Layout::RowMajor, Layout::ColMajor})
-      for (Op op_a : {Op::NoTrans, Op::Trans})
-        for (Op op_b : {Op::NoTrans, Op::Trans})
+      for (Op op_a : operations<T>())
+        for (Op op_b : operations<T>())
           for (const Size& size : sizes) {
             const double alpha = values[(combo / 3) % 3], beta = values[combo % 3];
             const int64_t pad = combo % 3 == 1 ? 3 : 0;
             ++combo;
-            run_call(set, path, layout, op_a, op_b, size, alpha, beta, pad, ++seed);
+            run_call<T>(set, path, layout, op_a, op_b, size, alpha, beta, pad, ++seed);
           }
   }
 }
 
-class EngineKernel : public ::testing::TestWithParam<int> {};
+// dgemm, and zgemm where the set has no KP (pairs of k are for real elements).
+using SetPrecision = std::tuple<int, detail::Precision>;
+class EngineKernel : public ::testing::TestWithParam<SetPrecision> {
+ protected:
+  const ParamSet& set() const { return kSets[std::get<0>(GetParam())]; }
+  void run(bool emulate) const {
+    const auto kp = set().kernel.find("KP");
+    const detail::Precision precision = std::get<1>(GetParam());
+    // A set whose tiles of this element do not fit the device's local memory is not this
+    // device's to run (the H100's 48 KiB holds the defaults' tiles of doubles, not of complex).
+    const gpu::DeviceInfo& info = gpu::info(*gpu::open_device(""));
+    const uint64_t local = gpu::local_bytes(gpu::with_defaults(gpu::limits_of(info), set().kernel),
+                                            detail::element_bytes(precision));
+    if (local > info.local_mem_bytes)
+      GTEST_SKIP() << local << " bytes of local memory; the device has " << info.local_mem_bytes;
+    if (precision == detail::Precision::z) {
+      if (kp != set().kernel.end() && kp->second != 0) GTEST_SKIP() << "KP is for real elements";
+      run_set<std::complex<double>>(set(), emulate);
+    } else {
+      run_set<double>(set(), emulate);
+    }
+  }
+};
 
 TEST_P(EngineKernel, EmulatedMatchesReference) {
-  const ParamSet& set = kSets[GetParam()];
-  if (!set.emulated) GTEST_SKIP() << "too large to emulate here";
+  if (!set().emulated) GTEST_SKIP() << "too large to emulate here";
   if (!gpu::info(*gpu::open_device("")).fp64) GTEST_SKIP() << "no fp64";
-  run_set(set, true);
+  run(true);
 }
 
 // Where this device's probe proved the set's instruction (on the GPU host).
 TEST_P(EngineKernel, OnTheInstructionMatchesReference) {
-  const ParamSet& set = kSets[GetParam()];
   auto device = gpu::open_device("");
   const gpu::EngineVerdict& verdict = gpu::engine_verdict(*device);
-  const auto rows = set.kernel.find("MMA_M");
-  const int shape = gpu::engine_shape(rows == set.kernel.end() ? 16 : rows->second);
+  const auto rows = set().kernel.find("MMA_M");
+  const int shape = gpu::engine_shape(rows == set().kernel.end() ? 16 : rows->second);
   if ((verdict.shapes & shape) == 0) GTEST_SKIP() << "no such instruction here: " << verdict.why;
-  run_set(set, false);
+  run(false);
 }
 
-INSTANTIATE_TEST_SUITE_P(Sets, EngineKernel, ::testing::Range(0, kSetCount),
-                         [](const ::testing::TestParamInfo<int>& p) {
-                           return std::string(kSets[p.param].name);
+INSTANTIATE_TEST_SUITE_P(Sets, EngineKernel,
+                         ::testing::Combine(::testing::Range(0, kSetCount),
+                                            ::testing::Values(detail::Precision::d,
+                                                              detail::Precision::z)),
+                         [](const ::testing::TestParamInfo<SetPrecision>& p) {
+                           return std::string(kSets[std::get<0>(p.param)].name) + "_" +
+                                  detail::letter(std::get<1>(p.param));
                          });
 
 // ---- a device without the engine ----------------------------------------------------------------

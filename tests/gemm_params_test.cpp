@@ -203,7 +203,12 @@ TEST(GemmParams, TheEnginesRules) {
   EXPECT_THROW(engine({{"VWA", 1}}), Error);
   EXPECT_THROW(params({{"WM", 2}}), Error) << "WM is the codelet's alone";
   EXPECT_EQ(kind({}, Precision::s), K::Kernel);
-  EXPECT_EQ(kind({}, Precision::z), K::Kernel);
+  EXPECT_EQ(kind({}, Precision::c), K::Kernel);
+  // zgemm on the same engine, where its twice-as-large elements fit: 64 x 64 in 48 KiB.
+  EXPECT_FALSE(gpu::check(engine({{"NWG", 64}}), proven, Precision::z));
+  EXPECT_EQ(kind({}, Precision::z), K::Device) << "64 x 128 of complex doubles is 72 KiB";
+  EXPECT_EQ(kind({{"KP", 1}, {"PADA", 0}, {"PADB", 2}}, Precision::z), K::Kernel)
+      << "pairs of k are for real elements";
   EXPECT_EQ(kind({{"MMA_M", 12}}), K::Kernel);
   EXPECT_EQ(kind({{"MDIMC", 5}}), K::Kernel) << "80 work-items are not whole warps";
   EXPECT_EQ(kind({{"WM", 3}}), K::Kernel);

@@ -185,15 +185,18 @@ Report checked_call(const std::string& name, Layout layout, Op op_a, Op op_b, in
   auto a = make_matrix<T>(layout, ta, m, k, pad, rng, sentinel, offset);
   auto b = make_matrix<T>(layout, tb, k, n, pad + 2, rng, sentinel, offset);
   auto c = make_matrix<T>(layout, false, m, n, pad, rng, sentinel, offset);
+  a.conj = kComplex<T> && op_a == Op::ConjTrans;
+  b.conj = kComplex<T> && op_b == Op::ConjTrans;
   if (beta == 0)
     for (int64_t i = 0; i < m; ++i)
       for (int64_t j = 0; j < n; ++j) c.at(i, j) = std::numeric_limits<T>::quiet_NaN();
   const auto before = c;
   const Reference ref = reference(a, b, c, alpha, beta);
   std::ostringstream line;
-  line << name << " " << (layout == Layout::RowMajor ? "row" : "col") << " " << (ta ? "T" : "N")
-       << (tb ? "T" : "N") << " m=" << m << " n=" << n << " k=" << k << " alpha=" << alpha
-       << " beta=" << beta << " pad=" << pad;
+  const auto op = [](Op x) { return x == Op::NoTrans ? "N" : x == Op::Trans ? "T" : "C"; };
+  line << name << " " << (layout == Layout::RowMajor ? "row" : "col") << " " << op(op_a) << op(op_b)
+       << " m=" << m << " n=" << n << " k=" << k << " alpha=" << alpha << " beta=" << beta
+       << " pad=" << pad;
   what = line.str();
   Report r;
   gemm<T>(layout, op_a, op_b, m, n, k, static_cast<T>(alpha), a.ptr(), a.ld, b.ptr(), b.ld,

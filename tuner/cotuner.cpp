@@ -443,29 +443,17 @@ void Tuner::tune_precision(Precision prec) {
 
   // Phase 1: kernels, GPU alone, at the kernel size. It may take two thirds of this precision's
   // share; the split search the rest. The start point is measured whatever the clock says.
-  // Where the device's probe proved the matrix engine (double precision only), its codelet's
-  // space takes half of phase 1, and both families' candidates are ranked together.
-  limits.engine =
-      prec == Precision::d && !o_.small_space ? detail::gpu::engine_verdict(*device_).shapes : 0;
+  // Where the device's probe proved the matrix engine (double precision, real or complex), its
+  // codelet's space takes half of phase 1, and both families' candidates are ranked together.
+  limits.engine = (prec == Precision::d || prec == Precision::z) && !o_.small_space
+                      ? detail::gpu::engine_verdict(*device_).shapes
+                      : 0;
   const double phase1 = std::max(1e-3, (precision_deadline_ - elapsed()) * 2.0 / 3.0);
   Candidates measured = rank_kernels<T>(
       prec, space, summary,
       {"kernel", o_.kernel_size, o_.budget_evaluations, limits.engine != 0 ? phase1 / 2 : phase1});
-  if (limits.engine != 0) {
-    PrecisionSummary search;
-    search.precision = prec;
-    const Space engine = engine_space(limits, prec, detail::gpu::engine_params(info_.is_gpu));
-    const Candidates more =
-        rank_kernels<T>(prec, engine, search,
-                        {"engine", o_.kernel_size, o_.budget_evaluations,
-                         std::max(1e-3, precision_deadline_ - elapsed() - phase1 / 2)});
-    summary.engine_evaluations = search.evaluations + search.resumed;
-    for (const std::string& why : search.failure_reasons)
-      if (summary.failure_reasons.size() < 12) summary.failure_reasons.push_back("engine " + why);
-    measured.insert(measured.end(), more.begin(), more.end());
-    std::sort(measured.begin(), measured.end(),
-              [](const auto& x, const auto& y) { return std::get<0>(x) < std::get<0>(y); });
-  }
+  if (limits.engine != 0)
+    rank_engine<T>(prec, limits, precision_deadline_ - elapsed() - phase1 / 2, summary, measured);
   prof::PrecisionProfile pp;
   if (!measured.empty()) {
     pp.gpu_kernel = std::get<2>(measured.front());
@@ -508,6 +496,23 @@ void Tuner::tune_precision(Precision prec) {
   if (o_.direct) tune_direct<T>(prec, pp, summary);
   report_.profile.precisions[prec] = pp;
   report_.precisions.push_back(summary);
+}
+
+template <class T>
+void Tuner::rank_engine(Precision prec, const DeviceLimits& limits, double seconds,
+                        PrecisionSummary& summary, Candidates& measured) {
+  PrecisionSummary search;
+  search.precision = prec;
+  const Space engine = engine_space(limits, prec, detail::gpu::engine_params(info_.is_gpu));
+  const Candidates more =
+      rank_kernels<T>(prec, engine, search,
+                      {"engine", o_.kernel_size, o_.budget_evaluations, std::max(1e-3, seconds)});
+  summary.engine_evaluations = search.evaluations + search.resumed;
+  for (const std::string& why : search.failure_reasons)
+    if (summary.failure_reasons.size() < 12) summary.failure_reasons.push_back("engine " + why);
+  measured.insert(measured.end(), more.begin(), more.end());
+  std::sort(measured.begin(), measured.end(),
+            [](const auto& x, const auto& y) { return std::get<0>(x) < std::get<0>(y); });
 }
 
 // Phase 1 (and the direct kernel's search): every kernel candidate that passed, fastest first.

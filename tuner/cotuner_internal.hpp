@@ -19,6 +19,7 @@
 #include "cotuner.hpp"
 #include "cotuner_checks.hpp"
 #include "gemm_measure.hpp"
+#include "gemm_space.hpp"
 #include "gpu/device.hpp"
 #include "gpu/gemm_params.hpp"
 #include "gpu/programs.hpp"
@@ -131,6 +132,11 @@ class Tuner {
   template <class T>
   Candidates rank_kernels(Precision prec, const Space& space, PrecisionSummary& summary,
                           const SearchPlan& plan);
+  // The matrix-engine codelet's share of phase 1 (where `limits.engine` says the device's probe
+  // proved it), until `seconds` from now: its candidates ranked into `measured`.
+  template <class T>
+  void rank_engine(Precision prec, const DeviceLimits& limits, double seconds,
+                   PrecisionSummary& summary, Candidates& measured);
   template <class T>
   Outcome try_kernel(KernelSearch<T>& ks, const Point& p);
   template <class T>

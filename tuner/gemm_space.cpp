@@ -228,7 +228,7 @@ Space engine_space(const DeviceLimits& limits, Precision precision,
       {"PADA", {0, 2, 4}, 1},
       {"PADB", {0, 2, 4}, 1},
       {"DB", {0, 1}, 1},
-      {"KP", {0, 1}, 1},
+      {"KP", precision == Precision::z ? std::vector<int>{0} : std::vector<int>{0, 1}, 1},
       {"A_T", {-1}, 1},
       {"B_T", {-1}, 1},
   };
@@ -245,7 +245,13 @@ Space engine_space(const DeviceLimits& limits, Precision precision,
          return estimated_registers(v, precision) <= std::min(255, 65536 / std::max(1, group));
        }},
   };
-  set_start(s, start);
+  // The defaults are real elements' tiles; a complex element's accumulators are twice as many,
+  // so a start that does not fit is narrowed, NWG halved, until it does.
+  std::map<std::string, int> from = start;
+  for (int narrowed = 0; narrowed < 4 && !s.start && from.count("NWG"); ++narrowed) {
+    set_start(s, from);
+    from["NWG"] /= 2;
+  }
   return s;
 }
 

@@ -209,11 +209,13 @@ std::optional<Violation> check(const Params& p, const Limits& limits, Precision 
                        std::string("kernel parameter ") + positive + " must be positive"};
   if (is_engine(p)) {
     if (auto rule = engine_rule(p)) return Violation{K::Kernel, *rule};
-    if (precision != Precision::d)
+    if (precision != Precision::d && precision != Precision::z)
       return Violation{K::Kernel,
                        std::string("the matrix-engine codelet (KERNEL 3) computes in double "
-                                   "precision only, not ") +
+                                   "precision, real or complex (d, z), not ") +
                            letter(precision)};
+    if (precision == Precision::z && p.at("KP") != 0)
+      return Violation{K::Kernel, "KP is for real elements: zgemm's codelet takes KP 0"};
     if ((limits.engine & engine_shape(p.at("MMA_M"))) == 0)
       return Violation{K::Device,
                        "the matrix-engine codelet (KERNEL 3) with MMA_M " +
