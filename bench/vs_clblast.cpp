@@ -603,10 +603,9 @@ Result run_column(const std::string& id, CaseData<T>& d, const Config& cfg, ClSt
       // H100 profile's tiles (a small tile at a much larger size would still give two chunks),
       // so every copy in is done before the kernel starts. The calls of the other tandem columns
       // run their bucket's kernel in overlapped chunks instead.
-      tandem::Options whole = gpu;
-      whole.kernel_params = cfg.kernel.empty()
-                                ? tuned_kernel(tandem::detail::precision_of<T>(), gpu.device)
-                                : cfg.kernel;
+      tandem::Options whole = gpu;  // --kernel's parameters where given
+      if (whole.kernel_params.empty())
+        whole.kernel_params = tuned_kernel(tandem::detail::precision_of<T>(), gpu.device);
       if (whole.kernel_params.empty()) {
         tandem_call(d, d.pa->data(), d.pb->data(), d.pc->data(), gpu, &r);
         whole.kernel_params = parse_kernel(r.kernel);

@@ -89,16 +89,13 @@ const ParamSet kSets[] = {
 };
 constexpr int kSetCount = static_cast<int>(sizeof(kSets) / sizeof(kSets[0]));
 
-struct Size {
-  int64_t m, n, k;
-};
-const Size kSizes[] = {{1, 1, 1},     {2, 3, 1},     {3, 7, 2},    {7, 17, 33},
-                       {17, 33, 63},  {33, 65, 17},  {63, 1, 127}, {65, 129, 3},
-                       {127, 63, 65}, {129, 2, 129}, {64, 64, 64}, {130, 66, 34}};
+const std::vector<Extents> kSizes = {{1, 1, 1},     {2, 3, 1},     {3, 7, 2},    {7, 17, 33},
+                                     {17, 33, 63},  {33, 65, 17},  {63, 1, 127}, {65, 129, 3},
+                                     {127, 63, 65}, {129, 2, 129}, {64, 64, 64}, {130, 66, 34}};
 
 template <class T>
 void run_call(const ParamSet& set, const SharePath& path, Layout layout, Op op_a, Op op_b,
-              const Size& size, double alpha, double beta, int64_t pad, uint64_t seed) {
+              const Extents& size, double alpha, double beta, int64_t pad, uint64_t seed) {
   Options o;
   o.strategy = Strategy::Gpu;
   o.kernel_params = set.kernel;
@@ -119,22 +116,13 @@ void run_call(const ParamSet& set, const SharePath& path, Layout layout, Op op_a
 
 template <class T>
 void run_set(const ParamSet& set) {
-  const double values[] = {1.0, 0.0, -1.5};
   uint64_t seed = 99;
   int combo = 0;
   for (const SharePath& path : kSharePaths) {
     // Every share cut into chunks on the discrete path; pinned blocks however small.
     detail::seams::Override scope(path.seams());
-    for (Layout layout : {Layout::RowMajor, Layout::ColMajor})
-      for (Op op_a : {Op::NoTrans, Op::Trans})
-        for (Op op_b : {Op::NoTrans, Op::Trans})
-          for (const Size& size : kSizes) {
-            // alpha and beta walk through the nine pairs; every third call pads the operands.
-            const double alpha = values[(combo / 3) % 3], beta = values[combo % 3];
-            const int64_t pad = combo % 3 == 1 ? 3 : 0;
-            ++combo;
-            run_call<T>(set, path, layout, op_a, op_b, size, alpha, beta, pad, ++seed);
-          }
+    walk_calls(operations<T>(), kSizes, seed, combo,
+               [&](auto... call) { run_call<T>(set, path, call...); });
   }
 }
 

@@ -115,17 +115,15 @@ const ParamSet kSets[] = {
 };
 constexpr int kSetCount = static_cast<int>(sizeof(kSets) / sizeof(kSets[0]));
 
-struct Size {
-  int64_t m, n, k;
-};
-const Size kSizes[] = {{1, 1, 1}, {3, 7, 2}, {17, 33, 9}, {33, 17, 31}, {40, 24, 16}, {65, 9, 13}};
+const std::vector<Extents> kSizes = {{1, 1, 1},    {3, 7, 2},    {17, 33, 9},
+                                     {33, 17, 31}, {40, 24, 16}, {65, 9, 13}};
 // On the instruction, also sizes past the defaults' 128 x 128 tile: whole interior tiles (the
 // unchecked loads) beside edge ones.
-const Size kLargeSizes[] = {{257, 129, 300}, {256, 384, 256}, {130, 260, 33}};
+const std::vector<Extents> kLargeSizes = {{257, 129, 300}, {256, 384, 256}, {130, 260, 33}};
 
 template <class T>
 void run_call(const ParamSet& set, const SharePath& path, Layout layout, Op op_a, Op op_b,
-              const Size& size, double alpha, double beta, int64_t pad, uint64_t seed) {
+              const Extents& size, double alpha, double beta, int64_t pad, uint64_t seed) {
   Options o;
   o.strategy = Strategy::Gpu;
   o.kernel_params = set.kernel;
@@ -139,43 +137,43 @@ void run_call(const ParamSet& set, const SharePath& path, Layout layout, Op op_a
   }
 }
 
-// Every operation on an operand: for complex elements the conjugate transpose too.
-template <class T>
-std::vector<Op> operations() {
-  if (kComplex<T>) return {Op::NoTrans, Op::Trans, Op::ConjTrans};
-  return {Op::NoTrans, Op::Trans};
-}
-
 template <class T>
 void run_set(const ParamSet& set, bool emulate) {
-  const double values[] = {1.0, 0.0, -1.5};
   uint64_t seed = 7;
   int combo = 0;
-  std::vector<Size> sizes(std::begin(kSizes), std::end(kSizes));
-  if (!emulate) sizes.insert(sizes.end(), std::begin(kLargeSizes), std::end(kLargeSizes));
+  std::vector<Extents> sizes = kSizes;
+  if (!emulate) sizes.insert(sizes.end(), kLargeSizes.begin(), kLargeSizes.end());
   for (const SharePath& path : kSharePaths) {
     detail::seams::Values v = path.seams();
     v.emulate_engine = emulate;
     detail::seams::Override scope(v);
-    for (Layout layout : {Layout::RowMajor, Layout::ColMajor})
-      for (Op op_a : operations<T>())
-        for (Op op_b : operations<T>())
-          for (const Size& size : sizes) {
-            const double alpha = values[(combo / 3) % 3], beta = values[combo % 3];
-            const int64_t pad = combo % 3 == 1 ? 3 : 0;
-            ++combo;
-            run_call<T>(set, path, layout, op_a, op_b, size, alpha, beta, pad, ++seed);
-          }
+    walk_calls(operations<T>(), sizes, seed, combo,
+               [&](auto... call) { run_call<T>(set, path, call...); });
   }
 }
 
-// dgemm, and zgemm where the set has no KP (pairs of k are for real elements).
+// The (set, precision) pairs there are: dgemm for every set, zgemm where the set has no KP
+// (pairs of k are for real elements); only the sets small enough to emulate, where `emulated`.
 using SetPrecision = std::tuple<int, detail::Precision>;
+std::vector<SetPrecision> set_precisions(bool emulated) {
+  std::vector<SetPrecision> out;
+  for (int i = 0; i < kSetCount; ++i) {
+    if (emulated && !kSets[i].emulated) continue;
+    out.emplace_back(i, detail::Precision::d);
+    const auto kp = kSets[i].kernel.find("KP");
+    if (kp == kSets[i].kernel.end() || kp->second == 0) out.emplace_back(i, detail::Precision::z);
+  }
+  return out;
+}
+
+std::string set_name(const ::testing::TestParamInfo<SetPrecision>& p) {
+  return std::string(kSets[std::get<0>(p.param)].name) + "_" + detail::letter(std::get<1>(p.param));
+}
+
 class EngineKernel : public ::testing::TestWithParam<SetPrecision> {
  protected:
   const ParamSet& set() const { return kSets[std::get<0>(GetParam())]; }
   void run(bool emulate) const {
-    const auto kp = set().kernel.find("KP");
     const detail::Precision precision = std::get<1>(GetParam());
     // A set whose tiles of this element do not fit the device's local memory is not this
     // device's to run (the H100's 48 KiB holds the defaults' tiles of doubles, not of complex).
@@ -184,17 +182,15 @@ class EngineKernel : public ::testing::TestWithParam<SetPrecision> {
                                             detail::element_bytes(precision));
     if (local > info.local_mem_bytes)
       GTEST_SKIP() << local << " bytes of local memory; the device has " << info.local_mem_bytes;
-    if (precision == detail::Precision::z) {
-      if (kp != set().kernel.end() && kp->second != 0) GTEST_SKIP() << "KP is for real elements";
+    if (precision == detail::Precision::z)
       run_set<std::complex<double>>(set(), emulate);
-    } else {
+    else
       run_set<double>(set(), emulate);
-    }
   }
 };
+class EmulatedEngineKernel : public EngineKernel {};
 
-TEST_P(EngineKernel, EmulatedMatchesReference) {
-  if (!set().emulated) GTEST_SKIP() << "too large to emulate here";
+TEST_P(EmulatedEngineKernel, MatchesReference) {
   if (!gpu::info(*gpu::open_device("")).fp64) GTEST_SKIP() << "no fp64";
   run(true);
 }
@@ -209,14 +205,9 @@ TEST_P(EngineKernel, OnTheInstructionMatchesReference) {
   run(false);
 }
 
-INSTANTIATE_TEST_SUITE_P(Sets, EngineKernel,
-                         ::testing::Combine(::testing::Range(0, kSetCount),
-                                            ::testing::Values(detail::Precision::d,
-                                                              detail::Precision::z)),
-                         [](const ::testing::TestParamInfo<SetPrecision>& p) {
-                           return std::string(kSets[std::get<0>(p.param)].name) + "_" +
-                                  detail::letter(std::get<1>(p.param));
-                         });
+INSTANTIATE_TEST_SUITE_P(Sets, EmulatedEngineKernel, ::testing::ValuesIn(set_precisions(true)),
+                         set_name);
+INSTANTIATE_TEST_SUITE_P(Sets, EngineKernel, ::testing::ValuesIn(set_precisions(false)), set_name);
 
 // ---- a device without the engine ----------------------------------------------------------------
 

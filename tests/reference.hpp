@@ -171,6 +171,37 @@ double expect_matches(const Matrix<T>& c, const Matrix<T>& c_before, const Refer
   return worst;
 }
 
+// The extents of one call: op(A) is m x k, op(B) k x n.
+struct Extents {
+  int64_t m, n, k;
+};
+
+// Every operation on an operand: for complex elements the conjugate transpose too.
+template <class T>
+std::vector<Op> operations() {
+  if (kComplex<T>) return {Op::NoTrans, Op::Trans, Op::ConjTrans};
+  return {Op::NoTrans, Op::Trans};
+}
+
+// The kernel tests' walk over calls: both storage orders, every pair of `ops`, each of `sizes`,
+// f(layout, op_a, op_b, extents, alpha, beta, pad, seed) for each. alpha and beta walk through
+// the nine pairs of {1, 0, -1.5} and every third call pads the operands by 3; `seed` and `combo`
+// carry on from call to call, and from one walk to the next.
+template <class F>
+void walk_calls(const std::vector<Op>& ops, const std::vector<Extents>& sizes, uint64_t& seed,
+                int& combo, F&& f) {
+  const double values[] = {1.0, 0.0, -1.5};
+  for (Layout layout : {Layout::RowMajor, Layout::ColMajor})
+    for (Op op_a : ops)
+      for (Op op_b : ops)
+        for (const Extents& size : sizes) {
+          const double alpha = values[(combo / 3) % 3], beta = values[combo % 3];
+          const int64_t pad = combo % 3 == 1 ? 3 : 0;
+          ++combo;
+          f(layout, op_a, op_b, size, alpha, beta, pad, ++seed);
+        }
+}
+
 // One call of a kernel test, checked: random A, B and C of m x n x k in `layout` (leading
 // dimensions `pad` past the rows, B's two more; each operand `offset` elements into its buffer),
 // C NaN where beta = 0 (none of it may be read), run with `o`, compared with the reference.

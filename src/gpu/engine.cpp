@@ -29,7 +29,7 @@ std::vector<int> candidate_rows(const DeviceInfo& info) {
 // What the probe kernel must produce for MMA_M = rows: lane l holds a_i = l + 32 i - 20,
 // b = 3 l - 50, c_e = 7 e - l (kernels/gemm_engine.cl), each in the fragment layout.
 std::vector<double> expected(int rows) {
-  const int af = rows / 8, cf = rows / 4;
+  const int cf = rows / 4;
   const auto a = [&](int row, int k) {  // A's (row, k): lane 4 (row % 8) + k, part row / 8
     const int lane = 4 * (row % 8) + k;
     return double(lane + 32 * (row / 8) - 20);
@@ -43,7 +43,6 @@ std::vector<double> expected(int rows) {
       for (int k = 0; k < 4; ++k) sum += a(row, k) * b(k, col);
       out[lane * cf + e] = sum;
     }
-  (void)af;
   return out;
 }
 

@@ -51,7 +51,7 @@ std::optional<std::string> direct_rule(const Params& p) {
 }
 
 // kernels/gemm_engine.cl's #error checks, in its order (it reads A and B as stored, in either
-// layout, with rules that hold for both), then what the device's probe proved.
+// layout, with rules that hold for both). What the device's probe proved is check()'s.
 std::optional<std::string> engine_rule(const Params& p) {
   const auto v = [&p](const char* name) { return int64_t{p.at(name)}; };
   const int64_t group = v("MDIMC") * v("NDIMC"), warps = group / 32;
@@ -153,6 +153,13 @@ bool host_only(const std::string& name) {
 
 Limits limits_of(const DeviceInfo& info) {
   return {info.max_work_group, info.local_mem_bytes, info.is_gpu, 0};
+}
+
+uint64_t hash_limits(const Limits& limits, uint64_t h) {
+  for (uint64_t v : {limits.max_work_group, limits.local_mem_bytes, uint64_t(limits.is_gpu),
+                     uint64_t(limits.engine)})
+    h = hash_value(v, h);
+  return h;
 }
 
 int engine_shape(int mma_m) { return mma_m == 8 ? 1 : mma_m == 16 ? 2 : 0; }
@@ -303,16 +310,10 @@ SharedParams resolved(const Limits& limits, Precision precision,
     Precision precision;
     const std::map<std::string, int>& overrides;
     uint64_t hash() const {
-      uint64_t h = hash_map(overrides);
-      for (uint64_t v : {limits.max_work_group, limits.local_mem_bytes, uint64_t(limits.engine)})
-        h = hash_value(v, h);
-      return hash_value(int{limits.is_gpu} * kPrecisionCount + index_of(precision), h);
+      return hash_value(index_of(precision), hash_limits(limits, hash_map(overrides)));
     }
     bool matches(const Key& k) const {
-      return k.limits.max_work_group == limits.max_work_group &&
-             k.limits.local_mem_bytes == limits.local_mem_bytes &&
-             k.limits.is_gpu == limits.is_gpu && k.limits.engine == limits.engine &&
-             k.precision == precision && k.overrides == overrides;
+      return k.limits == limits && k.precision == precision && k.overrides == overrides;
     }
     Key own() const { return {limits, precision, overrides}; }
   };

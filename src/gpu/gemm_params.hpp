@@ -24,8 +24,8 @@ using Params = std::map<std::string, int>;
 constexpr int kDirect = 2;
 // Whether a parameter set is the direct kernel's.
 bool is_direct(const Params& params);
-// KERNEL's value for the matrix-engine codelet (kernels/gemm_engine.cl): dgemm on the GPU's
-// matrix instructions, valid only on a device whose probe proved them (gpu/engine.hpp).
+// KERNEL's value for the matrix-engine codelet (kernels/gemm_engine.cl): dgemm and zgemm on the
+// GPU's matrix instructions, valid only on a device whose probe proved them (gpu/engine.hpp).
 constexpr int kEngine = 3;
 bool is_engine(const Params& params);
 
@@ -44,8 +44,15 @@ struct Limits {
   // or not asked). limits_of(DeviceInfo) never probes: gpu/engine.hpp's limits_for does, for a
   // parameter set that names the codelet.
   int engine = 0;
+  bool operator==(const Limits& o) const {
+    return max_work_group == o.max_work_group && local_mem_bytes == o.local_mem_bytes &&
+           is_gpu == o.is_gpu && engine == o.engine;
+  }
 };
 Limits limits_of(const DeviceInfo& info);
+// `limits`, every field, mixed into the hash `h` (base/memo.hpp's hash_value): for the memos
+// keyed by them, which compare them with ==.
+uint64_t hash_limits(const Limits& limits, uint64_t h);
 // Limits::engine's bit for the instruction of MMA_M rows (8: m8n8k4, 16: m16n8k4), 0 for another
 // value; kEngineEmulated marks the test seam's emulation (its local scratch counts too).
 int engine_shape(int mma_m);

@@ -118,15 +118,11 @@ gpu::SharedParams kernel_for(const gpu::Device& device, Precision precision, con
     Precision precision;
     const std::shared_ptr<const profile::Profile>& owner;
     uint64_t hash() const {
-      uint64_t h = hash_value(set, hash_value(owner.get(), hash_value(precision, 0)));
-      h = hash_value(limits.engine, h);
-      return hash_value(limits.max_work_group, hash_value(limits.local_mem_bytes, h));
+      return gpu::hash_limits(limits,
+                              hash_value(set, hash_value(owner.get(), hash_value(precision, 0))));
     }
     bool matches(const Key& k) const {
-      return k.set == set && k.owner == owner && k.precision == precision &&
-             k.limits.max_work_group == limits.max_work_group &&
-             k.limits.local_mem_bytes == limits.local_mem_bytes &&
-             k.limits.is_gpu == limits.is_gpu && k.limits.engine == limits.engine;
+      return k.set == set && k.owner == owner && k.precision == precision && k.limits == limits;
     }
     Key own() const { return {set, limits, precision, owner}; }
   };

@@ -15,9 +15,9 @@ namespace tandem::detail::profile {
 // resumes where it stopped).
 struct LogRecord {
   // "kernel" (a phase-1 GPU-only candidate), "engine" (a phase-1 candidate of the matrix-engine
-  // codelet), "small" (a small bucket's), "direct" (the direct
-  // kernel's), "split" (one hybrid configuration), "confirm" (a bucket's interleaved rounds,
-  // of the candidate its other fields name) or "threshold" (the direct kernel's threshold)
+  // codelet), "small" (a small bucket's), "direct" (the direct kernel's), "split" (one hybrid
+  // configuration), "confirm" (a bucket's interleaved rounds, of the candidate its other fields
+  // name) or "threshold" (the direct kernel's threshold)
   std::string kind;
   Precision precision = Precision::s;
   int64_t size = 0;
