@@ -12,7 +12,8 @@
 #
 # The sweep:
 # 1. the probe's verdict on the GPU (TANDEM_VERBOSE's line), and `tandem devices`;
-# 2. tests/gemm_engine_test on the instruction itself: every parameter set of the test against a
+# 2. tests/gemm_engine_test (or each of ENGINE_TESTS, e.g. gemm_async_test for KERNEL 1's
+#    asynchronous copies) on the instruction itself: every parameter set of the test against a
 #    double-precision reference, awkward sizes, both storage orders, every transpose, alpha and
 #    beta with NaN in C, in place, from ordinary memory and from pinned memory (TANDEM_DEVICE is
 #    the GPU);
@@ -61,14 +62,17 @@ tandem devices | tee -a "$out/gpu.txt"
 TANDEM_VERBOSE=1 tandem gemm --precision d --m 256 --n 256 --k 256 --strategy gpu \
   --device "$TANDEM_DEVICE" --kernel KERNEL=3 2>&1 | tee "$out/verdict.txt"
 
-# What NVIDIA's compiler made of the defaults: registers and spills (build.log), the PTX.
+# What NVIDIA's compiler made of ENGINE_INSPECT (default the codelet's defaults) in
+# ENGINE_INSPECT_PRECISION (default d): registers and spills (build.log), the PTX.
 mkdir -p "$out/inspect"
-tandem kernel --precision d --kernel "${ENGINE_INSPECT:-KERNEL=3}" --device "$TANDEM_DEVICE" --out-dir "$out/inspect" \
+tandem kernel --precision "${ENGINE_INSPECT_PRECISION:-d}" --kernel "${ENGINE_INSPECT:-KERNEL=3}" --device "$TANDEM_DEVICE" --out-dir "$out/inspect" \
   > "$out/inspect/stdout.txt" 2>&1
 grep -iE "registers|spill|bytes stack" "$out/inspect/build.log" | head -n 8 | tee "$out/registers.txt"
 
 if [ "${ENGINE_TEST:-1}" = 1 ]; then
-  gemm_engine_test 2>&1 | tail -n 40 | tee "$out/test.txt"
+  for program in ${ENGINE_TESTS:-gemm_engine_test}; do
+    "$program" 2>&1 | tail -n 40 | tee -a "$out/test.txt"
+  done
   grep -q "PASSED" "$out/test.txt" && ! grep -q "FAILED" "$out/test.txt" || status=1
 fi
 

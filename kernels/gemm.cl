@@ -64,6 +64,9 @@
 #ifndef DB
   #define DB 0        // KERNEL 1: 1 double-buffers the local tiles, the next one prefetched
 #endif                // into registers while the current one is used (one barrier per K step)
+#ifndef CA
+  #define CA 0        // KERNEL 1: 0 stages tiles through registers (DB above); 2 to 4: that many
+#endif                // local buffers filled by asynchronous copies, CA - 1 tiles ahead
 // NV_MAXRREG is read by the host only: -cl-nv-maxrregcount for NVIDIA's compiler.
 
 #define MWI (MWG / MDIMC)  // rows of C per work-item (register tile)
@@ -324,6 +327,15 @@ void gemm(const idx_t M, const idx_t N, const idx_t K, const real alpha,
 #if (VWM != 1 && VWM != 2 && VWM != 4 && VWM != 8) || (VWN != 1 && VWN != 2 && VWN != 4 && VWN != 8)
   #error "VWM and VWN must be 1, 2, 4 or 8"
 #endif
+#if CA != 0 && CA != 2 && CA != 3 && CA != 4
+  #error "CA must be 0, 2, 3 or 4"
+#endif
+#if CA && (DB || TRANS_A != 1 || TRANS_B != 0)
+  #error "CA copies tiles as they lie: A read transposed, B as stored (A_T 1, B_T 0), DB 0"
+#endif
+#if CA && VW * (PRECISION == 32 ? 4 : PRECISION == 6464 ? 16 : 8) != 16
+  #error "CA copies 16 bytes at a time: VW elements must be 16 bytes"
+#endif
 
 // Vectors of VW, VWM and VWN elements (of words: a complex element is two, element.cl).
 #if VW == 1
@@ -438,6 +450,77 @@ void store_b(__local real* bls, const realV* rb, int lid) {
   }
 }
 
+#if CA
+// ---- asynchronous copies: global to local without passing through registers ----------------------
+// NVIDIA's cp.async (PTX ISA 7.0, sm_80 and later) through inline PTX: a work-item's copies since
+// its last commit form a group; wait(n) returns once at most n of its groups are in flight, and a
+// barrier after it makes every work-item's copies visible to the work-group. tandem builds this
+// only for a device whose probe (src/gpu/engine.cpp, copy_probe below) copied exactly, or, for
+// tests, with ASYNC_EMULATE, where a copy is an ordinary load and store.
+#if ASYNC_EMULATE
+  #define COPY_ASYNC(dst, src) (*(dst) = *(src))
+  #define COMMIT_ASYNC()
+  #define WAIT_ASYNC(n)
+#else
+  // 16 bytes, cached in L2 only (.cg); the local address as the 32-bit offset into the shared
+  // window that PTX's .shared expects.
+  #define COPY_ASYNC(dst, src)                                                           \
+    asm volatile("cp.async.cg.shared.global [%0], [%1], 16;" ::"r"((uint)(size_t)(dst)), \
+                 "l"(src) : "memory")
+  #define COMMIT_ASYNC() asm volatile("cp.async.commit_group;" ::: "memory")
+  #define WAIT_ASYNC(n) asm volatile("cp.async.wait_group %0;" ::"n"(n) : "memory")
+#endif
+
+// The work-item's share of the KWG x MWG tile of A (read transposed: rows of m) at (m0, k0) and of
+// the KWG x NWG tile of B (rows of n) at (k0, n0), copied into [k][m] and [k][n] as they lie:
+// asynchronously where `fast`, else checked element by element and stored at once.
+void copy_a(__local real* als, const __global real* a, idx_t lda, idx_t M, idx_t K, idx_t m0,
+            idx_t k0, int lid, bool fast) {
+  for (int t = 0; t < LOADS_A; ++t) {
+    const int v = lid + t * WGS;
+    const int k = v / (MWG / VW), m = (v % (MWG / VW)) * VW;
+    __local realV* dst = (__local realV*)(als + k * MWG + m);
+    if (fast) {
+      COPY_ASYNC(dst, (const __global realV*)(a + (k0 + k) * lda + m0 + m));
+    } else {
+      realV x;
+      for (int e = 0; e < VW; ++e) SET_LANE(x, e, load_a(a, lda, M, K, m0 + m + e, k0 + k));
+      *dst = x;
+    }
+  }
+}
+
+void copy_b(__local real* bls, const __global real* b, idx_t ldb, idx_t K, idx_t N, idx_t k0,
+            idx_t n0, int lid, bool fast) {
+  for (int t = 0; t < LOADS_B; ++t) {
+    const int v = lid + t * WGS;
+    const int k = v / (NWG / VW), n = (v % (NWG / VW)) * VW;
+    __local realV* dst = (__local realV*)(bls + k * NWG + n);
+    if (fast) {
+      COPY_ASYNC(dst, (const __global realV*)(b + (k0 + k) * ldb + n0 + n));
+    } else {
+      realV x;
+      for (int e = 0; e < VW; ++e) SET_LANE(x, e, load_b(b, ldb, K, N, k0 + k, n0 + n + e));
+      *dst = x;
+    }
+  }
+}
+
+// The probe: one work-group of 32 copies 32 vectors of VW elements from `in` into local memory,
+// lane l's to slot 31 - l, waits, and writes the slots back in order. A device copied exactly if
+// out[l] == in[31 - l].
+__kernel __attribute__((reqd_work_group_size(32, 1, 1)))
+void copy_probe(const __global realV* in, __global realV* out) {
+  __local realV slots[32] __attribute__((aligned(128)));
+  const int lane = get_local_id(0);
+  COPY_ASYNC(slots + 31 - lane, in + lane);
+  COMMIT_ASYNC();
+  WAIT_ASYNC(0);
+  barrier(CLK_LOCAL_MEM_FENCE);
+  out[lane] = slots[lane];
+}
+#endif  // CA
+
 // Row (column) of the work-item's i-th element inside the work-group tile.
 #define ROW1(tm, i) ((((i) / VWM) * MDIMC + (tm)) * VWM + (i) % VWM)
 #define COL1(tn, j) ((((j) / VWN) * NDIMC + (tn)) * VWN + (j) % VWN)
@@ -476,15 +559,55 @@ void gemm(const idx_t M, const idx_t N, const idx_t K, const real alpha,
   const bool b_full = n0 + NWG <= N && ldb % VW == 0 && b_offset % VW == 0;
 
   // Aligned for the vector reads and stores (double16, eight complex doubles, is 128 bytes).
-  __local real als[1 + DB][KWG * MWG] __attribute__((aligned(128)));
-  __local real bls[1 + DB][KWG * NWG] __attribute__((aligned(128)));
+#if CA
+  #define BUFFERS CA
+#else
+  #define BUFFERS (1 + DB)
+#endif
+  __local real als[BUFFERS][KWG * MWG] __attribute__((aligned(128)));
+  __local real bls[BUFFERS][KWG * NWG] __attribute__((aligned(128)));
 
   real acc[MWI][NWI];
   for (int i = 0; i < MWI; ++i)
     for (int j = 0; j < NWI; ++j) acc[i][j] = ZERO;
 
+#if CA
+  // Prologue: the first CA - 1 tile pairs on their way (a group each, empty past K, so that every
+  // step waits for the same count). Step t waits for its own pair, and the barrier after the wait
+  // also says every work-item is done with step t - 1's buffer, which the copies of pair t + CA - 1
+  // then fill: one barrier per step.
+  const idx_t steps = (K + KWG - 1) / KWG;
+  for (int s = 0; s < CA - 1; ++s) {
+    if (s < steps) {
+      const idx_t k0 = (idx_t)s * KWG;
+      const bool k_full = k0 + KWG <= K;
+      copy_a(als[s], a, lda, M, K, m0, k0, lid, a_full && k_full);
+      copy_b(bls[s], b, ldb, K, N, k0, n0, lid, b_full && k_full);
+    }
+    COMMIT_ASYNC();
+  }
+  int cur = 0, fill = CA - 1;  // buffers of step t and of step t + CA - 1
+  for (idx_t t = 0; t < steps; ++t) {
+    WAIT_ASYNC(CA - 2);
+    barrier(CLK_LOCAL_MEM_FENCE);
+    const idx_t ahead = t + CA - 1;
+    if (ahead < steps) {
+      const idx_t k0 = ahead * KWG;
+      const bool k_full = k0 + KWG <= K;
+      copy_a(als[fill], a, lda, M, K, m0, k0, lid, a_full && k_full);
+      copy_b(bls[fill], b, ldb, K, N, k0, n0, lid, b_full && k_full);
+    }
+    COMMIT_ASYNC();
+    {
+      __local const real* al = als[cur];
+      __local const real* bl = bls[cur];
+      MULTIPLY_TILE(al, bl)
+    }
+    cur = cur == CA - 1 ? 0 : cur + 1;
+    fill = fill == CA - 1 ? 0 : fill + 1;
+  }
+#elif DB
   realV ra[LOADS_A], rb[LOADS_B];
-#if DB
   // Prologue: the first tile pair into buffer 0. In the loop, the next pair is read from global
   // memory into registers before the current one is multiplied, and stored into the other buffer
   // after it; one barrier per step keeps both buffers consistent.
@@ -517,6 +640,7 @@ void gemm(const idx_t M, const idx_t N, const idx_t K, const real alpha,
     cur = 1 - cur;
   }
 #else
+  realV ra[LOADS_A], rb[LOADS_B];
   for (idx_t k0 = 0; k0 < K; k0 += KWG) {
     const bool k_full = k0 + KWG <= K;
     fetch_a(ra, a, lda, M, K, m0, k0, lid, a_full && k_full);

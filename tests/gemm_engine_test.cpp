@@ -25,6 +25,7 @@
 #include "plan/device_profile.hpp"
 #include "profile/profile.hpp"
 #include "profile/store.hpp"
+#include "profile_here.hpp"
 #include "reference.hpp"
 #include "seam_values.hpp"
 #include "tandem/tandem.hpp"
@@ -248,8 +249,9 @@ TEST(EngineProbe, TheEmulatedInstructionPassesIt) {
   v.emulate_engine = true;
   detail::seams::Override scope(v);
   const gpu::EngineVerdict& verdict = gpu::engine_verdict(*gpu::open_device(""));
-  EXPECT_EQ(verdict.shapes, gpu::engine_shape(8) | gpu::engine_shape(16)) << verdict.why;
-  EXPECT_EQ(verdict.why, "m8n8k4 exact; m16n8k4 exact");
+  EXPECT_EQ(verdict.shapes, gpu::engine_shape(8) | gpu::engine_shape(16) | gpu::kAsyncCopy)
+      << verdict.why;
+  EXPECT_EQ(verdict.why, "m8n8k4 exact; m16n8k4 exact; cp.async exact");
 }
 
 TEST(EngineProbe, ExplicitParametersAreRefusedAndCIsUntouched) {
@@ -270,15 +272,7 @@ TEST(EngineProbe, ExplicitParametersAreRefusedAndCIsUntouched) {
 
 TEST(EngineProbe, AProfileNamingItWarnsOnceAndRunsTheDefaultKernel) {
   SKIP_WHERE_THE_ENGINE_RUNS();
-  prof::Profile p;
-  p.tandem_version = TANDEM_VERSION;
-  p.identity = prof::identity_for(gpu::info(*gpu::open_device("")));
-  prof::PrecisionProfile pp;
-  pp.gpu_kernel = {{"KERNEL", 3}};
-  pp.gpu_size = 64;
-  p.precisions[detail::Precision::d] = pp;
-  prof::save(p, prof::path_for(p.identity));
-  prof::forget();
+  save_profile_here(TANDEM_VERSION, detail::Precision::d, {{"KERNEL", 3}});
   ::testing::internal::CaptureStderr();
   for (int call = 0; call < 3; ++call) {
     const int64_t n = 40 + call;

@@ -276,11 +276,13 @@ TEST(GemmParams, TheDatabasesKernelsFitTheRegisterTileBound) {
                                const std::map<std::string, int>& kernel) {
     if (kernel.empty()) return;
     ++kernels;
-    // A GPU entry may name the matrix-engine codelet: whether its device runs it is the probe's
-    // to say at run time (EngineProbe tests), so both shapes count as proven here.
+    // A GPU entry may name the matrix-engine codelet or asynchronous copies: whether its device
+    // runs them is the probe's to say at run time (EngineProbe, AsyncCopy tests), so both shapes
+    // and the copy count as proven here.
     const bool is_gpu = profile.identity.platform != "Portable Computing Language";
-    const gpu::Limits roomy{1024, 1 << 20, is_gpu,
-                            is_gpu ? gpu::engine_shape(8) | gpu::engine_shape(16) : 0};
+    const gpu::Limits roomy{
+        1024, 1 << 20, is_gpu,
+        is_gpu ? gpu::engine_shape(8) | gpu::engine_shape(16) | gpu::kAsyncCopy : 0};
     const auto verdict = gpu::check(gpu::with_defaults(roomy, kernel), roomy, precision);
     EXPECT_FALSE(verdict) << profile.origin << ": " << verdict->message;
   };
@@ -439,6 +441,28 @@ TEST(GemmParams, FactsAreTheSetsOwnValues) {
       limits.is_gpu = is_gpu;
       EXPECT_NO_THROW(gpu::facts_of(gpu::resolved(limits, Precision::s, overrides)));
     }
+}
+
+// Asynchronous copies are searched only where the device's probe proved them; there, the H100's
+// sgemm entry (CA 2) is a valid point of the space, taken as its start.
+TEST(GemmParams, TheTunerSearchesCopiesOnlyWhereTheProbeSaidYes) {
+  const auto has_ca = [](const tuner::Space& space) {
+    for (const auto& parameter : space.parameters)
+      if (parameter.name == "CA") return true;
+    return false;
+  };
+  tuner::DeviceLimits limits{1024, 49152, true, true};
+  EXPECT_FALSE(has_ca(tuner::gemm_space(limits, Precision::s)));
+  limits.engine = gpu::kAsyncCopy;
+  const std::map<std::string, int> h100 = {
+      {"KERNEL", 1}, {"MWG", 128},   {"NWG", 256}, {"KWG", 16},        {"MDIMC", 16},
+      {"NDIMC", 16}, {"VW", 4},      {"VWM", 4},   {"VWN", 4},         {"KUNROLL", 16},
+      {"A_T", 1},    {"B_T", 0},     {"DB", 0},    {"CA", 2},          {"SA", 1},
+      {"SB", 1},     {"STRIDED", 1}, {"AK", 0},    {"NV_MAXRREG", 255}};
+  const tuner::Space space = tuner::gemm_space(limits, Precision::s, h100);
+  ASSERT_TRUE(has_ca(space));
+  ASSERT_TRUE(space.start.has_value()) << "the H100's entry is not a point of the space";
+  EXPECT_EQ(space.values(*space.start).at("CA"), 2);
 }
 
 TEST(GemmParams, TunerSpaceSampleSingle) { sample_the_space(Precision::s); }

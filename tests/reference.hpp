@@ -230,8 +230,8 @@ Report checked_call(const std::string& name, Layout layout, Op op_a, Op op_b, in
        << " pad=" << pad;
   what = line.str();
   Report r;
-  gemm<T>(layout, op_a, op_b, m, n, k, static_cast<T>(alpha), a.ptr(), a.ld, b.ptr(), b.ld,
-          static_cast<T>(beta), c.ptr(), c.ld, o, &r);
+  gemm<T>(layout, op_a, op_b, m, n, k, scalar<T>(alpha), a.ptr(), a.ld, b.ptr(), b.ld,
+          scalar<T>(beta), c.ptr(), c.ld, o, &r);
   expect_matches(c, before, ref, k, what);
   return r;
 }

@@ -433,6 +433,10 @@ void Tuner::tune_precision(Precision prec) {
   summary.precision = prec;
   DeviceLimits limits{info_.max_work_group, info_.local_mem_bytes, info_.is_gpu,
                       info_.nv_compiler_options};
+  // What the device's probe proved of the PTX paths: asynchronous copies join the generic
+  // kernels' space; the matrix engine gets its own below.
+  const int proved = o_.small_space ? 0 : detail::gpu::engine_verdict(*device_).shapes;
+  limits.engine = proved & detail::gpu::kAsyncCopy;
   const auto defaults = detail::gpu::resolve_params(*device_, prec, start_);
   const Space space =
       o_.small_space ? small_gemm_space(limits, prec) : gemm_space(limits, prec, defaults);
@@ -445,9 +449,8 @@ void Tuner::tune_precision(Precision prec) {
   // share; the split search the rest. The start point is measured whatever the clock says.
   // Where the device's probe proved the matrix engine (double precision, real or complex), its
   // codelet's space takes half of phase 1, and both families' candidates are ranked together.
-  limits.engine = (prec == Precision::d || prec == Precision::z) && !o_.small_space
-                      ? detail::gpu::engine_verdict(*device_).shapes
-                      : 0;
+  const int shapes = detail::gpu::engine_shape(8) | detail::gpu::engine_shape(16);
+  limits.engine = (prec == Precision::d || prec == Precision::z) ? proved & shapes : 0;
   const double phase1 = std::max(1e-3, (precision_deadline_ - elapsed()) * 2.0 / 3.0);
   Candidates measured = rank_kernels<T>(
       prec, space, summary,

@@ -144,6 +144,9 @@ Space gemm_space(const DeviceLimits& limits, Precision precision,
       {"AK", {0, 1}, 1},
   };
   if (limits.nv_compiler_options) s.parameters.push_back({"NV_MAXRREG", {0, 96, 128, 168, 255}, 1});
+  // Asynchronous copies where the device's probe proved them (gpu::check keeps them to KERNEL
+  // 1, A read transposed, B as stored and 16-byte vectors).
+  if (limits.engine & gpu::kAsyncCopy) s.parameters.push_back({"CA", {0, 2, 3, 4}, 1});
   add_constraints(s, limits, precision);
   set_start(s, start);
   return s;

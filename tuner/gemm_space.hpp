@@ -17,12 +17,13 @@ struct DeviceLimits {
   uint64_t local_mem_bytes = 32768;
   bool is_gpu = true;
   bool nv_compiler_options = false;  // NVIDIA: the register cap NV_MAXRREG is searched too
-  int engine = 0;  // the matrix-engine shapes the device's probe proved (gpu::Limits::engine)
+  int engine = 0;  // the PTX paths the device's probe proved (gpu::Limits::engine)
 };
 
 // The full family: tile and work-group shapes (group 0), and K step, unroll, vector width, local
-// memory for A and B, element assignment and operand layout, RaijinCL's NN/NT/TN codelets
-// (group 1). `start` (kernel parameters) becomes the space's start point when it fits.
+// memory for A and B, element assignment and operand layout, RaijinCL's NN/NT/TN codelets, and
+// asynchronous copies (CA) where limits.engine has gpu::kAsyncCopy (group 1). `start` (kernel
+// parameters) becomes the space's start point when it fits.
 Space gemm_space(const DeviceLimits& limits, detail::Precision precision,
                  const std::map<std::string, int>& start = {});
 

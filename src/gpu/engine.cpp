@@ -1,5 +1,6 @@
-// The matrix engine's probe: kernels/gemm_engine.cl's engine_probe, one warp, one instruction on
-// small integers, compared element by element with the product the fragment layout says.
+// The PTX paths' probe: kernels/gemm_engine.cl's engine_probe, one warp, one instruction on small
+// integers, compared element by element with the product the fragment layout says; and
+// kernels/gemm.cl's copy_probe, one warp's asynchronous copies, compared word by word.
 #include "gpu/engine.hpp"
 
 #include <mutex>
@@ -46,6 +47,20 @@ std::vector<double> expected(int rows) {
   return out;
 }
 
+// "" once `program` is built for the device, else why not (the start of its build log).
+std::string built(cl::Program& program, const Device& device) {
+  try {
+    program.build({device.device()}, "-cl-std=CL1.2");
+    return "";
+  } catch (const cl::Error&) {
+    std::string log = program.getBuildInfo<CL_PROGRAM_BUILD_LOG>(device.device());
+    if (log.size() > 300) log.resize(300);
+    for (char& ch : log)
+      if (ch == '\n') ch = ' ';
+    return "the build failed: " + log;
+  }
+}
+
 // One shape: built with the codelet's own source and defaults, run, compared. "" if exact.
 std::string probe(const Device& device, int rows) {
   // The codelet's defaults but for the shape; under the test seams emulate_engine and probe_any,
@@ -54,15 +69,7 @@ std::string probe(const Device& device, int rows) {
                               (seams::emulate_engine() ? "#define ENGINE_EMULATE 1\n" : "");
   try {
     cl::Program program(device.context(), defines + kernels::element + kernels::gemm_engine);
-    try {
-      program.build({device.device()}, "-cl-std=CL1.2");
-    } catch (const cl::Error&) {
-      std::string log = program.getBuildInfo<CL_PROGRAM_BUILD_LOG>(device.device());
-      if (log.size() > 300) log.resize(300);
-      for (char& ch : log)
-        if (ch == '\n') ch = ' ';
-      return "the build failed: " + log;
-    }
+    if (std::string failure = built(program, device); !failure.empty()) return failure;
     cl::Kernel kernel(program, "engine_probe");
     const std::vector<double> want = expected(rows);
     cl::Buffer out(device.context(), CL_MEM_WRITE_ONLY, want.size() * sizeof(double));
@@ -81,34 +88,65 @@ std::string probe(const Device& device, int rows) {
   }
 }
 
+// The asynchronous copy: kernels/gemm.cl's copy_probe, built as KERNEL 1 with CA and float4
+// vectors (the 16-byte copy the kernel makes), run on one warp. "" if every vector landed where
+// it was sent.
+std::string probe_copy(const Device& device) {
+  const std::string defines =
+      "#define PRECISION 32\n#define KERNEL 1\n#define CA 2\n#define VW 4\n#define TRANS_A 1\n"
+      "#define TRANS_B 0\n" +
+      std::string(seams::emulate_engine() ? "#define ASYNC_EMULATE 1\n" : "");
+  try {
+    cl::Program program(device.context(), defines + kernels::element + kernels::gemm);
+    if (std::string failure = built(program, device); !failure.empty()) return failure;
+    cl::Kernel kernel(program, "copy_probe");
+    std::vector<float> in(32 * 4), got(in.size());
+    for (size_t i = 0; i < in.size(); ++i) in[i] = float(3 * i + 1);
+    cl::Buffer src(device.context(), CL_MEM_READ_ONLY | CL_MEM_COPY_HOST_PTR, in.size() * 4,
+                   in.data());
+    cl::Buffer out(device.context(), CL_MEM_WRITE_ONLY, got.size() * 4);
+    kernel.setArg(0, src);
+    kernel.setArg(1, out);
+    cl::CommandQueue queue(device.context(), device.device());
+    queue.enqueueNDRangeKernel(kernel, cl::NullRange, cl::NDRange(32), cl::NDRange(32));
+    queue.enqueueReadBuffer(out, CL_TRUE, 0, got.size() * 4, got.data());
+    for (size_t i = 0; i < got.size(); ++i) {
+      const size_t from = (31 - i / 4) * 4 + i % 4;
+      if (got[i] != in[from])
+        return "word " + std::to_string(i) + " was " + std::to_string(got[i]) + ", not " +
+               std::to_string(in[from]);
+    }
+    return "";
+  } catch (const cl::Error& e) {
+    return std::string("OpenCL failed: ") + e.what() + " (" + std::to_string(e.err()) + ")";
+  }
+}
+
 EngineVerdict probed(const Device& device) {
   EngineVerdict v;
   const std::vector<int> rows = candidate_rows(device.info());
   if (rows.empty()) {
     v.why =
-        "no matrix engine tandem drives on this architecture (" +
+        "no matrix engine or asynchronous copy tandem drives on this architecture (" +
         (device.info().architecture.empty() ? std::string("unknown") : device.info().architecture) +
         ")";
     return v;
   }
-  for (int r : rows) {
-    const std::string failure = probe(device, r);
-    const std::string name = r == 16 ? "m16n8k4" : "m8n8k4";
-    if (failure.empty()) {
-      v.shapes |= engine_shape(r);
-      v.why += (v.why.empty() ? "" : "; ") + name + " exact";
-    } else {
-      v.why += (v.why.empty() ? "" : "; ") + name + ": " + failure;
-    }
-  }
+  const auto found = [&v](const std::string& name, const std::string& failure, int bit) {
+    if (failure.empty()) v.shapes |= bit;
+    v.why += (v.why.empty() ? "" : "; ") + name + (failure.empty() ? " exact" : ": " + failure);
+  };
+  for (int r : rows) found(r == 16 ? "m16n8k4" : "m8n8k4", probe(device, r), engine_shape(r));
+  found("cp.async", probe_copy(device), kAsyncCopy);
   return v;
 }
 
 }  // namespace
 
 const EngineVerdict& engine_verdict(const Device& device) {
-  static const EngineVerdict emulated{engine_shape(8) | engine_shape(16) | kEngineEmulated,
-                                      "emulated in local memory (test seam)"};
+  static const EngineVerdict emulated{
+      engine_shape(8) | engine_shape(16) | kEngineEmulated | kAsyncCopy,
+      "emulated in local memory (test seam)"};
   if (seams::probe_any()) {  // a test's: probed again each time, not remembered
     static std::mutex mutex;
     static EngineVerdict again;
@@ -127,9 +165,7 @@ const EngineVerdict& engine_verdict(const Device& device) {
 
 Limits limits_for(const Device& device, const std::map<std::string, int>& params) {
   Limits limits = limits_of(device.info());
-  const auto kernel = params.find("KERNEL");
-  if (kernel != params.end() && kernel->second == kEngine)
-    limits.engine = engine_verdict(device).shapes;
+  if (is_engine(params) || uses_async_copy(params)) limits.engine = engine_verdict(device).shapes;
   return limits;
 }
 

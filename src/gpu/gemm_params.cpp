@@ -92,6 +92,8 @@ std::optional<std::string> kernel_rule(const Params& p, bool trans_a, bool trans
     return "MWG must be a multiple of MDIMC and NWG a multiple of NDIMC";
   if (!one_of_1248(v("VW"))) return "kernel parameter VW must be 1, 2, 4 or 8";
   if (v("KERNEL") == 0) {
+    if (p.count("CA") && v("CA") != 0)
+      return "kernel parameter CA is KERNEL 1's: it must be 0 with KERNEL 0";
     if (v("SA") && (trans_a ? v("MWG") : v("KWG")) % v("VW") != 0)
       return std::string("the contiguous side of the A tile (") + (trans_a ? "MWG" : "KWG") +
              ") must be a multiple of VW";
@@ -101,6 +103,11 @@ std::optional<std::string> kernel_rule(const Params& p, bool trans_a, bool trans
     return std::nullopt;
   }
   if (!one_of_1248(v("VWM")) || !one_of_1248(v("VWN"))) return "VWM and VWN must be 1, 2, 4 or 8";
+  const int ca = p.count("CA") ? v("CA") : 0;
+  if (ca != 0 && ca != 2 && ca != 3 && ca != 4) return "kernel parameter CA must be 0, 2, 3 or 4";
+  if (ca != 0 && (v("DB") != 0 || !trans_a || trans_b))
+    return "CA copies tiles as they lie: it needs A read transposed and B as stored (A_T 1, B_T "
+           "0) and DB 0";
   const int64_t loads = int64_t{v("MDIMC")} * v("NDIMC") * v("VW");
   if (v("MWG") % (v("MDIMC") * v("VWM")) != 0 || v("NWG") % (v("NDIMC") * v("VWN")) != 0 ||
       (int64_t{v("MWG")} * v("KWG")) % loads != 0 || (int64_t{v("NWG")} * v("KWG")) % loads != 0 ||
@@ -175,8 +182,10 @@ uint64_t local_bytes(const Params& p, uint64_t elem) {
     const uint64_t b = std::max(saturated(kwg, at("NWG") + pb), saturated(at("NWG"), kwg + pb));
     return saturated(elem * (1 + at("DB")), std::min(kSaturated, a + b));
   }
-  if (p.count("KERNEL") && p.at("KERNEL") == 1)
-    return saturated(elem * at("KWG"), (at("MWG") + at("NWG")) * (p.at("DB") ? 2 : 1));
+  if (p.count("KERNEL") && p.at("KERNEL") == 1) {
+    const uint64_t buffers = uses_async_copy(p) ? at("CA") : p.at("DB") ? 2 : 1;
+    return saturated(elem * at("KWG"), (at("MWG") + at("NWG")) * buffers);
+  }
   return saturated(elem * at("KWG"),
                    (at("SA") ? at("MWG") + 1 : 0) + (at("SB") ? at("NWG") + 1 : 0));
 }
@@ -195,9 +204,10 @@ uint64_t private_bytes(const Params& p, uint64_t elem) {
     return saturated(elem, std::min(kSaturated, accumulators + fragments + staged));
   }
   const uint64_t mwi = at("MWG") / at("MDIMC"), nwi = at("NWG") / at("NDIMC");
-  // KERNEL 1 also holds its share of the next A and B tiles (ra, rb) while it computes.
+  // KERNEL 1 also holds its share of the next A and B tiles (ra, rb) while it computes, unless
+  // they are copied asynchronously (CA).
   const uint64_t staged =
-      p.count("KERNEL") && p.at("KERNEL") == 1
+      p.count("KERNEL") && p.at("KERNEL") == 1 && !uses_async_copy(p)
           ? saturated(at("MWG") + at("NWG"), at("KWG")) / (at("MDIMC") * at("NDIMC"))
           : 0;
   const uint64_t elements = saturated(mwi, nwi);
@@ -235,6 +245,16 @@ std::optional<Violation> check(const Params& p, const Limits& limits, Precision 
     for (bool ta : layouts(p.at("A_T")))
       for (bool tb : layouts(p.at("B_T")))
         if (auto rule = kernel_rule(p, ta, tb)) return Violation{K::Kernel, *rule};
+    if (uses_async_copy(p)) {
+      // One size of copy, the one the probe runs: a whole 16-byte vector.
+      if (uint64_t(p.at("VW")) * element_bytes(precision) != 16)
+        return Violation{K::Kernel, std::string("CA copies 16 bytes at a time: VW elements of ") +
+                                        letter(precision) + " must be 16 bytes"};
+      if ((limits.engine & kAsyncCopy) == 0)
+        return Violation{K::Device,
+                         "CA (asynchronous copies) needs a device whose probe ran cp.async "
+                         "exactly; this one's did not (TANDEM_VERBOSE=1 says why)"};
+    }
   }
   const uint64_t group =
       static_cast<uint64_t>(p.at("MDIMC")) * static_cast<uint64_t>(p.at("NDIMC"));
@@ -354,6 +374,11 @@ bool is_direct(const Params& params) {
 bool is_engine(const Params& params) {
   const auto it = params.find("KERNEL");
   return it != params.end() && it->second == kEngine;
+}
+
+bool uses_async_copy(const Params& params) {
+  const auto kernel = params.find("KERNEL"), ca = params.find("CA");
+  return kernel != params.end() && kernel->second == 1 && ca != params.end() && ca->second != 0;
 }
 
 bool read_transposed(const Params& params, const char* name, bool caller) {

@@ -40,9 +40,9 @@ struct Limits {
   uint64_t max_work_group = 256;
   uint64_t local_mem_bytes = 32768;
   bool is_gpu = true;
-  // The matrix-engine instruction shapes the device's probe proved (engine_shape bits; 0: none,
-  // or not asked). limits_of(DeviceInfo) never probes: gpu/engine.hpp's limits_for does, for a
-  // parameter set that names the codelet.
+  // The PTX paths the device's probe proved: the matrix-engine instruction shapes (engine_shape
+  // bits) and kAsyncCopy; 0: none, or not asked. limits_of(DeviceInfo) never probes:
+  // gpu/engine.hpp's limits_for does, for a parameter set that names one of them.
   int engine = 0;
   bool operator==(const Limits& o) const {
     return max_work_group == o.max_work_group && local_mem_bytes == o.local_mem_bytes &&
@@ -57,6 +57,10 @@ uint64_t hash_limits(const Limits& limits, uint64_t h);
 // value; kEngineEmulated marks the test seam's emulation (its local scratch counts too).
 int engine_shape(int mma_m);
 constexpr int kEngineEmulated = 4;
+// Limits::engine's bit for the asynchronous global-to-local copy (cp.async) that KERNEL 1 uses
+// with CA; and whether a parameter set asks for it.
+constexpr int kAsyncCopy = 8;
+bool uses_async_copy(const Params& params);
 
 // Why a parameter set cannot run: the kernel's own #error checks would stop its build (Kernel), the
 // device cannot launch it (Device: a complex element is twice a real one's size, so its tiles

@@ -25,6 +25,7 @@ std::string defines_for(const ProgramKey& key) {
   std::string defines;
   if (key.failing) defines += "#error \"a test seam makes this build fail\"\n";
   if (key.emulate && is_engine(key.params)) defines += "#define ENGINE_EMULATE 1\n";
+  if (key.emulate && uses_async_copy(key.params)) defines += "#define ASYNC_EMULATE 1\n";
   defines += "#define PRECISION " + std::to_string(kernel_precision(key.precision)) + "\n";
   if (key.long_index) defines += "#define INDEX_LONG 1\n";
   defines += "#define TRANS_A " + std::to_string(key.trans_a ? 1 : 0) + "\n";

@@ -131,12 +131,25 @@ gpu::SharedParams kernel_for(const gpu::Device& device, Precision precision, con
     try {
       return gpu::resolved(limits, precision, profile_kernel);
     } catch (const Error& e) {
-      // A codelet the device's probe refused says what the probe found.
+      // A PTX path the device's probe refused says what the probe found. Without asynchronous
+      // copies the same tiles run from registers (DB), if the device takes them.
       const std::string probe =
-          gpu::is_engine(profile_kernel) ? "; its probe: " + gpu::engine_verdict(device).why : "";
-      warn_once("profile-kernel:" + profile, "the profile's kernel does not fit " +
-                                                 gpu::info(device).describe() + " (" + e.what() +
-                                                 probe + "); using the default kernel");
+          gpu::is_engine(profile_kernel) || gpu::uses_async_copy(profile_kernel)
+              ? "; its probe: " + gpu::engine_verdict(device).why
+              : "";
+      const std::string why = "the profile's kernel does not fit " + gpu::info(device).describe() +
+                              " (" + e.what() + probe + "); using ";
+      if (gpu::uses_async_copy(profile_kernel)) {
+        gpu::Params plain = profile_kernel;
+        plain["CA"] = 0;
+        plain["DB"] = 1;
+        const gpu::Limits plain_limits = gpu::limits_of(gpu::info(device));
+        if (!gpu::check(gpu::with_defaults(plain_limits, plain), plain_limits, precision)) {
+          warn_once("profile-kernel:" + profile, why + "its tiles without asynchronous copies");
+          return gpu::resolved(plain_limits, precision, plain);
+        }
+      }
+      warn_once("profile-kernel:" + profile, why + "the default kernel");
       return gpu::resolved(limits, precision, {});
     }
   });
