@@ -11,7 +11,8 @@
 // parameter has run (so each code path of kernels/gemm.cl that a parameter switches on runs at
 // least once), then more up to TANDEM_OCLGRIND_KERNELS (default 24; a third of that, rounded down,
 // for c and z, whose kernels are the real ones with a wider element, kernels/element.cl);
-// TANDEM_OCLGRIND_SEED. A complex call's transposed operands are conjugate-transposed.
+// TANDEM_OCLGRIND_SEED. The space includes asynchronous copies (CA), emulated as loads and stores.
+// A complex call's transposed operands are conjugate-transposed.
 // Each runs through the library as `gpu` at small sizes that fill no tile evenly.
 // TANDEM_OCLGRIND_KERNEL="NAME=v ..." runs that one parameter set instead (a failure names it).
 // TANDEM_OCLGRIND_VARIANT=i runs only the i-th variant (sgemm's first, then dgemm's, cgemm's and
@@ -34,6 +35,7 @@
 #include "base/text.hpp"
 #include "gemm_space.hpp"
 #include "gpu/device.hpp"
+#include "gpu/gemm_params.hpp"
 #include "reference.hpp"
 #include "seam_override.hpp"
 #include "seam_values.hpp"
@@ -179,6 +181,7 @@ int run_variant(const std::map<std::string, int>& kernel, detail::Precision prec
     values.assume_unified = c.unified;
     values.assume_discrete = !c.unified;
     values.pinned_from = test::kNothingPinned;  // tandem_malloc blocks are packed, as before
+    values.emulate_engine = true;               // CA's copies as loads and stores (no PTX here)
     // A discrete share in chunks even at these sizes, except under the uninitialised-value check,
     // which loses track of a buffer written in pieces or by rectangles: there its rows are tight
     // too (tests/oclgrind_preload.c).
@@ -231,7 +234,10 @@ TEST(Oclgrind, KernelVariantsOfTheTunersSpace) {
       variants.emplace_back(precision, detail::text::parse_params(one));
       continue;
     }
-    const tuner::DeviceLimits limits{info.max_work_group, info.local_mem_bytes, info.is_gpu};
+    // Asynchronous copies (CA) are in the space: emulated (run_variant), their pipeline's buffer
+    // order is what Oclgrind's race check sees.
+    const tuner::DeviceLimits limits{info.max_work_group, info.local_mem_bytes, info.is_gpu, false,
+                                     gpu::kAsyncCopy};
     const tuner::Space space = tuner::gemm_space(limits, precision);
     // A third for c and z: none in the one-variant uninitialised-value run (ctest
     // oclgrind.uninitialized), which compiles unoptimised and took 568 s with them.
