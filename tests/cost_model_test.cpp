@@ -174,6 +174,26 @@ TEST(CostModel, FitRecoversTheModelThatMadeTheObservations) {
   EXPECT_NEAR(fitted.split_margin, 0.05, 1e-12) << "a model that missed nothing keeps the margin";
 }
 
+// A noisy machine (another job on the cores while the tuner measured the small square call)
+// makes that call look slower than the square calls themselves. The fit must not read the excess
+// as a fixed cost larger than the calls it is taken from: the rates stay those the square calls
+// measured, and the model stays usable (ModelPlan's tune once stored 2.4e71 GFLOPS so, refused).
+TEST(CostModel, ASlowSmallCallCannotTurnTheLatencyIntoTheWholeCall) {
+  cost::Model truth = h100_like();
+  truth.cpu.latency = 30e-6;
+  std::vector<cost::Observation> obs = observations_of(truth);
+  for (cost::Observation& o : obs)
+    if (o.what == "cpu" && o.m == 512 && o.n == 512 && o.k == 512) o.seconds *= 400;
+  const cost::Model fitted = cost::fit(obs, kH100Constants, 0.05);
+  EXPECT_TRUE(fitted.usable()) << fitted.problem();
+  ASSERT_EQ(fitted.cpu.gflops_by_threads.size(), truth.cpu.gflops_by_threads.size());
+  for (size_t i = 0; i < truth.cpu.gflops_by_threads.size(); ++i) {
+    const double ratio = fitted.cpu.gflops_by_threads[i].y / truth.cpu.gflops_by_threads[i].y;
+    EXPECT_GT(ratio, 0.9) << i;
+    EXPECT_LT(ratio, 2.5) << i;
+  }
+}
+
 // A complex multiply-add is four real ones (8 flops): the model counts a complex call's flops so,
 // and its rates are GFLOPS of that count, the figures the tuner and the planner's launch bound
 // read beside the real types'. A machine that runs complex calls as `truth` says is fitted back

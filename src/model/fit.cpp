@@ -52,6 +52,12 @@ CpuModel fit_cpu(const std::vector<Observation>& obs, const DeviceConstants& dev
     else if (std::count(dims, dims + 3, big) == 2)  // one dimension small, the others alike
       thin.push_back(&o);
   }
+  // A call's fixed cost is at most half of the shortest call it is taken from: a small call
+  // measured slow on a busy machine would otherwise make the larger calls' time all fixed cost,
+  // and their rates unbounded (a tune under load once fitted 2.4e71 GFLOPS).
+  double latency_cap = HUGE_VAL;
+  for (const auto* group : {&squares, &thin})
+    for (const Observation* o : *group) latency_cap = std::min(latency_cap, 0.5 * o->seconds);
   // The part of a call's rate its shape leaves, and the flops a second the rate gives.
   const auto shape_part = [&](const Observation& o) {
     return f(o.m, cpu.half_m) * f(o.n, cpu.half_n) * f(o.k, cpu.half_k);
@@ -84,7 +90,7 @@ CpuModel fit_cpu(const std::vector<Observation>& obs, const DeviceConstants& dev
     for (const Observation* o : small)
       latencies.push_back(std::max(
           0.0, o->seconds - flops(*o, device) / (cpu.gflops(o->threads) * 1e9 * shape_part(*o))));
-    cpu.latency = median(latencies);
+    cpu.latency = std::min(median(latencies), latency_cap);
   }
   return cpu;
 }
