@@ -76,6 +76,9 @@
 #if KERNEL != 0 && KERNEL != 1
   #error "KERNEL must be 0 or 1"
 #endif
+#if KERNEL == 0 && CA != 0
+  #error "CA is KERNEL 1's: it must be 0 with KERNEL 0"
+#endif
 #if MWG % MDIMC != 0 || NWG % NDIMC != 0
   #error "MWG must be a multiple of MDIMC and NWG a multiple of NDIMC"
 #endif

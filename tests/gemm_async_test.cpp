@@ -1,8 +1,10 @@
 // KERNEL 1's asynchronous copies (kernels/gemm.cl, CA: tiles copied from global to local memory
 // by cp.async, CA - 1 tiles ahead) and the probe that offers them (src/gpu/engine.cpp), on this
 // machine's PoCL, which has no cp.async:
-// - with the seam emulate_engine, the pipeline's indexing and order (the prologue's groups, empty
-//   ones past K, buffers reused in turn, edge tiles copied at once beside whole ones) against a
+// - with the seam emulate_engine, the pipeline's indexing and buffer order (the prologue's tiles,
+//   pipelines deeper than K's steps, buffers reused in turn, edge tiles copied at once beside whole
+//   ones; the emulated copies are synchronous, so the group counting of commit and wait is checked
+//   only on the instruction, on the GPU host) against a
 //   double-precision reference on random inputs: awkward sizes, padded leading dimensions, both
 //   storage orders and every transpose (and conjugation), alpha and beta in {0, 1, other} with
 //   NaN in C where beta is 0, on a unified device in place and misaligned, and on a discrete one
@@ -83,8 +85,31 @@ const ParamSet kSets[] = {
                 {"VWN", 1},
                 {"CA", 4}}),
      true},
-    // The H100's sgemm shape (database/nvidia-h100.json, 8192): on the instruction only.
-    {"h100_large",
+    // The H100 entry's sgemm and cgemm kernels (database/nvidia-h100.json's s 8192 and c 4096
+    // buckets) and a three-buffer 128x256: on the instruction only.
+    {"h100_sgemm",
+     async_set({{"MWG", 128},
+                {"NWG", 256},
+                {"KWG", 16},
+                {"MDIMC", 16},
+                {"NDIMC", 16},
+                {"VWM", 4},
+                {"VWN", 4},
+                {"KUNROLL", 16},
+                {"CA", 2}}),
+     false},
+    {"h100_cgemm",
+     async_set({{"MWG", 128},
+                {"NWG", 64},
+                {"KWG", 16},
+                {"MDIMC", 8},
+                {"NDIMC", 32},
+                {"VWM", 2},
+                {"VWN", 2},
+                {"KUNROLL", 8},
+                {"CA", 2}}),
+     false},
+    {"three_buffers_large",
      async_set({{"MWG", 128},
                 {"NWG", 256},
                 {"KWG", 8},

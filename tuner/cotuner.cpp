@@ -449,7 +449,8 @@ void Tuner::tune_precision(Precision prec) {
   // share; the split search the rest. The start point is measured whatever the clock says.
   // Where the device's probe proved the matrix engine (double precision, real or complex), its
   // codelet's space takes half of phase 1, and both families' candidates are ranked together.
-  const int shapes = detail::gpu::engine_shape(8) | detail::gpu::engine_shape(16);
+  const int shapes =
+      detail::gpu::engine_shape(8) | detail::gpu::engine_shape(16) | detail::gpu::kEngineEmulated;
   limits.engine = (prec == Precision::d || prec == Precision::z) ? proved & shapes : 0;
   const double phase1 = std::max(1e-3, (precision_deadline_ - elapsed()) * 2.0 / 3.0);
   Candidates measured = rank_kernels<T>(

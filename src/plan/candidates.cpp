@@ -143,10 +143,12 @@ gpu::SharedParams kernel_for(const gpu::Device& device, Precision precision, con
         gpu::Params plain = profile_kernel;
         plain["CA"] = 0;
         plain["DB"] = 1;
-        const gpu::Limits plain_limits = gpu::limits_of(gpu::info(device));
-        if (!gpu::check(gpu::with_defaults(plain_limits, plain), plain_limits, precision)) {
+        try {
+          const gpu::SharedParams tiles =
+              gpu::resolved(gpu::limits_of(gpu::info(device)), precision, plain);
           warn_once("profile-kernel:" + profile, why + "its tiles without asynchronous copies");
-          return gpu::resolved(plain_limits, precision, plain);
+          return tiles;
+        } catch (const Error&) {  // they do not fit either (or name what no kernel has)
         }
       }
       warn_once("profile-kernel:" + profile, why + "the default kernel");
