@@ -10,11 +10,12 @@
 //   small_calls [SIZES [SAMPLES [ROUTINES [real|complex]]]]  e.g. small_calls 2,8,32,64,128 21
 //   gemm,syrk
 //
-// complex runs the same calls in c and z (in the columns of s and d), with complex values.
-// ROUTINES is a list of gemm, syrk, syr2k, symm, trmm, trsm, or "all" (default: gemm). Every call
-// is column-major with n x n operands: gemm NN, syrk and syr2k lower NN, symm left lower, trmm and
-// trsm left lower NN non-unit; alpha 1 and beta 0.5 where there is a beta. trmm and trsm time an
-// identity A (the same flops to OpenBLAS, and B keeps its values over a loop of calls; any other
+// complex runs the same calls in c and z (in the columns of s and d), with complex values, and
+// adds hemm, herk and her2k to "all". ROUTINES is a list of gemm, syrk, syr2k, symm, trmm, trsm
+// (and for complex hemm, herk, her2k), or "all" (default: gemm). Every call is column-major with
+// n x n operands: gemm NN, syrk, syr2k, herk and her2k lower NN, symm and hemm left lower, trmm
+// and trsm left lower NN non-unit; alpha 1 and beta 0.5 where there is a beta. trmm and trsm time
+// an identity A (the same flops to OpenBLAS, and B keeps its values over a loop of calls; any other
 // triangle grows or shrinks B with every call) after a check on a random one.
 #include <cblas.h>
 
@@ -44,10 +45,15 @@ double median(std::vector<double> v) {
 }
 
 template <class T>
-using Api = tandem::detail::blas_entries::Level3<T>;
-
-template <class T>
 constexpr bool kComplex = tandem::detail::is_complex(tandem::detail::precision_of<T>());
+
+// One side's entries: the level-3 routines of every precision, and a complex one's hemm, herk
+// and her2k.
+template <class T>
+struct Api {
+  tandem::detail::blas_entries::Level3<T> level3;
+  std::conditional_t<kComplex<T>, tandem::detail::blas_entries::Hermitian<T>, int> hermitian{};
+};
 
 // A scalar as CBLAS takes it: by value for a real type, by address for a complex one.
 template <class T>
@@ -70,12 +76,48 @@ T random_value(std::uniform_real_distribution<double>& dist, std::mt19937& rng) 
 }
 
 const std::vector<std::string> kRoutines = {"gemm", "syrk", "syr2k", "symm", "trmm", "trsm"};
+const std::vector<std::string> kHermitian = {"hemm", "herk", "her2k"};
+
+// `calls` calls of hemm, herk or her2k (`routine`) through a complex side's entries, as loop()
+// makes them (herk's alpha 1 and beta 0.5 real, her2k's beta); false for any other routine.
+template <class T>
+bool hermitian_loop(const Api<T>& api, const std::string& routine, bool fortran, blasint nn,
+                    long calls, const T* a, const T* b, T* c) {
+  if constexpr (kComplex<T>) {
+    using R = tandem::detail::real_type_t<T>;
+    const auto& e = api.hermitian;
+    const T alpha = T(1), beta = T(0.5f);
+    const R ralpha = 1, rbeta = 0.5f;
+    const auto col = CblasColMajor;
+    if (routine == "hemm") {
+      for (long i = 0; i < calls; ++i)
+        fortran
+            ? e.hemm("L", "L", &nn, &nn, &alpha, a, &nn, b, &nn, &beta, c, &nn)
+            : e.cblas_hemm(col, CblasLeft, CblasLower, nn, nn, &alpha, a, nn, b, nn, &beta, c, nn);
+    } else if (routine == "herk") {
+      for (long i = 0; i < calls; ++i)
+        fortran ? e.herk("L", "N", &nn, &nn, &ralpha, a, &nn, &rbeta, c, &nn)
+                : e.cblas_herk(col, CblasLower, CblasNoTrans, nn, nn, ralpha, a, nn, rbeta, c, nn);
+    } else if (routine == "her2k") {
+      for (long i = 0; i < calls; ++i)
+        fortran ? e.her2k("L", "N", &nn, &nn, &alpha, a, &nn, b, &nn, &rbeta, c, &nn)
+                : e.cblas_her2k(col, CblasLower, CblasNoTrans, nn, nn, &alpha, a, nn, b, nn, rbeta,
+                                c, nn);
+    } else {
+      return false;
+    }
+    return true;
+  } else {
+    return false;
+  }
+}
 
 // `calls` calls of `routine` through one side's entries: C (or B, for trmm and trsm) is updated
 // in place from A and B.
 template <class T>
-void loop(const Api<T>& e, const std::string& routine, bool fortran, int n, long calls, const T* a,
-          const T* b, T* c) {
+void loop(const Api<T>& api, const std::string& routine, bool fortran, int n, long calls,
+          const T* a, const T* b, T* c) {
+  const auto& e = api.level3;
   const T alpha = T(1), beta = T(0.5f);
   const auto ca = by_cblas(alpha), cb = by_cblas(beta);
   const blasint nn = n;
@@ -107,8 +149,10 @@ void loop(const Api<T>& e, const std::string& routine, bool fortran, int n, long
       fortran ? e.trsm("L", "L", "N", "N", &nn, &nn, &alpha, a, &nn, c, &nn)
               : e.cblas_trsm(col, CblasLeft, CblasLower, CblasNoTrans, CblasNonUnit, nn, nn, ca, a,
                              nn, c, nn);
-  } else {
-    std::fprintf(stderr, "unknown routine %s (one of gemm, syrk, syr2k, symm, trmm, trsm)\n",
+  } else if (!hermitian_loop(api, routine, fortran, nn, calls, a, b, c)) {
+    std::fprintf(stderr,
+                 "unknown routine %s (one of gemm, syrk, syr2k, symm, trmm, trsm; hemm, herk, "
+                 "her2k for complex)\n",
                  routine.c_str());
     std::exit(2);
   }
@@ -150,9 +194,13 @@ std::string measure(const std::string& routine, bool fortran, int n, int samples
       for (int i = 0; i < n; ++i)
         a[i + static_cast<size_t>(j) * n] = i == j ? T(static_cast<float>(2.5 + 0.5 * dist(rng)))
                                                    : random_value<T>(dist, rng) / T(float(n));
-  const Api<T> ours = tandem::detail::blas_entries::resolved<T>(),
-               theirs = tandem::detail::blas_entries::found<T>(
-                   [](const char*name) { return openblas_own<void*>(name); });
+  const auto find = [](const char* name) { return openblas_own<void*>(name); };
+  Api<T> ours{tandem::detail::blas_entries::resolved<T>()},
+      theirs{tandem::detail::blas_entries::found<T>(find)};
+  if constexpr (kComplex<T>) {
+    ours.hermitian = tandem::detail::blas_entries::resolved_hermitian<T>();
+    theirs.hermitian = tandem::detail::blas_entries::found_hermitian<T>(find);
+  }
 
   // One call each from the same C: the drop-in must give OpenBLAS's numbers.
   loop(ours, routine, fortran, n, 1, a.data(), b.data(), mine.data());
@@ -217,8 +265,10 @@ int main(int argc, char** argv) {
     sizes.push_back(std::atoi(s.c_str()));
   const int samples = argc > 2 ? std::atoi(argv[2]) : 21;
   const std::string which = argc > 3 ? argv[3] : "gemm";
-  const std::vector<std::string> routines = which == "all" ? kRoutines : split(which.c_str());
   const bool complex = argc > 4 && std::string(argv[4]) == "complex";
+  std::vector<std::string> routines = which == "all" ? kRoutines : split(which.c_str());
+  if (which == "all" && complex)
+    routines.insert(routines.end(), kHermitian.begin(), kHermitian.end());
   std::vector<std::string> table;
   double worst = 0, worst_control = 0;
   for (const std::string& routine : routines) {

@@ -1,5 +1,5 @@
 // The drop-in's straight path for syrk, syr2k, symm, trmm and trsm, and the complex hemm, herk and
-// her2k (src/blas3/dropin/level3_entries.cpp and, for s and d on x86-64,
+// her2k (src/blas3/dropin/level3_entries.cpp and, on x86-64,
 // src/blas3/dropin/straight_x86_64.S): a valid call below the threshold goes from the exported
 // entry to OpenBLAS's own, C zeroed first where beta is 0. It must change nothing but the time.
 // This program draws thousands of small calls through every entry, Fortran and CBLAS, in all four

@@ -1,11 +1,13 @@
-// The drop-in's assembly GEMM entries (src/blas3/dropin/straight_x86_64.S) against the C++ rule in
+// The drop-in's assembly GEMM entries of every precision (src/blas3/dropin/straight_x86_64.S)
+// against the C++ rule in
 // src/blas3/dropin/straight.hpp. This program links the assembly and the table alone, with
 // recorders standing in for OpenBLAS's entries (published as the table's targets) and for the C++
 // entries the assembly falls back to (tandem_rest_*). Each of many calls, with arguments drawn to
 // sit on every edge of the rule (sizes around 0 and the threshold, leading dimensions one short,
-// invalid transposes and layouts, NULL operands, alpha 0, -0 and NaN), must reach exactly the one
-// the rule names, with every argument as the caller passed it: pointers, integers, alpha and beta
-// to the bit (NaN included).
+// invalid transposes and layouts, NULL operands, alpha 0, -0 and NaN, a complex alpha's two parts
+// each), must reach exactly the one the rule names, with every argument as the caller passed it:
+// pointers, integers, alpha and beta to the bit (NaN included), or where CBLAS passes a complex
+// scalar by address, that address.
 #include "blas3/dropin/straight.hpp"
 
 #include <cblas.h>
@@ -26,7 +28,17 @@ namespace {
 // What one call delivered, and to whom: OpenBLAS's entry or the C++ one, and for which routine
 // (a Fortran recorder sees only pointers, so the routine is what tells sgemm_ from dgemm_).
 enum class Reached { Nobody, Own, Rest };
-enum class Routine { None, Sgemm, Dgemm, CblasSgemm, CblasDgemm };
+enum class Routine {
+  None,
+  Sgemm,
+  Dgemm,
+  Cgemm,
+  Zgemm,
+  CblasSgemm,
+  CblasDgemm,
+  CblasCgemm,
+  CblasZgemm
+};
 
 struct Delivered {
   Reached to = Reached::Nobody;
@@ -51,6 +63,14 @@ void deliver(Reached to, Routine routine, Args... args) {
   ((g_delivered.words[i++] = bits(args)), ...);
 }
 
+// A CBLAS GEMM's scalars and matrices as cblas.h passes them (a complex type's by address).
+using tandem::detail::blas_entries::CblasIn;
+using tandem::detail::blas_entries::CblasOut;
+using tandem::detail::blas_entries::CblasScalar;
+
+using Complex = std::complex<float>;
+using DoubleComplex = std::complex<double>;
+
 }  // namespace
 
 #define FORTRAN_PARAMS(T)                                                               \
@@ -60,44 +80,40 @@ void deliver(Reached to, Routine routine, Args... args) {
 #define FORTRAN_ARGS ta, tb, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc
 #define CBLAS_PARAMS(T)                                                                       \
   CBLAS_ORDER order, CBLAS_TRANSPOSE ta, CBLAS_TRANSPOSE tb, blasint m, blasint n, blasint k, \
-      T alpha, const T *a, blasint lda, const T *b, blasint ldb, T beta, T *c, blasint ldc
+      CblasScalar<T> alpha, CblasIn<T> a, blasint lda, CblasIn<T> b, blasint ldb,             \
+      CblasScalar<T> beta, CblasOut<T> c, blasint ldc
 #define CBLAS_ARGS                                                                                \
   static_cast<int>(order), static_cast<int>(ta), static_cast<int>(tb), m, n, k, alpha, a, lda, b, \
       ldb, beta, c, ldc
 
-extern "C" {
-// The assembly's entries (linked into this program, not from a library).
-void sgemm_(FORTRAN_PARAMS(float));
-void dgemm_(FORTRAN_PARAMS(double));
-void cblas_sgemm(CBLAS_PARAMS(float));
-void cblas_dgemm(CBLAS_PARAMS(double));
-
-// The C++ entries the assembly falls back to, recorded.
-void tandem_rest_sgemm_(FORTRAN_PARAMS(float)) {
-  deliver(Reached::Rest, Routine::Sgemm, FORTRAN_ARGS);
-}
-void tandem_rest_dgemm_(FORTRAN_PARAMS(double)) {
-  deliver(Reached::Rest, Routine::Dgemm, FORTRAN_ARGS);
-}
-void tandem_rest_cblas_sgemm(CBLAS_PARAMS(float)) {
-  deliver(Reached::Rest, Routine::CblasSgemm, CBLAS_ARGS);
-}
-void tandem_rest_cblas_dgemm(CBLAS_PARAMS(double)) {
-  deliver(Reached::Rest, Routine::CblasDgemm, CBLAS_ARGS);
-}
-}
+// One precision's entries: T its element type, p its letter, P its Routine's letter.
+#define TANDEM_GEMM_RECORDERS(T, p, P)                                                             \
+  extern "C" {                                                                                     \
+  /* The assembly's entries (linked into this program, not from a library). */                     \
+  void p##gemm_(FORTRAN_PARAMS(T));                                                                \
+  void cblas_##p##gemm(CBLAS_PARAMS(T));                                                           \
+  /* The C++ entries the assembly falls back to, recorded. */                                      \
+  void tandem_rest_##p##gemm_(FORTRAN_PARAMS(T)) {                                                 \
+    deliver(Reached::Rest, Routine::P##gemm, FORTRAN_ARGS);                                        \
+  }                                                                                                \
+  void tandem_rest_cblas_##p##gemm(CBLAS_PARAMS(T)) {                                              \
+    deliver(Reached::Rest, Routine::Cblas##P##gemm, CBLAS_ARGS);                                   \
+  }                                                                                                \
+  }                                                                                                \
+  namespace {                                                                                      \
+  /* OpenBLAS's entries, recorded. */                                                              \
+  void own_##p##gemm(FORTRAN_PARAMS(T)) { deliver(Reached::Own, Routine::P##gemm, FORTRAN_ARGS); } \
+  void own_cblas_##p##gemm(CBLAS_PARAMS(T)) {                                                      \
+    deliver(Reached::Own, Routine::Cblas##P##gemm, CBLAS_ARGS);                                    \
+  }                                                                                                \
+  }
+TANDEM_GEMM_RECORDERS(float, s, S)
+TANDEM_GEMM_RECORDERS(double, d, D)
+TANDEM_GEMM_RECORDERS(Complex, c, C)
+TANDEM_GEMM_RECORDERS(DoubleComplex, z, Z)
+#undef TANDEM_GEMM_RECORDERS
 
 namespace {
-
-// OpenBLAS's entries, recorded.
-void own_sgemm(FORTRAN_PARAMS(float)) { deliver(Reached::Own, Routine::Sgemm, FORTRAN_ARGS); }
-void own_dgemm(FORTRAN_PARAMS(double)) { deliver(Reached::Own, Routine::Dgemm, FORTRAN_ARGS); }
-void own_cblas_sgemm(CBLAS_PARAMS(float)) {
-  deliver(Reached::Own, Routine::CblasSgemm, CBLAS_ARGS);
-}
-void own_cblas_dgemm(CBLAS_PARAMS(double)) {
-  deliver(Reached::Own, Routine::CblasDgemm, CBLAS_ARGS);
-}
 
 namespace straight = tandem::detail::dropin::straight;
 
@@ -107,6 +123,10 @@ void publish(double threshold) {
                          reinterpret_cast<void *>(&own_cblas_sgemm));
   straight::publish_gemm(Precision::d, reinterpret_cast<void *>(&own_dgemm),
                          reinterpret_cast<void *>(&own_cblas_dgemm));
+  straight::publish_gemm(Precision::c, reinterpret_cast<void *>(&own_cgemm),
+                         reinterpret_cast<void *>(&own_cblas_cgemm));
+  straight::publish_gemm(Precision::z, reinterpret_cast<void *>(&own_zgemm),
+                         reinterpret_cast<void *>(&own_cblas_zgemm));
   straight::publish(threshold);
 }
 
@@ -130,10 +150,14 @@ struct Draw {
                                           : std::max<blasint>(1, least) + pick<blasint>({0, 0, 3});
   }
   blasint any_ld() { return pick<blasint>({-1, 0, 1, 2, 8, 1000, 1 << 21}); }
+  // A scalar on the rule's edges; a complex one's two parts drawn apart (0 only when both are).
   template <class T>
   T alpha() {
-    return pick<T>({T(0), T(-0.0), T(1), T(-2.5), std::numeric_limits<T>::quiet_NaN(),
-                    std::numeric_limits<T>::denorm_min()});
+    if constexpr (std::is_floating_point_v<T>)
+      return pick<T>({T(0), T(-0.0), T(1), T(-2.5), std::numeric_limits<T>::quiet_NaN(),
+                      std::numeric_limits<T>::denorm_min()});
+    else
+      return T(alpha<typename T::value_type>(), alpha<typename T::value_type>());
   }
   double threshold() {
     return pick<double>(
@@ -159,14 +183,19 @@ struct Draw {
 };
 
 // Storage the entries never read (neither side of the recording touches A, B or C).
-float g_sf[1];
-double g_df[1];
 template <class T>
 T *storage() {
-  if constexpr (std::is_same_v<T, float>)
-    return g_sf;
+  static T s[2];
+  return s;
+}
+
+// A scalar as cblas.h passes it: a real one by value, a complex one by address.
+template <class T>
+CblasScalar<T> by_cblas(const T &x) {
+  if constexpr (std::is_floating_point_v<T>)
+    return x;
   else
-    return g_df;
+    return &x;
 }
 
 template <class T>
@@ -223,8 +252,8 @@ void check_fortran(void (*entry)(FORTRAN_PARAMS(T)), Routine routine, int cases)
 // the upper halves of their registers and stack slots, which the ABI leaves undefined.
 template <class T>
 using WideCblas = void (*)(std::uint64_t, std::uint64_t, std::uint64_t, std::uint64_t,
-                           std::uint64_t, std::uint64_t, T, const T *, std::uint64_t, const T *,
-                           std::uint64_t, T, T *, std::uint64_t);
+                           std::uint64_t, std::uint64_t, CblasScalar<T>, CblasIn<T>, std::uint64_t,
+                           CblasIn<T>, std::uint64_t, CblasScalar<T>, CblasOut<T>, std::uint64_t);
 
 template <class T>
 void check_cblas(void (*entry)(CBLAS_PARAMS(T)), Routine routine, int cases) {
@@ -251,21 +280,22 @@ void check_cblas(void (*entry)(CBLAS_PARAMS(T)), Routine routine, int cases) {
     const T *b = static_cast<const T *>(draw.pointer(storage<T>() + 1));
     T *c = const_cast<T *>(static_cast<const T *>(draw.pointer(storage<T>())));
 
+    const CblasScalar<T> alpha_arg = by_cblas(alpha), beta_arg = by_cblas(beta);
     g_delivered = {};
     if (draw.pick<int>({0, 1}))
       entry(static_cast<CBLAS_ORDER>(layout), static_cast<CBLAS_TRANSPOSE>(ta),
-            static_cast<CBLAS_TRANSPOSE>(tb), m, n, k, alpha, a, lda, b, ldb, beta, c, ldc);
+            static_cast<CBLAS_TRANSPOSE>(tb), m, n, k, alpha_arg, a, lda, b, ldb, beta_arg, c, ldc);
     else
       wide(widen(draw, layout), widen(draw, ta), widen(draw, tb), widen(draw, m), widen(draw, n),
-           widen(draw, k), alpha, a, widen(draw, lda), b, widen(draw, ldb), beta, c,
+           widen(draw, k), alpha_arg, a, widen(draw, lda), b, widen(draw, ldb), beta_arg, c,
            widen(draw, ldc));
     const bool goes = straight::goes(most, layout, ta, tb, m, n, k, alpha, a, lda, b, ldb, c, ldc);
     Delivered expected;
     expected.to = goes ? Reached::Own : Reached::Rest;
     expected.routine = routine;
-    expected.words = {bits(layout), bits(ta),    bits(tb), bits(m),   bits(n),
-                      bits(k),      bits(alpha), bits(a),  bits(lda), bits(b),
-                      bits(ldb),    bits(beta),  bits(c),  bits(ldc), 0};
+    expected.words = {bits(layout), bits(ta),        bits(tb), bits(m),   bits(n),
+                      bits(k),      bits(alpha_arg), bits(a),  bits(lda), bits(b),
+                      bits(ldb),    bits(beta_arg),  bits(c),  bits(ldc), 0};
     ASSERT_EQ(g_delivered.to, expected.to)
         << "case " << i << ": layout " << layout << " ta " << ta << " tb " << tb << " m " << m
         << " n " << n << " k " << k << " alpha " << alpha << " lda " << lda << " ldb " << ldb
@@ -292,6 +322,18 @@ TEST(Straight, CblasSgemmFollowsTheRule) {
 TEST(Straight, CblasDgemmFollowsTheRule) {
   check_cblas<double>(&cblas_dgemm, Routine::CblasDgemm, kCases);
 }
+TEST(Straight, FortranCgemmFollowsTheRule) {
+  check_fortran<Complex>(&cgemm_, Routine::Cgemm, kCases);
+}
+TEST(Straight, FortranZgemmFollowsTheRule) {
+  check_fortran<DoubleComplex>(&zgemm_, Routine::Zgemm, kCases);
+}
+TEST(Straight, CblasCgemmFollowsTheRule) {
+  check_cblas<Complex>(&cblas_cgemm, Routine::CblasCgemm, kCases);
+}
+TEST(Straight, CblasZgemmFollowsTheRule) {
+  check_cblas<DoubleComplex>(&cblas_zgemm, Routine::CblasZgemm, kCases);
+}
 
 // The threshold (TANDEM_MIN_MNK, a double) becomes the table's integer bound without moving it:
 // a whole product goes straight exactly when it is below the threshold.
@@ -308,7 +350,7 @@ TEST(Straight, PublishingKeepsTheThreshold) {
   }
 }
 
-// A complex product's work is 4 m n k real multiply-adds (the rule the C++ complex entries apply):
+// A complex product's work is 4 m n k real multiply-adds (the rule every complex entry applies):
 // it goes straight exactly when 4 m n k is at most the bound, a real one when m n k is.
 TEST(Straight, ComplexWorkIsFourMultiplyAddsAProduct) {
   const std::complex<double> z[1] = {{1, 1}};

@@ -84,6 +84,12 @@ struct Cblas<std::complex<R>> {
   static const T* in(In p) { return static_cast<const T*>(p); }
   static T* out(Out p) { return static_cast<T*>(p); }
 };
+template <class T>
+using CblasScalar = typename Cblas<T>::Scalar;
+template <class T>
+using CblasIn = typename Cblas<T>::In;
+template <class T>
+using CblasOut = typename Cblas<T>::Out;
 
 // The GEMM entries of any precision, Fortran and CBLAS.
 template <class T>

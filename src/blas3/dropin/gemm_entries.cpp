@@ -331,13 +331,10 @@ template <class T>
 
 }  // namespace
 
-// The exported entries. For s and d on x86-64 they are src/blas3/dropin/straight_x86_64.S, which
-// jumps to OpenBLAS's own entry or to these (tandem_rest_*, with the same signatures); elsewhere
-// these are the entries. Either way these apply the straight rule (straight::goes, which
-// tests/straight_test.cpp holds the assembly to) before anything else. The c and z entries are
-// these on every platform: the assembly has no complex entries yet (a complex alpha is two
-// numbers, and CBLAS passes it and beta by address, which moves every stack argument), so a
-// complex call below the threshold goes straight from C++, with the frame the compiler gives it.
+// The exported entries. On x86-64 they are src/blas3/dropin/straight_x86_64.S, which jumps to
+// OpenBLAS's own entry or to these (tandem_rest_*, with the same signatures); elsewhere these are
+// the entries. Either way these apply the straight rule (straight::goes, which
+// tests/straight_test.cpp holds the assembly to) before anything else.
 #ifdef TANDEM_STRAIGHT_ASM
 // The assembly reads the sizes and leading dimensions as 32-bit integers: an OpenBLAS built with
 // 64-bit ones (INTERFACE64) needs the C++ entries.
@@ -374,28 +371,27 @@ void fortran_entry(const char* transa, const char* transb, const blasint* m, con
 
 }  // namespace
 
-// The exported entries of one precision: T its element type, p its letter, ENTRY how an entry is
-// named (TANDEM_GEMM_ENTRY for s and d, TANDEM_CXX_ENTRY for c and z). The Fortran ones take every
-// argument by reference, and only the real ones (src/blas3/dropin/blas_entries.hpp says why the
-// hidden lengths are not declared); the CBLAS ones take cblas.h's types (Cblas<T>).
-#define TANDEM_CXX_ENTRY(name) TANDEM_EXPORT name
-#define TANDEM_GEMM_ENTRIES(T, p, ENTRY)                                                           \
-  void ENTRY(cblas_##p##gemm)(const enum CBLAS_ORDER Order, const enum CBLAS_TRANSPOSE TransA,     \
-                              const enum CBLAS_TRANSPOSE TransB, const blasint M, const blasint N, \
-                              const blasint K, const Cblas<T>::Scalar alpha, Cblas<T>::In A,       \
-                              const blasint lda, Cblas<T>::In B, const blasint ldb,                \
-                              const Cblas<T>::Scalar beta, Cblas<T>::Out C, const blasint ldc) {   \
+// The exported entries of one precision: T its element type, p its letter. The Fortran ones take
+// every argument by reference, and only the real ones (src/blas3/dropin/blas_entries.hpp says why
+// the hidden lengths are not declared); the CBLAS ones take cblas.h's types (Cblas<T>).
+#define TANDEM_GEMM_ENTRIES(T, p)                                                                  \
+  void TANDEM_GEMM_ENTRY(cblas_##p##gemm)(                                                         \
+      const enum CBLAS_ORDER Order, const enum CBLAS_TRANSPOSE TransA,                             \
+      const enum CBLAS_TRANSPOSE TransB, const blasint M, const blasint N, const blasint K,        \
+      const Cblas<T>::Scalar alpha, Cblas<T>::In A, const blasint lda, Cblas<T>::In B,             \
+      const blasint ldb, const Cblas<T>::Scalar beta, Cblas<T>::Out C, const blasint ldc) {        \
     cblas_entry<T>(Order, TransA, TransB, M, N, K, alpha, A, lda, B, ldb, beta, C, ldc);           \
   }                                                                                                \
-  void ENTRY(p##gemm_)(const char* transa, const char* transb, const blasint* m, const blasint* n, \
-                       const blasint* k, const T* alpha, const T* a, const blasint* lda,           \
-                       const T* b, const blasint* ldb, const T* beta, T* c, const blasint* ldc) {  \
+  void TANDEM_GEMM_ENTRY(p##gemm_)(const char* transa, const char* transb, const blasint* m,       \
+                                   const blasint* n, const blasint* k, const T* alpha, const T* a, \
+                                   const blasint* lda, const T* b, const blasint* ldb,             \
+                                   const T* beta, T* c, const blasint* ldc) {                      \
     fortran_entry<T>(transa, transb, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc);                \
   }
 
 extern "C" {
-TANDEM_GEMM_ENTRIES(float, s, TANDEM_GEMM_ENTRY)
-TANDEM_GEMM_ENTRIES(double, d, TANDEM_GEMM_ENTRY)
-TANDEM_GEMM_ENTRIES(std::complex<float>, c, TANDEM_CXX_ENTRY)
-TANDEM_GEMM_ENTRIES(std::complex<double>, z, TANDEM_CXX_ENTRY)
+TANDEM_GEMM_ENTRIES(float, s)
+TANDEM_GEMM_ENTRIES(double, d)
+TANDEM_GEMM_ENTRIES(std::complex<float>, c)
+TANDEM_GEMM_ENTRIES(std::complex<double>, z)
 }  // extern "C"

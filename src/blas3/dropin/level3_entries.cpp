@@ -3,8 +3,8 @@
 // src/blas3/level3.hpp, whose products go through tandem's GEMM by the drop-in's routing rule
 // (src/blas3/dropin/gemm_entries.cpp). One whose largest product stays on the CPU is one OpenBLAS
 // call; below the drop-in's threshold a valid call goes straight to OpenBLAS's own entry, as a
-// GEMM call does (from assembly for s and d on x86-64, from C++ otherwise; a complex product's
-// work counts 4 m n k). BLAS semantics and argument positions are the reference's, as for gemm.
+// GEMM call does (from assembly on x86-64, from C++ otherwise; a complex product's work counts
+// 4 m n k). BLAS semantics and argument positions are the reference's, as for gemm.
 //
 // Longer than 600 lines because it holds the entries of eight routines in four precisions, and
 // the templates they share have no other user: split, they would move to a header for this file.
@@ -148,9 +148,8 @@ namespace straight = tandem::detail::dropin::straight;
 template <class T>
 constexpr bool kComplex = tandem::detail::is_complex(tandem::detail::precision_of<T>());
 
-// A scalar as cblas.h passes it (Cblas<S>: a real one by value, a complex one by address).
-template <class S>
-using CblasScalar = typename Cblas<S>::Scalar;
+// A scalar as cblas.h passes it (a real one by value, a complex one by address).
+using tandem::detail::blas_entries::CblasScalar;
 
 // `first` where First, else `second` (of another type).
 template <bool First, class A, class B>
@@ -496,11 +495,9 @@ void fortran_triangle(bool solve, const char* side, const char* uplo, const char
 
 }  // namespace
 
-// The exported entries: for s and d on x86-64 src/blas3/dropin/straight_x86_64.S, which goes
-// straight or on to these (tandem_rest_*; tests/straight_test.cpp); elsewhere these. Both go
-// straight by one rule, but the assembly leaves calls with beta = 0 to these, which zero C first.
-// The c and z entries are these on every platform, as the c and z GEMM entries are
-// (src/blas3/dropin/gemm_entries.cpp says why).
+// The exported entries: on x86-64 src/blas3/dropin/straight_x86_64.S, which goes straight or on to
+// these (tandem_rest_*; tests/straight_level3_test.cpp); elsewhere these. Both go straight by one
+// rule, but the assembly leaves calls with beta = 0 to these, which zero C first.
 #ifdef TANDEM_STRAIGHT_ASM
 #define TANDEM_LEVEL3_ENTRY(name) __attribute__((visibility("hidden"))) tandem_rest_##name
 // Declared with the exported entries' types (src/blas3/dropin/blas_entries.hpp): a definition below
@@ -517,124 +514,137 @@ void fortran_triangle(bool solve, const char* side, const char* uplo, const char
   TANDEM_REST(p##symm_);         \
   TANDEM_REST(p##trmm_);         \
   TANDEM_REST(p##trsm_);
+#define TANDEM_HERMITIAN_RESTS(p) \
+  TANDEM_REST(cblas_##p##hemm);   \
+  TANDEM_REST(cblas_##p##herk);   \
+  TANDEM_REST(cblas_##p##her2k);  \
+  TANDEM_REST(p##hemm_);          \
+  TANDEM_REST(p##herk_);          \
+  TANDEM_REST(p##her2k_);
 extern "C" {
 TANDEM_RESTS(s)
 TANDEM_RESTS(d)
+TANDEM_RESTS(c)
+TANDEM_RESTS(z)
+TANDEM_HERMITIAN_RESTS(c)
+TANDEM_HERMITIAN_RESTS(z)
 }
 #else
 #define TANDEM_LEVEL3_ENTRY(name) TANDEM_EXPORT name
 #endif
-#define TANDEM_CXX_ENTRY(name) TANDEM_EXPORT name
 
-// The exported entries of one precision: T its element type, p its letter, ENTRY how an entry is
-// named (TANDEM_LEVEL3_ENTRY for s and d, TANDEM_CXX_ENTRY for c and z). The CBLAS ones take
+// The exported entries of one precision: T its element type, p its letter. The CBLAS ones take
 // cblas.h's types (Cblas<T>); the Fortran ones only their real arguments
 // (src/blas3/dropin/blas_entries.hpp says why).
-#define TANDEM_LEVEL3_ENTRIES(T, p, ENTRY)                                                         \
-  void ENTRY(cblas_##p##syrk)(const enum CBLAS_ORDER Order, const enum CBLAS_UPLO Uplo,            \
-                              const enum CBLAS_TRANSPOSE Trans, const blasint N, const blasint K,  \
-                              const Cblas<T>::Scalar alpha, Cblas<T>::In A, const blasint lda,     \
-                              const Cblas<T>::Scalar beta, Cblas<T>::Out C, const blasint ldc) {   \
-    cblas_rank<Syrk<T>>(Order, Uplo, Trans, N, K, alpha, A, lda, nullptr, 0, beta, C, ldc);        \
-  }                                                                                                \
-  void ENTRY(cblas_##p##syr2k)(const enum CBLAS_ORDER Order, const enum CBLAS_UPLO Uplo,           \
-                               const enum CBLAS_TRANSPOSE Trans, const blasint N, const blasint K, \
-                               const Cblas<T>::Scalar alpha, Cblas<T>::In A, const blasint lda,    \
-                               Cblas<T>::In B, const blasint ldb, const Cblas<T>::Scalar beta,     \
-                               Cblas<T>::Out C, const blasint ldc) {                               \
-    cblas_rank<Syr2k<T>>(Order, Uplo, Trans, N, K, alpha, A, lda, B, ldb, beta, C, ldc);           \
-  }                                                                                                \
-  void ENTRY(cblas_##p##symm)(const enum CBLAS_ORDER Order, const enum CBLAS_SIDE Side,            \
-                              const enum CBLAS_UPLO Uplo, const blasint M, const blasint N,        \
-                              const Cblas<T>::Scalar alpha, Cblas<T>::In A, const blasint lda,     \
-                              Cblas<T>::In B, const blasint ldb, const Cblas<T>::Scalar beta,      \
-                              Cblas<T>::Out C, const blasint ldc) {                                \
-    cblas_multiply<Symm<T>>(Order, Side, Uplo, M, N, alpha, A, lda, B, ldb, beta, C, ldc);         \
-  }                                                                                                \
-  void ENTRY(cblas_##p##trmm)(const enum CBLAS_ORDER Order, const enum CBLAS_SIDE Side,            \
-                              const enum CBLAS_UPLO Uplo, const enum CBLAS_TRANSPOSE TransA,       \
-                              const enum CBLAS_DIAG Diag, const blasint M, const blasint N,        \
-                              const Cblas<T>::Scalar alpha, Cblas<T>::In A, const blasint lda,     \
-                              Cblas<T>::Out B, const blasint ldb) {                                \
-    cblas_triangle<T>(false, Order, Side, Uplo, TransA, Diag, M, N, alpha, A, lda, B, ldb);        \
-  }                                                                                                \
-  void ENTRY(cblas_##p##trsm)(const enum CBLAS_ORDER Order, const enum CBLAS_SIDE Side,            \
-                              const enum CBLAS_UPLO Uplo, const enum CBLAS_TRANSPOSE TransA,       \
-                              const enum CBLAS_DIAG Diag, const blasint M, const blasint N,        \
-                              const Cblas<T>::Scalar alpha, Cblas<T>::In A, const blasint lda,     \
-                              Cblas<T>::Out B, const blasint ldb) {                                \
-    cblas_triangle<T>(true, Order, Side, Uplo, TransA, Diag, M, N, alpha, A, lda, B, ldb);         \
-  }                                                                                                \
-  void ENTRY(p##syrk_)(const char* uplo, const char* trans, const blasint* n, const blasint* k,    \
-                       const T* alpha, const T* a, const blasint* lda, const T* beta, T* c,        \
-                       const blasint* ldc) {                                                       \
-    fortran_rank<Syrk<T>>(uplo, trans, n, k, alpha, a, lda, kNo<T>, kNo<blasint>, beta, c, ldc);   \
-  }                                                                                                \
-  void ENTRY(p##syr2k_)(const char* uplo, const char* trans, const blasint* n, const blasint* k,   \
-                        const T* alpha, const T* a, const blasint* lda, const T* b,                \
-                        const blasint* ldb, const T* beta, T* c, const blasint* ldc) {             \
-    fortran_rank<Syr2k<T>>(uplo, trans, n, k, alpha, a, lda, b, ldb, beta, c, ldc);                \
-  }                                                                                                \
-  void ENTRY(p##symm_)(const char* side, const char* uplo, const blasint* m, const blasint* n,     \
-                       const T* alpha, const T* a, const blasint* lda, const T* b,                 \
-                       const blasint* ldb, const T* beta, T* c, const blasint* ldc) {              \
-    fortran_multiply<Symm<T>>(side, uplo, m, n, alpha, a, lda, b, ldb, beta, c, ldc);              \
-  }                                                                                                \
-  void ENTRY(p##trmm_)(const char* side, const char* uplo, const char* transa, const char* diag,   \
-                       const blasint* m, const blasint* n, const T* alpha, const T* a,             \
-                       const blasint* lda, T* b, const blasint* ldb) {                             \
-    fortran_triangle<T>(false, side, uplo, transa, diag, m, n, alpha, a, lda, b, ldb);             \
-  }                                                                                                \
-  void ENTRY(p##trsm_)(const char* side, const char* uplo, const char* transa, const char* diag,   \
-                       const blasint* m, const blasint* n, const T* alpha, const T* a,             \
-                       const blasint* lda, T* b, const blasint* ldb) {                             \
-    fortran_triangle<T>(true, side, uplo, transa, diag, m, n, alpha, a, lda, b, ldb);              \
+#define TANDEM_LEVEL3_ENTRIES(T, p)                                                               \
+  void TANDEM_LEVEL3_ENTRY(cblas_##p##syrk)(                                                      \
+      const enum CBLAS_ORDER Order, const enum CBLAS_UPLO Uplo, const enum CBLAS_TRANSPOSE Trans, \
+      const blasint N, const blasint K, const Cblas<T>::Scalar alpha, Cblas<T>::In A,             \
+      const blasint lda, const Cblas<T>::Scalar beta, Cblas<T>::Out C, const blasint ldc) {       \
+    cblas_rank<Syrk<T>>(Order, Uplo, Trans, N, K, alpha, A, lda, nullptr, 0, beta, C, ldc);       \
+  }                                                                                               \
+  void TANDEM_LEVEL3_ENTRY(cblas_##p##syr2k)(                                                     \
+      const enum CBLAS_ORDER Order, const enum CBLAS_UPLO Uplo, const enum CBLAS_TRANSPOSE Trans, \
+      const blasint N, const blasint K, const Cblas<T>::Scalar alpha, Cblas<T>::In A,             \
+      const blasint lda, Cblas<T>::In B, const blasint ldb, const Cblas<T>::Scalar beta,          \
+      Cblas<T>::Out C, const blasint ldc) {                                                       \
+    cblas_rank<Syr2k<T>>(Order, Uplo, Trans, N, K, alpha, A, lda, B, ldb, beta, C, ldc);          \
+  }                                                                                               \
+  void TANDEM_LEVEL3_ENTRY(cblas_##p##symm)(                                                      \
+      const enum CBLAS_ORDER Order, const enum CBLAS_SIDE Side, const enum CBLAS_UPLO Uplo,       \
+      const blasint M, const blasint N, const Cblas<T>::Scalar alpha, Cblas<T>::In A,             \
+      const blasint lda, Cblas<T>::In B, const blasint ldb, const Cblas<T>::Scalar beta,          \
+      Cblas<T>::Out C, const blasint ldc) {                                                       \
+    cblas_multiply<Symm<T>>(Order, Side, Uplo, M, N, alpha, A, lda, B, ldb, beta, C, ldc);        \
+  }                                                                                               \
+  void TANDEM_LEVEL3_ENTRY(cblas_##p##trmm)(                                                      \
+      const enum CBLAS_ORDER Order, const enum CBLAS_SIDE Side, const enum CBLAS_UPLO Uplo,       \
+      const enum CBLAS_TRANSPOSE TransA, const enum CBLAS_DIAG Diag, const blasint M,             \
+      const blasint N, const Cblas<T>::Scalar alpha, Cblas<T>::In A, const blasint lda,           \
+      Cblas<T>::Out B, const blasint ldb) {                                                       \
+    cblas_triangle<T>(false, Order, Side, Uplo, TransA, Diag, M, N, alpha, A, lda, B, ldb);       \
+  }                                                                                               \
+  void TANDEM_LEVEL3_ENTRY(cblas_##p##trsm)(                                                      \
+      const enum CBLAS_ORDER Order, const enum CBLAS_SIDE Side, const enum CBLAS_UPLO Uplo,       \
+      const enum CBLAS_TRANSPOSE TransA, const enum CBLAS_DIAG Diag, const blasint M,             \
+      const blasint N, const Cblas<T>::Scalar alpha, Cblas<T>::In A, const blasint lda,           \
+      Cblas<T>::Out B, const blasint ldb) {                                                       \
+    cblas_triangle<T>(true, Order, Side, Uplo, TransA, Diag, M, N, alpha, A, lda, B, ldb);        \
+  }                                                                                               \
+  void TANDEM_LEVEL3_ENTRY(p##syrk_)(                                                             \
+      const char* uplo, const char* trans, const blasint* n, const blasint* k, const T* alpha,    \
+      const T* a, const blasint* lda, const T* beta, T* c, const blasint* ldc) {                  \
+    fortran_rank<Syrk<T>>(uplo, trans, n, k, alpha, a, lda, kNo<T>, kNo<blasint>, beta, c, ldc);  \
+  }                                                                                               \
+  void TANDEM_LEVEL3_ENTRY(p##syr2k_)(const char* uplo, const char* trans, const blasint* n,      \
+                                      const blasint* k, const T* alpha, const T* a,               \
+                                      const blasint* lda, const T* b, const blasint* ldb,         \
+                                      const T* beta, T* c, const blasint* ldc) {                  \
+    fortran_rank<Syr2k<T>>(uplo, trans, n, k, alpha, a, lda, b, ldb, beta, c, ldc);               \
+  }                                                                                               \
+  void TANDEM_LEVEL3_ENTRY(p##symm_)(const char* side, const char* uplo, const blasint* m,        \
+                                     const blasint* n, const T* alpha, const T* a,                \
+                                     const blasint* lda, const T* b, const blasint* ldb,          \
+                                     const T* beta, T* c, const blasint* ldc) {                   \
+    fortran_multiply<Symm<T>>(side, uplo, m, n, alpha, a, lda, b, ldb, beta, c, ldc);             \
+  }                                                                                               \
+  void TANDEM_LEVEL3_ENTRY(p##trmm_)(const char* side, const char* uplo, const char* transa,      \
+                                     const char* diag, const blasint* m, const blasint* n,        \
+                                     const T* alpha, const T* a, const blasint* lda, T* b,        \
+                                     const blasint* ldb) {                                        \
+    fortran_triangle<T>(false, side, uplo, transa, diag, m, n, alpha, a, lda, b, ldb);            \
+  }                                                                                               \
+  void TANDEM_LEVEL3_ENTRY(p##trsm_)(const char* side, const char* uplo, const char* transa,      \
+                                     const char* diag, const blasint* m, const blasint* n,        \
+                                     const T* alpha, const T* a, const blasint* lda, T* b,        \
+                                     const blasint* ldb) {                                        \
+    fortran_triangle<T>(true, side, uplo, transa, diag, m, n, alpha, a, lda, b, ldb);             \
   }
 
 // hemm, herk and her2k of one complex precision: T its element type, R its real type, p its
 // letter.
 #define TANDEM_HERMITIAN_ENTRIES(T, R, p)                                                         \
-  void TANDEM_CXX_ENTRY(cblas_##p##hemm)(                                                         \
+  void TANDEM_LEVEL3_ENTRY(cblas_##p##hemm)(                                                      \
       const enum CBLAS_ORDER Order, const enum CBLAS_SIDE Side, const enum CBLAS_UPLO Uplo,       \
       const blasint M, const blasint N, const void* alpha, const void* A, const blasint lda,      \
       const void* B, const blasint ldb, const void* beta, void* C, const blasint ldc) {           \
     cblas_multiply<Hemm<T>>(Order, Side, Uplo, M, N, alpha, A, lda, B, ldb, beta, C, ldc);        \
   }                                                                                               \
-  void TANDEM_CXX_ENTRY(cblas_##p##herk)(                                                         \
+  void TANDEM_LEVEL3_ENTRY(cblas_##p##herk)(                                                      \
       const enum CBLAS_ORDER Order, const enum CBLAS_UPLO Uplo, const enum CBLAS_TRANSPOSE Trans, \
       const blasint N, const blasint K, const R alpha, const void* A, const blasint lda,          \
       const R beta, void* C, const blasint ldc) {                                                 \
     cblas_rank<Herk<T>>(Order, Uplo, Trans, N, K, alpha, A, lda, nullptr, 0, beta, C, ldc);       \
   }                                                                                               \
-  void TANDEM_CXX_ENTRY(cblas_##p##her2k)(                                                        \
+  void TANDEM_LEVEL3_ENTRY(cblas_##p##her2k)(                                                     \
       const enum CBLAS_ORDER Order, const enum CBLAS_UPLO Uplo, const enum CBLAS_TRANSPOSE Trans, \
       const blasint N, const blasint K, const void* alpha, const void* A, const blasint lda,      \
       const void* B, const blasint ldb, const R beta, void* C, const blasint ldc) {               \
     cblas_rank<Her2k<T>>(Order, Uplo, Trans, N, K, alpha, A, lda, B, ldb, beta, C, ldc);          \
   }                                                                                               \
-  void TANDEM_CXX_ENTRY(p##hemm_)(const char* side, const char* uplo, const blasint* m,           \
-                                  const blasint* n, const T* alpha, const T* a,                   \
-                                  const blasint* lda, const T* b, const blasint* ldb,             \
-                                  const T* beta, T* c, const blasint* ldc) {                      \
+  void TANDEM_LEVEL3_ENTRY(p##hemm_)(const char* side, const char* uplo, const blasint* m,        \
+                                     const blasint* n, const T* alpha, const T* a,                \
+                                     const blasint* lda, const T* b, const blasint* ldb,          \
+                                     const T* beta, T* c, const blasint* ldc) {                   \
     fortran_multiply<Hemm<T>>(side, uplo, m, n, alpha, a, lda, b, ldb, beta, c, ldc);             \
   }                                                                                               \
-  void TANDEM_CXX_ENTRY(p##herk_)(const char* uplo, const char* trans, const blasint* n,          \
-                                  const blasint* k, const R* alpha, const T* a,                   \
-                                  const blasint* lda, const R* beta, T* c, const blasint* ldc) {  \
+  void TANDEM_LEVEL3_ENTRY(p##herk_)(                                                             \
+      const char* uplo, const char* trans, const blasint* n, const blasint* k, const R* alpha,    \
+      const T* a, const blasint* lda, const R* beta, T* c, const blasint* ldc) {                  \
     fortran_rank<Herk<T>>(uplo, trans, n, k, alpha, a, lda, kNo<T>, kNo<blasint>, beta, c, ldc);  \
   }                                                                                               \
-  void TANDEM_CXX_ENTRY(p##her2k_)(const char* uplo, const char* trans, const blasint* n,         \
-                                   const blasint* k, const T* alpha, const T* a,                  \
-                                   const blasint* lda, const T* b, const blasint* ldb,            \
-                                   const R* beta, T* c, const blasint* ldc) {                     \
+  void TANDEM_LEVEL3_ENTRY(p##her2k_)(const char* uplo, const char* trans, const blasint* n,      \
+                                      const blasint* k, const T* alpha, const T* a,               \
+                                      const blasint* lda, const T* b, const blasint* ldb,         \
+                                      const R* beta, T* c, const blasint* ldc) {                  \
     fortran_rank<Her2k<T>>(uplo, trans, n, k, alpha, a, lda, b, ldb, beta, c, ldc);               \
   }
 
 extern "C" {
-TANDEM_LEVEL3_ENTRIES(float, s, TANDEM_LEVEL3_ENTRY)
-TANDEM_LEVEL3_ENTRIES(double, d, TANDEM_LEVEL3_ENTRY)
-TANDEM_LEVEL3_ENTRIES(std::complex<float>, c, TANDEM_CXX_ENTRY)
-TANDEM_LEVEL3_ENTRIES(std::complex<double>, z, TANDEM_CXX_ENTRY)
+TANDEM_LEVEL3_ENTRIES(float, s)
+TANDEM_LEVEL3_ENTRIES(double, d)
+TANDEM_LEVEL3_ENTRIES(std::complex<float>, c)
+TANDEM_LEVEL3_ENTRIES(std::complex<double>, z)
 TANDEM_HERMITIAN_ENTRIES(std::complex<float>, float, c)
 TANDEM_HERMITIAN_ENTRIES(std::complex<double>, double, z)
 }  // extern "C"

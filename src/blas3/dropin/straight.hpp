@@ -1,15 +1,14 @@
 // The drop-in's straight path: a valid GEMM call with a product below the threshold jumps from the
 // exported entry to OpenBLAS's own, with the caller's arguments untouched. This header holds what
 // decides it, in one place: the table the entries read (the threshold, OpenBLAS's GEMM entries of
-// every precision, the Fortran transpose characters) and the rule. On x86-64 the s and d GEMM
-// entries are written in assembly (src/blas3/dropin/straight_x86_64.S), which includes this header
-// for the table's layout; elsewhere, and as the reference that tests/straight_test.cpp holds the
-// assembly to, they are C++ (src/blas3/dropin/gemm_entries.cpp). The c and z GEMM entries are C++
-// everywhere: they apply the same rule, with its product counted in real multiply-adds. The other
-// level-3 routines go straight by the same threshold (their argument rules in
-// src/blas3/level3_rules.hpp; C++ entries in src/blas3/dropin/level3_entries.cpp, assembly ones in
-// the same .S on x86-64 for s and d) to OpenBLAS's entries the table holds after the GEMM ones, the
-// complex ones' hemm, herk and her2k last.
+// every precision, the Fortran transpose characters) and the rule. On x86-64 the GEMM entries of
+// every precision are written in assembly (src/blas3/dropin/straight_x86_64.S), which includes
+// this header for the table's layout; elsewhere, and as the reference that tests/straight_test.cpp
+// holds the assembly to, they are C++ (src/blas3/dropin/gemm_entries.cpp). A complex product is
+// counted in real multiply-adds. The other level-3 routines go straight by the same threshold
+// (their argument rules in src/blas3/level3_rules.hpp; C++ entries in
+// src/blas3/dropin/level3_entries.cpp, assembly ones in the same .S on x86-64) to OpenBLAS's
+// entries the table holds after the GEMM ones, the complex ones' hemm, herk and her2k last.
 //
 // Why assembly: OpenBLAS does a 2^3 call in about 20 ns, so the drop-in has 2 ns to decide. The
 // compilers (GCC 12, Clang 14) give a C++ entry that tail-calls with 15 arguments a frame: they
@@ -25,8 +24,12 @@
 #define TANDEM_STRAIGHT_OWN_CBLAS_GEMM 40
 #define TANDEM_STRAIGHT_OWN_SGEMM (TANDEM_STRAIGHT_OWN_GEMM + 0)
 #define TANDEM_STRAIGHT_OWN_DGEMM (TANDEM_STRAIGHT_OWN_GEMM + 8)
+#define TANDEM_STRAIGHT_OWN_CGEMM (TANDEM_STRAIGHT_OWN_GEMM + 16)
+#define TANDEM_STRAIGHT_OWN_ZGEMM (TANDEM_STRAIGHT_OWN_GEMM + 24)
 #define TANDEM_STRAIGHT_OWN_CBLAS_SGEMM (TANDEM_STRAIGHT_OWN_CBLAS_GEMM + 0)
 #define TANDEM_STRAIGHT_OWN_CBLAS_DGEMM (TANDEM_STRAIGHT_OWN_CBLAS_GEMM + 8)
+#define TANDEM_STRAIGHT_OWN_CBLAS_CGEMM (TANDEM_STRAIGHT_OWN_CBLAS_GEMM + 16)
+#define TANDEM_STRAIGHT_OWN_CBLAS_ZGEMM (TANDEM_STRAIGHT_OWN_CBLAS_GEMM + 24)
 #define TANDEM_STRAIGHT_FORTRAN_OP 72
 // tandem.h's enums, which the assembler cannot read.
 #define TANDEM_STRAIGHT_ROW_MAJOR 101
@@ -38,6 +41,10 @@
 // enums.
 #define TANDEM_STRAIGHT_LEVEL3_S 1096
 #define TANDEM_STRAIGHT_LEVEL3_D 1192
+#define TANDEM_STRAIGHT_LEVEL3_C 1288
+#define TANDEM_STRAIGHT_LEVEL3_Z 1384
+#define TANDEM_STRAIGHT_HERMITIAN_C 1480
+#define TANDEM_STRAIGHT_HERMITIAN_Z 1528
 #define TANDEM_LEVEL3_SYRK 8
 #define TANDEM_LEVEL3_SYR2K 16
 #define TANDEM_LEVEL3_SYMM 24
@@ -48,6 +55,12 @@
 #define TANDEM_LEVEL3_CBLAS_SYMM 72
 #define TANDEM_LEVEL3_CBLAS_TRMM 80
 #define TANDEM_LEVEL3_CBLAS_TRSM 88
+#define TANDEM_HERMITIAN_HEMM 0
+#define TANDEM_HERMITIAN_HERK 8
+#define TANDEM_HERMITIAN_HER2K 16
+#define TANDEM_HERMITIAN_CBLAS_HEMM 24
+#define TANDEM_HERMITIAN_CBLAS_HERK 32
+#define TANDEM_HERMITIAN_CBLAS_HER2K 40
 #define TANDEM_STRAIGHT_UPPER 121
 #define TANDEM_STRAIGHT_LOWER 122
 #define TANDEM_STRAIGHT_NON_UNIT 131
@@ -93,36 +106,60 @@ extern "C" TandemStraight tandem_straight __attribute__((visibility("hidden")));
 static_assert(offsetof(TandemStraight, most) == TANDEM_STRAIGHT_MOST);
 static_assert(offsetof(TandemStraight, own_gemm) == TANDEM_STRAIGHT_OWN_GEMM);
 static_assert(offsetof(TandemStraight, own_cblas_gemm) == TANDEM_STRAIGHT_OWN_CBLAS_GEMM);
-static_assert(TANDEM_STRAIGHT_OWN_SGEMM ==
-                  TANDEM_STRAIGHT_OWN_GEMM +
-                      8 * tandem::detail::index_of(tandem::detail::Precision::s) &&
-              TANDEM_STRAIGHT_OWN_DGEMM ==
-                  TANDEM_STRAIGHT_OWN_GEMM +
-                      8 * tandem::detail::index_of(tandem::detail::Precision::d) &&
-              TANDEM_STRAIGHT_OWN_CBLAS_SGEMM ==
-                  TANDEM_STRAIGHT_OWN_CBLAS_GEMM +
-                      8 * tandem::detail::index_of(tandem::detail::Precision::s) &&
-              TANDEM_STRAIGHT_OWN_CBLAS_DGEMM ==
-                  TANDEM_STRAIGHT_OWN_CBLAS_GEMM +
-                      8 * tandem::detail::index_of(tandem::detail::Precision::d));
+#define TANDEM_OWN_AT(P, p)                                                           \
+  static_assert(TANDEM_STRAIGHT_OWN_##P##GEMM ==                                      \
+                    TANDEM_STRAIGHT_OWN_GEMM +                                        \
+                        8 * tandem::detail::index_of(tandem::detail::Precision::p) && \
+                TANDEM_STRAIGHT_OWN_CBLAS_##P##GEMM ==                                \
+                    TANDEM_STRAIGHT_OWN_CBLAS_GEMM +                                  \
+                        8 * tandem::detail::index_of(tandem::detail::Precision::p))
+TANDEM_OWN_AT(S, s);
+TANDEM_OWN_AT(D, d);
+TANDEM_OWN_AT(C, c);
+TANDEM_OWN_AT(Z, z);
+#undef TANDEM_OWN_AT
 static_assert(offsetof(TandemStraight, fortran_op) == TANDEM_STRAIGHT_FORTRAN_OP);
 static_assert(TANDEM_ROW_MAJOR == TANDEM_STRAIGHT_ROW_MAJOR &&
               TANDEM_COL_MAJOR == TANDEM_STRAIGHT_COL_MAJOR);
 static_assert(offsetof(TandemStraight, level3_s) == TANDEM_STRAIGHT_LEVEL3_S);
 static_assert(offsetof(TandemStraight, level3_d) == TANDEM_STRAIGHT_LEVEL3_D);
+static_assert(offsetof(TandemStraight, level3_c) == TANDEM_STRAIGHT_LEVEL3_C);
+static_assert(offsetof(TandemStraight, level3_z) == TANDEM_STRAIGHT_LEVEL3_Z);
+static_assert(offsetof(TandemStraight, hermitian_c) == TANDEM_STRAIGHT_HERMITIAN_C);
+static_assert(offsetof(TandemStraight, hermitian_z) == TANDEM_STRAIGHT_HERMITIAN_Z);
+// Every precision's entries lie alike (each is a pointer), as the assembly reads them.
 #define TANDEM_LEVEL3_AT(T, entry, at) \
   static_assert(offsetof(tandem::detail::blas_entries::Level3<T>, entry) == at)
-TANDEM_LEVEL3_AT(float, syrk, TANDEM_LEVEL3_SYRK);
-TANDEM_LEVEL3_AT(float, syr2k, TANDEM_LEVEL3_SYR2K);
-TANDEM_LEVEL3_AT(float, symm, TANDEM_LEVEL3_SYMM);
-TANDEM_LEVEL3_AT(float, trmm, TANDEM_LEVEL3_TRMM);
-TANDEM_LEVEL3_AT(float, trsm, TANDEM_LEVEL3_TRSM);
-TANDEM_LEVEL3_AT(float, cblas_syrk, TANDEM_LEVEL3_CBLAS_SYRK);
-TANDEM_LEVEL3_AT(float, cblas_syr2k, TANDEM_LEVEL3_CBLAS_SYR2K);
-TANDEM_LEVEL3_AT(float, cblas_symm, TANDEM_LEVEL3_CBLAS_SYMM);
-TANDEM_LEVEL3_AT(float, cblas_trmm, TANDEM_LEVEL3_CBLAS_TRMM);
-TANDEM_LEVEL3_AT(float, cblas_trsm, TANDEM_LEVEL3_CBLAS_TRSM);
-TANDEM_LEVEL3_AT(double, cblas_trsm, TANDEM_LEVEL3_CBLAS_TRSM);
+#define TANDEM_LEVEL3_ALL_AT(T)                                \
+  TANDEM_LEVEL3_AT(T, syrk, TANDEM_LEVEL3_SYRK);               \
+  TANDEM_LEVEL3_AT(T, syr2k, TANDEM_LEVEL3_SYR2K);             \
+  TANDEM_LEVEL3_AT(T, symm, TANDEM_LEVEL3_SYMM);               \
+  TANDEM_LEVEL3_AT(T, trmm, TANDEM_LEVEL3_TRMM);               \
+  TANDEM_LEVEL3_AT(T, trsm, TANDEM_LEVEL3_TRSM);               \
+  TANDEM_LEVEL3_AT(T, cblas_syrk, TANDEM_LEVEL3_CBLAS_SYRK);   \
+  TANDEM_LEVEL3_AT(T, cblas_syr2k, TANDEM_LEVEL3_CBLAS_SYR2K); \
+  TANDEM_LEVEL3_AT(T, cblas_symm, TANDEM_LEVEL3_CBLAS_SYMM);   \
+  TANDEM_LEVEL3_AT(T, cblas_trmm, TANDEM_LEVEL3_CBLAS_TRMM);   \
+  TANDEM_LEVEL3_AT(T, cblas_trsm, TANDEM_LEVEL3_CBLAS_TRSM)
+TANDEM_LEVEL3_ALL_AT(float);
+TANDEM_LEVEL3_ALL_AT(double);
+TANDEM_LEVEL3_ALL_AT(std::complex<float>);
+TANDEM_LEVEL3_ALL_AT(std::complex<double>);
+#define TANDEM_HERMITIAN_AT(T)                                                                 \
+  static_assert(                                                                               \
+      offsetof(tandem::detail::blas_entries::Hermitian<T>, hemm) == TANDEM_HERMITIAN_HEMM &&   \
+      offsetof(tandem::detail::blas_entries::Hermitian<T>, herk) == TANDEM_HERMITIAN_HERK &&   \
+      offsetof(tandem::detail::blas_entries::Hermitian<T>, her2k) == TANDEM_HERMITIAN_HER2K && \
+      offsetof(tandem::detail::blas_entries::Hermitian<T>, cblas_hemm) ==                      \
+          TANDEM_HERMITIAN_CBLAS_HEMM &&                                                       \
+      offsetof(tandem::detail::blas_entries::Hermitian<T>, cblas_herk) ==                      \
+          TANDEM_HERMITIAN_CBLAS_HERK &&                                                       \
+      offsetof(tandem::detail::blas_entries::Hermitian<T>, cblas_her2k) ==                     \
+          TANDEM_HERMITIAN_CBLAS_HER2K)
+TANDEM_HERMITIAN_AT(std::complex<float>);
+TANDEM_HERMITIAN_AT(std::complex<double>);
+#undef TANDEM_HERMITIAN_AT
+#undef TANDEM_LEVEL3_ALL_AT
 #undef TANDEM_LEVEL3_AT
 static_assert(CblasUpper == TANDEM_STRAIGHT_UPPER && CblasLower == TANDEM_STRAIGHT_LOWER &&
               CblasNonUnit == TANDEM_STRAIGHT_NON_UNIT && CblasUnit == TANDEM_STRAIGHT_UNIT &&
