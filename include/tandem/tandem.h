@@ -62,6 +62,63 @@ int tandem_zgemm(int layout, int trans_a, int trans_b, int64_t m, int64_t n, int
                  const void *alpha, const void *a, int64_t lda, const void *b, int64_t ldb,
                  const void *beta, void *c, int64_t ldc);
 
+/* Batches: many products in one call (their conventions are Intel MKL's cblas_?gemm_batch and
+ * cblas_?gemm_batch_strided, with 64-bit integers and CBLAS's enums). Every argument of every
+ * group is checked before any C is written: an invalid one returns its position in the signature
+ * below, tandem_last_error() names it with its group (and problem, for a NULL operand), and no C
+ * of the batch is touched. The C matrices of a batch must share no element with each other or
+ * with any A or B the batch reads (A and B may share anything): a batch that breaks this is
+ * refused at the position of c (or stride_c). Semantics per problem are tandem_sgemm's.
+ *
+ * Strided: `count` products of one shape, problem i reading A at a + i * stride_a and B at
+ * b + i * stride_b and updating C at c + i * stride_c (strides in elements, not negative; a stride
+ * of 0 shares one A or B among all the problems). */
+int tandem_sgemm_batch_strided(int layout, int trans_a, int trans_b, int64_t m, int64_t n,
+                               int64_t k, float alpha, const float *a, int64_t lda,
+                               int64_t stride_a, const float *b, int64_t ldb, int64_t stride_b,
+                               float beta, float *c, int64_t ldc, int64_t stride_c, int64_t count);
+int tandem_dgemm_batch_strided(int layout, int trans_a, int trans_b, int64_t m, int64_t n,
+                               int64_t k, double alpha, const double *a, int64_t lda,
+                               int64_t stride_a, const double *b, int64_t ldb, int64_t stride_b,
+                               double beta, double *c, int64_t ldc, int64_t stride_c,
+                               int64_t count);
+/* Complex: alpha and beta by address, elements as tandem_cgemm's. */
+int tandem_cgemm_batch_strided(int layout, int trans_a, int trans_b, int64_t m, int64_t n,
+                               int64_t k, const void *alpha, const void *a, int64_t lda,
+                               int64_t stride_a, const void *b, int64_t ldb, int64_t stride_b,
+                               const void *beta, void *c, int64_t ldc, int64_t stride_c,
+                               int64_t count);
+int tandem_zgemm_batch_strided(int layout, int trans_a, int trans_b, int64_t m, int64_t n,
+                               int64_t k, const void *alpha, const void *a, int64_t lda,
+                               int64_t stride_a, const void *b, int64_t ldb, int64_t stride_b,
+                               const void *beta, void *c, int64_t ldc, int64_t stride_c,
+                               int64_t count);
+
+/* Grouped: `group_count` groups, group g holding group_size[g] products of the shape and scalars
+ * trans_a[g], trans_b[g], m[g], n[g], k[g], alpha[g], lda[g], ldb[g], beta[g], ldc[g]; a, b and c
+ * are arrays of pointers with one entry per problem, the groups' problems one after another. */
+int tandem_sgemm_batch(int layout, const int *trans_a, const int *trans_b, const int64_t *m,
+                       const int64_t *n, const int64_t *k, const float *alpha,
+                       const float *const *a, const int64_t *lda, const float *const *b,
+                       const int64_t *ldb, const float *beta, float *const *c, const int64_t *ldc,
+                       int64_t group_count, const int64_t *group_size);
+int tandem_dgemm_batch(int layout, const int *trans_a, const int *trans_b, const int64_t *m,
+                       const int64_t *n, const int64_t *k, const double *alpha,
+                       const double *const *a, const int64_t *lda, const double *const *b,
+                       const int64_t *ldb, const double *beta, double *const *c, const int64_t *ldc,
+                       int64_t group_count, const int64_t *group_size);
+/* Complex: alpha and beta point to arrays of group_count complex values. */
+int tandem_cgemm_batch(int layout, const int *trans_a, const int *trans_b, const int64_t *m,
+                       const int64_t *n, const int64_t *k, const void *alpha, const void *const *a,
+                       const int64_t *lda, const void *const *b, const int64_t *ldb,
+                       const void *beta, void *const *c, const int64_t *ldc, int64_t group_count,
+                       const int64_t *group_size);
+int tandem_zgemm_batch(int layout, const int *trans_a, const int *trans_b, const int64_t *m,
+                       const int64_t *n, const int64_t *k, const void *alpha, const void *const *a,
+                       const int64_t *lda, const void *const *b, const int64_t *ldb,
+                       const void *beta, void *const *c, const int64_t *ldc, int64_t group_count,
+                       const int64_t *group_size);
+
 /* The calling thread's last failure, as readable text ("" if none). Valid until the thread's
  * next tandem call. */
 const char *tandem_last_error(void);

@@ -201,6 +201,61 @@ extern template void gemm<std::complex<double>>(Layout, Op, Op, int64_t, int64_t
                                                 std::complex<double>, std::complex<double>*,
                                                 int64_t, const Options&, Report*);
 
+// Batches of products (tandem.h says what they compute, and their rules; the C++ forms throw
+// tandem::Error, whose argument() is the position in the C signature, and touch no C on an
+// invalid argument). Today auto and cpu run each problem whole on one core, the problems dealt over
+// the cores (options.cpu_threads of them, else the host's); gpu and hybrid run the problems one
+// after another as tandem::gemm calls with `options`.
+
+// One group of a grouped batch: `size` products of one shape and one pair of scalars, problem i
+// reading a[i] and b[i] and updating c[i] (arrays of `size` pointers).
+template <class T>
+struct GemmGroup {
+  Op op_a = Op::NoTrans, op_b = Op::NoTrans;
+  int64_t m = 0, n = 0, k = 0;
+  T alpha = T(1);
+  const T* const* a = nullptr;
+  int64_t lda = 0;
+  const T* const* b = nullptr;
+  int64_t ldb = 0;
+  T beta = T(0);
+  T* const* c = nullptr;
+  int64_t ldc = 0;
+  int64_t size = 0;
+};
+
+// What one batch did.
+struct BatchReport {
+  Strategy strategy = Strategy::Auto;  // the strategy that ran (never Auto)
+  int64_t problems = 0;                // in all groups
+  int64_t products = 0;                // problems with a product (others: C = beta * C, or none)
+  int cpu_threads = 0;                 // threads the CPU dealt the problems over (cpu)
+  int64_t t_start = 0, t_end = 0;      // steady-clock nanoseconds
+  double seconds() const { return static_cast<double>(t_end - t_start) * 1e-9; }
+};
+
+template <class T>
+void gemm_batch(Layout layout, const GemmGroup<T>* groups, int64_t group_count,
+                const Options& options = {}, BatchReport* report = nullptr);
+
+template <class T>
+void gemm_batch_strided(Layout layout, Op op_a, Op op_b, int64_t m, int64_t n, int64_t k, T alpha,
+                        const T* a, int64_t lda, int64_t stride_a, const T* b, int64_t ldb,
+                        int64_t stride_b, T beta, T* c, int64_t ldc, int64_t stride_c,
+                        int64_t count, const Options& options = {}, BatchReport* report = nullptr);
+
+#define TANDEM_BATCH_EXTERN(T)                                                                     \
+  extern template void gemm_batch<T>(Layout, const GemmGroup<T>*, int64_t, const Options&,         \
+                                     BatchReport*);                                                \
+  extern template void gemm_batch_strided<T>(                                                      \
+      Layout, Op, Op, int64_t, int64_t, int64_t, T, const T*, int64_t, int64_t, const T*, int64_t, \
+      int64_t, T, T*, int64_t, int64_t, int64_t, const Options&, BatchReport*);
+TANDEM_BATCH_EXTERN(float)
+TANDEM_BATCH_EXTERN(double)
+TANDEM_BATCH_EXTERN(std::complex<float>)
+TANDEM_BATCH_EXTERN(std::complex<double>)
+#undef TANDEM_BATCH_EXTERN
+
 // std::vector<T, tandem::Allocator<T>> holds zero-copy-ready memory (see tandem_malloc).
 template <class T>
 struct Allocator {

@@ -1,10 +1,12 @@
 // The C interface: forwards to tandem::gemm<T> (s, d, c, z) and turns every exception into a status
 // and a per-thread message. Nothing is thrown across this boundary.
+#include <algorithm>
 #include <complex>
 #include <new>
 #include <string>
 #include <tuple>
 #include <type_traits>
+#include <vector>
 
 #include "tandem/tandem.h"
 #include "tandem/tandem.hpp"
@@ -13,24 +15,19 @@ namespace {
 
 thread_local std::string t_last_error;
 
-template <class T>
-int call(int layout, int trans_a, int trans_b, int64_t m, int64_t n, int64_t k, T alpha, const T* a,
-         int64_t lda, const T* b, int64_t ldb, T beta, T* c, int64_t ldc) noexcept {
+// Runs f, its exceptions turned into the C interface's status: 0, an invalid argument's position,
+// or a negative failure, described by tandem_last_error().
+template <class F>
+int status(F&& f) noexcept {
   try {
     t_last_error.clear();
-    tandem::gemm<T>(static_cast<tandem::Layout>(layout), static_cast<tandem::Op>(trans_a),
-                    static_cast<tandem::Op>(trans_b), m, n, k, alpha, a, lda, b, ldb, beta, c, ldc);
+    f();
     return 0;
   } catch (const tandem::Error& e) {
     t_last_error = e.what();
-    switch (e.kind()) {
-      case tandem::Error::Kind::InvalidArgument:
-        return e.argument();
-      case tandem::Error::Kind::TooLarge:
-        return TANDEM_ERROR_TOO_LARGE;
-      default:
-        return TANDEM_ERROR_RUNTIME;
-    }
+    if (e.kind() == tandem::Error::Kind::InvalidArgument) return e.argument();
+    return e.kind() == tandem::Error::Kind::TooLarge ? TANDEM_ERROR_TOO_LARGE
+                                                     : TANDEM_ERROR_RUNTIME;
   } catch (const std::bad_alloc&) {
     t_last_error = "out of host memory";
   } catch (const std::exception& e) {
@@ -39,6 +36,15 @@ int call(int layout, int trans_a, int trans_b, int64_t m, int64_t n, int64_t k, 
     t_last_error = "unknown error";
   }
   return TANDEM_ERROR_RUNTIME;
+}
+
+template <class T>
+int call(int layout, int trans_a, int trans_b, int64_t m, int64_t n, int64_t k, T alpha, const T* a,
+         int64_t lda, const T* b, int64_t ldb, T beta, T* c, int64_t ldc) noexcept {
+  return status([&] {
+    tandem::gemm<T>(static_cast<tandem::Layout>(layout), static_cast<tandem::Op>(trans_a),
+                    static_cast<tandem::Op>(trans_b), m, n, k, alpha, a, lda, b, ldb, beta, c, ldc);
+  });
 }
 
 }  // namespace
@@ -91,6 +97,123 @@ extern "C" int tandem_zgemm(int layout, int trans_a, int trans_b, int64_t m, int
   return complex_call<std::complex<double>>(layout, trans_a, trans_b, m, n, k, alpha, a, lda, b,
                                             ldb, beta, c, ldc);
 }
+
+namespace {
+
+// NULL where a scalar was needed: its position, named (C untouched).
+int null_scalar(const char* routine, int position, const char* name) {
+  t_last_error =
+      std::string(routine) + ": argument " + std::to_string(position) + " (" + name + ") is NULL";
+  return position;
+}
+
+// A grouped batch as the C++ interface's groups: the arrays (one entry per group, the operand
+// pointers one per problem, the groups' problems one after another) checked for NULL first.
+template <class T, class S>
+int grouped(const char* routine, int layout, const int* trans_a, const int* trans_b,
+            const int64_t* m, const int64_t* n, const int64_t* k, const S* alpha,
+            const void* const* a, const int64_t* lda, const void* const* b, const int64_t* ldb,
+            const S* beta, void* const* c, const int64_t* ldc, int64_t group_count,
+            const int64_t* group_size) noexcept {
+  if (group_count > 0)
+    for (const auto& [array, position, name] :
+         {std::tuple{static_cast<const void*>(trans_a), 2, "trans_a"},
+          std::tuple{static_cast<const void*>(trans_b), 3, "trans_b"},
+          std::tuple{static_cast<const void*>(m), 4, "m"},
+          std::tuple{static_cast<const void*>(n), 5, "n"},
+          std::tuple{static_cast<const void*>(k), 6, "k"},
+          std::tuple{static_cast<const void*>(alpha), 7, "alpha"},
+          std::tuple{static_cast<const void*>(lda), 9, "lda"},
+          std::tuple{static_cast<const void*>(ldb), 11, "ldb"},
+          std::tuple{static_cast<const void*>(beta), 12, "beta"},
+          std::tuple{static_cast<const void*>(ldc), 14, "ldc"},
+          std::tuple{static_cast<const void*>(group_size), 16, "group_size"}})
+      if (array == nullptr) return null_scalar(routine, position, name);
+  return status([&] {
+    std::vector<tandem::GemmGroup<T>> groups(
+        static_cast<size_t>(std::max<int64_t>(group_count, 0)));
+    int64_t first = 0;
+    for (size_t g = 0; g < groups.size(); ++g) {
+      tandem::GemmGroup<T>& x = groups[g];
+      x.op_a = static_cast<tandem::Op>(trans_a[g]);
+      x.op_b = static_cast<tandem::Op>(trans_b[g]);
+      x.m = m[g], x.n = n[g], x.k = k[g];
+      x.alpha = static_cast<const T*>(static_cast<const void*>(alpha))[g];
+      x.beta = static_cast<const T*>(static_cast<const void*>(beta))[g];
+      x.lda = lda[g], x.ldb = ldb[g], x.ldc = ldc[g];
+      x.size = group_size[g];
+      // The operand arrays may be NULL where no problem reads them; the C++ checks say where.
+      x.a = a != nullptr ? reinterpret_cast<const T* const*>(a) + first : nullptr;
+      x.b = b != nullptr ? reinterpret_cast<const T* const*>(b) + first : nullptr;
+      x.c = c != nullptr ? reinterpret_cast<T* const*>(c) + first : nullptr;
+      if (x.size > 0) first += x.size;
+    }
+    tandem::gemm_batch<T>(static_cast<tandem::Layout>(layout), groups.data(), group_count);
+  });
+}
+
+template <class T>
+int strided(int layout, int trans_a, int trans_b, int64_t m, int64_t n, int64_t k, T alpha,
+            const void* a, int64_t lda, int64_t stride_a, const void* b, int64_t ldb,
+            int64_t stride_b, T beta, void* c, int64_t ldc, int64_t stride_c,
+            int64_t count) noexcept {
+  return status([&] {
+    tandem::gemm_batch_strided<T>(
+        static_cast<tandem::Layout>(layout), static_cast<tandem::Op>(trans_a),
+        static_cast<tandem::Op>(trans_b), m, n, k, alpha, static_cast<const T*>(a), lda, stride_a,
+        static_cast<const T*>(b), ldb, stride_b, beta, static_cast<T*>(c), ldc, stride_c, count);
+  });
+}
+
+}  // namespace
+
+#define TANDEM_REAL_BATCH(T, p)                                                                   \
+  extern "C" int tandem_##p##gemm_batch_strided(                                                  \
+      int layout, int trans_a, int trans_b, int64_t m, int64_t n, int64_t k, T alpha, const T* a, \
+      int64_t lda, int64_t stride_a, const T* b, int64_t ldb, int64_t stride_b, T beta, T* c,     \
+      int64_t ldc, int64_t stride_c, int64_t count) {                                             \
+    return strided<T>(layout, trans_a, trans_b, m, n, k, alpha, a, lda, stride_a, b, ldb,         \
+                      stride_b, beta, c, ldc, stride_c, count);                                   \
+  }                                                                                               \
+  extern "C" int tandem_##p##gemm_batch(                                                          \
+      int layout, const int* trans_a, const int* trans_b, const int64_t* m, const int64_t* n,     \
+      const int64_t* k, const T* alpha, const T* const* a, const int64_t* lda, const T* const* b, \
+      const int64_t* ldb, const T* beta, T* const* c, const int64_t* ldc, int64_t group_count,    \
+      const int64_t* group_size) {                                                                \
+    return grouped<T>(#p "gemm_batch", layout, trans_a, trans_b, m, n, k, alpha,                  \
+                      reinterpret_cast<const void* const*>(a), lda,                               \
+                      reinterpret_cast<const void* const*>(b), ldb, beta,                         \
+                      reinterpret_cast<void* const*>(c), ldc, group_count, group_size);           \
+  }
+TANDEM_REAL_BATCH(float, s)
+TANDEM_REAL_BATCH(double, d)
+#undef TANDEM_REAL_BATCH
+
+// The complex batches take their scalars by address (strided) or as arrays of complex values
+// (grouped), as tandem_cgemm does.
+#define TANDEM_COMPLEX_BATCH(T, p)                                                                \
+  extern "C" int tandem_##p##gemm_batch_strided(                                                  \
+      int layout, int trans_a, int trans_b, int64_t m, int64_t n, int64_t k, const void* alpha,   \
+      const void* a, int64_t lda, int64_t stride_a, const void* b, int64_t ldb, int64_t stride_b, \
+      const void* beta, void* c, int64_t ldc, int64_t stride_c, int64_t count) {                  \
+    if (alpha == nullptr) return null_scalar(#p "gemm_batch_strided", 7, "alpha");                \
+    if (beta == nullptr) return null_scalar(#p "gemm_batch_strided", 14, "beta");                 \
+    return strided<T>(layout, trans_a, trans_b, m, n, k, *static_cast<const T*>(alpha), a, lda,   \
+                      stride_a, b, ldb, stride_b, *static_cast<const T*>(beta), c, ldc, stride_c, \
+                      count);                                                                     \
+  }                                                                                               \
+  extern "C" int tandem_##p##gemm_batch(                                                          \
+      int layout, const int* trans_a, const int* trans_b, const int64_t* m, const int64_t* n,     \
+      const int64_t* k, const void* alpha, const void* const* a, const int64_t* lda,              \
+      const void* const* b, const int64_t* ldb, const void* beta, void* const* c,                 \
+      const int64_t* ldc, int64_t group_count, const int64_t* group_size) {                       \
+    return grouped<T>(#p "gemm_batch", layout, trans_a, trans_b, m, n, k,                         \
+                      static_cast<const T*>(alpha), a, lda, b, ldb, static_cast<const T*>(beta),  \
+                      c, ldc, group_count, group_size);                                           \
+  }
+TANDEM_COMPLEX_BATCH(std::complex<float>, c)
+TANDEM_COMPLEX_BATCH(std::complex<double>, z)
+#undef TANDEM_COMPLEX_BATCH
 
 extern "C" const char* tandem_last_error(void) { return t_last_error.c_str(); }
 

@@ -7,6 +7,7 @@
 #include <cstdio>
 #include <string>
 
+#include "api/checks.hpp"
 #include "api/gemm_rules.hpp"
 #include "base/clock.hpp"
 #include "base/config.hpp"
@@ -50,6 +51,7 @@ const char* to_string(Report::Buffer b) {
   return "?";
 }
 
+namespace detail {
 namespace {
 
 [[noreturn]] void invalid(const char* name, int position, const std::string& why) {
@@ -58,88 +60,82 @@ namespace {
               position);
 }
 
-void check_ld(const char* name, int position, int64_t ld,
-              detail::gemm_rules::Least<int64_t> least) {
+void check_ld(const char* name, int position, int64_t ld, gemm_rules::Least<int64_t> least) {
   if (ld < least.value)
     invalid(name, position,
             "= " + std::to_string(ld) + " is too small: must be at least " + least.rule + " = " +
                 std::to_string(least.value));
 }
 
-// The first invalid argument (gemm_rules.hpp decides which), reported with its value.
+}  // namespace
+
 template <class T>
-void check(Layout layout, Op op_a, Op op_b, int64_t m, int64_t n, int64_t k, T alpha, const T* a,
-           int64_t lda, const T* b, int64_t ldb, T* c, int64_t ldc) {
-  const int lay = static_cast<int>(layout), oa = static_cast<int>(op_a),
-            ob = static_cast<int>(op_b);
+void check_gemm(int lay, int oa, int ob, int64_t m, int64_t n, int64_t k, T alpha, const T* a,
+                int64_t lda, const T* b, int64_t ldb, T* c, int64_t ldc, const Positions& at) {
   const bool row = lay == TANDEM_ROW_MAJOR;
   const bool ta = oa != TANDEM_NO_TRANS, tb = ob != TANDEM_NO_TRANS;
-  switch (detail::gemm_rules::first_invalid(lay, oa, ob, m, n, k, alpha, a, lda, b, ldb, c, ldc)) {
+  switch (gemm_rules::first_invalid(lay, oa, ob, m, n, k, alpha, a, lda, b, ldb, c, ldc)) {
     case 0:
       break;
     case 1:
-      invalid("layout", 1,
+      invalid("layout", at[1],
               "= " + std::to_string(lay) + " is not 101 (row-major) or 102 (column-major)");
     case 2:
-      invalid("trans_a", 2, "= " + std::to_string(oa) + " is not 111, 112 or 113");
+      invalid("trans_a", at[2], "= " + std::to_string(oa) + " is not 111, 112 or 113");
     case 3:
-      invalid("trans_b", 3, "= " + std::to_string(ob) + " is not 111, 112 or 113");
+      invalid("trans_b", at[3], "= " + std::to_string(ob) + " is not 111, 112 or 113");
     case 4:
-      invalid("m", 4, "= " + std::to_string(m) + " is negative");
+      invalid("m", at[4], "= " + std::to_string(m) + " is negative");
     case 5:
-      invalid("n", 5, "= " + std::to_string(n) + " is negative");
+      invalid("n", at[5], "= " + std::to_string(n) + " is negative");
     case 6:
-      invalid("k", 6, "= " + std::to_string(k) + " is negative");
+      invalid("k", at[6], "= " + std::to_string(k) + " is negative");
     case 8:
-      invalid("a", 8, "is NULL");
+      invalid("a", at[8], "is NULL");
     case 9:
-      check_ld("lda", 9, lda, detail::gemm_rules::least_lda(row, ta, m, k));
+      check_ld("lda", at[9], lda, gemm_rules::least_lda(row, ta, m, k));
       break;
     case 10:
-      invalid("b", 10, "is NULL");
+      invalid("b", at[10], "is NULL");
     case 11:
-      check_ld("ldb", 11, ldb, detail::gemm_rules::least_ldb(row, tb, n, k));
+      check_ld("ldb", at[11], ldb, gemm_rules::least_ldb(row, tb, n, k));
       break;
     case 13:
-      invalid("c", 13, "is NULL");
+      invalid("c", at[13], "is NULL");
     default:
-      check_ld("ldc", 14, ldc, detail::gemm_rules::least_ldc(row, m, n));
+      check_ld("ldc", at[14], ldc, gemm_rules::least_ldc(row, m, n));
       break;
   }
   for (int64_t v : {m, n, k, lda, ldb, ldc})
-    if (!detail::cpu_blas::fits(v))
+    if (!cpu_blas::fits(v))
       throw Error(Error::Kind::TooLarge, "size or leading dimension " + std::to_string(v) +
                                              " exceeds the CPU BLAS's 32-bit integer range");
 }
 
-}  // namespace
+#define INSTANTIATE(T)                                                                        \
+  template void check_gemm<T>(int, int, int, int64_t, int64_t, int64_t, T, const T*, int64_t, \
+                              const T*, int64_t, T*, int64_t, const Positions&);
+TANDEM_FOR_EACH_ELEMENT(INSTANTIATE)
+#undef INSTANTIATE
+
+}  // namespace detail
 
 template <class T>
 void gemm(Layout layout, Op op_a, Op op_b, int64_t m, int64_t n, int64_t k, T alpha, const T* a,
           int64_t lda, const T* b, int64_t ldb, T beta, T* c, int64_t ldc, const Options& options,
           Report* report) {
   try {
-    check(layout, op_a, op_b, m, n, k, alpha, a, lda, b, ldb, c, ldc);
+    detail::check_gemm(static_cast<int>(layout), static_cast<int>(op_a), static_cast<int>(op_b), m,
+                       n, k, alpha, a, lda, b, ldb, c, ldc);
   } catch (const Error& e) {
     throw Error(e.kind(),
                 detail::routine_name(detail::precision_of<T>(), "gemm").str() + ": " + e.what(),
                 e.argument());
   }
 
-  detail::Problem<T> p;
-  const bool ta = op_a != Op::NoTrans, tb = op_b != Op::NoTrans;
-  // Complex types conjugate under ConjTrans; for real ones it is Trans.
-  constexpr bool complex = detail::is_complex(detail::precision_of<T>());
-  const bool ca = complex && op_a == Op::ConjTrans, cb = complex && op_b == Op::ConjTrans;
-  if (layout == Layout::RowMajor) {
-    p = {ta, tb, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc};
-    p.conj_a = ca;
-    p.conj_b = cb;
-  } else {
-    p = {tb, ta, n, m, k, alpha, b, ldb, a, lda, beta, c, ldc};
-    p.conj_a = cb;
-    p.conj_b = ca;
-  }
+  detail::Problem<T> p = detail::gemm_rules::row_major(
+      static_cast<int>(layout), static_cast<int>(op_a), static_cast<int>(op_b), m, n, k, alpha, a,
+      lda, b, ldb, beta, c, ldc);
   p.timed = report != nullptr || detail::env_config().verbose;
 
   Report r;

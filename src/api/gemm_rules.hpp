@@ -7,6 +7,8 @@
 #include <algorithm>
 #include <cstdint>
 
+#include "base/precision.hpp"
+#include "base/problem.hpp"
 #include "tandem/tandem.h"
 
 namespace tandem::detail::gemm_rules {
@@ -67,18 +69,29 @@ template <class T, class I>
   return 0;
 }
 
-// C = beta * C over rows x cols of a row-major view; beta = 0 writes zeros without reading C, so
-// NaN there does not survive.
+// C = beta * C (src/base/problem.hpp), here for the straight path and tandem::gemm.
+using detail::scale;
+
+// A valid call as the row-major problem every backend sees: a column-major one becomes
+// C^T = op(B)^T op(A)^T, and a complex type's conjugate transposes conjugate (for a real one
+// TANDEM_CONJ_TRANS is the transpose).
 template <class T>
-void scale(T* c, int64_t rows, int64_t cols, int64_t ldc, T beta) {
-  if (beta == T(1)) return;
-  for (int64_t i = 0; i < rows; ++i) {
-    T* row = c + i * ldc;
-    if (beta == T(0))
-      std::fill(row, row + cols, T(0));
-    else
-      for (int64_t j = 0; j < cols; ++j) row[j] *= beta;
+Problem<T> row_major(int layout, int op_a, int op_b, int64_t m, int64_t n, int64_t k, T alpha,
+                     const T* a, int64_t lda, const T* b, int64_t ldb, T beta, T* c, int64_t ldc) {
+  const bool ta = op_a != TANDEM_NO_TRANS, tb = op_b != TANDEM_NO_TRANS;
+  constexpr bool complex = is_complex(precision_of<T>());
+  const bool ca = complex && op_a == TANDEM_CONJ_TRANS, cb = complex && op_b == TANDEM_CONJ_TRANS;
+  Problem<T> p;
+  if (layout == TANDEM_ROW_MAJOR) {
+    p = {ta, tb, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc};
+    p.conj_a = ca;
+    p.conj_b = cb;
+  } else {
+    p = {tb, ta, n, m, k, alpha, b, ldb, a, lda, beta, c, ldc};
+    p.conj_a = cb;
+    p.conj_b = ca;
   }
+  return p;
 }
 
 }  // namespace tandem::detail::gemm_rules

@@ -1,6 +1,7 @@
 // A GEMM normalised to row-major, as the executor, the GPU share and the CPU share all see it.
 #pragma once
 
+#include <algorithm>
 #include <cstddef>
 #include <cstdint>
 
@@ -45,5 +46,19 @@ struct Problem {
   size_t b_bytes() const { return static_cast<size_t>(span(b_rows(), b_cols(), ldb)) * sizeof(T); }
   size_t c_bytes() const { return static_cast<size_t>(span(m, n, ldc)) * sizeof(T); }
 };
+
+// C = beta * C over rows x cols of a row-major view; beta = 0 writes zeros without reading C, so
+// NaN there does not survive.
+template <class T>
+void scale(T* c, int64_t rows, int64_t cols, int64_t ldc, T beta) {
+  if (beta == T(1)) return;
+  for (int64_t i = 0; i < rows; ++i) {
+    T* row = c + i * ldc;
+    if (beta == T(0))
+      std::fill(row, row + cols, T(0));
+    else
+      for (int64_t j = 0; j < cols; ++j) row[j] *= beta;
+  }
+}
 
 }  // namespace tandem::detail

@@ -1,0 +1,268 @@
+// tandem's batches: tandem::gemm_batch (groups of one shape each) and tandem::gemm_batch_strided.
+// Every group is checked as a GEMM (src/api/checks.hpp) and every operand pointer as its problem's
+// before any C is written; the problems are made row-major, and the batch's outputs are checked
+// against sharing elements with each other or with any operand (src/base/overlap.hpp); then the
+// batch runs: under auto and cpu each problem whole on one core (src/cpu/batch.hpp), under gpu
+// and hybrid one tandem::gemm call per problem.
+#include "cpu/batch.hpp"
+
+#include <algorithm>
+#include <string>
+#include <vector>
+
+#include "api/checks.hpp"
+#include "api/gemm_rules.hpp"
+#include "base/clock.hpp"
+#include "base/config.hpp"
+#include "base/log.hpp"
+#include "base/overlap.hpp"
+#include "base/precision.hpp"
+#include "plan/plan.hpp"
+#include "tandem/tandem.hpp"
+
+namespace tandem {
+namespace detail {
+namespace {
+
+// Where a GEMM's arguments sit in tandem_?gemm_batch_strided's signature (the grouped form keeps
+// tandem_?gemm's), and the batches' own arguments.
+constexpr Positions kStridedPositions = {0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 11, 12, 14, 15, 16};
+constexpr int kStrideA = 10, kStrideB = 13, kStrideC = 17, kCount = 18;
+constexpr int kGroupCount = 15, kGroupSize = 16, kA = 8, kB = 10, kC = 13;
+
+[[noreturn]] void refuse(const std::string& routine, const std::string& where, int position,
+                         const std::string& what) {
+  throw Error(Error::Kind::InvalidArgument,
+              routine + ": " + where + "argument " + std::to_string(position) + " " + what,
+              position);
+}
+
+// Runs `check`, naming the routine and `where` (the group) in what it throws.
+template <class F>
+void within(const std::string& routine, const std::string& where, F&& check) {
+  try {
+    check();
+  } catch (const Error& e) {
+    throw Error(e.kind(), routine + ": " + where + e.what(), e.argument());
+  }
+}
+
+template <class T>
+bool has_product(const Problem<T>& p) {
+  return p.m > 0 && p.n > 0 && p.k > 0 && p.alpha != T(0);
+}
+
+// The stored blocks a problem reads (A and B, where it has a product) and writes (C).
+template <class T>
+void add_blocks(const Problem<T>& p, std::vector<overlap::Block>& out) {
+  const auto block = [](const T* at, int64_t rows, int64_t cols, int64_t ld, bool output) {
+    return overlap::Block{reinterpret_cast<const char*>(at), rows,  cols, ld,
+                          static_cast<int64_t>(sizeof(T)),   output};
+  };
+  if (has_product(p)) {
+    out.push_back(block(p.a, p.a_rows(), p.a_cols(), p.lda, false));
+    out.push_back(block(p.b, p.b_rows(), p.b_cols(), p.ldb, false));
+  } else {
+    out.push_back({});
+    out.push_back({});
+  }
+  out.push_back(block(p.c, p.m, p.n, p.ldc, true));
+}
+
+// Refuses a batch one of whose C shares an element with another C or with an A or B
+// (`position`: where the caller passed C).
+template <class T>
+void check_sharing(const std::vector<Problem<T>>& problems, const std::string& routine,
+                   int position) {
+  std::vector<overlap::Block> blocks;
+  blocks.reserve(3 * problems.size());
+  for (const Problem<T>& p : problems) add_blocks(p, blocks);
+  if (const auto pair = overlap::first_shared(blocks)) {
+    const char* const kWhat[] = {"A", "B", "C"};
+    const auto [x, y] = *pair;
+    refuse(routine, "", position,
+           "(c): the C of a batch must share no element with another C or with any A or B, but " +
+               std::string(kWhat[x % 3]) + " of problem " + std::to_string(x / 3) + " and " +
+               kWhat[y % 3] + " of problem " + std::to_string(y / 3) + " share elements");
+  }
+}
+
+// A strided batch's C matrices are one block moved by stride_c: C of problems i and i + t share
+// an element exactly when C of 0 and t do, which only a shift shorter than C's span can make.
+// Returns the first such t, or 0.
+template <class T>
+int64_t strided_outputs_meet(const Problem<T>& p, int64_t stride_c, int64_t count) {
+  std::vector<overlap::Block> c;
+  add_blocks(p, c);
+  const overlap::Block& c0 = c[2];
+  if (c0.empty()) return 0;
+  const int64_t span = (p.m - 1) * p.ldc + p.n;
+  for (int64_t t = 1; t < count && t * stride_c < span; ++t) {
+    overlap::Block ct = c0;
+    ct.at += t * stride_c * static_cast<int64_t>(sizeof(T));
+    if (overlap::share(c0, ct)) return t;
+  }
+  return 0;
+}
+
+// The byte range a strided batch's operand covers: its first block's start to its last one's end.
+struct Range {
+  const char *begin = nullptr, *end = nullptr;
+  bool meets(const Range& r) const {
+    return begin != end && r.begin != r.end && begin < r.end && r.begin < end;
+  }
+};
+template <class T>
+Range range(const T* at, int64_t rows, int64_t cols, int64_t ld, int64_t stride, int64_t count) {
+  if (rows == 0 || cols == 0 || count == 0) return {};
+  const auto* first = reinterpret_cast<const char*>(at);
+  return {first, first + ((count - 1) * stride + (rows - 1) * ld + cols) *
+                             static_cast<int64_t>(sizeof(T))};
+}
+
+Op op_of(bool trans, bool conj) { return !trans ? Op::NoTrans : conj ? Op::ConjTrans : Op::Trans; }
+
+// Runs the checked problems of a batch as `options` ask, filling `report`.
+template <class T>
+void run(const std::vector<Problem<T>>& problems, const Options& options, const char* routine,
+         BatchReport& report) {
+  const Request req = request(options);
+  report.problems = static_cast<int64_t>(problems.size());
+  report.products = std::count_if(problems.begin(), problems.end(), has_product<T>);
+  report.t_start = clock::now_ns();
+  if (req.strategy == Strategy::Auto || req.strategy == Strategy::Cpu) {
+    report.strategy = Strategy::Cpu;
+    report.cpu_threads = options.cpu_threads.value_or(host_cores());
+    cpu_batch(problems, report.cpu_threads);
+  } else {
+    report.strategy = req.strategy;
+    for (const Problem<T>& p : problems)
+      gemm<T>(Layout::RowMajor, op_of(p.trans_a, p.conj_a), op_of(p.trans_b, p.conj_b), p.m, p.n,
+              p.k, p.alpha, p.a, p.lda, p.b, p.ldb, p.beta, p.c, p.ldc, options);
+  }
+  report.t_end = clock::now_ns();
+  if (env_config().verbose)
+    log_line(std::string(routine) + " problems=" + std::to_string(report.problems) + " products=" +
+             std::to_string(report.products) + " strategy=" + to_string(report.strategy) +
+             " threads=" + std::to_string(report.cpu_threads) +
+             " seconds=" + std::to_string(report.seconds()));
+}
+
+}  // namespace
+}  // namespace detail
+
+template <class T>
+void gemm_batch(Layout layout, const GemmGroup<T>* groups, int64_t group_count,
+                const Options& options, BatchReport* report) {
+  static constexpr auto kName = detail::routine_name(detail::precision_of<T>(), "gemm_batch");
+  const std::string routine = kName.c_str();
+  if (group_count < 0)
+    detail::refuse(routine, "", detail::kGroupCount,
+                   "(group_count) = " + std::to_string(group_count) + " is negative");
+  if (group_count > 0 && groups == nullptr)
+    detail::refuse(routine, "", detail::kGroupSize, "(the groups) is NULL");
+  const T any{};  // a pointer the shape checks may take for an operand the loop below checks
+  int64_t total = 0;
+  for (int64_t g = 0; g < group_count; ++g) {
+    const GemmGroup<T>& x = groups[g];
+    const std::string where = "group " + std::to_string(g) + ": ";
+    if (x.size < 0)
+      detail::refuse(routine, where, detail::kGroupSize,
+                     "(group_size) = " + std::to_string(x.size) + " is negative");
+    detail::within(routine, where, [&] {
+      detail::check_gemm(static_cast<int>(layout), static_cast<int>(x.op_a),
+                         static_cast<int>(x.op_b), x.m, x.n, x.k, x.alpha, &any, x.lda, &any, x.ldb,
+                         const_cast<T*>(&any), x.ldc);
+    });
+    const bool product = x.m > 0 && x.n > 0 && x.k > 0 && x.alpha != T(0);
+    const bool output = x.m > 0 && x.n > 0;
+    for (const auto& [array, needed, position, name] :
+         {std::tuple{static_cast<const void*>(x.a), product, detail::kA, "a"},
+          std::tuple{static_cast<const void*>(x.b), product, detail::kB, "b"},
+          std::tuple{static_cast<const void*>(x.c), output, detail::kC, "c"}})
+      if (needed && x.size > 0 && array == nullptr)
+        detail::refuse(routine, where, position, std::string("(") + name + ", the array) is NULL");
+    for (int64_t i = 0; i < x.size; ++i) {
+      const std::string problem = where + "problem " + std::to_string(i) + ": ";
+      if (product && x.a[i] == nullptr) detail::refuse(routine, problem, detail::kA, "(a) is NULL");
+      if (product && x.b[i] == nullptr) detail::refuse(routine, problem, detail::kB, "(b) is NULL");
+      if (output && x.c[i] == nullptr) detail::refuse(routine, problem, detail::kC, "(c) is NULL");
+    }
+    total += x.size;
+  }
+  std::vector<detail::Problem<T>> problems;
+  problems.reserve(static_cast<size_t>(total));
+  for (int64_t g = 0; g < group_count; ++g) {
+    const GemmGroup<T>& x = groups[g];
+    for (int64_t i = 0; i < x.size; ++i)
+      problems.push_back(detail::gemm_rules::row_major(
+          static_cast<int>(layout), static_cast<int>(x.op_a), static_cast<int>(x.op_b), x.m, x.n,
+          x.k, x.alpha, x.a != nullptr ? x.a[i] : nullptr, x.lda, x.b != nullptr ? x.b[i] : nullptr,
+          x.ldb, x.beta, x.c != nullptr ? x.c[i] : nullptr, x.ldc));
+  }
+  detail::check_sharing(problems, routine, detail::kC);
+  BatchReport r;
+  detail::run(problems, options, kName.c_str(), r);
+  if (report != nullptr) *report = r;
+}
+
+template <class T>
+void gemm_batch_strided(Layout layout, Op op_a, Op op_b, int64_t m, int64_t n, int64_t k, T alpha,
+                        const T* a, int64_t lda, int64_t stride_a, const T* b, int64_t ldb,
+                        int64_t stride_b, T beta, T* c, int64_t ldc, int64_t stride_c,
+                        int64_t count, const Options& options, BatchReport* report) {
+  static constexpr auto kName =
+      detail::routine_name(detail::precision_of<T>(), "gemm_batch_strided");
+  const std::string routine = kName.c_str();
+  if (count < 0)
+    detail::refuse(routine, "", detail::kCount,
+                   "(count) = " + std::to_string(count) + " is negative");
+  const int lay = static_cast<int>(layout), oa = static_cast<int>(op_a),
+            ob = static_cast<int>(op_b);
+  if (count > 0)
+    detail::within(routine, "", [&] {
+      detail::check_gemm(lay, oa, ob, m, n, k, alpha, a, lda, b, ldb, c, ldc,
+                         detail::kStridedPositions);
+    });
+  for (const auto& [stride, position, name] : {std::tuple{stride_a, detail::kStrideA, "stride_a"},
+                                               std::tuple{stride_b, detail::kStrideB, "stride_b"},
+                                               std::tuple{stride_c, detail::kStrideC, "stride_c"}})
+    if (stride < 0)
+      detail::refuse(routine, "", position,
+                     std::string("(") + name + ") = " + std::to_string(stride) + " is negative");
+  std::vector<detail::Problem<T>> problems;
+  problems.reserve(static_cast<size_t>(count));
+  for (int64_t i = 0; i < count; ++i)
+    problems.push_back(detail::gemm_rules::row_major(
+        lay, oa, ob, m, n, k, alpha, a != nullptr ? a + i * stride_a : nullptr, lda,
+        b != nullptr ? b + i * stride_b : nullptr, ldb, beta, c + i * stride_c, ldc));
+  if (count > 1) {
+    const detail::Problem<T>& p = problems[0];
+    if (const int64_t t = detail::strided_outputs_meet(p, stride_c, count))
+      detail::refuse(routine, "", detail::kStrideC,
+                     "(stride_c) = " + std::to_string(stride_c) +
+                         " is too small: the C of problems 0 and " + std::to_string(t) +
+                         " share elements (a batch's C matrices must share none)");
+    // The operands could meet C only where their whole ranges do; then each pair is checked.
+    const detail::Range cs = detail::range(p.c, p.m, p.n, p.ldc, stride_c, count);
+    const bool product = detail::has_product(p);
+    if (product && (cs.meets(detail::range(a, p.a_rows(), p.a_cols(), lda, stride_a, count)) ||
+                    cs.meets(detail::range(b, p.b_rows(), p.b_cols(), ldb, stride_b, count))))
+      detail::check_sharing(problems, routine, detail::kStrideC);
+  } else if (count == 1) {
+    detail::check_sharing(problems, routine, detail::kStrideC);
+  }
+  BatchReport r;
+  detail::run(problems, options, kName.c_str(), r);
+  if (report != nullptr) *report = r;
+}
+
+#define INSTANTIATE(T)                                                                             \
+  template void gemm_batch<T>(Layout, const GemmGroup<T>*, int64_t, const Options&, BatchReport*); \
+  template void gemm_batch_strided<T>(Layout, Op, Op, int64_t, int64_t, int64_t, T, const T*,      \
+                                      int64_t, int64_t, const T*, int64_t, int64_t, T, T*,         \
+                                      int64_t, int64_t, int64_t, const Options&, BatchReport*);
+TANDEM_FOR_EACH_ELEMENT(INSTANTIATE)
+#undef INSTANTIATE
+
+}  // namespace tandem

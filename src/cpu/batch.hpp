@@ -1,0 +1,18 @@
+// A batch of products on the CPU: each problem whole on one core (a single-threaded CPU BLAS call),
+// the problems dealt over the cores, where a loop of multi-threaded calls would pay each call's
+// threading on products too small to share.
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+#include "base/problem.hpp"
+
+namespace tandem::detail {
+
+// Computes every problem of `problems` (valid, row-major) on `threads` threads. A problem without
+// a product (k or alpha 0) is C = beta * C, A and B unread; beta 0 never reads C.
+template <class T>
+void cpu_batch(const std::vector<Problem<T>>& problems, int threads);
+
+}  // namespace tandem::detail

@@ -1,0 +1,523 @@
+// Batches (tandem::gemm_batch, gemm_batch_strided and their C forms; issue 43): random batches in
+// every precision, layout, transpose and conjugation, awkward sizes, counts from 1 to hundreds,
+// strides of 0 (one A or B for all), tight and gapped, C matrices that are tiles of one matrix,
+// alpha 0 over NaN operands and beta 0 over NaN C, run on the CPU's cores and, on PoCL, one call
+// per problem under gpu and hybrid; each C against a reference computed in double, and every
+// element of the buffers outside the batch's C unchanged. Then the refusals: every invalid argument
+// names its position (in the C signature) and group or problem, and leaves every C of the batch
+// as it was; C matrices that share an element with each other or with an operand are refused. The
+// overlap rule itself (src/base/overlap.hpp) is held to a brute-force count of elements.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cmath>
+#include <complex>
+#include <cstdint>
+#include <limits>
+#include <random>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "base/overlap.hpp"
+#include "reference.hpp"
+#include "tandem/tandem.h"
+#include "tandem/tandem.hpp"
+
+namespace tandem::test {
+namespace {
+
+// Element (i, j) of op(X) for X stored at x with leading dimension ld.
+template <class T>
+std::complex<double> op_element(Layout layout, Op op, const T* x, int64_t ld, int64_t i,
+                                int64_t j) {
+  const bool t = op != Op::NoTrans;
+  const int64_t r = t ? j : i, c = t ? i : j;
+  const std::complex<double> v = widen(x[layout == Layout::RowMajor ? r * ld + c : c * ld + r]);
+  return kComplex<T> && op == Op::ConjTrans ? std::conj(v) : v;
+}
+
+// Where C's element (i, j) lies from C's start.
+int64_t c_index(Layout layout, int64_t ldc, int64_t i, int64_t j) {
+  return layout == Layout::RowMajor ? i * ldc + j : j * ldc + i;
+}
+
+// One problem of a batch as the test sees it: its operands' offsets into the batch's buffers.
+struct Where {
+  int64_t a = 0, b = 0, c = 0;
+};
+struct Shape {
+  Op op_a = Op::NoTrans, op_b = Op::NoTrans;
+  int64_t m = 0, n = 0, k = 0, lda = 1, ldb = 1, ldc = 1;
+  std::complex<double> alpha = 1, beta = 0;
+};
+
+// The stored extents of A (rows x cols as stored in `layout`), B and C, in elements spanned.
+int64_t spanned(Layout layout, int64_t rows, int64_t cols, int64_t ld) {
+  if (rows == 0 || cols == 0) return 0;
+  return layout == Layout::RowMajor ? (rows - 1) * ld + cols : (cols - 1) * ld + rows;
+}
+int64_t a_span(Layout l, const Shape& s) {
+  return s.op_a == Op::NoTrans ? spanned(l, s.m, s.k, s.lda) : spanned(l, s.k, s.m, s.lda);
+}
+int64_t b_span(Layout l, const Shape& s) {
+  return s.op_b == Op::NoTrans ? spanned(l, s.k, s.n, s.ldb) : spanned(l, s.n, s.k, s.ldb);
+}
+int64_t c_span(Layout l, const Shape& s) { return spanned(l, s.m, s.n, s.ldc); }
+
+// Buffers for A, B and C of a batch, random, with C as it was before the call.
+template <class T>
+struct Buffers {
+  std::vector<T> a, b, c, c_before;
+};
+
+template <class T>
+std::vector<T> random_values(int64_t count, std::mt19937_64& rng) {
+  std::uniform_real_distribution<double> d(-1, 1);
+  std::vector<T> v(static_cast<size_t>(std::max<int64_t>(count, 1)));
+  for (T& x : v) {
+    const double re = d(rng);
+    x = scalar<T>({re, kComplex<T> ? d(rng) : 0.0});
+  }
+  return v;
+}
+
+// Checks every problem's C against the reference from the buffers before the call, and every
+// element of C's buffer no problem writes against its old value.
+template <class T>
+void expect_batch(Layout layout, const std::vector<Shape>& shapes, const std::vector<Where>& at,
+                  const Buffers<T>& x, const std::string& what) {
+  std::vector<bool> written(x.c.size(), false);
+  const double eps = std::numeric_limits<real_t<T>>::epsilon() * (kComplex<T> ? 2.0 : 1.0);
+  int failures = 0;
+  for (size_t p = 0; p < at.size(); ++p) {
+    const Shape& s = shapes[p];
+    const T *a = x.a.data() + at[p].a, *b = x.b.data() + at[p].b;
+    for (int64_t i = 0; i < s.m; ++i)
+      for (int64_t j = 0; j < s.n; ++j) {
+        std::complex<double> sum = 0;
+        double magnitude = 0;
+        if (s.alpha != 0.0)
+          for (int64_t q = 0; q < s.k; ++q) {
+            const std::complex<double> v = op_element(layout, s.op_a, a, s.lda, i, q) *
+                                           op_element(layout, s.op_b, b, s.ldb, q, j);
+            sum += v;
+            magnitude += std::abs(v);
+          }
+        const auto idx = static_cast<size_t>(at[p].c + c_index(layout, s.ldc, i, j));
+        written[idx] = true;
+        std::complex<double> want = s.alpha * sum;
+        double bound = std::abs(s.alpha) * magnitude;
+        if (s.beta != 0.0) {
+          want += s.beta * widen(x.c_before[idx]);
+          bound += std::abs(s.beta * widen(x.c_before[idx]));
+        }
+        const double tol = 2.0 * static_cast<double>(s.k + 2) * eps * bound +
+                           std::numeric_limits<real_t<T>>::min();
+        if (!(std::abs(widen(x.c[idx]) - want) <= tol) && ++failures <= 3)
+          ADD_FAILURE() << what << ": problem " << p << " C(" << i << "," << j
+                        << ") = " << widen(x.c[idx]) << ", expected " << want;
+      }
+  }
+  for (size_t i = 0; i < x.c.size(); ++i)
+    if (!written[i] && !(x.c[i] == x.c_before[i] || (is_nan(x.c[i]) && is_nan(x.c_before[i])))) {
+      ADD_FAILURE() << what << ": element " << i << " of C's buffer, in no problem's C, changed";
+      break;
+    }
+  EXPECT_EQ(failures, 0) << what;
+}
+
+// NaN over every element a problem must not read: A and B where alpha is 0, C where beta is 0.
+template <class T>
+void poison(Layout layout, const std::vector<Shape>& shapes, const std::vector<Where>& at,
+            Buffers<T>& x) {
+  const T nan = std::numeric_limits<real_t<T>>::quiet_NaN();
+  for (size_t p = 0; p < at.size(); ++p) {
+    const Shape& s = shapes[p];
+    if (s.beta == 0.0)
+      for (int64_t i = 0; i < s.m; ++i)
+        for (int64_t j = 0; j < s.n; ++j)
+          x.c[static_cast<size_t>(at[p].c + c_index(layout, s.ldc, i, j))] = nan;
+  }
+  // Only where every problem's alpha is 0 may A and B be NaN throughout (strides of 0 share them).
+  if (std::all_of(shapes.begin(), shapes.end(), [](const Shape& s) { return s.alpha == 0.0; })) {
+    std::fill(x.a.begin(), x.a.end(), nan);
+    std::fill(x.b.begin(), x.b.end(), nan);
+  }
+  x.c_before = x.c;
+}
+
+const std::vector<int64_t> kSizes = {0, 1, 3, 17, 33};
+const double kScalars[] = {1.0, 0.0, -1.5};
+
+// A random shape of T in `layout`: operations, sizes from kSizes, leading dimensions at their
+// least or up to 2 past it (C's `c_inner` times its least, for tiles side by side), scalars with
+// imaginary parts for a complex T.
+template <class T, class Pick>
+Shape draw_shape(Layout layout, Pick&& pick, int64_t tiles = 1) {
+  const std::vector<Op> ops = operations<T>();
+  Shape s;
+  s.op_a = ops[static_cast<size_t>(pick(0, static_cast<int64_t>(ops.size()) - 1))];
+  s.op_b = ops[static_cast<size_t>(pick(0, static_cast<int64_t>(ops.size()) - 1))];
+  s.m = kSizes[static_cast<size_t>(pick(0, 4))];
+  s.n = kSizes[static_cast<size_t>(pick(0, 4))];
+  s.k = kSizes[static_cast<size_t>(pick(0, 4))];
+  const bool row = layout == Layout::RowMajor;
+  const auto inner = [&](int64_t rows, int64_t cols) {
+    return std::max<int64_t>(1, row ? cols : rows);
+  };
+  s.lda = (s.op_a == Op::NoTrans ? inner(s.m, s.k) : inner(s.k, s.m)) + pick(0, 2);
+  s.ldb = (s.op_b == Op::NoTrans ? inner(s.k, s.n) : inner(s.n, s.k)) + pick(0, 2);
+  s.ldc = inner(s.m, s.n) * tiles + pick(0, 2);
+  s.alpha = {kScalars[pick(0, 2)], kComplex<T> && pick(0, 1) ? 0.5 : 0.0};
+  s.beta = {kScalars[pick(0, 2)], kComplex<T> && pick(0, 1) ? -0.25 : 0.0};
+  return s;
+}
+
+// Random strided batches of T, each checked.
+template <class T>
+void strided_batches(const Options& o, int batches, uint64_t seed) {
+  std::mt19937_64 rng(seed);
+  const auto pick = [&](auto lo, auto hi) {
+    return std::uniform_int_distribution<int64_t>(lo, hi)(rng);
+  };
+  for (int t = 0; t < batches; ++t) {
+    const Layout layout = pick(0, 1) ? Layout::RowMajor : Layout::ColMajor;
+    const Shape s = draw_shape<T>(layout, pick);
+    const bool row = layout == Layout::RowMajor;
+    const int64_t count = std::vector<int64_t>{1, 2, 7, 40, 300}[static_cast<size_t>(pick(0, 4))];
+    // Strides: 0 (one operand for all), tight, or with a gap.
+    const auto stride = [&](int64_t span, bool may_share) {
+      const int64_t kind = pick(may_share ? 0 : 1, 2);
+      return kind == 0 ? 0 : span + (kind == 2 ? pick(1, 9) : 0);
+    };
+    const int64_t sa = stride(a_span(layout, s), true), sb = stride(b_span(layout, s), true);
+    const int64_t sc = stride(c_span(layout, s), false);
+    Buffers<T> x;
+    x.a = random_values<T>((count - 1) * sa + a_span(layout, s), rng);
+    x.b = random_values<T>((count - 1) * sb + b_span(layout, s), rng);
+    x.c = random_values<T>((count - 1) * sc + c_span(layout, s) + 3, rng);
+    std::vector<Shape> shapes(static_cast<size_t>(count), s);
+    std::vector<Where> at;
+    for (int64_t i = 0; i < count; ++i) at.push_back({i * sa, i * sb, i * sc});
+    poison(layout, shapes, at, x);
+    const std::string what =
+        std::string(detail::routine_name(detail::precision_of<T>(), "").c_str()) +
+        " strided batch " + std::to_string(t) + ": count " + std::to_string(count) + " m " +
+        std::to_string(s.m) + " n " + std::to_string(s.n) + " k " + std::to_string(s.k) +
+        (row ? " row" : " col") + " strides " + std::to_string(sa) + " " + std::to_string(sb) +
+        " " + std::to_string(sc);
+    BatchReport r;
+    gemm_batch_strided<T>(layout, s.op_a, s.op_b, s.m, s.n, s.k, scalar<T>(s.alpha), x.a.data(),
+                          s.lda, sa, x.b.data(), s.ldb, sb, scalar<T>(s.beta), x.c.data(), s.ldc,
+                          sc, count, o, &r);
+    expect_batch(layout, shapes, at, x, what);
+    EXPECT_EQ(r.problems, count) << what;
+    if (::testing::Test::HasFailure()) return;
+  }
+}
+
+// Random grouped batches of T: up to four groups of their own shapes and scalars, each problem's
+// operands at their own places in shared buffers; in half the batches the C of a group are the
+// tiles of one matrix (neighbours in one lattice, which share no element).
+template <class T>
+void grouped_batches(const Options& o, int batches, uint64_t seed) {
+  std::mt19937_64 rng(seed);
+  const auto pick = [&](auto lo, auto hi) {
+    return std::uniform_int_distribution<int64_t>(lo, hi)(rng);
+  };
+  for (int t = 0; t < batches; ++t) {
+    const Layout layout = pick(0, 1) ? Layout::RowMajor : Layout::ColMajor;
+    const bool row = layout == Layout::RowMajor;
+    const int64_t group_count = pick(0, 4);
+    std::vector<GemmGroup<T>> groups(static_cast<size_t>(group_count));
+    std::vector<Shape> shapes;
+    std::vector<Where> at;
+    int64_t a_end = 0, b_end = 0, c_end = 0;
+    for (GemmGroup<T>& g : groups) {
+      const int64_t size = pick(0, 6);
+      // Tiles: the group's C side by side along the leading dimension of one matrix.
+      const bool tiles = pick(0, 1) == 1 && size > 1;
+      const Shape s = draw_shape<T>(layout, pick, tiles ? size : 1);
+      const int64_t c_inner = std::max<int64_t>(1, row ? s.n : s.m);
+      const int64_t tile_span =
+          spanned(layout, row ? s.m : c_inner * size, row ? c_inner * size : s.n, s.ldc);
+      for (int64_t i = 0; i < size; ++i) {
+        Where w{a_end, b_end, tiles ? c_end + i * c_inner : c_end};
+        a_end += a_span(layout, s) + pick(0, 3);
+        b_end += b_span(layout, s) + pick(0, 3);
+        if (!tiles) c_end += c_span(layout, s) + pick(0, 3);
+        at.push_back(w);
+        shapes.push_back(s);
+      }
+      if (tiles) c_end += tile_span + 1;
+      g.op_a = s.op_a, g.op_b = s.op_b, g.m = s.m, g.n = s.n, g.k = s.k;
+      g.alpha = scalar<T>(s.alpha), g.beta = scalar<T>(s.beta);
+      g.lda = s.lda, g.ldb = s.ldb, g.ldc = s.ldc, g.size = size;
+    }
+    Buffers<T> x;
+    x.a = random_values<T>(a_end, rng);
+    x.b = random_values<T>(b_end, rng);
+    x.c = random_values<T>(c_end + 3, rng);
+    poison(layout, shapes, at, x);
+    std::vector<const T*> as, bs;
+    std::vector<T*> cs;
+    for (const Where& w : at) {
+      as.push_back(x.a.data() + w.a);
+      bs.push_back(x.b.data() + w.b);
+      cs.push_back(x.c.data() + w.c);
+    }
+    size_t first = 0;
+    for (GemmGroup<T>& g : groups) {
+      g.a = as.data() + first, g.b = bs.data() + first, g.c = cs.data() + first;
+      first += static_cast<size_t>(g.size);
+    }
+    const std::string what =
+        std::string(detail::routine_name(detail::precision_of<T>(), "").c_str()) +
+        " grouped batch " + std::to_string(t) + ": " + std::to_string(group_count) + " groups, " +
+        std::to_string(at.size()) + " problems" + (row ? ", row" : ", col");
+    BatchReport r;
+    gemm_batch<T>(layout, groups.data(), group_count, o, &r);
+    expect_batch(layout, shapes, at, x, what);
+    EXPECT_EQ(r.problems, static_cast<int64_t>(at.size())) << what;
+    if (::testing::Test::HasFailure()) return;
+  }
+}
+
+Options cpu(int threads) {
+  Options o;
+  o.strategy = Strategy::Cpu;
+  o.cpu_threads = threads;
+  return o;
+}
+
+TEST(Batch, StridedBatchesOnTheCoresMatchTheReference) {
+  strided_batches<float>(cpu(2), 60, 1);
+  strided_batches<double>(cpu(2), 60, 2);
+  strided_batches<std::complex<float>>(cpu(2), 60, 3);
+  strided_batches<std::complex<double>>(cpu(2), 60, 4);
+}
+
+TEST(Batch, GroupedBatchesOnTheCoresMatchTheReference) {
+  grouped_batches<float>(cpu(2), 60, 5);
+  grouped_batches<double>(cpu(2), 60, 6);
+  grouped_batches<std::complex<float>>(cpu(2), 60, 7);
+  grouped_batches<std::complex<double>>(cpu(2), 60, 8);
+}
+
+TEST(Batch, AutoRunsOnTheCoresWithTheHostsThreads) {
+  strided_batches<double>(Options{}, 10, 9);
+  std::vector<float> a(4, 1), b(4, 1), c(8, 0);
+  BatchReport r;
+  gemm_batch_strided<float>(Layout::RowMajor, Op::NoTrans, Op::NoTrans, 2, 1, 2, 1.0f, a.data(), 2,
+                            0, b.data(), 1, 2, 0.0f, c.data(), 1, 4, 2, Options{}, &r);
+  EXPECT_EQ(r.strategy, Strategy::Cpu);
+  EXPECT_EQ(r.problems, 2);
+  EXPECT_EQ(r.products, 2);
+  EXPECT_GE(r.cpu_threads, 1);
+  EXPECT_EQ(c, (std::vector<float>{2, 2, 0, 0, 2, 2, 0, 0}));
+}
+
+TEST(Batch, GpuAndHybridRunEachProblemAsACall) {
+  Options gpu;
+  gpu.strategy = Strategy::Gpu;
+  strided_batches<float>(gpu, 6, 10);
+  grouped_batches<std::complex<double>>(gpu, 6, 11);
+  Options hybrid;
+  hybrid.strategy = Strategy::Hybrid;
+  hybrid.gpu_fraction = 0.5;
+  strided_batches<std::complex<float>>(hybrid, 6, 12);
+  grouped_batches<double>(hybrid, 6, 13);
+}
+
+// A call that must be refused: the error's kind, position and message, and every C as it was.
+template <class F>
+void expect_refused(F&& call, int position, const std::vector<std::string>& words,
+                    const std::vector<float>& c, const std::vector<float>& c_before) {
+  try {
+    call();
+    ADD_FAILURE() << "not refused (expected position " << position << ")";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.kind(), Error::Kind::InvalidArgument) << e.what();
+    EXPECT_EQ(e.argument(), position) << e.what();
+    for (const std::string& w : words)
+      EXPECT_NE(std::string(e.what()).find(w), std::string::npos) << e.what() << " lacks " << w;
+  }
+  EXPECT_EQ(c, c_before) << "a refused batch wrote C";
+}
+
+TEST(Batch, StridedRefusalsNameTheArgumentAndTouchNoC) {
+  std::vector<float> a(64, 1), b(64, 1), c(64, 7);
+  const auto before = c;
+  const auto call = [&](int64_t lda, int64_t ldb, const float* bp, int64_t sb, int64_t sc,
+                        int64_t count) {
+    return [=, &a, &c] {
+      gemm_batch_strided<float>(Layout::RowMajor, Op::NoTrans, Op::NoTrans, 2, 2, 2, 1.0f, a.data(),
+                                lda, 4, bp, ldb, sb, 1.0f, c.data(), 2, sc, count, cpu(1));
+    };
+  };
+  expect_refused(call(2, 2, b.data(), 4, 4, -1), 18, {"sgemm_batch_strided", "count"}, c, before);
+  expect_refused(call(1, 2, b.data(), 4, 4, 3), 9, {"lda", "max(1, k)"}, c, before);
+  expect_refused(call(2, 2, nullptr, 4, 4, 3), 11, {"(b) is NULL"}, c, before);
+  expect_refused(call(2, 1, b.data(), 4, 4, 3), 12, {"ldb"}, c, before);
+  expect_refused(call(2, 2, b.data(), -4, 4, 3), 13, {"stride_b", "negative"}, c, before);
+  // C of problem i + 1 starts inside C of problem i (a stride of 3 for a 2 x 2 C of ldc 2).
+  expect_refused(call(2, 2, b.data(), 4, 3, 3), 17, {"stride_c", "problems 0 and 1"}, c, before);
+  expect_refused(call(2, 2, b.data(), 4, 0, 2), 17, {"stride_c"}, c, before);
+  // C of a later problem over an A the batch reads: a's buffer is C's.
+  expect_refused(
+      [&] {
+        gemm_batch_strided<float>(Layout::RowMajor, Op::NoTrans, Op::NoTrans, 2, 2, 2, 1.0f,
+                                  c.data() + 8, 2, 4, b.data(), 2, 4, 1.0f, c.data(), 2, 4, 3,
+                                  cpu(1));
+      },
+      17, {"share"}, c, before);
+  // A C that the batch does not write may be read (k = 0: no product reads A or B).
+  gemm_batch_strided<float>(Layout::RowMajor, Op::NoTrans, Op::NoTrans, 2, 2, 0, 1.0f, nullptr, 1,
+                            0, nullptr, 2, 0, 1.0f, c.data(), 2, 4, 3, cpu(1));
+  EXPECT_EQ(c, before);
+}
+
+TEST(Batch, GroupedRefusalsNameTheGroupAndTouchNoC) {
+  std::vector<float> a(64, 1), b(64, 1), c(64, 7);
+  const auto before = c;
+  const float* as[4] = {a.data(), a.data() + 8, a.data() + 16, a.data() + 24};
+  const float* bs[4] = {b.data(), b.data(), b.data(), b.data()};
+  float* cs[4] = {c.data(), c.data() + 8, c.data() + 16, c.data() + 24};
+  const auto groups = [&] {
+    std::vector<GemmGroup<float>> g(2);
+    for (int i = 0; i < 2; ++i) {
+      g[i].m = g[i].n = g[i].k = 2;
+      g[i].lda = g[i].ldb = g[i].ldc = 2;
+      g[i].a = as + 2 * i, g[i].b = bs + 2 * i, g[i].c = cs + 2 * i;
+      g[i].size = 2;
+      g[i].beta = 1;
+    }
+    return g;
+  };
+  auto run = [&](std::vector<GemmGroup<float>> g) {
+    return [g, &c] { gemm_batch<float>(Layout::RowMajor, g.data(), 2, cpu(1)); };
+  };
+  auto g = groups();
+  g[1].ldb = 1;
+  expect_refused(run(g), 11, {"sgemm_batch", "group 1", "ldb"}, c, before);
+  g = groups();
+  g[1].size = -1;
+  expect_refused(run(g), 16, {"group 1", "negative"}, c, before);
+  g = groups();
+  float* broken[2] = {c.data() + 16, nullptr};
+  g[1].c = broken;
+  expect_refused(run(g), 13, {"group 1: problem 1", "(c) is NULL"}, c, before);
+  g = groups();
+  g[0].b = nullptr;
+  expect_refused(run(g), 10, {"group 0", "array"}, c, before);
+  g = groups();
+  float* same[2] = {c.data() + 16, c.data() + 17};  // overlapping 2 x 2 blocks of ldc 2
+  g[1].c = same;
+  expect_refused(run(g), 13, {"share"}, c, before);
+  g = groups();
+  const float* over[2] = {a.data() + 16, c.data() + 1};  // problem 3 reads C of problem 0
+  g[1].a = over;
+  expect_refused(run(g), 13, {"share", "problem 0", "problem 3"}, c, before);
+  expect_refused([&] { gemm_batch<float>(Layout::RowMajor, nullptr, -1, cpu(1)); }, 15,
+                 {"group_count"}, c, before);
+  // The same groups, valid, run.
+  gemm_batch<float>(Layout::RowMajor, groups().data(), 2, cpu(1));
+  EXPECT_EQ(c[0], 7 + 2);
+}
+
+TEST(Batch, TheCInterfaceReturnsPositions) {
+  std::vector<double> a(64, 1), b(64, 1), c(64, 0);
+  // tandem_dgemm_batch_strided: ldb (position 12) too small.
+  EXPECT_EQ(tandem_dgemm_batch_strided(TANDEM_ROW_MAJOR, TANDEM_NO_TRANS, TANDEM_NO_TRANS, 2, 2, 2,
+                                       1.0, a.data(), 2, 4, b.data(), 1, 4, 0.0, c.data(), 2, 4, 3),
+            12);
+  EXPECT_NE(std::string(tandem_last_error()).find("ldb"), std::string::npos);
+  EXPECT_EQ(tandem_dgemm_batch_strided(TANDEM_COL_MAJOR, TANDEM_TRANS, TANDEM_NO_TRANS, 2, 2, 2,
+                                       1.0, a.data(), 2, 4, b.data(), 2, 4, 0.0, c.data(), 2, 4, 3),
+            0);
+  EXPECT_EQ(c[0], 2.0);
+  const std::complex<float> one(1, 0);
+  std::vector<std::complex<float>> z(64, one), w(64);
+  EXPECT_EQ(
+      tandem_cgemm_batch_strided(TANDEM_ROW_MAJOR, TANDEM_NO_TRANS, TANDEM_NO_TRANS, 2, 2, 2,
+                                 nullptr, z.data(), 2, 4, z.data(), 2, 4, &one, w.data(), 2, 4, 3),
+      7);
+  // Grouped: NULL arrays name their positions; a valid batch of two groups runs.
+  const int ops[2] = {TANDEM_NO_TRANS, TANDEM_CONJ_TRANS};
+  const int64_t m[2] = {2, 1}, n[2] = {2, 2}, k[2] = {2, 3}, lda[2] = {2, 1}, ldb[2] = {2, 3},
+                ldc[2] = {2, 2}, sizes[2] = {1, 2};
+  const std::complex<float> alpha[2] = {one, {0, 1}}, beta[2] = {{0, 0}, {0, 0}};
+  const void* as[3] = {z.data(), z.data() + 8, z.data() + 16};
+  void* cs[3] = {w.data(), w.data() + 8, w.data() + 16};
+  EXPECT_EQ(tandem_cgemm_batch(TANDEM_ROW_MAJOR, ops, ops, nullptr, n, k, alpha, as, lda, as, ldb,
+                               beta, cs, ldc, 2, sizes),
+            4);
+  EXPECT_EQ(tandem_cgemm_batch(TANDEM_ROW_MAJOR, ops, ops, m, n, k, alpha, as, lda, as, ldb, beta,
+                               cs, ldc, 2, sizes),
+            0)
+      << tandem_last_error();
+  EXPECT_EQ(w[0], std::complex<float>(2, 0));
+  // Group 1: alpha i, op(A) = A^H of the 3 x 1 ones, op(B) = B^H of 2 x 3 ones: each C is 3i.
+  EXPECT_EQ(w[8], std::complex<float>(0, 3));
+  EXPECT_EQ(w[17], std::complex<float>(0, 3));
+}
+
+// The overlap rule against the elements themselves: random blocks in a small address space,
+// one lattice (exact) and two (conservative: it may say "share" only where the ranges meet).
+TEST(Overlap, ShareIsExactOnOneLatticeAndSafeAcrossTwo) {
+  std::mt19937_64 rng(14);
+  const auto pick = [&](int64_t lo, int64_t hi) {
+    return std::uniform_int_distribution<int64_t>(lo, hi)(rng);
+  };
+  static const char space[8 * 4096] = {};
+  int exact = 0;
+  for (int t = 0; t < 20000; ++t) {
+    detail::overlap::Block x, y;
+    const int64_t ld = pick(1, 9);
+    for (detail::overlap::Block* b : {&x, &y}) {
+      b->rows = pick(0, 5);
+      b->cols = pick(0, ld);
+      b->ld = b == &y && pick(0, 3) == 0 ? pick(b->cols > 0 ? b->cols : 1, 9) : ld;
+      b->element = 8;
+      b->at = space + 8 * pick(0, 60);
+    }
+    std::set<int64_t> ex, ey;
+    for (int64_t i = 0; i < x.rows; ++i)
+      for (int64_t j = 0; j < x.cols; ++j) ex.insert((x.at - space) / 8 + i * x.ld + j);
+    for (int64_t i = 0; i < y.rows; ++i)
+      for (int64_t j = 0; j < y.cols; ++j) ey.insert((y.at - space) / 8 + i * y.ld + j);
+    bool truly = false;
+    for (int64_t e : ex) truly = truly || ey.count(e) > 0;
+    const bool said = detail::overlap::share(x, y);
+    EXPECT_EQ(said, detail::overlap::share(y, x));
+    if (x.ld == y.ld) {
+      ++exact;
+      ASSERT_EQ(said, truly) << "t " << t << ": x " << (x.at - space) / 8 << " " << x.rows << "x"
+                             << x.cols << " y " << (y.at - space) / 8 << " " << y.rows << "x"
+                             << y.cols << " ld " << ld;
+    } else {
+      ASSERT_TRUE(said || !truly) << "t " << t << ": a shared element not seen";
+    }
+  }
+  EXPECT_GT(exact, 10000);
+}
+
+TEST(Overlap, FirstSharedSeesOnlyPairsWithAnOutput) {
+  static const char space[8 * 256] = {};
+  using detail::overlap::Block;
+  const Block in1{space, 4, 4, 4, 8, false}, in2{space + 8, 3, 4, 4, 8, false};
+  EXPECT_FALSE(detail::overlap::first_shared({in1, in2}).has_value());
+  const Block out{space + 8 * 16, 2, 2, 4, 8, true}, out2{space + 8 * 18, 2, 2, 4, 8, true};
+  EXPECT_FALSE(detail::overlap::first_shared({in1, out, out2}).has_value());  // tiles side by side
+  const Block out3{space + 8 * 17, 2, 2, 4, 8, true};
+  const auto pair = detail::overlap::first_shared({in1, out, out3, in2});
+  ASSERT_TRUE(pair.has_value());
+  EXPECT_EQ(std::min(pair->first, pair->second), 1);
+  EXPECT_EQ(std::max(pair->first, pair->second), 2);
+  const Block reads_out{space + 8 * 12, 2, 2, 4, 8, false};  // row 1 of it is out's row 0
+  EXPECT_TRUE(detail::overlap::first_shared({out, reads_out}).has_value());
+}
+
+}  // namespace
+}  // namespace tandem::test
