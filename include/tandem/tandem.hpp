@@ -107,8 +107,10 @@ struct Report {
     std::string failure;
     int64_t finished_rows = 0;  // of a device that failed: its rows that had reached C
   };
-  Strategy strategy = Strategy::Auto;  // the strategy that ran (never Auto)
-  bool fell_back = false;              // the GPU failed and the CPU computed its rows
+  // What ran (never Auto): cpu (every problem on the cores), gpu (every problem a single call that
+  // may use devices), hybrid (some of each, under auto; or every problem a hybrid call).
+  Strategy strategy = Strategy::Auto;
+  bool fell_back = false;  // the GPU failed and the CPU computed its rows
   std::string fallback_reason;
   double gpu_fraction = 0;             // requested fraction
   Balance balance = Balance::Static;   // how the rows were shared out
@@ -203,9 +205,11 @@ extern template void gemm<std::complex<double>>(Layout, Op, Op, int64_t, int64_t
 
 // Batches of products (tandem.h says what they compute, and their rules; the C++ forms throw
 // tandem::Error, whose argument() is the position in the C signature, and touch no C on an
-// invalid argument). Today auto and cpu run each problem whole on one core, the problems dealt over
-// the cores (options.cpu_threads of them, else the host's); gpu and hybrid run the problems one
-// after another as tandem::gemm calls with `options`.
+// invalid argument). Today cpu runs each problem whole on one core, the problems dealt over the
+// cores (options.cpu_threads of them, else the host's); auto does the same but for problems whose
+// shape a single call would plan on a device (decided once per shape), which run as tandem::gemm
+// calls after the cores' share; gpu and hybrid run the problems one after another as
+// tandem::gemm calls with `options`.
 
 // One group of a grouped batch: `size` products of one shape and one pair of scalars, problem i
 // reading a[i] and b[i] and updating c[i] (arrays of `size` pointers).
@@ -226,11 +230,14 @@ struct GemmGroup {
 
 // What one batch did.
 struct BatchReport {
-  Strategy strategy = Strategy::Auto;  // the strategy that ran (never Auto)
-  int64_t problems = 0;                // in all groups
-  int64_t products = 0;                // problems with a product (others: C = beta * C, or none)
-  int cpu_threads = 0;                 // threads the CPU dealt the problems over (cpu)
-  int64_t t_start = 0, t_end = 0;      // steady-clock nanoseconds
+  // What ran (never Auto): cpu (every problem on the cores), gpu (every problem a single call that
+  // may use devices), hybrid (some of each, under auto; or every problem a hybrid call).
+  Strategy strategy = Strategy::Auto;
+  int64_t problems = 0;            // in all groups
+  int64_t products = 0;            // problems with a product (others: C = beta * C, or none)
+  int cpu_threads = 0;             // threads the CPU dealt its problems over
+  int64_t device_problems = 0;     // problems run as single calls that could use devices
+  int64_t t_start = 0, t_end = 0;  // steady-clock nanoseconds
   double seconds() const { return static_cast<double>(t_end - t_start) * 1e-9; }
 };
 

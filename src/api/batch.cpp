@@ -2,8 +2,9 @@
 // Every group is checked as a GEMM (src/api/checks.hpp) and every operand pointer as its problem's
 // before any C is written; the problems are made row-major, and the batch's outputs are checked
 // against sharing elements with each other or with any operand (src/base/overlap.hpp); then the
-// batch runs: under auto and cpu each problem whole on one core (src/cpu/batch.hpp), under gpu
-// and hybrid one tandem::gemm call per problem.
+// batch runs: under cpu each problem whole on one core (src/cpu/batch.hpp); under auto the same,
+// but for problems whose shape a single call would plan on a device, which run as such calls;
+// under gpu and hybrid one tandem::gemm call per problem.
 #include "cpu/batch.hpp"
 
 #include <algorithm>
@@ -122,6 +123,32 @@ Range range(const T* at, int64_t rows, int64_t cols, int64_t ld, int64_t stride,
 
 Op op_of(bool trans, bool conj) { return !trans ? Op::NoTrans : conj ? Op::ConjTrans : Op::Trans; }
 
+// One problem as its own tandem::gemm call under `options`.
+template <class T>
+void single_call(const Problem<T>& p, const Options& options) {
+  gemm<T>(Layout::RowMajor, op_of(p.trans_a, p.conj_a), op_of(p.trans_b, p.conj_b), p.m, p.n, p.k,
+          p.alpha, p.a, p.lda, p.b, p.ldb, p.beta, p.c, p.ldc, options);
+}
+
+// Under auto, the problems a single call of their shape would plan on a device (asked once per
+// run of one shape: a strided batch or a group asks once); the rest stay on the cores.
+template <class T>
+std::vector<bool> for_devices(const std::vector<Problem<T>>& problems, const Options& options) {
+  std::vector<bool> devices(problems.size(), false);
+  const Problem<T>* last = nullptr;
+  bool answer = false;
+  for (size_t i = 0; i < problems.size(); ++i) {
+    const Problem<T>& p = problems[i];
+    if (!has_product(p)) continue;
+    const bool same = last != nullptr && last->m == p.m && last->n == p.n && last->k == p.k &&
+                      last->op_a() == p.op_a() && last->op_b() == p.op_b();
+    if (!same) answer = uses_devices(p, options);
+    last = &p;
+    devices[i] = answer;
+  }
+  return devices;
+}
+
 // Runs the checked problems of a batch as `options` ask, filling `report`.
 template <class T>
 void run(const std::vector<Problem<T>>& problems, const Options& options, const char* routine,
@@ -131,20 +158,32 @@ void run(const std::vector<Problem<T>>& problems, const Options& options, const 
   report.products = std::count_if(problems.begin(), problems.end(), has_product<T>);
   report.t_start = clock::now_ns();
   if (req.strategy == Strategy::Auto || req.strategy == Strategy::Cpu) {
-    report.strategy = Strategy::Cpu;
+    std::vector<Problem<T>> cores, devices;
+    if (req.strategy == Strategy::Auto) {
+      const std::vector<bool> to_devices = for_devices(problems, options);
+      for (size_t i = 0; i < problems.size(); ++i)
+        (to_devices[i] ? devices : cores).push_back(problems[i]);
+    } else {
+      cores = problems;
+    }
     report.cpu_threads = options.cpu_threads.value_or(host_cores());
-    cpu_batch(problems, report.cpu_threads);
+    cpu_batch(cores, report.cpu_threads);
+    for (const Problem<T>& p : devices) single_call(p, options);
+    report.device_problems = static_cast<int64_t>(devices.size());
+    report.strategy = devices.empty() ? Strategy::Cpu
+                      : cores.empty() ? Strategy::Gpu
+                                      : Strategy::Hybrid;
   } else {
     report.strategy = req.strategy;
-    for (const Problem<T>& p : problems)
-      gemm<T>(Layout::RowMajor, op_of(p.trans_a, p.conj_a), op_of(p.trans_b, p.conj_b), p.m, p.n,
-              p.k, p.alpha, p.a, p.lda, p.b, p.ldb, p.beta, p.c, p.ldc, options);
+    report.device_problems = report.problems;
+    for (const Problem<T>& p : problems) single_call(p, options);
   }
   report.t_end = clock::now_ns();
   if (env_config().verbose)
     log_line(std::string(routine) + " problems=" + std::to_string(report.problems) + " products=" +
              std::to_string(report.products) + " strategy=" + to_string(report.strategy) +
              " threads=" + std::to_string(report.cpu_threads) +
+             " calls=" + std::to_string(report.device_problems) +
              " seconds=" + std::to_string(report.seconds()));
 }
 

@@ -32,6 +32,14 @@ template <class T>
 void cpu_batch(const std::vector<Problem<T>>& problems, int threads) {
   const auto count = static_cast<int64_t>(problems.size());
   if (count == 0) return;
+  // Fewer problems than threads: one at a time, each on every thread (what a single call does),
+  // rather than some cores idle. OpenBLAS's thread count is process-wide, so problems on several
+  // threads each could not run side by side.
+  if (count < threads) {
+    cpu_blas::Threads all(threads);
+    for (const Problem<T>& p : problems) run(p);
+    return;
+  }
   cpu_blas::Threads one(1);
   const int64_t tasks = std::min<int64_t>(count, kTasksPerThread * threads);
   tasks::in_arena(threads, [&] {
