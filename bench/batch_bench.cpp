@@ -3,7 +3,8 @@
 // order rotating: tandem::gemm_batch_strided (auto: each problem whole on one core), a loop of
 // OpenBLAS's own cblas_?gemm calls (the program's thread count, as a program would call it), and a
 // loop of tandem::gemm single calls (auto). Medians of REPS after one warm-up round; every side's
-// C compared with OpenBLAS's. Prints one JSON line per case, then a table.
+// C compared with OpenBLAS's (a difference past rounding fails the run). Prints one JSON line per
+// case, then a table.
 //
 //   batch_bench CASES REPS     e.g. batch_bench s:64:20000,d:256:2000 7
 //
@@ -26,6 +27,7 @@
 namespace {
 
 using Clock = std::chrono::steady_clock;
+bool g_mismatch = false;  // a side's C differed from OpenBLAS's
 
 double median(std::vector<double> v) {
   std::sort(v.begin(), v.end());
@@ -95,6 +97,13 @@ std::string run_case(int64_t n, int64_t count, int reps, std::string& row) {
                 static_cast<long long>(n), static_cast<long long>(count), gflop / batch,
                 gflop / loop, gflop / singles, loop / batch, singles / batch);
   row = line;
+  // A side that differs from OpenBLAS's loop by more than rounding fails the run (main's status).
+  const double tolerance = (sizeof(T) == 4 ? 1e-5 : 1e-13) * static_cast<double>(n) * scale;
+  if (!(worst <= tolerance)) {
+    std::fprintf(stderr, "MISMATCH %c n %lld count %lld: max |difference| %g (tolerance %g)\n", p,
+                 static_cast<long long>(n), static_cast<long long>(count), worst, tolerance);
+    g_mismatch = true;
+  }
   return json.str();
 }
 
@@ -123,5 +132,5 @@ int main(int argc, char** argv) {
       "\n| precision | batch | tandem batch GFLOPS | OpenBLAS loop | tandem loop | batch / "
       "OpenBLAS loop | batch / tandem loop |\n| --- | --- | ---: | ---: | ---: | ---: | ---: |\n");
   for (const std::string& r : rows) std::printf("%s\n", r.c_str());
-  return 0;
+  return g_mismatch ? 1 : 0;
 }

@@ -68,7 +68,7 @@ int64_t c_span(Layout l, const Shape& s) { return spanned(l, s.m, s.n, s.ldc); }
 // Buffers for A, B and C of a batch, random, with C as it was before the call.
 template <class T>
 struct Buffers {
-  std::vector<T> a, b, c, c_before;
+  std::vector<T> a, b, c, a_before, b_before, c_before;
 };
 
 template <class T>
@@ -125,6 +125,12 @@ void expect_batch(Layout layout, const std::vector<Shape>& shapes, const std::ve
       break;
     }
   EXPECT_EQ(failures, 0) << what;
+  const auto same = [](const std::vector<T>& now, const std::vector<T>& then) {
+    for (size_t i = 0; i < now.size(); ++i)
+      if (!(now[i] == then[i] || (is_nan(now[i]) && is_nan(then[i])))) return false;
+    return true;
+  };
+  EXPECT_TRUE(same(x.a, x.a_before) && same(x.b, x.b_before)) << what << ": A or B was written";
 }
 
 // NaN over every element a problem must not read: A and B where alpha is 0, C where beta is 0.
@@ -144,6 +150,8 @@ void poison(Layout layout, const std::vector<Shape>& shapes, const std::vector<W
     std::fill(x.a.begin(), x.a.end(), nan);
     std::fill(x.b.begin(), x.b.end(), nan);
   }
+  x.a_before = x.a;
+  x.b_before = x.b;
   x.c_before = x.c;
 }
 
@@ -305,6 +313,14 @@ TEST(Batch, GroupedBatchesOnTheCoresMatchTheReference) {
   grouped_batches<std::complex<double>>(cpu(2), 60, 8);
 }
 
+// Fewer problems than threads: a batch of one as one call on every thread, a few problems cut
+// into bands of rows, a band to a thread.
+TEST(Batch, FewerProblemsThanThreadsAreCutIntoBands) {
+  strided_batches<float>(cpu(8), 30, 15);
+  strided_batches<std::complex<double>>(cpu(8), 30, 16);
+  grouped_batches<double>(cpu(8), 30, 17);
+}
+
 TEST(Batch, AutoRunsOnTheCoresWithTheHostsThreads) {
   strided_batches<double>(Options{}, 10, 9);
   std::vector<float> a(4, 1), b(4, 1), c(8, 0);
@@ -371,7 +387,30 @@ TEST(Batch, StridedRefusalsNameTheArgumentAndTouchNoC) {
                                   c.data() + 8, 2, 4, b.data(), 2, 4, 1.0f, c.data(), 2, 4, 3,
                                   cpu(1));
       },
-      17, {"share"}, c, before);
+      15, {"(c)", "share", "A of problem 0"}, c, before);
+  // The same in column-major: the row-major problems tandem makes of it read the caller's A as
+  // their B, and the check must still see A's whole block (4 x 1, ld 4, under C of problem 0).
+  std::vector<float> x(10, 3);
+  const auto x_before = x;
+  expect_refused(
+      [&] {
+        gemm_batch_strided<float>(Layout::ColMajor, Op::NoTrans, Op::NoTrans, 4, 1, 1, 1.0f,
+                                  x.data(), 4, 0, b.data(), 1, 0, 1.0f, x.data() + 2, 4, 4, 2,
+                                  cpu(1));
+      },
+      15, {"share"}, x, x_before);
+  // Unused operands may be NULL with any stride (k = 0), and an empty C any pointer.
+  gemm_batch_strided<float>(Layout::ColMajor, Op::NoTrans, Op::NoTrans, 2, 2, 0, 1.0f, nullptr, 2,
+                            std::numeric_limits<int64_t>::max(), nullptr, 1,
+                            std::numeric_limits<int64_t>::max(), 1.0f, c.data(), 2, 4, 3, cpu(1));
+  gemm_batch_strided<float>(Layout::RowMajor, Op::NoTrans, Op::NoTrans, 0, 2, 2, 1.0f, nullptr, 2,
+                            0, nullptr, 2, 0, 1.0f, nullptr, 2, 0, int64_t(1) << 40, cpu(1));
+  expect_refused(
+      [&] {
+        gemm_batch_strided<float>(Layout(7), Op::NoTrans, Op::NoTrans, 2, 2, 2, 1.0f, a.data(), 2,
+                                  4, b.data(), 2, 4, 1.0f, c.data(), 2, 4, 0, cpu(1));
+      },
+      1, {"layout"}, c, before);
   // A C that the batch does not write may be read (k = 0: no product reads A or B).
   gemm_batch_strided<float>(Layout::RowMajor, Op::NoTrans, Op::NoTrans, 2, 2, 0, 1.0f, nullptr, 1,
                             0, nullptr, 2, 0, 1.0f, c.data(), 2, 4, 3, cpu(1));

@@ -107,10 +107,8 @@ struct Report {
     std::string failure;
     int64_t finished_rows = 0;  // of a device that failed: its rows that had reached C
   };
-  // What ran (never Auto): cpu (every problem on the cores), gpu (every problem a single call that
-  // may use devices), hybrid (some of each, under auto; or every problem a hybrid call).
-  Strategy strategy = Strategy::Auto;
-  bool fell_back = false;  // the GPU failed and the CPU computed its rows
+  Strategy strategy = Strategy::Auto;  // the strategy that ran (never Auto)
+  bool fell_back = false;              // the GPU failed and the CPU computed its rows
   std::string fallback_reason;
   double gpu_fraction = 0;             // requested fraction
   Balance balance = Balance::Static;   // how the rows were shared out

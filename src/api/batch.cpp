@@ -29,7 +29,7 @@ namespace {
 // tandem_?gemm's), and the batches' own arguments.
 constexpr Positions kStridedPositions = {0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 11, 12, 14, 15, 16};
 constexpr int kStrideA = 10, kStrideB = 13, kStrideC = 17, kCount = 18;
-constexpr int kGroupCount = 15, kGroupSize = 16, kA = 8, kB = 10, kC = 13;
+constexpr int kGroupCount = 15, kGroupSize = 16, kA = 8, kB = 10, kC = 13, kStridedC = 15;
 
 [[noreturn]] void refuse(const std::string& routine, const std::string& where, int position,
                          const std::string& what) {
@@ -70,8 +70,8 @@ void add_blocks(const Problem<T>& p, std::vector<overlap::Block>& out) {
   out.push_back(block(p.c, p.m, p.n, p.ldc, true));
 }
 
-// Refuses a batch one of whose C shares an element with another C or with an A or B
-// (`position`: where the caller passed C).
+// Refuses a batch one of whose C shares an element with another C or with an A or B, at C's
+// position (`position`).
 template <class T>
 void check_sharing(const std::vector<Problem<T>>& problems, const std::string& routine,
                    int position) {
@@ -106,20 +106,13 @@ int64_t strided_outputs_meet(const Problem<T>& p, int64_t stride_c, int64_t coun
   return 0;
 }
 
-// The byte range a strided batch's operand covers: its first block's start to its last one's end.
+// A byte range, empty when begin == end.
 struct Range {
   const char *begin = nullptr, *end = nullptr;
   bool meets(const Range& r) const {
     return begin != end && r.begin != r.end && begin < r.end && r.begin < end;
   }
 };
-template <class T>
-Range range(const T* at, int64_t rows, int64_t cols, int64_t ld, int64_t stride, int64_t count) {
-  if (rows == 0 || cols == 0 || count == 0) return {};
-  const auto* first = reinterpret_cast<const char*>(at);
-  return {first, first + ((count - 1) * stride + (rows - 1) * ld + cols) *
-                             static_cast<int64_t>(sizeof(T))};
-}
 
 Op op_of(bool trans, bool conj) { return !trans ? Op::NoTrans : conj ? Op::ConjTrans : Op::Trans; }
 
@@ -150,11 +143,12 @@ std::vector<bool> for_devices(const std::vector<Problem<T>>& problems, const Opt
 }
 
 // Runs the checked problems of a batch as `options` ask, filling `report`.
+// `problems` holds those with a C (`total`: all of them, empty ones too).
 template <class T>
-void run(const std::vector<Problem<T>>& problems, const Options& options, const char* routine,
-         BatchReport& report) {
+void run(const std::vector<Problem<T>>& problems, int64_t total, const Options& options,
+         const char* routine, BatchReport& report) {
   const Request req = request(options);
-  report.problems = static_cast<int64_t>(problems.size());
+  report.problems = total;
   report.products = std::count_if(problems.begin(), problems.end(), has_product<T>);
   report.t_start = clock::now_ns();
   if (req.strategy == Strategy::Auto || req.strategy == Strategy::Cpu) {
@@ -200,6 +194,8 @@ void gemm_batch(Layout layout, const GemmGroup<T>* groups, int64_t group_count,
                    "(group_count) = " + std::to_string(group_count) + " is negative");
   if (group_count > 0 && groups == nullptr)
     detail::refuse(routine, "", detail::kGroupSize, "(the groups) is NULL");
+  if (group_count == 0)
+    detail::within(routine, "", [&] { detail::check_layout(static_cast<int>(layout)); });
   const T any{};  // a pointer the shape checks may take for an operand the loop below checks
   int64_t total = 0;
   for (int64_t g = 0; g < group_count; ++g) {
@@ -222,10 +218,15 @@ void gemm_batch(Layout layout, const GemmGroup<T>* groups, int64_t group_count,
       if (needed && x.size > 0 && array == nullptr)
         detail::refuse(routine, where, position, std::string("(") + name + ", the array) is NULL");
     for (int64_t i = 0; i < x.size; ++i) {
-      const std::string problem = where + "problem " + std::to_string(i) + ": ";
-      if (product && x.a[i] == nullptr) detail::refuse(routine, problem, detail::kA, "(a) is NULL");
-      if (product && x.b[i] == nullptr) detail::refuse(routine, problem, detail::kB, "(b) is NULL");
-      if (output && x.c[i] == nullptr) detail::refuse(routine, problem, detail::kC, "(c) is NULL");
+      const int position = product && x.a[i] == nullptr   ? detail::kA
+                           : product && x.b[i] == nullptr ? detail::kB
+                           : output && x.c[i] == nullptr  ? detail::kC
+                                                          : 0;
+      if (position != 0)
+        detail::refuse(routine, where + "problem " + std::to_string(i) + ": ", position,
+                       position == detail::kA   ? "(a) is NULL"
+                       : position == detail::kB ? "(b) is NULL"
+                                                : "(c) is NULL");
     }
     total += x.size;
   }
@@ -241,7 +242,7 @@ void gemm_batch(Layout layout, const GemmGroup<T>* groups, int64_t group_count,
   }
   detail::check_sharing(problems, routine, detail::kC);
   BatchReport r;
-  detail::run(problems, options, kName.c_str(), r);
+  detail::run(problems, total, options, kName.c_str(), r);
   if (report != nullptr) *report = r;
 }
 
@@ -258,41 +259,51 @@ void gemm_batch_strided(Layout layout, Op op_a, Op op_b, int64_t m, int64_t n, i
                    "(count) = " + std::to_string(count) + " is negative");
   const int lay = static_cast<int>(layout), oa = static_cast<int>(op_a),
             ob = static_cast<int>(op_b);
-  if (count > 0)
-    detail::within(routine, "", [&] {
+  detail::within(routine, "", [&] {
+    if (count > 0)
       detail::check_gemm(lay, oa, ob, m, n, k, alpha, a, lda, b, ldb, c, ldc,
                          detail::kStridedPositions);
-    });
+    else
+      detail::check_layout(lay);
+  });
   for (const auto& [stride, position, name] : {std::tuple{stride_a, detail::kStrideA, "stride_a"},
                                                std::tuple{stride_b, detail::kStrideB, "stride_b"},
                                                std::tuple{stride_c, detail::kStrideC, "stride_c"}})
     if (stride < 0)
       detail::refuse(routine, "", position,
                      std::string("(") + name + ") = " + std::to_string(stride) + " is negative");
+  // Operand pointers are formed only for the operands the problems use: the others may be NULL,
+  // their strides anything.
+  const bool output = m > 0 && n > 0 && count > 0;
+  const bool product = output && k > 0 && alpha != T(0);
+  const int64_t total = count;
   std::vector<detail::Problem<T>> problems;
-  problems.reserve(static_cast<size_t>(count));
-  for (int64_t i = 0; i < count; ++i)
+  if (output) problems.reserve(static_cast<size_t>(count));
+  for (int64_t i = 0; output && i < count; ++i)
     problems.push_back(detail::gemm_rules::row_major(
-        lay, oa, ob, m, n, k, alpha, a != nullptr ? a + i * stride_a : nullptr, lda,
-        b != nullptr ? b + i * stride_b : nullptr, ldb, beta, c + i * stride_c, ldc));
-  if (count > 1) {
-    const detail::Problem<T>& p = problems[0];
-    if (const int64_t t = detail::strided_outputs_meet(p, stride_c, count))
+        lay, oa, ob, m, n, k, alpha, product ? a + i * stride_a : nullptr, lda,
+        product ? b + i * stride_b : nullptr, ldb, beta, c + i * stride_c, ldc));
+  if (output) {
+    const detail::Problem<T>& first = problems.front();
+    const detail::Problem<T>& last = problems.back();
+    if (const int64_t t = count > 1 ? detail::strided_outputs_meet(first, stride_c, count) : 0)
       detail::refuse(routine, "", detail::kStrideC,
                      "(stride_c) = " + std::to_string(stride_c) +
                          " is too small: the C of problems 0 and " + std::to_string(t) +
                          " share elements (a batch's C matrices must share none)");
-    // The operands could meet C only where their whole ranges do; then each pair is checked.
-    const detail::Range cs = detail::range(p.c, p.m, p.n, p.ldc, stride_c, count);
-    const bool product = detail::has_product(p);
-    if (product && (cs.meets(detail::range(a, p.a_rows(), p.a_cols(), lda, stride_a, count)) ||
-                    cs.meets(detail::range(b, p.b_rows(), p.b_cols(), ldb, stride_b, count))))
-      detail::check_sharing(problems, routine, detail::kStrideC);
-  } else if (count == 1) {
-    detail::check_sharing(problems, routine, detail::kStrideC);
+    // An operand could meet a C only where the ranges from the first problem's block to the last
+    // one's meet (in the row-major terms of the problems); then every pair is checked.
+    const auto range = [](const T* from, const T* to, int64_t rows, int64_t cols, int64_t ld) {
+      return detail::Range{reinterpret_cast<const char*>(from),
+                           reinterpret_cast<const char*>(to + ((rows - 1) * ld + cols))};
+    };
+    const detail::Range cs = range(first.c, last.c, first.m, first.n, first.ldc);
+    if (product && (cs.meets(range(first.a, last.a, first.a_rows(), first.a_cols(), first.lda)) ||
+                    cs.meets(range(first.b, last.b, first.b_rows(), first.b_cols(), first.ldb))))
+      detail::check_sharing(problems, routine, detail::kStridedC);
   }
   BatchReport r;
-  detail::run(problems, options, kName.c_str(), r);
+  detail::run(problems, total, options, kName.c_str(), r);
   if (report != nullptr) *report = r;
 }
 

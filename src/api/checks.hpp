@@ -21,4 +21,8 @@ void check_gemm(int layout, int op_a, int op_b, int64_t m, int64_t n, int64_t k,
                 const T* a, int64_t lda, const T* b, int64_t ldb, T* c, int64_t ldc,
                 const Positions& at = kGemmPositions);
 
+// Throws tandem::Error (at `position`) unless `layout` is row-major or column-major; for an empty
+// batch, which has nothing else to check.
+void check_layout(int layout, int position = 1);
+
 }  // namespace tandem::detail

@@ -69,6 +69,12 @@ void check_ld(const char* name, int position, int64_t ld, gemm_rules::Least<int6
 
 }  // namespace
 
+void check_layout(int layout, int position) {
+  if (layout != TANDEM_ROW_MAJOR && layout != TANDEM_COL_MAJOR)
+    invalid("layout", position,
+            "= " + std::to_string(layout) + " is not 101 (row-major) or 102 (column-major)");
+}
+
 template <class T>
 void check_gemm(int lay, int oa, int ob, int64_t m, int64_t n, int64_t k, T alpha, const T* a,
                 int64_t lda, const T* b, int64_t ldb, T* c, int64_t ldc, const Positions& at) {
@@ -78,8 +84,8 @@ void check_gemm(int lay, int oa, int ob, int64_t m, int64_t n, int64_t k, T alph
     case 0:
       break;
     case 1:
-      invalid("layout", at[1],
-              "= " + std::to_string(lay) + " is not 101 (row-major) or 102 (column-major)");
+      check_layout(lay, at[1]);
+      break;
     case 2:
       invalid("trans_a", at[2], "= " + std::to_string(oa) + " is not 111, 112 or 113");
     case 3:

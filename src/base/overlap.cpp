@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <numeric>
+#include <tuple>
 
 namespace tandem::detail::overlap {
 
@@ -25,18 +26,36 @@ std::optional<std::pair<int64_t, int64_t>> first_shared(const std::vector<Block>
   order.reserve(blocks.size());
   for (int64_t i = 0; i < static_cast<int64_t>(blocks.size()); ++i)
     if (!blocks[i].empty()) order.push_back(i);
-  std::sort(order.begin(), order.end(),
-            [&](int64_t a, int64_t b) { return blocks[a].at < blocks[b].at; });
-  // The blocks met so far whose ranges reach past the current one's start.
-  std::vector<int64_t> open;
+  const auto key = [&](int64_t i) {
+    const Block& b = blocks[i];
+    return std::tuple(b.at, !b.output, b.rows, b.cols, b.ld, b.element);
+  };
+  std::sort(order.begin(), order.end(), [&](int64_t a, int64_t b) { return key(a) < key(b); });
+  // An input identical to the one before it (one A or B shared by many problems) adds nothing.
+  order.erase(std::unique(order.begin(), order.end(),
+                          [&](int64_t a, int64_t b) {
+                            return !blocks[a].output && !blocks[b].output && key(a) == key(b);
+                          }),
+              order.end());
+  // The blocks met so far whose ranges reach past the current one's start, outputs and inputs
+  // apart: inputs are compared with outputs only, never with each other.
+  std::vector<int64_t> outputs, inputs;
+  const auto close = [&](std::vector<int64_t>& open, const char* at) {
+    open.erase(
+        std::remove_if(open.begin(), open.end(), [&](int64_t j) { return blocks[j].end() <= at; }),
+        open.end());
+  };
   for (const int64_t i : order) {
     const Block& b = blocks[i];
-    open.erase(std::remove_if(open.begin(), open.end(),
-                              [&](int64_t j) { return blocks[j].end() <= b.at; }),
-               open.end());
-    for (const int64_t j : open)
-      if ((b.output || blocks[j].output) && share(blocks[j], b)) return std::pair(j, i);
-    open.push_back(i);
+    close(outputs, b.at);
+    for (const int64_t j : outputs)
+      if (share(blocks[j], b)) return std::pair(j, i);
+    if (b.output) {
+      close(inputs, b.at);
+      for (const int64_t j : inputs)
+        if (share(blocks[j], b)) return std::pair(j, i);
+    }
+    (b.output ? outputs : inputs).push_back(i);
   }
   return std::nullopt;
 }

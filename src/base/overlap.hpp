@@ -26,8 +26,10 @@ struct Block {
 bool share(const Block& x, const Block& y);
 
 // The first pair of `blocks` (their indices, in the order the sweep meets them) that share an
-// element where at least one is an output, or none. Sorts by address and compares each block with
-// those whose ranges it meets: O(B log B) plus the pairs whose ranges meet.
+// element where at least one is an output, or none. Sorts by address (identical inputs counted
+// once) and compares each block with the outputs, and each output with the inputs, whose ranges
+// it meets: O(B log B) plus those pairs (many only where outputs' ranges interleave, as tiles of
+// one matrix do).
 std::optional<std::pair<int64_t, int64_t>> first_shared(const std::vector<Block>& blocks);
 
 }  // namespace tandem::detail::overlap

@@ -10,14 +10,17 @@
 namespace tandem::detail {
 namespace {
 
+// Rows [row0, row0 + rows) of a problem (a band of a row-major C), on the current thread count.
 template <class T>
-void run(const Problem<T>& p) {
-  if (p.m == 0 || p.n == 0) return;
+void run_rows(const Problem<T>& p, int64_t row0, int64_t rows) {
+  if (rows <= 0 || p.n == 0) return;
+  T* c = p.c + row0 * p.ldc;
   if (p.k == 0 || p.alpha == T(0)) {
-    scale(p.c, p.m, p.n, p.ldc, p.beta);
+    scale(c, rows, p.n, p.ldc, p.beta);
     return;
   }
-  cpu_blas::gemm(p.op_a(), p.op_b(), p.m, p.n, p.k, p.alpha, p.a, p.lda, p.b, p.ldb, p.beta, p.c,
+  const T* a = p.trans_a ? p.a + row0 : p.a + row0 * p.lda;
+  cpu_blas::gemm(p.op_a(), p.op_b(), rows, p.n, p.k, p.alpha, a, p.lda, p.b, p.ldb, p.beta, c,
                  p.ldc);
 }
 
@@ -32,19 +35,32 @@ template <class T>
 void cpu_batch(const std::vector<Problem<T>>& problems, int threads) {
   const auto count = static_cast<int64_t>(problems.size());
   if (count == 0) return;
-  // Fewer problems than threads: one at a time, each on every thread (what a single call does),
-  // rather than some cores idle. OpenBLAS's thread count is process-wide, so problems on several
-  // threads each could not run side by side.
-  if (count < threads) {
+  // One problem: one call on every thread, as a single call's CPU share runs it.
+  if (count == 1 && threads > 1) {
     cpu_blas::Threads all(threads);
-    for (const Problem<T>& p : problems) run(p);
+    tasks::in_arena(threads, [&] { run_rows(problems[0], 0, problems[0].m); });
     return;
   }
   cpu_blas::Threads one(1);
+  // Fewer problems than threads: each cut into bands of its rows, so that every thread has one
+  // (OpenBLAS's thread count is process-wide: calls on several threads each could not run side
+  // by side).
+  if (count < threads) {
+    const int64_t bands = (threads + count - 1) / count;
+    tasks::in_arena(threads, [&] {
+      tasks::parallel_for(count * bands, [&](int64_t t) {
+        const Problem<T>& p = problems[static_cast<size_t>(t / bands)];
+        const int64_t b = t % bands, parts = std::min(bands, std::max<int64_t>(p.m, 1));
+        if (b < parts) run_rows(p, p.m * b / parts, p.m * (b + 1) / parts - p.m * b / parts);
+      });
+    });
+    return;
+  }
   const int64_t tasks = std::min<int64_t>(count, kTasksPerThread * threads);
   tasks::in_arena(threads, [&] {
     tasks::parallel_for(tasks, [&](int64_t t) {
-      for (int64_t i = count * t / tasks; i < count * (t + 1) / tasks; ++i) run(problems[i]);
+      for (int64_t i = count * t / tasks; i < count * (t + 1) / tasks; ++i)
+        run_rows(problems[static_cast<size_t>(i)], 0, problems[static_cast<size_t>(i)].m);
     });
   });
 }

@@ -11,7 +11,8 @@
 namespace tandem::detail {
 
 // Computes every problem of `problems` (valid, row-major) on `threads` threads: each whole on one
-// core, or, where there are fewer problems than threads, one after another on all of them. A
+// core; a batch of one as one call on every thread; where there are fewer problems than threads,
+// each cut into bands of its rows, a band to a core. A
 // problem without a product (k or alpha 0) is C = beta * C, A and B unread; beta 0 never reads C.
 template <class T>
 void cpu_batch(const std::vector<Problem<T>>& problems, int threads);
