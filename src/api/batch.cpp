@@ -48,19 +48,17 @@ void within(const std::string& routine, const std::string& where, F&& check) {
   }
 }
 
+// A stored block of T.
 template <class T>
-bool has_product(const Problem<T>& p) {
-  return p.m > 0 && p.n > 0 && p.k > 0 && p.alpha != T(0);
+overlap::Block block(const T* at, int64_t rows, int64_t cols, int64_t ld, bool output) {
+  return {reinterpret_cast<const char*>(at), rows,  cols, ld,
+          static_cast<int64_t>(sizeof(T)),   output};
 }
 
 // The stored blocks a problem reads (A and B, where it has a product) and writes (C).
 template <class T>
 void add_blocks(const Problem<T>& p, std::vector<overlap::Block>& out) {
-  const auto block = [](const T* at, int64_t rows, int64_t cols, int64_t ld, bool output) {
-    return overlap::Block{reinterpret_cast<const char*>(at), rows,  cols, ld,
-                          static_cast<int64_t>(sizeof(T)),   output};
-  };
-  if (has_product(p)) {
+  if (p.has_product()) {
     out.push_back(block(p.a, p.a_rows(), p.a_cols(), p.lda, false));
     out.push_back(block(p.b, p.b_rows(), p.b_cols(), p.ldb, false));
   } else {
@@ -93,12 +91,10 @@ void check_sharing(const std::vector<Problem<T>>& problems, const std::string& r
 // Returns the first such t, or 0.
 template <class T>
 int64_t strided_outputs_meet(const Problem<T>& p, int64_t stride_c, int64_t count) {
-  std::vector<overlap::Block> c;
-  add_blocks(p, c);
-  const overlap::Block& c0 = c[2];
+  const overlap::Block c0 = block(p.c, p.m, p.n, p.ldc, true);
   if (c0.empty()) return 0;
-  const int64_t span = (p.m - 1) * p.ldc + p.n;
-  for (int64_t t = 1; t < count && t * stride_c < span; ++t) {
+  const int64_t elements = span(p.m, p.n, p.ldc);
+  for (int64_t t = 1; t < count && t * stride_c < elements; ++t) {
     overlap::Block ct = c0;
     ct.at += t * stride_c * static_cast<int64_t>(sizeof(T));
     if (overlap::share(c0, ct)) return t;
@@ -123,23 +119,22 @@ void single_call(const Problem<T>& p, const Options& options) {
           p.alpha, p.a, p.lda, p.b, p.ldb, p.beta, p.c, p.ldc, options);
 }
 
-// Under auto, the problems a single call of their shape would plan on a device (asked once per
-// run of one shape: a strided batch or a group asks once); the rest stay on the cores.
+// Under auto, the problems a single call of their shape would plan on a device go to `devices`
+// (asked once per run of one shape: a strided batch or a group asks once), the rest to `cores`.
 template <class T>
-std::vector<bool> for_devices(const std::vector<Problem<T>>& problems, const Options& options) {
-  std::vector<bool> devices(problems.size(), false);
+void divide(const std::vector<Problem<T>>& problems, const Options& options,
+            std::vector<Problem<T>>& cores, std::vector<Problem<T>>& devices) {
   const Problem<T>* last = nullptr;
   bool answer = false;
-  for (size_t i = 0; i < problems.size(); ++i) {
-    const Problem<T>& p = problems[i];
-    if (!has_product(p)) continue;
-    const bool same = last != nullptr && last->m == p.m && last->n == p.n && last->k == p.k &&
-                      last->op_a() == p.op_a() && last->op_b() == p.op_b();
-    if (!same) answer = uses_devices(p, options);
-    last = &p;
-    devices[i] = answer;
+  for (const Problem<T>& p : problems) {
+    if (p.has_product()) {
+      const bool same = last != nullptr && last->m == p.m && last->n == p.n && last->k == p.k &&
+                        last->op_a() == p.op_a() && last->op_b() == p.op_b();
+      if (!same) answer = uses_devices(p, options);
+      last = &p;
+    }
+    (p.has_product() && answer ? devices : cores).push_back(p);
   }
-  return devices;
 }
 
 // Runs the checked problems of a batch as `options` ask, filling `report`.
@@ -149,24 +144,21 @@ void run(const std::vector<Problem<T>>& problems, int64_t total, const Options& 
          const char* routine, BatchReport& report) {
   const Request req = request(options);
   report.problems = total;
-  report.products = std::count_if(problems.begin(), problems.end(), has_product<T>);
+  report.products = std::count_if(problems.begin(), problems.end(),
+                                  [](const Problem<T>& p) { return p.has_product(); });
   report.t_start = clock::now_ns();
   if (req.strategy == Strategy::Auto || req.strategy == Strategy::Cpu) {
+    // Under cpu every problem stays on the cores, as they are (no copy).
     std::vector<Problem<T>> cores, devices;
-    if (req.strategy == Strategy::Auto) {
-      const std::vector<bool> to_devices = for_devices(problems, options);
-      for (size_t i = 0; i < problems.size(); ++i)
-        (to_devices[i] ? devices : cores).push_back(problems[i]);
-    } else {
-      cores = problems;
-    }
+    if (req.strategy == Strategy::Auto) divide(problems, options, cores, devices);
+    const std::vector<Problem<T>>& on_cores = req.strategy == Strategy::Auto ? cores : problems;
     report.cpu_threads = options.cpu_threads.value_or(host_cores());
-    cpu_batch(cores, report.cpu_threads);
+    cpu_batch(on_cores, report.cpu_threads);
     for (const Problem<T>& p : devices) single_call(p, options);
     report.device_problems = static_cast<int64_t>(devices.size());
-    report.strategy = devices.empty() ? Strategy::Cpu
-                      : cores.empty() ? Strategy::Gpu
-                                      : Strategy::Hybrid;
+    report.strategy = devices.empty()    ? Strategy::Cpu
+                      : on_cores.empty() ? Strategy::Gpu
+                                         : Strategy::Hybrid;
   } else {
     report.strategy = req.strategy;
     report.device_problems = report.problems;
@@ -295,7 +287,7 @@ void gemm_batch_strided(Layout layout, Op op_a, Op op_b, int64_t m, int64_t n, i
     // one's meet (in the row-major terms of the problems); then every pair is checked.
     const auto range = [](const T* from, const T* to, int64_t rows, int64_t cols, int64_t ld) {
       return detail::Range{reinterpret_cast<const char*>(from),
-                           reinterpret_cast<const char*>(to + ((rows - 1) * ld + cols))};
+                           reinterpret_cast<const char*>(to + detail::span(rows, cols, ld))};
     };
     const detail::Range cs = range(first.c, last.c, first.m, first.n, first.ldc);
     if (product && (cs.meets(range(first.a, last.a, first.a_rows(), first.a_cols(), first.lda)) ||

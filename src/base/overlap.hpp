@@ -8,6 +8,8 @@
 #include <utility>
 #include <vector>
 
+#include "base/problem.hpp"
+
 namespace tandem::detail::overlap {
 
 // A stored row-major block: `rows` x `cols` elements of `element` bytes from `at`, rows `ld`
@@ -17,7 +19,7 @@ struct Block {
   int64_t rows = 0, cols = 0, ld = 0, element = 0;
   bool output = false;
   bool empty() const { return rows <= 0 || cols <= 0; }
-  const char* end() const { return at + ((rows - 1) * ld + cols) * element; }
+  const char* end() const { return at + span(rows, cols, ld) * element; }
 };
 
 // Whether x and y share an element. Exact for blocks of one element size and one ld whose

@@ -32,6 +32,9 @@ struct Problem {
   // operations are as stored, transposed and conjugate-transposed, never conjugated alone.
   bool conj_a = false, conj_b = false;
 
+  // Whether there is a product to compute (else C = beta * C, or nothing).
+  bool has_product() const { return m > 0 && n > 0 && k > 0 && alpha != T(0); }
+
   // BLAS's letter for each operation: 'N', 'T' or 'C'.
   char op_a() const { return !trans_a ? 'N' : conj_a ? 'C' : 'T'; }
   char op_b() const { return !trans_b ? 'N' : conj_b ? 'C' : 'T'; }

@@ -5,23 +5,21 @@
 
 #include "base/precision.hpp"
 #include "cpu/blas.hpp"
+#include "cpu/share.hpp"
 #include "cpu/tasks.hpp"
 
 namespace tandem::detail {
 namespace {
 
-// Rows [row0, row0 + rows) of a problem (a band of a row-major C), on the current thread count.
+// Rows [row0, row0 + rows) of a problem (a band of a row-major C), on the current thread count;
+// without a product, C = beta * C.
 template <class T>
 void run_rows(const Problem<T>& p, int64_t row0, int64_t rows) {
   if (rows <= 0 || p.n == 0) return;
-  T* c = p.c + row0 * p.ldc;
-  if (p.k == 0 || p.alpha == T(0)) {
-    scale(c, rows, p.n, p.ldc, p.beta);
-    return;
-  }
-  const T* a = p.trans_a ? p.a + row0 : p.a + row0 * p.lda;
-  cpu_blas::gemm(p.op_a(), p.op_b(), rows, p.n, p.k, p.alpha, a, p.lda, p.b, p.ldb, p.beta, c,
-                 p.ldc);
+  if (p.has_product())
+    cpu_rows(p, row0, rows);
+  else
+    scale(p.c + row0 * p.ldc, rows, p.n, p.ldc, p.beta);
 }
 
 // Tasks per thread: enough that threads which draw larger problems (a grouped batch's) are
@@ -35,10 +33,9 @@ template <class T>
 void cpu_batch(const std::vector<Problem<T>>& problems, int threads) {
   const auto count = static_cast<int64_t>(problems.size());
   if (count == 0) return;
-  // One problem: one call on every thread, as a single call's CPU share runs it.
-  if (count == 1 && threads > 1) {
-    cpu_blas::Threads all(threads);
-    tasks::in_arena(threads, [&] { run_rows(problems[0], 0, problems[0].m); });
+  // One problem: on every thread, as a single call's CPU share.
+  if (count == 1 && threads > 1 && problems[0].has_product()) {
+    cpu_share(problems[0], 0, problems[0].m, threads, false);
     return;
   }
   cpu_blas::Threads one(1);

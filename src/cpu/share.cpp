@@ -18,13 +18,6 @@ namespace {
 constexpr int64_t kRowsPerThread = 64;
 constexpr int64_t kPanelColumns = 64;  // panel widths are multiples of this
 
-template <class T>
-void run_rows(const Problem<T>& p, int64_t r0, int64_t count) {
-  const T* a = p.trans_a ? p.a + r0 : p.a + r0 * p.lda;
-  cpu_blas::gemm(p.op_a(), p.op_b(), count, p.n, p.k, p.alpha, a, p.lda, p.b, p.ldb, p.beta,
-                 p.c + r0 * p.ldc, p.ldc);
-}
-
 // One single-threaded call per panel of columns, each on all the share's rows.
 template <class T>
 void column_panels(const Problem<T>& p, int64_t row0, int64_t rows, int threads, int64_t panels) {
@@ -46,6 +39,13 @@ void column_panels(const Problem<T>& p, int64_t row0, int64_t rows, int threads,
 }  // namespace
 
 template <class T>
+void cpu_rows(const Problem<T>& p, int64_t r0, int64_t count) {
+  const T* a = p.trans_a ? p.a + r0 : p.a + r0 * p.lda;
+  cpu_blas::gemm(p.op_a(), p.op_b(), count, p.n, p.k, p.alpha, a, p.lda, p.b, p.ldb, p.beta,
+                 p.c + r0 * p.ldc, p.ldc);
+}
+
+template <class T>
 void cpu_share(const Problem<T>& p, int64_t row0, int64_t rows, int threads, bool beside_gpu) {
   if (rows <= 0) return;
   const bool single_call = seams::cpu_mode() == seams::CpuMode::SingleCall;
@@ -56,7 +56,7 @@ void cpu_share(const Problem<T>& p, int64_t row0, int64_t rows, int threads, boo
   }
   if (single_call || threads == 1) {
     cpu_blas::Threads scope(threads);
-    tasks::in_arena(threads, [&] { run_rows(p, row0, rows); });
+    tasks::in_arena(threads, [&] { cpu_rows(p, row0, rows); });
     return;
   }
   cpu_blas::Threads scope(1);
@@ -64,12 +64,14 @@ void cpu_share(const Problem<T>& p, int64_t row0, int64_t rows, int threads, boo
   tasks::in_arena(threads, [&] {
     tasks::parallel_for(bands, [&](int64_t i) {
       const int64_t begin = row0 + rows * i / bands, end = row0 + rows * (i + 1) / bands;
-      run_rows(p, begin, end - begin);
+      cpu_rows(p, begin, end - begin);
     });
   });
 }
 
-#define INSTANTIATE(T) template void cpu_share<T>(const Problem<T>&, int64_t, int64_t, int, bool);
+#define INSTANTIATE(T)                                            \
+  template void cpu_rows<T>(const Problem<T>&, int64_t, int64_t); \
+  template void cpu_share<T>(const Problem<T>&, int64_t, int64_t, int, bool);
 TANDEM_FOR_EACH_ELEMENT(INSTANTIATE)
 #undef INSTANTIATE
 
