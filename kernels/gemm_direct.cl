@@ -178,24 +178,18 @@ void stage_b(__local real* blm, const __global real* b, const idx_t ldb, const i
 #endif
 }
 
-__kernel __attribute__((reqd_work_group_size(NDIMC, MDIMC, 1)))
-void gemm(const idx_t M, const idx_t N, const idx_t K, const real alpha,
-          const __global real* restrict a, const idx_t a_offset, const idx_t lda,
-          const __global real* restrict b, const idx_t b_offset, const idx_t ldb,
-          const real beta, __global real* c, const idx_t c_offset, const idx_t ldc) {
+// The MWG x NWG tile of C at work-group (get_group_id(1), get_group_id(0)) of one product, its
+// operands already moved to their first elements; alm and blm are the kernel's local tiles.
+void direct_tile(const idx_t M, const idx_t N, const idx_t K, const real alpha,
+                 const __global real* restrict a, const idx_t lda, const bool a_vec,
+                 const __global real* restrict b, const idx_t ldb, const bool b_vec,
+                 const real beta, __global real* c, const idx_t ldc, __local real* alm,
+                 __local real* blm) {
   const int tn = get_local_id(0), tm = get_local_id(1);
   const int lid = tm * NDIMC + tn;
   const idx_t m0 = (idx_t)get_group_id(1) * MWG, n0 = (idx_t)get_group_id(0) * NWG;
-  a += a_offset;
-  b += b_offset;
-  c += c_offset;
   // Uniform across the work-group, so every branch on them is taken by all its work-items.
-  const bool a_vec = lda % VWA == 0 && a_offset % VWA == 0;
-  const bool b_vec = ldb % VWB == 0 && b_offset % VWB == 0;
   const bool m_inside = m0 + MWG <= M, n_inside = n0 + NWG <= N;
-
-  __local real alm[KWG * ALD];
-  __local real blm[KWG * BLD];
 
   real acc[MWI][NWI];
   for (int i = 0; i < MWI; ++i)
@@ -227,4 +221,34 @@ void gemm(const idx_t M, const idx_t N, const idx_t K, const real alpha,
       UPDATE(c + gm * ldc + gn, acc[i][j]);
     }
   }
+}
+
+// One product.
+__kernel __attribute__((reqd_work_group_size(NDIMC, MDIMC, 1)))
+void gemm(const idx_t M, const idx_t N, const idx_t K, const real alpha,
+          const __global real* restrict a, const idx_t a_offset, const idx_t lda,
+          const __global real* restrict b, const idx_t b_offset, const idx_t ldb,
+          const real beta, __global real* c, const idx_t c_offset, const idx_t ldc) {
+  __local real alm[KWG * ALD];
+  __local real blm[KWG * BLD];
+  direct_tile(M, N, K, alpha, a + a_offset, lda, lda % VWA == 0 && a_offset % VWA == 0,
+              b + b_offset, ldb, ldb % VWB == 0 && b_offset % VWB == 0, beta, c + c_offset, ldc,
+              alm, blm);
+}
+
+// A batch of products of one shape (the coalesced kernel): product `first + get_group_id(2)`
+// reads A at a_offset + that index times stride_a, B and C likewise (a stride of 0 shares one
+// operand among all of them). One launch runs as many products as the third dimension holds.
+__kernel __attribute__((reqd_work_group_size(NDIMC, MDIMC, 1)))
+void gemm_batch(const idx_t M, const idx_t N, const idx_t K, const real alpha,
+                const __global real* restrict a, const idx_t a_offset, const idx_t lda,
+                const idx_t stride_a, const __global real* restrict b, const idx_t b_offset,
+                const idx_t ldb, const idx_t stride_b, const real beta, __global real* c,
+                const idx_t c_offset, const idx_t ldc, const idx_t stride_c, const idx_t first) {
+  __local real alm[KWG * ALD];
+  __local real blm[KWG * BLD];
+  const idx_t i = first + (idx_t)get_group_id(2);
+  const idx_t at = a_offset + i * stride_a, bt = b_offset + i * stride_b;
+  direct_tile(M, N, K, alpha, a + at, lda, lda % VWA == 0 && at % VWA == 0, b + bt, ldb,
+              ldb % VWB == 0 && bt % VWB == 0, beta, c + c_offset + i * stride_c, ldc, alm, blm);
 }

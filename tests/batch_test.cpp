@@ -13,6 +13,7 @@
 #include <cmath>
 #include <complex>
 #include <cstdint>
+#include <functional>
 #include <limits>
 #include <random>
 #include <set>
@@ -20,7 +21,9 @@
 #include <vector>
 
 #include "base/overlap.hpp"
+#include "gpu/device.hpp"
 #include "reference.hpp"
+#include "seam_override.hpp"
 #include "tandem/tandem.h"
 #include "tandem/tandem.hpp"
 
@@ -182,9 +185,19 @@ Shape draw_shape(Layout layout, Pick&& pick, int64_t tiles = 1) {
   return s;
 }
 
+// What a test asks of each batch's report, beyond its C: nothing by default.
+using ReportCheck = std::function<void(const BatchReport&, int64_t products, const std::string&)>;
+
+// The problems of a batch that have a product.
+int64_t products_of(const std::vector<Shape>& shapes) {
+  return std::count_if(shapes.begin(), shapes.end(), [](const Shape& s) {
+    return s.m > 0 && s.n > 0 && s.k > 0 && s.alpha != 0.0;
+  });
+}
+
 // Random strided batches of T, each checked.
 template <class T>
-void strided_batches(const Options& o, int batches, uint64_t seed) {
+void strided_batches(const Options& o, int batches, uint64_t seed, const ReportCheck& check = {}) {
   std::mt19937_64 rng(seed);
   const auto pick = [&](auto lo, auto hi) {
     return std::uniform_int_distribution<int64_t>(lo, hi)(rng);
@@ -221,6 +234,7 @@ void strided_batches(const Options& o, int batches, uint64_t seed) {
                           sc, count, o, &r);
     expect_batch(layout, shapes, at, x, what);
     EXPECT_EQ(r.problems, count) << what;
+    if (check) check(r, products_of(shapes), what);
     if (::testing::Test::HasFailure()) return;
   }
 }
@@ -229,7 +243,7 @@ void strided_batches(const Options& o, int batches, uint64_t seed) {
 // operands at their own places in shared buffers; in half the batches the C of a group are the
 // tiles of one matrix (neighbours in one lattice, which share no element).
 template <class T>
-void grouped_batches(const Options& o, int batches, uint64_t seed) {
+void grouped_batches(const Options& o, int batches, uint64_t seed, const ReportCheck& check = {}) {
   std::mt19937_64 rng(seed);
   const auto pick = [&](auto lo, auto hi) {
     return std::uniform_int_distribution<int64_t>(lo, hi)(rng);
@@ -288,6 +302,7 @@ void grouped_batches(const Options& o, int batches, uint64_t seed) {
     gemm_batch<T>(layout, groups.data(), group_count, o, &r);
     expect_batch(layout, shapes, at, x, what);
     EXPECT_EQ(r.problems, static_cast<int64_t>(at.size())) << what;
+    if (check) check(r, products_of(shapes), what);
     if (::testing::Test::HasFailure()) return;
   }
 }
@@ -334,16 +349,158 @@ TEST(Batch, AutoRunsOnTheCoresWithTheHostsThreads) {
   EXPECT_EQ(c, (std::vector<float>{2, 2, 0, 0, 2, 2, 0, 0}));
 }
 
-TEST(Batch, GpuAndHybridRunEachProblemAsACall) {
+// Every product on the devices or the CPU, each counted once, and the devices' problems in few
+// launches: the coalesced kernel runs a run of one shape per launch.
+void expect_dealt(const BatchReport& r, int64_t products, const std::string& what) {
+  int64_t on_devices = 0, launches = 0;
+  for (const auto& d : r.devices) {
+    on_devices += d.problems;
+    launches += d.launches;
+    EXPECT_FALSE(d.failed) << what << ": " << d.name << ": " << d.failure;
+  }
+  EXPECT_EQ(on_devices, r.device_problems) << what;
+  EXPECT_EQ(r.cpu_problems + r.device_problems, products) << what;
+  if (r.device_problems >= 40) {
+    EXPECT_LT(launches, r.device_problems / 4) << what;
+  }
+}
+
+TEST(Batch, GpuAndHybridDealProblemsToTheCoalescedKernel) {
   Options gpu;
   gpu.strategy = Strategy::Gpu;
-  strided_batches<float>(gpu, 6, 10);
-  grouped_batches<std::complex<double>>(gpu, 6, 11);
+  const ReportCheck all_on_devices = [](const BatchReport& r, int64_t products,
+                                        const std::string& what) {
+    expect_dealt(r, products, what);
+    EXPECT_EQ(r.cpu_problems, 0) << what;
+    if (products > 0) {
+      EXPECT_EQ(r.strategy, Strategy::Gpu) << what;
+    }
+  };
+  strided_batches<float>(gpu, 8, 10, all_on_devices);
+  strided_batches<std::complex<double>>(gpu, 6, 18, all_on_devices);
+  grouped_batches<std::complex<double>>(gpu, 6, 11, all_on_devices);
+  grouped_batches<float>(gpu, 6, 19, all_on_devices);
   Options hybrid;
   hybrid.strategy = Strategy::Hybrid;
   hybrid.gpu_fraction = 0.5;
-  strided_batches<std::complex<float>>(hybrid, 6, 12);
-  grouped_batches<double>(hybrid, 6, 13);
+  strided_batches<std::complex<float>>(hybrid, 6, 12, expect_dealt);
+  strided_batches<double>(hybrid, 6, 20, expect_dealt);
+  grouped_batches<double>(hybrid, 6, 13, expect_dealt);
+}
+
+int device_count() { return static_cast<int>(detail::gpu::list_devices().size()); }
+
+// Every device by index ("0,1"): PoCL's devices are not GPUs.
+std::string every_device() {
+  std::string s;
+  for (int i = 0; i < device_count(); ++i) s += (s.empty() ? "" : ",") + std::to_string(i);
+  return s;
+}
+
+// A strided sgemm batch of `count` problems of 24 x 20 x 16 (awkward for every kernel tile),
+// with beta 0.5, checked against the reference.
+BatchReport large_batch(const Options& o, int64_t count, const std::string& what,
+                        bool malloc_memory = false) {
+  const int64_t m = 24, n = 20, k = 16;
+  std::mt19937_64 rng(77);
+  Buffers<float> x;
+  x.a = random_values<float>(count * m * k, rng);
+  x.b = random_values<float>(count * k * n, rng);
+  x.c = random_values<float>(count * m * n, rng);
+  x.a_before = x.a, x.b_before = x.b, x.c_before = x.c;
+  Shape s;
+  s.m = m, s.n = n, s.k = k, s.lda = k, s.ldb = n, s.ldc = n, s.alpha = 1, s.beta = 0.5;
+  std::vector<Shape> shapes(static_cast<size_t>(count), s);
+  std::vector<Where> at;
+  for (int64_t i = 0; i < count; ++i) at.push_back({i * m * k, i * k * n, i * m * n});
+  // From tandem_malloc memory: operands a device takes as stored, with no packing on the host.
+  float *a = x.a.data(), *b = x.b.data(), *c = x.c.data();
+  std::vector<float*> blocks;
+  if (malloc_memory) {
+    for (std::vector<float>* v : {&x.a, &x.b, &x.c}) {
+      blocks.push_back(static_cast<float*>(tandem_malloc(v->size() * sizeof(float))));
+      std::copy(v->begin(), v->end(), blocks.back());
+    }
+    a = blocks[0], b = blocks[1], c = blocks[2];
+  }
+  BatchReport r;
+  gemm_batch_strided<float>(Layout::RowMajor, Op::NoTrans, Op::NoTrans, m, n, k, 1.0f, a, k, m * k,
+                            b, n, k * n, 0.5f, c, n, m * n, count, o, &r);
+  if (malloc_memory) {
+    std::copy(c, c + x.c.size(), x.c.begin());
+    for (float* p : blocks) tandem_free(p);
+  }
+  expect_batch(Layout::RowMajor, shapes, at, x, what);
+  return r;
+}
+
+// Every device and the CPU, `fraction` of the problems to the devices.
+Options every_device_hybrid(double fraction) {
+  Options o;
+  o.strategy = Strategy::Hybrid;
+  o.device = every_device();
+  o.gpu_fraction = fraction;
+  return o;
+}
+
+// Problems dealt to every device and the CPU (with POCL_DEVICES="basic pthread", two devices:
+// ctest batch.two_devices), and from tandem_malloc memory on devices played as discrete.
+TEST(Batch, EveryDeviceAndTheCpuReceiveProblems) {
+  Options o = every_device_hybrid(0.6);
+  const BatchReport r = large_batch(o, 3000, "every device");
+  ASSERT_EQ(static_cast<int>(r.devices.size()), device_count());
+  for (const auto& d : r.devices) {
+    EXPECT_GT(d.problems, 0) << d.name;
+    EXPECT_GT(d.bytes_in, 0) << d.name;
+    EXPECT_EQ(d.bytes_out, d.problems * 24 * 20 * 4) << d.name << ": C comes back, only C";
+  }
+  EXPECT_GT(r.cpu_problems, 0);
+  EXPECT_EQ(r.strategy, Strategy::Hybrid);
+  expect_dealt(r, 3000, "every device");
+
+  detail::seams::Values v;
+  v.assume_discrete = true;
+  detail::seams::Override seams(v);
+  o.gpu_fraction = 1.0;
+  o.strategy = Strategy::Gpu;
+  const BatchReport pinned = large_batch(o, 700, "tandem_malloc memory", true);
+  for (const auto& d : pinned.devices) EXPECT_GT(d.problems, 0) << d.name;
+  expect_dealt(pinned, 700, "tandem_malloc memory");
+}
+
+// A device that fails mid-batch takes no more problems; the CPU computes those it had not
+// finished (their C as the caller gave them), with one warning, and every C is right. Under gpu,
+// a failure before any C was written is an error that leaves every C as it was.
+TEST(Batch, ADeviceFailingMidBatchLeavesItsProblemsToTheCpu) {
+  const int last = device_count() - 1;
+  {
+    detail::seams::Values v;
+    v.fail_device = last;
+    v.fail_after_rows = 500;
+    detail::seams::Override seams(v);
+    const BatchReport r = large_batch(every_device_hybrid(0.8), 3000, "failing mid-batch");
+    ASSERT_EQ(static_cast<int>(r.devices.size()), device_count());
+    const auto& d = r.devices.back();
+    EXPECT_TRUE(d.failed);
+    EXPECT_NE(d.failure.find("fail_device"), std::string::npos) << d.failure;
+    EXPECT_EQ(r.cpu_problems + r.device_problems, 3000);
+  }
+  detail::seams::Values v;
+  v.fail_device = last;
+  v.fail_after_rows = 0;
+  detail::seams::Override seams(v);
+  Options o;
+  o.strategy = Strategy::Gpu;
+  o.device = std::to_string(last);
+  std::vector<float> a(64 * 8, 1), b(64 * 8, 1), c(64 * 4, 7);
+  try {
+    gemm_batch_strided<float>(Layout::RowMajor, Op::NoTrans, Op::NoTrans, 2, 2, 8, 1.0f, a.data(),
+                              8, 16, b.data(), 2, 16, 1.0f, c.data(), 2, 4, 64, o);
+    ADD_FAILURE() << "a failure before any C was written under gpu must be an error";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("fail_device"), std::string::npos) << e.what();
+  }
+  EXPECT_TRUE(std::all_of(c.begin(), c.end(), [](float x) { return x == 7; }));
 }
 
 // A call that must be refused: the error's kind, position and message, and every C as it was.

@@ -228,13 +228,29 @@ struct GemmGroup {
 
 // What one batch did.
 struct BatchReport {
-  // What ran (never Auto): cpu (every problem on the cores), gpu (every problem a single call that
-  // may use devices), hybrid (some of each, under auto; or every problem a hybrid call).
+  // What ran (never Auto): cpu (every problem on the cores), gpu (every problem on devices), hybrid
+  // (some of each).
   Strategy strategy = Strategy::Auto;
-  int64_t problems = 0;            // in all groups
-  int64_t products = 0;            // problems with a product (others: C = beta * C, or none)
-  int cpu_threads = 0;             // threads the CPU dealt its problems over
-  int64_t device_problems = 0;     // problems run as single calls that could use devices
+  int64_t problems = 0;      // in all groups
+  int64_t products = 0;      // problems with a product (others: C = beta * C, or none)
+  int cpu_threads = 0;       // threads the CPU dealt its problems over
+  int64_t cpu_problems = 0;  // products the CPU computed, a failed device's included
+  // Products run as single calls that could use devices (auto: a shape a single call would put
+  // on a device), plus those the devices' coalesced kernel computed.
+  int64_t device_problems = 0;
+  // Each device that took part in the batch's coalesced kernel (gpu and hybrid).
+  struct Device {
+    int index = -1;                       // as `tandem devices` numbers it
+    std::string name;                     // "platform / device"
+    int64_t problems = 0;                 // whose C it finished
+    int64_t chunks = 0;                   // chunks of problems dealt to it
+    int64_t launches = 0;                 // kernel launches
+    int64_t bytes_in = 0, bytes_out = 0;  // copied to and from it
+    int feeder_threads = 0;               // host threads that packed and unpacked for it
+    bool failed = false;  // it failed; the CPU computed the problems it had not finished
+    std::string failure;
+  };
+  std::vector<Device> devices;
   int64_t t_start = 0, t_end = 0;  // steady-clock nanoseconds
   double seconds() const { return static_cast<double>(t_end - t_start) * 1e-9; }
 };

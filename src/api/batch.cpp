@@ -4,7 +4,8 @@
 // against sharing elements with each other or with any operand (src/base/overlap.hpp); then the
 // batch runs: under cpu each problem whole on one core (src/cpu/batch.hpp); under auto the same,
 // but for problems whose shape a single call would plan on a device, which run as such calls;
-// under gpu and hybrid one tandem::gemm call per problem.
+// under gpu and hybrid the problems dealt to the devices' coalesced kernel and to the CPU
+// (src/run/batch.hpp).
 #include "cpu/batch.hpp"
 
 #include <algorithm>
@@ -18,7 +19,9 @@
 #include "base/log.hpp"
 #include "base/overlap.hpp"
 #include "base/precision.hpp"
+#include "plan/batch.hpp"
 #include "plan/plan.hpp"
+#include "run/batch.hpp"
 #include "tandem/tandem.hpp"
 
 namespace tandem {
@@ -154,22 +157,34 @@ void run(const std::vector<Problem<T>>& problems, int64_t total, const Options& 
     const std::vector<Problem<T>>& on_cores = req.strategy == Strategy::Auto ? cores : problems;
     report.cpu_threads = options.cpu_threads.value_or(host_cores());
     cpu_batch(on_cores, report.cpu_threads);
+    report.cpu_problems = std::count_if(on_cores.begin(), on_cores.end(),
+                                        [](const Problem<T>& p) { return p.has_product(); });
     for (const Problem<T>& p : devices) single_call(p, options);
     report.device_problems = static_cast<int64_t>(devices.size());
     report.strategy = devices.empty()    ? Strategy::Cpu
                       : on_cores.empty() ? Strategy::Gpu
                                          : Strategy::Hybrid;
   } else {
-    report.strategy = req.strategy;
-    report.device_problems = report.problems;
-    for (const Problem<T>& p : problems) single_call(p, options);
+    // gpu and hybrid: the products dealt to the devices' coalesced kernel and the CPU; the
+    // problems without one are C = beta * C, on the cores.
+    std::vector<Problem<T>> products, others;
+    for (const Problem<T>& p : problems) (p.has_product() ? products : others).push_back(p);
+    cpu_batch(others, options.cpu_threads.value_or(host_cores()));
+    if (!products.empty()) {
+      const BatchPlan plan =
+          plan_batch(products.front(), static_cast<int64_t>(products.size()), options);
+      run_batch(products, plan, routine, report);
+    } else {
+      report.strategy = Strategy::Cpu;
+    }
   }
   report.t_end = clock::now_ns();
   if (env_config().verbose)
     log_line(std::string(routine) + " problems=" + std::to_string(report.problems) + " products=" +
              std::to_string(report.products) + " strategy=" + to_string(report.strategy) +
              " threads=" + std::to_string(report.cpu_threads) +
-             " calls=" + std::to_string(report.device_problems) +
+             " cpu_problems=" + std::to_string(report.cpu_problems) +
+             " device_problems=" + std::to_string(report.device_problems) +
              " seconds=" + std::to_string(report.seconds()));
 }
 

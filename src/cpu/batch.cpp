@@ -30,9 +30,8 @@ constexpr int64_t kTasksPerThread = 16;
 }  // namespace
 
 template <class T>
-void cpu_batch(const std::vector<Problem<T>>& problems, int threads) {
-  const auto count = static_cast<int64_t>(problems.size());
-  if (count == 0) return;
+void cpu_batch(const Problem<T>* problems, int64_t count, int threads) {
+  if (count <= 0) return;
   // One problem: on every thread, as a single call's CPU share.
   if (count == 1 && threads > 1 && problems[0].has_product()) {
     cpu_share(problems[0], 0, problems[0].m, threads, false);
@@ -46,7 +45,7 @@ void cpu_batch(const std::vector<Problem<T>>& problems, int threads) {
     const int64_t bands = (threads + count - 1) / count;
     tasks::in_arena(threads, [&] {
       tasks::parallel_for(count * bands, [&](int64_t t) {
-        const Problem<T>& p = problems[static_cast<size_t>(t / bands)];
+        const Problem<T>& p = problems[t / bands];
         const int64_t b = t % bands, parts = std::min(bands, std::max<int64_t>(p.m, 1));
         if (b < parts) run_rows(p, p.m * b / parts, p.m * (b + 1) / parts - p.m * b / parts);
       });
@@ -57,12 +56,12 @@ void cpu_batch(const std::vector<Problem<T>>& problems, int threads) {
   tasks::in_arena(threads, [&] {
     tasks::parallel_for(tasks, [&](int64_t t) {
       for (int64_t i = count * t / tasks; i < count * (t + 1) / tasks; ++i)
-        run_rows(problems[static_cast<size_t>(i)], 0, problems[static_cast<size_t>(i)].m);
+        run_rows(problems[i], 0, problems[i].m);
     });
   });
 }
 
-#define INSTANTIATE(T) template void cpu_batch<T>(const std::vector<Problem<T>>&, int);
+#define INSTANTIATE(T) template void cpu_batch<T>(const Problem<T>*, int64_t, int);
 TANDEM_FOR_EACH_ELEMENT(INSTANTIATE)
 #undef INSTANTIATE
 

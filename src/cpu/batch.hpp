@@ -15,6 +15,10 @@ namespace tandem::detail {
 // each cut into bands of its rows, a band to a core. A
 // problem without a product (k or alpha 0) is C = beta * C, A and B unread; beta 0 never reads C.
 template <class T>
-void cpu_batch(const std::vector<Problem<T>>& problems, int threads);
+void cpu_batch(const Problem<T>* problems, int64_t count, int threads);
+template <class T>
+void cpu_batch(const std::vector<Problem<T>>& problems, int threads) {
+  cpu_batch(problems.data(), static_cast<int64_t>(problems.size()), threads);
+}
 
 }  // namespace tandem::detail

@@ -157,6 +157,26 @@ gpu::SharedParams kernel_for(const gpu::Device& device, Precision precision, con
   });
 }
 
+// A precision that needs fp64 (dgemm) leaves out devices without it, while others remain to take
+// their rows.
+void drop_fp32_only(Precision precision, Candidates& c) {
+  auto& [devices, choices, profiles] = c;
+  std::string without;
+  for (size_t i = devices.size(); i-- > 0;) {
+    if (gpu::info(*devices[i]).fp64) continue;
+    without = gpu::info(*devices[i]).describe() + (without.empty() ? "" : ", ") + without;
+    const auto at = static_cast<std::ptrdiff_t>(i);
+    devices.erase(devices.begin() + at);
+    choices.erase(choices.begin() + at);
+    profiles.erase(profiles.begin() + at);
+  }
+  if (devices.empty())
+    throw Error(Error::Kind::Runtime, "device " + without + " has no fp64 support");
+  if (!without.empty())
+    warn_once("no-fp64:" + without, routine_name(precision, "gemm").str() + " leaves out " +
+                                        without + ": no fp64 support");
+}
+
 template <class T>
 Candidates candidates(const Problem<T>& p, const Options& o, const Request& req) {
   bool by_default = false;

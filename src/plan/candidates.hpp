@@ -33,6 +33,10 @@ struct Candidates {
 template <class T>
 Candidates candidates(const Problem<T>& p, const Options& o, const Request& req);
 
+// A precision that needs fp64 (dgemm) leaves out devices without it, with one warning, while
+// others remain to take their rows; Error (Runtime) where none has it.
+void drop_fp32_only(Precision precision, Candidates& c);
+
 // What one device's profile says for this call (an empty choice without a profile), with auto's
 // rules for a discrete device applied; *origin and *out name the profile.
 template <class T>

@@ -61,26 +61,6 @@ double set_fraction(const Request& req, const std::vector<profile::Choice>& choi
   return gpus / (gpus + cpu);
 }
 
-// A precision that needs fp64 (dgemm) leaves out devices without it, while others remain to take
-// their rows.
-void drop_fp32_only(Precision precision, Candidates& c) {
-  auto& [devices, choices, profiles] = c;
-  std::string without;
-  for (size_t i = devices.size(); i-- > 0;) {
-    if (gpu::info(*devices[i]).fp64) continue;
-    without = gpu::info(*devices[i]).describe() + (without.empty() ? "" : ", ") + without;
-    const auto at = static_cast<std::ptrdiff_t>(i);
-    devices.erase(devices.begin() + at);
-    choices.erase(choices.begin() + at);
-    profiles.erase(profiles.begin() + at);
-  }
-  if (devices.empty())
-    throw Error(Error::Kind::Runtime, "device " + without + " has no fp64 support");
-  if (!without.empty())
-    warn_once("no-fp64:" + without, routine_name(precision, "gemm").str() + " leaves out " +
-                                        without + ": no fp64 support");
-}
-
 // The report names the profile of the first device that has one, and every device asked.
 void describe(const Candidates& c, Basis& basis) {
   for (size_t i = 0; i < c.devices.size() && basis.profile.empty(); ++i)

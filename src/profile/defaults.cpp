@@ -90,6 +90,11 @@ size_t host_pack_parallel_from() {
   return bytes;
 }
 
+size_t batch_stage_bytes() {
+  static const auto bytes = integer<uint32_t>(defaults_file().at("batch"), "stage_bytes");
+  return bytes;
+}
+
 const TuneSizes& tune_sizes() {
   static const TuneSizes sizes = [] {
     const json& j = defaults_file().at("tune");

@@ -58,6 +58,11 @@ int64_t level3_min_diagonal(Precision precision);
 // over_rows).
 size_t host_pack_parallel_from();
 
+// The most bytes of staging one stage of a batch's pipeline on a device uses (database/
+// defaults.json's "batch"; the rule is src/gpu/batch.cpp's): a chunk dealt to a device goes in
+// stages of at most this much, two in flight.
+size_t batch_stage_bytes();
+
 // The size buckets `tandem tune` measures when it is given none (database/defaults.json's
 // "tune"; the rule is tuner::bucket_sizes).
 struct TuneSizes {

@@ -1,0 +1,485 @@
+// A batch's problems on one device (src/gpu/batch.hpp): stages of problems laid out in one
+// staging buffer (every run's A, then B, then C), copied in with one write per operand, computed
+// with one launch per run, C read back in one copy and unpacked; two stages in flight.
+#include "gpu/batch.hpp"
+
+#include <algorithm>
+#include <cstring>
+#include <deque>
+#include <limits>
+#include <memory>
+
+#include "base/precision.hpp"
+#include "cpu/tasks.hpp"
+#include "gpu/errors.hpp"
+#include "gpu/host_pack.hpp"
+#include "gpu/pinned_memory.hpp"
+#include "gpu/share_cl.hpp"
+#include "profile/defaults.hpp"
+
+namespace tandem::detail::gpu {
+namespace {
+
+// Each operand's place in staging starts on a multiple of this many elements, so the kernel's
+// vector loads find it aligned.
+constexpr int64_t kAlign = 32;
+// The most problems one launch's third dimension holds (NVIDIA's OpenCL, as CUDA's grids, takes
+// at most 65535 work-groups along it).
+constexpr int64_t kLaunchProblems = 65535;
+// A run's operand is copied as stored, gaps and all, where that moves at most this much more than
+// its problems' blocks packed tight.
+constexpr double kRegionSlack = 1.25;
+
+int64_t align_up(int64_t x) { return (x + kAlign - 1) / kAlign * kAlign; }
+
+// Problems that one launch can compute together: one shape, one operation on each operand, one
+// alpha (beta is applied by the host as C comes back).
+template <class T>
+bool same_launch(const Problem<T>& x, const Problem<T>& y) {
+  return x.m == y.m && x.n == y.n && x.k == y.k && x.trans_a == y.trans_a &&
+         x.trans_b == y.trans_b && x.conj_a == y.conj_a && x.conj_b == y.conj_b &&
+         x.alpha == y.alpha;
+}
+
+// One operand of a run as the kernel reads it: where it starts in staging, its leading dimension
+// and the distance from one problem's to the next's. `region`: the caller's blocks as stored,
+// from `from` (elements of them); else each problem's block packed tight.
+template <class T>
+struct Part {
+  int64_t offset = 0, ld = 0, stride = 0;
+  bool region = false;
+  bool from_caller = false;  // the region is written straight from tandem_malloc memory
+  const T* from = nullptr;
+  int64_t elements = 0;
+};
+
+// A run of problems [first, first + count) of a stage that one launch computes.
+template <class T>
+struct Run {
+  int64_t first = 0, count = 0;
+  Part<T> a, b, c;
+};
+
+// Elements of a problem's blocks packed tight.
+template <class T>
+int64_t tight_a(const Problem<T>& p) {
+  return p.a_rows() * p.a_cols();
+}
+template <class T>
+int64_t tight_b(const Problem<T>& p) {
+  return p.b_rows() * p.b_cols();
+}
+
+// How an input operand of the run [first, first + count) is laid out: as stored where its blocks
+// lie at one stride with one leading dimension and that moves little more than packing them,
+// else packed. `at` gives a problem's block, `ld` its leading dimension, `tight` its elements
+// packed and `span_of` the elements its block spans as stored.
+template <class T, class At, class Ld, class Tight, class Span>
+Part<T> lay_out(const std::vector<Problem<T>>& problems, int64_t first, int64_t count, At at, Ld ld,
+                Tight tight, Span span_of, int64_t& cursor, const Device& device) {
+  const Problem<T>& p0 = problems[static_cast<size_t>(first)];
+  // Addresses as integers: the blocks of a grouped batch may lie in unrelated arrays.
+  const auto address = [&](int64_t i) {
+    return static_cast<int64_t>(reinterpret_cast<uintptr_t>(at(problems[static_cast<size_t>(i)])));
+  };
+  const auto size = static_cast<int64_t>(sizeof(T));
+  const int64_t step = count > 1 ? address(first + 1) - address(first) : 0;
+  bool uniform = step >= 0 && step % size == 0;
+  for (int64_t i = first + 1; uniform && i < first + count; ++i)
+    uniform = address(i) - address(i - 1) == step && ld(problems[static_cast<size_t>(i)]) == ld(p0);
+  const int64_t stride = step / size;
+  const int64_t region = (count - 1) * stride + span_of(p0);
+  Part<T> part;
+  part.offset = cursor;
+  if (uniform && static_cast<double>(region) <=
+                     kRegionSlack * static_cast<double>(count) * static_cast<double>(tight(p0))) {
+    part.region = true;
+    part.from = at(p0);
+    part.elements = region;
+    part.ld = ld(p0);
+    part.stride = stride;
+    part.from_caller = in_pinned_block(device, part.from, static_cast<size_t>(region) * sizeof(T));
+  } else {
+    part.ld = -1;  // the packed block's own width, set by the caller
+    part.stride = tight(p0);
+    part.elements = count * tight(p0);
+  }
+  cursor = align_up(cursor + part.elements);
+  return part;
+}
+
+// One stage of the pipeline: its problems, where they lie in its staging, and the events the
+// host waits on.
+template <class T>
+struct Stage {
+  ProblemRange range;
+  std::vector<Run<T>> runs;
+  int64_t elements = 0;            // the whole staging
+  int64_t c_begin = 0, c_end = 0;  // C's parts, together at the end
+  std::unique_ptr<Staging> staging;
+  cl::CommandQueue queue;
+  cl::Event read;
+  int64_t launches = 0, bytes_in = 0, bytes_out = 0;
+  T* mapped() const { return static_cast<T*>(staging->mapped); }
+};
+
+// Problems of a chunk, from `first`, that fit in `budget` elements of staging (at least one).
+template <class T>
+int64_t fitting(const std::vector<Problem<T>>& problems, ProblemRange range, int64_t budget) {
+  int64_t used = 0, count = 0;
+  for (; count < range.count; ++count) {
+    const Problem<T>& p = problems[static_cast<size_t>(range.first + count)];
+    used += tight_a(p) + tight_b(p) + p.m * p.n + 3 * kAlign;
+    if (used > budget && count > 0) break;
+  }
+  return std::max<int64_t>(count, 1);
+}
+
+// Host copies, each independent: run on `threads` threads.
+class Copies {
+ public:
+  void add(std::function<void()> f) { jobs_.push_back(std::move(f)); }
+  void run(int threads) {
+    const auto n = static_cast<int64_t>(jobs_.size());
+    if (n == 0) return;
+    if (threads < 2 || n < 2) {
+      for (auto& f : jobs_) f();
+    } else {
+      const int64_t blocks = std::min<int64_t>(n, 8 * threads);
+      tasks::in_arena(threads, [&] {
+        tasks::parallel_for(blocks, [&](int64_t b) {
+          for (int64_t i = n * b / blocks; i < n * (b + 1) / blocks; ++i)
+            jobs_[static_cast<size_t>(i)]();
+        });
+      });
+    }
+    jobs_.clear();
+  }
+
+ private:
+  std::vector<std::function<void()>> jobs_;
+};
+
+// A large region copied in pieces, so the threads share it.
+template <class T>
+void add_region(Copies& copies, const T* from, T* to, int64_t elements) {
+  constexpr int64_t kPiece = int64_t{1} << 18;  // elements a job copies at most
+  for (int64_t e = 0; e < elements; e += kPiece) {
+    const int64_t n = std::min(kPiece, elements - e);
+    copies.add([=] { std::memcpy(to + e, from + e, static_cast<size_t>(n) * sizeof(T)); });
+  }
+}
+
+template <class T>
+class DeviceBatch {
+ public:
+  DeviceBatch(Device& dev, const SharedParams& params, const std::vector<Problem<T>>& problems,
+              const TakeProblems& take, int host_threads, const std::function<void()>& flushed)
+      : flushed_(flushed),
+        dev_(dev),
+        params_(params),
+        f_(facts_of(params)),
+        problems_(problems),
+        take_(take),
+        threads_(std::max(1, host_threads)) {
+    const auto cap = static_cast<int64_t>(std::min<uint64_t>(
+        profile::batch_stage_bytes(), std::max<uint64_t>(dev.info().max_alloc_bytes / 2, 1)));
+    budget_ = std::max<int64_t>(cap / static_cast<int64_t>(sizeof(T)), 1);
+  }
+
+  BatchStats run() {
+    try {
+      for (;;) {
+        if (flight_.size() < 2) {
+          const ProblemRange r = next(!flight_.empty());
+          if (r.count > 0) {
+            start(r);
+            signal();
+            continue;
+          }
+          if (flight_.empty()) break;
+        }
+        finish();
+      }
+    } catch (const cl::Error& e) {
+      fail(translate(e));
+    } catch (const Error& e) {
+      fail(e);
+    }
+    signal();
+    for (cl::CommandQueue& q : queues_) dev_.give_queue(std::move(q), Device::Queue::Plain);
+    release_kernel();
+    return stats_;
+  }
+
+ private:
+  // The next stage's problems: what is left of the last chunk, else a new chunk from the dealer.
+  ProblemRange next(bool ahead) {
+    if (pending_.count == 0) {
+      pending_ = take_(ahead);
+      if (pending_.count > 0) ++stats_.chunks;
+    }
+    if (pending_.count == 0) return {};
+    const int64_t n = fitting(problems_, pending_, budget_);
+    const ProblemRange r{pending_.first, std::min(n, pending_.count)};
+    pending_.first += r.count;
+    pending_.count -= r.count;
+    return r;
+  }
+
+  // Lays out, packs and enqueues a stage, and flushes it.
+  void start(ProblemRange r) {
+    // In flight from here: a failure from now on leaves its problems to the others.
+    flight_.emplace_back();
+    Stage<T>& s = flight_.back();
+    s.range = r;
+    lay_out_stage(s);
+    s.staging =
+        dev_.staging().take(static_cast<size_t>(std::max<int64_t>(s.elements, 1)) * sizeof(T));
+    if (queues_.size() < 2) queues_.push_back(dev_.take_queue(Device::Queue::Plain));
+    s.queue = queues_[static_cast<size_t>(next_queue_)];
+    next_queue_ = 1 - next_queue_;
+    pack_stage(s);
+    enqueue(s);
+    s.queue.flush();
+  }
+
+  void lay_out_stage(Stage<T>& s) {
+    for (int64_t i = s.range.first; i < s.range.first + s.range.count;) {
+      int64_t j = i + 1;
+      while (j < s.range.first + s.range.count &&
+             same_launch(problems_[static_cast<size_t>(i)], problems_[static_cast<size_t>(j)]))
+        ++j;
+      s.runs.push_back(Run<T>{i, j - i, {}, {}, {}});
+      i = j;
+    }
+    int64_t cursor = 0;
+    for (Run<T>& run : s.runs) run.a = input_part(run, true, cursor);
+    for (Run<T>& run : s.runs) run.b = input_part(run, false, cursor);
+    // C comes back packed, every run's together, in one read.
+    s.c_begin = cursor;
+    for (Run<T>& run : s.runs) {
+      const Problem<T>& p = problems_[static_cast<size_t>(run.first)];
+      run.c.offset = cursor;
+      run.c.ld = p.n;
+      run.c.stride = p.m * p.n;
+      run.c.elements = run.count * p.m * p.n;
+      cursor += run.c.elements;
+    }
+    s.c_end = cursor;
+    s.elements = cursor;
+  }
+
+  // A run's A (or B) laid out from `cursor` on.
+  Part<T> input_part(const Run<T>& run, bool is_a, int64_t& cursor) const {
+    Part<T> part =
+        is_a ? lay_out<T>(
+                   problems_, run.first, run.count, [](const Problem<T>& p) { return p.a; },
+                   [](const Problem<T>& p) { return p.lda; },
+                   [](const Problem<T>& p) { return tight_a(p); },
+                   [](const Problem<T>& p) { return span(p.a_rows(), p.a_cols(), p.lda); }, cursor,
+                   dev_)
+             : lay_out<T>(
+                   problems_, run.first, run.count, [](const Problem<T>& p) { return p.b; },
+                   [](const Problem<T>& p) { return p.ldb; },
+                   [](const Problem<T>& p) { return tight_b(p); },
+                   [](const Problem<T>& p) { return span(p.b_rows(), p.b_cols(), p.ldb); }, cursor,
+                   dev_);
+    const Problem<T>& p = problems_[static_cast<size_t>(run.first)];
+    if (part.ld < 0) part.ld = is_a ? p.a_cols() : p.b_cols();
+    return part;
+  }
+
+  // The host's copies into staging: every packed block and every region not sent from the
+  // caller's memory.
+  void pack_stage(Stage<T>& s) {
+    Copies copies;
+    T* const base = s.mapped();
+    for (const Run<T>& run : s.runs) {
+      for (const bool is_a : {true, false}) {
+        const Part<T>& part = is_a ? run.a : run.b;
+        if (part.region) {
+          if (!part.from_caller) add_region(copies, part.from, base + part.offset, part.elements);
+          continue;
+        }
+        for (int64_t i = 0; i < run.count; ++i) {
+          const Problem<T>& p = problems_[static_cast<size_t>(run.first + i)];
+          T* to = base + part.offset + i * part.stride;
+          if (is_a)
+            copies.add([&p, to] { pack(p.a, p.a_rows(), p.a_cols(), p.lda, to, 1); });
+          else
+            copies.add([&p, to] { pack(p.b, p.b_rows(), p.b_cols(), p.ldb, to, 1); });
+        }
+      }
+    }
+    copies.run(threads_);
+  }
+
+  // The stage's writes, its launches and C's read, in order on its queue.
+  void enqueue(Stage<T>& s) {
+    const cl::Buffer& device = s.staging->device;
+    T* const base = s.mapped();
+    const auto write = [&](const Part<T>& part) {
+      if (part.elements == 0) return;
+      const void* from = part.from_caller ? static_cast<const void*>(part.from)
+                                          : static_cast<const void*>(base + part.offset);
+      const size_t bytes = static_cast<size_t>(part.elements) * sizeof(T);
+      s.queue.enqueueWriteBuffer(device, CL_FALSE, static_cast<size_t>(part.offset) * sizeof(T),
+                                 bytes, from);
+      s.bytes_in += static_cast<int64_t>(bytes);
+    };
+    for (const Run<T>& run : s.runs) write(run.a);
+    for (const Run<T>& run : s.runs) write(run.b);
+    const bool long_index = s.elements > std::numeric_limits<int32_t>::max();
+    for (const Run<T>& run : s.runs) {
+      const Problem<T>& p = problems_[static_cast<size_t>(run.first)];
+      cl::Kernel& kernel = kernel_for(p, long_index);
+      int arg = 0;
+      auto index = [&](int64_t v) { set_index(kernel, arg, long_index, v); };
+      index(p.m);
+      index(p.n);
+      index(p.k);
+      kernel.setArg(arg++, p.alpha);
+      for (const Part<T>* part : {&run.a, &run.b, &run.c}) {
+        if (part == &run.c) kernel.setArg(arg++, T(0));  // beta: the host adds beta C
+        kernel.setArg(arg++, device);
+        index(part->offset);
+        index(part->ld);
+        index(part->stride);
+      }
+      const int first_arg = arg;
+      const auto groups = [](int64_t extent, int64_t tile) { return (extent + tile - 1) / tile; };
+      const auto across = static_cast<size_t>(groups(p.n, f_.nwg) * f_.ndimc),
+                 down = static_cast<size_t>(groups(p.m, f_.mwg) * f_.mdimc);
+      for (int64_t first = 0; first < run.count; first += kLaunchProblems) {
+        arg = first_arg;
+        index(first);
+        const int64_t n = std::min(kLaunchProblems, run.count - first);
+        s.queue.enqueueNDRangeKernel(
+            kernel, cl::NullRange, cl::NDRange(across, down, static_cast<size_t>(n)),
+            cl::NDRange(static_cast<size_t>(f_.ndimc), static_cast<size_t>(f_.mdimc), 1));
+        ++s.launches;
+      }
+    }
+    const size_t c_bytes = static_cast<size_t>(s.c_end - s.c_begin) * sizeof(T);
+    s.queue.enqueueReadBuffer(device, CL_FALSE, static_cast<size_t>(s.c_begin) * sizeof(T), c_bytes,
+                              base + s.c_begin, nullptr, &s.read);
+    s.bytes_out += static_cast<int64_t>(c_bytes);
+  }
+
+  // Waits for the oldest stage and unpacks its C into the caller's.
+  void finish() {
+    Stage<T>& s = flight_.front();
+    s.read.wait();
+    if (injected_at(dev_.info(), s.range.first))
+      throw Error(Error::Kind::Runtime, "the test seam fail_device failed this batch at problem " +
+                                            std::to_string(s.range.first));
+    Copies copies;
+    const T* const base = s.mapped();
+    for (const Run<T>& run : s.runs)
+      for (int64_t i = 0; i < run.count; ++i) {
+        const Problem<T>& p = problems_[static_cast<size_t>(run.first + i)];
+        const T* from = base + run.c.offset + i * run.c.stride;
+        if (p.beta == T(0))
+          copies.add([&p, from] { unpack(from, p.m, p.n, p.c, p.ldc, 1); });
+        else
+          copies.add([&p, from] { unpack_adding(from, p.m, p.n, p.beta, p.c, p.ldc, 1); });
+      }
+    copies.run(threads_);
+    stats_.problems += s.range.count;
+    stats_.launches += s.launches;
+    stats_.bytes_in += s.bytes_in;
+    stats_.bytes_out += s.bytes_out;
+    dev_.staging().give(std::move(s.staging));
+    flight_.pop_front();
+  }
+
+  // The kernel for a run's operations, one program per (read layouts, conjugations, index width).
+  cl::Kernel& kernel_for(const Problem<T>& p, bool long_index) {
+    const cl::Program& program =
+        gemm_program(dev_, precision_of<T>(), read_transposed(*params_, "A_T", p.trans_a),
+                     read_transposed(*params_, "B_T", p.trans_b), long_index, params_,
+                     Conjugate{p.conj_a, p.conj_b});
+    for (auto& [prog, kernel] : kernels_)
+      if (prog == program()) return kernel;
+    kernels_.emplace_back(program(), dev_.programs().take_kernel(program, "gemm_batch"));
+    programs_.push_back(program);
+    return kernels_.back().second;
+  }
+
+  void release_kernel() {
+    for (size_t i = 0; i < kernels_.size(); ++i)
+      dev_.programs().give_kernel(programs_[i], "gemm_batch", std::move(kernels_[i].second));
+    kernels_.clear();
+    programs_.clear();
+  }
+
+  // After a failure: lets the device finish with the staging (retiring it if it cannot), and
+  // throws what the device had taken and not finished.
+  [[noreturn]] void fail(const Error& e) {
+    signal();
+    std::vector<ProblemRange> unfinished;
+    for (const Stage<T>& s : flight_) unfinished.push_back(s.range);
+    if (pending_.count > 0) unfinished.push_back(pending_);
+    const bool ok = drained(dev_, [&] {
+      for (cl::CommandQueue& q : queues_) q.finish();
+    });
+    for (Stage<T>& s : flight_)
+      if (s.staging) {
+        if (ok)
+          dev_.staging().give(std::move(s.staging));
+        else
+          dev_.staging().lose(std::move(s.staging));
+      }
+    flight_.clear();
+    if (ok)
+      for (cl::CommandQueue& q : queues_) dev_.give_queue(std::move(q), Device::Queue::Plain);
+    else
+      for (cl::CommandQueue& q : queues_) dev_.keep(std::move(q));
+    queues_.clear();
+    kernels_.clear();
+    programs_.clear();
+    throw BatchFailure(e, std::move(unfinished), stats_);
+  }
+
+  // Calls flushed_ the first time only.
+  void signal() {
+    if (signalled_) return;
+    signalled_ = true;
+    flushed_();
+  }
+
+  const std::function<void()>& flushed_;
+  bool signalled_ = false;
+  Device& dev_;
+  const SharedParams& params_;
+  KernelFacts f_;
+  const std::vector<Problem<T>>& problems_;
+  const TakeProblems& take_;
+  int threads_;
+  int64_t budget_ = 0;  // elements of staging a stage may use
+  ProblemRange pending_;
+  std::deque<Stage<T>> flight_;
+  std::vector<cl::CommandQueue> queues_;
+  int next_queue_ = 0;
+  std::vector<std::pair<cl_program, cl::Kernel>> kernels_;
+  std::vector<cl::Program> programs_;
+  BatchStats stats_;
+};
+
+}  // namespace
+
+template <class T>
+BatchStats run_batch(Device& device, const SharedParams& params,
+                     const std::vector<Problem<T>>& problems, const TakeProblems& take,
+                     int host_threads, const std::function<void()>& flushed) {
+  return DeviceBatch<T>(device, params, problems, take, host_threads, flushed).run();
+}
+
+#define INSTANTIATE(T)                                                                           \
+  template BatchStats run_batch<T>(Device&, const SharedParams&, const std::vector<Problem<T>>&, \
+                                   const TakeProblems&, int, const std::function<void()>&);
+TANDEM_FOR_EACH_ELEMENT(INSTANTIATE)
+#undef INSTANTIATE
+
+}  // namespace tandem::detail::gpu

@@ -1,0 +1,89 @@
+// A batch's plan (src/plan/batch.hpp).
+#include "plan/batch.hpp"
+
+#include <algorithm>
+#include <cmath>
+
+#include "base/precision.hpp"
+#include "plan/candidates.hpp"
+#include "profile/choice.hpp"
+
+namespace tandem::detail {
+namespace {
+
+// Every device's direct kernel; the devices and profiles come from the candidates a single
+// call of the batch's first shape would have (its profile's bucket gives the rates).
+template <class T>
+void plan_devices(const Problem<T>& first, int64_t count, const Options& o, BatchPlan& plan) {
+  constexpr Precision precision = precision_of<T>();
+  Candidates c = candidates(first, o, plan.request);
+  if (needs_fp64(precision)) drop_fp32_only(precision, c);
+  std::vector<double> weights;
+  double cpu_rate = 0;
+  bool measured = true;  // every device's profile measured its rate
+  for (size_t i = 0; i < c.devices.size(); ++i) {
+    const gpu::DeviceInfo& info = gpu::info(*c.devices[i]);
+    const profile::Direct direct = profile::direct_for(c.profiles[i].get(), precision, info.is_gpu);
+    BatchPart part;
+    part.device = c.devices[i];
+    part.params = kernel_for(*c.devices[i], precision, o, *direct.kernel, c.profiles[i],
+                             c.profiles[i] ? c.profiles[i]->origin : std::string());
+    // Options' parameters for a tiled kernel do not apply: the batch runs the direct kernel.
+    if (!gpu::is_direct(*part.params))
+      part.params = gpu::resolved(gpu::limits_of(info), precision, *direct.kernel);
+    plan.parts.push_back(std::move(part));
+    measured = measured && c.choices[i].gpu_gflops > 0;
+    weights.push_back(c.choices[i].gpu_gflops > 0 ? c.choices[i].gpu_gflops : 1.0);
+    cpu_rate = std::max(cpu_rate, c.choices[i].cpu_gflops);
+  }
+  double device_fraction = 1;
+  if (plan.request.strategy == Strategy::Hybrid) {
+    double gpus = 0;
+    for (double w : weights) gpus += w;
+    device_fraction =
+        plan.request.fraction.value_or(measured && cpu_rate > 0 ? gpus / (gpus + cpu_rate) : 0.5);
+  }
+  // The devices' problems, shared by their weights; the CPU takes the rest.
+  const auto devices_problems =
+      static_cast<int64_t>(std::llround(device_fraction * static_cast<double>(count)));
+  double total = 0;
+  for (double w : weights) total += w;
+  int64_t given = 0;
+  double before = 0;
+  for (size_t i = 0; i < plan.parts.size(); ++i) {
+    before += weights[i];
+    const auto upto =
+        static_cast<int64_t>(std::llround(static_cast<double>(devices_problems) * before / total));
+    plan.parts[i].problems = upto - given;
+    given = upto;
+  }
+  plan.cpu_problems = count - given;
+}
+
+}  // namespace
+
+template <class T>
+BatchPlan plan_batch(const Problem<T>& first, int64_t count, const Options& o) {
+  BatchPlan plan;
+  plan.request = request(o);
+  try {
+    plan_devices(first, count, o, plan);
+  } catch (const Error& e) {
+    if (e.kind() == Error::Kind::InvalidArgument) throw;
+    plan.parts.clear();
+    plan.unavailable = e;
+  }
+  if (plan.parts.empty()) plan.cpu_problems = count;
+  // Every device packs its problems' operands into staging on the host.
+  const std::vector<bool> feeds(plan.parts.size(), true), pinned(plan.parts.size(), false);
+  const Cores cores = divide_cores(o, feeds, pinned, plan.cpu_problems > 0, true, 0);
+  for (size_t i = 0; i < plan.parts.size(); ++i) plan.parts[i].feeders = cores.feeders[i];
+  plan.cpu_threads = plan.parts.empty() ? o.cpu_threads.value_or(host_cores()) : cores.cpu_threads;
+  return plan;
+}
+
+#define INSTANTIATE(T) template BatchPlan plan_batch<T>(const Problem<T>&, int64_t, const Options&);
+TANDEM_FOR_EACH_ELEMENT(INSTANTIATE)
+#undef INSTANTIATE
+
+}  // namespace tandem::detail

@@ -1,0 +1,46 @@
+// Planning a batch on the devices (strategies gpu and hybrid): which devices take part, each with
+// the direct kernel its profile gives (the coalesced kernel is its batched form), every side's
+// expected share of the problems (what the dealer starts from: src/plan/dealer.hpp), and the
+// host's cores divided between the devices' feeders and the CPU's problems.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <vector>
+
+#include "base/problem.hpp"
+#include "gpu/device.hpp"
+#include "gpu/gemm_params.hpp"
+#include "plan/plan.hpp"
+#include "tandem/tandem.hpp"
+
+namespace tandem::detail {
+
+struct BatchPart {
+  std::shared_ptr<gpu::Device> device;
+  gpu::SharedParams params;  // the direct kernel's set
+  int64_t problems = 0;      // its expected share
+  int feeders = 1;           // host threads that pack and unpack for it
+};
+
+struct BatchPlan {
+  Request request;
+  std::vector<BatchPart> parts;
+  int64_t cpu_problems = 0;  // the CPU's expected share (the rest of the batch)
+  int cpu_threads = 1;
+  // Why no device can take part, where the strategy wanted one: the CPU takes the batch with one
+  // warning, but under strategy gpu, where it is the caller's error.
+  std::optional<Error> unavailable;
+};
+
+// The plan for `count` problems under `options`, which ask for gpu or hybrid; `first` is a
+// problem of the batch (with a product) for the profiles' lookup. Shares: under hybrid the
+// options' or TANDEM_GPU_FRACTION's fraction of the problems to the devices, else in proportion
+// to the rates the profiles measured at the problem's size (equal where a side has none), the
+// devices' part shared by their own rates; under gpu all of them to the devices. Throws Error
+// (InvalidArgument) naming an option out of range.
+template <class T>
+BatchPlan plan_batch(const Problem<T>& first, int64_t count, const Options& options);
+
+}  // namespace tandem::detail

@@ -1,0 +1,178 @@
+// A batch's problems dealt to the devices and the CPU (src/run/batch.hpp).
+#include "run/batch.hpp"
+
+#include <condition_variable>
+#include <exception>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <thread>
+#include <utility>
+
+#include "base/log.hpp"
+#include "base/precision.hpp"
+#include "cpu/batch.hpp"
+#include "gpu/batch.hpp"
+#include "plan/dealer.hpp"
+
+namespace tandem::detail {
+namespace {
+
+// The smallest chunk a device is dealt is 1/kMinParts of the batch, or (on a small batch) four
+// problems per CPU thread; the CPU's is a quarter of it (dealer.hpp).
+constexpr int64_t kMinParts = 64;
+constexpr int64_t kPerThread = 4;
+
+// What became of one device's part.
+struct Outcome {
+  gpu::BatchStats stats;
+  std::vector<gpu::ProblemRange> unfinished;
+  std::optional<Error> failure;
+  std::exception_ptr crash;  // anything but a device's failure (out of host memory)
+};
+
+// Deals the problems to the devices, each on a thread of its own, and to the CPU on this one,
+// until none is left; counts the CPU's problems in `report`. What became of each device.
+template <class T>
+std::vector<Outcome> deal(const std::vector<Problem<T>>& problems, const BatchPlan& plan,
+                          BatchReport& report) {
+  const auto count = static_cast<int64_t>(problems.size());
+  const size_t cpu = plan.parts.size();  // the CPU's side in the dealer
+  std::vector<int64_t> shares;
+  for (const BatchPart& part : plan.parts) shares.push_back(part.problems);
+  shares.push_back(plan.cpu_problems);
+  std::vector<bool> costly(plan.parts.size(), true);
+  costly.push_back(false);
+  Dealer dealer(count, shares, {}, costly,
+                std::max(count / kMinParts, kPerThread * plan.cpu_threads));
+
+  // Every side's first chunk is dealt before any side runs, so each side with a share gets one
+  // however the threads are scheduled.
+  std::vector<Chunk> first;
+  for (size_t i = 0; i <= plan.parts.size(); ++i) first.push_back(dealer.take(i));
+  std::vector<Outcome> out(plan.parts.size());
+  std::mutex mutex;
+  std::condition_variable cv;
+  size_t unflushed = plan.parts.size();
+  std::vector<std::thread> threads;
+  threads.reserve(plan.parts.size());
+  for (size_t i = 0; i < plan.parts.size(); ++i)
+    threads.emplace_back([&, i] {
+      const BatchPart& part = plan.parts[i];
+      const gpu::TakeProblems take = [&, i](bool ahead) {
+        const Chunk c =
+            first[i].rows > 0 ? std::exchange(first[i], Chunk{}) : dealer.take(i, ahead);
+        return gpu::ProblemRange{c.row0, c.rows};
+      };
+      bool told = false;
+      const std::function<void()> flushed = [&] {
+        std::lock_guard<std::mutex> lock(mutex);
+        if (told) return;
+        told = true;
+        --unflushed;
+        cv.notify_all();
+      };
+      try {
+        out[i].stats =
+            gpu::run_batch(*part.device, part.params, problems, take, part.feeders, flushed);
+      } catch (const gpu::BatchFailure& f) {
+        dealer.retire(i);
+        out[i].failure = static_cast<const Error&>(f);
+        out[i].unfinished = f.unfinished();
+        out[i].stats = f.stats();
+      } catch (...) {
+        dealer.retire(i);
+        out[i].crash = std::current_exception();
+        flushed();  // unless it was
+      }
+    });
+  // The CPU starts once every device has flushed its first stage.
+  {
+    std::unique_lock<std::mutex> lock(mutex);
+    cv.wait(lock, [&] { return unflushed == 0; });
+  }
+  for (Chunk c = first[cpu]; c.rows > 0; c = dealer.take(cpu)) {
+    cpu_batch(problems.data() + c.row0, c.rows, plan.cpu_threads);
+    report.cpu_problems += c.rows;
+  }
+  for (std::thread& t : threads) t.join();
+  for (const Outcome& o : out)
+    if (o.crash) std::rethrow_exception(o.crash);
+
+  return out;
+}
+
+// What the devices did, into `report`; the problems a failed device left go to the CPU, on every
+// core, with one warning.
+template <class T>
+void settle(const std::vector<Problem<T>>& problems, const BatchPlan& plan,
+            const std::vector<Outcome>& out, const char* routine, BatchReport& report) {
+  const bool gpu_only = plan.request.strategy == Strategy::Gpu;
+  int64_t finished = 0;
+  for (const Outcome& o : out) finished += o.stats.problems;
+  // Under gpu, a failure before any C was written is the caller's error, every C untouched.
+  if (gpu_only && finished == 0)
+    for (const Outcome& o : out)
+      if (o.failure) throw *o.failure;
+  for (size_t i = 0; i < plan.parts.size(); ++i) {
+    const Outcome& o = out[i];
+    BatchReport::Device d;
+    d.index = gpu::info(*plan.parts[i].device).index;
+    d.name = gpu::description(*plan.parts[i].device);
+    d.problems = o.stats.problems;
+    d.chunks = o.stats.chunks;
+    d.launches = o.stats.launches;
+    d.bytes_in = o.stats.bytes_in;
+    d.bytes_out = o.stats.bytes_out;
+    d.feeder_threads = plan.parts[i].feeders;
+    if (o.failure) {
+      d.failed = true;
+      d.failure = o.failure->what();
+      int64_t left = 0;
+      for (const gpu::ProblemRange& r : o.unfinished) {
+        cpu_batch(problems.data() + r.first, r.count, host_cores());
+        left += r.count;
+      }
+      report.cpu_problems += left;
+      warn_once("batch-device-failed:" + std::to_string(d.index),
+                std::string(routine) + ": " + d.name + " failed (" + d.failure +
+                    "); the CPU computed the " + std::to_string(left) +
+                    " problems it had not finished");
+    }
+    report.devices.push_back(std::move(d));
+  }
+  report.device_problems = finished;
+  report.strategy = report.cpu_problems == 0 ? Strategy::Gpu
+                    : finished == 0          ? Strategy::Cpu
+                                             : Strategy::Hybrid;
+}
+
+}  // namespace
+
+template <class T>
+void run_batch(const std::vector<Problem<T>>& problems, const BatchPlan& plan, const char* routine,
+               BatchReport& report) {
+  const auto count = static_cast<int64_t>(problems.size());
+  const bool gpu_only = plan.request.strategy == Strategy::Gpu;
+  report.cpu_threads = plan.cpu_threads;
+  if (plan.parts.empty()) {
+    if (plan.unavailable) {
+      if (gpu_only) throw *plan.unavailable;
+      warn_once("gpu-fallback", std::string("GPU path unavailable, computing on the CPU: ") +
+                                    plan.unavailable->what());
+    }
+    cpu_batch(problems, plan.cpu_threads);
+    report.cpu_problems = count;
+    report.strategy = Strategy::Cpu;
+    return;
+  }
+  settle(problems, plan, deal(problems, plan, report), routine, report);
+}
+
+#define INSTANTIATE(T)                                                                      \
+  template void run_batch<T>(const std::vector<Problem<T>>&, const BatchPlan&, const char*, \
+                             BatchReport&);
+TANDEM_FOR_EACH_ELEMENT(INSTANTIATE)
+#undef INSTANTIATE
+
+}  // namespace tandem::detail
