@@ -1,14 +1,19 @@
-// Batches on the CPU (issue 43): a strided batch of `count` n^3 products (row-major, no transposes,
-// operands packed one after another in the caller's ordinary memory) three ways, in turn, the
-// order rotating: tandem::gemm_batch_strided (auto: each problem whole on one core), a loop of
-// OpenBLAS's own cblas_?gemm calls (the program's thread count, as a program would call it), and a
-// loop of tandem::gemm single calls (auto). Medians of REPS after one warm-up round; every side's
-// C compared with OpenBLAS's (a difference past rounding fails the run). Prints one JSON line per
-// case, then a table.
+// Batches (issue 43): a strided batch of `count` n^3 products (row-major, no transposes, operands
+// packed one after another) several ways, in turn, the order rotating each round. Medians of REPS
+// after one warm-up round; every side's C compared with OpenBLAS's loop (a difference past
+// rounding fails the run). Prints one JSON line per case, then a table.
 //
-//   batch_bench CASES REPS     e.g. batch_bench s:64:20000,d:256:2000 7
+//   batch_bench CASES REPS [cpu|devices]     e.g. batch_bench s:64:20000,d:256:2000 7 devices
 //
 // CASES: PRECISION:N:COUNT, comma-separated (PRECISION s or d).
+// cpu (the default): tandem::gemm_batch_strided under auto, a loop of OpenBLAS's own cblas_?gemm
+//   calls (the program's thread count, as a program would call it) and a loop of tandem::gemm
+//   single calls (auto), from ordinary memory.
+// devices: the OpenBLAS loop, then tandem's batch under cpu, gpu, hybrid and auto from the
+//   caller's ordinary memory, and under gpu and hybrid from tandem_malloc memory (the device
+//   TANDEM_DEVICE names, else the first GPU). Its table gives hybrid and auto against the better
+//   of cpu and gpu (both tandem's, ordinary memory). BENCH_FEEDERS=N sets the batches'
+//   Options::feeder_threads (host threads packing for each device).
 #include <cblas.h>
 
 #include <algorithm>
@@ -17,11 +22,14 @@
 #include <cstdio>
 #include <cstdlib>
 #include <functional>
+#include <memory>
+#include <optional>
 #include <random>
 #include <sstream>
 #include <string>
 #include <vector>
 
+#include "tandem/tandem.h"
 #include "tandem/tandem.hpp"
 
 namespace {
@@ -44,59 +52,156 @@ void openblas_gemm(int64_t n, double alpha, const double* a, const double* b, do
   cblas_dgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, x, x, x, alpha, a, x, b, x, beta, c, x);
 }
 
+// Memory for one array: ordinary (std::vector) or tandem_malloc's.
 template <class T>
-std::string run_case(int64_t n, int64_t count, int reps, std::string& row) {
+class Array {
+ public:
+  Array(size_t n, bool pinned) : n_(n), pinned_(pinned) {
+    if (pinned)
+      p_ = static_cast<T*>(tandem_malloc(n * sizeof(T)));
+    else
+      v_.assign(n, T(0));
+    if (pinned && p_ == nullptr) {
+      std::fprintf(stderr, "tandem_malloc(%zu) failed\n", n * sizeof(T));
+      std::exit(2);
+    }
+    if (pinned) std::fill(p_, p_ + n, T(0));
+  }
+  ~Array() {
+    if (pinned_) tandem_free(p_);
+  }
+  Array(const Array&) = delete;
+  Array& operator=(const Array&) = delete;
+  T* data() { return pinned_ ? p_ : v_.data(); }
+  size_t size() const { return n_; }
+
+ private:
+  size_t n_;
+  bool pinned_;
+  T* p_ = nullptr;
+  std::vector<T> v_;
+};
+
+// One way of computing the batch: a name and what runs it into `out`.
+template <class T>
+struct Side {
+  std::string name;
+  bool pinned = false;  // reads and writes tandem_malloc memory
+  std::function<void(T* out)> run;
+  tandem::BatchReport report;
+};
+
+template <class T>
+std::string run_case(int64_t n, int64_t count, int reps, bool devices, std::string& row) {
   const int64_t size = n * n;
-  std::vector<T> a(static_cast<size_t>(size * count)), b(a.size());
+  const auto elements = static_cast<size_t>(size * count);
+  Array<T> a(elements, false), b(elements, false);
   std::mt19937 rng(static_cast<unsigned>(n * 7 + count));
   std::uniform_real_distribution<double> dist(-1, 1);
-  for (size_t i = 0; i < a.size(); ++i)
-    a[i] = static_cast<T>(dist(rng)), b[i] = static_cast<T>(dist(rng));
-  std::vector<std::vector<T>> c(3, std::vector<T>(a.size(), T(0)));
+  for (size_t i = 0; i < elements; ++i)
+    a.data()[i] = static_cast<T>(dist(rng)), b.data()[i] = static_cast<T>(dist(rng));
+  // The same operands in tandem_malloc memory, for the sides that read it.
+  std::unique_ptr<Array<T>> pa, pb;
+  if (devices) {
+    pa = std::make_unique<Array<T>>(elements, true);
+    pb = std::make_unique<Array<T>>(elements, true);
+    std::copy(a.data(), a.data() + elements, pa->data());
+    std::copy(b.data(), b.data() + elements, pb->data());
+  }
   const tandem::Layout row_major = tandem::Layout::RowMajor;
   const tandem::Op no = tandem::Op::NoTrans;
-  tandem::BatchReport report;
-  const std::function<void(T*)> sides[3] = {
-      [&](T* out) {
-        tandem::gemm_batch_strided<T>(row_major, no, no, n, n, n, T(1), a.data(), n, size, b.data(),
-                                      n, size, T(0), out, n, size, count, {}, &report);
-      },
-      [&](T* out) {
-        for (int64_t i = 0; i < count; ++i)
-          openblas_gemm(n, T(1), a.data() + i * size, b.data() + i * size, T(0), out + i * size);
-      },
-      [&](T* out) {
-        for (int64_t i = 0; i < count; ++i)
-          tandem::gemm<T>(row_major, no, no, n, n, n, T(1), a.data() + i * size, n,
-                          b.data() + i * size, n, T(0), out + i * size, n);
-      }};
-  std::vector<double> t[3];
+  std::vector<Side<T>> sides;
+  sides.push_back({"openblas_loop",
+                   false,
+                   [&](T* out) {
+                     for (int64_t i = 0; i < count; ++i)
+                       openblas_gemm(n, T(1), a.data() + i * size, b.data() + i * size, T(0),
+                                     out + i * size);
+                   },
+                   {}});
+  const auto batch = [&](const char* name, std::optional<tandem::Strategy> strategy, bool pinned) {
+    sides.push_back({name, pinned, nullptr, {}});
+    Side<T>& s = sides.back();
+    const size_t at = sides.size() - 1;
+    s.run = [&, strategy, pinned, at](T* out) {
+      tandem::Options o;
+      o.strategy = strategy;
+      if (const char* f = std::getenv("BENCH_FEEDERS")) o.feeder_threads = std::atoi(f);
+      const T* x = pinned ? pa->data() : a.data();
+      const T* y = pinned ? pb->data() : b.data();
+      tandem::gemm_batch_strided<T>(row_major, no, no, n, n, n, T(1), x, n, size, y, n, size, T(0),
+                                    out, n, size, count, o, &sides[at].report);
+    };
+  };
+  if (devices) {
+    batch("cpu", tandem::Strategy::Cpu, false);
+    batch("gpu", tandem::Strategy::Gpu, false);
+    batch("hybrid", tandem::Strategy::Hybrid, false);
+    batch("auto", std::nullopt, false);
+    batch("gpu_malloc", tandem::Strategy::Gpu, true);
+    batch("hybrid_malloc", tandem::Strategy::Hybrid, true);
+  } else {
+    batch("batch", std::nullopt, false);
+    sides.push_back({"tandem_loop",
+                     false,
+                     [&](T* out) {
+                       for (int64_t i = 0; i < count; ++i)
+                         tandem::gemm<T>(row_major, no, no, n, n, n, T(1), a.data() + i * size, n,
+                                         b.data() + i * size, n, T(0), out + i * size, n);
+                     },
+                     {}});
+  }
+  const size_t k = sides.size();
+  std::vector<std::unique_ptr<Array<T>>> c;
+  for (const Side<T>& s : sides) c.push_back(std::make_unique<Array<T>>(elements, s.pinned));
+  std::vector<std::vector<double>> t(k);
   for (int r = -1; r < reps; ++r)
-    for (int i = 0; i < 3; ++i) {
-      const int side = (r + 1 + i) % 3;
+    for (size_t i = 0; i < k; ++i) {
+      const size_t side = (static_cast<size_t>(r + 1) + i) % k;
       const auto t0 = Clock::now();
-      sides[side](c[side].data());
+      sides[side].run(c[side]->data());
       if (r >= 0) t[side].push_back(std::chrono::duration<double>(Clock::now() - t0).count());
     }
   double worst = 0, scale = 0;
-  for (size_t i = 0; i < a.size(); ++i) {
-    scale = std::max(scale, std::abs(static_cast<double>(c[1][i])));
-    for (int s : {0, 2}) worst = std::max(worst, std::abs(static_cast<double>(c[s][i] - c[1][i])));
+  const T* ref = c[0]->data();
+  for (size_t i = 0; i < elements; ++i) {
+    scale = std::max(scale, std::abs(static_cast<double>(ref[i])));
+    for (size_t s = 1; s < k; ++s)
+      worst = std::max(worst, std::abs(static_cast<double>(c[s]->data()[i] - ref[i])));
   }
   const double gflop = 2.0 * static_cast<double>(n * n * n) * static_cast<double>(count) * 1e-9;
-  const double batch = median(t[0]), loop = median(t[1]), singles = median(t[2]);
   const char p = sizeof(T) == 4 ? 's' : 'd';
+  std::vector<double> sec(k);
+  for (size_t s = 0; s < k; ++s) sec[s] = median(t[s]);
   std::ostringstream json;
   json << "{\"precision\": \"" << p << "\", \"n\": " << n << ", \"count\": " << count
-       << ", \"reps\": " << reps << ", \"batch_s\": " << batch << ", \"openblas_loop_s\": " << loop
-       << ", \"tandem_loop_s\": " << singles << ", \"batch_threads\": " << report.cpu_threads
-       << ", \"batch_strategy\": \"" << tandem::to_string(report.strategy)
-       << "\", \"max_abs_diff\": " << worst << ", \"max_abs\": " << scale << "}";
-  char line[256];
-  std::snprintf(line, sizeof line, "| %c | %lld³ × %lld | %.0f | %.0f | %.0f | %.2f | %.2f |", p,
-                static_cast<long long>(n), static_cast<long long>(count), gflop / batch,
-                gflop / loop, gflop / singles, loop / batch, singles / batch);
-  row = line;
+       << ", \"reps\": " << reps << ", \"max_abs_diff\": " << worst << ", \"max_abs\": " << scale;
+  for (size_t s = 0; s < k; ++s) {
+    json << ", \"" << sides[s].name << "_s\": " << sec[s];
+    if (s > 0) {
+      const tandem::BatchReport& rep = sides[s].report;
+      json << ", \"" << sides[s].name << "_strategy\": \"" << tandem::to_string(rep.strategy)
+           << "\", \"" << sides[s].name << "_cpu_problems\": " << rep.cpu_problems << ", \""
+           << sides[s].name << "_device_problems\": " << rep.device_problems;
+    }
+  }
+  json << "}";
+  std::ostringstream line;
+  char cell[64];
+  line << "| " << p << " | " << n << "³ × " << count << " |";
+  for (size_t s = 0; s < k; ++s) {
+    std::snprintf(cell, sizeof cell, " %.0f |", gflop / sec[s]);
+    line << cell;
+  }
+  if (devices) {
+    // hybrid and auto against the better of tandem's cpu and gpu (sides 1 and 2).
+    const double best = std::min(sec[1], sec[2]);
+    std::snprintf(cell, sizeof cell, " %.2f | %.2f |", best / sec[3], best / sec[4]);
+  } else {
+    std::snprintf(cell, sizeof cell, " %.2f | %.2f |", sec[0] / sec[1], sec[2] / sec[1]);
+  }
+  line << cell;
+  row = line.str();
   // A side that differs from OpenBLAS's loop by more than rounding fails the run (main's status).
   const double tolerance = (sizeof(T) == 4 ? 1e-5 : 1e-13) * static_cast<double>(n) * scale;
   if (!(worst <= tolerance)) {
@@ -112,6 +217,12 @@ std::string run_case(int64_t n, int64_t count, int reps, std::string& row) {
 int main(int argc, char** argv) {
   const std::string cases = argc > 1 ? argv[1] : "s:64:2000,d:64:2000";
   const int reps = argc > 2 ? std::atoi(argv[2]) : 5;
+  const std::string mode = argc > 3 ? argv[3] : "cpu";
+  if (mode != "cpu" && mode != "devices") {
+    std::fprintf(stderr, "bad mode %s (cpu or devices)\n", mode.c_str());
+    return 2;
+  }
+  const bool devices = mode == "devices";
   std::vector<std::string> rows;
   std::stringstream in(cases);
   std::string item;
@@ -123,14 +234,21 @@ int main(int argc, char** argv) {
       return 2;
     }
     std::string row;
-    std::printf("%s\n", p == 's' ? run_case<float>(n, count, reps, row).c_str()
-                                 : run_case<double>(n, count, reps, row).c_str());
+    std::printf("%s\n", p == 's' ? run_case<float>(n, count, reps, devices, row).c_str()
+                                 : run_case<double>(n, count, reps, devices, row).c_str());
     std::fflush(stdout);
     rows.push_back(row);
   }
-  std::printf(
-      "\n| precision | batch | tandem batch GFLOPS | OpenBLAS loop | tandem loop | batch / "
-      "OpenBLAS loop | batch / tandem loop |\n| --- | --- | ---: | ---: | ---: | ---: | ---: |\n");
+  if (devices)
+    std::printf(
+        "\n| precision | batch | OpenBLAS loop | cpu | gpu | hybrid | auto | gpu, tandem_malloc | "
+        "hybrid, tandem_malloc | hybrid / best of cpu, gpu | auto / best of cpu, gpu |\n"
+        "| --- | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |\n");
+  else
+    std::printf(
+        "\n| precision | batch | OpenBLAS loop | tandem batch GFLOPS | tandem loop | batch / "
+        "OpenBLAS loop | batch / tandem loop |\n| --- | --- | ---: | ---: | ---: | ---: | ---: "
+        "|\n");
   for (const std::string& r : rows) std::printf("%s\n", r.c_str());
   return g_mismatch ? 1 : 0;
 }

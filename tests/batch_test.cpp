@@ -473,17 +473,29 @@ TEST(Batch, EveryDeviceAndTheCpuReceiveProblems) {
 // a failure before any C was written is an error that leaves every C as it was.
 TEST(Batch, ADeviceFailingMidBatchLeavesItsProblemsToTheCpu) {
   const int last = device_count() - 1;
-  {
+  // Under gpu the device takes every chunk, so it reaches problem 500 having finished some.
+  for (const bool gpu_only : {true, false}) {
     detail::seams::Values v;
     v.fail_device = last;
-    v.fail_after_rows = 500;
+    v.fail_after_rows = gpu_only ? 500 : 0;
     detail::seams::Override seams(v);
-    const BatchReport r = large_batch(every_device_hybrid(0.8), 3000, "failing mid-batch");
-    ASSERT_EQ(static_cast<int>(r.devices.size()), device_count());
+    Options o = every_device_hybrid(0.8);
+    if (gpu_only) {
+      o.strategy = Strategy::Gpu;
+      o.device = std::to_string(last);
+    }
+    const std::string what = gpu_only ? "gpu, failing at problem 500" : "hybrid, failing at once";
+    const BatchReport r = large_batch(o, 3000, what);
+    ASSERT_FALSE(r.devices.empty()) << what;
     const auto& d = r.devices.back();
-    EXPECT_TRUE(d.failed);
-    EXPECT_NE(d.failure.find("fail_device"), std::string::npos) << d.failure;
-    EXPECT_EQ(r.cpu_problems + r.device_problems, 3000);
+    EXPECT_TRUE(d.failed) << what;
+    EXPECT_NE(d.failure.find("fail_device"), std::string::npos) << what << ": " << d.failure;
+    EXPECT_EQ(r.cpu_problems + r.device_problems, 3000) << what;
+    EXPECT_GT(r.cpu_problems, 0) << what;
+    if (gpu_only) {
+      EXPECT_GE(d.problems, 500) << what;
+      EXPECT_EQ(r.strategy, Strategy::Hybrid) << what;
+    }
   }
   detail::seams::Values v;
   v.fail_device = last;

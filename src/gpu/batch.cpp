@@ -174,13 +174,12 @@ template <class T>
 class DeviceBatch {
  public:
   DeviceBatch(Device& dev, const SharedParams& params, const std::vector<Problem<T>>& problems,
-              const TakeProblems& take, int host_threads, const std::function<void()>& flushed)
-      : flushed_(flushed),
+              const BatchHooks& hooks, int host_threads)
+      : hooks_(hooks),
         dev_(dev),
         params_(params),
         f_(facts_of(params)),
         problems_(problems),
-        take_(take),
         threads_(std::max(1, host_threads)) {
     const auto cap = static_cast<int64_t>(std::min<uint64_t>(
         profile::batch_stage_bytes(), std::max<uint64_t>(dev.info().max_alloc_bytes / 2, 1)));
@@ -216,7 +215,7 @@ class DeviceBatch {
   // The next stage's problems: what is left of the last chunk, else a new chunk from the dealer.
   ProblemRange next(bool ahead) {
     if (pending_.count == 0) {
-      pending_ = take_(ahead);
+      pending_ = hooks_.take(ahead);
       if (pending_.count > 0) ++stats_.chunks;
     }
     if (pending_.count == 0) return {};
@@ -387,6 +386,7 @@ class DeviceBatch {
       }
     copies.run(threads_);
     stats_.problems += s.range.count;
+    if (hooks_.finished) hooks_.finished(s.range.count);
     stats_.launches += s.launches;
     stats_.bytes_in += s.bytes_in;
     stats_.bytes_out += s.bytes_out;
@@ -442,20 +442,19 @@ class DeviceBatch {
     throw BatchFailure(e, std::move(unfinished), stats_);
   }
 
-  // Calls flushed_ the first time only.
+  // Calls hooks_.flushed the first time only.
   void signal() {
     if (signalled_) return;
     signalled_ = true;
-    flushed_();
+    if (hooks_.flushed) hooks_.flushed();
   }
 
-  const std::function<void()>& flushed_;
+  const BatchHooks& hooks_;
   bool signalled_ = false;
   Device& dev_;
   const SharedParams& params_;
   KernelFacts f_;
   const std::vector<Problem<T>>& problems_;
-  const TakeProblems& take_;
   int threads_;
   int64_t budget_ = 0;  // elements of staging a stage may use
   ProblemRange pending_;
@@ -471,14 +470,14 @@ class DeviceBatch {
 
 template <class T>
 BatchStats run_batch(Device& device, const SharedParams& params,
-                     const std::vector<Problem<T>>& problems, const TakeProblems& take,
-                     int host_threads, const std::function<void()>& flushed) {
-  return DeviceBatch<T>(device, params, problems, take, host_threads, flushed).run();
+                     const std::vector<Problem<T>>& problems, const BatchHooks& hooks,
+                     int host_threads) {
+  return DeviceBatch<T>(device, params, problems, hooks, host_threads).run();
 }
 
 #define INSTANTIATE(T)                                                                           \
   template BatchStats run_batch<T>(Device&, const SharedParams&, const std::vector<Problem<T>>&, \
-                                   const TakeProblems&, int, const std::function<void()>&);
+                                   const BatchHooks&, int);
 TANDEM_FOR_EACH_ELEMENT(INSTANTIATE)
 #undef INSTANTIATE
 

@@ -47,19 +47,25 @@ class BatchFailure : public Error {
   BatchStats stats_;
 };
 
-// Takes the next chunk of problems for this device: count 0 when none is left for it. `ahead`:
-// the device asks while a chunk of its own is still in flight (dealer.hpp's take).
-using TakeProblems = std::function<ProblemRange(bool ahead)>;
+// What a device's part of a batch asks of whoever deals it, on the device's thread.
+struct BatchHooks {
+  // The next chunk of problems for this device: count 0 when none is left for it. `ahead`: the
+  // device asks while a chunk of its own is still in flight (dealer.hpp's take).
+  std::function<ProblemRange(bool ahead)> take;
+  // Called once: when the first stage has been flushed to the device, or as soon as it is known
+  // there will be none (nothing dealt, a failure).
+  std::function<void()> flushed;
+  // Called as each stage's C has been unpacked, with the problems it finished.
+  std::function<void(int64_t problems)> finished;
+};
 
-// Computes the problems `take` deals this device, on the calling thread, until it deals none:
-// two stages in flight on two queues, so one's copies overlap the other's kernels, packing and
-// unpacking on `host_threads` threads. `params` must be the direct kernel's (KERNEL 2). Every
-// problem must have a product (has_product()). `flushed` is called once: when the first stage
-// has been flushed to the device, or as soon as it is known there will be none (nothing dealt,
-// a failure). Throws BatchFailure on any failure of the device.
+// Computes the problems `hooks.take` deals this device, on the calling thread, until it deals
+// none: two stages in flight on two queues, so one's copies overlap the other's kernels, packing
+// and unpacking on `host_threads` threads. `params` must be the direct kernel's (KERNEL 2). Every
+// problem must have a product (has_product()). Throws BatchFailure on any failure of the device.
 template <class T>
 BatchStats run_batch(Device& device, const SharedParams& params,
-                     const std::vector<Problem<T>>& problems, const TakeProblems& take,
-                     int host_threads, const std::function<void()>& flushed);
+                     const std::vector<Problem<T>>& problems, const BatchHooks& hooks,
+                     int host_threads);
 
 }  // namespace tandem::detail::gpu

@@ -36,6 +36,7 @@ Dealer::Dealer(int64_t m, std::vector<int64_t> shares, std::vector<int64_t> tile
       costly_(std::move(costly)),
       started_(shares_.size(), false),
       live_(shares_.size(), true),
+      rates_(shares_.size(), 0.0),
       min_rows_(std::max<int64_t>(1, min_rows)) {
   tiles_.resize(shares_.size(), 1);
   costly_.resize(shares_.size(), false);
@@ -49,11 +50,16 @@ int64_t Dealer::size_for(size_t i) const {
   if (!started_[i] && costly_[i]) {
     rows = kFirst * static_cast<double>(shares_[i]);
   } else {
-    int64_t live = 0;
+    // The sides' weights: their measured rates where every live side has one, else their shares.
+    bool rated = true;
+    for (size_t j = 0; j < shares_.size(); ++j) rated = rated && (!live_[j] || rates_[j] > 0);
+    const auto weight = [&](size_t j) {
+      return rated ? rates_[j] : static_cast<double>(shares_[j]);
+    };
+    double live = 0;
     for (size_t j = 0; j < shares_.size(); ++j)
-      if (live_[j]) live += shares_[j];
-    rows = live > 0 ? kLater * static_cast<double>(left) * static_cast<double>(shares_[i]) /
-                          static_cast<double>(live)
+      if (live_[j]) live += weight(j);
+    rows = live > 0 ? kLater * static_cast<double>(left) * weight(i) / live
                     : static_cast<double>(left);
   }
   const int64_t tile = tiles_[i];
@@ -64,10 +70,10 @@ int64_t Dealer::size_for(size_t i) const {
   return std::min(size, left);
 }
 
-Chunk Dealer::take(size_t i, bool ahead) {
+Chunk Dealer::take(size_t i, bool ahead, int64_t at_most) {
   std::lock_guard<std::mutex> lock(mutex_);
   if (i >= shares_.size() || !live_[i] || next_ >= m_) return {};
-  Chunk c{next_, size_for(i)};
+  Chunk c{next_, std::min(size_for(i), std::max<int64_t>(at_most, 1))};
   if (ahead && next_ + c.rows == m_)
     for (size_t j = 0; j < shares_.size(); ++j)
       if (j != i && live_[j]) return {};
@@ -76,9 +82,21 @@ Chunk Dealer::take(size_t i, bool ahead) {
   return c;
 }
 
+void Dealer::set_rate(size_t i, double rate) {
+  std::lock_guard<std::mutex> lock(mutex_);
+  if (i < rates_.size() && rate > 0) rates_[i] = rate;
+}
+
 void Dealer::retire(size_t i) {
   std::lock_guard<std::mutex> lock(mutex_);
   if (i < live_.size()) live_[i] = false;
+}
+
+Chunk Dealer::rest() {
+  std::lock_guard<std::mutex> lock(mutex_);
+  const Chunk c{next_, m_ - next_};
+  next_ = m_;
+  return c;
 }
 
 int64_t Dealer::left() const {

@@ -27,9 +27,15 @@ class Dealer {
   // The next chunk for side `i`, from the front of what is left. Thread-safe. `ahead`: side i
   // asks before its chunk in hand is done (to keep its queue full), and gets nothing rather than
   // the call's last rows while another side still takes chunks: those go to whoever is free.
-  Chunk take(size_t i, bool ahead = false);
+  // `at_most`: the chunk's largest size (a batch's first chunks, before any side's rate is known).
+  Chunk take(size_t i, bool ahead = false, int64_t at_most = INT64_MAX);
+  // Side `i`'s measured rate (rows, or a batch's problems, per second): once every side still
+  // taking has one, chunks are sized by the rates instead of the static shares.
+  void set_rate(size_t i, double rate);
   // Side `i` takes no more chunks (it failed): the others share what is left.
   void retire(size_t i);
+  // Everything left, whoever takes it: what no side took because every side with a share failed.
+  Chunk rest();
   int64_t left() const;
 
  private:
@@ -38,6 +44,7 @@ class Dealer {
   int64_t m_, next_ = 0;
   std::vector<int64_t> shares_, tiles_;
   std::vector<bool> costly_, started_, live_;
+  std::vector<double> rates_;
   int64_t min_rows_;
 };
 

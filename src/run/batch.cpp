@@ -9,6 +9,7 @@
 #include <thread>
 #include <utility>
 
+#include "base/clock.hpp"
 #include "base/log.hpp"
 #include "base/precision.hpp"
 #include "cpu/batch.hpp"
@@ -22,6 +23,16 @@ namespace {
 // problems per CPU thread; the CPU's is a quarter of it (dealer.hpp).
 constexpr int64_t kMinParts = 64;
 constexpr int64_t kPerThread = 4;
+// Every side's first chunk is at most 1/kFirstParts of the batch: the static shares are guesses
+// (the profile's rates are a single call's), so a side runs a little before its measured rate
+// (problems per second, dealer.hpp's set_rate) sizes its later chunks.
+constexpr int64_t kFirstParts = 16;
+
+// Problems per second since `started` (steady-clock ns).
+double rate(int64_t problems, int64_t started) {
+  const double seconds = static_cast<double>(clock::now_ns() - started) * 1e-9;
+  return seconds > 0 ? static_cast<double>(problems) / seconds : 0.0;
+}
 
 // What became of one device's part.
 struct Outcome {
@@ -49,7 +60,9 @@ std::vector<Outcome> deal(const std::vector<Problem<T>>& problems, const BatchPl
   // Every side's first chunk is dealt before any side runs, so each side with a share gets one
   // however the threads are scheduled.
   std::vector<Chunk> first;
-  for (size_t i = 0; i <= plan.parts.size(); ++i) first.push_back(dealer.take(i));
+  const int64_t first_at_most = std::max<int64_t>(1, count / kFirstParts);
+  for (size_t i = 0; i <= plan.parts.size(); ++i)
+    first.push_back(dealer.take(i, false, first_at_most));
   std::vector<Outcome> out(plan.parts.size());
   std::mutex mutex;
   std::condition_variable cv;
@@ -59,22 +72,28 @@ std::vector<Outcome> deal(const std::vector<Problem<T>>& problems, const BatchPl
   for (size_t i = 0; i < plan.parts.size(); ++i)
     threads.emplace_back([&, i] {
       const BatchPart& part = plan.parts[i];
-      const gpu::TakeProblems take = [&, i](bool ahead) {
+      gpu::BatchHooks hooks;
+      hooks.take = [&, i](bool ahead) {
         const Chunk c =
             first[i].rows > 0 ? std::exchange(first[i], Chunk{}) : dealer.take(i, ahead);
         return gpu::ProblemRange{c.row0, c.rows};
       };
       bool told = false;
-      const std::function<void()> flushed = [&] {
+      hooks.flushed = [&] {
         std::lock_guard<std::mutex> lock(mutex);
         if (told) return;
         told = true;
         --unflushed;
         cv.notify_all();
       };
+      const int64_t started = clock::now_ns();
+      int64_t done = 0;
+      hooks.finished = [&, i, started](int64_t problems_done) {
+        done += problems_done;
+        dealer.set_rate(i, rate(done, started));
+      };
       try {
-        out[i].stats =
-            gpu::run_batch(*part.device, part.params, problems, take, part.feeders, flushed);
+        out[i].stats = gpu::run_batch(*part.device, part.params, problems, hooks, part.feeders);
       } catch (const gpu::BatchFailure& f) {
         dealer.retire(i);
         out[i].failure = static_cast<const Error&>(f);
@@ -83,7 +102,7 @@ std::vector<Outcome> deal(const std::vector<Problem<T>>& problems, const BatchPl
       } catch (...) {
         dealer.retire(i);
         out[i].crash = std::current_exception();
-        flushed();  // unless it was
+        hooks.flushed();  // unless it was
       }
     });
   // The CPU starts once every device has flushed its first stage.
@@ -91,13 +110,24 @@ std::vector<Outcome> deal(const std::vector<Problem<T>>& problems, const BatchPl
     std::unique_lock<std::mutex> lock(mutex);
     cv.wait(lock, [&] { return unflushed == 0; });
   }
+  const int64_t started = clock::now_ns();
   for (Chunk c = first[cpu]; c.rows > 0; c = dealer.take(cpu)) {
     cpu_batch(problems.data() + c.row0, c.rows, plan.cpu_threads);
     report.cpu_problems += c.rows;
+    dealer.set_rate(cpu, rate(report.cpu_problems, started));
   }
   for (std::thread& t : threads) t.join();
   for (const Outcome& o : out)
     if (o.crash) std::rethrow_exception(o.crash);
+  // What no side took: every side with a share failed (under gpu, the CPU has none). Unless no C
+  // was written under gpu: then the failure is the caller's error (settle), every C untouched.
+  int64_t finished = report.cpu_problems;
+  for (const Outcome& o : out) finished += o.stats.problems;
+  if (finished == 0 && plan.request.strategy == Strategy::Gpu) return out;
+  if (const Chunk c = dealer.rest(); c.rows > 0) {
+    cpu_batch(problems.data() + c.row0, c.rows, host_cores());
+    report.cpu_problems += c.rows;
+  }
 
   return out;
 }
