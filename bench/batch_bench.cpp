@@ -29,6 +29,7 @@
 #include <string>
 #include <vector>
 
+#include "batch_cases.hpp"
 #include "tandem/tandem.h"
 #include "tandem/tandem.hpp"
 

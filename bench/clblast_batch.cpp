@@ -21,6 +21,8 @@
 #include <string>
 #include <vector>
 
+#include "batch_cases.hpp"
+
 namespace {
 
 using Clock = std::chrono::steady_clock;
@@ -135,15 +137,7 @@ int main(int argc, char** argv) {
   const std::string cases = argc > 1 ? argv[1] : "s:64:2000";
   const int reps = argc > 2 ? std::atoi(argv[2]) : 5;
   const cl::Device device = find_device(argc > 3 ? argv[3] : "NVIDIA");
-  std::stringstream in(cases);
-  std::string item;
-  while (std::getline(in, item, ',')) {
-    char p = 0;
-    long long n = 0, count = 0;
-    if (std::sscanf(item.c_str(), "%c:%lld:%lld", &p, &n, &count) != 3 || (p != 's' && p != 'd')) {
-      std::fprintf(stderr, "bad case %s\n", item.c_str());
-      return 2;
-    }
+  for (const auto& [p, n, count] : parse_batch_cases(cases)) {
     std::printf("%s\n", p == 's' ? run_case<float>(device, n, count, reps).c_str()
                                  : run_case<double>(device, n, count, reps).c_str());
     std::fflush(stdout);

@@ -44,6 +44,58 @@ struct Outcome {
 
 // Deals the problems to the devices, each on a thread of its own, and to the CPU on this one,
 // until none is left; counts the CPU's problems in `report`. What became of each device.
+// What the sides of one batch share: the dealer, every side's first chunk (dealt before any
+// side runs, so each side with a share gets one however the threads are scheduled), and the
+// devices that have not flushed their first stage yet.
+struct Table {
+  Dealer dealer;
+  std::vector<Chunk> first;
+  std::mutex mutex;
+  std::condition_variable cv;
+  size_t unflushed = 0;
+};
+
+// Device `i`'s side, on a thread of its own: its chunks through the coalesced kernel, its rate
+// reported to the dealer stage by stage; a failure retires it.
+template <class T>
+void device_side(Table& table, size_t i, const BatchPart& part,
+                 const std::vector<Problem<T>>& problems, Outcome& out) {
+  gpu::BatchHooks hooks;
+  hooks.take = [&table, i](bool ahead) {
+    const Chunk c = table.first[i].rows > 0 ? std::exchange(table.first[i], Chunk{})
+                                            : table.dealer.take(i, ahead);
+    return gpu::ProblemRange{c.row0, c.rows};
+  };
+  bool told = false;
+  hooks.flushed = [&] {
+    std::lock_guard<std::mutex> lock(table.mutex);
+    if (told) return;
+    told = true;
+    --table.unflushed;
+    table.cv.notify_all();
+  };
+  const int64_t started = clock::now_ns();
+  int64_t done = 0;
+  hooks.finished = [&, started](int64_t problems_done) {
+    done += problems_done;
+    table.dealer.set_rate(i, rate(done, started));
+  };
+  try {
+    out.stats = gpu::run_batch(*part.device, part.params, problems, hooks, part.feeders);
+  } catch (const gpu::BatchFailure& f) {
+    table.dealer.retire(i);
+    out.failure = static_cast<const Error&>(f);
+    out.unfinished = f.unfinished();
+    out.stats = f.stats();
+  } catch (...) {
+    table.dealer.retire(i);
+    out.crash = std::current_exception();
+    hooks.flushed();  // unless it was
+  }
+}
+
+// Deals the problems to the devices, each on a thread of its own, and to the CPU on this one,
+// until none is left; counts the CPU's problems in `report`. What became of each device.
 template <class T>
 std::vector<Outcome> deal(const std::vector<Problem<T>>& problems, const BatchPlan& plan,
                           BatchReport& report) {
@@ -54,67 +106,30 @@ std::vector<Outcome> deal(const std::vector<Problem<T>>& problems, const BatchPl
   shares.push_back(plan.cpu_problems);
   std::vector<bool> costly(plan.parts.size(), true);
   costly.push_back(false);
-  Dealer dealer(count, shares, {}, costly,
-                std::max(count / kMinParts, kPerThread * plan.cpu_threads));
-
-  // Every side's first chunk is dealt before any side runs, so each side with a share gets one
-  // however the threads are scheduled.
-  std::vector<Chunk> first;
+  Table table{
+      Dealer(count, shares, {}, costly, std::max(count / kMinParts, kPerThread * plan.cpu_threads)),
+      {},
+      {},
+      {},
+      plan.parts.size()};
   const int64_t first_at_most = std::max<int64_t>(1, count / kFirstParts);
   for (size_t i = 0; i <= plan.parts.size(); ++i)
-    first.push_back(dealer.take(i, false, first_at_most));
+    table.first.push_back(table.dealer.take(i, false, first_at_most));
   std::vector<Outcome> out(plan.parts.size());
-  std::mutex mutex;
-  std::condition_variable cv;
-  size_t unflushed = plan.parts.size();
   std::vector<std::thread> threads;
   threads.reserve(plan.parts.size());
   for (size_t i = 0; i < plan.parts.size(); ++i)
-    threads.emplace_back([&, i] {
-      const BatchPart& part = plan.parts[i];
-      gpu::BatchHooks hooks;
-      hooks.take = [&, i](bool ahead) {
-        const Chunk c =
-            first[i].rows > 0 ? std::exchange(first[i], Chunk{}) : dealer.take(i, ahead);
-        return gpu::ProblemRange{c.row0, c.rows};
-      };
-      bool told = false;
-      hooks.flushed = [&] {
-        std::lock_guard<std::mutex> lock(mutex);
-        if (told) return;
-        told = true;
-        --unflushed;
-        cv.notify_all();
-      };
-      const int64_t started = clock::now_ns();
-      int64_t done = 0;
-      hooks.finished = [&, i, started](int64_t problems_done) {
-        done += problems_done;
-        dealer.set_rate(i, rate(done, started));
-      };
-      try {
-        out[i].stats = gpu::run_batch(*part.device, part.params, problems, hooks, part.feeders);
-      } catch (const gpu::BatchFailure& f) {
-        dealer.retire(i);
-        out[i].failure = static_cast<const Error&>(f);
-        out[i].unfinished = f.unfinished();
-        out[i].stats = f.stats();
-      } catch (...) {
-        dealer.retire(i);
-        out[i].crash = std::current_exception();
-        hooks.flushed();  // unless it was
-      }
-    });
+    threads.emplace_back([&, i] { device_side(table, i, plan.parts[i], problems, out[i]); });
   // The CPU starts once every device has flushed its first stage.
   {
-    std::unique_lock<std::mutex> lock(mutex);
-    cv.wait(lock, [&] { return unflushed == 0; });
+    std::unique_lock<std::mutex> lock(table.mutex);
+    table.cv.wait(lock, [&] { return table.unflushed == 0; });
   }
   const int64_t started = clock::now_ns();
-  for (Chunk c = first[cpu]; c.rows > 0; c = dealer.take(cpu)) {
+  for (Chunk c = table.first[cpu]; c.rows > 0; c = table.dealer.take(cpu)) {
     cpu_batch(problems.data() + c.row0, c.rows, plan.cpu_threads);
     report.cpu_problems += c.rows;
-    dealer.set_rate(cpu, rate(report.cpu_problems, started));
+    table.dealer.set_rate(cpu, rate(report.cpu_problems, started));
   }
   for (std::thread& t : threads) t.join();
   for (const Outcome& o : out)
@@ -124,7 +139,7 @@ std::vector<Outcome> deal(const std::vector<Problem<T>>& problems, const BatchPl
   int64_t finished = report.cpu_problems;
   for (const Outcome& o : out) finished += o.stats.problems;
   if (finished == 0 && plan.request.strategy == Strategy::Gpu) return out;
-  if (const Chunk c = dealer.rest(); c.rows > 0) {
+  if (const Chunk c = table.dealer.rest(); c.rows > 0) {
     cpu_batch(problems.data() + c.row0, c.rows, host_cores());
     report.cpu_problems += c.rows;
   }

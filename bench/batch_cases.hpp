@@ -1,0 +1,33 @@
+// The batch benches' cases (bench/batch_bench, bench/clblast_batch): PRECISION:N:COUNT,
+// comma-separated, PRECISION s or d; a strided batch of COUNT row-major N^3 products.
+#pragma once
+
+#include <cstdint>
+#include <cstdio>
+#include <cstdlib>
+#include <sstream>
+#include <string>
+#include <vector>
+
+struct BatchCase {
+  char precision = 's';
+  int64_t n = 0, count = 0;
+};
+
+// The cases `text` lists; a malformed one ends the program with status 2.
+inline std::vector<BatchCase> parse_batch_cases(const std::string& text) {
+  std::vector<BatchCase> cases;
+  std::stringstream in(text);
+  std::string item;
+  while (std::getline(in, item, ',')) {
+    char p = 0;
+    long long n = 0, count = 0;
+    if (std::sscanf(item.c_str(), "%c:%lld:%lld", &p, &n, &count) != 3 || (p != 's' && p != 'd') ||
+        n < 1 || count < 1) {
+      std::fprintf(stderr, "bad case %s (PRECISION:N:COUNT, PRECISION s or d)\n", item.c_str());
+      std::exit(2);
+    }
+    cases.push_back({p, n, count});
+  }
+  return cases;
+}
