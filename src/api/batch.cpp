@@ -2,10 +2,11 @@
 // Every group is checked as a GEMM (src/api/checks.hpp) and every operand pointer as its problem's
 // before any C is written; the problems are made row-major, and the batch's outputs are checked
 // against sharing elements with each other or with any operand (src/base/overlap.hpp); then the
-// batch runs: under cpu each problem whole on one core (src/cpu/batch.hpp); under auto the same,
-// but for problems whose shape a single call would plan on a device, which run as such calls;
-// under gpu and hybrid the problems dealt to the devices' coalesced kernel and to the CPU
-// (src/run/batch.hpp).
+// batch runs: under cpu each problem whole on one core (src/cpu/batch.hpp); under gpu and hybrid
+// the problems dealt to the devices' coalesced kernel and to the CPU (src/run/batch.hpp); under
+// auto, problems whose shape a single call would plan on a device run as such calls, and the rest
+// are dealt as under hybrid where a single call of their total work would use a device
+// (plan/batch.hpp's batch_uses_devices), else run on the cores.
 #include "cpu/batch.hpp"
 
 #include <algorithm>
@@ -150,33 +151,38 @@ void run(const std::vector<Problem<T>>& problems, int64_t total, const Options& 
   report.products = std::count_if(problems.begin(), problems.end(),
                                   [](const Problem<T>& p) { return p.has_product(); });
   report.t_start = clock::now_ns();
-  if (req.strategy == Strategy::Auto || req.strategy == Strategy::Cpu) {
-    // Under cpu every problem stays on the cores, as they are (no copy).
-    std::vector<Problem<T>> cores, devices;
-    if (req.strategy == Strategy::Auto) divide(problems, options, cores, devices);
-    const std::vector<Problem<T>>& on_cores = req.strategy == Strategy::Auto ? cores : problems;
+  if (req.strategy == Strategy::Cpu) {
+    // Every problem on the cores, as they are (no copy).
     report.cpu_threads = options.cpu_threads.value_or(host_cores());
-    cpu_batch(on_cores, report.cpu_threads);
-    report.cpu_problems = std::count_if(on_cores.begin(), on_cores.end(),
-                                        [](const Problem<T>& p) { return p.has_product(); });
-    for (const Problem<T>& p : devices) single_call(p, options);
-    report.device_problems = static_cast<int64_t>(devices.size());
-    report.strategy = devices.empty()    ? Strategy::Cpu
-                      : on_cores.empty() ? Strategy::Gpu
-                                         : Strategy::Hybrid;
+    cpu_batch(problems, report.cpu_threads);
+    report.cpu_problems = report.products;
+    report.strategy = Strategy::Cpu;
   } else {
-    // gpu and hybrid: the products dealt to the devices' coalesced kernel and the CPU; the
-    // problems without one are C = beta * C, on the cores.
+    // Under auto the problems a single call would put on a device run as such calls; the rest
+    // are dealt to the devices and the CPU where a single call of their total work would use a
+    // device, else computed on the cores. Under gpu and hybrid every product is dealt. The
+    // problems without a product are C = beta * C, on the cores.
+    const bool automatic = req.strategy == Strategy::Auto;
+    std::vector<Problem<T>> rest, singles;
+    if (automatic) divide(problems, options, rest, singles);
     std::vector<Problem<T>> products, others;
-    for (const Problem<T>& p : problems) (p.has_product() ? products : others).push_back(p);
-    cpu_batch(others, options.cpu_threads.value_or(host_cores()));
-    if (!products.empty()) {
+    for (const Problem<T>& p : automatic ? rest : problems)
+      (p.has_product() ? products : others).push_back(p);
+    report.cpu_threads = options.cpu_threads.value_or(host_cores());
+    cpu_batch(others, report.cpu_threads);
+    if (!products.empty() && (!automatic || batch_uses_devices(products, options))) {
       const BatchPlan plan =
           plan_batch(products.front(), static_cast<int64_t>(products.size()), options);
       run_batch(products, plan, routine, report);
     } else {
-      report.strategy = Strategy::Cpu;
+      cpu_batch(products, report.cpu_threads);
+      report.cpu_problems = static_cast<int64_t>(products.size());
     }
+    for (const Problem<T>& p : singles) single_call(p, options);
+    report.device_problems += static_cast<int64_t>(singles.size());
+    report.strategy = report.device_problems == 0 ? Strategy::Cpu
+                      : report.cpu_problems == 0  ? Strategy::Gpu
+                                                  : Strategy::Hybrid;
   }
   report.t_end = clock::now_ns();
   if (env_config().verbose)

@@ -11,6 +11,7 @@
 #include <map>
 #include <memory>
 #include <mutex>
+#include <utility>
 
 #include "base/after_fork.hpp"
 
@@ -89,7 +90,7 @@ class ArenaTask {
 
 // In a child forked after oneTBB's threads started, f runs on the calling thread alone
 // (after_fork.hpp).
-void in_arena(int threads, const std::function<void()>& f) {
+void in_arena(int threads, const std::function<void()>& f, int lane) {
   if (after_fork::threads_lost()) {
     f();
     return;
@@ -97,11 +98,11 @@ void in_arena(int threads, const std::function<void()>& f) {
   after_fork::threads_used();
   threads = staffed(threads);
   static std::mutex& mutex = *new std::mutex;
-  static auto& arenas = *new std::map<int, std::unique_ptr<tbb::task_arena>>;
+  static auto& arenas = *new std::map<std::pair<int, int>, std::unique_ptr<tbb::task_arena>>;
   tbb::task_arena* arena = nullptr;
   {
     std::lock_guard<std::mutex> lock(mutex);
-    auto& slot = arenas[threads];
+    auto& slot = arenas[{lane, threads}];
     if (!slot) slot = std::make_unique<tbb::task_arena>(threads);
     arena = slot.get();
   }

@@ -135,23 +135,27 @@ int64_t fitting(const std::vector<Problem<T>>& problems, ProblemRange range, int
   return std::max<int64_t>(count, 1);
 }
 
-// Host copies, each independent: run on `threads` threads.
+// Host copies, each independent: run on `threads` threads, in the tasks' lane `lane` (one of the
+// device's own, so its feeders never share an arena with the CPU's side of the batch).
 class Copies {
  public:
   void add(std::function<void()> f) { jobs_.push_back(std::move(f)); }
-  void run(int threads) {
+  void run(int threads, int lane) {
     const auto n = static_cast<int64_t>(jobs_.size());
     if (n == 0) return;
     if (threads < 2 || n < 2) {
       for (auto& f : jobs_) f();
     } else {
       const int64_t blocks = std::min<int64_t>(n, 8 * threads);
-      tasks::in_arena(threads, [&] {
-        tasks::parallel_for(blocks, [&](int64_t b) {
-          for (int64_t i = n * b / blocks; i < n * (b + 1) / blocks; ++i)
-            jobs_[static_cast<size_t>(i)]();
-        });
-      });
+      tasks::in_arena(
+          threads,
+          [&] {
+            tasks::parallel_for(blocks, [&](int64_t b) {
+              for (int64_t i = n * b / blocks; i < n * (b + 1) / blocks; ++i)
+                jobs_[static_cast<size_t>(i)]();
+            });
+          },
+          lane);
     }
     jobs_.clear();
   }
@@ -311,7 +315,7 @@ class DeviceBatch {
         }
       }
     }
-    copies.run(threads_);
+    copies.run(threads_, lane());
   }
 
   // The stage's writes, its launches and C's read, in order on its queue.
@@ -384,7 +388,7 @@ class DeviceBatch {
         else
           copies.add([&p, from] { unpack_adding(from, p.m, p.n, p.beta, p.c, p.ldc, 1); });
       }
-    copies.run(threads_);
+    copies.run(threads_, lane());
     stats_.problems += s.range.count;
     if (hooks_.finished) hooks_.finished(s.range.count);
     stats_.launches += s.launches;
@@ -441,6 +445,9 @@ class DeviceBatch {
     programs_.clear();
     throw BatchFailure(e, std::move(unfinished), stats_);
   }
+
+  // The tasks' lane of this device's feeders: its own, beside the CPU's (lane 0).
+  int lane() const { return 1 + dev_.info().index; }
 
   // Calls hooks_.flushed the first time only.
   void signal() {

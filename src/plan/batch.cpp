@@ -37,7 +37,7 @@ void plan_devices(const Problem<T>& first, int64_t count, const Options& o, Batc
     cpu_rate = std::max(cpu_rate, c.choices[i].cpu_gflops);
   }
   double device_fraction = 1;
-  if (plan.request.strategy == Strategy::Hybrid) {
+  if (plan.request.strategy != Strategy::Gpu) {
     double gpus = 0;
     for (double w : weights) gpus += w;
     device_fraction =
@@ -82,7 +82,21 @@ BatchPlan plan_batch(const Problem<T>& first, int64_t count, const Options& o) {
   return plan;
 }
 
-#define INSTANTIATE(T) template BatchPlan plan_batch<T>(const Problem<T>&, int64_t, const Options&);
+template <class T>
+bool batch_uses_devices(const std::vector<Problem<T>>& products, const Options& o) {
+  double work = 0;
+  for (const Problem<T>& p : products)
+    work += static_cast<double>(p.m) * static_cast<double>(p.n) * static_cast<double>(p.k);
+  Problem<T> cube = products.front();
+  const auto edge = static_cast<int64_t>(std::llround(std::cbrt(work)));
+  cube.trans_a = cube.trans_b = cube.conj_a = cube.conj_b = false;
+  cube.m = cube.n = cube.k = cube.lda = cube.ldb = cube.ldc = std::max<int64_t>(edge, 1);
+  return uses_devices(cube, o);
+}
+
+#define INSTANTIATE(T)                                                          \
+  template BatchPlan plan_batch<T>(const Problem<T>&, int64_t, const Options&); \
+  template bool batch_uses_devices<T>(const std::vector<Problem<T>>&, const Options&);
 TANDEM_FOR_EACH_ELEMENT(INSTANTIATE)
 #undef INSTANTIATE
 

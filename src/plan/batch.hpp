@@ -34,13 +34,21 @@ struct BatchPlan {
   std::optional<Error> unavailable;
 };
 
-// The plan for `count` problems under `options`, which ask for gpu or hybrid; `first` is a
-// problem of the batch (with a product) for the profiles' lookup. Shares: under hybrid the
-// options' or TANDEM_GPU_FRACTION's fraction of the problems to the devices, else in proportion
+// The plan for `count` problems under `options`, which ask for gpu, hybrid or auto (as hybrid);
+// `first` is a problem of the batch (with a product) for the profiles' lookup. Shares: under hybrid
+// the options' or TANDEM_GPU_FRACTION's fraction of the problems to the devices, else in proportion
 // to the rates the profiles measured at the problem's size (equal where a side has none), the
 // devices' part shared by their own rates; under gpu all of them to the devices. Throws Error
 // (InvalidArgument) naming an option out of range.
 template <class T>
 BatchPlan plan_batch(const Problem<T>& first, int64_t count, const Options& options);
+
+// Whether auto deals these products (each with a product) to the devices: where a single call
+// of their total work, a cube of edge cbrt(sum of m n k) in the first one's precision and memory,
+// would have a device take part (plan.hpp's uses_devices): the profile measured a device paying
+// at that much work. A small batch stays on the cores, where a device's first stage would cost
+// more than the whole batch does there.
+template <class T>
+bool batch_uses_devices(const std::vector<Problem<T>>& products, const Options& options);
 
 }  // namespace tandem::detail
