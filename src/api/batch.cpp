@@ -123,24 +123,6 @@ void single_call(const Problem<T>& p, const Options& options) {
           p.alpha, p.a, p.lda, p.b, p.ldb, p.beta, p.c, p.ldc, options);
 }
 
-// Under auto, the problems a single call of their shape would plan on a device go to `devices`
-// (asked once per run of one shape: a strided batch or a group asks once), the rest to `cores`.
-template <class T>
-void divide(const std::vector<Problem<T>>& problems, const Options& options,
-            std::vector<Problem<T>>& cores, std::vector<Problem<T>>& devices) {
-  const Problem<T>* last = nullptr;
-  bool answer = false;
-  for (const Problem<T>& p : problems) {
-    if (p.has_product()) {
-      const bool same = last != nullptr && last->m == p.m && last->n == p.n && last->k == p.k &&
-                        last->op_a() == p.op_a() && last->op_b() == p.op_b();
-      if (!same) answer = uses_devices(p, options);
-      last = &p;
-    }
-    (p.has_product() && answer ? devices : cores).push_back(p);
-  }
-}
-
 // Runs the checked problems of a batch as `options` ask, filling `report`.
 // `problems` holds those with a C (`total`: all of them, empty ones too).
 template <class T>
@@ -158,28 +140,34 @@ void run(const std::vector<Problem<T>>& problems, int64_t total, const Options& 
     report.cpu_problems = report.products;
     report.strategy = Strategy::Cpu;
   } else {
-    // Under auto the problems a single call would put on a device run as such calls; the rest
-    // are dealt to the devices and the CPU where a single call of their total work would use a
-    // device, else computed on the cores. Under gpu and hybrid every product is dealt. The
-    // problems without a product are C = beta * C, on the cores.
-    const bool automatic = req.strategy == Strategy::Auto;
-    std::vector<Problem<T>> rest, singles;
-    if (automatic) divide(problems, options, rest, singles);
-    std::vector<Problem<T>> products, others;
-    for (const Problem<T>& p : automatic ? rest : problems)
-      (p.has_product() ? products : others).push_back(p);
+    // gpu and hybrid: every product dealt to the devices' coalesced kernel and the CPU. auto: the
+    // products too small for a device to pay stay on the cores; the others are dealt where a
+    // single call of their total work would use a device (a batch of one is that single call),
+    // else stay on the cores too. The problems without a product are C = beta * C, on the cores.
+    std::vector<Problem<T>> products, others, small;
+    for (const Problem<T>& p : problems) (p.has_product() ? products : others).push_back(p);
     report.cpu_threads = options.cpu_threads.value_or(host_cores());
     cpu_batch(others, report.cpu_threads);
-    if (!products.empty() && (!automatic || batch_uses_devices(products, options))) {
+    if (req.strategy == Strategy::Auto) {
+      std::vector<Problem<T>> large;
+      divide_by_size(products, small, large);
+      products.swap(large);
+      if (products.size() == 1 && uses_devices(products.front(), options)) {
+        single_call(products.front(), options);
+        report.device_problems = 1;
+        products.clear();
+      } else if (!products.empty() && !batch_uses_devices(products, options)) {
+        small.insert(small.end(), products.begin(), products.end());
+        products.clear();
+      }
+    }
+    if (!products.empty()) {
       const BatchPlan plan =
           plan_batch(products.front(), static_cast<int64_t>(products.size()), options);
       run_batch(products, plan, routine, report);
-    } else {
-      cpu_batch(products, report.cpu_threads);
-      report.cpu_problems = static_cast<int64_t>(products.size());
     }
-    for (const Problem<T>& p : singles) single_call(p, options);
-    report.device_problems += static_cast<int64_t>(singles.size());
+    cpu_batch(small, report.cpu_threads);
+    report.cpu_problems += static_cast<int64_t>(small.size());
     report.strategy = report.device_problems == 0 ? Strategy::Cpu
                       : report.cpu_problems == 0  ? Strategy::Gpu
                                                   : Strategy::Hybrid;

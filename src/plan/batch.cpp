@@ -7,6 +7,7 @@
 #include "base/precision.hpp"
 #include "plan/candidates.hpp"
 #include "profile/choice.hpp"
+#include "profile/defaults.hpp"
 
 namespace tandem::detail {
 namespace {
@@ -94,9 +95,22 @@ bool batch_uses_devices(const std::vector<Problem<T>>& products, const Options& 
   return uses_devices(cube, o);
 }
 
-#define INSTANTIATE(T)                                                          \
-  template BatchPlan plan_batch<T>(const Problem<T>&, int64_t, const Options&); \
-  template bool batch_uses_devices<T>(const std::vector<Problem<T>>&, const Options&);
+template <class T>
+void divide_by_size(const std::vector<Problem<T>>& products, std::vector<Problem<T>>& small,
+                    std::vector<Problem<T>>& large) {
+  const auto from = static_cast<double>(profile::batch_devices_from());
+  for (const Problem<T>& p : products) {
+    const double work =
+        static_cast<double>(p.m) * static_cast<double>(p.n) * static_cast<double>(p.k);
+    (std::cbrt(work) >= from ? large : small).push_back(p);
+  }
+}
+
+#define INSTANTIATE(T)                                                                      \
+  template BatchPlan plan_batch<T>(const Problem<T>&, int64_t, const Options&);             \
+  template bool batch_uses_devices<T>(const std::vector<Problem<T>>&, const Options&);      \
+  template void divide_by_size<T>(const std::vector<Problem<T>>&, std::vector<Problem<T>>&, \
+                                  std::vector<Problem<T>>&);
 TANDEM_FOR_EACH_ELEMENT(INSTANTIATE)
 #undef INSTANTIATE
 

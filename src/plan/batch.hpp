@@ -51,4 +51,10 @@ BatchPlan plan_batch(const Problem<T>& first, int64_t count, const Options& opti
 template <class T>
 bool batch_uses_devices(const std::vector<Problem<T>>& products, const Options& options);
 
+// Under auto: the products large enough for a device to pay (a cube of edge at least
+// database/defaults.json's batch.devices_from) to `large`, the rest to `small`.
+template <class T>
+void divide_by_size(const std::vector<Problem<T>>& products, std::vector<Problem<T>>& small,
+                    std::vector<Problem<T>>& large);
+
 }  // namespace tandem::detail

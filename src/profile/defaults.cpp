@@ -95,6 +95,11 @@ size_t batch_stage_bytes() {
   return bytes;
 }
 
+int64_t batch_devices_from() {
+  static const auto edge = integer<int64_t>(defaults_file().at("batch"), "devices_from");
+  return edge;
+}
+
 const TuneSizes& tune_sizes() {
   static const TuneSizes sizes = [] {
     const json& j = defaults_file().at("tune");

@@ -62,6 +62,9 @@ size_t host_pack_parallel_from();
 // defaults.json's "batch"; the rule is src/gpu/batch.cpp's): a chunk dealt to a device goes in
 // stages of at most this much, two in flight.
 size_t batch_stage_bytes();
+// Under auto, a batch's products with cbrt(m n k) below this stay on the cores whatever their
+// count (database/defaults.json's "batch"; the rule is src/api/batch.cpp's by_size).
+int64_t batch_devices_from();
 
 // The size buckets `tandem tune` measures when it is given none (database/defaults.json's
 // "tune"; the rule is tuner::bucket_sizes).
