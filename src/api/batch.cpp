@@ -126,7 +126,7 @@ void single_call(const Problem<T>& p, const Options& options) {
 // Runs the checked problems of a batch as `options` ask, filling `report`.
 // `problems` holds those with a C (`total`: all of them, empty ones too).
 template <class T>
-void run(const std::vector<Problem<T>>& problems, int64_t total, const Options& options,
+void run(std::vector<Problem<T>>& problems, int64_t total, const Options& options,
          const char* routine, BatchReport& report) {
   const Request req = request(options);
   report.problems = total;
@@ -144,30 +144,32 @@ void run(const std::vector<Problem<T>>& problems, int64_t total, const Options& 
     // products too small for a device to pay stay on the cores; the others are dealt where a
     // single call of their total work would use a device (a batch of one is that single call),
     // else stay on the cores too. The problems without a product are C = beta * C, on the cores.
-    std::vector<Problem<T>> products, others, small;
-    for (const Problem<T>& p : problems) (p.has_product() ? products : others).push_back(p);
+    // The problems are reordered in place (products first, then under auto the large ones
+    // first), never copied.
+    Problem<T>* const all = problems.data();
+    const auto count = static_cast<int64_t>(problems.size());
+    const int64_t products =
+        std::partition(all, all + count, [](const Problem<T>& p) { return p.has_product(); }) - all;
     report.cpu_threads = options.cpu_threads.value_or(host_cores());
-    cpu_batch(others, report.cpu_threads);
+    cpu_batch(all + products, count - products, report.cpu_threads);
+    int64_t single = 0, dealt = products;
     if (req.strategy == Strategy::Auto) {
-      std::vector<Problem<T>> large;
-      divide_by_size(products, small, large);
-      products.swap(large);
-      if (products.size() == 1 && uses_devices(products.front(), options)) {
-        single_call(products.front(), options);
-        report.device_problems = 1;
-        products.clear();
-      } else if (!products.empty() && !batch_uses_devices(products, options)) {
-        small.insert(small.end(), products.begin(), products.end());
-        products.clear();
+      dealt = large_first(all, products);
+      if (dealt == 1 && uses_devices(all[0], options)) {
+        single_call(all[0], options);
+        report.device_problems = single = 1;
+        dealt = 0;
+      } else if (dealt > 0 && !batch_uses_devices(Problems<T>{all, dealt}, options)) {
+        dealt = 0;
       }
     }
-    if (!products.empty()) {
-      const BatchPlan plan =
-          plan_batch(products.front(), static_cast<int64_t>(products.size()), options);
-      run_batch(products, plan, routine, report);
+    if (dealt > 0) {
+      const BatchPlan plan = plan_batch(all[0], dealt, options);
+      run_batch(Problems<T>{all, dealt}, plan, routine, report);
     }
-    cpu_batch(small, report.cpu_threads);
-    report.cpu_problems += static_cast<int64_t>(small.size());
+    const int64_t cores_from = single + dealt;
+    cpu_batch(all + cores_from, products - cores_from, report.cpu_threads);
+    report.cpu_problems += products - cores_from;
     report.strategy = report.device_problems == 0 ? Strategy::Cpu
                       : report.cpu_problems == 0  ? Strategy::Gpu
                                                   : Strategy::Hybrid;

@@ -75,18 +75,18 @@ int64_t tight_b(const Problem<T>& p) {
 // else packed. `at` gives a problem's block, `ld` its leading dimension, `tight` its elements
 // packed and `span_of` the elements its block spans as stored.
 template <class T, class At, class Ld, class Tight, class Span>
-Part<T> lay_out(const std::vector<Problem<T>>& problems, int64_t first, int64_t count, At at, Ld ld,
-                Tight tight, Span span_of, int64_t& cursor, const Device& device) {
-  const Problem<T>& p0 = problems[static_cast<size_t>(first)];
+Part<T> lay_out(Problems<T> problems, int64_t first, int64_t count, At at, Ld ld, Tight tight,
+                Span span_of, int64_t& cursor, const Device& device) {
+  const Problem<T>& p0 = problems[first];
   // Addresses as integers: the blocks of a grouped batch may lie in unrelated arrays.
   const auto address = [&](int64_t i) {
-    return static_cast<int64_t>(reinterpret_cast<uintptr_t>(at(problems[static_cast<size_t>(i)])));
+    return static_cast<int64_t>(reinterpret_cast<uintptr_t>(at(problems[i])));
   };
   const auto size = static_cast<int64_t>(sizeof(T));
   const int64_t step = count > 1 ? address(first + 1) - address(first) : 0;
   bool uniform = step >= 0 && step % size == 0;
   for (int64_t i = first + 1; uniform && i < first + count; ++i)
-    uniform = address(i) - address(i - 1) == step && ld(problems[static_cast<size_t>(i)]) == ld(p0);
+    uniform = address(i) - address(i - 1) == step && ld(problems[i]) == ld(p0);
   const int64_t stride = step / size;
   const int64_t region = (count - 1) * stride + span_of(p0);
   Part<T> part;
@@ -125,10 +125,10 @@ struct Stage {
 
 // Problems of a chunk, from `first`, that fit in `budget` elements of staging (at least one).
 template <class T>
-int64_t fitting(const std::vector<Problem<T>>& problems, ProblemRange range, int64_t budget) {
+int64_t fitting(Problems<T> problems, ProblemRange range, int64_t budget) {
   int64_t used = 0, count = 0;
   for (; count < range.count; ++count) {
-    const Problem<T>& p = problems[static_cast<size_t>(range.first + count)];
+    const Problem<T>& p = problems[range.first + count];
     used += tight_a(p) + tight_b(p) + p.m * p.n + 3 * kAlign;
     if (used > budget && count > 0) break;
   }
@@ -177,7 +177,7 @@ void add_region(Copies& copies, const T* from, T* to, int64_t elements) {
 template <class T>
 class DeviceBatch {
  public:
-  DeviceBatch(Device& dev, const SharedParams& params, const std::vector<Problem<T>>& problems,
+  DeviceBatch(Device& dev, const SharedParams& params, Problems<T> problems,
               const BatchHooks& hooks, int host_threads)
       : hooks_(hooks),
         dev_(dev),
@@ -250,9 +250,7 @@ class DeviceBatch {
   void lay_out_stage(Stage<T>& s) {
     for (int64_t i = s.range.first; i < s.range.first + s.range.count;) {
       int64_t j = i + 1;
-      while (j < s.range.first + s.range.count &&
-             same_launch(problems_[static_cast<size_t>(i)], problems_[static_cast<size_t>(j)]))
-        ++j;
+      while (j < s.range.first + s.range.count && same_launch(problems_[i], problems_[j])) ++j;
       s.runs.push_back(Run<T>{i, j - i, {}, {}, {}});
       i = j;
     }
@@ -262,7 +260,7 @@ class DeviceBatch {
     // C comes back packed, every run's together, in one read.
     s.c_begin = cursor;
     for (Run<T>& run : s.runs) {
-      const Problem<T>& p = problems_[static_cast<size_t>(run.first)];
+      const Problem<T>& p = problems_[run.first];
       run.c.offset = cursor;
       run.c.ld = p.n;
       run.c.stride = p.m * p.n;
@@ -288,7 +286,7 @@ class DeviceBatch {
                    [](const Problem<T>& p) { return tight_b(p); },
                    [](const Problem<T>& p) { return span(p.b_rows(), p.b_cols(), p.ldb); }, cursor,
                    dev_);
-    const Problem<T>& p = problems_[static_cast<size_t>(run.first)];
+    const Problem<T>& p = problems_[run.first];
     if (part.ld < 0) part.ld = is_a ? p.a_cols() : p.b_cols();
     return part;
   }
@@ -306,7 +304,7 @@ class DeviceBatch {
           continue;
         }
         for (int64_t i = 0; i < run.count; ++i) {
-          const Problem<T>& p = problems_[static_cast<size_t>(run.first + i)];
+          const Problem<T>& p = problems_[run.first + i];
           T* to = base + part.offset + i * part.stride;
           if (is_a)
             copies.add([&p, to] { pack(p.a, p.a_rows(), p.a_cols(), p.lda, to, 1); });
@@ -335,7 +333,7 @@ class DeviceBatch {
     for (const Run<T>& run : s.runs) write(run.b);
     const bool long_index = s.elements > std::numeric_limits<int32_t>::max();
     for (const Run<T>& run : s.runs) {
-      const Problem<T>& p = problems_[static_cast<size_t>(run.first)];
+      const Problem<T>& p = problems_[run.first];
       cl::Kernel& kernel = kernel_for(p, long_index);
       int arg = 0;
       auto index = [&](int64_t v) { set_index(kernel, arg, long_index, v); };
@@ -381,7 +379,7 @@ class DeviceBatch {
     const T* const base = s.mapped();
     for (const Run<T>& run : s.runs)
       for (int64_t i = 0; i < run.count; ++i) {
-        const Problem<T>& p = problems_[static_cast<size_t>(run.first + i)];
+        const Problem<T>& p = problems_[run.first + i];
         const T* from = base + run.c.offset + i * run.c.stride;
         if (p.beta == T(0))
           copies.add([&p, from] { unpack(from, p.m, p.n, p.c, p.ldc, 1); });
@@ -461,7 +459,7 @@ class DeviceBatch {
   Device& dev_;
   const SharedParams& params_;
   KernelFacts f_;
-  const std::vector<Problem<T>>& problems_;
+  Problems<T> problems_;
   int threads_;
   int64_t budget_ = 0;  // elements of staging a stage may use
   ProblemRange pending_;
@@ -476,15 +474,14 @@ class DeviceBatch {
 }  // namespace
 
 template <class T>
-BatchStats run_batch(Device& device, const SharedParams& params,
-                     const std::vector<Problem<T>>& problems, const BatchHooks& hooks,
-                     int host_threads) {
+BatchStats run_batch(Device& device, const SharedParams& params, Problems<T> problems,
+                     const BatchHooks& hooks, int host_threads) {
   return DeviceBatch<T>(device, params, problems, hooks, host_threads).run();
 }
 
 #define INSTANTIATE(T)                                                                           \
-  template BatchStats run_batch<T>(Device&, const SharedParams&, const std::vector<Problem<T>>&, \
-                                   const BatchHooks&, int);
+  template BatchStats run_batch<T>(Device&, const SharedParams&, Problems<T>, const BatchHooks&, \
+                                   int);
 TANDEM_FOR_EACH_ELEMENT(INSTANTIATE)
 #undef INSTANTIATE
 

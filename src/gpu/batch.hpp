@@ -64,8 +64,7 @@ struct BatchHooks {
 // and unpacking on `host_threads` threads. `params` must be the direct kernel's (KERNEL 2). Every
 // problem must have a product (has_product()). Throws BatchFailure on any failure of the device.
 template <class T>
-BatchStats run_batch(Device& device, const SharedParams& params,
-                     const std::vector<Problem<T>>& problems, const BatchHooks& hooks,
-                     int host_threads);
+BatchStats run_batch(Device& device, const SharedParams& params, Problems<T> problems,
+                     const BatchHooks& hooks, int host_threads);
 
 }  // namespace tandem::detail::gpu

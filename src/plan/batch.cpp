@@ -84,7 +84,7 @@ BatchPlan plan_batch(const Problem<T>& first, int64_t count, const Options& o) {
 }
 
 template <class T>
-bool batch_uses_devices(const std::vector<Problem<T>>& products, const Options& o) {
+bool batch_uses_devices(Problems<T> products, const Options& o) {
   double work = 0;
   for (const Problem<T>& p : products)
     work += static_cast<double>(p.m) * static_cast<double>(p.n) * static_cast<double>(p.k);
@@ -96,21 +96,19 @@ bool batch_uses_devices(const std::vector<Problem<T>>& products, const Options& 
 }
 
 template <class T>
-void divide_by_size(const std::vector<Problem<T>>& products, std::vector<Problem<T>>& small,
-                    std::vector<Problem<T>>& large) {
+int64_t large_first(Problem<T>* products, int64_t count) {
   const auto from = static_cast<double>(profile::batch_devices_from());
-  for (const Problem<T>& p : products) {
-    const double work =
-        static_cast<double>(p.m) * static_cast<double>(p.n) * static_cast<double>(p.k);
-    (std::cbrt(work) >= from ? large : small).push_back(p);
-  }
+  const Problem<T>* end = std::partition(products, products + count, [from](const Problem<T>& p) {
+    return std::cbrt(static_cast<double>(p.m) * static_cast<double>(p.n) *
+                     static_cast<double>(p.k)) >= from;
+  });
+  return end - products;
 }
 
-#define INSTANTIATE(T)                                                                      \
-  template BatchPlan plan_batch<T>(const Problem<T>&, int64_t, const Options&);             \
-  template bool batch_uses_devices<T>(const std::vector<Problem<T>>&, const Options&);      \
-  template void divide_by_size<T>(const std::vector<Problem<T>>&, std::vector<Problem<T>>&, \
-                                  std::vector<Problem<T>>&);
+#define INSTANTIATE(T)                                                          \
+  template BatchPlan plan_batch<T>(const Problem<T>&, int64_t, const Options&); \
+  template bool batch_uses_devices<T>(Problems<T>, const Options&);             \
+  template int64_t large_first<T>(Problem<T>*, int64_t);
 TANDEM_FOR_EACH_ELEMENT(INSTANTIATE)
 #undef INSTANTIATE
 

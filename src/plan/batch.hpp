@@ -49,12 +49,11 @@ BatchPlan plan_batch(const Problem<T>& first, int64_t count, const Options& opti
 // at that much work. A small batch stays on the cores, where a device's first stage would cost
 // more than the whole batch does there.
 template <class T>
-bool batch_uses_devices(const std::vector<Problem<T>>& products, const Options& options);
+bool batch_uses_devices(Problems<T> products, const Options& options);
 
-// Under auto: the products large enough for a device to pay (a cube of edge at least
-// database/defaults.json's batch.devices_from) to `large`, the rest to `small`.
+// Under auto: puts the products large enough for a device to pay (a cube of edge at least
+// database/defaults.json's batch.devices_from) first, in place; returns how many they are.
 template <class T>
-void divide_by_size(const std::vector<Problem<T>>& products, std::vector<Problem<T>>& small,
-                    std::vector<Problem<T>>& large);
+int64_t large_first(Problem<T>* products, int64_t count);
 
 }  // namespace tandem::detail

@@ -58,8 +58,8 @@ struct Table {
 // Device `i`'s side, on a thread of its own: its chunks through the coalesced kernel, its rate
 // reported to the dealer stage by stage; a failure retires it.
 template <class T>
-void device_side(Table& table, size_t i, const BatchPart& part,
-                 const std::vector<Problem<T>>& problems, Outcome& out) {
+void device_side(Table& table, size_t i, const BatchPart& part, Problems<T> problems,
+                 Outcome& out) {
   gpu::BatchHooks hooks;
   hooks.take = [&table, i](bool ahead) {
     const Chunk c = table.first[i].rows > 0 ? std::exchange(table.first[i], Chunk{})
@@ -97,9 +97,8 @@ void device_side(Table& table, size_t i, const BatchPart& part,
 // Deals the problems to the devices, each on a thread of its own, and to the CPU on this one,
 // until none is left; counts the CPU's problems in `report`. What became of each device.
 template <class T>
-std::vector<Outcome> deal(const std::vector<Problem<T>>& problems, const BatchPlan& plan,
-                          BatchReport& report) {
-  const auto count = static_cast<int64_t>(problems.size());
+std::vector<Outcome> deal(Problems<T> problems, const BatchPlan& plan, BatchReport& report) {
+  const auto count = problems.count;
   const size_t cpu = plan.parts.size();  // the CPU's side in the dealer
   std::vector<int64_t> shares;
   for (const BatchPart& part : plan.parts) shares.push_back(part.problems);
@@ -127,7 +126,7 @@ std::vector<Outcome> deal(const std::vector<Problem<T>>& problems, const BatchPl
   }
   const int64_t started = clock::now_ns();
   for (Chunk c = table.first[cpu]; c.rows > 0; c = table.dealer.take(cpu)) {
-    cpu_batch(problems.data() + c.row0, c.rows, plan.cpu_threads);
+    cpu_batch(problems.data + c.row0, c.rows, plan.cpu_threads);
     report.cpu_problems += c.rows;
     table.dealer.set_rate(cpu, rate(report.cpu_problems, started));
   }
@@ -140,7 +139,7 @@ std::vector<Outcome> deal(const std::vector<Problem<T>>& problems, const BatchPl
   for (const Outcome& o : out) finished += o.stats.problems;
   if (finished == 0 && plan.request.strategy == Strategy::Gpu) return out;
   if (const Chunk c = table.dealer.rest(); c.rows > 0) {
-    cpu_batch(problems.data() + c.row0, c.rows, host_cores());
+    cpu_batch(problems.data + c.row0, c.rows, host_cores());
     report.cpu_problems += c.rows;
   }
 
@@ -150,8 +149,8 @@ std::vector<Outcome> deal(const std::vector<Problem<T>>& problems, const BatchPl
 // What the devices did, into `report`; the problems a failed device left go to the CPU, on every
 // core, with one warning.
 template <class T>
-void settle(const std::vector<Problem<T>>& problems, const BatchPlan& plan,
-            const std::vector<Outcome>& out, const char* routine, BatchReport& report) {
+void settle(Problems<T> problems, const BatchPlan& plan, const std::vector<Outcome>& out,
+            const char* routine, BatchReport& report) {
   const bool gpu_only = plan.request.strategy == Strategy::Gpu;
   int64_t finished = 0;
   for (const Outcome& o : out) finished += o.stats.problems;
@@ -175,7 +174,7 @@ void settle(const std::vector<Problem<T>>& problems, const BatchPlan& plan,
       d.failure = o.failure->what();
       int64_t left = 0;
       for (const gpu::ProblemRange& r : o.unfinished) {
-        cpu_batch(problems.data() + r.first, r.count, host_cores());
+        cpu_batch(problems.data + r.first, r.count, host_cores());
         left += r.count;
       }
       report.cpu_problems += left;
@@ -195,9 +194,9 @@ void settle(const std::vector<Problem<T>>& problems, const BatchPlan& plan,
 }  // namespace
 
 template <class T>
-void run_batch(const std::vector<Problem<T>>& problems, const BatchPlan& plan, const char* routine,
+void run_batch(Problems<T> problems, const BatchPlan& plan, const char* routine,
                BatchReport& report) {
-  const auto count = static_cast<int64_t>(problems.size());
+  const auto count = problems.count;
   const bool gpu_only = plan.request.strategy == Strategy::Gpu;
   report.cpu_threads = plan.cpu_threads;
   if (plan.parts.empty()) {
@@ -206,7 +205,7 @@ void run_batch(const std::vector<Problem<T>>& problems, const BatchPlan& plan, c
       warn_once("gpu-fallback", std::string("GPU path unavailable, computing on the CPU: ") +
                                     plan.unavailable->what());
     }
-    cpu_batch(problems, plan.cpu_threads);
+    cpu_batch(problems.data, problems.count, plan.cpu_threads);
     report.cpu_problems = count;
     report.strategy = Strategy::Cpu;
     return;
@@ -214,9 +213,8 @@ void run_batch(const std::vector<Problem<T>>& problems, const BatchPlan& plan, c
   settle(problems, plan, deal(problems, plan, report), routine, report);
 }
 
-#define INSTANTIATE(T)                                                                      \
-  template void run_batch<T>(const std::vector<Problem<T>>&, const BatchPlan&, const char*, \
-                             BatchReport&);
+#define INSTANTIATE(T) \
+  template void run_batch<T>(Problems<T>, const BatchPlan&, const char*, BatchReport&);
 TANDEM_FOR_EACH_ELEMENT(INSTANTIATE)
 #undef INSTANTIATE
 

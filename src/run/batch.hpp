@@ -20,7 +20,7 @@ namespace tandem::detail {
 // warnings. Under strategy gpu, a device that cannot be used, or fails before any C was written,
 // is an Error and every C is as the caller gave it.
 template <class T>
-void run_batch(const std::vector<Problem<T>>& problems, const BatchPlan& plan, const char* routine,
+void run_batch(Problems<T> problems, const BatchPlan& plan, const char* routine,
                BatchReport& report);
 
 }  // namespace tandem::detail
