@@ -8,11 +8,14 @@
 // as it was; C matrices that share an element with each other or with an operand are refused. The
 // overlap rule itself (src/base/overlap.hpp) is held to a brute-force count of elements.
 #include <gtest/gtest.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <cmath>
 #include <complex>
 #include <cstdint>
+#include <cstdlib>
+#include <filesystem>
 #include <functional>
 #include <limits>
 #include <random>
@@ -22,6 +25,10 @@
 
 #include "base/overlap.hpp"
 #include "gpu/device.hpp"
+#include "plan/device_profile.hpp"
+#include "profile/defaults.hpp"
+#include "profile/profile.hpp"
+#include "profile/store.hpp"
 #include "reference.hpp"
 #include "seam_override.hpp"
 #include "tandem/tandem.h"
@@ -513,6 +520,63 @@ TEST(Batch, ADeviceFailingMidBatchLeavesItsProblemsToTheCpu) {
     EXPECT_NE(std::string(e.what()).find("fail_device"), std::string::npos) << e.what();
   }
   EXPECT_TRUE(std::all_of(c.begin(), c.end(), [](float x) { return x == 7; }));
+}
+
+// Auto deals a batch's large products to a device whose profile says a single call of their
+// total work pays there (here a profile written for PoCL's first device, giving it every row
+// from the smallest bucket on), keeps products under batch.devices_from on the cores whatever
+// the profile says, and runs a batch of one large product as that single call.
+TEST(Batch, AutoDealsLargeProductsWhereTheProfileSaysADevicePays) {
+  namespace fs = std::filesystem;
+  namespace prof = detail::profile;
+  const char* before = std::getenv("TANDEM_PROFILE_DIR");
+  const std::string saved = before != nullptr ? before : "";
+  const fs::path dir = fs::temp_directory_path() / ("tandem-batch-" + std::to_string(getpid()));
+  fs::create_directories(dir);
+  setenv("TANDEM_PROFILE_DIR", dir.c_str(), 1);
+  prof::forget();
+  const auto id = prof::identity_for(detail::gpu::info(*detail::gpu::open_device("")));
+  prof::Profile p;
+  p.tandem_version = TANDEM_VERSION;
+  p.identity = id;
+  prof::PrecisionProfile pp;
+  prof::Bucket b;
+  b.size = 64;
+  b.gpu_parts = b.parts = 64;
+  b.gpu_gflops = 50;
+  b.cpu_gflops = 10;
+  pp.buckets = {b};
+  p.precisions[detail::Precision::s] = pp;
+  prof::save(p, prof::path_for(id));
+
+  const auto strided = [](int64_t n, int64_t count) {
+    std::vector<float> a(static_cast<size_t>(n * n * count), 0.5f), c(a.size(), 7.0f);
+    BatchReport r;
+    gemm_batch_strided<float>(Layout::RowMajor, Op::NoTrans, Op::NoTrans, n, n, n, 1.0f, a.data(),
+                              n, n * n, a.data(), n, n * n, 0.0f, c.data(), n, n * n, count, {},
+                              &r);
+    const float want = 0.25f * static_cast<float>(n);
+    EXPECT_TRUE(std::all_of(c.begin(), c.end(), [&](float x) { return x == want; }))
+        << n << "^3 x " << count;
+    return r;
+  };
+  const int64_t large = detail::profile::batch_devices_from();
+  const BatchReport dealt = strided(large, 40);
+  EXPECT_GT(dealt.device_problems, 0) << "large products, a profile that says the device pays";
+  EXPECT_FALSE(dealt.devices.empty());
+  const BatchReport small = strided(16, 4000);
+  EXPECT_EQ(small.device_problems, 0) << "16^3 products stay on the cores";
+  EXPECT_EQ(small.strategy, Strategy::Cpu);
+  const BatchReport one = strided(large, 1);
+  EXPECT_EQ(one.device_problems, 1) << "a batch of one large product is a single call";
+  EXPECT_TRUE(one.devices.empty()) << "not the coalesced kernel";
+
+  if (saved.empty())
+    unsetenv("TANDEM_PROFILE_DIR");
+  else
+    setenv("TANDEM_PROFILE_DIR", saved.c_str(), 1);
+  prof::forget();
+  fs::remove_all(dir);
 }
 
 // A call that must be refused: the error's kind, position and message, and every C as it was.
