@@ -8,7 +8,7 @@
 // CASES: PRECISION:N:COUNT, comma-separated (PRECISION s or d).
 // cpu (the default): tandem::gemm_batch_strided under auto, a loop of OpenBLAS's own cblas_?gemm
 //   calls (the program's thread count, as a program would call it) and a loop of tandem::gemm
-//   single calls (auto), from ordinary memory.
+//   single calls (auto), from ordinary memory; BENCH_STRATEGY=cpu runs the batch under cpu.
 // devices: the OpenBLAS loop, then tandem's batch under cpu, gpu, hybrid and auto from the
 //   caller's ordinary memory, and under gpu and hybrid from tandem_malloc memory (the device
 //   TANDEM_DEVICE names, else the first GPU). Its table gives hybrid and auto against the better
@@ -142,7 +142,13 @@ std::string run_case(int64_t n, int64_t count, int reps, bool devices, std::stri
     batch("gpu_malloc", tandem::Strategy::Gpu, true);
     batch("hybrid_malloc", tandem::Strategy::Hybrid, true);
   } else {
-    batch("batch", std::nullopt, false);
+    // BENCH_STRATEGY=cpu: the batch under strategy cpu instead of auto.
+    const char* strategy = std::getenv("BENCH_STRATEGY");
+    batch("batch",
+          strategy != nullptr && std::string(strategy) == "cpu"
+              ? std::optional<tandem::Strategy>(tandem::Strategy::Cpu)
+              : std::nullopt,
+          false);
     sides.push_back({"tandem_loop",
                      false,
                      [&](T* out) {
