@@ -511,7 +511,7 @@ TEST(Batch, ADeviceFailingMidBatchLeavesItsProblemsToTheCpu) {
   Options o;
   o.strategy = Strategy::Gpu;
   o.device = std::to_string(last);
-  std::vector<float> a(64 * 8, 1), b(64 * 8, 1), c(64 * 4, 7);
+  std::vector<float> a(64 * 16, 1), b(64 * 16, 1), c(64 * 4, 7);
   try {
     gemm_batch_strided<float>(Layout::RowMajor, Op::NoTrans, Op::NoTrans, 2, 2, 8, 1.0f, a.data(),
                               8, 16, b.data(), 2, 16, 1.0f, c.data(), 2, 4, 64, o);
@@ -520,6 +520,23 @@ TEST(Batch, ADeviceFailingMidBatchLeavesItsProblemsToTheCpu) {
     EXPECT_NE(std::string(e.what()).find("fail_device"), std::string::npos) << e.what();
   }
   EXPECT_TRUE(std::all_of(c.begin(), c.end(), [](float x) { return x == 7; }));
+  // A group without a product (alpha 0, beta 0: C would be zeroed) beside one that fails on the
+  // device: its C too is as the caller gave it.
+  std::vector<float> c0(4, 7), c1(4, 7);
+  const float* a_ptr = a.data();
+  const float* b_ptr = b.data();
+  float* c0_ptr = c0.data();
+  float* c1_ptr = c1.data();
+  GemmGroup<float> groups[2];
+  for (GemmGroup<float>& g : groups) {
+    g.m = g.n = 2, g.k = 8, g.lda = 8, g.ldb = 2, g.ldc = 2, g.size = 1;
+    g.a = &a_ptr, g.b = &b_ptr;
+  }
+  groups[0].alpha = 0, groups[0].beta = 0, groups[0].c = &c0_ptr;
+  groups[1].alpha = 1, groups[1].beta = 1, groups[1].c = &c1_ptr;
+  EXPECT_THROW(gemm_batch<float>(Layout::RowMajor, groups, 2, o), Error);
+  EXPECT_EQ(c0, std::vector<float>(4, 7)) << "C of a problem without a product was written";
+  EXPECT_EQ(c1, std::vector<float>(4, 7));
 }
 
 // Auto deals a batch's large products to a device whose profile says a single call of their

@@ -150,8 +150,7 @@ void run(std::vector<Problem<T>>& problems, int64_t total, const Options& option
     const auto count = static_cast<int64_t>(problems.size());
     const int64_t products =
         std::partition(all, all + count, [](const Problem<T>& p) { return p.has_product(); }) - all;
-    report.cpu_threads = options.cpu_threads.value_or(host_cores());
-    cpu_batch(all + products, count - products, report.cpu_threads);
+    const int cores = options.cpu_threads.value_or(host_cores());
     int64_t single = 0, dealt = products;
     if (req.strategy == Strategy::Auto) {
       dealt = large_first(all, products);
@@ -167,9 +166,13 @@ void run(std::vector<Problem<T>>& problems, int64_t total, const Options& option
       const BatchPlan plan = plan_batch(all[0], dealt, options);
       run_batch(Problems<T>{all, dealt}, plan, routine, report);
     }
+    // What stays on the cores, on all of them (the devices are done), and last the problems
+    // without a product: no C is written before the devices could refuse or fail.
     const int64_t cores_from = single + dealt;
-    cpu_batch(all + cores_from, products - cores_from, report.cpu_threads);
+    if (dealt == 0) report.cpu_threads = cores;
+    cpu_batch(all + cores_from, products - cores_from, cores);
     report.cpu_problems += products - cores_from;
+    cpu_batch(all + products, count - products, cores);
     report.strategy = report.device_problems == 0 ? Strategy::Cpu
                       : report.cpu_problems == 0  ? Strategy::Gpu
                                                   : Strategy::Hybrid;

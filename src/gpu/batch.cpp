@@ -91,14 +91,21 @@ Part<T> lay_out(Problems<T> problems, int64_t first, int64_t count, At at, Ld ld
   const int64_t region = (count - 1) * stride + span_of(p0);
   Part<T> part;
   part.offset = cursor;
-  if (uniform && static_cast<double>(region) <=
-                     kRegionSlack * static_cast<double>(count) * static_cast<double>(tight(p0))) {
+  // The blocks as stored, gaps and all, only where every byte between them is the caller's: the
+  // blocks touch or overlap (a stride no longer than a block's span, 0 included), or the whole
+  // region lies in one tandem_malloc block. A grouped batch's blocks may be evenly spaced in
+  // unrelated arrays, with allocator headers or unmapped pages between them.
+  const bool pinned =
+      uniform && in_pinned_block(device, at(p0), static_cast<size_t>(region) * sizeof(T));
+  if (uniform && (stride <= span_of(p0) || pinned) &&
+      static_cast<double>(region) <=
+          kRegionSlack * static_cast<double>(count) * static_cast<double>(tight(p0))) {
     part.region = true;
     part.from = at(p0);
     part.elements = region;
     part.ld = ld(p0);
     part.stride = stride;
-    part.from_caller = in_pinned_block(device, part.from, static_cast<size_t>(region) * sizeof(T));
+    part.from_caller = pinned;
   } else {
     part.ld = -1;  // the packed block's own width, set by the caller
     part.stride = tight(p0);
@@ -208,6 +215,8 @@ class DeviceBatch {
       fail(translate(e));
     } catch (const Error& e) {
       fail(e);
+    } catch (const std::exception& e) {  // out of host memory: drained and left to the CPU too
+      fail(Error(Error::Kind::Runtime, e.what()));
     }
     signal();
     for (cl::CommandQueue& q : queues_) dev_.give_queue(std::move(q), Device::Queue::Plain);

@@ -117,6 +117,15 @@ std::vector<Outcome> deal(Problems<T> problems, const BatchPlan& plan, BatchRepo
   std::vector<Outcome> out(plan.parts.size());
   std::vector<std::thread> threads;
   threads.reserve(plan.parts.size());
+  // Every device's thread is joined on every way out (one still joinable at its end terminates
+  // the program): the CPU's side may throw (out of memory) while they run.
+  struct Joined {
+    std::vector<std::thread>& threads;
+    ~Joined() {
+      for (std::thread& t : threads)
+        if (t.joinable()) t.join();
+    }
+  } joined{threads};
   for (size_t i = 0; i < plan.parts.size(); ++i)
     threads.emplace_back([&, i] { device_side(table, i, plan.parts[i], problems, out[i]); });
   // The CPU starts once every device has flushed its first stage.
