@@ -60,35 +60,38 @@ struct Run {
   Part<T> a, b, c;
 };
 
-// Elements of a problem's blocks packed tight.
+// A problem's A (is_a) or B as the caller stored it.
 template <class T>
-int64_t tight_a(const Problem<T>& p) {
-  return p.a_rows() * p.a_cols();
-}
+struct Stored {
+  const T* at;
+  int64_t rows, cols, ld;
+  int64_t tight() const { return rows * cols; }  // elements packed tight
+  int64_t spanned() const { return span(rows, cols, ld); }
+};
 template <class T>
-int64_t tight_b(const Problem<T>& p) {
-  return p.b_rows() * p.b_cols();
+Stored<T> stored(const Problem<T>& p, bool is_a) {
+  return is_a ? Stored<T>{p.a, p.a_rows(), p.a_cols(), p.lda}
+              : Stored<T>{p.b, p.b_rows(), p.b_cols(), p.ldb};
 }
 
 // How an input operand of the run [first, first + count) is laid out: as stored where its blocks
 // lie at one stride with one leading dimension and that moves little more than packing them,
-// else packed. `at` gives a problem's block, `ld` its leading dimension, `tight` its elements
-// packed and `span_of` the elements its block spans as stored.
-template <class T, class At, class Ld, class Tight, class Span>
-Part<T> lay_out(Problems<T> problems, int64_t first, int64_t count, At at, Ld ld, Tight tight,
-                Span span_of, int64_t& cursor, const Device& device) {
-  const Problem<T>& p0 = problems[first];
+// else packed (tight, its leading dimension the block's width). A (is_a) or B.
+template <class T>
+Part<T> lay_out(Problems<T> problems, int64_t first, int64_t count, bool is_a, int64_t& cursor,
+                const Device& device) {
+  const Stored<T> x0 = stored(problems[first], is_a);
   // Addresses as integers: the blocks of a grouped batch may lie in unrelated arrays.
   const auto address = [&](int64_t i) {
-    return static_cast<int64_t>(reinterpret_cast<uintptr_t>(at(problems[i])));
+    return static_cast<int64_t>(reinterpret_cast<uintptr_t>(stored(problems[i], is_a).at));
   };
   const auto size = static_cast<int64_t>(sizeof(T));
   const int64_t step = count > 1 ? address(first + 1) - address(first) : 0;
   bool uniform = step >= 0 && step % size == 0;
   for (int64_t i = first + 1; uniform && i < first + count; ++i)
-    uniform = address(i) - address(i - 1) == step && ld(problems[i]) == ld(p0);
+    uniform = address(i) - address(i - 1) == step && stored(problems[i], is_a).ld == x0.ld;
   const int64_t stride = step / size;
-  const int64_t region = (count - 1) * stride + span_of(p0);
+  const int64_t region = (count - 1) * stride + x0.spanned();
   Part<T> part;
   part.offset = cursor;
   // The blocks as stored, gaps and all, only where every byte between them is the caller's: the
@@ -96,20 +99,20 @@ Part<T> lay_out(Problems<T> problems, int64_t first, int64_t count, At at, Ld ld
   // region lies in one tandem_malloc block. A grouped batch's blocks may be evenly spaced in
   // unrelated arrays, with allocator headers or unmapped pages between them.
   const bool pinned =
-      uniform && in_pinned_block(device, at(p0), static_cast<size_t>(region) * sizeof(T));
-  if (uniform && (stride <= span_of(p0) || pinned) &&
+      uniform && in_pinned_block(device, x0.at, static_cast<size_t>(region) * sizeof(T));
+  if (uniform && (stride <= x0.spanned() || pinned) &&
       static_cast<double>(region) <=
-          kRegionSlack * static_cast<double>(count) * static_cast<double>(tight(p0))) {
+          kRegionSlack * static_cast<double>(count) * static_cast<double>(x0.tight())) {
     part.region = true;
-    part.from = at(p0);
+    part.from = x0.at;
     part.elements = region;
-    part.ld = ld(p0);
+    part.ld = x0.ld;
     part.stride = stride;
     part.from_caller = pinned;
   } else {
-    part.ld = -1;  // the packed block's own width, set by the caller
-    part.stride = tight(p0);
-    part.elements = count * tight(p0);
+    part.ld = x0.cols;
+    part.stride = x0.tight();
+    part.elements = count * x0.tight();
   }
   cursor = align_up(cursor + part.elements);
   return part;
@@ -136,7 +139,7 @@ int64_t fitting(Problems<T> problems, ProblemRange range, int64_t budget) {
   int64_t used = 0, count = 0;
   for (; count < range.count; ++count) {
     const Problem<T>& p = problems[range.first + count];
-    used += tight_a(p) + tight_b(p) + p.m * p.n + 3 * kAlign;
+    used += stored(p, true).tight() + stored(p, false).tight() + p.m * p.n + 3 * kAlign;
     if (used > budget && count > 0) break;
   }
   return std::max<int64_t>(count, 1);
@@ -264,8 +267,9 @@ class DeviceBatch {
       i = j;
     }
     int64_t cursor = 0;
-    for (Run<T>& run : s.runs) run.a = input_part(run, true, cursor);
-    for (Run<T>& run : s.runs) run.b = input_part(run, false, cursor);
+    for (Run<T>& run : s.runs) run.a = lay_out(problems_, run.first, run.count, true, cursor, dev_);
+    for (Run<T>& run : s.runs)
+      run.b = lay_out(problems_, run.first, run.count, false, cursor, dev_);
     // C comes back packed, every run's together, in one read.
     s.c_begin = cursor;
     for (Run<T>& run : s.runs) {
@@ -278,26 +282,6 @@ class DeviceBatch {
     }
     s.c_end = cursor;
     s.elements = cursor;
-  }
-
-  // A run's A (or B) laid out from `cursor` on.
-  Part<T> input_part(const Run<T>& run, bool is_a, int64_t& cursor) const {
-    Part<T> part =
-        is_a ? lay_out<T>(
-                   problems_, run.first, run.count, [](const Problem<T>& p) { return p.a; },
-                   [](const Problem<T>& p) { return p.lda; },
-                   [](const Problem<T>& p) { return tight_a(p); },
-                   [](const Problem<T>& p) { return span(p.a_rows(), p.a_cols(), p.lda); }, cursor,
-                   dev_)
-             : lay_out<T>(
-                   problems_, run.first, run.count, [](const Problem<T>& p) { return p.b; },
-                   [](const Problem<T>& p) { return p.ldb; },
-                   [](const Problem<T>& p) { return tight_b(p); },
-                   [](const Problem<T>& p) { return span(p.b_rows(), p.b_cols(), p.ldb); }, cursor,
-                   dev_);
-    const Problem<T>& p = problems_[run.first];
-    if (part.ld < 0) part.ld = is_a ? p.a_cols() : p.b_cols();
-    return part;
   }
 
   // The host's copies into staging: every packed block and every region not sent from the
@@ -313,12 +297,9 @@ class DeviceBatch {
           continue;
         }
         for (int64_t i = 0; i < run.count; ++i) {
-          const Problem<T>& p = problems_[run.first + i];
+          const Stored<T> x = stored(problems_[run.first + i], is_a);
           T* to = base + part.offset + i * part.stride;
-          if (is_a)
-            copies.add([&p, to] { pack(p.a, p.a_rows(), p.a_cols(), p.lda, to, 1); });
-          else
-            copies.add([&p, to] { pack(p.b, p.b_rows(), p.b_cols(), p.ldb, to, 1); });
+          copies.add([x, to] { pack(x.at, x.rows, x.cols, x.ld, to, 1); });
         }
       }
     }
