@@ -41,16 +41,21 @@ bool digits(const std::string& s) {
          std::all_of(s.begin(), s.end(), [](unsigned char c) { return std::isdigit(c); });
 }
 
-std::string buffers(const Report& r) {
-  if (r.gpu_rows == 0) return "-";
-  return std::string(to_string(r.a)) + "/" + to_string(r.b) + "/" + to_string(r.c);
-}
-
-double median_of(std::vector<double> v) { return v.empty() ? 0.0 : bench::median(std::move(v)); }
+// What one timed call ran, from its report: a single call's (rows) or a batch's (problems).
+struct Ran {
+  std::string strategy, buffers = "-", configuration;
+  int64_t gpu = 0, cpu = 0;                                     // rows, or problems in a batch
+  double cpu_seconds = 0, gpu_seconds = 0, kernel_seconds = 0;  // single calls only
+  bool fell_back = false;
+};
 
 // What ran, in enough detail that two rows alike in it ran the same code: auto that chose the CPU
 // path is the cpu row again, and any difference between them is noise.
-std::string configuration(const Report& r) {
+Ran ran_of(const Report& r) {
+  Ran x;
+  x.strategy = to_string(r.strategy);
+  if (r.gpu_rows > 0)
+    x.buffers = std::string(to_string(r.a)) + "/" + to_string(r.b) + "/" + to_string(r.c);
   std::ostringstream s;
   s << to_string(r.strategy) << (r.balance == Balance::Dynamic ? " dynamic" : "");
   if (r.cpu_rows > 0) s << "; cpu " << r.cpu_rows << " rows on " << r.cpu_threads << " threads";
@@ -58,8 +63,39 @@ std::string configuration(const Report& r) {
     s << "; device " << d.index << " " << d.rows << " rows, " << d.kernel << ", buffers "
       << to_string(d.a) << "/" << to_string(d.b) << "/" << to_string(d.c);
   if (r.fell_back) s << "; fell back to the CPU";
-  return s.str();
+  x.configuration = s.str();
+  x.gpu = r.gpu_rows;
+  x.cpu = r.cpu_rows;
+  x.cpu_seconds = r.cpu_seconds();
+  x.gpu_seconds = r.gpu_seconds();
+  x.kernel_seconds = r.gpu_kernel_seconds;
+  x.fell_back = r.fell_back;
+  return x;
 }
+
+// A batch's: the problems each side computed (auto's single calls that could use a device count
+// as the devices', though no device record lists them) and whether a device failed.
+Ran ran_of(const BatchReport& r) {
+  Ran x;
+  x.strategy = to_string(r.strategy);
+  std::ostringstream s;
+  s << to_string(r.strategy);
+  if (r.cpu_problems > 0)
+    s << "; cpu " << r.cpu_problems << " problems on " << r.cpu_threads << " threads";
+  for (const auto& d : r.devices) {
+    s << "; device " << d.index << " " << d.problems << " problems";
+    if (d.failed) s << " (failed)";
+    x.fell_back = x.fell_back || d.failed;
+  }
+  if (r.devices.empty() && r.device_problems > 0)
+    s << "; " << r.device_problems << " problems as single calls";
+  x.configuration = s.str();
+  x.gpu = r.device_problems;
+  x.cpu = r.cpu_problems;
+  return x;
+}
+
+double median_of(std::vector<double> v) { return v.empty() ? 0.0 : bench::median(std::move(v)); }
 
 // Each row's speedup over the faster single device (the CPU, or one OpenCL device alone) where
 // both were measured, judged against the samples of that baseline.
@@ -83,11 +119,12 @@ void judge_speedups(std::vector<CompareRow>& rows) {
   }
 }
 
-// One strategy of a shape while it is measured: what it asks, its samples, its last report.
+// One strategy of a shape while it is measured: what it asks, its samples, what its last call
+// ran.
 struct Measuring {
   Options opt;
   CompareRow row;
-  Report last;
+  Ran last;
   std::vector<double> wall, cpu, gpu, kernel;
 };
 
@@ -105,6 +142,7 @@ Measuring measuring(const CompareOptions& o, detail::Precision prec,
   s.row.m = shape[0];
   s.row.n = shape[1];
   s.row.k = shape[2];
+  s.row.batch = o.batch;
   s.row.strategy = name;
   return s;
 }
@@ -112,21 +150,30 @@ Measuring measuring(const CompareOptions& o, detail::Precision prec,
 // The row from its samples and its last call (its error is the worst of its timed calls').
 void finish_row(Measuring& s, double gflop) {
   CompareRow& row = s.row;
-  const Report& r = s.last;
+  const Ran& r = s.last;
   std::sort(s.wall.begin(), s.wall.end());
   row.seconds = median_of(s.wall);
   row.gflops = gflop / row.seconds;
   row.gflops_min = gflop / s.wall.back();
   row.gflops_max = gflop / s.wall.front();
-  row.ran = to_string(r.strategy);
-  row.gpu_rows = r.gpu_rows;
-  row.cpu_rows = r.cpu_rows;
+  row.ran = r.strategy;
+  row.gpu_rows = r.gpu;
+  row.cpu_rows = r.cpu;
   row.cpu_seconds = median_of(s.cpu);
   row.gpu_seconds = median_of(s.gpu);
   row.kernel_seconds = median_of(s.kernel);
-  row.kernel_gflops = row.kernel_seconds > 0 && r.cpu_rows == 0 ? gflop / row.kernel_seconds : 0;
-  row.buffers = buffers(r);
-  row.configuration = configuration(r);
+  row.kernel_gflops = row.kernel_seconds > 0 && r.cpu == 0 ? gflop / row.kernel_seconds : 0;
+  row.buffers = r.buffers;
+  row.configuration = r.configuration;
+}
+
+// One timed call of `p` as `opt` asks, and what it ran.
+template <class P>
+double timed(P& p, const Options& opt, Ran* ran = nullptr) {
+  typename P::report_type report;
+  const double seconds = p.run(opt, &report);
+  if (ran) *ran = ran_of(report);
+  return seconds;
 }
 
 // Every strategy of one shape, in interleaved rounds: each round runs each strategy, in an order
@@ -137,30 +184,27 @@ void finish_row(Measuring& s, double gflop) {
 // measured one after another, two strategies that ran the same code differed by up to 0.91x on
 // this 2-core machine kept busy by a build, and in rounds whose order only turned by one, where
 // auto always ran right after hybrid, auto came out below 0.95x of the cpu row it repeated in
-// three of six shapes (0.84-0.92x, 9 rounds).
-template <class T>
-void measure_shape(const CompareOptions& o, detail::Precision prec,
-                   const std::array<int64_t, 3>& shape, power::Meter* meter, CompareResult& out) {
-  const auto [m, n, k] = shape;
-  bench::Problem<T> p(m, n, k, static_cast<uint64_t>(m * 31 + n * 7 + k), o.resident);
+// three of six shapes (0.84-0.92x, 9 rounds). `p` is one product (bench::Problem) or a batch
+// (bench::BatchProblem).
+template <class P>
+void measure_shape(const CompareOptions& o, P& p, double gflop, power::Meter* meter,
+                   std::vector<Measuring>& all, CompareResult& out) {
+  using T = std::remove_pointer_t<decltype(p.c)>;
   const auto ref = p.reference();
-  const double gflop = bench::gflop<T>(m, n, k);
-  std::vector<Measuring> all;
-  for (const auto& name : o.strategies) all.push_back(measuring(o, prec, shape, name));
   for (int round = 0; round < std::max(1, o.reps); ++round)
     for (const size_t i : round_order(all.size(), round)) {
       Measuring& s = all[i];
       std::this_thread::sleep_for(std::chrono::duration<double>(o.settle_seconds));
-      for (int w = 0; w < o.warmup; ++w) p.run(s.opt, &s.last);
+      for (int w = 0; w < o.warmup; ++w) timed(p, s.opt);
       if (round >= o.reps) continue;  // --reps 0: the warm-up alone
       // C as no strategy left it: each timed call's result is its own to check.
-      std::fill(p.c, p.c + m * n, detail::quiet_nan<T>());
-      s.wall.push_back(p.run(s.opt, &s.last));
+      std::fill(p.c, p.c + p.c_elements(), detail::quiet_nan<T>());
+      s.wall.push_back(timed(p, s.opt, &s.last));
       s.row.max_error = std::max(s.row.max_error, p.max_relative_error(ref));
       s.row.gflops_samples.push_back(gflop / s.wall.back());
-      s.cpu.push_back(s.last.cpu_seconds());
-      s.gpu.push_back(s.last.gpu_seconds());
-      s.kernel.push_back(s.last.gpu_kernel_seconds);
+      s.cpu.push_back(s.last.cpu_seconds);
+      s.gpu.push_back(s.last.gpu_seconds);
+      s.kernel.push_back(s.last.kernel_seconds);
       s.row.fell_back = s.row.fell_back || s.last.fell_back;
     }
   std::vector<CompareRow> shape_rows;
@@ -170,7 +214,8 @@ void measure_shape(const CompareOptions& o, detail::Precision prec,
     // pause.
     if (meter) {
       std::this_thread::sleep_for(std::chrono::duration<double>(o.settle_seconds));
-      const EnergyWindow e = energy_window(*meter, o.reps, o.energy_seconds, [&] { p.run(s.opt); });
+      const EnergyWindow e =
+          energy_window(*meter, o.reps, o.energy_seconds, [&] { timed(p, s.opt); });
       s.row.power = true;
       s.row.joules = e.energy.joules / e.calls;
       s.row.watts = e.energy.watts();
@@ -183,6 +228,24 @@ void measure_shape(const CompareOptions& o, detail::Precision prec,
   for (auto& row : shape_rows) {
     if (o.on_row) o.on_row(row);
     out.rows.push_back(std::move(row));
+  }
+}
+
+// One shape of element type T: a product, or a strided batch of o.batch of them.
+template <class T>
+void measure_shape(const CompareOptions& o, detail::Precision prec,
+                   const std::array<int64_t, 3>& shape, power::Meter* meter, CompareResult& out) {
+  const auto [m, n, k] = shape;
+  const auto seed = static_cast<uint64_t>(m * 31 + n * 7 + k);
+  std::vector<Measuring> all;
+  for (const auto& name : o.strategies) all.push_back(measuring(o, prec, shape, name));
+  const double gflop = bench::gflop<T>(m, n, k);
+  if (o.batch > 0) {
+    bench::BatchProblem<T> p(m, n, k, o.batch, seed, o.resident);
+    measure_shape(o, p, gflop * static_cast<double>(o.batch), meter, all, out);
+  } else {
+    bench::Problem<T> p(m, n, k, seed, o.resident);
+    measure_shape(o, p, gflop, meter, all, out);
   }
 }
 
@@ -413,13 +476,13 @@ std::string csv_field(const std::string& v) {
 
 std::string to_csv(const CompareResult& r) {
   std::ostringstream s;
-  s << "precision,m,n,k,strategy,ran,gflops,gflops_min,gflops_max,seconds,gpu_rows,cpu_rows,"
+  s << "precision,m,n,k,batch,strategy,ran,gflops,gflops_min,gflops_max,seconds,gpu_rows,cpu_rows,"
        "cpu_seconds,gpu_seconds,kernel_seconds,kernel_gflops,speedup,max_error,buffers,fell_back,"
        "joules,watts,gflops_per_watt,speedup_significant,speedup_over,speedup_note,configuration\n";
   for (const auto& x : r.rows) {
-    s << detail::letter(x.precision) << "," << x.m << "," << x.n << "," << x.k << ","
-      << csv_field(x.strategy) << "," << x.ran << "," << x.gflops << "," << x.gflops_min << ","
-      << x.gflops_max << "," << x.seconds << "," << x.gpu_rows << "," << x.cpu_rows << ","
+    s << detail::letter(x.precision) << "," << x.m << "," << x.n << "," << x.k << "," << x.batch
+      << "," << csv_field(x.strategy) << "," << x.ran << "," << x.gflops << "," << x.gflops_min
+      << "," << x.gflops_max << "," << x.seconds << "," << x.gpu_rows << "," << x.cpu_rows << ","
       << x.cpu_seconds << "," << x.gpu_seconds << "," << x.kernel_seconds << "," << x.kernel_gflops
       << "," << x.speedup << "," << x.max_error << "," << x.buffers << "," << (x.fell_back ? 1 : 0)
       << ",";

@@ -40,6 +40,9 @@ struct CompareOptions {
   std::vector<std::string> strategies{"cpu", "gpu", "hybrid", "auto"};
   int warmup = 1, reps = 3;
   bool resident = false;  // operands in tandem_malloc memory (in place on unified devices)
+  // Above 0: each shape is a strided batch of this many products, one gemm_batch_strided call
+  // (its rate counts every product's work; the split counts problems, not rows).
+  int64_t batch = 0;
   std::string device;
   bool power = true;
   double idle_seconds = 1.0;    // the idle baseline's length
@@ -52,6 +55,7 @@ struct CompareOptions {
 struct CompareRow {
   detail::Precision precision = detail::Precision::s;
   int64_t m = 0, n = 0, k = 0;
+  int64_t batch = 0;     // problems in the batch each call ran (0: a single product)
   std::string strategy;  // as asked
   std::string ran;       // what ran: cpu, gpu or hybrid
   double gflops = 0, gflops_min = 0, gflops_max = 0, seconds = 0;
@@ -59,7 +63,7 @@ struct CompareRow {
   // What ran, in full: the strategy, each side's rows, the CPU's threads, each device and its
   // kernel. Two rows alike in this ran the same code, whatever they asked for.
   std::string configuration;
-  int64_t gpu_rows = 0, cpu_rows = 0;
+  int64_t gpu_rows = 0, cpu_rows = 0;                           // a batch's: problems, not rows
   double cpu_seconds = 0, gpu_seconds = 0, kernel_seconds = 0;  // medians; gpu: enqueue to done
   double kernel_gflops = 0;  // from the kernel's own time (GPU-only)
   double speedup = 0;        // over the faster of cpu and gpu for this shape (0 if not both ran)

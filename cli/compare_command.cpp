@@ -30,6 +30,7 @@ struct CompareArgs {
   std::string csv = "tandem-compare.csv", json_file = "tandem-compare.json",
               plot = "tandem-compare.svg", device;
   int reps = 3;
+  int64_t batch = 0;
   bool resident = false, no_power = false, no_tune = false;
 };
 
@@ -50,6 +51,7 @@ json compare_json(const tuner::CompareResult& r) {
                 {"m", x.m},
                 {"n", x.n},
                 {"k", x.k},
+                {"batch", x.batch},
                 {"strategy", x.strategy},
                 {"ran", x.ran},
                 {"gflops", x.gflops},
@@ -121,11 +123,16 @@ void print_row(FILE* out, const tuner::CompareRow& x) {
                 static_cast<long long>(x.cpu_rows));
   if (x.power)
     std::snprintf(energy, sizeof energy, "%.3g %.1f %.2f", x.joules, x.watts, x.gflops_per_watt);
-  std::fprintf(out, "%-5s %-16s %-7s %-7s %22s  %-13s %8.2f %8.2f %-20s %9.2e %s%s\n",
+  // A batch's sides have no times of their own: the call's is the rate's.
+  char cpu_ms[16] = "-", gpu_ms[16] = "-";
+  if (x.batch == 0) {
+    std::snprintf(cpu_ms, sizeof cpu_ms, "%.2f", x.cpu_seconds * 1e3);
+    std::snprintf(gpu_ms, sizeof gpu_ms, "%.2f", x.gpu_seconds * 1e3);
+  }
+  std::fprintf(out, "%-5s %-16s %-7s %-7s %22s  %-13s %8s %8s %-20s %9.2e %s%s\n",
                detail::routine_name(x.precision, "gemm").c_str(), shape, x.strategy.c_str(),
-               x.ran.c_str(), rate, split, x.cpu_seconds * 1e3, x.gpu_seconds * 1e3,
-               tuner::speedup_text(x).c_str(), x.max_error, energy,
-               x.fell_back ? "  (GPU failed: CPU)" : "");
+               x.ran.c_str(), rate, split, cpu_ms, gpu_ms, tuner::speedup_text(x).c_str(),
+               x.max_error, energy, x.fell_back ? "  (GPU failed: CPU)" : "");
   std::fflush(out);
 }
 
@@ -209,7 +216,9 @@ std::string check_options(const CompareArgs& a, tuner::CompareOptions& o) {
                *outputs[i].second;
   for (const auto& [m, n, k] : o.shapes)
     for (detail::Precision prec : o.precisions)
-      if (std::string why = unrunnable(m, n, k, detail::element_bytes(prec)); !why.empty())
+      if (std::string why =
+              unrunnable(m, n, k, detail::element_bytes(prec), std::max<int64_t>(1, a.batch));
+          !why.empty())
         return why;
   return "";
 }
@@ -220,7 +229,8 @@ tuner::CompareResult measure(const tuner::CompareOptions& o) {
     return tuner::compare(o);
   } catch (const std::bad_alloc&) {
     double most = 0;
-    for (const auto& [m, n, k] : o.shapes) most = std::max(most, operand_bytes(m, n, k, 8));
+    for (const auto& [m, n, k] : o.shapes)
+      most = std::max(most, operand_bytes(m, n, k, 8, std::max<int64_t>(1, o.batch)));
     throw std::runtime_error("out of memory: the largest problem needs about " + gigabytes(most) +
                              " with the check's copies");
   }
@@ -233,15 +243,22 @@ int compare(const CompareArgs& a, bool as_json) {
   if (const std::string why = check_options(a, o); !why.empty())
     throw UsageError("compare: " + why);
   o.reps = a.reps;
+  o.batch = a.batch;
   o.resident = a.resident;
   o.device = a.device;
   o.power = !a.no_power;
   if (!a.no_tune) tune_if_untuned(a, o);
 
   FILE* table = as_json ? stderr : stdout;
+  if (a.batch > 0)
+    std::fprintf(table,
+                 "each call: a strided batch of %lld products of the shape (gemm_batch_strided); "
+                 "GFLOPS count every product, the split counts problems\n",
+                 static_cast<long long>(a.batch));
   std::fprintf(table, "%-5s %-16s %-7s %-7s %22s  %-13s %8s %8s %-20s %9s %s\n", "prec",
-               "m x n x k", "asked", "ran", "GFLOPS median (min-max)", "rows gpu/cpu", "cpu ms",
-               "gpu ms", "speedup", "max err", "J/call  W  GFLOPS/W");
+               "m x n x k", "asked", "ran", "GFLOPS median (min-max)",
+               a.batch > 0 ? "probs gpu/cpu" : "rows gpu/cpu", "cpu ms", "gpu ms", "speedup",
+               "max err", "J/call  W  GFLOPS/W");
   o.on_row = [table](const tuner::CompareRow& x) { print_row(table, x); };
   const auto r = measure(o);
   print_speedup_key(table, r);
@@ -290,6 +307,9 @@ Subcommand add_compare(CLI::App& app) {
             for (const auto& name : tuner::split_strategies(v)) tuner::variant_of(name);
           },
           "LIST"));
+  sub->add_option("--batch", a.batch,
+                  "each shape as one strided batch of COUNT products (gemm_batch_strided)")
+      ->check(kPositive);
   sub->add_flag("--resident", a.resident,
                 "operands in tandem_malloc memory (used in place by unified-memory devices)");
   sub->add_option("--out-csv", a.csv, "the table as CSV (\"\": none)")->check(kWritableFile);

@@ -129,8 +129,12 @@ std::string to_svg(const CompareResult& r) {
   size_t reps = 0;
   for (const auto& x : r.rows) reps = std::max(reps, x.gflops_samples.size());
   std::vector<plot::Panel> panels;
+  // Every row of a compare ran batches of one count, or single products.
+  const int64_t batch = r.rows.empty() ? 0 : r.rows.front().batch;
+  const std::string what =
+      batch > 0 ? "Throughput of batches of " + std::to_string(batch) + " products" : "Throughput";
   panels.push_back(panel_of(r, l,
-                            "Throughput: median of " + std::to_string(reps) +
+                            what + ": median of " + std::to_string(reps) +
                                 (reps == 1 ? " run" : " runs") +
                                 (reps > 1 ? " (error bars: min to max)" : ""),
                             "GFLOPS", [](const CompareRow& x) {

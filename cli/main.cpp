@@ -85,24 +85,26 @@ const CLI::Validator kFraction(
     },
     "FRACTION");
 
-std::string unrunnable(int64_t m, int64_t n, int64_t k, size_t element) {
+std::string unrunnable(int64_t m, int64_t n, int64_t k, size_t element, int64_t count) {
   for (const auto& [name, size] : {std::pair{"m", m}, {"n", n}, {"k", k}})
     if (!detail::cpu_blas::fits(size))
       return std::string(name) + " = " + std::to_string(size) +
              " is larger than tandem takes (the CPU BLAS's 32-bit integers: at most " +
              std::to_string(INT_MAX) + ")";
-  const double bytes = operand_bytes(m, n, k, element);
+  const double bytes = operand_bytes(m, n, k, element, count);
   const double memory = double(sysconf(_SC_PHYS_PAGES)) * double(sysconf(_SC_PAGE_SIZE));
   if (memory > 0 && bytes > memory)
-    return gigabytes(bytes) + " for the operands of " + std::to_string(m) + "x" +
-           std::to_string(n) + "x" + std::to_string(k) + " and the check's copies in double, " +
-           "more than this machine's " + gigabytes(memory) + " of memory";
+    return gigabytes(bytes) + " for the operands of " +
+           (count > 1 ? std::to_string(count) + " x " : "") + std::to_string(m) + "x" +
+           std::to_string(n) + "x" + std::to_string(k) +
+           " and the check's copies in double, more than this machine's " + gigabytes(memory) +
+           " of memory";
   return "";
 }
 
-double operand_bytes(int64_t m, int64_t n, int64_t k, size_t element) {
+double operand_bytes(int64_t m, int64_t n, int64_t k, size_t element, int64_t count) {
   const double elements = double(m) * double(k) + double(k) * double(n) + 2 * double(m) * double(n);
-  return elements * double(element + sizeof(double));
+  return double(count) * elements * double(element + sizeof(double));
 }
 
 std::string gigabytes(double bytes) {

@@ -134,15 +134,22 @@ const std::string kThroughputTicks = "0,20,40,60,80";
 // Complex precisions are compared as the real ones are: each strategy's row checked against the
 // CPU BLAS in double (complex double), its rate counted at 8 flops a multiply-add: the CPU row's
 // GFLOPS times its seconds is 8 m n k.
-TEST(Compare, ComplexRowsAreCheckedAndCountEightFlops) {
+// One quick timed round of `strategies` on one shape, no power read.
+CompareOptions quick(std::vector<detail::Precision> precisions, std::array<int64_t, 3> shape,
+                     std::vector<std::string> strategies) {
   CompareOptions o;
-  o.precisions = {detail::Precision::c, detail::Precision::z};
-  o.shapes = {{67, 45, 33}};
-  o.strategies = {"cpu", "gpu"};
+  o.precisions = std::move(precisions);
+  o.shapes = {shape};
+  o.strategies = std::move(strategies);
   o.reps = 1;
   o.settle_seconds = 0;
   o.power = false;
-  const CompareResult r = compare(o);
+  return o;
+}
+
+TEST(Compare, ComplexRowsAreCheckedAndCountEightFlops) {
+  const CompareResult r =
+      compare(quick({detail::Precision::c, detail::Precision::z}, {67, 45, 33}, {"cpu", "gpu"}));
   ASSERT_EQ(r.rows.size(), 4u);
   for (const CompareRow& row : r.rows) {
     const double eps = row.precision == detail::Precision::c ? 1e-5 : 1e-13;
@@ -153,6 +160,34 @@ TEST(Compare, ComplexRowsAreCheckedAndCountEightFlops) {
                 1e-6 * 8 * 67 * 45 * 33)
         << row.strategy;
   }
+}
+
+// --batch: each row one strided batch call of `batch` products, checked product by product
+// against the CPU in double; its rate counts every product; cpu's problems are all on the cores,
+// gpu's all on the device; the CSV carries the count.
+TEST(Compare, BatchRowsRunOneBatchCallOfEveryProduct) {
+  CompareOptions o = quick({detail::Precision::d}, {19, 23, 17}, {"cpu", "gpu", "hybrid"});
+  o.batch = 150;
+  const CompareResult r = compare(o);
+  ASSERT_EQ(r.rows.size(), 3u);
+  for (const CompareRow& row : r.rows) {
+    EXPECT_EQ(row.batch, 150);
+    EXPECT_LT(row.max_error, 1e-13) << row.strategy;
+    EXPECT_EQ(row.gpu_rows + row.cpu_rows, 150) << row.strategy << ": " << row.configuration;
+    ASSERT_EQ(row.gflops_samples.size(), 1u);
+    EXPECT_NEAR(row.gflops_samples[0] * row.seconds * 1e9, 150 * 2.0 * 19 * 23 * 17,
+                1e-6 * 150 * 2 * 19 * 23 * 17)
+        << row.strategy;
+  }
+  EXPECT_EQ(r.rows[0].ran, "cpu");
+  EXPECT_EQ(r.rows[0].cpu_rows, 150);
+  EXPECT_EQ(r.rows[1].ran, "gpu");
+  EXPECT_EQ(r.rows[1].gpu_rows, 150);
+  EXPECT_NE(r.rows[1].configuration.find("device 0 150 problems"), std::string::npos)
+      << r.rows[1].configuration;
+  const std::string csv = to_csv(r);
+  EXPECT_EQ(csv.rfind("precision,m,n,k,batch,strategy", 0), 0u) << csv;
+  EXPECT_NE(csv.find("d,19,23,17,150,cpu,cpu,"), std::string::npos) << csv;
 }
 
 TEST(ComparePlot, OneSizeDrawsBars) {

@@ -17,7 +17,8 @@ fail() { echo "FAILED: $*"; exit 1; }
 # start: exit 2, a message, nothing tuned or saved, no file written.
 mkdir "$work/rejected" && cd "$work/rejected"
 for args in "--strategies cpu,fast" "--strategies cpu,gpu:" "--sizes 0" "--sizes 64:32:x2" \
-  "--shape blob" "--reps 0" "--out-csv $work/no/such/dir/c.csv"; do
+  "--shape blob" "--reps 0" "--batch 0" "--batch 1000000000000 --sizes 1024" \
+  "--out-csv $work/no/such/dir/c.csv"; do
   start=$SECONDS
   rc=0
   "$tandem" compare $args > "$work/out.txt" 2> "$work/err.txt" || rc=$?

@@ -1,6 +1,6 @@
 // The measuring code `tandem compare`, the benchmarks and the demo share: operands in
-// tandem_malloc memory (resident) or ordinary host memory, one timed call, and the error
-// against a CPU reference computed in double.
+// tandem_malloc memory (resident) or ordinary host memory, one timed call (of one product or of a
+// strided batch), and the error against a CPU reference computed in double.
 #pragma once
 
 #include <algorithm>
@@ -85,12 +85,26 @@ double gflop(int64_t m, int64_t n, int64_t k) {
   return gflop(detail::precision_of<T>(), m, n, k);
 }
 
+// max |c - ref| / max |ref| over ref's elements, infinity if c holds a NaN.
+template <class T>
+double relative_error(const T* c, const std::vector<wide_t<T>>& ref) {
+  double err = 0, scale = 0;
+  for (size_t i = 0; i < ref.size(); ++i) {
+    const double d = std::abs(wide_t<T>(c[i]) - ref[i]);
+    if (std::isnan(d)) return INFINITY;
+    err = std::max(err, d);
+    scale = std::max(scale, std::abs(ref[i]));
+  }
+  return scale > 0 ? err / scale : err;
+}
+
 // A row-major problem with operands allocated once. `resident` puts them in tandem_malloc
 // memory (page-aligned: a unified-memory device uses them in place, a discrete one copies them
 // without packing); otherwise they are in ordinary memory, one element past its start, as
 // malloc'd arrays often are, and are packed and copied.
 template <class T>
 struct Problem {
+  using report_type = Report;
   int64_t m, n, k;
   Buffer<T> storage_a, storage_b, storage_c;
   T *a, *b, *c;
@@ -124,16 +138,60 @@ struct Problem {
     return cd;
   }
 
+  size_t c_elements() const { return static_cast<size_t>(m * n); }
+
   // max |C - ref| / max |ref|, infinity if C holds a NaN.
   double max_relative_error(const std::vector<wide_t<T>>& ref) const {
-    double err = 0, scale = 0;
-    for (size_t i = 0; i < ref.size(); ++i) {
-      const double d = std::abs(wide_t<T>(c[i]) - ref[i]);
-      if (std::isnan(d)) return INFINITY;
-      err = std::max(err, d);
-      scale = std::max(scale, std::abs(ref[i]));
-    }
-    return scale > 0 ? err / scale : err;
+    return relative_error(c, ref);
+  }
+};
+
+// A strided batch of `count` row-major m x n x k problems, each operand's matrices one after
+// another in one allocation (in tandem_malloc memory when `resident`, else in ordinary memory
+// one element past its start, as Problem's are).
+template <class T>
+struct BatchProblem {
+  using report_type = BatchReport;
+  int64_t m, n, k, count;
+  Buffer<T> storage_a, storage_b, storage_c;
+  T *a, *b, *c;
+  BatchProblem(int64_t m_, int64_t n_, int64_t k_, int64_t count_, uint64_t seed,
+               bool resident = true)
+      : m(m_),
+        n(n_),
+        k(k_),
+        count(count_),
+        storage_a(random_buffer<T>(static_cast<size_t>(m * k * count + 1), seed, resident)),
+        storage_b(random_buffer<T>(static_cast<size_t>(k * n * count + 1), seed + 1, resident)),
+        storage_c(static_cast<size_t>(m * n * count + 1), T(0), HostAllocator<T>(resident)),
+        a(storage_a.data() + (resident ? 0 : 1)),
+        b(storage_b.data() + (resident ? 0 : 1)),
+        c(storage_c.data() + (resident ? 0 : 1)) {}
+
+  size_t c_elements() const { return static_cast<size_t>(m * n * count); }
+
+  // One batch call of C_i = A_i B_i; returns its wall time in seconds.
+  double run(const Options& o, BatchReport* r = nullptr) {
+    const detail::clock::Stopwatch call;
+    gemm_batch_strided<T>(Layout::RowMajor, Op::NoTrans, Op::NoTrans, m, n, k, T(1), a, k, m * k, b,
+                          n, k * n, T(0), c, n, m * n, count, o, r);
+    return call.seconds();
+  }
+
+  // Every product in double precision on the CPU: the reference for the error.
+  std::vector<wide_t<T>> reference() const {
+    using W = wide_t<T>;
+    std::vector<W> ad(a, a + m * k * count), bd(b, b + k * n * count), cd(c_elements(), W(0));
+    Options o;
+    o.strategy = Strategy::Cpu;
+    gemm_batch_strided<W>(Layout::RowMajor, Op::NoTrans, Op::NoTrans, m, n, k, W(1), ad.data(), k,
+                          m * k, bd.data(), n, k * n, W(0), cd.data(), n, m * n, count, o);
+    return cd;
+  }
+
+  // max |C - ref| / max |ref| over the whole batch, infinity if C holds a NaN.
+  double max_relative_error(const std::vector<wide_t<T>>& ref) const {
+    return relative_error(c, ref);
   }
 };
 
