@@ -20,7 +20,8 @@
 #   address  build 7.3 min from clean (the library, 17 suites, 3 fuzz targets), suites 1.7 min
 #            (gemm_test's sample the longest, 100 s; the whole of gemm_test took 6.4 min)
 #   thread   build 4.8 min from clean, suites 1.3 min
-#   fuzz     3 targets x 60 s, two at a time: 2.2 min (the build is address's)
+#   fuzz     3 targets x 60 s, two at a time: 2.2 min (the build is address's); a fourth
+#            (batch_fuzz, 2026-11-26) makes it two rounds of two, about 2.2 min still
 #   oclgrind (a test of the suite, not a job here) 7.4 min for 48 kernel variants
 # The three jobs: about 17 minutes here, so 9 to 10 on an idle machine, beside the Release build
 # (8.3 minutes here from clean) and the suite (about 16 minutes idle): about 31 minutes in all. Cut first, if CI grows: TANDEM_FUZZ_SECONDS, then
@@ -56,7 +57,7 @@ esac
 targets=sanitized_suites
 label=sanitize
 if [ "$job" = fuzz ]; then
-  targets="params_fuzz env_fuzz profile_fuzz"
+  targets="params_fuzz env_fuzz profile_fuzz batch_fuzz"
   label=fuzz
 fi
 
