@@ -60,14 +60,16 @@ extern const CLI::Validator kWritableFile;
 // A fraction from 0 to 1 (--fraction, --split-margin); NaN is refused, which CLI::Range lets by.
 extern const CLI::Validator kFraction;
 
-// Why a command cannot run an m x n x k GEMM of `element`-byte values (`count` of them, as a
-// batch), or "": a size beyond the CPU BLAS's 32-bit integers (the library refuses it, but only
-// after the command has allocated and filled the operands), or operands that with the check's
-// double copies exceed this machine's memory.
-std::string unrunnable(int64_t m, int64_t n, int64_t k, size_t element, int64_t count = 1);
+// Why a command cannot run an m x n x k GEMM in `precision` (`count` of them, as a batch), or "": a
+// size beyond the CPU BLAS's 32-bit integers (the library refuses it, but only after the command
+// has allocated and filled the operands), or operands that with the check's double copies exceed
+// this machine's memory.
+std::string unrunnable(int64_t m, int64_t n, int64_t k, detail::Precision precision,
+                       int64_t count = 1);
 // About how many bytes a command holds for `count` m x n x k GEMMs and their check: A, B, C and
-// C's starting values, each also in double for the reference.
-double operand_bytes(int64_t m, int64_t n, int64_t k, size_t element, int64_t count = 1);
+// C's starting values, each also in double (complex double) for the reference.
+double operand_bytes(int64_t m, int64_t n, int64_t k, detail::Precision precision,
+                     int64_t count = 1);
 // Bytes as "12.3 GB".
 std::string gigabytes(double bytes);
 

@@ -385,6 +385,13 @@ std::vector<std::string> split_strategies(const std::string& list) {
 CompareResult compare(const CompareOptions& o) {
   if (o.shapes.empty()) throw std::invalid_argument("no shapes to compare");
   if (o.reps < 1) throw std::invalid_argument("reps must be at least 1");
+  if (o.batch < 0) throw std::invalid_argument("batch must not be negative");
+  for (const auto& [m, n, k] : o.shapes)
+    if (o.batch > 0 &&
+        static_cast<double>(std::max({m * k, k * n, m * n})) * static_cast<double>(o.batch) >
+            static_cast<double>(std::numeric_limits<int64_t>::max() / 2))
+      throw std::invalid_argument("a batch of " + std::to_string(o.batch) +
+                                  " products is more elements than tandem counts");
   for (const auto& s : o.strategies) variant_of(s);
   CompareResult out;
   std::unique_ptr<power::Meter> meter;

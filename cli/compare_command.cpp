@@ -216,9 +216,7 @@ std::string check_options(const CompareArgs& a, tuner::CompareOptions& o) {
                *outputs[i].second;
   for (const auto& [m, n, k] : o.shapes)
     for (detail::Precision prec : o.precisions)
-      if (std::string why =
-              unrunnable(m, n, k, detail::element_bytes(prec), std::max<int64_t>(1, a.batch));
-          !why.empty())
+      if (std::string why = unrunnable(m, n, k, prec, std::max<int64_t>(1, a.batch)); !why.empty())
         return why;
   return "";
 }
@@ -230,7 +228,8 @@ tuner::CompareResult measure(const tuner::CompareOptions& o) {
   } catch (const std::bad_alloc&) {
     double most = 0;
     for (const auto& [m, n, k] : o.shapes)
-      most = std::max(most, operand_bytes(m, n, k, 8, std::max<int64_t>(1, o.batch)));
+      for (detail::Precision prec : o.precisions)
+        most = std::max(most, operand_bytes(m, n, k, prec, std::max<int64_t>(1, o.batch)));
     throw std::runtime_error("out of memory: the largest problem needs about " + gigabytes(most) +
                              " with the check's copies");
   }

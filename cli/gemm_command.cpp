@@ -203,7 +203,7 @@ int gemm_checked(const GemmArgs& a, const Options& o, bool as_json) {
   } catch (const std::bad_alloc&) {
     throw std::runtime_error("out of memory for the operands of the " + std::to_string(a.m) + "x" +
                              std::to_string(a.n) + "x" + std::to_string(a.k) + " GEMM (about " +
-                             gigabytes(operand_bytes(a.m, a.n, a.k, sizeof(T))) +
+                             gigabytes(operand_bytes(a.m, a.n, a.k, detail::precision_of<T>())) +
                              " with the check's copies)");
   }
   if (as_json)
@@ -215,8 +215,7 @@ int gemm_checked(const GemmArgs& a, const Options& o, bool as_json) {
 
 int gemm_command(const GemmArgs& a, bool as_json) {
   const detail::Precision precision = detail::parse_precision(a.precision);
-  if (const std::string why = unrunnable(a.m, a.n, a.k, detail::element_bytes(precision));
-      !why.empty())
+  if (const std::string why = unrunnable(a.m, a.n, a.k, precision); !why.empty())
     throw UsageError("gemm: " + why);
   Options o;
   o.strategy = *detail::parse_strategy(a.strategy);  // kStrategy let nothing else through

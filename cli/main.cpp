@@ -85,13 +85,14 @@ const CLI::Validator kFraction(
     },
     "FRACTION");
 
-std::string unrunnable(int64_t m, int64_t n, int64_t k, size_t element, int64_t count) {
+std::string unrunnable(int64_t m, int64_t n, int64_t k, detail::Precision precision,
+                       int64_t count) {
   for (const auto& [name, size] : {std::pair{"m", m}, {"n", n}, {"k", k}})
     if (!detail::cpu_blas::fits(size))
       return std::string(name) + " = " + std::to_string(size) +
              " is larger than tandem takes (the CPU BLAS's 32-bit integers: at most " +
              std::to_string(INT_MAX) + ")";
-  const double bytes = operand_bytes(m, n, k, element, count);
+  const double bytes = operand_bytes(m, n, k, precision, count);
   const double memory = double(sysconf(_SC_PHYS_PAGES)) * double(sysconf(_SC_PAGE_SIZE));
   if (memory > 0 && bytes > memory)
     return gigabytes(bytes) + " for the operands of " +
@@ -102,9 +103,10 @@ std::string unrunnable(int64_t m, int64_t n, int64_t k, size_t element, int64_t 
   return "";
 }
 
-double operand_bytes(int64_t m, int64_t n, int64_t k, size_t element, int64_t count) {
+double operand_bytes(int64_t m, int64_t n, int64_t k, detail::Precision precision, int64_t count) {
   const double elements = double(m) * double(k) + double(k) * double(n) + 2 * double(m) * double(n);
-  return double(count) * elements * double(element + sizeof(double));
+  const double wide = detail::is_complex(precision) ? 2 * sizeof(double) : sizeof(double);
+  return double(count) * elements * (double(detail::element_bytes(precision)) + wide);
 }
 
 std::string gigabytes(double bytes) {

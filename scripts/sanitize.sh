@@ -17,7 +17,8 @@
 # Budget: CI (.ci/run, scripts/test.sh on a clean 2-core Debian 12) must finish in 45 minutes.
 # Measured on this project's 2-core machine on 2026-11-23 while another build and suite ran on
 # it (load 3.5 to 5.5, so about twice an idle machine's times):
-#   address  build 7.3 min from clean (the library, 17 suites, 3 fuzz targets), suites 1.7 min
+#   address  build 7.3 min from clean (the library, 17 suites, 3 fuzz targets; now 18 and 4),
+#            suites 1.7 min
 #            (gemm_test's sample the longest, 100 s; the whole of gemm_test took 6.4 min)
 #   thread   build 4.8 min from clean, suites 1.3 min
 #   fuzz     3 targets x 60 s, two at a time: 2.2 min (the build is address's); a fourth

@@ -204,13 +204,15 @@ extern template void gemm<std::complex<double>>(Layout, Op, Op, int64_t, int64_t
 // Batches of products (tandem.h says what they compute, and their rules; the C++ forms throw
 // tandem::Error, whose argument() is the position in the C signature, and touch no C on an
 // invalid argument). cpu runs each problem whole on one core, the problems dealt over the cores
-// (options.cpu_threads of them, else the host's). gpu and hybrid deal the problems in chunks to
-// the devices' coalesced kernel (many problems a launch) and, under hybrid, to the cores, each
-// side taking more as it finishes; a device that fails leaves its unfinished problems to the
-// cores, with one warning (under gpu, a failure before any C is written is the call's error, every
-// C untouched). auto keeps products too small for a device to pay on the cores, deals the others
-// as hybrid does where a single call of their total work would use a device, and runs a batch of
-// one product as that single call. Problems without a product (C = beta C) are computed last.
+// (options.cpu_threads of them, else the host's); a batch of one is one call on every core, and
+// fewer problems than cores are each cut into bands of rows, a band to a core. gpu and hybrid deal
+// the problems in chunks to the devices' coalesced kernel (many problems a launch) and, under
+// hybrid, to the cores, each side taking more as it finishes; a device that fails leaves its
+// unfinished problems to the cores, with one warning (under gpu, a failure before any C is written
+// is the call's error, every C untouched). auto keeps products too small for a device to pay on the
+// cores, deals the others as hybrid does where a single call of their total work would use a
+// device, and runs a batch of one product as that single call. Under gpu, hybrid and auto the
+// problems without a product (C = beta C) are computed last.
 
 // One group of a grouped batch: `size` products of one shape and one pair of scalars, problem i
 // reading a[i] and b[i] and updating c[i] (arrays of `size` pointers).

@@ -7,14 +7,15 @@
 // the matrix (so that a read past it, or between two unrelated blocks, is an ASan report), or
 // NULL. Every value is a small integer, so every product is exact in either type.
 //
-// Properties: a refused batch throws tandem::Error of kind InvalidArgument naming a position and
-// leaves every byte of the arena and the blocks as it was; a batch with a negative count, size or
-// dimension, a leading dimension below the least, a NULL C of a non-empty product, or two C
-// sharing an element is refused; a batch with none of those whose matrices are all in blocks of
-// their own is accepted; an accepted batch leaves memory exactly as computing each
-// problem by the BLAS rules from the memory as it was would (C = alpha op(A) op(B) + beta C; with
-// alpha 0 or k 0, A and B are not read; with beta 0, C is not read, so NaN reaches C only
-// through what is read), and touches nothing else.
+// Properties: a refused batch throws tandem::Error of kind InvalidArgument naming a position (or,
+// under gpu, another kind for want of a device) and leaves every byte of the arena and the blocks
+// as it was; a batch with a negative count, size or dimension, a leading dimension below the
+// least, a NULL operand the batch uses, or a written C sharing an element with another or with an
+// A or B the batch reads is refused; a batch with none of those whose written C's ranges meet no
+// other used matrix's, and no NULL anywhere, is accepted; an accepted batch leaves memory exactly
+// as computing each problem by the BLAS rules from the memory as it was would (C = alpha op(A)
+// op(B) + beta C; with alpha 0 or k 0, A and B are not read; with beta 0, C is not read, so NaN
+// reaches C only through what is read), and touches nothing else.
 #include <cmath>
 #include <cstdint>
 #include <cstring>
@@ -57,6 +58,17 @@ Stored stored(Layout layout, Op op, int64_t rows, int64_t cols) {
   return row_outer ? Stored{rows, cols} : Stored{cols, rows};
 }
 
+// One operand of one problem as the batch uses it: where, its stored outer count, inner length
+// and leading dimension, and whether the batch reads (A, B) or writes (C) it.
+struct Mat {
+  Place at;
+  int64_t outer = 0, inner = 0, ld = 0;
+  bool used = false;
+  bool is_c = false;
+  int64_t extent() const { return Stored{outer, inner}.extent(ld); }
+  size_t element(int64_t o, int64_t i) const { return at.offset + size_t(o * ld + i); }
+};
+
 template <class T>
 T scalar(uint8_t b) {
   const T values[] = {T(0), T(1), T(2), T(-0.5), T(NAN)};
@@ -71,10 +83,14 @@ struct Case {
   std::vector<tandem::GemmGroup<T>> groups;
   std::vector<std::vector<T>> memory;  // region 0 the arena, then one block per placed matrix
   std::vector<Place> places;           // A, B, C of each problem, in order
+  std::vector<Mat> mats;               // the same, as the batch reads or writes them
   std::vector<const T*> a, b;
   std::vector<T*> c;
   bool must_refuse = false;
-  bool may_share = false;  // a matrix in the arena or NULL: the rules may refuse the batch
+  // Where the rules may refuse a batch they do not have to: a C whose range of elements meets
+  // another C's or a read A's or B's without sharing an element (the aliasing check is exact only
+  // on one lattice, conservative across two), or a NULL operand the batch does not use.
+  bool may_share = false;
 };
 
 // A leading dimension: the least allowed, one more, or one too few (refused).
@@ -100,13 +116,11 @@ Place place(Bytes& in, Case<T>& c, int64_t extent) {
   Place p;
   if (how % 8 == 7) {
     p.null = true;
-    c.may_share = true;
   } else if (how % 2 == 0 || extent > static_cast<int64_t>(kArena)) {
     p.region = c.memory.size();
     c.memory.emplace_back(static_cast<size_t>(std::max<int64_t>(1, extent)));
   } else {
     p.offset = (size_t(where) * 7 + how) % (kArena - static_cast<size_t>(extent) + 1);
-    c.may_share = true;
   }
   c.places.push_back(p);
   return p;
@@ -145,11 +159,16 @@ Case<T> decode(Bytes& in) {
     c.must_refuse = c.must_refuse || bad || gr.size < 0;
     c.groups.push_back(gr);
     // A refused group's problems are placed too: the checks may read its pointers.
+    // What each problem reads (A and B where it has a product: alpha not 0, NaN included) and
+    // writes (a non-empty C); a refused group's matrices are used by nothing.
+    const bool product = !bad && gr.m > 0 && gr.n > 0 && gr.k > 0 && gr.alpha != T(0);
+    const bool writes = !bad && gr.m > 0 && gr.n > 0;
     for (int64_t i = 0; i < gr.size; ++i) {
-      place(in, c, sa.extent(gr.lda));
-      place(in, c, sb.extent(gr.ldb));
-      const Place pc = place(in, c, sc.extent(gr.ldc));
-      c.must_refuse = c.must_refuse || (pc.null && gr.m > 0 && gr.n > 0);
+      const Place pa = place(in, c, sa.extent(gr.lda)), pb = place(in, c, sb.extent(gr.ldb)),
+                  pc = place(in, c, sc.extent(gr.ldc));
+      c.mats.push_back({pa, sa.outer, sa.inner, gr.lda, product, false});
+      c.mats.push_back({pb, sb.outer, sb.inner, gr.ldb, product, false});
+      c.mats.push_back({pc, sc.outer, sc.inner, gr.ldc, writes, true});
     }
   }
   return c;
@@ -228,25 +247,45 @@ std::vector<std::vector<T>> expected(const Case<T>& c, const std::vector<std::ve
   return after;
 }
 
-// Whether two problems' C share an element (both non-empty): the batch must then be refused.
+// The aliasing and NULL rules (tandem.h): a problem with a product needs its A and B, a
+// non-empty C needs itself, and no written C shares an element with another written C or with any
+// A or B the batch reads: where one is broken the batch must be refused. Also whether the rules
+// may refuse a batch that keeps them (may_share).
 template <class T>
-bool cs_share(const Case<T>& c) {
-  std::vector<std::vector<int>> owner;
-  for (const auto& region : c.memory) owner.emplace_back(region.size(), -1);
-  size_t problem = 0;
-  for (const auto& g : c.groups)
-    for (int64_t p = 0; p < g.size; ++p, ++problem) {
-      const Place pc = c.places[3 * problem + 2];
-      if (pc.null || g.m == 0 || g.n == 0) continue;
-      for (int64_t i = 0; i < g.m; ++i)
-        for (int64_t j = 0; j < g.n; ++j) {
-          const int64_t e = c.layout == Layout::RowMajor ? i * g.ldc + j : j * g.ldc + i;
-          int& who = owner[pc.region][pc.offset + static_cast<size_t>(e)];
-          if (who >= 0 && who != static_cast<int>(problem)) return true;
-          who = static_cast<int>(problem);
-        }
+void judge(Case<T>& c) {
+  std::vector<std::vector<int>> written;  // per element: the C that writes it, or -1
+  std::vector<std::vector<bool>> read;
+  for (const auto& region : c.memory) {
+    written.emplace_back(region.size(), -1);
+    read.emplace_back(region.size(), false);
+  }
+  for (const Mat& x : c.mats) {
+    if (x.at.null) {
+      c.must_refuse = c.must_refuse || x.used;
+      c.may_share = c.may_share || !x.used;
     }
-  return false;
+    if (x.at.null || !x.used || x.is_c) continue;
+    for (int64_t o = 0; o < x.outer; ++o)
+      for (int64_t i = 0; i < x.inner; ++i) read[x.at.region][x.element(o, i)] = true;
+  }
+  for (size_t n = 0; n < c.mats.size(); ++n) {
+    const Mat& x = c.mats[n];
+    if (x.at.null || !x.used || !x.is_c) continue;
+    for (int64_t o = 0; o < x.outer; ++o)
+      for (int64_t i = 0; i < x.inner; ++i) {
+        int& who = written[x.at.region][x.element(o, i)];
+        c.must_refuse = c.must_refuse || read[x.at.region][x.element(o, i)] || who >= 0;
+        who = static_cast<int>(n);
+      }
+    // Ranges that meet, shared elements or not.
+    for (size_t m = 0; m < c.mats.size(); ++m) {
+      const Mat& y = c.mats[m];
+      if (m == n || y.at.null || !y.used || y.at.region != x.at.region) continue;
+      const size_t x_end = x.at.offset + size_t(x.extent()),
+                   y_end = y.at.offset + size_t(y.extent());
+      c.may_share = c.may_share || (x.at.offset < y_end && y.at.offset < x_end);
+    }
+  }
 }
 
 bool same(float x, float y) { return x == y || (std::isnan(x) && std::isnan(y)); }
@@ -257,22 +296,25 @@ void run(Bytes& in) {
   Case<T> c = decode<T>(in);
   fill(in, c);
   point(c);
-  c.must_refuse = c.must_refuse || (!c.must_refuse && cs_share(c));
+  judge(c);
   const auto before = c.memory;
   tandem::Options options;
   options.strategy = c.strategy;
-  bool refused = false;
+  bool refused = false, failed = false;
   try {
     tandem::gemm_batch<T>(c.layout, c.groups.data(), c.group_count, options);
   } catch (const tandem::Error& e) {
-    FUZZ_CHECK(e.kind() == tandem::Error::Kind::InvalidArgument,
-               "a batch fails only by refusing an argument");
-    FUZZ_CHECK(e.argument() > 0, "a refusal names a position");
+    // Under gpu a device that cannot take the batch (none, no fp64, a failure before any C was
+    // written) is the caller's error, every C untouched; under cpu and hybrid only a refusal is.
+    failed = e.kind() != tandem::Error::Kind::InvalidArgument;
+    FUZZ_CHECK(!failed || c.strategy == tandem::Strategy::Gpu,
+               "a batch fails only by refusing an argument, or under gpu for want of a device");
+    FUZZ_CHECK(failed || e.argument() > 0, "a refusal names a position");
     refused = true;
   }
   FUZZ_CHECK(refused || !c.must_refuse, "a batch the rules refuse is refused");
-  FUZZ_CHECK(!refused || c.must_refuse || c.may_share,
-             "a valid batch whose matrices are apart, none NULL, is accepted");
+  FUZZ_CHECK(!refused || failed || c.must_refuse || c.may_share,
+             "a valid batch whose written matrices meet nothing is accepted");
   if (refused) {
     for (size_t r = 0; r < before.size(); ++r)
       for (size_t i = 0; i < before[r].size(); ++i)
