@@ -187,8 +187,8 @@ double timed(P& p, const Options& opt, Ran* ran = nullptr) {
 // three of six shapes (0.84-0.92x, 9 rounds). `p` is one product (bench::Problem) or a batch
 // (bench::BatchProblem).
 template <class P>
-void measure_shape(const CompareOptions& o, P& p, double gflop, power::Meter* meter,
-                   std::vector<Measuring>& all, CompareResult& out) {
+void measure_rounds(const CompareOptions& o, P& p, double gflop, power::Meter* meter,
+                    std::vector<Measuring>& all, CompareResult& out) {
   using T = std::remove_pointer_t<decltype(p.c)>;
   const auto ref = p.reference();
   for (int round = 0; round < std::max(1, o.reps); ++round)
@@ -242,10 +242,10 @@ void measure_shape(const CompareOptions& o, detail::Precision prec,
   const double gflop = bench::gflop<T>(m, n, k);
   if (o.batch > 0) {
     bench::BatchProblem<T> p(m, n, k, o.batch, seed, o.resident);
-    measure_shape(o, p, gflop * static_cast<double>(o.batch), meter, all, out);
+    measure_rounds(o, p, gflop * static_cast<double>(o.batch), meter, all, out);
   } else {
     bench::Problem<T> p(m, n, k, seed, o.resident);
-    measure_shape(o, p, gflop, meter, all, out);
+    measure_rounds(o, p, gflop, meter, all, out);
   }
 }
 

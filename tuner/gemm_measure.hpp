@@ -85,78 +85,17 @@ double gflop(int64_t m, int64_t n, int64_t k) {
   return gflop(detail::precision_of<T>(), m, n, k);
 }
 
-// max |c - ref| / max |ref| over ref's elements, infinity if c holds a NaN.
+// `count` row-major m x n x k problems with operands allocated once, each operand's matrices one
+// after another in one allocation. `resident` puts them in tandem_malloc memory (page-aligned: a
+// unified-memory device uses them in place, a discrete one copies them without packing);
+// otherwise they are in ordinary memory, one element past its start, as malloc'd arrays often
+// are, and are packed and copied.
 template <class T>
-double relative_error(const T* c, const std::vector<wide_t<T>>& ref) {
-  double err = 0, scale = 0;
-  for (size_t i = 0; i < ref.size(); ++i) {
-    const double d = std::abs(wide_t<T>(c[i]) - ref[i]);
-    if (std::isnan(d)) return INFINITY;
-    err = std::max(err, d);
-    scale = std::max(scale, std::abs(ref[i]));
-  }
-  return scale > 0 ? err / scale : err;
-}
-
-// A row-major problem with operands allocated once. `resident` puts them in tandem_malloc
-// memory (page-aligned: a unified-memory device uses them in place, a discrete one copies them
-// without packing); otherwise they are in ordinary memory, one element past its start, as
-// malloc'd arrays often are, and are packed and copied.
-template <class T>
-struct Problem {
-  using report_type = Report;
-  int64_t m, n, k;
-  Buffer<T> storage_a, storage_b, storage_c;
-  T *a, *b, *c;
-  Problem(int64_t m_, int64_t n_, int64_t k_, uint64_t seed, bool resident = true)
-      : m(m_),
-        n(n_),
-        k(k_),
-        storage_a(random_buffer<T>(static_cast<size_t>(m * k + 1), seed, resident)),
-        storage_b(random_buffer<T>(static_cast<size_t>(k * n + 1), seed + 1, resident)),
-        storage_c(static_cast<size_t>(m * n + 1), T(0), HostAllocator<T>(resident)),
-        a(storage_a.data() + (resident ? 0 : 1)),
-        b(storage_b.data() + (resident ? 0 : 1)),
-        c(storage_c.data() + (resident ? 0 : 1)) {}
-
-  // One call of C = A B; returns its wall time in seconds.
-  double run(const Options& o, Report* r = nullptr) {
-    const detail::clock::Stopwatch call;
-    gemm<T>(Layout::RowMajor, Op::NoTrans, Op::NoTrans, m, n, k, T(1), a, k, b, n, T(0), c, n, o,
-            r);
-    return call.seconds();
-  }
-
-  // The same product in double precision on the CPU BLAS: the reference for the error.
-  std::vector<wide_t<T>> reference() const {
-    using W = wide_t<T>;
-    std::vector<W> ad(a, a + m * k), bd(b, b + k * n), cd(static_cast<size_t>(m * n), W(0));
-    Options o;
-    o.strategy = Strategy::Cpu;
-    gemm<W>(Layout::RowMajor, Op::NoTrans, Op::NoTrans, m, n, k, W(1), ad.data(), k, bd.data(), n,
-            W(0), cd.data(), n, o);
-    return cd;
-  }
-
-  size_t c_elements() const { return static_cast<size_t>(m * n); }
-
-  // max |C - ref| / max |ref|, infinity if C holds a NaN.
-  double max_relative_error(const std::vector<wide_t<T>>& ref) const {
-    return relative_error(c, ref);
-  }
-};
-
-// A strided batch of `count` row-major m x n x k problems, each operand's matrices one after
-// another in one allocation (in tandem_malloc memory when `resident`, else in ordinary memory
-// one element past its start, as Problem's are).
-template <class T>
-struct BatchProblem {
-  using report_type = BatchReport;
+struct Operands {
   int64_t m, n, k, count;
   Buffer<T> storage_a, storage_b, storage_c;
   T *a, *b, *c;
-  BatchProblem(int64_t m_, int64_t n_, int64_t k_, int64_t count_, uint64_t seed,
-               bool resident = true)
+  Operands(int64_t m_, int64_t n_, int64_t k_, int64_t count_, uint64_t seed, bool resident)
       : m(m_),
         n(n_),
         k(k_),
@@ -170,16 +109,8 @@ struct BatchProblem {
 
   size_t c_elements() const { return static_cast<size_t>(m * n * count); }
 
-  // One batch call of C_i = A_i B_i; returns its wall time in seconds.
-  double run(const Options& o, BatchReport* r = nullptr) {
-    const detail::clock::Stopwatch call;
-    gemm_batch_strided<T>(Layout::RowMajor, Op::NoTrans, Op::NoTrans, m, n, k, T(1), a, k, m * k, b,
-                          n, k * n, T(0), c, n, m * n, count, o, r);
-    return call.seconds();
-  }
-
-  // Every product in double precision on the CPU, one single call each (not the batch code the
-  // rows measure): the reference for the error.
+  // Every product in double precision on the CPU BLAS, one single call each (not the batch code a
+  // batch's rows measure): the reference for the error.
   std::vector<wide_t<T>> reference() const {
     using W = wide_t<T>;
     std::vector<W> ad(a, a + m * k * count), bd(b, b + k * n * count), cd(c_elements(), W(0));
@@ -191,9 +122,50 @@ struct BatchProblem {
     return cd;
   }
 
-  // max |C - ref| / max |ref| over the whole batch, infinity if C holds a NaN.
+  // max |C - ref| / max |ref| over every product, infinity if C holds a NaN.
   double max_relative_error(const std::vector<wide_t<T>>& ref) const {
-    return relative_error(c, ref);
+    double err = 0, scale = 0;
+    for (size_t i = 0; i < ref.size(); ++i) {
+      const double d = std::abs(wide_t<T>(c[i]) - ref[i]);
+      if (std::isnan(d)) return INFINITY;
+      err = std::max(err, d);
+      scale = std::max(scale, std::abs(ref[i]));
+    }
+    return scale > 0 ? err / scale : err;
+  }
+};
+
+// One product, one tandem::gemm call a run.
+template <class T>
+struct Problem : Operands<T> {
+  using report_type = Report;
+  Problem(int64_t m_, int64_t n_, int64_t k_, uint64_t seed, bool resident = true)
+      : Operands<T>(m_, n_, k_, 1, seed, resident) {}
+
+  // One call of C = A B; returns its wall time in seconds.
+  double run(const Options& o, Report* r = nullptr) {
+    const detail::clock::Stopwatch call;
+    gemm<T>(Layout::RowMajor, Op::NoTrans, Op::NoTrans, this->m, this->n, this->k, T(1), this->a,
+            this->k, this->b, this->n, T(0), this->c, this->n, o, r);
+    return call.seconds();
+  }
+};
+
+// A strided batch of `count` products, one gemm_batch_strided call a run.
+template <class T>
+struct BatchProblem : Operands<T> {
+  using report_type = BatchReport;
+  BatchProblem(int64_t m_, int64_t n_, int64_t k_, int64_t count_, uint64_t seed,
+               bool resident = true)
+      : Operands<T>(m_, n_, k_, count_, seed, resident) {}
+
+  // One batch call of C_i = A_i B_i; returns its wall time in seconds.
+  double run(const Options& o, BatchReport* r = nullptr) {
+    const detail::clock::Stopwatch call;
+    const Operands<T>& x = *this;
+    gemm_batch_strided<T>(Layout::RowMajor, Op::NoTrans, Op::NoTrans, x.m, x.n, x.k, T(1), x.a, x.k,
+                          x.m * x.k, x.b, x.n, x.k * x.n, T(0), x.c, x.n, x.m * x.n, x.count, o, r);
+    return call.seconds();
   }
 };
 

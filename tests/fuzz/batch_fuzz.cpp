@@ -82,8 +82,7 @@ struct Case {
   int64_t group_count = 0;
   std::vector<tandem::GemmGroup<T>> groups;
   std::vector<std::vector<T>> memory;  // region 0 the arena, then one block per placed matrix
-  std::vector<Place> places;           // A, B, C of each problem, in order
-  std::vector<Mat> mats;               // the same, as the batch reads or writes them
+  std::vector<Mat> mats;               // A, B, C of each problem, in order
   std::vector<const T*> a, b;
   std::vector<T*> c;
   bool must_refuse = false;
@@ -122,7 +121,6 @@ Place place(Bytes& in, Case<T>& c, int64_t extent) {
   } else {
     p.offset = (size_t(where) * 7 + how) % (kArena - static_cast<size_t>(extent) + 1);
   }
-  c.places.push_back(p);
   return p;
 }
 
@@ -194,10 +192,10 @@ T* address(Case<T>& c, const Place& p) {
 // group's `a`, `b` and `c` point into them.
 template <class T>
 void point(Case<T>& c) {
-  for (size_t i = 0; i + 2 < c.places.size(); i += 3) {
-    c.a.push_back(address(c, c.places[i]));
-    c.b.push_back(address(c, c.places[i + 1]));
-    c.c.push_back(address(c, c.places[i + 2]));
+  for (size_t i = 0; i + 2 < c.mats.size(); i += 3) {
+    c.a.push_back(address(c, c.mats[i].at));
+    c.b.push_back(address(c, c.mats[i + 1].at));
+    c.c.push_back(address(c, c.mats[i + 2].at));
   }
   size_t first = 0;
   for (auto& g : c.groups) {
@@ -227,8 +225,8 @@ std::vector<std::vector<T>> expected(const Case<T>& c, const std::vector<std::ve
   size_t problem = 0;
   for (const auto& g : c.groups)
     for (int64_t p = 0; p < g.size; ++p, ++problem) {
-      const Place pa = c.places[3 * problem], pb = c.places[3 * problem + 1],
-                  pc = c.places[3 * problem + 2];
+      const Place pa = c.mats[3 * problem].at, pb = c.mats[3 * problem + 1].at,
+                  pc = c.mats[3 * problem + 2].at;
       if (g.m == 0 || g.n == 0) continue;
       const bool product = g.alpha != T(0) && g.k > 0;
       const T* a = product ? before[pa.region].data() + pa.offset : nullptr;
