@@ -103,6 +103,20 @@ void print_profile(const prof::Profile& p) {
                   static_cast<long long>(*pp.direct_below));
     else if (pp.direct_below)
       std::printf("    the direct kernel runs no call (it lost at the smallest size measured)\n");
+    for (const auto& [rule, memory] : {std::pair{&pp.batch, "ordinary memory"},
+                                       std::pair{&pp.batch_resident, "tandem_malloc memory"}}) {
+      if (!*rule) continue;
+      if ((*rule)->devices_from > 0)
+        std::printf("    batches from %s: products from %lld^3 dealt to the devices\n", memory,
+                    static_cast<long long>((*rule)->devices_from));
+      else
+        std::printf("    batches from %s: every product on the cores (dealing paid nowhere)\n",
+                    memory);
+      for (const prof::BatchPoint& b : (*rule)->points)
+        std::printf("      %lld x %lld^3: cores %.1f, dealt %.1f GFLOPS, %s: %s\n",
+                    static_cast<long long>(b.count), static_cast<long long>(b.size), b.cpu_gflops,
+                    b.hybrid_gflops, b.verdict.c_str(), b.note.c_str());
+    }
   }
 }
 

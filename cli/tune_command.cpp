@@ -69,6 +69,7 @@ void print_report(const tuner::TuneReport& report, bool as_json) {
                               {"engine_evaluations", s.engine_evaluations},
                               {"direct_failures", s.direct_failures},
                               {"direct_verdicts", s.direct_verdicts},
+                              {"batch_failure", s.batch_failure},
                               {"failure_reasons", s.failure_reasons}});
     std::cout << j.dump(2) << "\n";
     return;
@@ -88,6 +89,10 @@ void print_report(const tuner::TuneReport& report, bool as_json) {
     for (const auto& [size, winner] : s.direct_verdicts)
       std::printf("  at %lld^3 the faster: %s\n", static_cast<long long>(size), winner.c_str());
     for (const auto& r : s.failure_reasons) std::printf("  excluded: %s\n", r.c_str());
+    if (!s.batch_points.empty())
+      std::printf("  batches: %zu sizes measured (the profile below says what they gave)\n",
+                  s.batch_points.size());
+    if (!s.batch_failure.empty()) std::printf("  batches: %s\n", s.batch_failure.c_str());
   }
   print_profile(report.profile);
   std::printf("log: %s\n", report.log.string().c_str());
@@ -105,10 +110,13 @@ void check_options(const TuneArgs& a) {
   if (o.split_min > top)
     throw UsageError("tune: --split-min " + text(o.split_min) + " is above --split-max (" +
                      text(top) + ")");
-  if (o.model_only && o.direct_only)
-    throw UsageError("tune: --model-only and --direct-only each tune one thing alone: name one");
   if (o.model_only && !o.model) throw UsageError("tune: --model-only contradicts --no-model");
   if (o.direct_only && !o.direct) throw UsageError("tune: --direct-only contradicts --no-direct");
+  if (int(o.model_only) + int(o.direct_only) + int(o.batch_only) > 1)
+    throw UsageError(
+        "tune: --model-only, --direct-only and --batch-only each tune one thing "
+        "alone: name one");
+  if (o.batch_only && !o.batch) throw UsageError("tune: --batch-only contradicts --no-batch");
   if (o.small_evaluations < -1)
     throw UsageError("tune: --small-evals " + text(o.small_evaluations) + " must be -1 or more");
   if (o.compile_jobs < -1)
@@ -129,6 +137,47 @@ int tune(const TuneArgs& a, bool as_json) {
   if (tty) std::fprintf(stderr, "\n");
   print_report(report, as_json);
   return 0;
+}
+
+// The phases after the split search, each of which can be left out or run alone for the profile
+// that applies now: the cost model, the direct kernel and its threshold, the batch rule.
+void add_phase_options(CLI::App& tune, tuner::TuneOptions& o) {
+  CLI::App* sub = &tune;
+  sub->add_flag("!--no-model", o.model, "do not fit the cost model for untuned shapes");
+  sub->add_flag("--model-only", o.model_only,
+                "fit the cost model alone, for the profile that applies now (local or built-in)");
+  sub->add_flag("!--no-direct", o.direct, "do not tune the direct kernel for small and odd calls");
+  sub->add_flag("--direct-only", o.direct_only,
+                "tune the direct kernel and its threshold alone, for the profile that applies now "
+                "(bounded by --direct-seconds per precision)");
+  sub->add_option("--direct-size", o.direct_size, "size at which direct kernels are compared")
+      ->check(kPositive)
+      ->default_str("512, or the kernel size if smaller");
+  sub->add_option("--direct-sizes", o.direct_sizes,
+                  "sizes at which the direct kernel meets the profile's own, until it loses")
+      ->delimiter(',')
+      ->check(kPositive)
+      ->default_str("256 (or the smallest size) doubling to four times the largest size");
+  sub->add_option("--direct-evals", o.direct_evaluations,
+                  "direct kernel candidates to measure, per precision")
+      ->check(kPositive)
+      ->default_str("half of --budget-evals");
+  sub->add_option("--direct-seconds", o.direct_seconds,
+                  "time for the direct kernel's search and threshold, per precision")
+      ->check(kPositive);
+  sub->add_flag("!--no-batch", o.batch,
+                "do not measure where auto deals a batch's products to the devices");
+  sub->add_flag("--batch-only", o.batch_only,
+                "measure the batch rule alone, for the profile that applies now (bounded by "
+                "--batch-seconds per precision)");
+  sub->add_option("--batch-sizes", o.batch_sizes,
+                  "product sizes at which batches are measured, from the largest down until "
+                  "dealing stops paying")
+      ->delimiter(',')
+      ->check(kPositive)
+      ->default_str("database/defaults.json's batch.tune_sizes (32 to 512)");
+  sub->add_option("--batch-seconds", o.batch_seconds, "time for the batch rule, per precision")
+      ->check(kPositive);
 }
 
 }  // namespace
@@ -189,28 +238,7 @@ Subcommand add_tune(CLI::App& app) {
       ->check(kKernelParams)
       ->default_str("");
   sub->add_flag("--no-save", args->no_save, "do not write the profile");
-  sub->add_flag("!--no-model", o.model, "do not fit the cost model for untuned shapes");
-  sub->add_flag("--model-only", o.model_only,
-                "fit the cost model alone, for the profile that applies now (local or built-in)");
-  sub->add_flag("!--no-direct", o.direct, "do not tune the direct kernel for small and odd calls");
-  sub->add_flag("--direct-only", o.direct_only,
-                "tune the direct kernel and its threshold alone, for the profile that applies now "
-                "(bounded by --direct-seconds per precision)");
-  sub->add_option("--direct-size", o.direct_size, "size at which direct kernels are compared")
-      ->check(kPositive)
-      ->default_str("512, or the kernel size if smaller");
-  sub->add_option("--direct-sizes", o.direct_sizes,
-                  "sizes at which the direct kernel meets the profile's own, until it loses")
-      ->delimiter(',')
-      ->check(kPositive)
-      ->default_str("256 (or the smallest size) doubling to four times the largest size");
-  sub->add_option("--direct-evals", o.direct_evaluations,
-                  "direct kernel candidates to measure, per precision")
-      ->check(kPositive)
-      ->default_str("half of --budget-evals");
-  sub->add_option("--direct-seconds", o.direct_seconds,
-                  "time for the direct kernel's search and threshold, per precision")
-      ->check(kPositive);
+  add_phase_options(*sub, o);
   return {sub, [args](bool as_json) { return tune(*args, as_json); }};
 }
 

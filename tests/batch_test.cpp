@@ -18,6 +18,7 @@
 #include <filesystem>
 #include <functional>
 #include <limits>
+#include <optional>
 #include <random>
 #include <set>
 #include <string>
@@ -31,6 +32,7 @@
 #include "profile/store.hpp"
 #include "reference.hpp"
 #include "seam_override.hpp"
+#include "seam_values.hpp"
 #include "tandem/tandem.h"
 #include "tandem/tandem.hpp"
 
@@ -541,8 +543,9 @@ TEST(Batch, ADeviceFailingMidBatchLeavesItsProblemsToTheCpu) {
 
 // Auto deals a batch's large products to a device whose profile says a single call of their
 // total work pays there (here a profile written for PoCL's first device, giving it every row
-// from the smallest bucket on), keeps products under batch.devices_from on the cores whatever
-// the profile says, and runs a batch of one large product as that single call.
+// from the smallest bucket on), keeps products under batch.devices_from on the cores where the
+// profile has no batch rule, runs a batch of one large product as that single call, and follows
+// the profile's batch rule for the batch's memory where it has one.
 TEST(Batch, AutoDealsLargeProductsWhereTheProfileSaysADevicePays) {
   namespace fs = std::filesystem;
   namespace prof = detail::profile;
@@ -566,14 +569,25 @@ TEST(Batch, AutoDealsLargeProductsWhereTheProfileSaysADevicePays) {
   p.precisions[detail::Precision::s] = pp;
   prof::save(p, prof::path_for(id));
 
-  const auto strided = [](int64_t n, int64_t count) {
-    std::vector<float> a(static_cast<size_t>(n * n * count), 0.5f), c(a.size(), 7.0f);
+  // n^3 products in ordinary memory, or in tandem_malloc memory.
+  const auto strided = [](int64_t n, int64_t count, bool resident = false) {
+    const auto elements = static_cast<size_t>(n * n * count);
+    std::vector<float, Allocator<float>> a_tandem, c_tandem;
+    std::vector<float> a_ordinary, c_ordinary;
+    if (resident) {
+      a_tandem.assign(elements, 0.5f);
+      c_tandem.assign(elements, 7.0f);
+    } else {
+      a_ordinary.assign(elements, 0.5f);
+      c_ordinary.assign(elements, 7.0f);
+    }
+    const float* a = resident ? a_tandem.data() : a_ordinary.data();
+    float* c = resident ? c_tandem.data() : c_ordinary.data();
     BatchReport r;
-    gemm_batch_strided<float>(Layout::RowMajor, Op::NoTrans, Op::NoTrans, n, n, n, 1.0f, a.data(),
-                              n, n * n, a.data(), n, n * n, 0.0f, c.data(), n, n * n, count, {},
-                              &r);
+    gemm_batch_strided<float>(Layout::RowMajor, Op::NoTrans, Op::NoTrans, n, n, n, 1.0f, a, n,
+                              n * n, a, n, n * n, 0.0f, c, n, n * n, count, {}, &r);
     const float want = 0.25f * static_cast<float>(n);
-    EXPECT_TRUE(std::all_of(c.begin(), c.end(), [&](float x) { return x == want; }))
+    EXPECT_TRUE(std::all_of(c, c + elements, [&](float x) { return x == want; }))
         << n << "^3 x " << count;
     return r;
   };
@@ -587,6 +601,31 @@ TEST(Batch, AutoDealsLargeProductsWhereTheProfileSaysADevicePays) {
   const BatchReport one = strided(large, 1);
   EXPECT_EQ(one.device_problems, 1) << "a batch of one large product is a single call";
   EXPECT_TRUE(one.devices.empty()) << "not the coalesced kernel";
+
+  // A batch rule the tune measured (profile.hpp's BatchRule) takes the place of defaults.json's
+  // edge, for the batch's memory: tandem_malloc memory has a rule of its own on a discrete device
+  // only (played by PoCL, every tandem_malloc block pinned).
+  const auto with_rule = [&](int64_t ordinary, std::optional<int64_t> resident) {
+    prof::PrecisionProfile q = pp;
+    q.batch = prof::BatchRule{ordinary, {}};
+    if (resident) q.batch_resident = prof::BatchRule{*resident, {}};
+    p.precisions[detail::Precision::s] = q;
+    prof::save(p, prof::path_for(id));
+    prof::forget();
+  };
+  with_rule(16, std::nullopt);
+  EXPECT_GT(strided(16, 4000).device_problems, 0) << "a rule dealing from 16^3";
+  with_rule(0, std::nullopt);
+  EXPECT_EQ(strided(large, 40).device_problems, 0) << "a rule that found dealing paying nowhere";
+  with_rule(0, 16);
+  EXPECT_EQ(strided(large, 40, true).device_problems, 0)
+      << "tandem_malloc memory on a unified device follows the ordinary memory's rule";
+  {
+    const detail::seams::Override discrete(test::discrete(false, /*pin_every_block=*/true));
+    EXPECT_GT(strided(large, 40, true).device_problems, 0)
+        << "tandem_malloc memory on a discrete device follows its own rule";
+    EXPECT_EQ(strided(large, 40).device_problems, 0) << "ordinary memory there, the ordinary rule";
+  }
 
   if (saved.empty())
     unsetenv("TANDEM_PROFILE_DIR");

@@ -68,8 +68,18 @@ tuner::TuneOptions tiny() {
   o.top_kernels = 1;
   o.parts = 16;
   o.direct = false;         // DirectOnlyTunesTheDirectKernelAndItsThreshold tunes it
+  o.batch = false;          // BatchOnlyMeasuresWhereDealingPays measures it
   o.small_evaluations = 0;  // ASmallBucketSearchesSmallTilesAtItsOwnSize searches them
   return o;
+}
+
+// The records of one kind in a tuning log.
+int log_lines(const fs::path& log, const std::string& kind) {
+  std::ifstream in(log);
+  int lines = 0;
+  for (std::string line; std::getline(in, line);)
+    lines += line.find("\"kind\":\"" + kind + "\"") != std::string::npos ? 1 : 0;
+  return lines;
 }
 
 Report run_auto(int64_t n) {
@@ -463,19 +473,115 @@ TEST_F(ProfileDir, DirectOnlyTunesTheDirectKernelAndItsThreshold) {
   EXPECT_EQ(r.kernel.find("KERNEL=2") != std::string::npos, *pp.direct_below > 8) << r.kernel;
   EXPECT_EQ(r.profile, report.saved.string());
   // The same run again measures no candidate twice: the log gains threshold records alone.
-  const auto direct_lines = [&] {
-    std::ifstream in(o.log);
-    int lines = 0;
-    for (std::string line; std::getline(in, line);)
-      lines += line.find("\"kind\":\"direct\"") != std::string::npos ? 1 : 0;
-    return lines;
-  };
+  const auto direct_lines = [&] { return log_lines(o.log, "direct"); };
   const int before = direct_lines();
   EXPECT_EQ(before, 4);
   const auto again = tuner::tune(o);
   EXPECT_EQ(direct_lines(), before);
   EXPECT_EQ(prof::load(again.saved).precisions.at(detail::Precision::s).direct_kernel,
             pp.direct_kernel);
+}
+
+// The batch rule's edge follows the verdicts measured from the largest size down: between the
+// last size where dealing lost and the next one up (their geometric middle), the smallest size
+// measured where it won everywhere, and never where it did not win at the largest.
+TEST(BatchRule, TheEdgeFollowsTheVerdictsFromTheLargestSizeDown) {
+  const auto rule = [](std::vector<std::pair<int64_t, const char*>> measured) {
+    std::vector<prof::BatchPoint> points;
+    for (const auto& [size, verdict] : measured) points.push_back({size, 100, 1, 2, verdict, ""});
+    return tuner::batch_rule_from(points);
+  };
+  EXPECT_EQ(rule({{512, "faster"}, {256, "faster"}, {128, "not faster"}}).devices_from, 181);
+  EXPECT_EQ(rule({{512, "faster"}, {256, "too noisy"}}).devices_from, 362);
+  EXPECT_EQ(rule({{512, "faster"}, {256, "faster"}}).devices_from, 256);
+  EXPECT_EQ(rule({{512, "too noisy"}}).devices_from, 0);
+  EXPECT_EQ(rule({{512, "not faster"}}).devices_from, 0);
+  const prof::BatchRule r =
+      rule({{512, "faster"}, {256, "faster"}, {128, "faster"}, {64, "not faster"}});
+  EXPECT_EQ(r.devices_from, 91);
+  ASSERT_EQ(r.points.size(), 4u);
+  EXPECT_EQ(r.points.front().size, 64);
+  EXPECT_EQ(r.points.back().size, 512);
+}
+
+// The batch phase alone, on PoCL played as a discrete device with every tandem_malloc block
+// pinned, so that both memories are measured: from the largest size down until dealing stops
+// paying, each point a checked batch sized by the cores' rate; the profile keeps the rule its
+// points give, for each memory; a second run takes every measurement from the log.
+TEST_F(ProfileDir, BatchOnlyMeasuresWhereDealingPays) {
+  std::optional<detail::seams::Override> seams(std::in_place,
+                                               test::discrete(false, /*pin_every_block=*/true));
+  auto o = tiny();
+  o.precisions = {detail::Precision::s};
+  o.batch_only = true;
+  o.batch_sizes = {16, 32};
+  o.batch_call_seconds = 0.01;
+  o.log = dir_ / "tune.jsonl";
+  const auto report = tuner::tune(o);
+  const prof::Profile p = prof::load(report.saved);
+  const auto& pp = p.precisions.at(detail::Precision::s);
+  ASSERT_TRUE(pp.batch.has_value());
+  ASSERT_TRUE(pp.batch_resident.has_value()) << "a discrete device measures tandem_malloc memory";
+  ASSERT_EQ(report.precisions.size(), 1u);
+  const auto& summary = report.precisions[0];
+  EXPECT_EQ(summary.batch_failure, "");
+  for (const bool resident : {false, true}) {
+    std::vector<prof::BatchPoint> measured;
+    for (const auto& [r, point] : summary.batch_points)
+      if (r == resident) measured.push_back(point);
+    ASSERT_FALSE(measured.empty()) << resident;
+    EXPECT_EQ(measured.front().size, 32) << "the largest size first";
+    for (size_t i = 0; i < measured.size(); ++i) {
+      EXPECT_GT(measured[i].count, 0);
+      EXPECT_GT(measured[i].cpu_gflops, 0.0);
+      EXPECT_GT(measured[i].hybrid_gflops, 0.0) << measured[i].note;
+      EXPECT_EQ(measured[i].note.find("failed"), std::string::npos) << measured[i].note;
+      if (i + 1 < measured.size()) {
+        EXPECT_EQ(measured[i].verdict, "faster") << "measured on past a loss";
+      }
+    }
+    const prof::BatchRule& kept = resident ? *pp.batch_resident : *pp.batch;
+    EXPECT_EQ(kept.devices_from, tuner::batch_rule_from(measured).devices_from) << resident;
+    EXPECT_EQ(kept.points.size(), measured.size());
+  }
+  const auto batch_lines = [&] { return log_lines(o.log, "batch"); };
+  const int before = batch_lines();
+  EXPECT_EQ(before, static_cast<int>(summary.batch_points.size()));
+  const auto again = tuner::tune(o);
+  EXPECT_EQ(batch_lines(), before) << "every point resumed from the log";
+  const auto& back = prof::load(again.saved).precisions.at(detail::Precision::s);
+  EXPECT_EQ(back.batch->devices_from, pp.batch->devices_from);
+  EXPECT_EQ(back.batch_resident->devices_from, pp.batch_resident->devices_from);
+}
+
+// A device whose dealt batches come back wrong is never given products: the cheap check fails the
+// dealt side at the largest size, the measuring ends there, and the rule keeps every product on
+// the cores. Only dealt calls are tampered with: the cores' pass.
+TEST_F(ProfileDir, AWrongDealtBatchIsNeverKept) {
+  auto o = tiny();
+  o.precisions = {detail::Precision::s};
+  o.batch_only = true;
+  o.batch_sizes = {16, 32};
+  o.batch_call_seconds = 0.005;
+  o.save = false;
+  int tampered = 0;
+  o.tamper = [&tampered](void* c, int64_t n, detail::Precision precision, bool) {
+    if (precision == detail::Precision::s && n > 0) {
+      static_cast<float*>(c)[0] += 1.0f;  // product 0's corner, which the cheap check reads
+      ++tampered;
+    }
+  };
+  const auto report = tuner::tune(o);
+  EXPECT_GT(tampered, 0) << "no batch was dealt";
+  const auto& pp = report.profile.precisions.at(detail::Precision::s);
+  ASSERT_TRUE(pp.batch.has_value());
+  EXPECT_EQ(pp.batch->devices_from, 0);
+  ASSERT_EQ(pp.batch->points.size(), 1u);
+  EXPECT_EQ(pp.batch->points[0].size, 32);
+  EXPECT_EQ(pp.batch->points[0].verdict, "not faster");
+  EXPECT_NE(pp.batch->points[0].note.find("cheap check"), std::string::npos)
+      << pp.batch->points[0].note;
+  EXPECT_GT(pp.batch->points[0].cpu_gflops, 0.0);
 }
 
 // --objective energy reads power: on a fake amdgpu sensor at a constant 20 W the run goes through

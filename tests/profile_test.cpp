@@ -322,6 +322,14 @@ prof::Profile full_profile() {
   pp.direct_size = 256;
   pp.direct_gflops = 3;
   pp.direct_below = 128;
+  prof::BatchRule ordinary;
+  ordinary.devices_from = 181;
+  ordinary.points = {{128, 4000, 300, 280, "not faster", "dealt 0.93x the cores alone's speed"},
+                     {256, 500, 320, 450, "faster", "dealt 1.41x, ranges apart (5 rounds)"}};
+  pp.batch = ordinary;
+  prof::BatchRule resident;  // dealing paid nowhere
+  resident.points = {{512, 60, 400, 390, "too noisy", "ranges overlap"}};
+  pp.batch_resident = resident;
   return p;
 }
 
@@ -370,6 +378,12 @@ TEST(ProfileRanges, AbsurdValuesAreRefusedByName) {
       {[](auto& j) { j["precisions"]["s"]["model"]["observations"][0]["seconds"] = -1; },
        "precisions.s.model.observations[0].seconds = -1 is outside"},
       {[](auto& j) { j["tuning"]["seconds"] = -3; }, "tuning.seconds = -3 is outside"},
+      {[](auto& j) { j["precisions"]["s"]["batch"]["devices_from"] = -1; },
+       "precisions.s.batch.devices_from = -1 is outside"},
+      {[](auto& j) { j["precisions"]["s"]["batch_resident"]["points"][0]["count"] = 0; },
+       "precisions.s.batch_resident.points[0].count = 0 is outside"},
+      {[](auto& j) { j["precisions"]["s"]["batch"]["points"][1]["hybrid_gflops"] = -2; },
+       "precisions.s.batch.points[1].hybrid_gflops = -2 is outside"},
   };
   for (const auto& c : cases) {
     const std::string why = with(c.edit);
@@ -465,6 +479,36 @@ TEST(ProfileConfirmation, RoundTripsAndAnUnknownVerdictIsRefused) {
                 .buckets.at(0)
                 .confirmation.verdict,
             "");
+}
+
+// A precision's batch rules (where auto deals a batch's products, by memory) survive a save and a
+// load with the points they rest on, ascending by size; a verdict the tune never writes is
+// refused by name, and a profile from before batch rules reads with none.
+TEST(ProfileBatchRule, RoundTripsAndAnUnknownVerdictIsRefused) {
+  const prof::Profile back = prof::from_json(prof::to_json(full_profile()));
+  const prof::PrecisionProfile& pp = back.precisions.at(detail::Precision::s);
+  ASSERT_TRUE(pp.batch && pp.batch_resident);
+  EXPECT_EQ(pp.batch->devices_from, 181);
+  ASSERT_EQ(pp.batch->points.size(), 2u);
+  EXPECT_EQ(pp.batch->points[1].size, 256);
+  EXPECT_EQ(pp.batch->points[1].count, 500);
+  EXPECT_EQ(pp.batch->points[1].hybrid_gflops, 450);
+  EXPECT_EQ(pp.batch->points[1].verdict, "faster");
+  EXPECT_EQ(pp.batch->points[0].note, "dealt 0.93x the cores alone's speed");
+  EXPECT_EQ(pp.batch_resident->devices_from, 0);
+  nlohmann::json j = nlohmann::json::parse(prof::to_json(full_profile()));
+  std::swap(j["precisions"]["s"]["batch"]["points"][0], j["precisions"]["s"]["batch"]["points"][1]);
+  EXPECT_EQ(prof::from_json(j.dump()).precisions.at(detail::Precision::s).batch->points[0].size,
+            128)
+      << "read in ascending order whatever the file's";
+  j["precisions"]["s"]["batch"]["points"][0]["verdict"] = "maybe";
+  EXPECT_NE(refusal(j.dump()).find("batch point verdict 'maybe'"), std::string::npos)
+      << refusal(j.dump());
+  j["precisions"]["s"].erase("batch");
+  j["precisions"]["s"].erase("batch_resident");
+  const prof::Profile old = prof::from_json(j.dump());
+  EXPECT_FALSE(old.precisions.at(detail::Precision::s).batch.has_value());
+  EXPECT_FALSE(old.precisions.at(detail::Precision::s).batch_resident.has_value());
 }
 
 // Control characters in a profile's identity reach the log escaped, in the one line they belong

@@ -69,6 +69,14 @@ const char* to_string(Verdict v) {
   return "?";
 }
 
+Confirmed confirm_faster(const std::vector<double>& candidate, const std::vector<double>& base,
+                         double margin, double confidence, const std::string& name,
+                         const std::string& base_name) {
+  const Beat b = beats(candidate, base, margin, confidence, name, base_name);
+  return {b.verdict == Verdict::Faster ? 1 : 0, b.verdict,
+          b.words + " (" + std::to_string(candidate.size()) + " rounds)"};
+}
+
 Confirmed confirm_split(const Rounds& r, int split, int parts, double margin, double confidence) {
   const std::string rounds = " (" + std::to_string(r.candidate.size()) + " rounds)";
   std::vector<Beat> seen;

@@ -31,6 +31,14 @@ struct Confirmed {
   std::string note;  // what the rounds showed, in words
 };
 
+// Whether `candidate` (called `name` in the note) runs faster than `base` by `margin` of base's
+// median time and beyond the noise (tuner::separate at `confidence`): Faster; else TooNoisy where
+// the medians say faster but the rounds cannot tell, else NotFaster. keep is 1 for Faster, else 0.
+// The batch phase's verdict on dealing a batch against the cores alone.
+Confirmed confirm_faster(const std::vector<double>& candidate, const std::vector<double>& base,
+                         double margin, double confidence, const std::string& name,
+                         const std::string& base_name);
+
 // What to keep of the candidate `split` (0 < split < parts: a split; parts: the GPU alone). A
 // split must beat each single side's median by `margin` (the split margin) and the GPU alone the
 // CPU alone's, and each must do it beyond the noise as `tandem compare` judges a speedup

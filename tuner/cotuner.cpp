@@ -40,11 +40,6 @@ void check_writable(const std::filesystem::path& file) {
     throw std::runtime_error("cannot write the profile " + file.string() + ": " + why);
 }
 
-// The most of a tuning log read to resume from. A log line is about 400 bytes and a full tune
-// writes a few thousand; 64 MiB holds a hundred such runs, and no more is read from a file that
-// is not a log.
-constexpr uintmax_t kMaxLogBytes = uintmax_t{64} << 20;
-
 std::string today() {
   const std::time_t t = std::time(nullptr);
   char buf[32];
@@ -65,6 +60,10 @@ Tuner::Tuner(const TuneOptions& o) : o_(o), given_(o) {
   if (o_.direct_evaluations <= 0) o_.direct_evaluations = std::max(1, o_.budget_evaluations / 2);
   for (int64_t s : o_.direct_sizes)
     if (s <= 0) throw std::invalid_argument("direct sizes must be positive");
+  for (int64_t s : o_.batch_sizes)
+    if (s <= 0) throw std::invalid_argument("batch sizes must be positive");
+  if (!(o_.batch_call_seconds >= 0))
+    throw std::invalid_argument("the batch call time must not be negative");
   device_ = detail::gpu::open_device(o_.device);
   info_ = detail::gpu::info(*device_);
   if (o_.compile_jobs < 0) o_.compile_jobs = info_.is_gpu ? 3 : 0;
@@ -93,9 +92,41 @@ Tuner::Tuner(const TuneOptions& o) : o_(o), given_(o) {
   read_log();
 }
 
+// The phase for the kernels, buckets and rules of the profile that applies to this device now
+// (none: a profile with what the phase finds alone), saved as a local profile.
+template <class Phase>
+TuneReport Tuner::run_alone(const Phase& phase) {
+  if (const auto active = prof::active_for(info_)) {
+    report_.profile.precisions = active->precisions;
+    report_.profile.tuning = active->tuning;
+  }
+  for (size_t i = 0; i < o_.precisions.size(); ++i) {
+    const Precision prec = o_.precisions[i];
+    if (detail::needs_fp64(prec) && !info_.fp64) continue;
+    settle(prec);
+    precision_deadline_ =
+        elapsed() + (o_.budget_seconds - elapsed()) / double(o_.precisions.size() - i);
+    PrecisionSummary summary;
+    summary.precision = prec;
+    prof::PrecisionProfile& pp = report_.profile.precisions[prec];
+    detail::with_element_type(prec, [&](auto zero) { phase(zero, prec, pp, summary); });
+    report_.precisions.push_back(summary);
+  }
+  report_.seconds = elapsed();
+  if (o_.save) save();
+  return report_;
+}
+
 TuneReport Tuner::run() {
   if (o_.model_only) return run_model_only();
-  if (o_.direct_only) return run_direct_only();
+  if (o_.direct_only)
+    return run_alone([this](auto zero, Precision prec, auto& pp, auto& summary) {
+      tune_direct<decltype(zero)>(prec, pp, summary);
+    });
+  if (o_.batch_only)
+    return run_alone([this](auto zero, Precision prec, auto& pp, auto& summary) {
+      tune_batch<decltype(zero)>(prec, pp, summary);
+    });
   for (size_t i = 0; i < o_.precisions.size(); ++i) {
     const Precision prec = o_.precisions[i];
     if (detail::needs_fp64(prec) && !info_.fp64) continue;  // nothing to tune: stays on the CPU
@@ -215,69 +246,6 @@ void Tuner::save() {
   report_.profile.origin =
       report_.saved.empty() ? "memory (no profile directory)" : report_.saved.string();
   prof::forget();
-}
-
-prof::LogRecord Tuner::record(const char* kind, Precision precision, int64_t size,
-                              const std::map<std::string, int>& kernel, const Timed& t) {
-  prof::LogRecord rec;
-  rec.kind = kind;
-  rec.precision = precision;
-  rec.size = size;
-  rec.kernel = kernel;
-  rec.failure = t.failure;
-  if (!t.failure.empty()) return rec;
-  rec.seconds = t.wall.median;
-  rec.cost = t.cost;
-  rec.min = t.wall.min;
-  rec.max = t.wall.max;
-  rec.spread = t.wall.spread;
-  rec.bimodal = t.wall.bimodal;
-  rec.kernel_seconds = t.kernel;
-  return rec;
-}
-
-// What earlier runs measured; and the log is opened for appending now, so a log this run could
-// not add to (a link, a FIFO, a device, an unwritable directory) stops it before any of the
-// budget is spent. A last line cut short by an interrupted run is ended here: the next record
-// then starts a line of its own instead of being swallowed.
-void Tuner::read_log() {
-  if (report_.log.empty()) return;
-  std::error_code ec;
-  std::filesystem::create_directories(report_.log.parent_path(), ec);
-  std::string all;
-  try {
-    detail::files::append(report_.log, "");  // creates it; refuses what is not a regular file
-    all = detail::files::read(report_.log, kMaxLogBytes, "a tuning log");
-    if (!all.empty() && all.back() != '\n') detail::files::append(report_.log, "\n");
-  } catch (const std::runtime_error& e) {
-    throw std::runtime_error("the tuning log: " + std::string(e.what()));
-  }
-  std::stringstream text(all);
-  for (std::string line; std::getline(text, line);)
-    if (auto r = prof::from_log_line(line)) log_.push_back(*r);
-}
-
-void Tuner::append(const prof::LogRecord& r) {
-  log_.push_back(r);
-  if (report_.log.empty()) return;
-  try {
-    detail::files::append(report_.log, prof::to_log_line(r) + "\n");
-  } catch (const std::runtime_error& e) {
-    detail::warn_once("tune-log:" + report_.log.string(),
-                      std::string(e.what()) +
-                          "; the tuning log ends here, and an interrupted run will measure again");
-  }
-}
-
-const prof::LogRecord* Tuner::logged_split(Precision prec, int64_t size,
-                                           const std::map<std::string, int>& kernel, int gpu_parts,
-                                           int threads, bool resident, bool dynamic) const {
-  for (const auto& r : log_)
-    if (r.kind == "split" && r.precision == prec && r.size == size && r.kernel == kernel &&
-        r.gpu_parts == gpu_parts && r.parts == o_.parts && r.cpu_threads == threads &&
-        r.resident == resident && r.dynamic == dynamic)
-      return &r;
-  return nullptr;
 }
 
 void Tuner::progress(const std::string& phase, Precision prec, int done, int budget,
@@ -440,8 +408,12 @@ void Tuner::tune_precision(Precision prec) {
   const auto defaults = detail::gpu::resolve_params(*device_, prec, start_);
   const Space space =
       o_.small_space ? small_gemm_space(limits, prec) : gemm_space(limits, prec, defaults);
-  // The direct kernel's search comes last, on time set aside for it now.
+  // The direct kernel's search and then the batch rule come last, on time set aside for them
+  // now.
   const double end = precision_deadline_;
+  if (o_.batch)
+    precision_deadline_ -= std::min(o_.batch_seconds, (precision_deadline_ - elapsed()) / 4);
+  const double direct_end = precision_deadline_;
   if (o_.direct)
     precision_deadline_ -= std::min(o_.direct_seconds, (precision_deadline_ - elapsed()) / 4);
 
@@ -496,8 +468,10 @@ void Tuner::tune_precision(Precision prec) {
   }
   // The cost model, for the shapes the buckets did not measure.
   if (o_.model) summary.model_failure = fit_model<T>(prec, o_.kernel_size, pp);
-  precision_deadline_ = end;
+  precision_deadline_ = direct_end;
   if (o_.direct) tune_direct<T>(prec, pp, summary);
+  precision_deadline_ = end;
+  if (o_.batch) tune_batch<T>(prec, pp, summary);
   report_.profile.precisions[prec] = pp;
   report_.precisions.push_back(summary);
 }

@@ -18,7 +18,7 @@
 namespace tandem::tuner {
 
 struct Progress {
-  std::string phase;  // "kernels", "small", "split", "confirm" or "direct"
+  std::string phase;  // "kernels", "small", "split", "confirm", "direct" or "batch"
   detail::Precision precision = detail::Precision::s;
   int done = 0, budget = 0;
   double best_gflops = 0;
@@ -83,6 +83,16 @@ struct TuneOptions {
   std::vector<int64_t> direct_sizes;
   int direct_evaluations = 0;  // 0: half of budget_evaluations
   double direct_seconds = 120;
+  // The batch rule (tuner/cotuner_batch.cpp), after the direct kernel: the size from which auto
+  // deals a batch's products to the devices rather than keep them on the cores, measured at each
+  // of `batch_sizes` (none: database/defaults.json's batch.tune_sizes) from the largest down, for
+  // operands in ordinary memory and, on a discrete device, in tandem_malloc memory, within
+  // `batch_seconds` of the precision's share; each batch as many products as the cores take
+  // `batch_call_seconds` over (0: defaults.json's batch.tune_call_seconds). `batch_only`: that
+  // alone, for the profile that applies now, saved as a local one.
+  bool batch = true, batch_only = false;
+  std::vector<int64_t> batch_sizes;
+  double batch_seconds = 120, batch_call_seconds = 0;
   // Kernels of its own for each bucket whose calls give phase 1's best kernel fewer work-groups
   // than two waves of the device: the small-tile space (tuner/gemm_space.hpp) searched at the
   // bucket's size within `small_evaluations` each (-1: budget_evaluations on a GPU, 0 on a CPU
@@ -106,6 +116,10 @@ struct PrecisionSummary {
   int direct_evaluations = 0, direct_failures = 0;  // the direct kernel's search
   int engine_evaluations = 0;  // the matrix-engine codelet's candidates (0: not offered here)
   std::vector<std::pair<int64_t, std::string>> direct_verdicts;  // per size: which kernel won
+  // The batch phase's measurements in the order taken (ordinary memory, then tandem_malloc
+  // memory where measured), and why it measured nothing or stopped early ("" where it did not).
+  std::vector<std::pair<bool, detail::profile::BatchPoint>> batch_points;  // (resident, point)
+  std::string batch_failure;
 };
 
 struct TuneReport {
@@ -120,6 +134,12 @@ struct TuneReport {
 // memory and operands of `element_bytes` (the rule and its numbers: TuneSizes, defaults.json's
 // "tune"); ascending.
 std::vector<int64_t> bucket_sizes(double gflops, uint64_t memory_bytes, size_t element_bytes);
+
+// The batch rule that the batch phase's points give (tuner/cotuner_batch.cpp): the edge from the
+// smallest size from which dealing was "faster" at every larger size measured; where it lost just
+// below that size, the geometric middle of the two sizes; 0 (never) where it was not faster at
+// the largest. The points come back ascending by size.
+detail::profile::BatchRule batch_rule_from(std::vector<detail::profile::BatchPoint> points);
 
 // Throws tandem::Error when the device cannot be opened, std::invalid_argument for bad options.
 TuneReport tune(const TuneOptions& options);

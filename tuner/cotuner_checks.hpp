@@ -3,6 +3,7 @@
 #pragma once
 
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <complex>
 #include <cstdint>
@@ -70,6 +71,62 @@ struct Workspace {
       if (got != want) {
         std::ostringstream msg;
         msg << "cheap check: C(" << i << "," << j << ") = " << got << ", expected " << want;
+        return msg.str();
+      }
+    }
+    return "";
+  }
+};
+
+// A strided batch of `count` square products of size n, one after another in ordinary host
+// memory or in tandem_malloc memory (`resident`), with small-integer inputs that differ from
+// product to product (a product read at another's place shows) for the cheap check.
+template <class T>
+struct BatchWorkspace {
+  int64_t n = 0, count = 0;
+  bool resident = false;
+  std::vector<T, bench::HostAllocator<T>> a, b, c;
+  BatchWorkspace(int64_t size, int64_t products, bool in_tandem_memory)
+      : n(size),
+        count(products),
+        resident(in_tandem_memory),
+        a(size * size * products, T(0), bench::HostAllocator<T>(in_tandem_memory)),
+        b(size * size * products, T(0), bench::HostAllocator<T>(in_tandem_memory)),
+        c(size * size * products, T(0), bench::HostAllocator<T>(in_tandem_memory)) {
+    for (int64_t q = 0; q < count; ++q)
+      for (int64_t i = 0; i < n; ++i)
+        for (int64_t p = 0; p < n; ++p) {
+          a[(q * n + i) * n + p] =
+              small_integer<T>((i * 7 + p * 3 + q) % 5 - 2, (i * 3 + p * 5 + q) % 3 - 1);
+          b[(q * n + i) * n + p] =
+              small_integer<T>((i * 5 + p * 11 + 2 * q) % 7 - 3, (i * 11 + p * 7 + q) % 5 - 2);
+        }
+  }
+  int64_t elements() const { return n * n * count; }
+  bench::wide_t<T> exact(int64_t q, int64_t i, int64_t j) const {
+    using W = bench::wide_t<T>;
+    W s = 0;
+    for (int64_t p = 0; p < n; ++p) s += W(a[(q * n + i) * n + p]) * W(b[(q * n + p) * n + j]);
+    return s;
+  }
+  // The first, middle and last products' corners and a seeded sample of every product's elements.
+  std::string cheap_check() const {
+    std::vector<std::array<int64_t, 3>> at;
+    for (int64_t q : {int64_t{0}, count / 2, count - 1})
+      for (auto [i, j] :
+           {std::pair{int64_t{0}, int64_t{0}}, {0, n - 1}, {n - 1, 0}, {n - 1, n - 1}})
+        at.push_back({q, i, j});
+    std::mt19937_64 rng(static_cast<uint64_t>(n * 131 + count));
+    for (int s = 0; s < 64; ++s)
+      at.push_back({std::uniform_int_distribution<int64_t>(0, count - 1)(rng),
+                    std::uniform_int_distribution<int64_t>(0, n - 1)(rng),
+                    std::uniform_int_distribution<int64_t>(0, n - 1)(rng)});
+    for (auto [q, i, j] : at) {
+      const bench::wide_t<T> want = exact(q, i, j), got(c[(q * n + i) * n + j]);
+      if (got != want) {
+        std::ostringstream msg;
+        msg << "cheap check: product " << q << "'s C(" << i << "," << j << ") = " << got
+            << ", expected " << want;
         return msg.str();
       }
     }

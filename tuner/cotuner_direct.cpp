@@ -85,31 +85,6 @@ std::optional<int64_t> Tuner::direct_threshold(Precision prec, const prof::Preci
   return std::llround(static_cast<double>(won) * std::sqrt(2.0));
 }
 
-// The direct phase alone, for the kernels and buckets of the profile that applies to this device
-// now (none: a profile with the direct kernel alone), saved as a local profile.
-TuneReport Tuner::run_direct_only() {
-  if (const auto active = prof::active_for(info_)) {
-    report_.profile.precisions = active->precisions;
-    report_.profile.tuning = active->tuning;
-  }
-  for (size_t i = 0; i < o_.precisions.size(); ++i) {
-    const Precision prec = o_.precisions[i];
-    if (detail::needs_fp64(prec) && !info_.fp64) continue;
-    settle(prec);
-    precision_deadline_ =
-        elapsed() + (o_.budget_seconds - elapsed()) / double(o_.precisions.size() - i);
-    PrecisionSummary summary;
-    summary.precision = prec;
-    prof::PrecisionProfile& pp = report_.profile.precisions[prec];
-    detail::with_element_type(prec,
-                              [&](auto zero) { tune_direct<decltype(zero)>(prec, pp, summary); });
-    report_.precisions.push_back(summary);
-  }
-  report_.seconds = elapsed();
-  if (o_.save) save();
-  return report_;
-}
-
 #define X(T) \
   template void Tuner::tune_direct<T>(Precision, prof::PrecisionProfile&, PrecisionSummary&);
 TANDEM_FOR_EACH_ELEMENT(X)

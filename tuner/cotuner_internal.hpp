@@ -102,12 +102,14 @@ class Tuner {
   // A log record of `kind` for one timing of `kernel` at `size`.
   static prof::LogRecord record(const char* kind, Precision precision, int64_t size,
                                 const std::map<std::string, int>& kernel, const Timed& t);
-  // The JSON-lines log: read once, appended to as measurements come.
+  // cotuner_log.cpp: the JSON-lines log, read once, appended to as measurements come.
   void read_log();
   void append(const prof::LogRecord& r);
   const prof::LogRecord* logged_split(Precision prec, int64_t size,
                                       const std::map<std::string, int>& kernel, int gpu_parts,
                                       int threads, bool resident, bool dynamic) const;
+  const prof::LogRecord* logged_batch(Precision prec, int64_t size, bool resident,
+                                      const std::map<std::string, int>& kernel) const;
   void progress(const std::string& phase, Precision prec, int done, int budget, double best_seconds,
                 int64_t size, const std::string& last, bool keep_line = false);
 
@@ -169,20 +171,39 @@ class Tuner {
   // The interleaved rounds that keep or refuse what the search found (tuner/confirm.hpp).
   template <class T>
   prof::Confirmation confirm(Precision prec, Workspace<T>& ws, const Measured& cpu, Split& sp);
-  template <class T>
-  Rounds rounds(Workspace<T>& ws, const std::vector<std::pair<std::string, Options>>& sides);
+  // W: a Workspace<T> (one product) or a BatchWorkspace<T> (the batch phase). *failure: "side:
+  // why" of the first side that failed, "" if none did.
+  template <class W>
+  Rounds rounds(W& ws, const std::vector<std::pair<std::string, Options>>& sides,
+                std::string* failure = nullptr);
   const prof::LogRecord* logged_confirm(Precision prec, int64_t size, const Split& sp,
                                         bool resident) const;
   template <class T>
   bool winner_checks(int64_t size, int gpu_parts, int cpu_threads, bool dynamic,
                      const std::map<std::string, int>& kernel, uint64_t seed);
+  // One phase alone (--direct-only, --batch-only) for the profile that applies now:
+  // phase(zero element, precision, its profile, its summary) for each precision.
+  template <class Phase>
+  TuneReport run_alone(const Phase& phase);
   // cotuner_direct.cpp: the direct kernel and its threshold.
-  TuneReport run_direct_only();
   template <class T>
   void tune_direct(Precision prec, prof::PrecisionProfile& pp, PrecisionSummary& summary);
   template <class T>
   std::optional<int64_t> direct_threshold(Precision prec, const prof::PrecisionProfile& pp,
                                           PrecisionSummary& summary);
+  // cotuner_batch.cpp: the batch rule, for ordinary memory and (on a discrete device) for
+  // tandem_malloc memory.
+  template <class T>
+  void tune_batch(Precision prec, prof::PrecisionProfile& pp, PrecisionSummary& summary);
+  template <class T>
+  std::optional<prof::BatchRule> batch_rule(Precision prec, const prof::PrecisionProfile& pp,
+                                            bool resident, PrecisionSummary& summary);
+  template <class T>
+  int64_t batch_count(Precision prec, int64_t size);
+  // One strided batch call on ws, timed and checked cheaply, as call_once is for one product.
+  template <class T>
+  std::string call_once(BatchWorkspace<T>& ws, const Options& opt, double* seconds,
+                        double* kernel_seconds = nullptr);
   // cotuner_model.cpp: the cost model's measurements and fit.
   template <class T>
   std::string fit_model(Precision prec, int64_t size, prof::PrecisionProfile& pp);
@@ -206,6 +227,7 @@ class Tuner {
   double small_until_ = 0;  // elapsed seconds by which this precision's small-tile searches end
   double bucket_best_ = 0;  // fastest configuration of the bucket being split, for progress
   int bucket_index_ = 0;    // buckets finished in this precision, for progress
+  std::map<int64_t, int64_t> batch_counts_;  // the batch phase's count by size, this precision
 };
 
 }  // namespace tandem::tuner

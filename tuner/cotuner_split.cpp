@@ -380,11 +380,13 @@ prof::Confirmation Tuner::confirm(Precision prec, Workspace<T>& ws, const Measur
 // side left behind is not this one's cost) and then once timed: the machine's drift hits every
 // side alike, and no side always follows the same other one. A side that fails keeps no times
 // (it cannot be kept).
-template <class T>
-Rounds Tuner::rounds(Workspace<T>& ws, const std::vector<std::pair<std::string, Options>>& sides) {
+template <class W>
+Rounds Tuner::rounds(W& ws, const std::vector<std::pair<std::string, Options>>& sides,
+                     std::string* failure_out) {
   const prof::ConfirmRule& rule = prof::confirm_rule();
   std::map<std::string, std::vector<double>> times;
   std::set<std::string> failed;
+  std::string first_failure;
   for (int round = 0; round < rule.rounds; ++round)
     for (const size_t i : round_order(sides.size(), round)) {
       const auto& [name, opt] = sides[i];
@@ -397,10 +399,12 @@ Rounds Tuner::rounds(Workspace<T>& ws, const std::vector<std::pair<std::string, 
       if (!failure.empty()) {
         failed.insert(name);
         times.erase(name);
+        if (first_failure.empty()) first_failure = name + ": " + failure;
         continue;
       }
       times[name].push_back(seconds);
     }
+  if (failure_out != nullptr) *failure_out = first_failure;
   return {times["cpu"], times["gpu"], times["candidate"]};
 }
 
@@ -436,9 +440,11 @@ int Tuner::search_threads(bool resident) const {
 }
 
 // Phase 1 (cotuner.cpp) runs each bucket through here.
-#define X(T)                                                       \
-  template prof::Bucket Tuner::split_bucket<T>(Precision, int64_t, \
-                                               const std::vector<std::map<std::string, int>>&);
+#define X(T)                                                                                    \
+  template prof::Bucket Tuner::split_bucket<T>(Precision, int64_t,                              \
+                                               const std::vector<std::map<std::string, int>>&); \
+  template Rounds Tuner::rounds<BatchWorkspace<T>>(                                             \
+      BatchWorkspace<T>&, const std::vector<std::pair<std::string, Options>>&, std::string*);
 TANDEM_FOR_EACH_ELEMENT(X)
 #undef X
 

@@ -4,9 +4,10 @@
 // against sharing elements with each other or with any operand (src/base/overlap.hpp); then the
 // batch runs: under cpu each problem whole on one core (src/cpu/batch.hpp); under gpu and hybrid
 // the problems dealt to the devices' coalesced kernel and to the CPU (src/run/batch.hpp); under
-// auto, problems whose shape a single call would plan on a device run as such calls, and the rest
-// are dealt as under hybrid where a single call of their total work would use a device
-// (plan/batch.hpp's batch_uses_devices), else run on the cores.
+// auto, the products at least as large as the batch rule's edge (plan/batch.hpp's devices_from:
+// the profile's, measured by the tune for the batch's precision and memory) are dealt as under
+// hybrid where a single call of their total work would use a device (batch_uses_devices), a
+// batch of one runs as that single call, and the rest run on the cores.
 #include "cpu/batch.hpp"
 
 #include <algorithm>
@@ -141,7 +142,8 @@ void run(std::vector<Problem<T>>& problems, int64_t total, const Options& option
     report.strategy = Strategy::Cpu;
   } else {
     // gpu and hybrid: every product dealt to the devices' coalesced kernel and the CPU. auto: the
-    // products too small for a device to pay stay on the cores; the others are dealt where a
+    // products below the batch rule's edge stay on the cores (all of them where the rule found
+    // dealing paying nowhere, or no device opens); the others are dealt where a
     // single call of their total work would use a device (a batch of one is that single call),
     // else stay on the cores too. The problems without a product are C = beta * C, on the cores.
     // The problems are reordered in place (products first, then under auto the large ones
@@ -153,12 +155,19 @@ void run(std::vector<Problem<T>>& problems, int64_t total, const Options& option
     const int cores = options.cpu_threads.value_or(host_cores());
     int64_t single = 0, dealt = products;
     if (req.strategy == Strategy::Auto) {
-      dealt = large_first(all, products);
+      // First what a single call of the whole batch's work would do: where it stays on the cores
+      // (known without a profile's lookup once the route is), so does any part of the batch.
+      const std::optional<int64_t> edge =
+          products > 0 && batch_uses_devices(Problems<T>{all, products}, options)
+              ? devices_from(all[0], options)
+              : std::nullopt;
+      dealt = edge ? large_first(all, products, *edge) : 0;
       if (dealt == 1 && uses_devices(all[0], options)) {
         single_call(all[0], options);
         report.device_problems = single = 1;
         dealt = 0;
-      } else if (dealt > 0 && !batch_uses_devices(Problems<T>{all, dealt}, options)) {
+      } else if (dealt > 0 && dealt < products &&
+                 !batch_uses_devices(Problems<T>{all, dealt}, options)) {
         dealt = 0;
       }
     }

@@ -5,6 +5,7 @@
 #include <cmath>
 
 #include "base/precision.hpp"
+#include "gpu/pinned_memory.hpp"
 #include "plan/candidates.hpp"
 #include "profile/choice.hpp"
 #include "profile/defaults.hpp"
@@ -92,14 +93,36 @@ bool batch_uses_devices(Problems<T> products, const Options& o) {
   const auto edge = static_cast<int64_t>(std::llround(std::cbrt(work)));
   cube.trans_a = cube.trans_b = cube.conj_a = cube.conj_b = false;
   cube.m = cube.n = cube.k = cube.lda = cube.ldb = cube.ldc = std::max<int64_t>(edge, 1);
-  return uses_devices(cube, o);
+  return uses_devices(cube, o, true);
 }
 
 template <class T>
-int64_t large_first(Problem<T>* products, int64_t count) {
+std::optional<int64_t> devices_from(const Problem<T>& first, const Options& o) {
+  Candidates c;
+  try {
+    c = candidates(first, o, request(o));
+  } catch (const Error& e) {
+    if (e.kind() == Error::Kind::InvalidArgument) throw;
+    return std::nullopt;  // no device: the cores take the batch
+  }
+  if (!c.devices.empty() && c.profiles.front()) {
+    const auto& precisions = c.profiles.front()->precisions;
+    if (const auto it = precisions.find(precision_of<T>()); it != precisions.end()) {
+      const gpu::Device& device = *c.devices.front();
+      const bool resident = gpu::is_discrete(device) && gpu::operands_pinned(device, first);
+      const auto& rule = resident ? it->second.batch_resident : it->second.batch;
+      if (rule)
+        return rule->devices_from > 0 ? std::optional<int64_t>(rule->devices_from) : std::nullopt;
+    }
+  }
+  return profile::batch_devices_from();
+}
+
+template <class T>
+int64_t large_first(Problem<T>* products, int64_t count, int64_t edge) {
   // m n k against the edge cubed: a cube root per problem cost auto 0.6-0.7x strategy cpu on
   // batches of 16^3 products on the H100 host.
-  const auto from = static_cast<double>(profile::batch_devices_from());
+  const auto from = static_cast<double>(edge);
   const double least = from * from * from;
   const Problem<T>* end = std::partition(products, products + count, [least](const Problem<T>& p) {
     return static_cast<double>(p.m) * static_cast<double>(p.n) * static_cast<double>(p.k) >= least;
@@ -107,10 +130,11 @@ int64_t large_first(Problem<T>* products, int64_t count) {
   return end - products;
 }
 
-#define INSTANTIATE(T)                                                          \
-  template BatchPlan plan_batch<T>(const Problem<T>&, int64_t, const Options&); \
-  template bool batch_uses_devices<T>(Problems<T>, const Options&);             \
-  template int64_t large_first<T>(Problem<T>*, int64_t);
+#define INSTANTIATE(T)                                                                \
+  template BatchPlan plan_batch<T>(const Problem<T>&, int64_t, const Options&);       \
+  template bool batch_uses_devices<T>(Problems<T>, const Options&);                   \
+  template std::optional<int64_t> devices_from<T>(const Problem<T>&, const Options&); \
+  template int64_t large_first<T>(Problem<T>*, int64_t, int64_t);
 TANDEM_FOR_EACH_ELEMENT(INSTANTIATE)
 #undef INSTANTIATE
 

@@ -47,13 +47,22 @@ BatchPlan plan_batch(const Problem<T>& first, int64_t count, const Options& opti
 // of their total work, a cube of edge cbrt(sum of m n k) in the first one's precision and memory,
 // would have a device take part (plan.hpp's uses_devices): the profile measured a device paying
 // at that much work. A small batch stays on the cores, where a device's first stage would cost
-// more than the whole batch does there.
+// more than the whole batch does there. It learns the precision's route as a single call does,
+// so that a program's later small batches are kept on the cores without opening OpenCL.
 template <class T>
 bool batch_uses_devices(Problems<T> products, const Options& options);
 
-// Under auto: puts the products large enough for a device to pay (a cube of edge at least
-// database/defaults.json's batch.devices_from) first, in place; returns how many they are.
+// Under auto, the edge from which a batch's products are dealt to the devices (m n k at least
+// its cube; smaller ones stay on the cores): the batch rule (profile.hpp's BatchRule) of the
+// profile a single call of `first` would follow, on its first device, for the memory `first`'s
+// operands lie in (tandem_malloc memory on a discrete device, else ordinary); without one,
+// database/defaults.json's batch.devices_from. None where the rule found dealing paying at no
+// size it measured, or where no device opens. A grouped batch is judged by its first product.
 template <class T>
-int64_t large_first(Problem<T>* products, int64_t count);
+std::optional<int64_t> devices_from(const Problem<T>& first, const Options& options);
+
+// Puts the products with m n k at least `edge` cubed first, in place; returns how many they are.
+template <class T>
+int64_t large_first(Problem<T>* products, int64_t count, int64_t edge);
 
 }  // namespace tandem::detail

@@ -217,8 +217,8 @@ Plan plan_call(const Problem<T>& p, const Options& o) {
 }
 
 template <class T>
-bool uses_devices(const Problem<T>& p, const Options& o) {
-  return !make(p, o, false).parts.empty();
+bool uses_devices(const Problem<T>& p, const Options& o, bool learn) {
+  return !make(p, o, learn).parts.empty();
 }
 
 template <class T>
@@ -238,9 +238,9 @@ gpu::SharedParams kernel_alone(const std::shared_ptr<gpu::Device>& device, int64
   return plan.parts.front().params;
 }
 
-#define TANDEM_PLAN(T)                                              \
-  template Plan plan_call<T>(const Problem<T>&, const Options&);    \
-  template bool uses_devices<T>(const Problem<T>&, const Options&); \
+#define TANDEM_PLAN(T)                                                    \
+  template Plan plan_call<T>(const Problem<T>&, const Options&);          \
+  template bool uses_devices<T>(const Problem<T>&, const Options&, bool); \
   template gpu::SharedParams kernel_alone<T>(const std::shared_ptr<gpu::Device>&, int64_t);
 TANDEM_FOR_EACH_ELEMENT(TANDEM_PLAN)
 #undef TANDEM_PLAN

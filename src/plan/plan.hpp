@@ -75,11 +75,12 @@ struct Plan {
 template <class T>
 Plan plan_call(const Problem<T>& p, const Options& options);
 
-// Whether plan_call would give any of p's rows to an OpenCL device under `options` (it records no
-// route). False when no device can be opened, and under strategy cpu. p's pointers are only
-// compared with tandem_malloc memory.
+// Whether plan_call would give any of p's rows to an OpenCL device under `options`; it records
+// the precision's route (route.hpp) only where `learn` says so, as plan_call does. False when no
+// device can be opened, and under strategy cpu. p's pointers are only compared with tandem_malloc
+// memory.
 template <class T>
-bool uses_devices(const Problem<T>& p, const Options& options);
+bool uses_devices(const Problem<T>& p, const Options& options, bool learn = false);
 
 // The cores a call divides: physical cores, but never more than the program allows OpenBLAS
 // (OPENBLAS_NUM_THREADS).

@@ -1,6 +1,7 @@
 // The built-in database's global numbers, database/defaults.json, each read once.
 #include "profile/defaults.hpp"
 
+#include <algorithm>
 #include <array>
 #include <cmath>
 #include <stdexcept>
@@ -98,6 +99,23 @@ size_t batch_stage_bytes() {
 int64_t batch_devices_from() {
   static const auto edge = integer<int64_t>(defaults_file().at("batch"), "devices_from");
   return edge;
+}
+
+const BatchTune& batch_tune() {
+  static const BatchTune rule = [] {
+    const json& j = defaults_file().at("batch");
+    BatchTune r;
+    for (const json& n : j.at("tune_sizes")) r.sizes.push_back(integer_value<int64_t>(n, "size"));
+    std::sort(r.sizes.begin(), r.sizes.end());
+    r.call_seconds = j.at("tune_call_seconds").get<double>();
+    r.bytes = static_cast<size_t>(integer<int64_t>(j, "tune_bytes"));
+    if (r.sizes.empty() || r.sizes.front() <= 0 || !(r.call_seconds > 0) || r.bytes == 0)
+      throw std::logic_error(
+          "database/defaults.json's batch: tune_sizes must be positive sizes, tune_call_seconds "
+          "and tune_bytes positive");
+    return r;
+  }();
+  return rule;
 }
 
 const TuneSizes& tune_sizes() {

@@ -8,6 +8,7 @@
 #include <cstdint>
 #include <map>
 #include <string>
+#include <vector>
 
 #include "base/precision.hpp"
 
@@ -63,8 +64,19 @@ size_t host_pack_parallel_from();
 // stages of at most this much, two in flight.
 size_t batch_stage_bytes();
 // Under auto, a batch's products with cbrt(m n k) below this stay on the cores whatever their
-// count (database/defaults.json's "batch"; the rule is src/api/batch.cpp's by_size).
+// count, where no profile holds a batch rule for the batch's precision and memory
+// (database/defaults.json's "batch"; the rule is plan/batch.hpp's devices_from).
 int64_t batch_devices_from();
+
+// What the co-tuner's batch phase measures (database/defaults.json's "batch"; the rule is
+// tuner/cotuner_batch.cpp's): strided batches of products of each of `sizes` (ascending), each
+// of as many products as the cores alone take `call_seconds` over, within `bytes` of operands.
+struct BatchTune {
+  std::vector<int64_t> sizes;
+  double call_seconds = 0.05;
+  size_t bytes = size_t{512} << 20;
+};
+const BatchTune& batch_tune();
 
 // The size buckets `tandem tune` measures when it is given none (database/defaults.json's
 // "tune"; the rule is tuner::bucket_sizes).

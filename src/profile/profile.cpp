@@ -38,6 +38,12 @@ int integer_or(const json& object, const char* field, int fallback) {
 
 json kernel_json(const std::map<std::string, int>& k) { return json(k); }
 
+void check_verdict(const std::string& verdict, const char* what) {
+  if (verdict != "faster" && verdict != "not faster" && verdict != "too noisy")
+    throw std::runtime_error(std::string(what) + " verdict '" + verdict +
+                             "' is none of faster, not faster and too noisy");
+}
+
 // Written only where rounds ran, so a profile without them reads as one from before them.
 void confirmation_json(const Confirmation& c, json& into) {
   if (!c.verdict.empty()) into["confirmation"] = {{"verdict", c.verdict}, {"note", c.note}};
@@ -49,10 +55,39 @@ Confirmation confirmation_of(const json& j) {
   if (cj == j.end()) return c;
   c.verdict = cj->at("verdict").get<std::string>();
   c.note = cj->value("note", std::string());
-  if (c.verdict != "faster" && c.verdict != "not faster" && c.verdict != "too noisy")
-    throw std::runtime_error("confirmation verdict '" + c.verdict +
-                             "' is none of faster, not faster and too noisy");
+  check_verdict(c.verdict, "confirmation");
   return c;
+}
+
+json batch_rule_json(const BatchRule& rule) {
+  json points = json::array();
+  for (const BatchPoint& p : rule.points)
+    points.push_back({{"size", p.size},
+                      {"count", p.count},
+                      {"cpu_gflops", p.cpu_gflops},
+                      {"hybrid_gflops", p.hybrid_gflops},
+                      {"verdict", p.verdict},
+                      {"note", p.note}});
+  return {{"devices_from", rule.devices_from}, {"points", points}};
+}
+
+BatchRule batch_rule_of(const json& j) {
+  BatchRule rule;
+  rule.devices_from = integer<int64_t>(j, "devices_from");
+  for (const json& pj : j.at("points")) {
+    BatchPoint p;
+    p.size = integer<int64_t>(pj, "size");
+    p.count = integer<int64_t>(pj, "count");
+    p.cpu_gflops = pj.at("cpu_gflops").get<double>();
+    p.hybrid_gflops = pj.at("hybrid_gflops").get<double>();
+    p.verdict = pj.at("verdict").get<std::string>();
+    p.note = pj.value("note", std::string());
+    check_verdict(p.verdict, "batch point");
+    rule.points.push_back(p);
+  }
+  std::sort(rule.points.begin(), rule.points.end(),
+            [](const BatchPoint& a, const BatchPoint& b) { return a.size < b.size; });
+  return rule;
 }
 
 // A split's balance: "static" (or absent, as in profiles written before dynamic balance) or
@@ -163,6 +198,9 @@ std::string to_json(const Profile& p) {
       pj["direct_gflops"] = pp.direct_gflops;
     }
     if (pp.direct_below) pj["direct_below"] = *pp.direct_below;
+    for (const auto& [key, rule] :
+         {std::pair{"batch", &pp.batch}, std::pair{"batch_resident", &pp.batch_resident}})
+      if (*rule) pj[key] = batch_rule_json(**rule);
   }
   const Tuning& t = p.tuning;
   j["tuning"] = {{"strategy", t.strategy},
@@ -243,6 +281,9 @@ PrecisionProfile precision_profile_of(const json& pj) {
     pp.direct_size = pj.contains("direct_size") ? integer<int64_t>(pj, "direct_size") : 0;
     pp.direct_gflops = pj.value("direct_gflops", 0.0);
   }
+  if (const auto bj = pj.find("batch"); bj != pj.end()) pp.batch = batch_rule_of(*bj);
+  if (const auto bj = pj.find("batch_resident"); bj != pj.end())
+    pp.batch_resident = batch_rule_of(*bj);
   if (pj.contains("direct_below")) {
     pp.direct_below = integer<int64_t>(pj, "direct_below");
     if (*pp.direct_below < 0) throw std::runtime_error("direct_below must not be negative");

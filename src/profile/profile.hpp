@@ -72,6 +72,25 @@ struct Bucket {
   double fraction() const { return parts > 0 ? double(gpu_parts) / parts : 0.0; }
 };
 
+// One size the co-tuner's batch phase measured: a strided batch of `count` products of size³,
+// the cores alone against the products dealt to the devices and the CPU (strategy hybrid), in
+// interleaved rounds, and what the rounds said of dealing (a Confirmation's verdict).
+struct BatchPoint {
+  int64_t size = 0, count = 0;
+  double cpu_gflops = 0, hybrid_gflops = 0;  // the rounds' medians
+  std::string verdict;                       // "faster", "not faster" or "too noisy"
+  std::string note;                          // what the rounds showed, in words
+};
+
+// Where auto deals a batch's products to the devices for operands in one kind of memory, as
+// measured (tuner/cotuner_batch.cpp derives it): products with m n k >= devices_from³ are dealt,
+// smaller ones stay on the cores; 0: dealing paid at no size measured, the batch stays on the
+// cores. The points it rests on, ascending by size.
+struct BatchRule {
+  int64_t devices_from = 0;
+  std::vector<BatchPoint> points;
+};
+
 struct PrecisionProfile {
   std::map<std::string, int> gpu_kernel;  // the best GPU-only kernel
   int64_t gpu_size = 0;                   // where it was measured
@@ -88,6 +107,9 @@ struct PrecisionProfile {
   int64_t direct_size = 0;
   double direct_gflops = 0;
   std::optional<int64_t> direct_below;
+  // Auto's batch rule for operands in ordinary memory, and for operands in tandem_malloc memory
+  // on a discrete device; none: database/defaults.json's batch.devices_from.
+  std::optional<BatchRule> batch, batch_resident;
 };
 
 struct Tuning {

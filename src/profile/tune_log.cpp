@@ -17,6 +17,7 @@ std::string to_log_line(const LogRecord& r) {
             {"cost", r.cost}};
   if (r.resident) j["resident"] = true;
   if (r.dynamic) j["balance"] = "dynamic";
+  if (r.count > 0) j["count"] = r.count;
   j["seconds"] = r.seconds ? json(*r.seconds) : json(nullptr);
   if (!r.rounds.empty()) j["rounds"] = r.rounds;
   if (!r.verdict.empty()) j["verdict"] = r.verdict;
@@ -46,6 +47,7 @@ std::optional<LogRecord> from_log_line(const std::string& line) {
     r.resident = j.value("resident", false);
     r.dynamic = j.value("balance", "static") == "dynamic";
     r.cost = j.value("cost", r.seconds.value_or(0.0));
+    if (j.contains("count")) r.count = integer<int64_t>(j, "count");
     if (const auto rounds = j.find("rounds"); rounds != j.end())
       r.rounds = rounds->get<std::map<std::string, std::vector<double>>>();
     r.verdict = j.value("verdict", std::string());

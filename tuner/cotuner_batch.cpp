@@ -1,0 +1,199 @@
+// The co-tuner's batch phase: where auto deals a batch's products to the devices rather than keep
+// them on the cores (profile.hpp's BatchRule), measured for one precision, for operands in
+// ordinary memory and, on a discrete device, in tandem_malloc memory, which the device copies
+// with no packing and so leaves the host's cores to compute (on the H100 host dealing paid there
+// at sizes where it did not from ordinary memory: docs/PERFORMANCE.md, "Batches").
+//
+// At each size, from the largest down, a strided batch of size³ products runs under strategy cpu
+// and under strategy hybrid (the products dealt to the device's coalesced kernel, with the
+// profile's direct kernel, and to the cores), in the confirm rule's interleaved rounds, every call
+// checked. Dealing pays at a size where the rounds show it faster than the cores alone by the
+// split margin, beyond the noise (tuner::confirm_faster). The measuring stops at the first size
+// where it does not: the rule's edge lies between that size and the one above it, the geometric
+// middle of the two, as sizes are compared on a log scale; the smallest size measured where
+// dealing paid at every size; 0 (never) where it did not pay at the largest. Products smaller than
+// any size measured stay on the cores. The rounds are logged as "batch" records and resumed from
+// them. `tandem tune --batch-only` runs this phase alone for the profile that applies now.
+#include <algorithm>
+#include <cmath>
+#include <functional>
+
+#include "base/precision.hpp"
+#include "cotuner_internal.hpp"
+#include "profile/defaults.hpp"
+
+namespace tandem::tuner {
+
+prof::BatchRule batch_rule_from(std::vector<prof::BatchPoint> points) {
+  std::sort(points.begin(), points.end(),
+            [](const prof::BatchPoint& a, const prof::BatchPoint& b) { return a.size < b.size; });
+  prof::BatchRule rule;
+  rule.points = points;
+  // The smallest size from which every larger one won.
+  size_t from = points.size();
+  while (from > 0 && points[from - 1].verdict == to_string(Verdict::Faster)) --from;
+  if (from == points.size()) {
+    rule.devices_from = 0;
+  } else if (from == 0) {
+    rule.devices_from = points.front().size;
+  } else {
+    rule.devices_from = std::llround(std::sqrt(static_cast<double>(points[from - 1].size) *
+                                               static_cast<double>(points[from].size)));
+  }
+  return rule;
+}
+
+namespace {
+
+double median_of(const std::vector<double>& v) { return v.empty() ? 0 : summarize(v).median; }
+
+}  // namespace
+
+template <class T>
+void Tuner::tune_batch(Precision prec, prof::PrecisionProfile& pp, PrecisionSummary& summary) {
+  batch_counts_.clear();
+  const double end = precision_deadline_;
+  precision_deadline_ = elapsed() + std::max(0.0, std::min(o_.batch_seconds, end - elapsed()));
+  if (auto rule = batch_rule<T>(prec, pp, false, summary)) pp.batch = std::move(*rule);
+  if (detail::gpu::is_discrete(*device_))
+    if (auto rule = batch_rule<T>(prec, pp, true, summary)) pp.batch_resident = std::move(*rule);
+  precision_deadline_ = end;
+}
+
+// The count of products a batch of `size` has: as many as the cores alone take the call time
+// over, at their rate on a first batch of about 10^7 multiply-adds, within the bytes allowed.
+template <class T>
+int64_t Tuner::batch_count(Precision prec, int64_t size) {
+  if (const auto it = batch_counts_.find(size); it != batch_counts_.end()) return it->second;
+  const prof::BatchTune& rule = prof::batch_tune();
+  const double seconds = o_.batch_call_seconds > 0 ? o_.batch_call_seconds : rule.call_seconds;
+  const double each =
+      3.0 * static_cast<double>(size * size) * static_cast<double>(detail::element_bytes(prec));
+  const auto most =
+      std::max<int64_t>(1, static_cast<int64_t>(static_cast<double>(rule.bytes) / each));
+  const double volume = static_cast<double>(size) * static_cast<double>(size * size);
+  const int64_t trial = std::clamp<int64_t>(std::llround(1e7 / volume), 1, most);
+  BatchWorkspace<T> ws(size, trial, false);
+  Options cpu;
+  cpu.strategy = Strategy::Cpu;
+  double t = 0;
+  int64_t count = trial;
+  if (call_once(ws, cpu, &t).empty() && call_once(ws, cpu, &t).empty() && t > 0)
+    count = std::clamp<int64_t>(std::llround(seconds / t * static_cast<double>(trial)), 1, most);
+  batch_counts_[size] = count;
+  return count;
+}
+
+template <class T>
+std::optional<prof::BatchRule> Tuner::batch_rule(Precision prec, const prof::PrecisionProfile& pp,
+                                                 bool resident, PrecisionSummary& summary) {
+  std::vector<int64_t> sizes = o_.batch_sizes.empty() ? prof::batch_tune().sizes : o_.batch_sizes;
+  std::sort(sizes.begin(), sizes.end(), std::greater<>());
+  sizes.erase(std::unique(sizes.begin(), sizes.end()), sizes.end());
+  const prof::ConfirmRule& confirm = prof::confirm_rule();
+  const char* memory = resident ? "tandem_malloc memory" : "ordinary memory";
+  Options cpu;
+  cpu.strategy = Strategy::Cpu;
+  Options hybrid;
+  hybrid.strategy = Strategy::Hybrid;
+  hybrid.device = o_.device;
+  hybrid.kernel_params = pp.direct_kernel;  // empty: the profile's or the defaults'
+  std::vector<prof::BatchPoint> points;
+  for (size_t i = 0; i < sizes.size(); ++i) {
+    const int64_t size = sizes[i];
+    if (out_of_time()) {
+      summary.batch_failure =
+          std::string("out of time before ") + memory + " at " + std::to_string(size) + "^3";
+      break;
+    }
+    prof::BatchPoint point;
+    point.size = size;
+    Rounds r;
+    std::string failure;
+    const prof::LogRecord* logged = logged_batch(prec, size, resident, pp.direct_kernel);
+    if (logged != nullptr) {
+      point.count = logged->count;
+      r.cpu = logged->rounds.at("cpu");
+      if (const auto c = logged->rounds.find("candidate"); c != logged->rounds.end())
+        r.candidate = c->second;
+      failure = logged->failure;
+    } else {
+      point.count = batch_count<T>(prec, size);
+      BatchWorkspace<T> ws(size, point.count, resident);
+      r = rounds(ws, {{"cpu", cpu}, {"candidate", hybrid}}, &failure);
+    }
+    if (r.cpu.empty()) {  // the cores alone failed: nothing to weigh dealing against
+      summary.batch_failure =
+          std::string(memory) + " at " + std::to_string(size) + "^3: " + failure;
+      break;
+    }
+    const double work = gflop(prec, size) * static_cast<double>(point.count);
+    const Confirmed c = confirm_faster(r.candidate, r.cpu, o_.split_margin, confirm.confidence,
+                                       "dealt", "the cores alone");
+    point.cpu_gflops = work / median_of(r.cpu);
+    point.hybrid_gflops = r.candidate.empty() ? 0 : work / median_of(r.candidate);
+    point.verdict = to_string(c.verdict);
+    point.note = failure.empty() ? c.note : "dealing failed: " + failure;
+    if (logged == nullptr) {
+      prof::LogRecord rec;
+      rec.kind = "batch";
+      rec.precision = prec;
+      rec.size = size;
+      rec.count = point.count;
+      rec.kernel = pp.direct_kernel;
+      rec.resident = resident;
+      rec.rounds = {{"cpu", r.cpu}, {"candidate", r.candidate}};
+      if (!r.candidate.empty()) rec.seconds = median_of(r.candidate);
+      rec.failure = failure;
+      rec.verdict = point.verdict;
+      rec.note = point.note;
+      append(rec);
+    }
+    points.push_back(point);
+    summary.batch_points.emplace_back(resident, point);
+    progress("batch", prec, static_cast<int>(i + 1), static_cast<int>(sizes.size()),
+             r.candidate.empty() ? 0 : median_of(r.candidate) / static_cast<double>(point.count),
+             size,
+             std::to_string(point.count) + " x " + std::to_string(size) + "^3, " + memory + ": " +
+                 point.verdict,
+             true);
+    if (c.verdict != Verdict::Faster) break;
+  }
+  if (points.empty()) return std::nullopt;
+  return batch_rule_from(points);
+}
+
+template <class T>
+std::string Tuner::call_once(BatchWorkspace<T>& ws, const Options& opt, double* seconds, double*) {
+  std::fill(ws.c.begin(), ws.c.end(), detail::quiet_nan<T>());
+  BatchReport r;
+  const int64_t n = ws.n;
+  try {
+    const detail::clock::Stopwatch call;
+    gemm_batch_strided<T>(Layout::RowMajor, Op::NoTrans, Op::NoTrans, n, n, n, T(1), ws.a.data(), n,
+                          n * n, ws.b.data(), n, n * n, T(0), ws.c.data(), n, n * n, ws.count, opt,
+                          &r);
+    *seconds = call.seconds();
+  } catch (const Error& e) {
+    return e.what();
+  }
+  // Dealt means dealt: a device that failed, or none taking part, is not what is measured.
+  if (opt.strategy != Strategy::Cpu) {
+    if (r.devices.empty()) return "no device took part";
+    for (const BatchReport::Device& d : r.devices)
+      if (d.failed) return "device failed: " + d.failure;
+  }
+  if (o_.tamper && r.device_problems > 0)
+    o_.tamper(ws.c.data(), ws.elements(), detail::precision_of<T>(), r.cpu_problems > 0);
+  if (*seconds > o_.timeout_seconds)
+    return "timeout: one call took " + std::to_string(*seconds) + " s";
+  return ws.cheap_check();
+}
+
+#define X(T)                                                                                 \
+  template void Tuner::tune_batch<T>(Precision, prof::PrecisionProfile&, PrecisionSummary&); \
+  template std::string Tuner::call_once<T>(BatchWorkspace<T>&, const Options&, double*, double*);
+TANDEM_FOR_EACH_ELEMENT(X)
+#undef X
+
+}  // namespace tandem::tuner
