@@ -87,6 +87,16 @@ struct KernelSearch {
   Candidates measured{};  // the candidates that passed, as measured
 };
 
+// The batch phase's rounds at one size and memory (cotuner_batch.cpp): the batch's products,
+// each side's timed seconds, the first side's failure ("" none), and whether they came from the
+// log.
+struct BatchRounds {
+  int64_t count = 0;
+  Rounds rounds;
+  std::string failure;
+  bool logged = false;
+};
+
 class Tuner {
  public:
   explicit Tuner(const TuneOptions& o);
@@ -200,6 +210,9 @@ class Tuner {
                                             bool resident, PrecisionSummary& summary);
   template <class T>
   int64_t batch_count(Precision prec, int64_t size);
+  template <class T>
+  BatchRounds batch_rounds(Precision prec, const prof::PrecisionProfile& pp, int64_t size,
+                           bool resident, const Options& cpu, const Options& hybrid);
   // One strided batch call on ws, timed and checked cheaply, as call_once is for one product.
   template <class T>
   std::string call_once(BatchWorkspace<T>& ws, const Options& opt, double* seconds,

@@ -74,7 +74,7 @@ int64_t batch_devices_from();
 struct BatchTune {
   std::vector<int64_t> sizes;
   double call_seconds = 0.05;
-  size_t bytes = size_t{512} << 20;
+  size_t bytes = size_t{1} << 30;
 };
 const BatchTune& batch_tune();
 
