@@ -102,6 +102,8 @@ void tune_if_untuned(const CompareArgs& a, const tuner::CompareOptions& o) {
   t.sizes.erase(std::unique(t.sizes.begin(), t.sizes.end()), t.sizes.end());
   t.top_kernels = 1;
   t.reps = 3;
+  // The batch rule only where compare times batches (its --batch).
+  t.batch = o.batch > 0;
   // The tune's own progress display: a minute with nothing on the terminal looks like a hang.
   const bool tty = isatty(STDERR_FILENO) != 0;
   t.on_progress = [tty](const tuner::Progress& p) { print_tune_progress(p, tty); };

@@ -613,10 +613,14 @@ TEST(Batch, AutoDealsLargeProductsWhereTheProfileSaysADevicePays) {
     prof::save(p, prof::path_for(id));
     prof::forget();
   };
+  with_rule(32, std::nullopt);
+  EXPECT_GT(strided(32, 1000).device_problems, 0) << "a rule dealing from 32^3";
   with_rule(16, std::nullopt);
-  EXPECT_GT(strided(16, 4000).device_problems, 0) << "a rule dealing from 16^3";
+  EXPECT_EQ(strided(16, 4000).device_problems, 0)
+      << "nothing below batch.tune_sizes' smallest is dealt, whatever the rule says";
   with_rule(0, std::nullopt);
-  EXPECT_EQ(strided(large, 40).device_problems, 0) << "a rule that found dealing paying nowhere";
+  EXPECT_EQ(strided(large, 40).device_problems, 0) << "a rule that found dealing failing";
+  EXPECT_EQ(strided(large, 1).device_problems, 1) << "a batch of one is still the single call";
   with_rule(0, 16);
   EXPECT_EQ(strided(large, 40, true).device_problems, 0)
       << "tandem_malloc memory on a unified device follows the ordinary memory's rule";

@@ -110,7 +110,7 @@ msg=$("$tandem" kernel --kernel NOSUCH=1 --out-dir "$kdir" 2>&1)
 [ $? -eq 2 ] && grep -q "NOSUCH" <<<"$msg" && ok "kernel rejects an unknown parameter" || bad "kernel NOSUCH: $msg"
 
 # tune (tiny), then every profile action
-out=$("$tandem" tune --precision s --budget-evals 2 --sizes 64,96 --top-kernels 1 --parts 8 --reps 1 --json 2>/dev/null) &&
+out=$("$tandem" tune --precision s --budget-evals 2 --sizes 64,96 --top-kernels 1 --parts 8 --reps 1 --no-batch --json 2>/dev/null) &&
   "$py" -c 'import json,sys; d=json.loads(sys.argv[1]); assert d["saved"] and "s" in d["precisions"], d
 assert d["tandem_version"] == sys.argv[2], (d["tandem_version"], sys.argv[2])' "$out" "$version" &&
   ok "tune --json, the profile records tandem $version" || bad "tune: $out"

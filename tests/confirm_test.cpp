@@ -190,6 +190,7 @@ TEST(ConfirmTune, AClearFasterSplitIsKeptAndANoisyOneIsReportedAndLeftToTheCpu) 
   o.start = {{"MWG", 16}, {"NWG", 16}, {"KWG", 16}, {"MDIMC", 8}, {"NDIMC", 8}};
   o.reps = 3;
   o.direct = false;
+  o.batch = false;  // cotuner_test measures the batch rule
   o.model = false;
   o.log = log;
   std::vector<Progress> said;

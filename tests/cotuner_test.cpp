@@ -484,7 +484,8 @@ TEST_F(ProfileDir, DirectOnlyTunesTheDirectKernelAndItsThreshold) {
 
 // The batch rule's edge follows the verdicts measured from the largest size down: between the
 // last size where dealing lost and the next one up (their geometric middle), the smallest size
-// measured where it won everywhere, and never where it did not win at the largest.
+// measured where it won everywhere, half a doubling above the largest where it ran there but lost,
+// and never where it failed there.
 TEST(BatchRule, TheEdgeFollowsTheVerdictsFromTheLargestSizeDown) {
   const auto rule = [](std::vector<std::pair<int64_t, const char*>> measured) {
     std::vector<prof::BatchPoint> points;
@@ -494,8 +495,13 @@ TEST(BatchRule, TheEdgeFollowsTheVerdictsFromTheLargestSizeDown) {
   EXPECT_EQ(rule({{512, "faster"}, {256, "faster"}, {128, "not faster"}}).devices_from, 181);
   EXPECT_EQ(rule({{512, "faster"}, {256, "too noisy"}}).devices_from, 362);
   EXPECT_EQ(rule({{512, "faster"}, {256, "faster"}}).devices_from, 256);
-  EXPECT_EQ(rule({{512, "too noisy"}}).devices_from, 0);
-  EXPECT_EQ(rule({{512, "not faster"}}).devices_from, 0);
+  // Dealing ran at the largest size but did not pay: from half a doubling above it.
+  EXPECT_EQ(rule({{512, "too noisy"}}).devices_from, 724);
+  EXPECT_EQ(rule({{512, "not faster"}, {256, "faster"}}).devices_from, 724);
+  // It failed there (no times): never.
+  EXPECT_EQ(tuner::batch_rule_from({{512, 100, 1, 0, "not faster", "dealing failed"}}).devices_from,
+            0);
+  EXPECT_EQ(tuner::batch_rule_from({}).devices_from, 0);
   const prof::BatchRule r =
       rule({{512, "faster"}, {256, "faster"}, {128, "faster"}, {64, "not faster"}});
   EXPECT_EQ(r.devices_from, 91);
@@ -514,7 +520,7 @@ TEST_F(ProfileDir, BatchOnlyMeasuresWhereDealingPays) {
   auto o = tiny();
   o.precisions = {detail::Precision::s};
   o.batch_only = true;
-  o.batch_sizes = {16, 32};
+  o.batch_sizes = {32, 64};
   o.batch_call_seconds = 0.01;
   o.log = dir_ / "tune.jsonl";
   const auto report = tuner::tune(o);
@@ -530,7 +536,7 @@ TEST_F(ProfileDir, BatchOnlyMeasuresWhereDealingPays) {
     for (const auto& [r, point] : summary.batch_points)
       if (r == resident) measured.push_back(point);
     ASSERT_FALSE(measured.empty()) << resident;
-    EXPECT_EQ(measured.front().size, 32) << "the largest size first";
+    EXPECT_EQ(measured.front().size, 64) << "the largest size first";
     for (size_t i = 0; i < measured.size(); ++i) {
       EXPECT_GT(measured[i].count, 0);
       EXPECT_GT(measured[i].cpu_gflops, 0.0);
@@ -556,12 +562,14 @@ TEST_F(ProfileDir, BatchOnlyMeasuresWhereDealingPays) {
 
 // A device whose dealt batches come back wrong is never given products: the cheap check fails the
 // dealt side at the largest size, the measuring ends there, and the rule keeps every product on
-// the cores. Only dealt calls are tampered with: the cores' pass.
+// the cores (0: never, not the edge above the largest size a dealing that ran but lost gets).
+// Only dealt calls are tampered with: the cores' pass. Sizes below the smallest a rule deals from
+// are refused.
 TEST_F(ProfileDir, AWrongDealtBatchIsNeverKept) {
   auto o = tiny();
   o.precisions = {detail::Precision::s};
   o.batch_only = true;
-  o.batch_sizes = {16, 32};
+  o.batch_sizes = {32, 64};
   o.batch_call_seconds = 0.005;
   o.save = false;
   int tampered = 0;
@@ -577,11 +585,14 @@ TEST_F(ProfileDir, AWrongDealtBatchIsNeverKept) {
   ASSERT_TRUE(pp.batch.has_value());
   EXPECT_EQ(pp.batch->devices_from, 0);
   ASSERT_EQ(pp.batch->points.size(), 1u);
-  EXPECT_EQ(pp.batch->points[0].size, 32);
+  EXPECT_EQ(pp.batch->points[0].size, 64);
   EXPECT_EQ(pp.batch->points[0].verdict, "not faster");
+  EXPECT_EQ(pp.batch->points[0].hybrid_gflops, 0.0) << "the dealt side kept no times";
   EXPECT_NE(pp.batch->points[0].note.find("cheap check"), std::string::npos)
       << pp.batch->points[0].note;
   EXPECT_GT(pp.batch->points[0].cpu_gflops, 0.0);
+  o.batch_sizes = {16, 64};
+  EXPECT_THROW(tuner::tune(o), std::invalid_argument);
 }
 
 // --objective energy reads power: on a fake amdgpu sensor at a constant 20 W the run goes through

@@ -431,6 +431,7 @@ TEST_F(ModelPlan, TheTunerFitsAndStoresAModel) {
   o.top_kernels = 1;
   o.parts = 16;
   o.direct = false;
+  o.batch = false;  // cotuner_test measures the batch rule
   const auto report = tuner::tune(o);
   EXPECT_EQ(report.precisions.at(0).model_failure, "");
   const prof::Profile p = prof::load(report.saved);

@@ -43,6 +43,7 @@ tuner::TuneOptions tiny(int evaluations) {
   o.top_kernels = 1;
   o.save = false;
   o.direct = false;
+  o.batch = false;  // cotuner_test measures the batch rule
   o.log = fs::path(std::getenv("TANDEM_PROFILE_DIR")) /
           (std::string(::testing::UnitTest::GetInstance()->current_test_info()->name()) + ".jsonl");
   return o;

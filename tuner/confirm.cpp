@@ -72,6 +72,7 @@ const char* to_string(Verdict v) {
 Confirmed confirm_faster(const std::vector<double>& candidate, const std::vector<double>& base,
                          double margin, double confidence, const std::string& name,
                          const std::string& base_name) {
+  if (base.empty()) return {0, Verdict::NotFaster, base_name + " did not run"};
   const Beat b = beats(candidate, base, margin, confidence, name, base_name);
   return {b.verdict == Verdict::Faster ? 1 : 0, b.verdict,
           b.words + " (" + std::to_string(candidate.size()) + " rounds)"};

@@ -60,8 +60,12 @@ Tuner::Tuner(const TuneOptions& o) : o_(o), given_(o) {
   if (o_.direct_evaluations <= 0) o_.direct_evaluations = std::max(1, o_.budget_evaluations / 2);
   for (int64_t s : o_.direct_sizes)
     if (s <= 0) throw std::invalid_argument("direct sizes must be positive");
+  const int64_t least_batch = prof::batch_tune().sizes.front();
   for (int64_t s : o_.batch_sizes)
-    if (s <= 0) throw std::invalid_argument("batch sizes must be positive");
+    if (s < least_batch)
+      throw std::invalid_argument("batch sizes must be at least " + std::to_string(least_batch) +
+                                  " (database/defaults.json's batch.tune_sizes: auto deals no "
+                                  "smaller product)");
   if (!(o_.batch_call_seconds >= 0))
     throw std::invalid_argument("the batch call time must not be negative");
   device_ = detail::gpu::open_device(o_.device);

@@ -137,8 +137,9 @@ std::vector<int64_t> bucket_sizes(double gflops, uint64_t memory_bytes, size_t e
 
 // The batch rule that the batch phase's points give (tuner/cotuner_batch.cpp): the edge from the
 // smallest size from which dealing was "faster" at every larger size measured; where it lost just
-// below that size, the geometric middle of the two sizes; 0 (never) where it was not faster at
-// the largest. The points come back ascending by size.
+// below that size, the geometric middle of the two sizes; half a doubling above the largest where
+// dealing ran there but was not faster; 0 (never) where it failed there (no dealt times, hybrid
+// GFLOPS 0) or nothing was measured. The points come back ascending by size.
 detail::profile::BatchRule batch_rule_from(std::vector<detail::profile::BatchPoint> points);
 
 // Throws tandem::Error when the device cannot be opened, std::invalid_argument for bad options.

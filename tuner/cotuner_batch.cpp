@@ -20,7 +20,9 @@
 
 #include "base/precision.hpp"
 #include "cotuner_internal.hpp"
+#include "gpu/pinned_memory.hpp"
 #include "plan/plan.hpp"
+#include "profile/choice.hpp"
 #include "profile/defaults.hpp"
 
 namespace tandem::tuner {
@@ -30,11 +32,18 @@ prof::BatchRule batch_rule_from(std::vector<prof::BatchPoint> points) {
             [](const prof::BatchPoint& a, const prof::BatchPoint& b) { return a.size < b.size; });
   prof::BatchRule rule;
   rule.points = points;
+  if (points.empty()) return rule;
   // The smallest size from which every larger one won.
   size_t from = points.size();
   while (from > 0 && points[from - 1].verdict == to_string(Verdict::Faster)) --from;
   if (from == points.size()) {
-    rule.devices_from = 0;
+    // Where dealing failed at the largest size (the dealt side kept no times: a wrong result, a
+    // device that failed) it never pays; where it ran but did not pay, it may above what was
+    // measured, as a single call of the batch's work says (batch_uses_devices).
+    const prof::BatchPoint& largest = points.back();
+    rule.devices_from = largest.hybrid_gflops > 0
+                            ? std::llround(static_cast<double>(largest.size) * std::sqrt(2.0))
+                            : 0;
   } else if (from == 0) {
     rule.devices_from = points.front().size;
   } else {
@@ -87,9 +96,12 @@ int64_t Tuner::batch_count(Precision prec, int64_t size) {
     if (i > 0) times.push_back(t);
   }
   const double t = median_of(times);
+  // At least a product a core (as the trial batch), within the bytes allowed.
+  const int64_t least = std::min<int64_t>(most, detail::host_cores());
   const int64_t count =
-      t > 0 ? std::clamp<int64_t>(std::llround(seconds / t * static_cast<double>(trial)), 1, most)
-            : trial;
+      t > 0
+          ? std::clamp<int64_t>(std::llround(seconds / t * static_cast<double>(trial)), least, most)
+          : trial;
   batch_counts_[size] = count;
   return count;
 }
@@ -97,10 +109,10 @@ int64_t Tuner::batch_count(Precision prec, int64_t size) {
 // One size's rounds in one memory: from the log where an earlier run measured them, else
 // measured now (not yet logged: the caller logs them with their verdict).
 template <class T>
-BatchRounds Tuner::batch_rounds(Precision prec, const prof::PrecisionProfile& pp, int64_t size,
-                                bool resident, const Options& cpu, const Options& hybrid) {
+BatchRounds Tuner::batch_rounds(Precision prec, int64_t size, bool resident, const Options& cpu,
+                                const Options& hybrid) {
   BatchRounds out;
-  if (const prof::LogRecord* logged = logged_batch(prec, size, resident, pp.direct_kernel)) {
+  if (const prof::LogRecord* logged = logged_batch(prec, size, resident, hybrid.kernel_params)) {
     out.logged = true;
     out.count = logged->count;
     out.rounds.cpu = logged->rounds.at("cpu");
@@ -111,6 +123,14 @@ BatchRounds Tuner::batch_rounds(Precision prec, const prof::PrecisionProfile& pp
   }
   out.count = batch_count<T>(prec, size);
   BatchWorkspace<T> ws(size, out.count, resident);
+  // tandem_malloc gives ordinary memory where the device cannot pin so much: not what is asked.
+  const auto bytes = static_cast<size_t>(ws.elements()) * sizeof(T);
+  if (resident && !(detail::gpu::in_pinned_block(*device_, ws.a.data(), bytes) &&
+                    detail::gpu::in_pinned_block(*device_, ws.b.data(), bytes) &&
+                    detail::gpu::in_pinned_block(*device_, ws.c.data(), bytes))) {
+    out.failure = "cpu: tandem_malloc could not pin the batch's operands here";
+    return out;
+  }
   // One untimed call of each side first: a device's first batch of a size sets up what later
   // ones reuse (staging, on the host and on the device), which the rounds' calls must not pay.
   // On the H100 host the first timed dgemm call of 118 x 512^3 ran 1.9x the others and alone
@@ -136,24 +156,36 @@ std::optional<prof::BatchRule> Tuner::batch_rule(Precision prec, const prof::Pre
   Options hybrid;
   hybrid.strategy = Strategy::Hybrid;
   hybrid.device = o_.device;
-  hybrid.kernel_params = pp.direct_kernel;  // empty: the profile's or the defaults'
+  // The direct kernel the profile being tuned will give a batch: its own, else the defaults'
+  // (never the kernel of the profile in force while tuning).
+  hybrid.kernel_params = !pp.direct_kernel.empty()
+                             ? pp.direct_kernel
+                             : *prof::direct_for(nullptr, prec, info_.is_gpu).kernel;
+  const auto note = [&](const std::string& why) {
+    summary.batch_failure += (summary.batch_failure.empty() ? "" : "; ") + why;
+  };
+  const auto most = static_cast<double>(prof::batch_tune().bytes);
   std::vector<prof::BatchPoint> points;
   for (size_t i = 0; i < sizes.size(); ++i) {
     const int64_t size = sizes[i];
     if (out_of_time()) {
-      summary.batch_failure =
-          std::string("out of time before ") + memory + " at " + std::to_string(size) + "^3";
+      note(std::string("out of time before ") + memory + " at " + std::to_string(size) + "^3");
       break;
+    }
+    if (3.0 * static_cast<double>(size) * static_cast<double>(size) *
+            static_cast<double>(detail::element_bytes(prec)) >
+        most) {
+      note(std::to_string(size) + "^3 left out: one product's operands exceed batch.tune_bytes");
+      continue;
     }
     prof::BatchPoint point;
     point.size = size;
-    const BatchRounds measured = batch_rounds<T>(prec, pp, size, resident, cpu, hybrid);
+    const BatchRounds measured = batch_rounds<T>(prec, size, resident, cpu, hybrid);
     const Rounds& r = measured.rounds;
     const std::string& failure = measured.failure;
     point.count = measured.count;
     if (r.cpu.empty()) {  // the cores alone failed: nothing to weigh dealing against
-      summary.batch_failure =
-          std::string(memory) + " at " + std::to_string(size) + "^3: " + failure;
+      note(std::string(memory) + " at " + std::to_string(size) + "^3: " + failure);
       break;
     }
     const double work = gflop(prec, size) * static_cast<double>(point.count);
@@ -169,7 +201,7 @@ std::optional<prof::BatchRule> Tuner::batch_rule(Precision prec, const prof::Pre
       rec.precision = prec;
       rec.size = size;
       rec.count = point.count;
-      rec.kernel = pp.direct_kernel;
+      rec.kernel = hybrid.kernel_params;
       rec.resident = resident;
       rec.rounds = {{"cpu", r.cpu}, {"candidate", r.candidate}};
       if (!r.candidate.empty()) rec.seconds = median_of(r.candidate);
@@ -208,7 +240,7 @@ std::string Tuner::call_once(BatchWorkspace<T>& ws, const Options& opt, double* 
   }
   // Dealt means dealt: a device that failed, or none taking part, is not what is measured.
   if (opt.strategy != Strategy::Cpu) {
-    if (r.devices.empty()) return "no device took part";
+    if (r.device_problems == 0) return "no device took part";
     for (const BatchReport::Device& d : r.devices)
       if (d.failed) return "device failed: " + d.failure;
   }

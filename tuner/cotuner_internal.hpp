@@ -211,8 +211,8 @@ class Tuner {
   template <class T>
   int64_t batch_count(Precision prec, int64_t size);
   template <class T>
-  BatchRounds batch_rounds(Precision prec, const prof::PrecisionProfile& pp, int64_t size,
-                           bool resident, const Options& cpu, const Options& hybrid);
+  BatchRounds batch_rounds(Precision prec, int64_t size, bool resident, const Options& cpu,
+                           const Options& hybrid);
   // One strided batch call on ws, timed and checked cheaply, as call_once is for one product.
   template <class T>
   std::string call_once(BatchWorkspace<T>& ws, const Options& opt, double* seconds,

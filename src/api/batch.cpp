@@ -154,12 +154,21 @@ void run(std::vector<Problem<T>>& problems, int64_t total, const Options& option
         std::partition(all, all + count, [](const Problem<T>& p) { return p.has_product(); }) - all;
     const int cores = options.cpu_threads.value_or(host_cores());
     int64_t single = 0, dealt = products;
-    if (req.strategy == Strategy::Auto) {
-      // First what a single call of the whole batch's work would do: where it stays on the cores
-      // (known without a profile's lookup once the route is), so does any part of the batch.
+    if (req.strategy == Strategy::Auto && products == 1) {
+      // A batch of one product is the single call it would be.
+      dealt = 0;
+      if (uses_devices(all[0], options)) {
+        single_call(all[0], options);
+        report.device_problems = single = 1;
+      }
+    } else if (req.strategy == Strategy::Auto) {
+      // Nothing looked up where no product reaches the smallest size a rule deals, nor where a
+      // single call of the whole batch's work stays on the cores (known from the route once it
+      // is): then neither does any part of the batch. Else the rule, for the largest product.
+      const Problem<T>* largest = largest_dealable(Problems<T>{all, products});
       const std::optional<int64_t> edge =
-          products > 0 && batch_uses_devices(Problems<T>{all, products}, options)
-              ? devices_from(all[0], options)
+          largest != nullptr && batch_uses_devices(Problems<T>{all, products}, options)
+              ? devices_from(*largest, options)
               : std::nullopt;
       dealt = edge ? large_first(all, products, *edge) : 0;
       if (dealt == 1 && uses_devices(all[0], options)) {

@@ -119,6 +119,21 @@ std::optional<int64_t> devices_from(const Problem<T>& first, const Options& o) {
 }
 
 template <class T>
+const Problem<T>* largest_dealable(Problems<T> products) {
+  const auto floor = static_cast<double>(profile::batch_tune().sizes.front());
+  const Problem<T>* largest = nullptr;
+  double most = floor * floor * floor;
+  for (const Problem<T>& p : products) {
+    const double v = static_cast<double>(p.m) * static_cast<double>(p.n) * static_cast<double>(p.k);
+    if (v >= most) {
+      most = v;
+      largest = &p;
+    }
+  }
+  return largest;
+}
+
+template <class T>
 int64_t large_first(Problem<T>* products, int64_t count, int64_t edge) {
   // m n k against the edge cubed: a cube root per problem cost auto 0.6-0.7x strategy cpu on
   // batches of 16^3 products on the H100 host.
@@ -134,6 +149,7 @@ int64_t large_first(Problem<T>* products, int64_t count, int64_t edge) {
   template BatchPlan plan_batch<T>(const Problem<T>&, int64_t, const Options&);       \
   template bool batch_uses_devices<T>(Problems<T>, const Options&);                   \
   template std::optional<int64_t> devices_from<T>(const Problem<T>&, const Options&); \
+  template const Problem<T>* largest_dealable<T>(Problems<T>);                        \
   template int64_t large_first<T>(Problem<T>*, int64_t, int64_t);
 TANDEM_FOR_EACH_ELEMENT(INSTANTIATE)
 #undef INSTANTIATE

@@ -56,10 +56,18 @@ bool batch_uses_devices(Problems<T> products, const Options& options);
 // its cube; smaller ones stay on the cores): the batch rule (profile.hpp's BatchRule) of the
 // profile a single call of `first` would follow, on its first device, for the memory `first`'s
 // operands lie in (tandem_malloc memory on a discrete device, else ordinary); without one,
-// database/defaults.json's batch.devices_from. None where the rule found dealing paying at no
-// size it measured, or where no device opens. A grouped batch is judged by its first product.
+// database/defaults.json's batch.devices_from. None where the rule found dealing failing (0), or
+// where no device opens. A grouped batch is judged by the product it is asked for (the api
+// passes its largest).
 template <class T>
 std::optional<int64_t> devices_from(const Problem<T>& first, const Options& options);
+
+// The product of the largest m n k, where it reaches the smallest size a batch rule deals from
+// (database/defaults.json's batch.tune_sizes' smallest: nothing smaller is measured, and auto
+// keeps smaller products on the cores whatever a profile says); else null, and the batch needs
+// no lookup to stay on the cores.
+template <class T>
+const Problem<T>* largest_dealable(Problems<T> products);
 
 // Puts the products with m n k at least `edge` cubed first, in place; returns how many they are.
 template <class T>

@@ -84,7 +84,7 @@ struct BatchPoint {
 
 // Where auto deals a batch's products to the devices for operands in one kind of memory, as
 // measured (tuner/cotuner_batch.cpp derives it): products with m n k >= devices_from³ are dealt,
-// smaller ones stay on the cores; 0: dealing paid at no size measured, the batch stays on the
+// smaller ones stay on the cores; 0: dealing failed where measured, every product stays on the
 // cores. The points it rests on, ascending by size.
 struct BatchRule {
   int64_t devices_from = 0;

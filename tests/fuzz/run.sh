@@ -25,7 +25,7 @@ artifacts=$(dirname "$target")/$(basename "$target")-findings/
 mkdir -p "$artifacts"
 # -timeout: one input taking 30 s is a hang. -rss_limit_mb: libFuzzer's default, said here.
 # The seeds run first (all of them, every time): a regression on a seed fails at once.
-"$target" "${leaks[@]}" -max_total_time="$seconds" -timeout=30 -rss_limit_mb=2048 -print_final_stats=1 \
+"$target" ${leaks[@]+"${leaks[@]}"} -max_total_time="$seconds" -timeout=30 -rss_limit_mb=2048 -print_final_stats=1 \
   -artifact_prefix="$artifacts" "$work/corpus" "$seeds" >"$artifacts/last-run.log" 2>&1
 status=$?
 tail -n 60 "$artifacts/last-run.log"
