@@ -110,8 +110,9 @@ void print_profile(const prof::Profile& p) {
         std::printf("    batches from %s: products from %lld^3 dealt to the devices\n", memory,
                     static_cast<long long>((*rule)->devices_from));
       else
-        std::printf("    batches from %s: every product on the cores (dealing paid nowhere)\n",
-                    memory);
+        std::printf(
+            "    batches from %s: every product on the cores (dealing failed where measured)\n",
+            memory);
       for (const prof::BatchPoint& b : (*rule)->points)
         std::printf("      %lld x %lld^3: cores %.1f, dealt %.1f GFLOPS, %s: %s\n",
                     static_cast<long long>(b.count), static_cast<long long>(b.size), b.cpu_gflops,

@@ -8,6 +8,7 @@
 
 #include "cli.hpp"
 #include "cotuner.hpp"
+#include "profile/defaults.hpp"
 #include "search.hpp"
 
 namespace tandem::cli {
@@ -117,6 +118,11 @@ void check_options(const TuneArgs& a) {
         "tune: --model-only, --direct-only and --batch-only each tune one thing "
         "alone: name one");
   if (o.batch_only && !o.batch) throw UsageError("tune: --batch-only contradicts --no-batch");
+  const int64_t least_batch = detail::profile::batch_tune().sizes.front();
+  for (int64_t s : o.batch_sizes)
+    if (s < least_batch)
+      throw UsageError("tune: --batch-sizes " + std::to_string(s) + " is below " +
+                       std::to_string(least_batch) + ", the smallest product auto deals");
   if (o.small_evaluations < -1)
     throw UsageError("tune: --small-evals " + text(o.small_evaluations) + " must be -1 or more");
   if (o.compile_jobs < -1)
@@ -175,7 +181,7 @@ void add_phase_options(CLI::App& tune, tuner::TuneOptions& o) {
                   "dealing stops paying")
       ->delimiter(',')
       ->check(kPositive)
-      ->default_str("database/defaults.json's batch.tune_sizes (32 to 512)");
+      ->default_str("database/defaults.json's batch.tune_sizes (32 to 512; 32 at least)");
   sub->add_option("--batch-seconds", o.batch_seconds, "time for the batch rule, per precision")
       ->check(kPositive);
 }

@@ -618,6 +618,32 @@ TEST(Batch, AutoDealsLargeProductsWhereTheProfileSaysADevicePays) {
   with_rule(16, std::nullopt);
   EXPECT_EQ(strided(16, 4000).device_problems, 0)
       << "nothing below batch.tune_sizes' smallest is dealt, whatever the rule says";
+  {
+    // Nor beside a larger product: one of 64^3 and 400 of 16^3 in one grouped batch.
+    std::vector<float> big(64 * 64, 0.5f), big_c(64 * 64, 7.0f), tiny(16 * 16 * 400, 0.5f),
+        small_c(tiny.size(), 7.0f);
+    std::vector<const float*> big_a{big.data()}, small_a;
+    std::vector<float*> big_cs{big_c.data()}, small_cs;
+    for (int i = 0; i < 400; ++i) {
+      small_a.push_back(tiny.data() + i * 256);
+      small_cs.push_back(small_c.data() + i * 256);
+    }
+    GemmGroup<float> groups[2];
+    groups[0].m = groups[0].n = groups[0].k = groups[0].lda = groups[0].ldb = groups[0].ldc = 64;
+    groups[0].a = groups[0].b = big_a.data();
+    groups[0].c = big_cs.data();
+    groups[0].size = 1;
+    groups[1].m = groups[1].n = groups[1].k = groups[1].lda = groups[1].ldb = groups[1].ldc = 16;
+    groups[1].a = groups[1].b = small_a.data();
+    groups[1].c = small_cs.data();
+    groups[1].size = 400;
+    BatchReport r;
+    gemm_batch<float>(Layout::RowMajor, groups, 2, {}, &r);
+    EXPECT_LE(r.device_problems, 1) << "the 16^3 products stay on the cores";
+    EXPECT_GE(r.cpu_problems, 400);
+    EXPECT_TRUE(std::all_of(small_c.begin(), small_c.end(), [](float x) { return x == 4.0f; }));
+    EXPECT_TRUE(std::all_of(big_c.begin(), big_c.end(), [](float x) { return x == 16.0f; }));
+  }
   with_rule(0, std::nullopt);
   EXPECT_EQ(strided(large, 40).device_problems, 0) << "a rule that found dealing failing";
   EXPECT_EQ(strided(large, 1).device_problems, 1) << "a batch of one is still the single call";

@@ -66,7 +66,7 @@ for args in "" "nosuch" "--bogus" "gemm --bogus" "gemm --m -3" "gemm --m" "gemm 
   "profile import $work/none.json" "profile show extra" "profile export $work/no/such/dir/p.json" \
   "compare --json $work/c.json" "tune --split-min 10 --split-max 5 --device no-such-device" \
   "tune --split-max 65 --device no-such-device" "tune --model-only --direct-only --device no-such-device" \
-  "tune --direct-only --batch-only --device no-such-device" "tune --batch-only --no-batch --device no-such-device" \
+  "tune --direct-only --batch-only --device no-such-device" "tune --batch-only --no-batch --device no-such-device" "tune --batch-sizes 16 --device no-such-device" \
   "compare --out-csv $work/x --out-plot $work/x --device no-such-device"; do
   expect_status 2 "$args"
 done

@@ -23,7 +23,7 @@ count() { grep -c -- "$1" <<<"$err"; }
 # for), to be rewritten with bad kernels. No direct kernel: where the tune found it faster, the
 # calls below would run it instead of the planted kernels.
 if ! TANDEM_PROFILE_DIR=$work/tuned timeout 300 "$tandem" tune --precision both --small-space \
-       --budget-evals 1 --sizes 64 --top-kernels 1 --parts 2 --reps 1 --no-direct \
+       --budget-evals 1 --sizes 64 --top-kernels 1 --parts 2 --reps 1 --no-direct --no-batch \
        > "$work/tune.txt" 2>&1; then
   cat "$work/tune.txt"
   echo "FAILED: tandem tune"

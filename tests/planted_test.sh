@@ -27,7 +27,7 @@ mkfifo "$work/fifo"
 
 # A profile to export and import: a tiny tune (no direct kernel, no model: seconds).
 tune=(tune --precision s --small-space --budget-evals 1 --sizes 32 --top-kernels 1 --parts 2
-  --reps 1 --no-direct --no-model)
+  --reps 1 --no-direct --no-model --no-batch)
 run 300 "$tandem" "${tune[@]}"
 [ $rc -eq 0 ] || { echo "FAILED: tandem tune: $err"; exit 1; }
 profile=$("$tandem" profile path)

@@ -43,7 +43,7 @@ under() {  # under ROUTE COMMAND...: runs COMMAND where that route leads to the 
 # This device's profile, tuned as cheaply as tune allows (no direct kernel, which would run the
 # small calls below in place of the poisoned kernels), then poisoned.
 if ! TANDEM_PROFILE_DIR=$work/tuned "$tandem" tune --precision both --budget-evals 1 --sizes 64 \
-       --top-kernels 1 --parts 8 --reps 1 --no-direct > "$work/tune.txt" 2>&1; then
+       --top-kernels 1 --parts 8 --reps 1 --no-direct --no-batch > "$work/tune.txt" 2>&1; then
   cat "$work/tune.txt"
   echo "FAILED: tandem tune"
   exit 1

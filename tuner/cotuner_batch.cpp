@@ -5,14 +5,16 @@
 // at sizes where it did not from ordinary memory: docs/PERFORMANCE.md, "Batches").
 //
 // At each size, from the largest down, a strided batch of size³ products runs under strategy cpu
-// and under strategy hybrid (the products dealt to the device's coalesced kernel, with the
-// profile's direct kernel, and to the cores), in the confirm rule's interleaved rounds, every call
+// and under strategy hybrid (the products dealt to the device's coalesced kernel, with the direct
+// kernel of the profile being tuned, else the defaults', and to the cores), in the confirm rule's
+// interleaved rounds, every call
 // checked. Dealing pays at a size where the rounds show it faster than the cores alone by the
 // split margin, beyond the noise (tuner::confirm_faster). The measuring stops at the first size
 // where it does not: the rule's edge lies between that size and the one above it, the geometric
 // middle of the two, as sizes are compared on a log scale; the smallest size measured where
-// dealing paid at every size; 0 (never) where it did not pay at the largest. Products smaller than
-// any size measured stay on the cores. The rounds are logged as "batch" records and resumed from
+// dealing paid at every size; half a doubling above the largest where dealing ran there but did
+// not pay; 0 (never) where it failed there (batch_rule_from). Products smaller than any size
+// measured stay on the cores. The rounds are logged as "batch" records and resumed from
 // them. `tandem tune --batch-only` runs this phase alone for the profile that applies now.
 #include <algorithm>
 #include <cmath>
@@ -128,7 +130,8 @@ BatchRounds Tuner::batch_rounds(Precision prec, int64_t size, bool resident, con
   if (resident && !(detail::gpu::in_pinned_block(*device_, ws.a.data(), bytes) &&
                     detail::gpu::in_pinned_block(*device_, ws.b.data(), bytes) &&
                     detail::gpu::in_pinned_block(*device_, ws.c.data(), bytes))) {
-    out.failure = "cpu: tandem_malloc could not pin the batch's operands here";
+    out.failure = "tandem_malloc could not pin the batch's operands";
+    out.count = 0;  // not measured: the caller goes on to the next size
     return out;
   }
   // One untimed call of each side first: a device's first batch of a size sets up what later
@@ -184,6 +187,10 @@ std::optional<prof::BatchRule> Tuner::batch_rule(Precision prec, const prof::Pre
     const Rounds& r = measured.rounds;
     const std::string& failure = measured.failure;
     point.count = measured.count;
+    if (point.count == 0) {
+      note(std::string(memory) + " at " + std::to_string(size) + "^3 left out: " + failure);
+      continue;
+    }
     if (r.cpu.empty()) {  // the cores alone failed: nothing to weigh dealing against
       note(std::string(memory) + " at " + std::to_string(size) + "^3: " + failure);
       break;
@@ -195,21 +202,7 @@ std::optional<prof::BatchRule> Tuner::batch_rule(Precision prec, const prof::Pre
     point.hybrid_gflops = r.candidate.empty() ? 0 : work / median_of(r.candidate);
     point.verdict = to_string(c.verdict);
     point.note = failure.empty() ? c.note : "dealing failed: " + failure;
-    if (!measured.logged) {
-      prof::LogRecord rec;
-      rec.kind = "batch";
-      rec.precision = prec;
-      rec.size = size;
-      rec.count = point.count;
-      rec.kernel = hybrid.kernel_params;
-      rec.resident = resident;
-      rec.rounds = {{"cpu", r.cpu}, {"candidate", r.candidate}};
-      if (!r.candidate.empty()) rec.seconds = median_of(r.candidate);
-      rec.failure = failure;
-      rec.verdict = point.verdict;
-      rec.note = point.note;
-      append(rec);
-    }
+    if (!measured.logged) log_batch(prec, resident, hybrid.kernel_params, point, measured);
     points.push_back(point);
     summary.batch_points.emplace_back(resident, point);
     progress("batch", prec, static_cast<int>(i + 1), static_cast<int>(sizes.size()),
@@ -240,9 +233,9 @@ std::string Tuner::call_once(BatchWorkspace<T>& ws, const Options& opt, double* 
   }
   // Dealt means dealt: a device that failed, or none taking part, is not what is measured.
   if (opt.strategy != Strategy::Cpu) {
-    if (r.device_problems == 0) return "no device took part";
     for (const BatchReport::Device& d : r.devices)
       if (d.failed) return "device failed: " + d.failure;
+    if (r.device_problems == 0) return "no device took part";
   }
   if (o_.tamper && r.device_problems > 0)
     o_.tamper(ws.c.data(), ws.elements(), detail::precision_of<T>(), r.cpu_problems > 0);

@@ -120,6 +120,8 @@ class Tuner {
                                       int threads, bool resident, bool dynamic) const;
   const prof::LogRecord* logged_batch(Precision prec, int64_t size, bool resident,
                                       const std::map<std::string, int>& kernel) const;
+  void log_batch(Precision prec, bool resident, const std::map<std::string, int>& kernel,
+                 const prof::BatchPoint& point, const BatchRounds& measured);
   void progress(const std::string& phase, Precision prec, int done, int budget, double best_seconds,
                 int64_t size, const std::string& last, bool keep_line = false);
 

@@ -99,4 +99,21 @@ const prof::LogRecord* Tuner::logged_batch(Precision prec, int64_t size, bool re
   return nullptr;
 }
 
+void Tuner::log_batch(Precision prec, bool resident, const std::map<std::string, int>& kernel,
+                      const prof::BatchPoint& point, const BatchRounds& measured) {
+  prof::LogRecord rec;
+  rec.kind = "batch";
+  rec.precision = prec;
+  rec.size = point.size;
+  rec.count = point.count;
+  rec.kernel = kernel;
+  rec.resident = resident;
+  rec.rounds = {{"cpu", measured.rounds.cpu}, {"candidate", measured.rounds.candidate}};
+  if (!measured.rounds.candidate.empty()) rec.seconds = summarize(measured.rounds.candidate).median;
+  rec.failure = measured.failure;
+  rec.verdict = point.verdict;
+  rec.note = point.note;
+  append(rec);
+}
+
 }  // namespace tandem::tuner

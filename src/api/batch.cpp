@@ -143,7 +143,7 @@ void run(std::vector<Problem<T>>& problems, int64_t total, const Options& option
   } else {
     // gpu and hybrid: every product dealt to the devices' coalesced kernel and the CPU. auto: the
     // products below the batch rule's edge stay on the cores (all of them where the rule found
-    // dealing paying nowhere, or no device opens); the others are dealt where a
+    // dealing failing, or no device opens); the others are dealt where a
     // single call of their total work would use a device (a batch of one is that single call),
     // else stay on the cores too. The problems without a product are C = beta * C, on the cores.
     // The problems are reordered in place (products first, then under auto the large ones

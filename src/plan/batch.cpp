@@ -111,11 +111,15 @@ std::optional<int64_t> devices_from(const Problem<T>& first, const Options& o) {
       const gpu::Device& device = *c.devices.front();
       const bool resident = gpu::is_discrete(device) && gpu::operands_pinned(device, first);
       const auto& rule = resident ? it->second.batch_resident : it->second.batch;
+      // Never below the smallest size a rule is measured at, whatever a profile says.
       if (rule)
-        return rule->devices_from > 0 ? std::optional<int64_t>(rule->devices_from) : std::nullopt;
+        return rule->devices_from > 0
+                   ? std::optional<int64_t>(
+                         std::max(rule->devices_from, profile::batch_tune().sizes.front()))
+                   : std::nullopt;
     }
   }
-  return profile::batch_devices_from();
+  return std::max(profile::batch_devices_from(), profile::batch_tune().sizes.front());
 }
 
 template <class T>
