@@ -105,21 +105,20 @@ std::optional<int64_t> devices_from(const Problem<T>& first, const Options& o) {
     if (e.kind() == Error::Kind::InvalidArgument) throw;
     return std::nullopt;  // no device: the cores take the batch
   }
+  // Never below the smallest size a rule is measured at, whatever a profile says.
+  const int64_t floor = profile::batch_tune().sizes.front();
   if (!c.devices.empty() && c.profiles.front()) {
     const auto& precisions = c.profiles.front()->precisions;
     if (const auto it = precisions.find(precision_of<T>()); it != precisions.end()) {
       const gpu::Device& device = *c.devices.front();
       const bool resident = gpu::is_discrete(device) && gpu::operands_pinned(device, first);
       const auto& rule = resident ? it->second.batch_resident : it->second.batch;
-      // Never below the smallest size a rule is measured at, whatever a profile says.
       if (rule)
-        return rule->devices_from > 0
-                   ? std::optional<int64_t>(
-                         std::max(rule->devices_from, profile::batch_tune().sizes.front()))
-                   : std::nullopt;
+        return rule->devices_from > 0 ? std::optional<int64_t>(std::max(rule->devices_from, floor))
+                                      : std::nullopt;
     }
   }
-  return std::max(profile::batch_devices_from(), profile::batch_tune().sizes.front());
+  return std::max(profile::batch_devices_from(), floor);
 }
 
 template <class T>
