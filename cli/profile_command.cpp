@@ -118,6 +118,13 @@ void print_profile(const prof::Profile& p) {
                     static_cast<long long>(b.count), static_cast<long long>(b.size), b.cpu_gflops,
                     b.hybrid_gflops, b.verdict.c_str(), b.note.c_str());
     }
+    if (!pp.coalesced.empty())
+      std::printf("    coalesced kernel (the device alone; the bucket nearest a batch applies):\n");
+    for (const prof::CoalescedBucket& b : pp.coalesced)
+      std::printf("      %lld x %lld^3: %s %.1f GFLOPS, direct kernel %.1f (%s): %s\n",
+                  static_cast<long long>(b.count), static_cast<long long>(b.size),
+                  b.verdict == "faster" ? "its own" : "the direct kernel's", b.gflops,
+                  b.direct_gflops, b.verdict.c_str(), kernel_text(b.kernel).c_str());
   }
 }
 

@@ -71,6 +71,7 @@ void print_report(const tuner::TuneReport& report, bool as_json) {
                               {"direct_failures", s.direct_failures},
                               {"direct_verdicts", s.direct_verdicts},
                               {"batch_failure", s.batch_failure},
+                              {"coalesced_evaluations", s.coalesced_evaluations},
                               {"failure_reasons", s.failure_reasons}});
     std::cout << j.dump(2) << "\n";
     return;
@@ -90,6 +91,9 @@ void print_report(const tuner::TuneReport& report, bool as_json) {
     for (const auto& [size, winner] : s.direct_verdicts)
       std::printf("  at %lld^3 the faster: %s\n", static_cast<long long>(size), winner.c_str());
     for (const auto& r : s.failure_reasons) std::printf("  excluded: %s\n", r.c_str());
+    if (s.coalesced_evaluations > 0)
+      std::printf("  coalesced kernel: %d candidates over %zu buckets\n", s.coalesced_evaluations,
+                  s.coalesced.size());
     if (!s.batch_points.empty())
       std::printf("  batches: %zu sizes measured (the profile below says what they gave)\n",
                   s.batch_points.size());
@@ -177,13 +181,21 @@ void add_phase_options(CLI::App& tune, tuner::TuneOptions& o) {
                 "measure the batch rule alone, for the profile that applies now (bounded by "
                 "--batch-seconds per precision)");
   sub->add_option("--batch-sizes", o.batch_sizes,
-                  "product sizes at which batches are measured, from the largest down until "
-                  "dealing stops paying")
+                  "product sizes at which batches are measured: the coalesced kernel's buckets, "
+                  "and the rule from the largest down until dealing stops paying")
       ->delimiter(',')
       ->check(kPositive)
-      ->default_str("database/defaults.json's batch.tune_sizes (32 to 512; 32 at least)");
-  sub->add_option("--batch-seconds", o.batch_seconds, "time for the batch rule, per precision")
+      ->default_str(
+          "database/defaults.json's batch.kernel_sizes (64 to 1024) and tune_sizes (32 to 512; "
+          "32 at least)");
+  sub->add_option("--batch-seconds", o.batch_seconds,
+                  "time for the batch phase (the coalesced kernel's search, then the batch rule), "
+                  "per precision")
       ->check(kPositive);
+  sub->add_option("--batch-kernel-evals", o.batch_kernel_evaluations,
+                  "coalesced kernel candidates to measure per bucket of size and count (0: none, "
+                  "batches keep the direct kernel)")
+      ->check(CLI::NonNegativeNumber);
 }
 
 }  // namespace

@@ -18,6 +18,7 @@
 #include <filesystem>
 #include <functional>
 #include <limits>
+#include <map>
 #include <optional>
 #include <random>
 #include <set>
@@ -25,6 +26,7 @@
 #include <vector>
 
 #include "base/overlap.hpp"
+#include "base/text.hpp"
 #include "gpu/device.hpp"
 #include "plan/device_profile.hpp"
 #include "profile/defaults.hpp"
@@ -541,20 +543,37 @@ TEST(Batch, ADeviceFailingMidBatchLeavesItsProblemsToTheCpu) {
   EXPECT_EQ(c1, std::vector<float>(4, 7));
 }
 
+// An empty profile directory of its own for one test, TANDEM_PROFILE_DIR as it was afterwards.
+struct ProfileDirScope {
+  explicit ProfileDirScope(const std::string& name)
+      : dir(std::filesystem::temp_directory_path() /
+            ("tandem-" + name + "-" + std::to_string(getpid()))) {
+    const char* before = std::getenv("TANDEM_PROFILE_DIR");
+    saved = before != nullptr ? before : "";
+    std::filesystem::create_directories(dir);
+    setenv("TANDEM_PROFILE_DIR", dir.c_str(), 1);
+    detail::profile::forget();
+  }
+  ~ProfileDirScope() {
+    if (saved.empty())
+      unsetenv("TANDEM_PROFILE_DIR");
+    else
+      setenv("TANDEM_PROFILE_DIR", saved.c_str(), 1);
+    detail::profile::forget();
+    std::filesystem::remove_all(dir);
+  }
+  std::filesystem::path dir;
+  std::string saved;
+};
+
 // Auto deals a batch's large products to a device whose profile says a single call of their
 // total work pays there (here a profile written for PoCL's first device, giving it every row
 // from the smallest bucket on), keeps products under batch.devices_from on the cores where the
 // profile has no batch rule, runs a batch of one large product as that single call, and follows
 // the profile's batch rule for the batch's memory where it has one.
 TEST(Batch, AutoDealsLargeProductsWhereTheProfileSaysADevicePays) {
-  namespace fs = std::filesystem;
   namespace prof = detail::profile;
-  const char* before = std::getenv("TANDEM_PROFILE_DIR");
-  const std::string saved = before != nullptr ? before : "";
-  const fs::path dir = fs::temp_directory_path() / ("tandem-batch-" + std::to_string(getpid()));
-  fs::create_directories(dir);
-  setenv("TANDEM_PROFILE_DIR", dir.c_str(), 1);
-  prof::forget();
+  const ProfileDirScope scope("batch");
   const auto id = prof::identity_for(detail::gpu::info(*detail::gpu::open_device("")));
   prof::Profile p;
   p.tandem_version = TANDEM_VERSION;
@@ -656,13 +675,71 @@ TEST(Batch, AutoDealsLargeProductsWhereTheProfileSaysADevicePays) {
         << "tandem_malloc memory on a discrete device follows its own rule";
     EXPECT_EQ(strided(large, 40).device_problems, 0) << "ordinary memory there, the ordinary rule";
   }
+}
 
-  if (saved.empty())
-    unsetenv("TANDEM_PROFILE_DIR");
-  else
-    setenv("TANDEM_PROFILE_DIR", saved.c_str(), 1);
-  prof::forget();
-  fs::remove_all(dir);
+// The coalesced kernel a batch runs is its device's profile's bucket nearest the batch (in size on
+// a log scale, then in count), and the direct kernel where the profile has none; every C right
+// with each.
+TEST(Batch, TheCoalescedKernelIsTheProfilesBucketNearestTheBatch) {
+  namespace prof = detail::profile;
+  const ProfileDirScope scope("coalesced");
+  const auto id = prof::identity_for(detail::gpu::info(*detail::gpu::open_device("")));
+  const auto kernel = [](int mwg, int nwg, int mdimc, int ndimc) {
+    return std::map<std::string, int>{
+        {"KERNEL", 2},  {"MWG", mwg}, {"NWG", nwg}, {"MDIMC", mdimc}, {"NDIMC", ndimc}, {"KWG", 8},
+        {"KUNROLL", 2}, {"VWA", 1},   {"VWB", 1},   {"PADA", 0},      {"PADB", 1}};
+  };
+  const auto small = kernel(16, 16, 4, 4), many = kernel(32, 16, 8, 4), few = kernel(8, 8, 2, 2);
+  prof::Profile p;
+  p.tandem_version = TANDEM_VERSION;
+  p.identity = id;
+  prof::PrecisionProfile pp;
+  pp.coalesced = {{32, 100, small, 1, 1, "faster", ""},
+                  {128, 10, few, 1, 1, "faster", ""},
+                  {128, 100, many, 1, 1, "faster", ""}};
+  p.precisions[detail::Precision::s] = pp;
+  prof::PrecisionProfile direct_only;
+  direct_only.direct_kernel = kernel(16, 8, 4, 2);
+  p.precisions[detail::Precision::d] = direct_only;
+  prof::save(p, prof::path_for(id));
+  // The kernel that ran: its parameters, checked to be `want`'s.
+  const auto ran = [](int64_t n, int64_t count, const std::map<std::string, int>& want) {
+    std::vector<float> a(static_cast<size_t>(n * n * count), 0.5f), c(a.size(), 7.0f);
+    Options o;
+    o.strategy = Strategy::Gpu;
+    BatchReport r;
+    gemm_batch_strided<float>(Layout::RowMajor, Op::NoTrans, Op::NoTrans, n, n, n, 1.0f, a.data(),
+                              n, n * n, a.data(), n, n * n, 0.0f, c.data(), n, n * n, count, o, &r);
+    const float exact = 0.25f * static_cast<float>(n);
+    EXPECT_TRUE(std::all_of(c.begin(), c.end(), [&](float x) { return x == exact; }))
+        << n << "^3 x " << count;
+    EXPECT_EQ(r.device_problems, count);
+    if (r.devices.size() != 1) {
+      ADD_FAILURE() << "one device, not " << r.devices.size();
+      return;
+    }
+    const std::map<std::string, int> got = detail::text::parse_params(r.devices[0].kernel);
+    for (const auto& [name, value] : want)
+      EXPECT_EQ(got.count(name) ? got.at(name) : -1, value)
+          << name << " at " << n << "^3 x " << count << ": " << r.devices[0].kernel;
+  };
+  ran(40, 50, small);
+  ran(100, 80, many);
+  ran(100, 8, few);
+  ran(300, 3, few);
+  // Without buckets for the precision: its direct kernel.
+  std::vector<double> x(static_cast<size_t>(48 * 48 * 6), 1.0), y(x.size(), 0.0);
+  Options o;
+  o.strategy = Strategy::Gpu;
+  BatchReport r;
+  gemm_batch_strided<double>(Layout::RowMajor, Op::NoTrans, Op::NoTrans, 48, 48, 48, 1.0, x.data(),
+                             48, 48 * 48, x.data(), 48, 48 * 48, 0.0, y.data(), 48, 48 * 48, 6, o,
+                             &r);
+  EXPECT_TRUE(std::all_of(y.begin(), y.end(), [](double v) { return v == 48.0; }));
+  ASSERT_EQ(r.devices.size(), 1u);
+  const auto got = detail::text::parse_params(r.devices[0].kernel);
+  for (const auto& [name, value] : direct_only.direct_kernel)
+    EXPECT_EQ(got.count(name) ? got.at(name) : -1, value) << name << ": " << r.devices[0].kernel;
 }
 
 // A call that must be refused: the error's kind, position and message, and every C as it was.

@@ -522,6 +522,7 @@ TEST_F(ProfileDir, BatchOnlyMeasuresWhereDealingPays) {
   o.batch_only = true;
   o.batch_sizes = {32, 64};
   o.batch_call_seconds = 0.01;
+  o.batch_kernel_evaluations = 0;  // CoalescedSearchKeepsOnlyWhatBeatsTheDirectKernel searches it
   o.log = dir_ / "tune.jsonl";
   const auto report = tuner::tune(o);
   const prof::Profile p = prof::load(report.saved);
@@ -555,7 +556,7 @@ TEST_F(ProfileDir, BatchOnlyMeasuresWhereDealingPays) {
   EXPECT_EQ(before, static_cast<int>(summary.batch_points.size()));
   const auto again = tuner::tune(o);
   EXPECT_EQ(batch_lines(), before) << "every point resumed from the log";
-  const auto& back = prof::load(again.saved).precisions.at(detail::Precision::s);
+  const auto back = prof::load(again.saved).precisions.at(detail::Precision::s);
   EXPECT_EQ(back.batch->devices_from, pp.batch->devices_from);
   EXPECT_EQ(back.batch_resident->devices_from, pp.batch_resident->devices_from);
 }
@@ -571,6 +572,7 @@ TEST_F(ProfileDir, AWrongDealtBatchIsNeverKept) {
   o.batch_only = true;
   o.batch_sizes = {32, 64};
   o.batch_call_seconds = 0.005;
+  o.batch_kernel_evaluations = 1;  // the direct kernel alone: every call of it is tampered with
   o.save = false;
   int tampered = 0;
   o.tamper = [&tampered](void* c, int64_t n, detail::Precision precision, bool) {
@@ -591,8 +593,83 @@ TEST_F(ProfileDir, AWrongDealtBatchIsNeverKept) {
   EXPECT_NE(pp.batch->points[0].note.find("cheap check"), std::string::npos)
       << pp.batch->points[0].note;
   EXPECT_GT(pp.batch->points[0].cpu_gflops, 0.0);
+  EXPECT_TRUE(pp.coalesced.empty()) << "no wrong candidate becomes a bucket";
+  EXPECT_NE(report.precisions[0].batch_failure.find("coalesced kernel at"), std::string::npos)
+      << report.precisions[0].batch_failure;
   o.batch_sizes = {16, 64};
   EXPECT_THROW(tuner::tune(o), std::invalid_argument);
+}
+
+// The coalesced kernel's search, alone of the batch phase's time on PoCL: a bucket per size and
+// count (batch.kernel_few and the rule's count), each from the direct kernel, every candidate a
+// checked batch call logged with its count; the bucket keeps the search's best only where the
+// rounds found it faster, else the direct kernel; the rule then deals with each size's bucket; a
+// rerun measures nothing again.
+TEST_F(ProfileDir, CoalescedSearchKeepsOnlyWhatBeatsTheDirectKernel) {
+  auto o = tiny();
+  o.precisions = {detail::Precision::s};
+  o.batch_only = true;
+  o.batch_sizes = {48};
+  o.batch_call_seconds = 0.01;
+  o.batch_kernel_evaluations = 3;
+  o.log = dir_ / "tune.jsonl";
+  const auto report = tuner::tune(o);
+  const auto pp = prof::load(report.saved).precisions.at(detail::Precision::s);
+  ASSERT_EQ(report.precisions.size(), 1u);
+  const auto& summary = report.precisions[0];
+  ASSERT_FALSE(pp.coalesced.empty()) << summary.batch_failure;
+  const int64_t few = prof::batch_tune().kernel_few;
+  EXPECT_EQ(pp.coalesced.front().count, few) << "the few products' bucket first";
+  ASSERT_TRUE(pp.batch.has_value());
+  ASSERT_EQ(pp.batch->points.size(), 1u);
+  const int64_t many = pp.batch->points[0].count;
+  EXPECT_EQ(pp.coalesced.size(), many > few ? 2u : 1u);
+  // The first candidate of each bucket is where the search starts: the direct kernel.
+  std::map<int64_t, std::map<std::string, int>> start;
+  std::ifstream in(o.log);
+  int candidates = 0;
+  for (std::string line; std::getline(in, line);) {
+    const auto r = prof::from_log_line(line);
+    ASSERT_TRUE(r.has_value()) << line;
+    if (r->kind != "coalesced") continue;
+    ++candidates;
+    EXPECT_EQ(r->size, 48);
+    EXPECT_TRUE(r->count == few || r->count == many) << r->count;
+    EXPECT_TRUE(r->seconds.has_value()) << r->failure;
+    start.emplace(r->count, r->kernel);
+  }
+  EXPECT_EQ(candidates, summary.coalesced_evaluations);
+  EXPECT_LE(candidates, 3 * static_cast<int>(pp.coalesced.size()));
+  for (const prof::CoalescedBucket& b : pp.coalesced) {
+    EXPECT_EQ(b.size, 48);
+    EXPECT_EQ(b.kernel.at("KERNEL"), detail::gpu::kDirect);
+    EXPECT_GT(b.gflops, 0.0) << b.note;
+    EXPECT_GT(b.direct_gflops, 0.0) << b.note;
+    ASSERT_EQ(start.count(b.count), 1u);
+    if (b.verdict == "faster") {
+      EXPECT_NE(b.kernel, start.at(b.count)) << b.note;
+    } else {
+      EXPECT_EQ(b.kernel, start.at(b.count)) << b.note;
+    }
+  }
+  // The rule dealt with the bucket of its size and count.
+  const auto* dealt = prof::coalesced_for(pp.coalesced, 48, many);
+  ASSERT_NE(dealt, nullptr);
+  std::ifstream again_in(o.log);
+  int rule_records = 0;
+  for (std::string line; std::getline(again_in, line);)
+    if (const auto r = prof::from_log_line(line); r && r->kind == "batch") {
+      ++rule_records;
+      EXPECT_EQ(r->kernel, *dealt);
+    }
+  EXPECT_GE(rule_records, 1);
+  const int before = log_lines(o.log, "coalesced");
+  const auto again = tuner::tune(o);
+  EXPECT_EQ(log_lines(o.log, "coalesced"), before) << "every candidate resumed from the log";
+  const auto back = prof::load(again.saved).precisions.at(detail::Precision::s);
+  ASSERT_EQ(back.coalesced.size(), pp.coalesced.size());
+  for (size_t i = 0; i < back.coalesced.size(); ++i)
+    EXPECT_EQ(back.coalesced[i].kernel, pp.coalesced[i].kernel);
 }
 
 // --objective energy reads power: on a fake amdgpu sensor at a constant 20 W the run goes through

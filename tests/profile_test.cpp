@@ -18,6 +18,7 @@
 #include <tuple>
 
 #include "profile/architecture.hpp"
+#include "profile/choice.hpp"
 #include "profile/database.hpp"
 #include "profile/defaults.hpp"
 #include "profile/json.hpp"
@@ -330,6 +331,8 @@ prof::Profile full_profile() {
   prof::BatchRule resident;  // dealing paid nowhere
   resident.points = {{512, 60, 400, 390, "too noisy", "ranges overlap"}};
   pp.batch_resident = resident;
+  pp.coalesced = {{64, 10, {{"KERNEL", 2}, {"MWG", 16}}, 40, 40, "not faster", "same"},
+                  {256, 2000, {{"KERNEL", 2}, {"MWG", 64}}, 900, 600, "faster", "1.5x"}};
   return p;
 }
 
@@ -384,6 +387,8 @@ TEST(ProfileRanges, AbsurdValuesAreRefusedByName) {
        "precisions.s.batch_resident.points[0].count = 0 is outside"},
       {[](auto& j) { j["precisions"]["s"]["batch"]["points"][1]["hybrid_gflops"] = -2; },
        "precisions.s.batch.points[1].hybrid_gflops = -2 is outside"},
+      {[](auto& j) { j["precisions"]["s"]["coalesced"][0]["count"] = 0; },
+       "precisions.s.coalesced[0].count = 0 is outside"},
   };
   for (const auto& c : cases) {
     const std::string why = with(c.edit);
@@ -509,6 +514,51 @@ TEST(ProfileBatchRule, RoundTripsAndAnUnknownVerdictIsRefused) {
   const prof::Profile old = prof::from_json(j.dump());
   EXPECT_FALSE(old.precisions.at(detail::Precision::s).batch.has_value());
   EXPECT_FALSE(old.precisions.at(detail::Precision::s).batch_resident.has_value());
+}
+
+// A precision's coalesced-kernel buckets survive a save and a load, ascending by size then count;
+// a batch takes the bucket nearest in size on a log scale, then nearest in count; a precision or
+// profile without buckets gives none (the direct kernel); an empty kernel and an unknown verdict
+// are refused by name.
+TEST(ProfileCoalesced, RoundTripsAndTheNearestBucketApplies) {
+  const prof::Profile back = prof::from_json(prof::to_json(full_profile()));
+  const auto& buckets = back.precisions.at(detail::Precision::s).coalesced;
+  ASSERT_EQ(buckets.size(), 2u);
+  EXPECT_EQ(buckets[0].size, 64);
+  EXPECT_EQ(buckets[1].count, 2000);
+  EXPECT_EQ(buckets[1].kernel.at("MWG"), 64);
+  EXPECT_EQ(buckets[1].direct_gflops, 600);
+  EXPECT_EQ(buckets[1].verdict, "faster");
+  EXPECT_EQ(buckets[0].note, "same");
+  nlohmann::json swapped = nlohmann::json::parse(prof::to_json(full_profile()));
+  std::swap(swapped["precisions"]["s"]["coalesced"][0], swapped["precisions"]["s"]["coalesced"][1]);
+  EXPECT_EQ(prof::from_json(swapped.dump()).precisions.at(detail::Precision::s).coalesced[0].size,
+            64)
+      << "read in ascending order whatever the file's";
+  const auto mwg = [&](double edge, int64_t count) {
+    const auto* k = prof::coalesced_for(&back, detail::Precision::s, edge, count);
+    return k != nullptr ? k->at("MWG") : -1;
+  };
+  EXPECT_EQ(mwg(64, 10), 16);
+  EXPECT_EQ(mwg(120, 10), 16) << "120 is nearer 64 than 256 on a log scale";
+  EXPECT_EQ(mwg(135, 10), 64) << "135 is nearer 256";
+  EXPECT_EQ(mwg(4096, 1), 64) << "the largest bucket beyond it";
+  EXPECT_EQ(prof::coalesced_for(&back, detail::Precision::d, 64, 10), nullptr);
+  EXPECT_EQ(prof::coalesced_for(nullptr, detail::Precision::s, 64, 10), nullptr);
+  std::vector<prof::CoalescedBucket> by_count = {{128, 10, {{"MWG", 8}}, 1, 1, "faster", ""},
+                                                 {128, 5000, {{"MWG", 128}}, 1, 1, "faster", ""}};
+  EXPECT_EQ(prof::coalesced_for(by_count, 128, 50)->at("MWG"), 8);
+  EXPECT_EQ(prof::coalesced_for(by_count, 128, 1000)->at("MWG"), 128);
+  EXPECT_EQ(prof::coalesced_for({}, 128, 1000), nullptr);
+  nlohmann::json j = nlohmann::json::parse(prof::to_json(full_profile()));
+  j["precisions"]["s"]["coalesced"][0]["verdict"] = "perhaps";
+  EXPECT_NE(refusal(j.dump()).find("coalesced bucket verdict 'perhaps'"), std::string::npos)
+      << refusal(j.dump());
+  j["precisions"]["s"]["coalesced"][0]["verdict"] = "faster";
+  j["precisions"]["s"]["coalesced"][0]["kernel"] = nlohmann::json::object();
+  EXPECT_NE(refusal(j.dump()).find("kernel is empty"), std::string::npos) << refusal(j.dump());
+  j["precisions"]["s"].erase("coalesced");
+  EXPECT_TRUE(prof::from_json(j.dump()).precisions.at(detail::Precision::s).coalesced.empty());
 }
 
 // Control characters in a profile's identity reach the log escaped, in the one line they belong

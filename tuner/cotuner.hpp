@@ -93,6 +93,11 @@ struct TuneOptions {
   bool batch = true, batch_only = false;
   std::vector<int64_t> batch_sizes;
   double batch_seconds = 120, batch_call_seconds = 0;
+  // The batch phase first searches the coalesced kernel's own parameters (tuner/
+  // cotuner_coalesced.cpp) at each of `batch_sizes` (none: defaults.json's batch.kernel_sizes),
+  // `batch_kernel_evaluations` candidates a bucket (0: none, batches keep the direct kernel),
+  // within half of `batch_seconds`.
+  int batch_kernel_evaluations = 12;
   // Kernels of its own for each bucket whose calls give phase 1's best kernel fewer work-groups
   // than two waves of the device: the small-tile space (tuner/gemm_space.hpp) searched at the
   // bucket's size within `small_evaluations` each (-1: budget_evaluations on a GPU, 0 on a CPU
@@ -120,6 +125,10 @@ struct PrecisionSummary {
   // memory where measured), and why it measured nothing or stopped early ("" where it did not).
   std::vector<std::pair<bool, detail::profile::BatchPoint>> batch_points;  // (resident, point)
   std::string batch_failure;
+  // The coalesced kernel's buckets as the search left them (the profile's), and its candidates
+  // measured (resumed ones included).
+  std::vector<detail::profile::CoalescedBucket> coalesced;
+  int coalesced_evaluations = 0;
 };
 
 struct TuneReport {

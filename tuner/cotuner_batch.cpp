@@ -5,8 +5,8 @@
 // at sizes where it did not from ordinary memory: docs/PERFORMANCE.md, "Batches").
 //
 // At each size, from the largest down, a strided batch of size³ products runs under strategy cpu
-// and under strategy hybrid (the products dealt to the device's coalesced kernel, with the direct
-// kernel of the profile being tuned, else the defaults', and to the cores), in the confirm rule's
+// and under strategy hybrid (the products dealt to the device's coalesced kernel, with the kernel
+// the profile being tuned gives it, and to the cores), in the confirm rule's
 // interleaved rounds, every call
 // checked. Dealing pays at a size where the rounds show it faster than the cores alone by the
 // split margin, beyond the noise (tuner::confirm_faster). The measuring stops at the first size
@@ -66,6 +66,8 @@ void Tuner::tune_batch(Precision prec, prof::PrecisionProfile& pp, PrecisionSumm
   batch_counts_.clear();
   const double end = precision_deadline_;
   precision_deadline_ = elapsed() + std::max(0.0, std::min(o_.batch_seconds, end - elapsed()));
+  // The coalesced kernel's buckets first: the rule then deals with the kernel a batch will run.
+  tune_coalesced<T>(prec, pp, summary);
   if (auto rule = batch_rule<T>(prec, pp, false, summary)) pp.batch = std::move(*rule);
   if (detail::gpu::is_discrete(*device_))
     if (auto rule = batch_rule<T>(prec, pp, true, summary)) pp.batch_resident = std::move(*rule);
@@ -159,11 +161,11 @@ std::optional<prof::BatchRule> Tuner::batch_rule(Precision prec, const prof::Pre
   Options hybrid;
   hybrid.strategy = Strategy::Hybrid;
   hybrid.device = o_.device;
-  // The direct kernel the profile being tuned will give a batch: its own, else the defaults'
-  // (never the kernel of the profile in force while tuning).
-  hybrid.kernel_params = !pp.direct_kernel.empty()
-                             ? pp.direct_kernel
-                             : *prof::direct_for(nullptr, prec, info_.is_gpu).kernel;
+  // The kernel the profile being tuned will give each size's batch: its coalesced bucket's, else
+  // its direct kernel, else the defaults' (never the kernel of the profile in force while tuning).
+  const std::map<std::string, int> direct =
+      !pp.direct_kernel.empty() ? pp.direct_kernel
+                                : *prof::direct_for(nullptr, prec, info_.is_gpu).kernel;
   const auto note = [&](const std::string& why) {
     summary.batch_failure += (summary.batch_failure.empty() ? "" : "; ") + why;
   };
@@ -183,6 +185,9 @@ std::optional<prof::BatchRule> Tuner::batch_rule(Precision prec, const prof::Pre
     }
     prof::BatchPoint point;
     point.size = size;
+    const auto* own =
+        prof::coalesced_for(pp.coalesced, static_cast<double>(size), batch_count<T>(prec, size));
+    hybrid.kernel_params = own != nullptr ? *own : direct;
     const BatchRounds measured = batch_rounds<T>(prec, size, resident, cpu, hybrid);
     const Rounds& r = measured.rounds;
     const std::string& failure = measured.failure;

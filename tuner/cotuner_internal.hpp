@@ -212,6 +212,21 @@ class Tuner {
                                             bool resident, PrecisionSummary& summary);
   template <class T>
   int64_t batch_count(Precision prec, int64_t size);
+  // cotuner_coalesced.cpp: the coalesced kernel's own parameters, a bucket per size and count.
+  template <class T>
+  void tune_coalesced(Precision prec, prof::PrecisionProfile& pp, PrecisionSummary& summary);
+  template <class T>
+  std::optional<prof::CoalescedBucket> coalesced_bucket(Precision prec,
+                                                        const prof::PrecisionProfile& pp,
+                                                        int64_t size, int64_t count, double seconds,
+                                                        std::vector<Point>& winners,
+                                                        PrecisionSummary& summary);
+  template <class T>
+  bool confirm_coalesced(Precision prec, BatchWorkspace<T>& ws,
+                         const std::map<std::string, int>& direct,
+                         const std::map<std::string, int>& candidate, prof::CoalescedBucket& b);
+  template <class T>
+  Outcome try_coalesced(Precision prec, BatchWorkspace<T>& ws, const Space& space, const Point& p);
   template <class T>
   BatchRounds batch_rounds(Precision prec, int64_t size, bool resident, const Options& cpu,
                            const Options& hybrid);

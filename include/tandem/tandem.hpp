@@ -252,6 +252,7 @@ struct BatchReport {
     int64_t launches = 0;                 // kernel launches
     int64_t bytes_in = 0, bytes_out = 0;  // copied to and from it
     int feeder_threads = 0;               // host threads that packed and unpacked for it
+    std::string kernel;                   // the coalesced kernel's parameters, "NAME=v ..."
     bool failed = false;  // it failed; the CPU computed the problems it had not finished
     std::string failure;
   };

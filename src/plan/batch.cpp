@@ -13,26 +13,33 @@
 namespace tandem::detail {
 namespace {
 
-// Every device's direct kernel; the devices and profiles come from the candidates a single
+// Every device's coalesced kernel (its profile's bucket for the batch's size and count, else its
+// direct kernel); the devices and profiles come from the candidates a single
 // call of the batch's first shape would have (its profile's bucket gives the rates).
 template <class T>
 void plan_devices(const Problem<T>& first, int64_t count, const Options& o, BatchPlan& plan) {
   constexpr Precision precision = precision_of<T>();
   Candidates c = candidates(first, o, plan.request);
   if (needs_fp64(precision)) drop_fp32_only(precision, c);
+  const double edge = std::cbrt(static_cast<double>(first.m) * static_cast<double>(first.n) *
+                                static_cast<double>(first.k));
   std::vector<double> weights;
   double cpu_rate = 0;
   bool measured = true;  // every device's profile measured its rate
   for (size_t i = 0; i < c.devices.size(); ++i) {
     const gpu::DeviceInfo& info = gpu::info(*c.devices[i]);
-    const profile::Direct direct = profile::direct_for(c.profiles[i].get(), precision, info.is_gpu);
+    const profile::Profile* profile = c.profiles[i].get();
+    const profile::Direct direct = profile::direct_for(profile, precision, info.is_gpu);
+    // The coalesced kernel's bucket for this batch, else the direct kernel.
+    const std::map<std::string, int>* own = profile::coalesced_for(profile, precision, edge, count);
+    const std::map<std::string, int>& kernel = own != nullptr ? *own : *direct.kernel;
     BatchPart part;
     part.device = c.devices[i];
-    part.params = kernel_for(*c.devices[i], precision, o, *direct.kernel, c.profiles[i],
-                             c.profiles[i] ? c.profiles[i]->origin : std::string());
+    part.params = kernel_for(*c.devices[i], precision, o, kernel, c.profiles[i],
+                             profile != nullptr ? profile->origin : std::string());
     // Options' parameters for a tiled kernel do not apply: the batch runs the direct kernel.
     if (!gpu::is_direct(*part.params))
-      part.params = gpu::resolved(gpu::limits_of(info), precision, *direct.kernel);
+      part.params = gpu::resolved(gpu::limits_of(info), precision, kernel);
     plan.parts.push_back(std::move(part));
     measured = measured && c.choices[i].gpu_gflops > 0;
     weights.push_back(c.choices[i].gpu_gflops > 0 ? c.choices[i].gpu_gflops : 1.0);

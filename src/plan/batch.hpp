@@ -1,5 +1,6 @@
 // Planning a batch on the devices (strategies gpu and hybrid): which devices take part, each with
-// the direct kernel its profile gives (the coalesced kernel is its batched form), every side's
+// the coalesced kernel its profile gives (the direct kernel's batched form, with the parameters
+// of the profile's coalesced bucket nearest the batch, else the direct kernel's), every side's
 // expected share of the problems (what the dealer starts from: src/plan/dealer.hpp), and the
 // host's cores divided between the devices' feeders and the CPU's problems.
 #pragma once
@@ -19,7 +20,7 @@ namespace tandem::detail {
 
 struct BatchPart {
   std::shared_ptr<gpu::Device> device;
-  gpu::SharedParams params;  // the direct kernel's set
+  gpu::SharedParams params;  // the coalesced kernel's set
   int64_t problems = 0;      // its expected share
   int feeders = 1;           // host threads that pack and unpack for it
 };
@@ -35,7 +36,8 @@ struct BatchPlan {
 };
 
 // The plan for `count` problems under `options`, which ask for gpu, hybrid or auto (as hybrid);
-// `first` is a problem of the batch (with a product) for the profiles' lookup. Shares: under hybrid
+// `first` is a problem of the batch (with a product) for the profiles' lookup (the api passes a
+// product of the dealt ones: a grouped batch's kernel is chosen by it). Shares: under hybrid
 // the options' or TANDEM_GPU_FRACTION's fraction of the problems to the devices, else in proportion
 // to the rates the profiles measured at the problem's size (equal where a side has none), the
 // devices' part shared by their own rates; under gpu all of them to the devices. Throws Error

@@ -1,8 +1,9 @@
 // What a profile says for one call: the bucket nearest the call's size, and its split, kernel
 // and CPU threads for the call's kind of memory; and whether the call is small enough for the
-// direct kernel.
+// direct kernel; and the coalesced kernel's bucket for a batch.
 #include "profile/choice.hpp"
 
+#include <algorithm>
 #include <cmath>
 
 namespace tandem::detail::profile {
@@ -62,6 +63,32 @@ Direct direct_for(const Profile* p, Precision precision, bool is_gpu) {
   if (!it->second.direct_kernel.empty()) d.kernel = &it->second.direct_kernel;
   if (it->second.direct_below) d.below = *it->second.direct_below;
   return d;
+}
+
+const std::map<std::string, int>* coalesced_for(const std::vector<CoalescedBucket>& buckets,
+                                                double edge, int64_t count) {
+  const CoalescedBucket* best = nullptr;
+  double best_size = 0, best_count = 0;
+  const auto apart = [](double x, double y) {
+    return std::abs(std::log(std::max(x, 1.0)) - std::log(std::max(y, 1.0)));
+  };
+  for (const CoalescedBucket& b : buckets) {
+    const double s = apart(static_cast<double>(b.size), edge);
+    const double c = apart(static_cast<double>(b.count), static_cast<double>(count));
+    if (best == nullptr || s < best_size - 1e-9 || (s < best_size + 1e-9 && c < best_count)) {
+      best = &b;
+      best_size = s;
+      best_count = c;
+    }
+  }
+  return best != nullptr ? &best->kernel : nullptr;
+}
+
+const std::map<std::string, int>* coalesced_for(const Profile* p, Precision precision, double edge,
+                                                int64_t count) {
+  if (p == nullptr) return nullptr;
+  const auto it = p->precisions.find(precision);
+  return it == p->precisions.end() ? nullptr : coalesced_for(it->second.coalesced, edge, count);
 }
 
 }  // namespace tandem::detail::profile

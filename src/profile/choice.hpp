@@ -42,4 +42,13 @@ Choice choose(const Profile& p, Precision precision, int64_t m, int64_t n, int64
 // each on its own, else the defaults for this kind of device.
 Direct direct_for(const Profile* p, Precision precision, bool is_gpu);
 
+// The coalesced kernel for a batch of `count` products of about edge³: `p`'s (may be null) bucket
+// nearest in size on a log scale, and of that size's buckets the nearest in count; null where it
+// has none for this precision (the batch runs the direct kernel, direct_for's).
+const std::map<std::string, int>* coalesced_for(const Profile* p, Precision precision, double edge,
+                                                int64_t count);
+// The same among `buckets` (null where empty).
+const std::map<std::string, int>* coalesced_for(const std::vector<CoalescedBucket>& buckets,
+                                                double edge, int64_t count);
+
 }  // namespace tandem::detail::profile

@@ -109,10 +109,15 @@ const BatchTune& batch_tune() {
     std::sort(r.sizes.begin(), r.sizes.end());
     r.call_seconds = j.at("tune_call_seconds").get<double>();
     r.bytes = static_cast<size_t>(integer<int64_t>(j, "tune_bytes"));
-    if (r.sizes.empty() || r.sizes.front() <= 0 || !(r.call_seconds > 0) || r.bytes == 0)
+    for (const json& n : j.at("kernel_sizes"))
+      r.kernel_sizes.push_back(integer_value<int64_t>(n, "size"));
+    std::sort(r.kernel_sizes.begin(), r.kernel_sizes.end());
+    r.kernel_few = integer<int64_t>(j, "kernel_few");
+    if (r.sizes.empty() || r.sizes.front() <= 0 || !(r.call_seconds > 0) || r.bytes == 0 ||
+        r.kernel_sizes.empty() || r.kernel_sizes.front() <= 0 || r.kernel_few <= 0)
       throw std::logic_error(
-          "database/defaults.json's batch: tune_sizes must be positive sizes, tune_call_seconds "
-          "and tune_bytes positive");
+          "database/defaults.json's batch: tune_sizes and kernel_sizes must be positive sizes, "
+          "tune_call_seconds, tune_bytes and kernel_few positive");
     return r;
   }();
   return rule;

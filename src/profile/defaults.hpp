@@ -71,10 +71,14 @@ int64_t batch_devices_from();
 // What the co-tuner's batch phase measures (database/defaults.json's "batch"; the rule is
 // tuner/cotuner_batch.cpp's): strided batches of products of each of `sizes` (ascending), each
 // of as many products as the cores alone take `call_seconds` over, within `bytes` of operands.
+// The coalesced kernel's own parameters are searched for products of each of `kernel_sizes`
+// (ascending) at two counts: that many, and `kernel_few` (tuner/cotuner_coalesced.cpp).
 struct BatchTune {
   std::vector<int64_t> sizes;
   double call_seconds = 0.05;
   size_t bytes = size_t{1} << 30;
+  std::vector<int64_t> kernel_sizes;
+  int64_t kernel_few = 10;
 };
 const BatchTune& batch_tune();
 

@@ -109,6 +109,44 @@ std::map<std::string, int> kernel_of(const json& j) {
   return out;
 }
 
+namespace {
+
+json coalesced_json(const std::vector<CoalescedBucket>& buckets) {
+  json out = json::array();
+  for (const CoalescedBucket& b : buckets)
+    out.push_back({{"size", b.size},
+                   {"count", b.count},
+                   {"kernel", kernel_json(b.kernel)},
+                   {"gflops", b.gflops},
+                   {"direct_gflops", b.direct_gflops},
+                   {"verdict", b.verdict},
+                   {"note", b.note}});
+  return out;
+}
+
+std::vector<CoalescedBucket> coalesced_of(const json& j) {
+  std::vector<CoalescedBucket> out;
+  for (const json& bj : j) {
+    CoalescedBucket b;
+    b.size = integer<int64_t>(bj, "size");
+    b.count = integer<int64_t>(bj, "count");
+    b.kernel = kernel_of(bj.at("kernel"));
+    if (b.kernel.empty()) throw std::runtime_error("a coalesced bucket's kernel is empty");
+    b.gflops = bj.at("gflops").get<double>();
+    b.direct_gflops = bj.at("direct_gflops").get<double>();
+    b.verdict = bj.at("verdict").get<std::string>();
+    b.note = bj.value("note", std::string());
+    check_verdict(b.verdict, "coalesced bucket");
+    out.push_back(std::move(b));
+  }
+  std::sort(out.begin(), out.end(), [](const CoalescedBucket& a, const CoalescedBucket& b) {
+    return std::pair(a.size, a.count) < std::pair(b.size, b.count);
+  });
+  return out;
+}
+
+}  // namespace
+
 bool Identity::operator==(const Identity& o) const { return difference(o).empty(); }
 
 std::string Identity::difference(const Identity& o) const {
@@ -201,6 +239,7 @@ std::string to_json(const Profile& p) {
     for (const auto& [key, rule] :
          {std::pair{"batch", &pp.batch}, std::pair{"batch_resident", &pp.batch_resident}})
       if (*rule) pj[key] = batch_rule_json(**rule);
+    if (!pp.coalesced.empty()) pj["coalesced"] = coalesced_json(pp.coalesced);
   }
   const Tuning& t = p.tuning;
   j["tuning"] = {{"strategy", t.strategy},
@@ -284,6 +323,7 @@ PrecisionProfile precision_profile_of(const json& pj) {
   if (const auto bj = pj.find("batch"); bj != pj.end()) pp.batch = batch_rule_of(*bj);
   if (const auto bj = pj.find("batch_resident"); bj != pj.end())
     pp.batch_resident = batch_rule_of(*bj);
+  if (const auto cj = pj.find("coalesced"); cj != pj.end()) pp.coalesced = coalesced_of(*cj);
   if (pj.contains("direct_below")) {
     pp.direct_below = integer<int64_t>(pj, "direct_below");
     if (*pp.direct_below < 0) throw std::runtime_error("direct_below must not be negative");

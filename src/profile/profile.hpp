@@ -91,6 +91,19 @@ struct BatchRule {
   std::vector<BatchPoint> points;
 };
 
+// The coalesced kernel's own parameters (kernels/gemm_direct.cl's batched form) for batches of
+// `count` products of size³, the device alone, as the co-tuner's batch phase searched them
+// (tuner/cotuner_coalesced.cpp): the search's best where the confirm rule's rounds found it faster
+// than the direct kernel at that batch (`verdict` "faster"), else the direct kernel itself; the
+// rounds' medians of both.
+struct CoalescedBucket {
+  int64_t size = 0, count = 0;
+  std::map<std::string, int> kernel;
+  double gflops = 0, direct_gflops = 0;
+  std::string verdict;  // of the search's best against the direct kernel
+  std::string note;     // what the rounds showed, in words
+};
+
 struct PrecisionProfile {
   std::map<std::string, int> gpu_kernel;  // the best GPU-only kernel
   int64_t gpu_size = 0;                   // where it was measured
@@ -110,6 +123,9 @@ struct PrecisionProfile {
   // Auto's batch rule for operands in ordinary memory, and for operands in tandem_malloc memory
   // on a discrete device; none: database/defaults.json's batch.devices_from.
   std::optional<BatchRule> batch, batch_resident;
+  // The coalesced kernel's buckets, ascending by size, then count; none: a batch runs the direct
+  // kernel.
+  std::vector<CoalescedBucket> coalesced;
 };
 
 struct Tuning {

@@ -12,6 +12,7 @@
 #include "base/clock.hpp"
 #include "base/log.hpp"
 #include "base/precision.hpp"
+#include "base/text.hpp"
 #include "cpu/batch.hpp"
 #include "gpu/batch.hpp"
 #include "plan/dealer.hpp"
@@ -178,6 +179,7 @@ void settle(Problems<T> problems, const BatchPlan& plan, const std::vector<Outco
     d.bytes_in = o.stats.bytes_in;
     d.bytes_out = o.stats.bytes_out;
     d.feeder_threads = plan.parts[i].feeders;
+    d.kernel = text::describe(plan.parts[i].params);
     if (o.failure) {
       d.failed = true;
       d.failure = o.failure->what();
