@@ -97,7 +97,7 @@ struct TuneOptions {
   // cotuner_coalesced.cpp) at each of `batch_sizes` (none: defaults.json's batch.kernel_sizes),
   // `batch_kernel_evaluations` candidates a bucket (0: none, batches keep the direct kernel),
   // within half of `batch_seconds`.
-  int batch_kernel_evaluations = 12;
+  int batch_kernel_evaluations = 16;
   // Kernels of its own for each bucket whose calls give phase 1's best kernel fewer work-groups
   // than two waves of the device: the small-tile space (tuner/gemm_space.hpp) searched at the
   // bucket's size within `small_evaluations` each (-1: budget_evaluations on a GPU, 0 on a CPU

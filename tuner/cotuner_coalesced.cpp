@@ -10,14 +10,16 @@
 // memory on a discrete device (copied with no packing, so what differs between kernels shows;
 // from ordinary memory the host's packing hides it) and from ordinary memory on a unified one: an
 // untimed call, then the median of three, every call checked exactly. The search starts from the
-// direct kernel of the profile being tuned and tries the other buckets' winners before its own
-// steps. Its best then runs against the direct kernel in the confirm rule's interleaved rounds and
-// is kept only where faster by the split margin, beyond the noise; else the bucket keeps the
-// direct kernel, so a batch never runs slower for the search. Candidates are logged as
-// "coalesced" records and the rounds as "coalesced confirm", with their count and memory; a rerun
-// resumes from them.
+// direct kernel of the profile being tuned and tries the other buckets' winners and a ladder of
+// larger tiles (tile_ladder) before its own steps; the buckets go from the largest size down. Its
+// best then runs against the direct kernel in the confirm rule's interleaved rounds and is kept
+// only where faster by the split margin, beyond the noise; else the bucket keeps the direct kernel,
+// so a batch never runs slower for the search. Candidates are logged as "coalesced" records and the
+// rounds as "coalesced confirm", with their count and memory; a rerun resumes from them.
 #include <algorithm>
+#include <array>
 #include <cmath>
+#include <functional>
 
 #include "base/precision.hpp"
 #include "base/text.hpp"
@@ -42,6 +44,49 @@ bool pinned(const detail::gpu::Device& device, const BatchWorkspace<T>& ws) {
          detail::gpu::in_pinned_block(device, ws.c.data(), bytes);
 }
 
+// `base` with the parameters `values` names set to them; none where one of the values is not in
+// the space or the point breaks a constraint.
+std::optional<Point> point_of(const Space& space, Point base,
+                              const std::map<std::string, int>& values) {
+  for (size_t i = 0; i < space.dimension(); ++i) {
+    const auto it = values.find(space.parameters[i].name);
+    if (it == values.end()) continue;
+    const auto& v = space.parameters[i].values;
+    const auto at = std::find(v.begin(), v.end(), it->second);
+    if (at == v.end()) return std::nullopt;
+    base[i] = static_cast<int>(at - v.begin());
+  }
+  if (space.violated(base)) return std::nullopt;
+  return base;
+}
+
+// Tiles a batch of larger products wants and a one-call search rarely reaches from a small
+// call's kernel: work-groups of 256 work-items with 4 x 4 to 8 x 8 results each, the widest
+// vectors up to four, padded local tiles; the largest first for large products. Tried in each
+// bucket after the direct kernel and the other buckets' winners, before the search's own steps.
+std::vector<Point> tile_ladder(const Space& space, int64_t size, Precision prec) {
+  const int width = detail::element_bytes(prec) >= 8 ? 2 : 4;
+  std::vector<std::array<int, 4>> tiles = {
+      {128, 128, 16, 16}, {64, 128, 16, 16}, {128, 64, 16, 16}, {64, 64, 16, 16}, {32, 32, 8, 8}};
+  if (size < 256) std::reverse(tiles.begin(), tiles.end());
+  std::vector<Point> out;
+  for (const auto& [mwg, nwg, mdimc, ndimc] : tiles)
+    if (space.start)
+      if (auto p = point_of(space, *space.start,
+                            {{"MWG", mwg},
+                             {"NWG", nwg},
+                             {"MDIMC", mdimc},
+                             {"NDIMC", ndimc},
+                             {"KWG", 16},
+                             {"KUNROLL", 4},
+                             {"VWA", width},
+                             {"VWB", width},
+                             {"PADA", 1},
+                             {"PADB", 1}}))
+        out.push_back(*p);
+  return out;
+}
+
 }  // namespace
 
 template <class T>
@@ -49,7 +94,8 @@ void Tuner::tune_coalesced(Precision prec, prof::PrecisionProfile& pp, Precision
   if (o_.batch_kernel_evaluations <= 0) return;
   const prof::BatchTune& rule = prof::batch_tune();
   std::vector<int64_t> sizes = o_.batch_sizes.empty() ? rule.kernel_sizes : o_.batch_sizes;
-  std::sort(sizes.begin(), sizes.end());
+  // The largest first: there the kernel decides most, and time may run out before the smallest.
+  std::sort(sizes.begin(), sizes.end(), std::greater<>());
   sizes.erase(std::unique(sizes.begin(), sizes.end()), sizes.end());
   const double end = precision_deadline_;
   // Half of the batch phase's time; the batch rule has the rest.
@@ -140,6 +186,8 @@ std::optional<prof::CoalescedBucket> Tuner::coalesced_bucket(
   if (space.start && !ev.known(*space.start)) ev(*space.start);
   for (const Point& w : winners)
     if (!ev.known(w) && !space.violated(w)) ev(w);
+  for (const Point& t : tile_ladder(space, size, prec))
+    if (!ev.known(t)) ev(t);
   search(o_.strategy, ev, o_.seed);
   if (!ev.best() || !space.start) {
     summary.batch_failure += std::string(summary.batch_failure.empty() ? "" : "; ") +
