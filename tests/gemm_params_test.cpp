@@ -294,6 +294,8 @@ TEST(GemmParams, TheDatabasesKernelsFitTheRegisterTileBound) {
         fits(profile, precision, b.gpu_kernel);
         if (b.resident) fits(profile, precision, b.resident->kernel);
       }
+      fits(profile, precision, pp.direct_kernel);
+      for (const auto& b : pp.coalesced) fits(profile, precision, b.kernel);
     }
   EXPECT_GT(kernels, 10);
 }
