@@ -16,7 +16,6 @@
 #include "cli.hpp"
 #include "compare.hpp"
 #include "cotuner.hpp"
-#include "profile/defaults.hpp"
 #include "profile/store.hpp"
 
 namespace tandem::cli {
@@ -105,9 +104,7 @@ void tune_if_untuned(const CompareArgs& a, const tuner::CompareOptions& o) {
   t.reps = 3;
   // The batch rule only where compare times batches (its --batch).
   t.batch = o.batch > 0;
-  // Its coalesced kernel at the sizes compared (those a rule measures), a few candidates each.
-  for (const int64_t size : t.sizes)
-    if (size >= detail::profile::batch_tune().sizes.front()) t.batch_sizes.push_back(size);
+  // The coalesced kernel's buckets with a few candidates each, as befits a quick tune.
   t.batch_kernel_evaluations = 6;
   // The tune's own progress display: a minute with nothing on the terminal looks like a hang.
   const bool tty = isatty(STDERR_FILENO) != 0;

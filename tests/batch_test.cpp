@@ -678,8 +678,8 @@ TEST(Batch, AutoDealsLargeProductsWhereTheProfileSaysADevicePays) {
 }
 
 // The coalesced kernel a batch runs is its device's profile's bucket nearest the batch (in size on
-// a log scale, then in count), and the direct kernel where the profile has none; every C right
-// with each.
+// a log scale, then in count), and the direct kernel where the profile has none or the batch's
+// products spread wider than a doubling; every C right with each.
 TEST(Batch, TheCoalescedKernelIsTheProfilesBucketNearestTheBatch) {
   namespace prof = detail::profile;
   const ProfileDirScope scope("coalesced");
@@ -694,6 +694,7 @@ TEST(Batch, TheCoalescedKernelIsTheProfilesBucketNearestTheBatch) {
   p.tandem_version = TANDEM_VERSION;
   p.identity = id;
   prof::PrecisionProfile pp;
+  pp.direct_kernel = kernel(16, 16, 8, 8);
   pp.coalesced = {{32, 100, small, 1, 1, "faster", ""},
                   {128, 10, few, 1, 1, "faster", ""},
                   {128, 100, many, 1, 1, "faster", ""}};
@@ -727,6 +728,38 @@ TEST(Batch, TheCoalescedKernelIsTheProfilesBucketNearestTheBatch) {
   ran(100, 80, many);
   ran(100, 8, few);
   ran(300, 3, few);
+  {
+    // Products spread wider than a doubling (40^3 and 100^3 in one grouped batch): the direct
+    // kernel for all of them, not one bucket's tile.
+    std::vector<float> x(40 * 40 * 4, 0.5f), y(100 * 100 * 4, 0.5f), cx(x.size(), 7.0f),
+        cy(y.size(), 7.0f);
+    std::vector<const float*> xa, ya;
+    std::vector<float*> xc, yc;
+    for (int i = 0; i < 4; ++i) {
+      xa.push_back(x.data() + i * 1600);
+      xc.push_back(cx.data() + i * 1600);
+      ya.push_back(y.data() + i * 10000);
+      yc.push_back(cy.data() + i * 10000);
+    }
+    GemmGroup<float> groups[2];
+    for (int g = 0; g < 2; ++g) {
+      const int64_t n = g == 0 ? 40 : 100;
+      groups[g].m = groups[g].n = groups[g].k = groups[g].lda = groups[g].ldb = groups[g].ldc = n;
+      groups[g].a = groups[g].b = g == 0 ? xa.data() : ya.data();
+      groups[g].c = g == 0 ? xc.data() : yc.data();
+      groups[g].size = 4;
+    }
+    Options o;
+    o.strategy = Strategy::Gpu;
+    BatchReport r;
+    gemm_batch<float>(Layout::RowMajor, groups, 2, o, &r);
+    EXPECT_TRUE(std::all_of(cx.begin(), cx.end(), [](float v) { return v == 10.0f; }));
+    EXPECT_TRUE(std::all_of(cy.begin(), cy.end(), [](float v) { return v == 25.0f; }));
+    ASSERT_EQ(r.devices.size(), 1u);
+    const auto got = detail::text::parse_params(r.devices[0].kernel);
+    for (const auto& [name, value] : pp.direct_kernel)
+      EXPECT_EQ(got.count(name) ? got.at(name) : -1, value) << name << ": " << r.devices[0].kernel;
+  }
   // Without buckets for the precision: its direct kernel.
   std::vector<double> x(static_cast<size_t>(48 * 48 * 6), 1.0), y(x.size(), 0.0);
   Options o;

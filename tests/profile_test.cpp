@@ -518,7 +518,8 @@ TEST(ProfileBatchRule, RoundTripsAndAnUnknownVerdictIsRefused) {
 
 // A precision's coalesced-kernel buckets survive a save and a load, ascending by size then count;
 // a batch takes the bucket nearest in size on a log scale, then nearest in count; a precision or
-// profile without buckets gives none (the direct kernel); an empty kernel and an unknown verdict
+// profile without buckets, or a nearest bucket whose search did not win, gives none (the direct
+// kernel); an empty kernel and an unknown verdict
 // are refused by name.
 TEST(ProfileCoalesced, RoundTripsAndTheNearestBucketApplies) {
   const prof::Profile back = prof::from_json(prof::to_json(full_profile()));
@@ -539,8 +540,8 @@ TEST(ProfileCoalesced, RoundTripsAndTheNearestBucketApplies) {
     const auto* k = prof::coalesced_for(&back, detail::Precision::s, edge, count);
     return k != nullptr ? k->at("MWG") : -1;
   };
-  EXPECT_EQ(mwg(64, 10), 16);
-  EXPECT_EQ(mwg(120, 10), 16) << "120 is nearer 64 than 256 on a log scale";
+  EXPECT_EQ(mwg(64, 10), -1) << "a bucket whose search did not win: the direct kernel";
+  EXPECT_EQ(mwg(120, 10), -1) << "120 is nearer 64 than 256 on a log scale";
   EXPECT_EQ(mwg(135, 10), 64) << "135 is nearer 256";
   EXPECT_EQ(mwg(4096, 1), 64) << "the largest bucket beyond it";
   EXPECT_EQ(prof::coalesced_for(&back, detail::Precision::d, 64, 10), nullptr);

@@ -185,8 +185,14 @@ std::optional<prof::BatchRule> Tuner::batch_rule(Precision prec, const prof::Pre
     }
     prof::BatchPoint point;
     point.size = size;
-    const auto* own =
-        prof::coalesced_for(pp.coalesced, static_cast<double>(size), batch_count<T>(prec, size));
+    // The bucket for this size's count: the logged one where a record resumes (the cores' rate,
+    // which sets it, varies between runs), else the one measured now.
+    int64_t count = 0;
+    for (auto r = log_.rbegin(); r != log_.rend() && count == 0; ++r)
+      if (r->kind == "batch" && r->precision == prec && r->size == size && r->resident == resident)
+        count = r->count;
+    const auto* own = prof::coalesced_for(pp.coalesced, static_cast<double>(size),
+                                          count > 0 ? count : batch_count<T>(prec, size));
     hybrid.kernel_params = own != nullptr ? *own : direct;
     const BatchRounds measured = batch_rounds<T>(prec, size, resident, cpu, hybrid);
     const Rounds& r = measured.rounds;

@@ -13,9 +13,12 @@
 // direct kernel of the profile being tuned and tries the other buckets' winners and a ladder of
 // larger tiles (tile_ladder) before its own steps; the buckets go from the largest size down. Its
 // best then runs against the direct kernel in the confirm rule's interleaved rounds and is kept
-// only where faster by the split margin, beyond the noise; else the bucket keeps the direct kernel,
-// so a batch never runs slower for the search. Candidates are logged as "coalesced" records and the
-// rounds as "coalesced confirm", with their count and memory; a rerun resumes from them.
+// only where faster by the split margin, beyond the noise, and where it computes an awkward batch
+// from random inputs right (batch_full_check); else the bucket records the direct kernel, and a
+// batch near it runs the profile's direct kernel. What a bucket says holds at its size and count:
+// a batch between buckets runs the nearest one's kernel. Candidates are logged as "coalesced"
+// records and the rounds as "coalesced confirm" (with the direct kernel they were timed against),
+// with their count and memory; a rerun resumes from them.
 #include <algorithm>
 #include <array>
 #include <cmath>
@@ -61,29 +64,31 @@ std::optional<Point> point_of(const Space& space, Point base,
 }
 
 // Tiles a batch of larger products wants and a one-call search rarely reaches from a small
-// call's kernel: work-groups of 256 work-items with 4 x 4 to 8 x 8 results each, the widest
-// vectors up to four, padded local tiles; the largest first for large products. Tried in each
-// bucket after the direct kernel and the other buckets' winners, before the search's own steps.
+// call's kernel (database/defaults.json's batch.kernel_ladder: 256 work-items with 4 x 4 to 8 x 8
+// results each, down to 32 x 32 tiles of 64 work-items), the largest first for large products.
+// Tried in each bucket after the direct kernel and the other buckets' winners, before the
+// search's own steps.
 std::vector<Point> tile_ladder(const Space& space, int64_t size, Precision prec) {
-  const int width = detail::element_bytes(prec) >= 8 ? 2 : 4;
-  std::vector<std::array<int, 4>> tiles = {
-      {128, 128, 16, 16}, {64, 128, 16, 16}, {128, 64, 16, 16}, {64, 64, 16, 16}, {32, 32, 8, 8}};
-  if (size < 256) std::reverse(tiles.begin(), tiles.end());
+  const prof::BatchTune& rule = prof::batch_tune();
+  const int width =
+      std::max(1, rule.ladder_vector_bytes / static_cast<int>(detail::element_bytes(prec)));
+  std::vector<std::array<int, 4>> tiles = rule.ladder;
+  if (size < rule.ladder_largest_first_from) std::reverse(tiles.begin(), tiles.end());
   std::vector<Point> out;
-  for (const auto& [mwg, nwg, mdimc, ndimc] : tiles)
-    if (space.start)
-      if (auto p = point_of(space, *space.start,
-                            {{"MWG", mwg},
-                             {"NWG", nwg},
-                             {"MDIMC", mdimc},
-                             {"NDIMC", ndimc},
-                             {"KWG", 16},
-                             {"KUNROLL", 4},
-                             {"VWA", width},
-                             {"VWB", width},
-                             {"PADA", 1},
-                             {"PADB", 1}}))
+  if (!space.start) return out;
+  for (const auto& [mwg, nwg, mdimc, ndimc] : tiles) {
+    std::map<std::string, int> values = rule.ladder_fixed;
+    values.insert({{"MWG", mwg}, {"NWG", nwg}, {"MDIMC", mdimc}, {"NDIMC", ndimc}});
+    // The widest vector the space has up to `width`.
+    for (const char* name : {"VWA", "VWB"}) values[name] = width;
+    for (int w = width; w >= 1; w /= 2) {
+      for (const char* name : {"VWA", "VWB"}) values[name] = w;
+      if (auto p = point_of(space, *space.start, values)) {
         out.push_back(*p);
+        break;
+      }
+    }
+  }
   return out;
 }
 
@@ -135,13 +140,17 @@ void Tuner::tune_coalesced(Precision prec, prof::PrecisionProfile& pp, Precision
     if (auto b = coalesced_bucket<T>(prec, pp, size, count, seconds, winners, summary))
       found.push_back(std::move(*b));
   }
-  // A run that measured nothing keeps what the profile had.
-  if (!found.empty()) {
-    std::sort(found.begin(), found.end(), [](const auto& a, const auto& b) {
-      return std::pair(a.size, a.count) < std::pair(b.size, b.count);
-    });
-    pp.coalesced = std::move(found);
-  }
+  // What this run measured replaces the profile's bucket of the same size and count; the
+  // profile's others stay (a run out of time, or at other sizes, loses none).
+  for (const prof::CoalescedBucket& b : pp.coalesced)
+    if (std::none_of(found.begin(), found.end(), [&](const prof::CoalescedBucket& f) {
+          return f.size == b.size && f.count == b.count;
+        }))
+      found.push_back(b);
+  std::sort(found.begin(), found.end(), [](const auto& a, const auto& b) {
+    return std::pair(a.size, a.count) < std::pair(b.size, b.count);
+  });
+  pp.coalesced = std::move(found);
   summary.coalesced = pp.coalesced;
   precision_deadline_ = end;
 }
@@ -155,6 +164,7 @@ std::optional<prof::CoalescedBucket> Tuner::coalesced_bucket(
   auto ws = std::make_unique<BatchWorkspace<T>>(size, count, resident);
   if (resident && !pinned(*device_, *ws)) {
     resident = false;
+    ws.reset();
     ws = std::make_unique<BatchWorkspace<T>>(size, count, false);
   }
   std::map<std::string, int> start = !pp.direct_kernel.empty()
@@ -229,7 +239,8 @@ bool Tuner::confirm_coalesced(Precision prec, BatchWorkspace<T>& ws,
   for (auto it = log_.rbegin(); it != log_.rend() && logged == nullptr; ++it)
     if (it->kind == "coalesced confirm" && it->precision == prec && it->size == ws.n &&
         it->count == ws.count && it->resident == ws.resident && it->kernel == candidate &&
-        it->rounds.count("gpu") != 0 && it->rounds.at("gpu").size() == n)
+        it->base_kernel == direct && it->rounds.count("gpu") != 0 &&
+        it->rounds.at("gpu").size() == n)
       logged = &*it;
   Rounds r;
   std::string failure;
@@ -241,9 +252,15 @@ bool Tuner::confirm_coalesced(Precision prec, BatchWorkspace<T>& ws,
   } else {
     r = rounds(ws, {{"gpu", gpu_options(direct)}, {"candidate", gpu_options(candidate)}}, &failure);
   }
-  const Confirmed c =
-      confirm_faster(r.candidate, r.gpu, o_.split_margin, prof::confirm_rule().confidence,
-                     "the search's best", "the direct kernel");
+  Confirmed c = confirm_faster(r.candidate, r.gpu, o_.split_margin, prof::confirm_rule().confidence,
+                               "the search's best", "the direct kernel");
+  // Faster, but kept only where it also computes an awkward batch from random inputs right.
+  if (c.verdict == Verdict::Faster)
+    if (const std::string bad = batch_full_check<T>(gpu_options(candidate), o_.seed + 7, o_.tamper);
+        !bad.empty()) {
+      c.verdict = Verdict::NotFaster;
+      c.note = "faster, but " + bad;
+    }
   const double work = gflop(prec, ws.n) * static_cast<double>(ws.count);
   b.kernel = c.verdict == Verdict::Faster ? candidate : direct;
   b.gflops = r.candidate.empty() ? 0 : work / median_of(r.candidate);
@@ -258,6 +275,7 @@ bool Tuner::confirm_coalesced(Precision prec, BatchWorkspace<T>& ws,
     rec.count = ws.count;
     rec.resident = ws.resident;
     rec.kernel = candidate;
+    rec.base_kernel = direct;
     rec.rounds = {{"gpu", r.gpu}, {"candidate", r.candidate}};
     if (!r.candidate.empty()) rec.seconds = median_of(r.candidate);
     rec.failure = failure;

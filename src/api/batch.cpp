@@ -181,7 +181,8 @@ void run(std::vector<Problem<T>>& problems, int64_t total, const Options& option
       }
     }
     if (dealt > 0) {
-      const BatchPlan plan = plan_batch(all[0], dealt, options);
+      const BatchPlan plan =
+          plan_batch(all[0], dealt, options, coalesced_edge(Problems<T>{all, dealt}));
       run_batch(Problems<T>{all, dealt}, plan, routine, report);
     }
     // What stays on the cores, on all of them (the devices are done), and last the problems

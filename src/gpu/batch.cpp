@@ -195,8 +195,15 @@ class DeviceBatch {
         f_(facts_of(params)),
         problems_(problems),
         threads_(std::max(1, host_threads)) {
-    const auto cap = static_cast<int64_t>(std::min<uint64_t>(
-        profile::batch_stage_bytes(), std::max<uint64_t>(dev.info().max_alloc_bytes / 2, 1)));
+    // At least batch.stage_products of the largest products, where they exceed stage_bytes.
+    int64_t largest = 0;
+    for (const Problem<T>& p : problems)
+      largest = std::max(largest, stored(p, true).tight() + stored(p, false).tight() + p.m * p.n);
+    const auto floor = static_cast<uint64_t>(profile::batch_stage_products()) *
+                       static_cast<uint64_t>(largest + 3 * kAlign) * sizeof(T);
+    const auto cap = static_cast<int64_t>(
+        std::min<uint64_t>(std::max<uint64_t>(profile::batch_stage_bytes(), floor),
+                           std::max<uint64_t>(dev.info().max_alloc_bytes / 2, 1)));
     budget_ = std::max<int64_t>(cap / static_cast<int64_t>(sizeof(T)), 1);
   }
 

@@ -17,12 +17,11 @@ namespace {
 // direct kernel); the devices and profiles come from the candidates a single
 // call of the batch's first shape would have (its profile's bucket gives the rates).
 template <class T>
-void plan_devices(const Problem<T>& first, int64_t count, const Options& o, BatchPlan& plan) {
+void plan_devices(const Problem<T>& first, int64_t count, const Options& o,
+                  std::optional<double> edge, BatchPlan& plan) {
   constexpr Precision precision = precision_of<T>();
   Candidates c = candidates(first, o, plan.request);
   if (needs_fp64(precision)) drop_fp32_only(precision, c);
-  const double edge = std::cbrt(static_cast<double>(first.m) * static_cast<double>(first.n) *
-                                static_cast<double>(first.k));
   std::vector<double> weights;
   double cpu_rate = 0;
   bool measured = true;  // every device's profile measured its rate
@@ -30,16 +29,19 @@ void plan_devices(const Problem<T>& first, int64_t count, const Options& o, Batc
     const gpu::DeviceInfo& info = gpu::info(*c.devices[i]);
     const profile::Profile* profile = c.profiles[i].get();
     const profile::Direct direct = profile::direct_for(profile, precision, info.is_gpu);
-    // The coalesced kernel's bucket for this batch, else the direct kernel.
-    const std::map<std::string, int>* own = profile::coalesced_for(profile, precision, edge, count);
+    // The coalesced kernel's bucket for this batch (where its products lie within a doubling),
+    // else the direct kernel.
+    const std::map<std::string, int>* own =
+        edge ? profile::coalesced_for(profile, precision, *edge, count) : nullptr;
     const std::map<std::string, int>& kernel = own != nullptr ? *own : *direct.kernel;
     BatchPart part;
     part.device = c.devices[i];
     part.params = kernel_for(*c.devices[i], precision, o, kernel, c.profiles[i],
                              profile != nullptr ? profile->origin : std::string());
-    // Options' parameters for a tiled kernel do not apply: the batch runs the direct kernel.
+    // Options' parameters for a tiled kernel do not apply, nor a bucket's kernel that does not
+    // fit this device (kernel_for then gave the tiled defaults): the batch runs the direct kernel.
     if (!gpu::is_direct(*part.params))
-      part.params = gpu::resolved(gpu::limits_of(info), precision, kernel);
+      part.params = gpu::resolved(gpu::limits_of(info), precision, *direct.kernel);
     plan.parts.push_back(std::move(part));
     measured = measured && c.choices[i].gpu_gflops > 0;
     weights.push_back(c.choices[i].gpu_gflops > 0 ? c.choices[i].gpu_gflops : 1.0);
@@ -72,11 +74,12 @@ void plan_devices(const Problem<T>& first, int64_t count, const Options& o, Batc
 }  // namespace
 
 template <class T>
-BatchPlan plan_batch(const Problem<T>& first, int64_t count, const Options& o) {
+BatchPlan plan_batch(const Problem<T>& first, int64_t count, const Options& o,
+                     std::optional<double> edge) {
   BatchPlan plan;
   plan.request = request(o);
   try {
-    plan_devices(first, count, o, plan);
+    plan_devices(first, count, o, edge, plan);
   } catch (const Error& e) {
     if (e.kind() == Error::Kind::InvalidArgument) throw;
     plan.parts.clear();
@@ -89,6 +92,19 @@ BatchPlan plan_batch(const Problem<T>& first, int64_t count, const Options& o) {
   for (size_t i = 0; i < plan.parts.size(); ++i) plan.parts[i].feeders = cores.feeders[i];
   plan.cpu_threads = plan.parts.empty() ? o.cpu_threads.value_or(host_cores()) : cores.cpu_threads;
   return plan;
+}
+
+template <class T>
+std::optional<double> coalesced_edge(Problems<T> products) {
+  double least = 0, most = 0;
+  for (const Problem<T>& p : products) {
+    const double v = static_cast<double>(p.m) * static_cast<double>(p.n) * static_cast<double>(p.k);
+    least = least == 0 ? v : std::min(least, v);
+    most = std::max(most, v);
+  }
+  // Volumes: a doubling of the edge is eight times the volume.
+  if (least <= 0 || most > 8 * least) return std::nullopt;
+  return std::cbrt(std::sqrt(least * most));
 }
 
 template <class T>
@@ -156,7 +172,9 @@ int64_t large_first(Problem<T>* products, int64_t count, int64_t edge) {
 }
 
 #define INSTANTIATE(T)                                                                \
-  template BatchPlan plan_batch<T>(const Problem<T>&, int64_t, const Options&);       \
+  template BatchPlan plan_batch<T>(const Problem<T>&, int64_t, const Options&,        \
+                                   std::optional<double>);                            \
+  template std::optional<double> coalesced_edge<T>(Problems<T>);                      \
   template bool batch_uses_devices<T>(Problems<T>, const Options&);                   \
   template std::optional<int64_t> devices_from<T>(const Problem<T>&, const Options&); \
   template const Problem<T>* largest_dealable<T>(Problems<T>);                        \

@@ -42,8 +42,18 @@ struct BatchPlan {
 // to the rates the profiles measured at the problem's size (equal where a side has none), the
 // devices' part shared by their own rates; under gpu all of them to the devices. Throws Error
 // (InvalidArgument) naming an option out of range.
+// `edge`: the products' edge for the coalesced kernel's bucket (coalesced_edge); none: every device
+// runs its direct kernel.
 template <class T>
-BatchPlan plan_batch(const Problem<T>& first, int64_t count, const Options& options);
+BatchPlan plan_batch(const Problem<T>& first, int64_t count, const Options& options,
+                     std::optional<double> edge);
+
+// The edge cbrt(m n k) a batch's products (each with a product) look up the coalesced kernel's
+// bucket by: the geometric middle of the smallest and the largest, where they lie within a
+// doubling of each other; none where they spread wider (one tile would be wrong for some of them,
+// and the direct kernel, made for small calls, runs them all).
+template <class T>
+std::optional<double> coalesced_edge(Problems<T> products);
 
 // Whether auto deals these products (each with a product) to the devices: where a single call
 // of their total work, a cube of edge cbrt(sum of m n k) in the first one's precision and memory,

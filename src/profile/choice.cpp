@@ -81,7 +81,10 @@ const std::map<std::string, int>* coalesced_for(const std::vector<CoalescedBucke
       best_count = c;
     }
   }
-  return best != nullptr ? &best->kernel : nullptr;
+  // A bucket where the search's best did not beat the direct kernel holds a copy of the direct
+  // kernel it measured: the direct kernel the profile has now applies (a later --direct-only
+  // may have changed it).
+  return best != nullptr && best->verdict == "faster" ? &best->kernel : nullptr;
 }
 
 const std::map<std::string, int>* coalesced_for(const Profile* p, Precision precision, double edge,

@@ -44,7 +44,8 @@ Direct direct_for(const Profile* p, Precision precision, bool is_gpu);
 
 // The coalesced kernel for a batch of `count` products of about edge³: `p`'s (may be null) bucket
 // nearest in size on a log scale, and of that size's buckets the nearest in count; null where it
-// has none for this precision (the batch runs the direct kernel, direct_for's).
+// has none for this precision, or where that bucket's search did not beat the direct kernel (the
+// batch runs the direct kernel, direct_for's).
 const std::map<std::string, int>* coalesced_for(const Profile* p, Precision precision, double edge,
                                                 int64_t count);
 // The same among `buckets` (null where empty).

@@ -96,6 +96,11 @@ size_t batch_stage_bytes() {
   return bytes;
 }
 
+int64_t batch_stage_products() {
+  static const auto n = integer<int64_t>(defaults_file().at("batch"), "stage_products");
+  return n;
+}
+
 int64_t batch_devices_from() {
   static const auto edge = integer<int64_t>(defaults_file().at("batch"), "devices_from");
   return edge;
@@ -113,6 +118,17 @@ const BatchTune& batch_tune() {
       r.kernel_sizes.push_back(integer_value<int64_t>(n, "size"));
     std::sort(r.kernel_sizes.begin(), r.kernel_sizes.end());
     r.kernel_few = integer<int64_t>(j, "kernel_few");
+    const json& ladder = j.at("kernel_ladder");
+    for (const json& t : ladder.at("tiles")) {
+      if (!t.is_array() || t.size() != 4)
+        throw std::logic_error(
+            "database/defaults.json's batch.kernel_ladder.tiles: four numbers each");
+      r.ladder.push_back({integer_value<int>(t[0], "MWG"), integer_value<int>(t[1], "NWG"),
+                          integer_value<int>(t[2], "MDIMC"), integer_value<int>(t[3], "NDIMC")});
+    }
+    r.ladder_fixed = kernel_of(ladder.at("fixed"));
+    r.ladder_vector_bytes = integer<int>(ladder, "vector_bytes");
+    r.ladder_largest_first_from = integer<int64_t>(ladder, "largest_first_from");
     if (r.sizes.empty() || r.sizes.front() <= 0 || !(r.call_seconds > 0) || r.bytes == 0 ||
         r.kernel_sizes.empty() || r.kernel_sizes.front() <= 0 || r.kernel_few <= 0)
       throw std::logic_error(

@@ -4,6 +4,7 @@
 // tune sizes, the tune's confirmation, auto's watch).
 #pragma once
 
+#include <array>
 #include <cstddef>
 #include <cstdint>
 #include <map>
@@ -63,6 +64,9 @@ size_t host_pack_parallel_from();
 // defaults.json's "batch"; the rule is src/gpu/batch.cpp's): a chunk dealt to a device goes in
 // stages of at most this much, two in flight.
 size_t batch_stage_bytes();
+// A stage holds at least this many of its largest products where they exceed batch_stage_bytes
+// (within the device's allocation limit): a few large products a launch leave the device idle.
+int64_t batch_stage_products();
 // Under auto, a batch's products with cbrt(m n k) below this stay on the cores whatever their
 // count, where no profile holds a batch rule for the batch's precision and memory
 // (database/defaults.json's "batch"; the rule is plan/batch.hpp's devices_from).
@@ -72,13 +76,20 @@ int64_t batch_devices_from();
 // tuner/cotuner_batch.cpp's): strided batches of products of each of `sizes` (ascending), each
 // of as many products as the cores alone take `call_seconds` over, within `bytes` of operands.
 // The coalesced kernel's own parameters are searched for products of each of `kernel_sizes`
-// (ascending) at two counts: that many, and `kernel_few` (tuner/cotuner_coalesced.cpp).
+// (ascending) at two counts: that many, and `kernel_few` (tuner/cotuner_coalesced.cpp), trying
+// first a ladder of tiles (MWG, NWG, MDIMC, NDIMC each), with `ladder_fixed`'s parameters and
+// vectors of `ladder_vector_bytes` (or the widest below), the largest tile first for products
+// from `ladder_largest_first_from`³, the smallest first below.
 struct BatchTune {
   std::vector<int64_t> sizes;
   double call_seconds = 0.05;
   size_t bytes = size_t{1} << 30;
   std::vector<int64_t> kernel_sizes;
   int64_t kernel_few = 10;
+  std::vector<std::array<int, 4>> ladder;
+  std::map<std::string, int> ladder_fixed;
+  int ladder_vector_bytes = 16;
+  int64_t ladder_largest_first_from = 256;
 };
 const BatchTune& batch_tune();
 

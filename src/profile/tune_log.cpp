@@ -18,6 +18,7 @@ std::string to_log_line(const LogRecord& r) {
   if (r.resident) j["resident"] = true;
   if (r.dynamic) j["balance"] = "dynamic";
   if (r.count > 0) j["count"] = r.count;
+  if (!r.base_kernel.empty()) j["base_kernel"] = r.base_kernel;
   j["seconds"] = r.seconds ? json(*r.seconds) : json(nullptr);
   if (!r.rounds.empty()) j["rounds"] = r.rounds;
   if (!r.verdict.empty()) j["verdict"] = r.verdict;
@@ -48,6 +49,7 @@ std::optional<LogRecord> from_log_line(const std::string& line) {
     r.dynamic = j.value("balance", "static") == "dynamic";
     r.cost = j.value("cost", r.seconds.value_or(0.0));
     if (j.contains("count")) r.count = integer<int64_t>(j, "count");
+    if (const auto base = j.find("base_kernel"); base != j.end()) r.base_kernel = kernel_of(*base);
     if (const auto rounds = j.find("rounds"); rounds != j.end())
       r.rounds = rounds->get<std::map<std::string, std::vector<double>>>();
     r.verdict = j.value("verdict", std::string());

@@ -17,8 +17,10 @@ struct LogRecord {
   // "kernel" (a phase-1 GPU-only candidate), "engine" (a phase-1 candidate of the matrix-engine
   // codelet), "small" (a small bucket's), "direct" (the direct kernel's), "split" (one hybrid
   // configuration), "confirm" (a bucket's interleaved rounds, of the candidate its other fields
-  // name), "threshold" (the direct kernel's threshold) or "batch" (the batch phase's rounds at
-  // one size and memory: "cpu" against "candidate", the products dealt)
+  // name), "threshold" (the direct kernel's threshold), "batch" (the batch phase's rounds at
+  // one size and memory: "cpu" against "candidate", the products dealt), "coalesced" (a
+  // candidate of the coalesced kernel's bucket of its size and count) or "coalesced confirm"
+  // (a bucket's rounds: "gpu", the direct kernel `base_kernel`, against "candidate", `kernel`)
   std::string kind;
   Precision precision = Precision::s;
   int64_t size = 0;
@@ -27,9 +29,11 @@ struct LogRecord {
   int gpu_parts = 0, parts = 0, cpu_threads = 0;  // "split" records
   bool resident = false;                          // measured on tandem_malloc memory
   bool dynamic = false;                           // under dynamic balance
-  int64_t count = 0;                              // "batch" records: the batch's products
-  std::optional<double> seconds;                  // median wall time; none if it failed
-  double cost = 0;  // what the search minimised (seconds, joules or J*s)
+  int64_t count = 0;  // "batch" and "coalesced" records: the batch's products
+  std::map<std::string, int>
+      base_kernel;                // "coalesced confirm": what the candidate was timed against
+  std::optional<double> seconds;  // median wall time; none if it failed
+  double cost = 0;                // what the search minimised (seconds, joules or J*s)
   double min = 0, max = 0, spread = 0, kernel_seconds = 0;
   bool bimodal = false;
   std::string failure;
