@@ -775,6 +775,28 @@ TEST(Batch, TheCoalescedKernelIsTheProfilesBucketNearestTheBatch) {
     EXPECT_EQ(got.count(name) ? got.at(name) : -1, value) << name << ": " << r.devices[0].kernel;
 }
 
+// Products that batch.stage_bytes holds few of (1024 x 1024 x 8: a 4 MiB C, seven to a 32 MiB
+// stage) go in stages of batch.stage_products: a chunk of up to 16 in one launch, where 32 MiB
+// stages would have taken two for any chunk of more than seven; every C right.
+TEST(Batch, LargeProductsGoInStagesOfSeveralProducts) {
+  constexpr int64_t m = 1024, n = 1024, k = 8, count = 24;
+  ASSERT_GT(static_cast<int64_t>(detail::profile::batch_stage_products()) * m * n * 4,
+            static_cast<int64_t>(detail::profile::batch_stage_bytes()))
+      << "the floor applies to these products";
+  std::vector<float> a(m * k * count, 0.5f), b(k * n * count, 2.0f), c(m * n * count, 7.0f);
+  Options o;
+  o.strategy = Strategy::Gpu;
+  BatchReport r;
+  gemm_batch_strided<float>(Layout::RowMajor, Op::NoTrans, Op::NoTrans, m, n, k, 1.0f, a.data(), k,
+                            m * k, b.data(), n, k * n, 0.0f, c.data(), n, m * n, count, o, &r);
+  EXPECT_TRUE(std::all_of(c.begin(), c.end(), [](float x) { return x == 8.0f; }));
+  ASSERT_EQ(r.devices.size(), 1u);
+  EXPECT_EQ(r.devices[0].problems, count);
+  const int64_t chunks = r.devices[0].chunks;
+  ASSERT_GT(count - 1, 7 * (chunks - 1)) << "some chunk after the first holds more than seven";
+  EXPECT_EQ(r.devices[0].launches, chunks) << "each chunk one stage";
+}
+
 // A call that must be refused: the error's kind, position and message, and every C as it was.
 template <class F>
 void expect_refused(F&& call, int position, const std::vector<std::string>& words,

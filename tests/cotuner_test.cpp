@@ -674,9 +674,9 @@ TEST_F(ProfileDir, CoalescedSearchKeepsOnlyWhatBeatsTheDirectKernel) {
     EXPECT_EQ(back.coalesced[i].kernel, pp.coalesced[i].kernel);
 }
 
-// The check a coalesced bucket's winner must pass: an awkward batch (67 x 45 x 33, A transposed)
-// from random inputs on the device, each product against the CPU in double; one wrong element
-// fails it, named.
+// The check a coalesced bucket's winner must pass: an awkward batch (300 x 270 x 70, alpha 0.75,
+// A transposed, then B) from random inputs on the device, each product against the CPU in double;
+// one wrong element fails it, named.
 TEST(CoalescedCheck, AWrongElementOfTheBatchFailsIt) {
   Options gpu;
   gpu.strategy = Strategy::Gpu;
@@ -686,7 +686,7 @@ TEST(CoalescedCheck, AWrongElementOfTheBatchFailsIt) {
     static_cast<float*>(c)[n - 1] += 1e-3f;  // the last product's last element
   };
   const std::string bad = tuner::batch_full_check<float>(gpu, 3, wrong);
-  EXPECT_NE(bad.find("batch check: product 4 C(66,44)"), std::string::npos) << bad;
+  EXPECT_NE(bad.find("batch check (A transposed): product 2 C(299,269)"), std::string::npos) << bad;
 }
 
 // --objective energy reads power: on a fake amdgpu sensor at a constant 20 W the run goes through

@@ -176,50 +176,61 @@ std::string full_check(int64_t n, const Options& o, uint64_t seed,
   return "";
 }
 
-// A batch of `count` products of an awkward shape (m, n, k not multiples of any tile, transposed
-// A) from random inputs under `o`, each product against a CPU reference in double: what a
-// coalesced kernel must pass before a bucket keeps it (the tune times it only at n^3 on integer
-// inputs). "" or why it failed. `tamper` (tests) may change what a device computed.
+// A batch of products of an awkward shape (m, n, k several tiles of any size the tune tries and
+// not a multiple of one, alpha 0.75), once with A transposed and once with B, from random inputs
+// under `o`, each product against a CPU reference in double: what a coalesced kernel must pass
+// before a bucket keeps it (the tune times it only at n^3 on integer inputs). "" or why it
+// failed. `tamper` (tests) may change what a device computed.
 template <class T>
 std::string batch_full_check(
     const Options& o, uint64_t seed,
     const std::function<void(void*, int64_t, detail::Precision, bool)>& tamper = nullptr) {
-  constexpr int64_t count = 5;
-  constexpr int64_t m = 67, n = 45, k = 33;
+  constexpr int64_t count = 3, m = 300, n = 270, k = 70;
+  const T alpha = T(0.75);
   std::mt19937_64 rng(seed);
   std::uniform_real_distribution<double> d(-1, 1);
-  std::vector<T> a(k * m * count), b(k * n * count), c(m * n * count, detail::quiet_nan<T>());
+  std::vector<T> a(k * m * count), b(k * n * count);
   for (auto& x : a) x = bench::random_element<T>(d, rng);
   for (auto& x : b) x = bench::random_element<T>(d, rng);
-  BatchReport r;
-  try {
-    gemm_batch_strided<T>(Layout::RowMajor, Op::Trans, Op::NoTrans, m, n, k, T(1), a.data(), m,
-                          k * m, b.data(), n, k * n, T(0), c.data(), n, m * n, count, o, &r);
-  } catch (const Error& e) {
-    return std::string("batch check: ") + e.what();
-  }
-  for (const BatchReport::Device& dev : r.devices)
-    if (dev.failed) return "batch check: device failed: " + dev.failure;
-  if (tamper && r.device_problems > 0)
-    tamper(c.data(), m * n * count, detail::precision_of<T>(), r.cpu_problems > 0);
   using W = bench::wide_t<T>;
   const double parts = detail::is_complex(detail::precision_of<T>()) ? 2.0 : 1.0;
   const double tol = 4.0 * parts * double(k + 2) *
                      std::numeric_limits<detail::real_type_t<T>>::epsilon() * std::sqrt(double(k));
-  for (int64_t q = 0; q < count; ++q)
-    for (int64_t i = 0; i < m; ++i)
-      for (int64_t j = 0; j < n; ++j) {
-        W ref = 0;
-        for (int64_t p = 0; p < k; ++p)
-          ref += W(a[q * k * m + p * m + i]) * W(b[q * k * n + p * n + j]);
-        const T got = c[q * m * n + i * n + j];
-        if (!(std::abs(W(got) - ref) <= tol)) {
-          std::ostringstream msg;
-          msg << "batch check: product " << q << " C(" << i << "," << j << ") = " << got
-              << ", expected " << ref;
-          return msg.str();
+  for (const bool a_trans : {true, false}) {
+    // A: k x m stored (op(A) = A^T) or m x k; B: k x n or n x k (op(B) = B^T).
+    const int64_t lda = a_trans ? m : k, ldb = a_trans ? n : k;
+    std::vector<T> c(m * n * count, detail::quiet_nan<T>());
+    BatchReport r;
+    try {
+      gemm_batch_strided<T>(Layout::RowMajor, a_trans ? Op::Trans : Op::NoTrans,
+                            a_trans ? Op::NoTrans : Op::Trans, m, n, k, alpha, a.data(), lda, k * m,
+                            b.data(), ldb, k * n, T(0), c.data(), n, m * n, count, o, &r);
+    } catch (const Error& e) {
+      return std::string("batch check: ") + e.what();
+    }
+    for (const BatchReport::Device& dev : r.devices)
+      if (dev.failed) return "batch check: device failed: " + dev.failure;
+    if (tamper && r.device_problems > 0)
+      tamper(c.data(), m * n * count, detail::precision_of<T>(), r.cpu_problems > 0);
+    for (int64_t q = 0; q < count; ++q)
+      for (int64_t i = 0; i < m; ++i)
+        for (int64_t j = 0; j < n; ++j) {
+          W ref = 0;
+          for (int64_t p = 0; p < k; ++p) {
+            const W x = a_trans ? W(a[q * k * m + p * m + i]) : W(a[q * k * m + i * k + p]);
+            const W y = a_trans ? W(b[q * k * n + p * n + j]) : W(b[q * k * n + j * k + p]);
+            ref += x * y;
+          }
+          ref *= W(alpha);
+          const T got = c[q * m * n + i * n + j];
+          if (!(std::abs(W(got) - ref) <= tol)) {
+            std::ostringstream msg;
+            msg << "batch check (" << (a_trans ? "A" : "B") << " transposed): product " << q
+                << " C(" << i << "," << j << ") = " << got << ", expected " << ref;
+            return msg.str();
+          }
         }
-      }
+  }
   return "";
 }
 

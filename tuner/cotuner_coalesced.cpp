@@ -70,8 +70,10 @@ std::optional<Point> point_of(const Space& space, Point base,
 // search's own steps.
 std::vector<Point> tile_ladder(const Space& space, int64_t size, Precision prec) {
   const prof::BatchTune& rule = prof::batch_tune();
-  const int width =
-      std::max(1, rule.ladder_vector_bytes / static_cast<int>(detail::element_bytes(prec)));
+  // The widest power of two within vector_bytes.
+  int width = 1;
+  while (2 * width * static_cast<int>(detail::element_bytes(prec)) <= rule.ladder_vector_bytes)
+    width *= 2;
   std::vector<std::array<int, 4>> tiles = rule.ladder;
   if (size < rule.ladder_largest_first_from) std::reverse(tiles.begin(), tiles.end());
   std::vector<Point> out;
@@ -80,7 +82,6 @@ std::vector<Point> tile_ladder(const Space& space, int64_t size, Precision prec)
     std::map<std::string, int> values = rule.ladder_fixed;
     values.insert({{"MWG", mwg}, {"NWG", nwg}, {"MDIMC", mdimc}, {"NDIMC", ndimc}});
     // The widest vector the space has up to `width`.
-    for (const char* name : {"VWA", "VWB"}) values[name] = width;
     for (int w = width; w >= 1; w /= 2) {
       for (const char* name : {"VWA", "VWB"}) values[name] = w;
       if (auto p = point_of(space, *space.start, values)) {
@@ -140,12 +141,12 @@ void Tuner::tune_coalesced(Precision prec, prof::PrecisionProfile& pp, Precision
     if (auto b = coalesced_bucket<T>(prec, pp, size, count, seconds, winners, summary))
       found.push_back(std::move(*b));
   }
-  // What this run measured replaces the profile's bucket of the same size and count; the
-  // profile's others stay (a run out of time, or at other sizes, loses none).
+  // What this run measured replaces the profile's buckets of the sizes it measured (the count of
+  // many products varies between runs); the profile's others stay (a run out of time, or at
+  // other sizes, loses none).
   for (const prof::CoalescedBucket& b : pp.coalesced)
-    if (std::none_of(found.begin(), found.end(), [&](const prof::CoalescedBucket& f) {
-          return f.size == b.size && f.count == b.count;
-        }))
+    if (std::none_of(found.begin(), found.end(),
+                     [&](const prof::CoalescedBucket& f) { return f.size == b.size; }))
       found.push_back(b);
   std::sort(found.begin(), found.end(), [](const auto& a, const auto& b) {
     return std::pair(a.size, a.count) < std::pair(b.size, b.count);

@@ -195,12 +195,15 @@ class DeviceBatch {
         f_(facts_of(params)),
         problems_(problems),
         threads_(std::max(1, host_threads)) {
-    // At least batch.stage_products of the largest products, where they exceed stage_bytes.
+    // At least batch.stage_products of the largest products where they need more than
+    // stage_bytes, up to batch.stage_max_bytes; within half the device's largest allocation.
     int64_t largest = 0;
     for (const Problem<T>& p : problems)
       largest = std::max(largest, stored(p, true).tight() + stored(p, false).tight() + p.m * p.n);
-    const auto floor = static_cast<uint64_t>(profile::batch_stage_products()) *
-                       static_cast<uint64_t>(largest + 3 * kAlign) * sizeof(T);
+    const auto floor =
+        std::min<uint64_t>(static_cast<uint64_t>(profile::batch_stage_products()) *
+                               static_cast<uint64_t>(largest + 3 * kAlign) * sizeof(T),
+                           profile::batch_stage_max_bytes());
     const auto cap = static_cast<int64_t>(
         std::min<uint64_t>(std::max<uint64_t>(profile::batch_stage_bytes(), floor),
                            std::max<uint64_t>(dev.info().max_alloc_bytes / 2, 1)));

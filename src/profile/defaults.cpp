@@ -97,8 +97,19 @@ size_t batch_stage_bytes() {
 }
 
 int64_t batch_stage_products() {
-  static const auto n = integer<int64_t>(defaults_file().at("batch"), "stage_products");
+  static const auto n = [] {
+    const auto v = integer<int64_t>(defaults_file().at("batch"), "stage_products");
+    if (v < 1)
+      throw std::logic_error("database/defaults.json's batch.stage_products must be 1 or more");
+    return v;
+  }();
   return n;
+}
+
+size_t batch_stage_max_bytes() {
+  static const auto bytes =
+      static_cast<size_t>(integer<int64_t>(defaults_file().at("batch"), "stage_max_bytes"));
+  return bytes;
 }
 
 int64_t batch_devices_from() {

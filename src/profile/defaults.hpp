@@ -67,6 +67,8 @@ size_t batch_stage_bytes();
 // A stage holds at least this many of its largest products where they exceed batch_stage_bytes
 // (within the device's allocation limit): a few large products a launch leave the device idle.
 int64_t batch_stage_products();
+// The most bytes that floor raises a stage to (a d 4096^3 product alone is 400 MB).
+size_t batch_stage_max_bytes();
 // Under auto, a batch's products with cbrt(m n k) below this stay on the cores whatever their
 // count, where no profile holds a batch rule for the batch's precision and memory
 // (database/defaults.json's "batch"; the rule is plan/batch.hpp's devices_from).
