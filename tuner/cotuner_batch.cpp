@@ -22,7 +22,6 @@
 
 #include "base/precision.hpp"
 #include "cotuner_internal.hpp"
-#include "gpu/pinned_memory.hpp"
 #include "plan/plan.hpp"
 #include "profile/choice.hpp"
 #include "profile/defaults.hpp"
@@ -54,12 +53,6 @@ prof::BatchRule batch_rule_from(std::vector<prof::BatchPoint> points) {
   }
   return rule;
 }
-
-namespace {
-
-double median_of(const std::vector<double>& v) { return v.empty() ? 0 : summarize(v).median; }
-
-}  // namespace
 
 template <class T>
 void Tuner::tune_batch(Precision prec, prof::PrecisionProfile& pp, PrecisionSummary& summary) {
@@ -128,10 +121,7 @@ BatchRounds Tuner::batch_rounds(Precision prec, int64_t size, bool resident, con
   out.count = batch_count<T>(prec, size);
   BatchWorkspace<T> ws(size, out.count, resident);
   // tandem_malloc gives ordinary memory where the device cannot pin so much: not what is asked.
-  const auto bytes = static_cast<size_t>(ws.elements()) * sizeof(T);
-  if (resident && !(detail::gpu::in_pinned_block(*device_, ws.a.data(), bytes) &&
-                    detail::gpu::in_pinned_block(*device_, ws.b.data(), bytes) &&
-                    detail::gpu::in_pinned_block(*device_, ws.c.data(), bytes))) {
+  if (resident && !pinned(*device_, ws)) {
     out.failure = "tandem_malloc could not pin the batch's operands";
     out.count = 0;  // not measured: the caller goes on to the next size
     return out;

@@ -27,25 +27,12 @@
 #include "base/precision.hpp"
 #include "base/text.hpp"
 #include "cotuner_internal.hpp"
-#include "gpu/pinned_memory.hpp"
 #include "profile/choice.hpp"
 #include "profile/defaults.hpp"
 
 namespace tandem::tuner {
 
 namespace {
-
-double median_of(const std::vector<double>& v) { return v.empty() ? 0 : summarize(v).median; }
-
-// Where the batch is measured: tandem_malloc memory on a discrete device where it pinned all of
-// the operands, else ordinary memory.
-template <class T>
-bool pinned(const detail::gpu::Device& device, const BatchWorkspace<T>& ws) {
-  const auto bytes = static_cast<size_t>(ws.elements()) * sizeof(T);
-  return detail::gpu::in_pinned_block(device, ws.a.data(), bytes) &&
-         detail::gpu::in_pinned_block(device, ws.b.data(), bytes) &&
-         detail::gpu::in_pinned_block(device, ws.c.data(), bytes);
-}
 
 // `base` with the parameters `values` names set to them; none where one of the values is not in
 // the space or the point breaks a constraint.

@@ -22,6 +22,7 @@
 #include "gemm_space.hpp"
 #include "gpu/device.hpp"
 #include "gpu/gemm_params.hpp"
+#include "gpu/pinned_memory.hpp"
 #include "gpu/programs.hpp"
 #include "measure.hpp"
 #include "power.hpp"
@@ -86,6 +87,21 @@ struct KernelSearch {
   double best = 0;        // the best cost so far
   Candidates measured{};  // the candidates that passed, as measured
 };
+
+// The median of `v`, 0 where it is empty.
+inline double median_of(const std::vector<double>& v) {
+  return v.empty() ? 0 : summarize(v).median;
+}
+
+// Whether tandem_malloc pinned all of ws's operands on `device` (it gives ordinary memory where
+// the device cannot pin so much).
+template <class T>
+bool pinned(const detail::gpu::Device& device, const BatchWorkspace<T>& ws) {
+  const auto bytes = static_cast<size_t>(ws.elements()) * sizeof(T);
+  return detail::gpu::in_pinned_block(device, ws.a.data(), bytes) &&
+         detail::gpu::in_pinned_block(device, ws.b.data(), bytes) &&
+         detail::gpu::in_pinned_block(device, ws.c.data(), bytes);
+}
 
 // The batch phase's rounds at one size and memory (cotuner_batch.cpp): the batch's products,
 // each side's timed seconds, the first side's failure ("" none), and whether they came from the

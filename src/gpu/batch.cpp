@@ -133,13 +133,18 @@ struct Stage {
   T* mapped() const { return static_cast<T*>(staging->mapped); }
 };
 
+// The elements of staging one problem takes at most: A, B and C packed tight, each aligned.
+template <class T>
+int64_t staged(const Problem<T>& p) {
+  return stored(p, true).tight() + stored(p, false).tight() + p.m * p.n + 3 * kAlign;
+}
+
 // Problems of a chunk, from `first`, that fit in `budget` elements of staging (at least one).
 template <class T>
 int64_t fitting(Problems<T> problems, ProblemRange range, int64_t budget) {
   int64_t used = 0, count = 0;
   for (; count < range.count; ++count) {
-    const Problem<T>& p = problems[range.first + count];
-    used += stored(p, true).tight() + stored(p, false).tight() + p.m * p.n + 3 * kAlign;
+    used += staged(problems[range.first + count]);
     if (used > budget && count > 0) break;
   }
   return std::max<int64_t>(count, 1);
@@ -198,12 +203,10 @@ class DeviceBatch {
     // At least batch.stage_products of the largest products where they need more than
     // stage_bytes, up to batch.stage_max_bytes; within half the device's largest allocation.
     int64_t largest = 0;
-    for (const Problem<T>& p : problems)
-      largest = std::max(largest, stored(p, true).tight() + stored(p, false).tight() + p.m * p.n);
-    const auto floor =
-        std::min<uint64_t>(static_cast<uint64_t>(profile::batch_stage_products()) *
-                               static_cast<uint64_t>(largest + 3 * kAlign) * sizeof(T),
-                           profile::batch_stage_max_bytes());
+    for (const Problem<T>& p : problems) largest = std::max(largest, staged(p));
+    const auto floor = std::min<uint64_t>(static_cast<uint64_t>(profile::batch_stage_products()) *
+                                              static_cast<uint64_t>(largest) * sizeof(T),
+                                          profile::batch_stage_max_bytes());
     const auto cap = static_cast<int64_t>(
         std::min<uint64_t>(std::max<uint64_t>(profile::batch_stage_bytes(), floor),
                            std::max<uint64_t>(dev.info().max_alloc_bytes / 2, 1)));
