@@ -74,14 +74,22 @@ FeedCost measure(const std::shared_ptr<Device>& device, const KernelFor& kernel_
   const int64_t large = largest_single * 3 / 2;
   try {
     const auto time = [&](int64_t n) { return fastest_feed<T>(device, kernel_for, threads, n); };
-    const Timing t_small = time(small);
-    const Timing t_one = largest_single > small ? time(largest_single) : Timing{};
-    const Timing t_large = time(large);
-    if (!t_small.ok || !t_large.ok || (largest_single > small && !t_one.ok)) return {};
-    // A line through the small call and the largest of one chunk (through the small and the
-    // large call where every call is pipelined, as under a seam that chunks every share).
-    const int64_t far = t_one.ok ? largest_single : large;
-    const double t_far = t_one.ok ? t_one.feed : t_large.feed;
+    Timing t_small, t_one, t_large;
+    int64_t far = 0;
+    double t_far = 0;
+    // A host busy with other work can make the larger call's feed look no slower than the small
+    // one's: that pair says nothing, and is timed again (three tries, then the feed is unknown).
+    for (int attempt = 0; attempt < 3; ++attempt) {
+      t_small = time(small);
+      t_one = largest_single > small ? time(largest_single) : Timing{};
+      t_large = time(large);
+      if (!t_small.ok || !t_large.ok || (largest_single > small && !t_one.ok)) return {};
+      // A line through the small call and the largest of one chunk (through the small and the
+      // large call where every call is pipelined, as under a seam that chunks every share).
+      far = t_one.ok ? largest_single : large;
+      t_far = t_one.ok ? t_one.feed : t_large.feed;
+      if (t_far > t_small.feed) break;
+    }
     if (t_far <= t_small.feed) return {};
     FeedCost f;
     f.adds_c = true;

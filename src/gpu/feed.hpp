@@ -46,8 +46,9 @@ using KernelFor = std::function<SharedParams(int64_t n)>;
 // one-chunk rate; 1.5 times that n, the pipelined rate and the kernel's rate. (A probe that moved
 // C alone, over k = 64, found a fifth of the fixed cost that real products pay: packing A and B
 // is part of it; and one line through a one-chunk call and a pipelined one made small calls look
-// twice as fast to feed as they are.) Unknown, and not measured again, when the device fails
-// there. The seams feed_seconds and feed_rate stand in for it.
+// twice as fast to feed as they are.) A larger call's feed timed no slower than the small one's
+// (a busy host) is timed again, twice at most. Unknown, and not measured again, when the device
+// fails there or the timings never order. The seams feed_seconds and feed_rate stand in for it.
 template <class T>
 FeedCost ordinary_feed(const std::shared_ptr<Device>& device, const KernelFor& kernel_for,
                        int feeder_threads);
