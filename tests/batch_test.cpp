@@ -678,8 +678,9 @@ TEST(Batch, AutoDealsLargeProductsWhereTheProfileSaysADevicePays) {
 }
 
 // The coalesced kernel a batch runs is its device's profile's bucket nearest the batch (in size on
-// a log scale, then in count), and the direct kernel where the profile has none or the batch's
-// products spread wider than a doubling; every C right with each.
+// a log scale, then in count), and the direct kernel where the profile has none, the batch's
+// products spread wider than a doubling, or the profile's direct kernel is no longer the one the
+// buckets were timed against; every C right with each.
 TEST(Batch, TheCoalescedKernelIsTheProfilesBucketNearestTheBatch) {
   namespace prof = detail::profile;
   const ProfileDirScope scope("coalesced");
@@ -695,9 +696,9 @@ TEST(Batch, TheCoalescedKernelIsTheProfilesBucketNearestTheBatch) {
   p.identity = id;
   prof::PrecisionProfile pp;
   pp.direct_kernel = kernel(16, 16, 8, 8);
-  pp.coalesced = {{32, 100, small, 1, 1, "faster", ""},
-                  {128, 10, few, 1, 1, "faster", ""},
-                  {128, 100, many, 1, 1, "faster", ""}};
+  pp.coalesced = {{32, 100, small, 1, 1, "faster", "", pp.direct_kernel},
+                  {128, 10, few, 1, 1, "faster", "", pp.direct_kernel},
+                  {128, 100, many, 1, 1, "faster", "", pp.direct_kernel}};
   p.precisions[detail::Precision::s] = pp;
   prof::PrecisionProfile direct_only;
   direct_only.direct_kernel = kernel(16, 8, 4, 2);
@@ -773,6 +774,12 @@ TEST(Batch, TheCoalescedKernelIsTheProfilesBucketNearestTheBatch) {
   const auto got = detail::text::parse_params(r.devices[0].kernel);
   for (const auto& [name, value] : direct_only.direct_kernel)
     EXPECT_EQ(got.count(name) ? got.at(name) : -1, value) << name << ": " << r.devices[0].kernel;
+  // A later tune --direct-only changed the direct kernel: the buckets, timed against the old
+  // one, give way to it.
+  p.precisions[detail::Precision::s].direct_kernel = kernel(32, 32, 8, 8);
+  prof::save(p, prof::path_for(id));
+  prof::forget();
+  ran(100, 80, p.precisions[detail::Precision::s].direct_kernel);
 }
 
 // Products that batch.stage_bytes holds few of (1024 x 1024 x 8: a 4 MiB C, seven to a 32 MiB

@@ -641,8 +641,11 @@ TEST_F(ProfileDir, CoalescedSearchKeepsOnlyWhatBeatsTheDirectKernel) {
   }
   EXPECT_EQ(candidates, summary.coalesced_evaluations);
   EXPECT_LE(candidates, 3 * static_cast<int>(pp.coalesced.size()));
+  const bool is_gpu = detail::gpu::info(*detail::gpu::open_devices("").front()).is_gpu;
   for (const prof::CoalescedBucket& b : pp.coalesced) {
     EXPECT_EQ(b.size, 48);
+    EXPECT_EQ(b.direct_kernel, *prof::direct_for(&pp, is_gpu).kernel)
+        << "timed against the direct kernel a batch would otherwise run";
     EXPECT_EQ(b.kernel.at("KERNEL"), detail::gpu::kDirect);
     EXPECT_GT(b.gflops, 0.0) << b.note;
     EXPECT_GT(b.direct_gflops, 0.0) << b.note;
@@ -655,7 +658,7 @@ TEST_F(ProfileDir, CoalescedSearchKeepsOnlyWhatBeatsTheDirectKernel) {
   }
   // The rule dealt with the bucket of its size and count: its own kernel where it won, else the
   // direct kernel (where the bucket's search started).
-  const auto* own = prof::coalesced_for(pp.coalesced, 48, many);
+  const auto* own = prof::coalesced_for(pp, is_gpu, 48, many);
   const std::map<std::string, int> dealt = own != nullptr ? *own : start.at(many);
   std::ifstream again_in(o.log);
   int rule_records = 0;

@@ -331,8 +331,9 @@ prof::Profile full_profile() {
   prof::BatchRule resident;  // dealing paid nowhere
   resident.points = {{512, 60, 400, 390, "too noisy", "ranges overlap"}};
   pp.batch_resident = resident;
-  pp.coalesced = {{64, 10, {{"KERNEL", 2}, {"MWG", 16}}, 40, 40, "not faster", "same"},
-                  {256, 2000, {{"KERNEL", 2}, {"MWG", 64}}, 900, 600, "faster", "1.5x"}};
+  pp.coalesced = {
+      {64, 10, {{"KERNEL", 2}, {"MWG", 16}}, 40, 40, "not faster", "same", pp.direct_kernel},
+      {256, 2000, {{"KERNEL", 2}, {"MWG", 64}}, 900, 600, "faster", "1.5x", pp.direct_kernel}};
   return p;
 }
 
@@ -518,9 +519,9 @@ TEST(ProfileBatchRule, RoundTripsAndAnUnknownVerdictIsRefused) {
 
 // A precision's coalesced-kernel buckets survive a save and a load, ascending by size then count;
 // a batch takes the bucket nearest in size on a log scale, then nearest in count; a precision or
-// profile without buckets, or a nearest bucket whose search did not win, gives none (the direct
-// kernel); an empty kernel and an unknown verdict
-// are refused by name.
+// profile without buckets, a nearest bucket whose search did not win, or one timed against
+// another direct kernel than the profile's now (or against none recorded), gives none (the
+// direct kernel); an empty kernel and an unknown verdict are refused by name.
 TEST(ProfileCoalesced, RoundTripsAndTheNearestBucketApplies) {
   const prof::Profile back = prof::from_json(prof::to_json(full_profile()));
   const auto& buckets = back.precisions.at(detail::Precision::s).coalesced;
@@ -537,21 +538,37 @@ TEST(ProfileCoalesced, RoundTripsAndTheNearestBucketApplies) {
             64)
       << "read in ascending order whatever the file's";
   const auto mwg = [&](double edge, int64_t count) {
-    const auto* k = prof::coalesced_for(&back, detail::Precision::s, edge, count);
+    const auto* k = prof::coalesced_for(&back, detail::Precision::s, true, edge, count);
     return k != nullptr ? k->at("MWG") : -1;
   };
   EXPECT_EQ(mwg(64, 10), -1) << "a bucket whose search did not win: the direct kernel";
   EXPECT_EQ(mwg(120, 10), -1) << "120 is nearer 64 than 256 on a log scale";
   EXPECT_EQ(mwg(135, 10), 64) << "135 is nearer 256";
   EXPECT_EQ(mwg(4096, 1), 64) << "the largest bucket beyond it";
-  EXPECT_EQ(prof::coalesced_for(&back, detail::Precision::d, 64, 10), nullptr);
-  EXPECT_EQ(prof::coalesced_for(nullptr, detail::Precision::s, 64, 10), nullptr);
-  std::vector<prof::CoalescedBucket> by_count = {{128, 10, {{"MWG", 8}}, 1, 1, "faster", ""},
-                                                 {128, 5000, {{"MWG", 128}}, 1, 1, "faster", ""}};
-  EXPECT_EQ(prof::coalesced_for(by_count, 128, 50)->at("MWG"), 8);
-  EXPECT_EQ(prof::coalesced_for(by_count, 128, 1000)->at("MWG"), 128);
-  EXPECT_EQ(prof::coalesced_for({}, 128, 1000), nullptr);
+  EXPECT_EQ(prof::coalesced_for(&back, detail::Precision::d, true, 64, 10), nullptr);
+  EXPECT_EQ(prof::coalesced_for(nullptr, detail::Precision::s, true, 64, 10), nullptr);
+  prof::PrecisionProfile by_count;
+  by_count.direct_kernel = {{"KERNEL", 2}, {"MWG", 32}};
+  by_count.coalesced = {{128, 10, {{"MWG", 8}}, 1, 1, "faster", "", by_count.direct_kernel},
+                        {128, 5000, {{"MWG", 128}}, 1, 1, "faster", "", by_count.direct_kernel}};
+  EXPECT_EQ(prof::coalesced_for(by_count, true, 128, 50)->at("MWG"), 8);
+  EXPECT_EQ(prof::coalesced_for(by_count, true, 128, 1000)->at("MWG"), 128);
+  by_count.direct_kernel["MWG"] = 64;  // a tune --direct-only found another direct kernel
+  EXPECT_EQ(prof::coalesced_for(by_count, true, 128, 1000), nullptr)
+      << "timed against a direct kernel the profile no longer has";
+  by_count.direct_kernel.clear();  // the defaults' direct kernel
+  EXPECT_EQ(prof::coalesced_for(by_count, true, 128, 1000), nullptr);
+  by_count.coalesced[1].direct_kernel = *prof::direct_for(nullptr, detail::Precision::s, true).kernel;
+  EXPECT_EQ(prof::coalesced_for(by_count, true, 128, 1000)->at("MWG"), 128)
+      << "timed against the defaults' direct kernel, which the profile still runs";
+  EXPECT_EQ(prof::coalesced_for(prof::PrecisionProfile{}, true, 128, 1000), nullptr);
   nlohmann::json j = nlohmann::json::parse(prof::to_json(full_profile()));
+  EXPECT_EQ(prof::from_json(j.dump()).precisions.at(detail::Precision::s).coalesced[1].direct_kernel,
+            (std::map<std::string, int>{{"KERNEL", 2}}));
+  j["precisions"]["s"]["coalesced"][1].erase("direct_kernel");
+  const prof::Profile older = prof::from_json(j.dump());
+  EXPECT_EQ(prof::coalesced_for(&older, detail::Precision::s, true, 256, 2000), nullptr)
+      << "a profile older than the record: its faster bucket is not trusted";
   j["precisions"]["s"]["coalesced"][0]["verdict"] = "perhaps";
   EXPECT_NE(refusal(j.dump()).find("coalesced bucket verdict 'perhaps'"), std::string::npos)
       << refusal(j.dump());

@@ -153,9 +153,7 @@ std::optional<prof::BatchRule> Tuner::batch_rule(Precision prec, const prof::Pre
   hybrid.device = o_.device;
   // The kernel the profile being tuned will give each size's batch: its coalesced bucket's, else
   // its direct kernel, else the defaults' (never the kernel of the profile in force while tuning).
-  const std::map<std::string, int> direct =
-      !pp.direct_kernel.empty() ? pp.direct_kernel
-                                : *prof::direct_for(nullptr, prec, info_.is_gpu).kernel;
+  const std::map<std::string, int> direct = *prof::direct_for(&pp, info_.is_gpu).kernel;
   const auto note = [&](const std::string& why) {
     summary.batch_failure += (summary.batch_failure.empty() ? "" : "; ") + why;
   };
@@ -181,7 +179,7 @@ std::optional<prof::BatchRule> Tuner::batch_rule(Precision prec, const prof::Pre
     for (auto r = log_.rbegin(); r != log_.rend() && count == 0; ++r)
       if (r->kind == "batch" && r->precision == prec && r->size == size && r->resident == resident)
         count = r->count;
-    const auto* own = prof::coalesced_for(pp.coalesced, static_cast<double>(size),
+    const auto* own = prof::coalesced_for(pp, info_.is_gpu, static_cast<double>(size),
                                           count > 0 ? count : batch_count<T>(prec, size));
     hybrid.kernel_params = own != nullptr ? *own : direct;
     const BatchRounds measured = batch_rounds<T>(prec, size, resident, cpu, hybrid);

@@ -155,9 +155,9 @@ std::optional<prof::CoalescedBucket> Tuner::coalesced_bucket(
     ws.reset();
     ws = std::make_unique<BatchWorkspace<T>>(size, count, false);
   }
-  std::map<std::string, int> start = !pp.direct_kernel.empty()
-                                         ? pp.direct_kernel
-                                         : *prof::direct_for(nullptr, prec, info_.is_gpu).kernel;
+  // The profile's direct kernel as a batch would look it up (the bucket's direct_kernel).
+  const std::map<std::string, int> profiles_direct = *prof::direct_for(&pp, info_.is_gpu).kernel;
+  std::map<std::string, int> start = profiles_direct;
   start["KERNEL"] = detail::gpu::kDirect;
   const DeviceLimits limits{info_.max_work_group, info_.local_mem_bytes, info_.is_gpu,
                             info_.nv_compiler_options};
@@ -197,6 +197,7 @@ std::optional<prof::CoalescedBucket> Tuner::coalesced_bucket(
   prof::CoalescedBucket b;
   b.size = size;
   b.count = count;
+  b.direct_kernel = profiles_direct;
   const auto direct = kernel_params(space, *space.start);
   if (best == *space.start) {
     b.kernel = direct;

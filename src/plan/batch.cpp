@@ -32,7 +32,7 @@ void plan_devices(const Problem<T>& first, int64_t count, const Options& o,
     // The coalesced kernel's bucket for this batch (where its products lie within a doubling),
     // else the direct kernel.
     const std::map<std::string, int>* own =
-        edge ? profile::coalesced_for(profile, precision, *edge, count) : nullptr;
+        edge ? profile::coalesced_for(profile, precision, info.is_gpu, *edge, count) : nullptr;
     const std::map<std::string, int>& kernel = own != nullptr ? *own : *direct.kernel;
     BatchPart part;
     part.device = c.devices[i];

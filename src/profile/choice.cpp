@@ -56,17 +56,22 @@ Choice choose(const Profile& p, Precision precision, int64_t m, int64_t n, int64
 }
 
 Direct direct_for(const Profile* p, Precision precision, bool is_gpu) {
-  Direct d = direct_defaults(is_gpu);
-  if (p == nullptr) return d;
+  if (p == nullptr) return direct_defaults(is_gpu);
   const auto it = p->precisions.find(precision);
-  if (it == p->precisions.end()) return d;
-  if (!it->second.direct_kernel.empty()) d.kernel = &it->second.direct_kernel;
-  if (it->second.direct_below) d.below = *it->second.direct_below;
+  return direct_for(it == p->precisions.end() ? nullptr : &it->second, is_gpu);
+}
+
+Direct direct_for(const PrecisionProfile* pp, bool is_gpu) {
+  Direct d = direct_defaults(is_gpu);
+  if (pp == nullptr) return d;
+  if (!pp->direct_kernel.empty()) d.kernel = &pp->direct_kernel;
+  if (pp->direct_below) d.below = *pp->direct_below;
   return d;
 }
 
-const std::map<std::string, int>* coalesced_for(const std::vector<CoalescedBucket>& buckets,
+const std::map<std::string, int>* coalesced_for(const PrecisionProfile& pp, bool is_gpu,
                                                 double edge, int64_t count) {
+  const std::vector<CoalescedBucket>& buckets = pp.coalesced;
   const CoalescedBucket* best = nullptr;
   double best_size = 0, best_count = 0;
   const auto apart = [](double x, double y) {
@@ -82,16 +87,19 @@ const std::map<std::string, int>* coalesced_for(const std::vector<CoalescedBucke
     }
   }
   // A bucket where the search's best did not beat the direct kernel holds a copy of the direct
-  // kernel it measured: the direct kernel the profile has now applies (a later --direct-only
-  // may have changed it).
-  return best != nullptr && best->verdict == "faster" ? &best->kernel : nullptr;
+  // kernel it measured, and one that did beat it was timed against the profile's direct kernel of
+  // that day: either way the direct kernel the profile has now applies where it is another (a
+  // later --direct-only may have changed it).
+  if (best == nullptr || best->verdict != "faster" || best->direct_kernel != *direct_for(&pp, is_gpu).kernel)
+    return nullptr;
+  return &best->kernel;
 }
 
-const std::map<std::string, int>* coalesced_for(const Profile* p, Precision precision, double edge,
-                                                int64_t count) {
+const std::map<std::string, int>* coalesced_for(const Profile* p, Precision precision, bool is_gpu,
+                                                double edge, int64_t count) {
   if (p == nullptr) return nullptr;
   const auto it = p->precisions.find(precision);
-  return it == p->precisions.end() ? nullptr : coalesced_for(it->second.coalesced, edge, count);
+  return it == p->precisions.end() ? nullptr : coalesced_for(it->second, is_gpu, edge, count);
 }
 
 }  // namespace tandem::detail::profile

@@ -41,15 +41,18 @@ Choice choose(const Profile& p, Precision precision, int64_t m, int64_t n, int64
 // The direct kernel and its threshold for this precision: `p`'s (may be null) where it has them,
 // each on its own, else the defaults for this kind of device.
 Direct direct_for(const Profile* p, Precision precision, bool is_gpu);
+// The same from one precision's profile (may be null).
+Direct direct_for(const PrecisionProfile* pp, bool is_gpu);
 
 // The coalesced kernel for a batch of `count` products of about edge³: `p`'s (may be null) bucket
 // nearest in size on a log scale, and of that size's buckets the nearest in count; null where it
-// has none for this precision, or where that bucket's search did not beat the direct kernel (the
-// batch runs the direct kernel, direct_for's).
-const std::map<std::string, int>* coalesced_for(const Profile* p, Precision precision, double edge,
-                                                int64_t count);
-// The same among `buckets` (null where empty).
-const std::map<std::string, int>* coalesced_for(const std::vector<CoalescedBucket>& buckets,
+// has none for this precision, where that bucket's search did not beat the direct kernel, or
+// where the direct kernel it beat is no longer the profile's (a later tune --direct-only changed
+// it): the batch runs the direct kernel, direct_for's.
+const std::map<std::string, int>* coalesced_for(const Profile* p, Precision precision, bool is_gpu,
+                                                double edge, int64_t count);
+// The same from one precision's profile.
+const std::map<std::string, int>* coalesced_for(const PrecisionProfile& pp, bool is_gpu,
                                                 double edge, int64_t count);
 
 }  // namespace tandem::detail::profile

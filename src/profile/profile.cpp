@@ -120,7 +120,8 @@ json coalesced_json(const std::vector<CoalescedBucket>& buckets) {
                    {"gflops", b.gflops},
                    {"direct_gflops", b.direct_gflops},
                    {"verdict", b.verdict},
-                   {"note", b.note}});
+                   {"note", b.note},
+                   {"direct_kernel", kernel_json(b.direct_kernel)}});
   return out;
 }
 
@@ -136,6 +137,7 @@ std::vector<CoalescedBucket> coalesced_of(const json& j) {
     b.direct_gflops = bj.at("direct_gflops").get<double>();
     b.verdict = bj.at("verdict").get<std::string>();
     b.note = bj.value("note", std::string());
+    if (const auto a = bj.find("direct_kernel"); a != bj.end()) b.direct_kernel = kernel_of(*a);
     check_verdict(b.verdict, "coalesced bucket");
     out.push_back(std::move(b));
   }

@@ -95,13 +95,17 @@ struct BatchRule {
 // `count` products of size³, the device alone, as the co-tuner's batch phase searched them
 // (tuner/cotuner_coalesced.cpp): the search's best where the confirm rule's rounds found it faster
 // than the direct kernel at that batch (`verdict` "faster"), else the direct kernel itself; the
-// rounds' medians of both.
+// rounds' medians of both, and the direct kernel they were timed against (the profile's
+// direct_kernel of that run, or the defaults' where it had none): a "faster" bucket applies only
+// while the profile's direct kernel is still that one.
 struct CoalescedBucket {
   int64_t size = 0, count = 0;
   std::map<std::string, int> kernel;
   double gflops = 0, direct_gflops = 0;
   std::string verdict;  // of the search's best against the direct kernel
   std::string note;     // what the rounds showed, in words
+  // Empty in profiles older than this field: such a bucket's kernel never applies.
+  std::map<std::string, int> direct_kernel;
 };
 
 struct PrecisionProfile {
