@@ -558,13 +558,15 @@ TEST(ProfileCoalesced, RoundTripsAndTheNearestBucketApplies) {
       << "timed against a direct kernel the profile no longer has";
   by_count.direct_kernel.clear();  // the defaults' direct kernel
   EXPECT_EQ(prof::coalesced_for(by_count, true, 128, 1000), nullptr);
-  by_count.coalesced[1].direct_kernel = *prof::direct_for(nullptr, detail::Precision::s, true).kernel;
+  by_count.coalesced[1].direct_kernel =
+      *prof::direct_for(nullptr, detail::Precision::s, true).kernel;
   EXPECT_EQ(prof::coalesced_for(by_count, true, 128, 1000)->at("MWG"), 128)
       << "timed against the defaults' direct kernel, which the profile still runs";
   EXPECT_EQ(prof::coalesced_for(prof::PrecisionProfile{}, true, 128, 1000), nullptr);
   nlohmann::json j = nlohmann::json::parse(prof::to_json(full_profile()));
-  EXPECT_EQ(prof::from_json(j.dump()).precisions.at(detail::Precision::s).coalesced[1].direct_kernel,
-            (std::map<std::string, int>{{"KERNEL", 2}}));
+  EXPECT_EQ(
+      prof::from_json(j.dump()).precisions.at(detail::Precision::s).coalesced[1].direct_kernel,
+      (std::map<std::string, int>{{"KERNEL", 2}}));
   j["precisions"]["s"]["coalesced"][1].erase("direct_kernel");
   const prof::Profile older = prof::from_json(j.dump());
   EXPECT_EQ(prof::coalesced_for(&older, detail::Precision::s, true, 256, 2000), nullptr)

@@ -90,7 +90,8 @@ const std::map<std::string, int>* coalesced_for(const PrecisionProfile& pp, bool
   // kernel it measured, and one that did beat it was timed against the profile's direct kernel of
   // that day: either way the direct kernel the profile has now applies where it is another (a
   // later --direct-only may have changed it).
-  if (best == nullptr || best->verdict != "faster" || best->direct_kernel != *direct_for(&pp, is_gpu).kernel)
+  if (best == nullptr || best->verdict != "faster" ||
+      best->direct_kernel != *direct_for(&pp, is_gpu).kernel)
     return nullptr;
   return &best->kernel;
 }
