@@ -782,6 +782,67 @@ TEST(Batch, TheCoalescedKernelIsTheProfilesBucketNearestTheBatch) {
   ran(100, 80, p.precisions[detail::Precision::s].direct_kernel);
 }
 
+// A bucket's kernel or a direct kernel the device cannot run (here work-groups of 16,384 items)
+// gives way to the next that fits, down to the defaults' direct kernel, with one warning: the
+// batch stays on the device, every C right.
+TEST(Batch, AKernelThatDoesNotFitGivesWayToOneThatDoes) {
+  namespace prof = detail::profile;
+  const ProfileDirScope scope("unfit");
+  const auto device = detail::gpu::open_device("");
+  const auto id = prof::identity_for(detail::gpu::info(*device));
+  const auto kernel = [](int mwg, int dimc) {
+    return std::map<std::string, int>{
+        {"KERNEL", 2},  {"MWG", mwg}, {"NWG", mwg}, {"MDIMC", dimc}, {"NDIMC", dimc}, {"KWG", 8},
+        {"KUNROLL", 2}, {"VWA", 1},   {"VWB", 1},   {"PADA", 0},     {"PADB", 1}};
+  };
+  const auto fits = kernel(16, 4), too_wide = kernel(128, 128);
+  ASSERT_GT(128 * 128, static_cast<int>(detail::gpu::info(*device).max_work_group));
+  const auto run = [](int64_t count) {
+    constexpr int64_t n = 40;
+    std::vector<float> a(static_cast<size_t>(n * n * count), 0.5f), c(a.size(), 7.0f);
+    Options o;
+    o.strategy = Strategy::Gpu;
+    BatchReport r;
+    gemm_batch_strided<float>(Layout::RowMajor, Op::NoTrans, Op::NoTrans, n, n, n, 1.0f, a.data(),
+                              n, n * n, a.data(), n, n * n, 0.0f, c.data(), n, n * n, count, o, &r);
+    EXPECT_TRUE(std::all_of(c.begin(), c.end(), [](float x) { return x == 10.0f; }));
+    EXPECT_EQ(r.device_problems, count) << "the batch stayed on the device";
+    return r.devices.empty() ? std::map<std::string, int>{}
+                             : detail::text::parse_params(r.devices[0].kernel);
+  };
+  const auto has = [](const std::map<std::string, int>& got,
+                      const std::map<std::string, int>& want) {
+    for (const auto& [name, value] : want)
+      if (got.count(name) == 0 || got.at(name) != value) return false;
+    return true;
+  };
+  prof::Profile p;
+  p.tandem_version = TANDEM_VERSION;
+  p.identity = id;
+  prof::PrecisionProfile pp;
+  pp.direct_kernel = fits;
+  pp.coalesced = {{40, 10, too_wide, 1, 1, "faster", "", fits}};
+  p.precisions[detail::Precision::s] = pp;
+  prof::save(p, prof::path_for(id));
+  prof::forget();
+  ::testing::internal::CaptureStderr();
+  EXPECT_TRUE(has(run(10), fits)) << "the bucket's kernel does not fit: the direct kernel";
+  run(12);
+  std::string err = ::testing::internal::GetCapturedStderr();
+  EXPECT_NE(err.find("does not fit"), std::string::npos) << err;
+  EXPECT_EQ(err.find("does not fit"), err.rfind("does not fit")) << "one warning: " << err;
+
+  p.precisions[detail::Precision::s].direct_kernel = too_wide;
+  p.precisions[detail::Precision::s].coalesced.clear();
+  prof::save(p, prof::path_for(id));
+  prof::forget();
+  ::testing::internal::CaptureStderr();
+  EXPECT_TRUE(has(run(10), *prof::direct_defaults(detail::gpu::info(*device).is_gpu).kernel))
+      << "the direct kernel does not fit either: the defaults'";
+  err = ::testing::internal::GetCapturedStderr();
+  EXPECT_NE(err.find("the default direct kernel"), std::string::npos) << err;
+}
+
 // Products that batch.stage_bytes holds few of (1024 x 1024 x 8: a 4 MiB C, seven to a 32 MiB
 // stage) go in stages of batch.stage_products: a chunk of up to 16 in one launch, where 32 MiB
 // stages would have taken two for any chunk of more than seven; every C right.

@@ -4,7 +4,9 @@
 #include <algorithm>
 #include <cmath>
 
+#include "base/log.hpp"
 #include "base/precision.hpp"
+#include "gpu/engine.hpp"
 #include "gpu/pinned_memory.hpp"
 #include "plan/candidates.hpp"
 #include "profile/choice.hpp"
@@ -12,6 +14,41 @@
 
 namespace tandem::detail {
 namespace {
+
+// The kernel a device runs a batch with: the caller's (Options::kernel_params) where it is the
+// direct kernel, else the profile's bucket (`own`, may be null), else its direct kernel; one that
+// does not fit the device gives way to the next, down to the defaults' direct kernel for this
+// kind of device, with one warning (a batch never leaves the device for a kernel that fits).
+gpu::SharedParams batch_kernel(const gpu::Device& device, Precision precision, const Options& o,
+                               const std::map<std::string, int>* own, const profile::Direct& direct,
+                               const std::string& profile) {
+  const gpu::DeviceInfo& info = gpu::info(device);
+  if (!o.kernel_params.empty()) {
+    gpu::SharedParams asked =
+        gpu::resolved(gpu::limits_for(device, o.kernel_params), precision, o.kernel_params);
+    if (gpu::is_direct(*asked)) return asked;  // a tiled kernel's parameters do not apply
+  }
+  const std::map<std::string, int>* tries[] = {own, direct.kernel,
+                                               profile::direct_defaults(info.is_gpu).kernel};
+  std::string refused;
+  for (const std::map<std::string, int>* kernel : tries) {
+    if (kernel == nullptr) continue;
+    try {
+      gpu::SharedParams p = gpu::resolved(gpu::limits_of(info), precision, *kernel);
+      const std::string using_ =
+          kernel == direct.kernel ? "its direct kernel" : "the default direct kernel";
+      if (!refused.empty())
+        warn_once(
+            "batch-kernel:" + profile + ":" + routine_name(precision, "gemm").str() + ":" + using_,
+            "a batch's kernel from the profile does not fit " + info.describe() + " (" + refused +
+                "); using " + using_);
+      return p;
+    } catch (const Error& e) {
+      refused += (refused.empty() ? "" : "; ") + std::string(e.what());
+    }
+  }
+  throw Error(Error::Kind::Runtime, "no direct kernel fits " + info.describe() + ": " + refused);
+}
 
 // Every device's coalesced kernel (its profile's bucket for the batch's size and count, else its
 // direct kernel); the devices and profiles come from the candidates a single
@@ -33,15 +70,10 @@ void plan_devices(const Problem<T>& first, int64_t count, const Options& o,
     // else the direct kernel.
     const std::map<std::string, int>* own =
         edge ? profile::coalesced_for(profile, precision, info.is_gpu, *edge, count) : nullptr;
-    const std::map<std::string, int>& kernel = own != nullptr ? *own : *direct.kernel;
     BatchPart part;
     part.device = c.devices[i];
-    part.params = kernel_for(*c.devices[i], precision, o, kernel, c.profiles[i],
-                             profile != nullptr ? profile->origin : std::string());
-    // Options' parameters for a tiled kernel do not apply, nor a bucket's kernel that does not
-    // fit this device (kernel_for then gave the tiled defaults): the batch runs the direct kernel.
-    if (!gpu::is_direct(*part.params))
-      part.params = gpu::resolved(gpu::limits_of(info), precision, *direct.kernel);
+    part.params = batch_kernel(*c.devices[i], precision, o, own, direct,
+                               profile != nullptr ? profile->origin : std::string());
     plan.parts.push_back(std::move(part));
     measured = measured && c.choices[i].gpu_gflops > 0;
     weights.push_back(c.choices[i].gpu_gflops > 0 ? c.choices[i].gpu_gflops : 1.0);
