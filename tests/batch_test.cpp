@@ -677,6 +677,33 @@ TEST(Batch, AutoDealsLargeProductsWhereTheProfileSaysADevicePays) {
   }
 }
 
+// A direct kernel's parameters: MWG x NWG tiles of MDIMC x NDIMC work-items.
+std::map<std::string, int> direct_params(int mwg, int nwg, int mdimc, int ndimc) {
+  return {{"KERNEL", 2},    {"MWG", mwg}, {"NWG", nwg},   {"MDIMC", mdimc},
+          {"NDIMC", ndimc}, {"KWG", 8},   {"KUNROLL", 2}, {"VWA", 1},
+          {"VWB", 1},       {"PADA", 0},  {"PADB", 1}};
+}
+
+// A strided batch of `count` products of n^3 (0.5 everywhere) on the device alone: every C
+// checked, every product on the device; the parameters of the kernel that ran.
+std::map<std::string, int> square_batch_on_device(int64_t n, int64_t count) {
+  std::vector<float> a(static_cast<size_t>(n * n * count), 0.5f), c(a.size(), 7.0f);
+  Options o;
+  o.strategy = Strategy::Gpu;
+  BatchReport r;
+  gemm_batch_strided<float>(Layout::RowMajor, Op::NoTrans, Op::NoTrans, n, n, n, 1.0f, a.data(), n,
+                            n * n, a.data(), n, n * n, 0.0f, c.data(), n, n * n, count, o, &r);
+  const float exact = 0.25f * static_cast<float>(n);
+  EXPECT_TRUE(std::all_of(c.begin(), c.end(), [&](float x) { return x == exact; }))
+      << n << "^3 x " << count;
+  EXPECT_EQ(r.device_problems, count) << "every product on the device";
+  if (r.devices.size() != 1) {
+    ADD_FAILURE() << "one device, not " << r.devices.size();
+    return {};
+  }
+  return detail::text::parse_params(r.devices[0].kernel);
+}
+
 // The coalesced kernel a batch runs is its device's profile's bucket nearest the batch (in size on
 // a log scale, then in count), and the direct kernel where the profile has none, the batch's
 // products spread wider than a doubling, or the profile's direct kernel is no longer the one the
@@ -685,11 +712,7 @@ TEST(Batch, TheCoalescedKernelIsTheProfilesBucketNearestTheBatch) {
   namespace prof = detail::profile;
   const ProfileDirScope scope("coalesced");
   const auto id = prof::identity_for(detail::gpu::info(*detail::gpu::open_device("")));
-  const auto kernel = [](int mwg, int nwg, int mdimc, int ndimc) {
-    return std::map<std::string, int>{
-        {"KERNEL", 2},  {"MWG", mwg}, {"NWG", nwg}, {"MDIMC", mdimc}, {"NDIMC", ndimc}, {"KWG", 8},
-        {"KUNROLL", 2}, {"VWA", 1},   {"VWB", 1},   {"PADA", 0},      {"PADB", 1}};
-  };
+  const auto kernel = direct_params;
   const auto small = kernel(16, 16, 4, 4), many = kernel(32, 16, 8, 4), few = kernel(8, 8, 2, 2);
   prof::Profile p;
   p.tandem_version = TANDEM_VERSION;
@@ -706,24 +729,10 @@ TEST(Batch, TheCoalescedKernelIsTheProfilesBucketNearestTheBatch) {
   prof::save(p, prof::path_for(id));
   // The kernel that ran: its parameters, checked to be `want`'s.
   const auto ran = [](int64_t n, int64_t count, const std::map<std::string, int>& want) {
-    std::vector<float> a(static_cast<size_t>(n * n * count), 0.5f), c(a.size(), 7.0f);
-    Options o;
-    o.strategy = Strategy::Gpu;
-    BatchReport r;
-    gemm_batch_strided<float>(Layout::RowMajor, Op::NoTrans, Op::NoTrans, n, n, n, 1.0f, a.data(),
-                              n, n * n, a.data(), n, n * n, 0.0f, c.data(), n, n * n, count, o, &r);
-    const float exact = 0.25f * static_cast<float>(n);
-    EXPECT_TRUE(std::all_of(c.begin(), c.end(), [&](float x) { return x == exact; }))
-        << n << "^3 x " << count;
-    EXPECT_EQ(r.device_problems, count);
-    if (r.devices.size() != 1) {
-      ADD_FAILURE() << "one device, not " << r.devices.size();
-      return;
-    }
-    const std::map<std::string, int> got = detail::text::parse_params(r.devices[0].kernel);
+    const std::map<std::string, int> got = square_batch_on_device(n, count);
     for (const auto& [name, value] : want)
       EXPECT_EQ(got.count(name) ? got.at(name) : -1, value)
-          << name << " at " << n << "^3 x " << count << ": " << r.devices[0].kernel;
+          << name << " at " << n << "^3 x " << count;
   };
   ran(40, 50, small);
   ran(100, 80, many);
@@ -790,26 +799,9 @@ TEST(Batch, AKernelThatDoesNotFitGivesWayToOneThatDoes) {
   const ProfileDirScope scope("unfit");
   const auto device = detail::gpu::open_device("");
   const auto id = prof::identity_for(detail::gpu::info(*device));
-  const auto kernel = [](int mwg, int dimc) {
-    return std::map<std::string, int>{
-        {"KERNEL", 2},  {"MWG", mwg}, {"NWG", mwg}, {"MDIMC", dimc}, {"NDIMC", dimc}, {"KWG", 8},
-        {"KUNROLL", 2}, {"VWA", 1},   {"VWB", 1},   {"PADA", 0},     {"PADB", 1}};
-  };
-  const auto fits = kernel(16, 4), too_wide = kernel(128, 128);
+  const auto fits = direct_params(16, 16, 4, 4), too_wide = direct_params(128, 128, 128, 128);
   ASSERT_GT(128 * 128, static_cast<int>(detail::gpu::info(*device).max_work_group));
-  const auto run = [](int64_t count) {
-    constexpr int64_t n = 40;
-    std::vector<float> a(static_cast<size_t>(n * n * count), 0.5f), c(a.size(), 7.0f);
-    Options o;
-    o.strategy = Strategy::Gpu;
-    BatchReport r;
-    gemm_batch_strided<float>(Layout::RowMajor, Op::NoTrans, Op::NoTrans, n, n, n, 1.0f, a.data(),
-                              n, n * n, a.data(), n, n * n, 0.0f, c.data(), n, n * n, count, o, &r);
-    EXPECT_TRUE(std::all_of(c.begin(), c.end(), [](float x) { return x == 10.0f; }));
-    EXPECT_EQ(r.device_problems, count) << "the batch stayed on the device";
-    return r.devices.empty() ? std::map<std::string, int>{}
-                             : detail::text::parse_params(r.devices[0].kernel);
-  };
+  const auto run = [](int64_t count) { return square_batch_on_device(40, count); };
   const auto has = [](const std::map<std::string, int>& got,
                       const std::map<std::string, int>& want) {
     for (const auto& [name, value] : want)
