@@ -569,7 +569,8 @@ struct ProfileDirScope {
 // Auto deals a batch's large products to a device whose profile says a single call of their
 // total work pays there (here a profile written for PoCL's first device, giving it every row
 // from the smallest bucket on), keeps products under batch.devices_from on the cores where the
-// profile has no batch rule, runs a batch of one large product as that single call, and follows
+// profile has no batch rule, gives a batch of fewer than batch.deal_from_count large products to
+// the devices alone, runs a batch of one large product as that single call, and follows
 // the profile's batch rule for the batch's memory where it has one.
 TEST(Batch, AutoDealsLargeProductsWhereTheProfileSaysADevicePays) {
   namespace prof = detail::profile;
@@ -617,6 +618,24 @@ TEST(Batch, AutoDealsLargeProductsWhereTheProfileSaysADevicePays) {
   const BatchReport small = strided(16, 4000);
   EXPECT_EQ(small.device_problems, 0) << "16^3 products stay on the cores";
   EXPECT_EQ(small.strategy, Strategy::Cpu);
+  const BatchReport ten = strided(large, 10);
+  EXPECT_EQ(ten.device_problems, 10) << "fewer products than batch.deal_from_count: no dealing";
+  EXPECT_EQ(ten.cpu_problems, 0);
+  EXPECT_EQ(ten.strategy, Strategy::Gpu);
+  ASSERT_GT(detail::profile::batch_deal_from_count(), 10);
+  {
+    std::vector<float> a(static_cast<size_t>(large * large * 10), 0.5f), c(a.size(), 7.0f);
+    Options hybrid;
+    hybrid.strategy = Strategy::Hybrid;
+    BatchReport r;
+    gemm_batch_strided<float>(Layout::RowMajor, Op::NoTrans, Op::NoTrans, large, large, large, 1.0f,
+                              a.data(), large, large * large, a.data(), large, large * large, 0.0f,
+                              c.data(), large, large * large, 10, hybrid, &r);
+    EXPECT_GT(r.cpu_problems, 0) << "hybrid deals a batch of ten, as asked";
+    EXPECT_GT(r.device_problems, 0);
+    const float want = 0.25f * static_cast<float>(large);
+    EXPECT_TRUE(std::all_of(c.begin(), c.end(), [&](float x) { return x == want; }));
+  }
   const BatchReport one = strided(large, 1);
   EXPECT_EQ(one.device_problems, 1) << "a batch of one large product is a single call";
   EXPECT_TRUE(one.devices.empty()) << "not the coalesced kernel";

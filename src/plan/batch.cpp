@@ -80,7 +80,12 @@ void plan_devices(const Problem<T>& first, int64_t count, const Options& o,
     cpu_rate = std::max(cpu_rate, c.choices[i].cpu_gflops);
   }
   double device_fraction = 1;
-  if (plan.request.strategy != Strategy::Gpu) {
+  // Auto deals a batch to the CPU as well only where it has products enough for the dealing to
+  // size chunks by the sides' rates (defaults.hpp's batch_deal_from_count).
+  const bool devices_alone =
+      plan.request.strategy == Strategy::Gpu ||
+      (plan.request.strategy == Strategy::Auto && count < profile::batch_deal_from_count());
+  if (!devices_alone) {
     double gpus = 0;
     for (double w : weights) gpus += w;
     device_fraction =

@@ -117,6 +117,11 @@ int64_t batch_devices_from() {
   return edge;
 }
 
+int64_t batch_deal_from_count() {
+  static const auto count = integer<int64_t>(defaults_file().at("batch"), "deal_from_count");
+  return count;
+}
+
 const BatchTune& batch_tune() {
   static const BatchTune rule = [] {
     const json& j = defaults_file().at("batch");
