@@ -7,6 +7,8 @@
 // names its position (in the C signature) and group or problem, and leaves every C of the batch
 // as it was; C matrices that share an element with each other or with an operand are refused. The
 // overlap rule itself (src/base/overlap.hpp) is held to a brute-force count of elements.
+#include "plan/batch.hpp"
+
 #include <gtest/gtest.h>
 #include <unistd.h>
 
@@ -29,6 +31,7 @@
 #include "base/text.hpp"
 #include "gpu/device.hpp"
 #include "plan/device_profile.hpp"
+#include "profile/choice.hpp"
 #include "profile/defaults.hpp"
 #include "profile/profile.hpp"
 #include "profile/store.hpp"
@@ -566,6 +569,26 @@ struct ProfileDirScope {
   std::string saved;
 };
 
+// An empty profile for the first device (PoCL's here), for a test to fill and save.
+detail::profile::Profile empty_profile() {
+  detail::profile::Profile p;
+  p.tandem_version = TANDEM_VERSION;
+  p.identity = detail::profile::identity_for(detail::gpu::info(*detail::gpu::open_device("")));
+  return p;
+}
+
+// A single call's bucket at size³: its split and rates.
+detail::profile::Bucket single_call_bucket(int64_t size, int gpu_parts, double gpu_gflops,
+                                           double cpu_gflops) {
+  detail::profile::Bucket b;
+  b.size = size;
+  b.parts = 64;
+  b.gpu_parts = gpu_parts;
+  b.gpu_gflops = gpu_gflops;
+  b.cpu_gflops = cpu_gflops;
+  return b;
+}
+
 // Auto deals a batch's large products to a device whose profile says a single call of their
 // total work pays there (here a profile written for PoCL's first device, giving it every row
 // from the smallest bucket on), keeps products under batch.devices_from on the cores where the
@@ -575,17 +598,10 @@ struct ProfileDirScope {
 TEST(Batch, AutoDealsLargeProductsWhereTheProfileSaysADevicePays) {
   namespace prof = detail::profile;
   const ProfileDirScope scope("batch");
-  const auto id = prof::identity_for(detail::gpu::info(*detail::gpu::open_device("")));
-  prof::Profile p;
-  p.tandem_version = TANDEM_VERSION;
-  p.identity = id;
+  prof::Profile p = empty_profile();
+  const auto id = p.identity;
   prof::PrecisionProfile pp;
-  prof::Bucket b;
-  b.size = 64;
-  b.gpu_parts = b.parts = 64;
-  b.gpu_gflops = 50;
-  b.cpu_gflops = 10;
-  pp.buckets = {b};
+  pp.buckets = {single_call_bucket(64, 64, 50, 10)};
   p.precisions[detail::Precision::s] = pp;
   prof::save(p, prof::path_for(id));
 
@@ -696,6 +712,52 @@ TEST(Batch, AutoDealsLargeProductsWhereTheProfileSaysADevicePays) {
   }
 }
 
+// A batch's shares follow what the tune measured of such batches (the coalesced bucket's rate on
+// the device alone, the batch rule's point for the cores alone) where the profile has it, else a
+// single call's rates at the bucket of the batch's first shape.
+TEST(Batch, SharesFollowTheTunesBatchRates) {
+  namespace prof = detail::profile;
+  const ProfileDirScope scope("rates");
+  const bool is_gpu = detail::gpu::info(*detail::gpu::open_device("")).is_gpu;
+  prof::Profile p = empty_profile();
+  const auto id = p.identity;
+  prof::PrecisionProfile pp;
+  pp.buckets = {single_call_bucket(64, 32, 50, 10)};  // a single call's rates: 50 against 10
+  const auto direct = *prof::direct_for(nullptr, detail::Precision::s, is_gpu).kernel;
+  // Batches of 40 products of 64^3: the device alone 10 GFLOPS with the direct kernel, the cores
+  // alone 30.
+  pp.coalesced = {{64, 40, direct, 10, 10, "not faster", "", direct}};
+  pp.batch = prof::BatchRule{64, {{64, 40, 30, 35, "faster", ""}}};
+  const auto shares = [&](const prof::PrecisionProfile& q, int64_t count) {
+    p.precisions[detail::Precision::s] = q;
+    prof::save(p, prof::path_for(id));
+    prof::forget();
+    std::vector<float> x(64 * 64, 1.0f), y(64 * 64, 0.0f);
+    detail::Problem<float> first;
+    first.m = first.n = first.k = first.lda = first.ldb = first.ldc = 64;
+    first.alpha = 1.0f;
+    first.a = first.b = x.data();
+    first.c = y.data();
+    Options o;
+    o.strategy = Strategy::Hybrid;
+    const detail::BatchPlan plan = detail::plan_batch(first, count, o, 64.0);
+    EXPECT_EQ(plan.parts.size(), 1u);
+    return plan.parts.empty() ? int64_t{-1} : plan.parts[0].problems;
+  };
+  EXPECT_EQ(shares(pp, 40), 10) << "10 against 30: a quarter to the device";
+  prof::PrecisionProfile stale = pp;
+  stale.coalesced[0].direct_kernel = {{"KERNEL", 2}, {"MWG", 8}};
+  EXPECT_EQ(shares(stale, 40), 25) << "a bucket timed against another direct kernel: 50 against 30";
+  prof::PrecisionProfile faster = pp;
+  faster.coalesced[0].verdict = "faster";
+  faster.coalesced[0].gflops = 90;
+  EXPECT_EQ(shares(faster, 40), 30) << "the bucket's own kernel: 90 against 30";
+  prof::PrecisionProfile single = pp;
+  single.coalesced.clear();
+  single.batch.reset();
+  EXPECT_EQ(shares(single, 40), 33) << "nothing measured for batches: 50 against 10";
+}
+
 // A direct kernel's parameters: MWG x NWG tiles of MDIMC x NDIMC work-items.
 std::map<std::string, int> direct_params(int mwg, int nwg, int mdimc, int ndimc) {
   return {{"KERNEL", 2},    {"MWG", mwg}, {"NWG", nwg},   {"MDIMC", mdimc},
@@ -730,12 +792,10 @@ std::map<std::string, int> square_batch_on_device(int64_t n, int64_t count) {
 TEST(Batch, TheCoalescedKernelIsTheProfilesBucketNearestTheBatch) {
   namespace prof = detail::profile;
   const ProfileDirScope scope("coalesced");
-  const auto id = prof::identity_for(detail::gpu::info(*detail::gpu::open_device("")));
   const auto kernel = direct_params;
   const auto small = kernel(16, 16, 4, 4), many = kernel(32, 16, 8, 4), few = kernel(8, 8, 2, 2);
-  prof::Profile p;
-  p.tandem_version = TANDEM_VERSION;
-  p.identity = id;
+  prof::Profile p = empty_profile();
+  const auto id = p.identity;
   prof::PrecisionProfile pp;
   pp.direct_kernel = kernel(16, 16, 8, 8);
   pp.coalesced = {{32, 100, small, 1, 1, "faster", "", pp.direct_kernel},
@@ -817,7 +877,6 @@ TEST(Batch, AKernelThatDoesNotFitGivesWayToOneThatDoes) {
   namespace prof = detail::profile;
   const ProfileDirScope scope("unfit");
   const auto device = detail::gpu::open_device("");
-  const auto id = prof::identity_for(detail::gpu::info(*device));
   const auto fits = direct_params(16, 16, 4, 4), too_wide = direct_params(128, 128, 128, 128);
   ASSERT_GT(128 * 128, static_cast<int>(detail::gpu::info(*device).max_work_group));
   const auto run = [](int64_t count) { return square_batch_on_device(40, count); };
@@ -827,9 +886,8 @@ TEST(Batch, AKernelThatDoesNotFitGivesWayToOneThatDoes) {
       if (got.count(name) == 0 || got.at(name) != value) return false;
     return true;
   };
-  prof::Profile p;
-  p.tandem_version = TANDEM_VERSION;
-  p.identity = id;
+  prof::Profile p = empty_profile();
+  const auto id = p.identity;
   prof::PrecisionProfile pp;
   pp.direct_kernel = fits;
   pp.coalesced = {{40, 10, too_wide, 1, 1, "faster", "", fits}};

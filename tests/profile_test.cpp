@@ -581,6 +581,27 @@ TEST(ProfileCoalesced, RoundTripsAndTheNearestBucketApplies) {
   EXPECT_TRUE(prof::from_json(j.dump()).precisions.at(detail::Precision::s).coalesced.empty());
 }
 
+// The rates a batch's shares are weighed by: the nearest coalesced bucket's (its kernel's where it
+// applies, else the direct kernel's; none where it was timed against another direct kernel), and
+// the cores' from the nearest point of the rule for the operands' memory.
+TEST(ProfileCoalesced, BatchRatesComeFromTheBucketAndTheRuleForTheMemory) {
+  const prof::Profile p = full_profile();  // s: buckets at 64 x 10 (not faster), 256 x 2000
+  const auto rates = [&](double edge, int64_t count, bool resident) {
+    return prof::batch_rates(&p, detail::Precision::s, true, edge, count, resident);
+  };
+  EXPECT_EQ(rates(256, 2000, false).device, 900) << "the bucket's own kernel won";
+  EXPECT_EQ(rates(64, 10, false).device, 40) << "the direct kernel's rate";
+  EXPECT_EQ(rates(100, 10, false).cpu, 300) << "the ordinary rule's point at 128";
+  EXPECT_EQ(rates(300, 10, false).cpu, 320) << "its point at 256";
+  EXPECT_EQ(rates(300, 10, true).cpu, 400) << "tandem_malloc memory's rule: its point at 512";
+  prof::Profile moved = p;
+  moved.precisions.at(detail::Precision::s).direct_kernel = {{"KERNEL", 2}, {"MWG", 8}};
+  EXPECT_EQ(prof::batch_rates(&moved, detail::Precision::s, true, 256, 2000, false).device, 0)
+      << "timed against a direct kernel the profile no longer has";
+  EXPECT_EQ(prof::batch_rates(&p, detail::Precision::d, true, 256, 2000, false).device, 0);
+  EXPECT_EQ(prof::batch_rates(nullptr, detail::Precision::s, true, 256, 2000, false).cpu, 0);
+}
+
 // Control characters in a profile's identity reach the log escaped, in the one line they belong
 // to: a driver string cannot forge a line of its own.
 TEST(ProfileLog, AnIdentityCannotForgeALogLine) {

@@ -51,8 +51,9 @@ gpu::SharedParams batch_kernel(const gpu::Device& device, Precision precision, c
 }
 
 // Every device's coalesced kernel (its profile's bucket for the batch's size and count, else its
-// direct kernel); the devices and profiles come from the candidates a single
-// call of the batch's first shape would have (its profile's bucket gives the rates).
+// direct kernel) and share; the devices and profiles come from the candidates a single call of
+// the batch's first shape would have. The shares follow the sides' rates: the tune's for such
+// batches where it measured them (profile::batch_rates), else the single call's bucket's.
 template <class T>
 void plan_devices(const Problem<T>& first, int64_t count, const Options& o,
                   std::optional<double> edge, BatchPlan& plan) {
@@ -75,9 +76,18 @@ void plan_devices(const Problem<T>& first, int64_t count, const Options& o,
     part.params = batch_kernel(*c.devices[i], precision, o, own, direct,
                                profile != nullptr ? profile->origin : std::string());
     plan.parts.push_back(std::move(part));
-    measured = measured && c.choices[i].gpu_gflops > 0;
-    weights.push_back(c.choices[i].gpu_gflops > 0 ? c.choices[i].gpu_gflops : 1.0);
-    cpu_rate = std::max(cpu_rate, c.choices[i].cpu_gflops);
+    // The sides' rates: what the tune measured of such batches where it did (the cost model for
+    // batches: the device alone with the bucket's kernel, the cores alone over whole products),
+    // else a single call's rates at the bucket of the batch's first shape.
+    const profile::BatchRates batch =
+        edge ? profile::batch_rates(
+                   profile, precision, info.is_gpu, *edge, count,
+                   gpu::is_discrete(*c.devices[i]) && gpu::operands_pinned(*c.devices[i], first))
+             : profile::BatchRates{};
+    const double device_rate = batch.device > 0 ? batch.device : c.choices[i].gpu_gflops;
+    measured = measured && device_rate > 0;
+    weights.push_back(device_rate > 0 ? device_rate : 1.0);
+    cpu_rate = std::max(cpu_rate, batch.cpu > 0 ? batch.cpu : c.choices[i].cpu_gflops);
   }
   double device_fraction = 1;
   // Auto deals a batch to the CPU as well only where it has products enough for the dealing to

@@ -39,8 +39,11 @@ struct BatchPlan {
 // `first` is a problem of the batch (with a product) for the profiles' lookup (the api passes a
 // product of the dealt ones: a grouped batch's kernel is chosen by it). Shares: under hybrid
 // the options' or TANDEM_GPU_FRACTION's fraction of the problems to the devices, else in proportion
-// to the rates the profiles measured at the problem's size (equal where a side has none), the
-// devices' part shared by their own rates; under gpu all of them to the devices. Throws Error
+// to the sides' rates (equal where a side has none): what the tune measured of batches of about
+// this size and count (profile::batch_rates: the coalesced bucket's rate on the device alone, the
+// batch rule's point for the cores) where it did, else a single call's at the problem's bucket;
+// the devices' part shared by their own rates; under gpu, and under auto for fewer products than
+// batch.deal_from_count, all of them to the devices. Throws Error
 // (InvalidArgument) naming an option out of range.
 // `edge`: the products' edge for the coalesced kernel's bucket (coalesced_edge); none: every device
 // runs its direct kernel.

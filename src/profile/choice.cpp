@@ -69,14 +69,19 @@ Direct direct_for(const PrecisionProfile* pp, bool is_gpu) {
   return d;
 }
 
-const std::map<std::string, int>* coalesced_for(const PrecisionProfile& pp, bool is_gpu,
-                                                double edge, int64_t count) {
-  const std::vector<CoalescedBucket>& buckets = pp.coalesced;
+namespace {
+
+// How far apart two positive numbers are on a log scale.
+double apart(double x, double y) {
+  return std::abs(std::log(std::max(x, 1.0)) - std::log(std::max(y, 1.0)));
+}
+
+// The bucket nearest a batch of `count` products of about edge³: in size on a log scale, then in
+// count; null where there is none.
+const CoalescedBucket* nearest_bucket(const std::vector<CoalescedBucket>& buckets, double edge,
+                                      int64_t count) {
   const CoalescedBucket* best = nullptr;
   double best_size = 0, best_count = 0;
-  const auto apart = [](double x, double y) {
-    return std::abs(std::log(std::max(x, 1.0)) - std::log(std::max(y, 1.0)));
-  };
   for (const CoalescedBucket& b : buckets) {
     const double s = apart(static_cast<double>(b.size), edge);
     const double c = apart(static_cast<double>(b.count), static_cast<double>(count));
@@ -86,6 +91,14 @@ const std::map<std::string, int>* coalesced_for(const PrecisionProfile& pp, bool
       best_count = c;
     }
   }
+  return best;
+}
+
+}  // namespace
+
+const std::map<std::string, int>* coalesced_for(const PrecisionProfile& pp, bool is_gpu,
+                                                double edge, int64_t count) {
+  const CoalescedBucket* best = nearest_bucket(pp.coalesced, edge, count);
   // A bucket where the search's best did not beat the direct kernel holds a copy of the direct
   // kernel it measured, and one that did beat it was timed against the profile's direct kernel of
   // that day: either way the direct kernel the profile has now applies where it is another (a
@@ -94,6 +107,28 @@ const std::map<std::string, int>* coalesced_for(const PrecisionProfile& pp, bool
       best->direct_kernel != *direct_for(&pp, is_gpu).kernel)
     return nullptr;
   return &best->kernel;
+}
+
+BatchRates batch_rates(const Profile* p, Precision precision, bool is_gpu, double edge,
+                       int64_t count, bool resident) {
+  BatchRates r;
+  if (p == nullptr) return r;
+  const auto it = p->precisions.find(precision);
+  if (it == p->precisions.end()) return r;
+  const PrecisionProfile& pp = it->second;
+  if (const CoalescedBucket* b = nearest_bucket(pp.coalesced, edge, count);
+      b != nullptr && b->direct_kernel == *direct_for(&pp, is_gpu).kernel)
+    r.device = coalesced_for(pp, is_gpu, edge, count) != nullptr ? b->gflops : b->direct_gflops;
+  if (const auto& rule = resident ? pp.batch_resident : pp.batch; rule) {
+    const BatchPoint* near = nullptr;
+    for (const BatchPoint& point : rule->points)
+      if (point.cpu_gflops > 0 &&
+          (near == nullptr || apart(static_cast<double>(point.size), edge) <
+                                  apart(static_cast<double>(near->size), edge)))
+        near = &point;
+    if (near != nullptr) r.cpu = near->cpu_gflops;
+  }
+  return r;
 }
 
 const std::map<std::string, int>* coalesced_for(const Profile* p, Precision precision, bool is_gpu,

@@ -55,4 +55,16 @@ const std::map<std::string, int>* coalesced_for(const Profile* p, Precision prec
 const std::map<std::string, int>* coalesced_for(const PrecisionProfile& pp, bool is_gpu,
                                                 double edge, int64_t count);
 
+// What the tune measured of batches of `count` products of about edge³ (GFLOPS; 0: not
+// measured), the rates a batch's shares are weighed by: the device alone from the coalesced
+// bucket coalesced_for picks (its own kernel's rate where that applies, else the direct kernel's,
+// and nothing where the bucket was timed against another direct kernel than the profile's now);
+// the cores alone from the batch rule's point nearest in size, for operands in tandem_malloc
+// memory on a discrete device (`resident`) or in ordinary memory.
+struct BatchRates {
+  double device = 0, cpu = 0;
+};
+BatchRates batch_rates(const Profile* p, Precision precision, bool is_gpu, double edge,
+                       int64_t count, bool resident);
+
 }  // namespace tandem::detail::profile
