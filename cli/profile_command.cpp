@@ -11,6 +11,7 @@
 #include "gpu/device.hpp"
 #include "gpu/gemm_params.hpp"
 #include "plan/device_profile.hpp"
+#include "profile/choice.hpp"
 #include "profile/store.hpp"
 #include "tandem/tandem.hpp"
 
@@ -120,11 +121,22 @@ void print_profile(const prof::Profile& p) {
     }
     if (!pp.coalesced.empty())
       std::printf("    coalesced kernel (the device alone; the bucket nearest a batch applies):\n");
+    // The direct kernel a batch would run now (the defaults' where the profile has none, which
+    // differ by the kind of device: a bucket timed against neither no longer applies).
+    const auto& gpu_direct = *prof::direct_for(&pp, true).kernel;
+    const auto& cpu_direct = *prof::direct_for(&pp, false).kernel;
     for (const prof::CoalescedBucket& b : pp.coalesced)
-      std::printf("      %lld x %lld^3: %s %.1f GFLOPS, direct kernel %.1f (%s): %s\n",
-                  static_cast<long long>(b.count), static_cast<long long>(b.size),
-                  b.verdict == "faster" ? "its own" : "the direct kernel's", b.gflops,
-                  b.direct_gflops, b.verdict.c_str(), kernel_text(b.kernel).c_str());
+      std::printf(
+          "      %lld x %lld^3%s: %s %.1f GFLOPS, direct kernel %.1f (%s): %s%s\n",
+          static_cast<long long>(b.count), static_cast<long long>(b.size),
+          !b.resident   ? ""
+          : *b.resident ? ", tandem_malloc memory"
+                        : ", ordinary memory",
+          b.verdict == "faster" ? "its own" : "the direct kernel's", b.gflops, b.direct_gflops,
+          b.verdict.c_str(), kernel_text(b.kernel).c_str(),
+          b.verdict == "faster" && b.direct_kernel != gpu_direct && b.direct_kernel != cpu_direct
+              ? " [not applied: timed against another direct kernel than the profile's]"
+              : "");
   }
 }
 

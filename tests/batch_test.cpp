@@ -547,10 +547,12 @@ TEST(Batch, ADeviceFailingMidBatchLeavesItsProblemsToTheCpu) {
 }
 
 // An empty profile directory of its own for one test, TANDEM_PROFILE_DIR as it was afterwards.
+// A directory of its own each time (a warning said once per profile file is said again under
+// --gtest_repeat).
 struct ProfileDirScope {
   explicit ProfileDirScope(const std::string& name)
       : dir(std::filesystem::temp_directory_path() /
-            ("tandem-" + name + "-" + std::to_string(getpid()))) {
+            ("tandem-" + name + "-" + std::to_string(getpid()) + "-" + std::to_string(next()))) {
     const char* before = std::getenv("TANDEM_PROFILE_DIR");
     saved = before != nullptr ? before : "";
     std::filesystem::create_directories(dir);
@@ -564,6 +566,10 @@ struct ProfileDirScope {
       setenv("TANDEM_PROFILE_DIR", saved.c_str(), 1);
     detail::profile::forget();
     std::filesystem::remove_all(dir);
+  }
+  static int next() {
+    static int n = 0;
+    return n++;
   }
   std::filesystem::path dir;
   std::string saved;
@@ -593,8 +599,9 @@ detail::profile::Bucket single_call_bucket(int64_t size, int gpu_parts, double g
 // total work pays there (here a profile written for PoCL's first device, giving it every row
 // from the smallest bucket on), keeps products under batch.devices_from on the cores where the
 // profile has no batch rule, gives a batch of fewer than batch.deal_from_count large products to
-// the devices alone, runs a batch of one large product as that single call, and follows
-// the profile's batch rule for the batch's memory where it has one.
+// the faster side alone by the rates (the devices, unless the cores' rate is higher), runs a batch
+// of one large product as that single call, and follows the profile's batch rule for the batch's
+// memory where it has one.
 TEST(Batch, AutoDealsLargeProductsWhereTheProfileSaysADevicePays) {
   namespace prof = detail::profile;
   const ProfileDirScope scope("batch");
@@ -710,6 +717,17 @@ TEST(Batch, AutoDealsLargeProductsWhereTheProfileSaysADevicePays) {
         << "tandem_malloc memory on a discrete device follows its own rule";
     EXPECT_EQ(strided(large, 40).device_problems, 0) << "ordinary memory there, the ordinary rule";
   }
+  // Fewer than batch.deal_from_count products where the rates say the cores are faster (a single
+  // call's here: 10 GFLOPS on the device, 50 on the cores): the cores alone.
+  prof::PrecisionProfile slow = pp;
+  slow.buckets = {single_call_bucket(64, 64, 10, 50)};
+  p.precisions[detail::Precision::s] = slow;
+  prof::save(p, prof::path_for(id));
+  prof::forget();
+  const BatchReport cores = strided(large, 10);
+  EXPECT_EQ(cores.device_problems, 0) << "the cores are the faster side";
+  EXPECT_EQ(cores.cpu_problems, 10);
+  EXPECT_GT(strided(large, 40).device_problems, 0) << "40 products are dealt, by their rates";
 }
 
 // A batch's shares follow what the tune measured of such batches (the coalesced bucket's rate on
@@ -726,7 +744,7 @@ TEST(Batch, SharesFollowTheTunesBatchRates) {
   const auto direct = *prof::direct_for(nullptr, detail::Precision::s, is_gpu).kernel;
   // Batches of 40 products of 64^3: the device alone 10 GFLOPS with the direct kernel, the cores
   // alone 30.
-  pp.coalesced = {{64, 40, direct, 10, 10, "not faster", "", direct}};
+  pp.coalesced = {{64, 40, direct, 10, 10, "not faster", "", direct, false}};
   pp.batch = prof::BatchRule{64, {{64, 40, 30, 35, "faster", ""}}};
   const auto shares = [&](const prof::PrecisionProfile& q, int64_t count) {
     p.precisions[detail::Precision::s] = q;
@@ -798,9 +816,9 @@ TEST(Batch, TheCoalescedKernelIsTheProfilesBucketNearestTheBatch) {
   const auto id = p.identity;
   prof::PrecisionProfile pp;
   pp.direct_kernel = kernel(16, 16, 8, 8);
-  pp.coalesced = {{32, 100, small, 1, 1, "faster", "", pp.direct_kernel},
-                  {128, 10, few, 1, 1, "faster", "", pp.direct_kernel},
-                  {128, 100, many, 1, 1, "faster", "", pp.direct_kernel}};
+  pp.coalesced = {{32, 100, small, 1, 1, "faster", "", pp.direct_kernel, false},
+                  {128, 10, few, 1, 1, "faster", "", pp.direct_kernel, false},
+                  {128, 100, many, 1, 1, "faster", "", pp.direct_kernel, false}};
   p.precisions[detail::Precision::s] = pp;
   prof::PrecisionProfile direct_only;
   direct_only.direct_kernel = kernel(16, 8, 4, 2);
@@ -870,9 +888,9 @@ TEST(Batch, TheCoalescedKernelIsTheProfilesBucketNearestTheBatch) {
   ran(100, 80, p.precisions[detail::Precision::s].direct_kernel);
 }
 
-// A bucket's kernel or a direct kernel the device cannot run (here work-groups of 16,384 items)
-// gives way to the next that fits, down to the defaults' direct kernel, with one warning: the
-// batch stays on the device, every C right.
+// A bucket's kernel or a direct kernel the device cannot run (here work-groups of 16,384 items,
+// or a set that is not the direct kernel's) gives way to the next that fits, down to the defaults'
+// direct kernel, with one warning: the batch stays on the device, every C right.
 TEST(Batch, AKernelThatDoesNotFitGivesWayToOneThatDoes) {
   namespace prof = detail::profile;
   const ProfileDirScope scope("unfit");
@@ -890,7 +908,7 @@ TEST(Batch, AKernelThatDoesNotFitGivesWayToOneThatDoes) {
   const auto id = p.identity;
   prof::PrecisionProfile pp;
   pp.direct_kernel = fits;
-  pp.coalesced = {{40, 10, too_wide, 1, 1, "faster", "", fits}};
+  pp.coalesced = {{40, 10, too_wide, 1, 1, "faster", "", fits, false}};
   p.precisions[detail::Precision::s] = pp;
   prof::save(p, prof::path_for(id));
   prof::forget();
@@ -910,6 +928,16 @@ TEST(Batch, AKernelThatDoesNotFitGivesWayToOneThatDoes) {
       << "the direct kernel does not fit either: the defaults'";
   err = ::testing::internal::GetCapturedStderr();
   EXPECT_NE(err.find("the default direct kernel"), std::string::npos) << err;
+
+  // A bucket's set without KERNEL 2 would resolve to a tiled kernel, which has no batched form:
+  // the direct kernel runs instead.
+  std::map<std::string, int> tiled = fits;
+  tiled.erase("KERNEL");
+  p.precisions[detail::Precision::s].direct_kernel = fits;
+  p.precisions[detail::Precision::s].coalesced = {{40, 10, tiled, 1, 1, "faster", "", fits, false}};
+  prof::save(p, prof::path_for(id));
+  prof::forget();
+  EXPECT_TRUE(has(run(10), fits)) << "not the direct kernel: the profile's direct kernel";
 }
 
 // Products that batch.stage_bytes holds few of (1024 x 1024 x 8: a 4 MiB C, seven to a 32 MiB

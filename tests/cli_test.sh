@@ -137,6 +137,28 @@ cp "$keep" "$TANDEM_PROFILE_DIR/exported.json"
   ok "profile import" || bad "profile import"
 "$tandem" profile import "$TANDEM_PROFILE_DIR/exported.json" --json | json_ok && ok "profile import --json" ||
   bad "profile import --json"
+# Coalesced buckets: one timed against the profile's direct kernel, one against another (a later
+# tune --direct-only changed it): show marks the second as not applied.
+"$py" - "$keep" "$TANDEM_PROFILE_DIR/buckets.json" <<'PY'
+import json, sys
+p = json.load(open(sys.argv[1]))
+s = p["precisions"]["s"]
+direct = s.get("direct_kernel") or {"KERNEL": 2, "MWG": 16, "NWG": 16, "MDIMC": 8, "NDIMC": 8}
+s["direct_kernel"] = direct
+tile = dict(direct, MWG=32)
+old = dict(direct, PADA=1 - direct.get("PADA", 0))
+s["coalesced"] = [
+    {"size": 64, "count": 10, "kernel": tile, "gflops": 2, "direct_gflops": 1, "verdict": "faster",
+     "note": "", "direct_kernel": direct, "resident": False},
+    {"size": 128, "count": 10, "kernel": tile, "gflops": 2, "direct_gflops": 1, "verdict": "faster",
+     "note": "", "direct_kernel": old, "resident": False}]
+json.dump(p, open(sys.argv[2], "w"))
+PY
+"$tandem" profile import "$TANDEM_PROFILE_DIR/buckets.json" > /dev/null
+out=$("$tandem" profile show)
+grep -q "10 x 64^3, ordinary memory: its own" <<<"$out" && [ "$(grep -c "not applied" <<<"$out")" = 1 ] &&
+  grep "10 x 128^3" <<<"$out" | grep -q "not applied" &&
+  ok "profile show marks a bucket timed against another direct kernel" || bad "profile show buckets: $out"
 "$tandem" profile reset --json | json_ok && ok "profile reset --json" || bad "profile reset --json"
 # A file that is there but is no profile: a failure while working (exit 1).
 echo '{"format": 1' > "$TANDEM_PROFILE_DIR/broken.txt"

@@ -646,6 +646,7 @@ TEST_F(ProfileDir, CoalescedSearchKeepsOnlyWhatBeatsTheDirectKernel) {
     EXPECT_EQ(b.size, 48);
     EXPECT_EQ(b.direct_kernel, *prof::direct_for(&pp, is_gpu).kernel)
         << "timed against the direct kernel a batch would otherwise run";
+    EXPECT_EQ(b.resident, std::optional<bool>(false)) << "PoCL: ordinary memory, not discrete";
     EXPECT_EQ(b.kernel.at("KERNEL"), detail::gpu::kDirect);
     EXPECT_GT(b.gflops, 0.0) << b.note;
     EXPECT_GT(b.direct_gflops, 0.0) << b.note;

@@ -332,8 +332,16 @@ prof::Profile full_profile() {
   resident.points = {{512, 60, 400, 390, "too noisy", "ranges overlap"}};
   pp.batch_resident = resident;
   pp.coalesced = {
-      {64, 10, {{"KERNEL", 2}, {"MWG", 16}}, 40, 40, "not faster", "same", pp.direct_kernel},
-      {256, 2000, {{"KERNEL", 2}, {"MWG", 64}}, 900, 600, "faster", "1.5x", pp.direct_kernel}};
+      {64, 10, {{"KERNEL", 2}, {"MWG", 16}}, 40, 40, "not faster", "same", pp.direct_kernel, false},
+      {256,
+       2000,
+       {{"KERNEL", 2}, {"MWG", 64}},
+       900,
+       600,
+       "faster",
+       "1.5x",
+       pp.direct_kernel,
+       false}};
   return p;
 }
 
@@ -549,8 +557,9 @@ TEST(ProfileCoalesced, RoundTripsAndTheNearestBucketApplies) {
   EXPECT_EQ(prof::coalesced_for(nullptr, detail::Precision::s, true, 64, 10), nullptr);
   prof::PrecisionProfile by_count;
   by_count.direct_kernel = {{"KERNEL", 2}, {"MWG", 32}};
-  by_count.coalesced = {{128, 10, {{"MWG", 8}}, 1, 1, "faster", "", by_count.direct_kernel},
-                        {128, 5000, {{"MWG", 128}}, 1, 1, "faster", "", by_count.direct_kernel}};
+  by_count.coalesced = {
+      {128, 10, {{"MWG", 8}}, 1, 1, "faster", "", by_count.direct_kernel, false},
+      {128, 5000, {{"MWG", 128}}, 1, 1, "faster", "", by_count.direct_kernel, false}};
   EXPECT_EQ(prof::coalesced_for(by_count, true, 128, 50)->at("MWG"), 8);
   EXPECT_EQ(prof::coalesced_for(by_count, true, 128, 1000)->at("MWG"), 128);
   by_count.direct_kernel["MWG"] = 64;  // a tune --direct-only found another direct kernel
@@ -594,6 +603,17 @@ TEST(ProfileCoalesced, BatchRatesComeFromTheBucketAndTheRuleForTheMemory) {
   EXPECT_EQ(rates(100, 10, false).cpu, 300) << "the ordinary rule's point at 128";
   EXPECT_EQ(rates(300, 10, false).cpu, 320) << "its point at 256";
   EXPECT_EQ(rates(300, 10, true).cpu, 400) << "tandem_malloc memory's rule: its point at 512";
+  EXPECT_EQ(rates(256, 2000, true).device, 0) << "the bucket was measured from ordinary memory";
+  EXPECT_EQ(rates(1024, 2000, false).device, 0) << "nothing within a doubling of 1024";
+  EXPECT_EQ(rates(1024, 2000, false).cpu, 0);
+  EXPECT_EQ(rates(181, 10, false).device, 900) << "181 is nearer 256, within a doubling";
+  const prof::Profile back = prof::from_json(prof::to_json(p));
+  EXPECT_EQ(back.precisions.at(detail::Precision::s).coalesced[1].resident, false);
+  nlohmann::json j = nlohmann::json::parse(prof::to_json(p));
+  j["precisions"]["s"]["coalesced"][1].erase("resident");
+  const prof::Profile older = prof::from_json(j.dump());
+  EXPECT_EQ(prof::batch_rates(&older, detail::Precision::s, true, 256, 2000, false).device, 0)
+      << "a bucket from before the memory was recorded: its rate is not used";
   prof::Profile moved = p;
   moved.precisions.at(detail::Precision::s).direct_kernel = {{"KERNEL", 2}, {"MWG", 8}};
   EXPECT_EQ(prof::batch_rates(&moved, detail::Precision::s, true, 256, 2000, false).device, 0)

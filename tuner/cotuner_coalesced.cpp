@@ -198,6 +198,7 @@ std::optional<prof::CoalescedBucket> Tuner::coalesced_bucket(
   b.size = size;
   b.count = count;
   b.direct_kernel = profiles_direct;
+  b.resident = resident;
   const auto direct = kernel_params(space, *space.start);
   if (best == *space.start) {
     b.kernel = direct;

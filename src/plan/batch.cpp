@@ -26,7 +26,9 @@ gpu::SharedParams batch_kernel(const gpu::Device& device, Precision precision, c
   if (!o.kernel_params.empty()) {
     gpu::SharedParams asked =
         gpu::resolved(gpu::limits_for(device, o.kernel_params), precision, o.kernel_params);
-    if (gpu::is_direct(*asked)) return asked;  // a tiled kernel's parameters do not apply
+    // A tiled kernel's parameters (Options::kernel_params for single calls) do not apply to a
+    // batch: it runs the profile's batch kernel instead.
+    if (gpu::is_direct(*asked)) return asked;
   }
   const std::map<std::string, int>* tries[] = {own, direct.kernel,
                                                profile::direct_defaults(info.is_gpu).kernel};
@@ -35,6 +37,11 @@ gpu::SharedParams batch_kernel(const gpu::Device& device, Precision precision, c
     if (kernel == nullptr) continue;
     try {
       gpu::SharedParams p = gpu::resolved(gpu::limits_of(info), precision, *kernel);
+      // A set without KERNEL 2 resolves to a tiled kernel, which has no batched form.
+      if (!gpu::is_direct(*p)) {
+        refused += std::string(refused.empty() ? "" : "; ") + "not the direct kernel";
+        continue;
+      }
       const std::string using_ =
           kernel == direct.kernel ? "its direct kernel" : "the default direct kernel";
       if (!refused.empty())
@@ -90,14 +97,18 @@ void plan_devices(const Problem<T>& first, int64_t count, const Options& o,
     cpu_rate = std::max(cpu_rate, batch.cpu > 0 ? batch.cpu : c.choices[i].cpu_gflops);
   }
   double device_fraction = 1;
-  // Auto deals a batch to the CPU as well only where it has products enough for the dealing to
-  // size chunks by the sides' rates (defaults.hpp's batch_deal_from_count).
-  const bool devices_alone =
-      plan.request.strategy == Strategy::Gpu ||
-      (plan.request.strategy == Strategy::Auto && count < profile::batch_deal_from_count());
-  if (!devices_alone) {
-    double gpus = 0;
-    for (double w : weights) gpus += w;
+  double gpus = 0;
+  for (double w : weights) gpus += w;
+  // Auto deals a batch to both sides only where it has products enough for the dealing to size
+  // chunks by the sides' rates (defaults.hpp's batch_deal_from_count); fewer go to the faster
+  // side alone by the rates: the devices unless the rates were measured and the cores' is higher.
+  const bool few =
+      plan.request.strategy == Strategy::Auto && count < profile::batch_deal_from_count();
+  if (few && measured && cpu_rate > gpus) {
+    plan.parts.clear();
+    return;
+  }
+  if (plan.request.strategy != Strategy::Gpu && !few) {
     device_fraction =
         plan.request.fraction.value_or(measured && cpu_rate > 0 ? gpus / (gpus + cpu_rate) : 0.5);
   }

@@ -42,8 +42,10 @@ struct BatchPlan {
 // to the sides' rates (equal where a side has none): what the tune measured of batches of about
 // this size and count (profile::batch_rates: the coalesced bucket's rate on the device alone, the
 // batch rule's point for the cores) where it did, else a single call's at the problem's bucket;
-// the devices' part shared by their own rates; under gpu, and under auto for fewer products than
-// batch.deal_from_count, all of them to the devices. Throws Error
+// the devices' part shared by their own rates; under gpu all of them to the devices, and under
+// auto for fewer products than batch.deal_from_count all of them to the faster side by those
+// rates (the devices unless both were measured and the cores' is higher: then no part).
+// Throws Error
 // (InvalidArgument) naming an option out of range.
 // `edge`: the products' edge for the coalesced kernel's bucket (coalesced_edge); none: every device
 // runs its direct kernel.

@@ -116,13 +116,16 @@ BatchRates batch_rates(const Profile* p, Precision precision, bool is_gpu, doubl
   const auto it = p->precisions.find(precision);
   if (it == p->precisions.end()) return r;
   const PrecisionProfile& pp = it->second;
+  // What was measured within a doubling of the batch's edge, and nothing farther.
+  const double near_enough = std::log(2.0) + 1e-9;
   if (const CoalescedBucket* b = nearest_bucket(pp.coalesced, edge, count);
-      b != nullptr && b->direct_kernel == *direct_for(&pp, is_gpu).kernel)
+      b != nullptr && apart(static_cast<double>(b->size), edge) <= near_enough &&
+      b->resident == resident && b->direct_kernel == *direct_for(&pp, is_gpu).kernel)
     r.device = coalesced_for(pp, is_gpu, edge, count) != nullptr ? b->gflops : b->direct_gflops;
   if (const auto& rule = resident ? pp.batch_resident : pp.batch; rule) {
     const BatchPoint* near = nullptr;
     for (const BatchPoint& point : rule->points)
-      if (point.cpu_gflops > 0 &&
+      if (point.cpu_gflops > 0 && apart(static_cast<double>(point.size), edge) <= near_enough &&
           (near == nullptr || apart(static_cast<double>(point.size), edge) <
                                   apart(static_cast<double>(near->size), edge)))
         near = &point;

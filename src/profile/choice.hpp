@@ -56,11 +56,12 @@ const std::map<std::string, int>* coalesced_for(const PrecisionProfile& pp, bool
                                                 double edge, int64_t count);
 
 // What the tune measured of batches of `count` products of about edge³ (GFLOPS; 0: not
-// measured), the rates a batch's shares are weighed by: the device alone from the coalesced
-// bucket coalesced_for picks (its own kernel's rate where that applies, else the direct kernel's,
-// and nothing where the bucket was timed against another direct kernel than the profile's now);
-// the cores alone from the batch rule's point nearest in size, for operands in tandem_malloc
-// memory on a discrete device (`resident`) or in ordinary memory.
+// measured), the rates a batch's shares are weighed by, each only where measured within a
+// doubling of the edge and for the operands' memory (tandem_malloc memory on a discrete device,
+// `resident`, or ordinary memory): the device alone from the coalesced bucket coalesced_for picks
+// (its own kernel's rate where that applies, else the direct kernel's, and nothing where the
+// bucket was timed against another direct kernel than the profile's now); the cores alone from
+// the batch rule's point nearest in size.
 struct BatchRates {
   double device = 0, cpu = 0;
 };

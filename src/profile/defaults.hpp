@@ -73,9 +73,9 @@ size_t batch_stage_max_bytes();
 // count, where no profile holds a batch rule for the batch's precision and memory
 // (database/defaults.json's "batch"; the rule is plan/batch.hpp's devices_from).
 int64_t batch_devices_from();
-// Under auto, a batch of fewer dealt products than this runs on the devices alone: every side's
-// first chunk would be a single product, dealt before any rate is known (database/defaults.json's
-// "batch"; the rule is plan/batch.cpp's).
+// Under auto, a batch of fewer dealt products than this is not dealt but runs on the faster side
+// alone: every side's first chunk would be a single product, dealt before any rate is known
+// (database/defaults.json's "batch"; the rule is plan/batch.cpp's).
 int64_t batch_deal_from_count();
 
 // What the co-tuner's batch phase measures (database/defaults.json's "batch"; the rule is

@@ -113,7 +113,7 @@ namespace {
 
 json coalesced_json(const std::vector<CoalescedBucket>& buckets) {
   json out = json::array();
-  for (const CoalescedBucket& b : buckets)
+  for (const CoalescedBucket& b : buckets) {
     out.push_back({{"size", b.size},
                    {"count", b.count},
                    {"kernel", kernel_json(b.kernel)},
@@ -122,6 +122,8 @@ json coalesced_json(const std::vector<CoalescedBucket>& buckets) {
                    {"verdict", b.verdict},
                    {"note", b.note},
                    {"direct_kernel", kernel_json(b.direct_kernel)}});
+    if (b.resident) out.back()["resident"] = *b.resident;
+  }
   return out;
 }
 
@@ -138,6 +140,11 @@ std::vector<CoalescedBucket> coalesced_of(const json& j) {
     b.verdict = bj.at("verdict").get<std::string>();
     b.note = bj.value("note", std::string());
     if (const auto a = bj.find("direct_kernel"); a != bj.end()) b.direct_kernel = kernel_of(*a);
+    if (const auto r = bj.find("resident"); r != bj.end()) {
+      if (!r->is_boolean())
+        throw std::runtime_error("a coalesced bucket's resident must be true or false");
+      b.resident = r->get<bool>();
+    }
     check_verdict(b.verdict, "coalesced bucket");
     out.push_back(std::move(b));
   }

@@ -106,6 +106,9 @@ struct CoalescedBucket {
   std::string note;     // what the rounds showed, in words
   // Empty in profiles older than this field: such a bucket's kernel never applies.
   std::map<std::string, int> direct_kernel;
+  // The memory the batch's operands were in: tandem_malloc memory on a discrete device (true) or
+  // ordinary memory; its rates say nothing of the other (none in profiles older than it).
+  std::optional<bool> resident;
 };
 
 struct PrecisionProfile {
