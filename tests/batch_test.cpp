@@ -613,7 +613,8 @@ TEST(Batch, AutoDealsLargeProductsWhereTheProfileSaysADevicePays) {
   prof::save(p, prof::path_for(id));
 
   // n^3 products in ordinary memory, or in tandem_malloc memory.
-  const auto strided = [](int64_t n, int64_t count, bool resident = false) {
+  const auto strided = [](int64_t n, int64_t count, bool resident = false,
+                          Strategy strategy = Strategy::Auto) {
     const auto elements = static_cast<size_t>(n * n * count);
     std::vector<float, Allocator<float>> a_tandem, c_tandem;
     std::vector<float> a_ordinary, c_ordinary;
@@ -627,8 +628,10 @@ TEST(Batch, AutoDealsLargeProductsWhereTheProfileSaysADevicePays) {
     const float* a = resident ? a_tandem.data() : a_ordinary.data();
     float* c = resident ? c_tandem.data() : c_ordinary.data();
     BatchReport r;
+    Options o;
+    o.strategy = strategy;
     gemm_batch_strided<float>(Layout::RowMajor, Op::NoTrans, Op::NoTrans, n, n, n, 1.0f, a, n,
-                              n * n, a, n, n * n, 0.0f, c, n, n * n, count, {}, &r);
+                              n * n, a, n, n * n, 0.0f, c, n, n * n, count, o, &r);
     const float want = 0.25f * static_cast<float>(n);
     EXPECT_TRUE(std::all_of(c, c + elements, [&](float x) { return x == want; }))
         << n << "^3 x " << count;
@@ -646,19 +649,9 @@ TEST(Batch, AutoDealsLargeProductsWhereTheProfileSaysADevicePays) {
   EXPECT_EQ(ten.cpu_problems, 0);
   EXPECT_EQ(ten.strategy, Strategy::Gpu);
   ASSERT_GT(detail::profile::batch_deal_from_count(), 10);
-  {
-    std::vector<float> a(static_cast<size_t>(large * large * 10), 0.5f), c(a.size(), 7.0f);
-    Options hybrid;
-    hybrid.strategy = Strategy::Hybrid;
-    BatchReport r;
-    gemm_batch_strided<float>(Layout::RowMajor, Op::NoTrans, Op::NoTrans, large, large, large, 1.0f,
-                              a.data(), large, large * large, a.data(), large, large * large, 0.0f,
-                              c.data(), large, large * large, 10, hybrid, &r);
-    EXPECT_GT(r.cpu_problems, 0) << "hybrid deals a batch of ten, as asked";
-    EXPECT_GT(r.device_problems, 0);
-    const float want = 0.25f * static_cast<float>(large);
-    EXPECT_TRUE(std::all_of(c.begin(), c.end(), [&](float x) { return x == want; }));
-  }
+  const BatchReport hybrid_ten = strided(large, 10, false, Strategy::Hybrid);
+  EXPECT_GT(hybrid_ten.cpu_problems, 0) << "hybrid deals a batch of ten, as asked";
+  EXPECT_GT(hybrid_ten.device_problems, 0);
   const BatchReport one = strided(large, 1);
   EXPECT_EQ(one.device_problems, 1) << "a batch of one large product is a single call";
   EXPECT_TRUE(one.devices.empty()) << "not the coalesced kernel";
@@ -724,9 +717,17 @@ TEST(Batch, AutoDealsLargeProductsWhereTheProfileSaysADevicePays) {
   p.precisions[detail::Precision::s] = slow;
   prof::save(p, prof::path_for(id));
   prof::forget();
+  ::testing::internal::CaptureStderr();
   const BatchReport cores = strided(large, 10);
+  const std::string said = ::testing::internal::GetCapturedStderr();
   EXPECT_EQ(cores.device_problems, 0) << "the cores are the faster side";
   EXPECT_EQ(cores.cpu_problems, 10);
+  EXPECT_EQ(cores.strategy, Strategy::Cpu);
+  EXPECT_TRUE(cores.devices.empty());
+  EXPECT_EQ(cores.cpu_threads, detail::host_cores());
+  EXPECT_EQ(said, "") << "a choice, not a fallback: nothing to warn of";
+  EXPECT_GT(strided(large, 10, false, Strategy::Hybrid).device_problems, 0)
+      << "hybrid deals a batch of ten, whatever the rates";
   EXPECT_GT(strided(large, 40).device_problems, 0) << "40 products are dealt, by their rates";
 }
 

@@ -604,6 +604,12 @@ TEST(ProfileCoalesced, BatchRatesComeFromTheBucketAndTheRuleForTheMemory) {
   EXPECT_EQ(rates(300, 10, false).cpu, 320) << "its point at 256";
   EXPECT_EQ(rates(300, 10, true).cpu, 400) << "tandem_malloc memory's rule: its point at 512";
   EXPECT_EQ(rates(256, 2000, true).device, 0) << "the bucket was measured from ordinary memory";
+  prof::Profile both = p;  // a nearer bucket of the other memory hides nothing
+  both.precisions.at(detail::Precision::s)
+      .coalesced.push_back(
+          {250, 2000, {{"KERNEL", 2}, {"MWG", 64}}, 7, 7, "not faster", "", {{"KERNEL", 2}}, true});
+  EXPECT_EQ(prof::batch_rates(&both, detail::Precision::s, true, 256, 2000, false).device, 900);
+  EXPECT_EQ(prof::batch_rates(&both, detail::Precision::s, true, 256, 2000, true).device, 7);
   EXPECT_EQ(rates(1024, 2000, false).device, 0) << "nothing within a doubling of 1024";
   EXPECT_EQ(rates(1024, 2000, false).cpu, 0);
   EXPECT_EQ(rates(181, 10, false).device, 900) << "181 is nearer 256, within a doubling";

@@ -69,32 +69,26 @@ void plan_devices(const Problem<T>& first, int64_t count, const Options& o,
   if (needs_fp64(precision)) drop_fp32_only(precision, c);
   std::vector<double> weights;
   double cpu_rate = 0;
-  bool measured = true;  // every device's profile measured its rate
+  bool measured = true;  // every device's profile measured its rate near this batch
   for (size_t i = 0; i < c.devices.size(); ++i) {
     const gpu::DeviceInfo& info = gpu::info(*c.devices[i]);
-    const profile::Profile* profile = c.profiles[i].get();
-    const profile::Direct direct = profile::direct_for(profile, precision, info.is_gpu);
-    // The coalesced kernel's bucket for this batch (where its products lie within a doubling),
-    // else the direct kernel.
-    const std::map<std::string, int>* own =
-        edge ? profile::coalesced_for(profile, precision, info.is_gpu, *edge, count) : nullptr;
-    BatchPart part;
-    part.device = c.devices[i];
-    part.params = batch_kernel(*c.devices[i], precision, o, own, direct,
-                               profile != nullptr ? profile->origin : std::string());
-    plan.parts.push_back(std::move(part));
-    // The sides' rates: what the tune measured of such batches where it did (the cost model for
-    // batches: the device alone with the bucket's kernel, the cores alone over whole products),
-    // else a single call's rates at the bucket of the batch's first shape.
+    // The sides' rates: what the tune measured of such batches where it did (the device alone
+    // with the bucket's kernel, the cores alone over whole products), else a single call's rates
+    // at the bucket of the batch's first shape (none where the shape is below every bucket).
     const profile::BatchRates batch =
         edge ? profile::batch_rates(
-                   profile, precision, info.is_gpu, *edge, count,
+                   c.profiles[i].get(), precision, info.is_gpu, *edge, count,
                    gpu::is_discrete(*c.devices[i]) && gpu::operands_pinned(*c.devices[i], first))
              : profile::BatchRates{};
-    const double device_rate = batch.device > 0 ? batch.device : c.choices[i].gpu_gflops;
+    const bool bucketed = c.choices[i].bucket > 0;
+    const double device_rate = batch.device > 0 ? batch.device
+                               : bucketed       ? c.choices[i].gpu_gflops
+                                                : 0.0;
     measured = measured && device_rate > 0;
     weights.push_back(device_rate > 0 ? device_rate : 1.0);
-    cpu_rate = std::max(cpu_rate, batch.cpu > 0 ? batch.cpu : c.choices[i].cpu_gflops);
+    cpu_rate = std::max(cpu_rate, batch.cpu > 0 ? batch.cpu
+                                  : bucketed    ? c.choices[i].cpu_gflops
+                                                : 0.0);
   }
   double device_fraction = 1;
   double gpus = 0;
@@ -104,9 +98,20 @@ void plan_devices(const Problem<T>& first, int64_t count, const Options& o,
   // side alone by the rates: the devices unless the rates were measured and the cores' is higher.
   const bool few =
       plan.request.strategy == Strategy::Auto && count < profile::batch_deal_from_count();
-  if (few && measured && cpu_rate > gpus) {
-    plan.parts.clear();
-    return;
+  if (few && measured && cpu_rate > gpus) return;  // no part: the cores take the batch
+  // Each device's kernel: the coalesced kernel's bucket for this batch (where its products lie
+  // within a doubling), else the direct kernel.
+  for (size_t i = 0; i < c.devices.size(); ++i) {
+    const gpu::DeviceInfo& info = gpu::info(*c.devices[i]);
+    const profile::Profile* profile = c.profiles[i].get();
+    const std::map<std::string, int>* own =
+        edge ? profile::coalesced_for(profile, precision, info.is_gpu, *edge, count) : nullptr;
+    BatchPart part;
+    part.device = c.devices[i];
+    part.params = batch_kernel(*c.devices[i], precision, o, own,
+                               profile::direct_for(profile, precision, info.is_gpu),
+                               profile != nullptr ? profile->origin : std::string());
+    plan.parts.push_back(std::move(part));
   }
   if (plan.request.strategy != Strategy::Gpu && !few) {
     device_fraction =

@@ -1,4 +1,5 @@
-// Planning a batch on the devices (strategies gpu and hybrid): which devices take part, each with
+// Planning a batch on the devices (strategies gpu, hybrid, and auto's dealt products): which
+// devices take part (none where auto finds the cores faster for a batch of few), each with
 // the coalesced kernel its profile gives (the direct kernel's batched form, with the parameters
 // of the profile's coalesced bucket nearest the batch, else the direct kernel's), every side's
 // expected share of the problems (what the dealer starts from: src/plan/dealer.hpp), and the
@@ -35,7 +36,8 @@ struct BatchPlan {
   std::optional<Error> unavailable;
 };
 
-// The plan for `count` problems under `options`, which ask for gpu, hybrid or auto (as hybrid);
+// The plan for `count` problems under `options`, which ask for gpu, hybrid or auto (as hybrid
+// but for batches of fewer than batch.deal_from_count, below);
 // `first` is a problem of the batch (with a product) for the profiles' lookup (the api passes a
 // product of the dealt ones: a grouped batch's kernel is chosen by it). Shares: under hybrid
 // the options' or TANDEM_GPU_FRACTION's fraction of the problems to the devices, else in proportion

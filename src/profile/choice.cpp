@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <optional>
 
 namespace tandem::detail::profile {
 
@@ -77,12 +78,13 @@ double apart(double x, double y) {
 }
 
 // The bucket nearest a batch of `count` products of about edge³: in size on a log scale, then in
-// count; null where there is none.
+// count; among those measured from `memory`'s kind where given; null where there is none.
 const CoalescedBucket* nearest_bucket(const std::vector<CoalescedBucket>& buckets, double edge,
-                                      int64_t count) {
+                                      int64_t count, std::optional<bool> memory = std::nullopt) {
   const CoalescedBucket* best = nullptr;
   double best_size = 0, best_count = 0;
   for (const CoalescedBucket& b : buckets) {
+    if (memory && b.resident != memory) continue;
     const double s = apart(static_cast<double>(b.size), edge);
     const double c = apart(static_cast<double>(b.count), static_cast<double>(count));
     if (best == nullptr || s < best_size - 1e-9 || (s < best_size + 1e-9 && c < best_count)) {
@@ -118,10 +120,12 @@ BatchRates batch_rates(const Profile* p, Precision precision, bool is_gpu, doubl
   const PrecisionProfile& pp = it->second;
   // What was measured within a doubling of the batch's edge, and nothing farther.
   const double near_enough = std::log(2.0) + 1e-9;
-  if (const CoalescedBucket* b = nearest_bucket(pp.coalesced, edge, count);
+  // The bucket of the operands' memory nearest the batch: its own kernel's rate where that is the
+  // kernel the batch runs, else the direct kernel's.
+  if (const CoalescedBucket* b = nearest_bucket(pp.coalesced, edge, count, resident);
       b != nullptr && apart(static_cast<double>(b->size), edge) <= near_enough &&
-      b->resident == resident && b->direct_kernel == *direct_for(&pp, is_gpu).kernel)
-    r.device = coalesced_for(pp, is_gpu, edge, count) != nullptr ? b->gflops : b->direct_gflops;
+      b->direct_kernel == *direct_for(&pp, is_gpu).kernel)
+    r.device = coalesced_for(pp, is_gpu, edge, count) == &b->kernel ? b->gflops : b->direct_gflops;
   if (const auto& rule = resident ? pp.batch_resident : pp.batch; rule) {
     const BatchPoint* near = nullptr;
     for (const BatchPoint& point : rule->points)

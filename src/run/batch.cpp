@@ -25,7 +25,8 @@ namespace {
 constexpr int64_t kMinParts = 64;
 constexpr int64_t kPerThread = 4;
 // Every side's first chunk is at most 1/kFirstParts of the batch: the static shares are guesses
-// (the profile's rates are a single call's), so a side runs a little before its measured rate
+// (the tune's rates for batches near this one, or a single call's, measured on another day), so a
+// side runs a little before its measured rate
 // (problems per second, dealer.hpp's set_rate) sizes its later chunks.
 constexpr int64_t kFirstParts = 16;
 
