@@ -90,7 +90,6 @@ void plan_devices(const Problem<T>& first, int64_t count, const Options& o,
                                   : bucketed    ? c.choices[i].cpu_gflops
                                                 : 0.0);
   }
-  double device_fraction = 1;
   double gpus = 0;
   for (double w : weights) gpus += w;
   // Auto deals a batch to both sides only where it has products enough for the dealing to size
@@ -113,21 +112,20 @@ void plan_devices(const Problem<T>& first, int64_t count, const Options& o,
                                profile != nullptr ? profile->origin : std::string());
     plan.parts.push_back(std::move(part));
   }
-  if (plan.request.strategy != Strategy::Gpu && !few) {
-    device_fraction =
-        plan.request.fraction.value_or(measured && cpu_rate > 0 ? gpus / (gpus + cpu_rate) : 0.5);
-  }
+  const double device_fraction =
+      plan.request.strategy == Strategy::Gpu || few
+          ? 1.0
+          : plan.request.fraction.value_or(measured && cpu_rate > 0 ? gpus / (gpus + cpu_rate)
+                                                                    : 0.5);
   // The devices' problems, shared by their weights; the CPU takes the rest.
   const auto devices_problems =
       static_cast<int64_t>(std::llround(device_fraction * static_cast<double>(count)));
-  double total = 0;
-  for (double w : weights) total += w;
   int64_t given = 0;
   double before = 0;
   for (size_t i = 0; i < plan.parts.size(); ++i) {
     before += weights[i];
     const auto upto =
-        static_cast<int64_t>(std::llround(static_cast<double>(devices_problems) * before / total));
+        static_cast<int64_t>(std::llround(static_cast<double>(devices_problems) * before / gpus));
     plan.parts[i].problems = upto - given;
     given = upto;
   }
