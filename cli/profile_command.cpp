@@ -108,16 +108,22 @@ void print_profile(const prof::Profile& p) {
                                        std::pair{&pp.batch_resident, "tandem_malloc memory"}}) {
       if (!*rule) continue;
       if ((*rule)->devices_from > 0)
-        std::printf("    batches from %s: products from %lld^3 dealt to the devices\n", memory,
-                    static_cast<long long>((*rule)->devices_from));
+        std::printf(
+            "    batches from %s: products from %lld^3 to the devices (dealt, or the devices "
+            "alone where the point nearest in size says so)\n",
+            memory, static_cast<long long>((*rule)->devices_from));
       else
         std::printf(
-            "    batches from %s: every product on the cores (dealing failed where measured)\n",
+            "    batches from %s: every product on the cores (the devices failed where "
+            "measured)\n",
             memory);
-      for (const prof::BatchPoint& b : (*rule)->points)
-        std::printf("      %lld x %lld^3: cores %.1f, dealt %.1f GFLOPS, %s: %s\n",
-                    static_cast<long long>(b.count), static_cast<long long>(b.size), b.cpu_gflops,
-                    b.hybrid_gflops, b.verdict.c_str(), b.note.c_str());
+      for (const prof::BatchPoint& b : (*rule)->points) {
+        std::printf("      %lld x %lld^3: cores %.1f, ", static_cast<long long>(b.count),
+                    static_cast<long long>(b.size), b.cpu_gflops);
+        if (b.gpu_gflops > 0) std::printf("devices alone %.1f, ", b.gpu_gflops);
+        std::printf("dealt %.1f GFLOPS, %s (%s): %s\n", b.hybrid_gflops, prof::to_string(b.side()),
+                    b.verdict.c_str(), b.note.c_str());
+      }
     }
     if (!pp.coalesced.empty())
       std::printf("    coalesced kernel (the device alone; the bucket nearest a batch applies):\n");

@@ -595,6 +595,33 @@ detail::profile::Bucket single_call_bucket(int64_t size, int gpu_parts, double g
   return b;
 }
 
+// A strided batch of `count` products of n^3 (0.5 everywhere) in ordinary memory, or in
+// tandem_malloc memory, under `strategy`: every C checked; the report.
+BatchReport square_batch(int64_t n, int64_t count, bool resident = false,
+                         Strategy strategy = Strategy::Auto) {
+  const auto elements = static_cast<size_t>(n * n * count);
+  std::vector<float, Allocator<float>> a_tandem, c_tandem;
+  std::vector<float> a_ordinary, c_ordinary;
+  if (resident) {
+    a_tandem.assign(elements, 0.5f);
+    c_tandem.assign(elements, 7.0f);
+  } else {
+    a_ordinary.assign(elements, 0.5f);
+    c_ordinary.assign(elements, 7.0f);
+  }
+  const float* a = resident ? a_tandem.data() : a_ordinary.data();
+  float* c = resident ? c_tandem.data() : c_ordinary.data();
+  BatchReport r;
+  Options o;
+  o.strategy = strategy;
+  gemm_batch_strided<float>(Layout::RowMajor, Op::NoTrans, Op::NoTrans, n, n, n, 1.0f, a, n, n * n,
+                            a, n, n * n, 0.0f, c, n, n * n, count, o, &r);
+  const float want = 0.25f * static_cast<float>(n);
+  EXPECT_TRUE(std::all_of(c, c + elements, [&](float x) { return x == want; }))
+      << n << "^3 x " << count;
+  return r;
+}
+
 // Auto deals a batch's large products to a device whose profile says a single call of their
 // total work pays there (here a profile written for PoCL's first device, giving it every row
 // from the smallest bucket on), keeps products under batch.devices_from on the cores where the
@@ -612,47 +639,22 @@ TEST(Batch, AutoDealsLargeProductsWhereTheProfileSaysADevicePays) {
   p.precisions[detail::Precision::s] = pp;
   prof::save(p, prof::path_for(id));
 
-  // n^3 products in ordinary memory, or in tandem_malloc memory.
-  const auto strided = [](int64_t n, int64_t count, bool resident = false,
-                          Strategy strategy = Strategy::Auto) {
-    const auto elements = static_cast<size_t>(n * n * count);
-    std::vector<float, Allocator<float>> a_tandem, c_tandem;
-    std::vector<float> a_ordinary, c_ordinary;
-    if (resident) {
-      a_tandem.assign(elements, 0.5f);
-      c_tandem.assign(elements, 7.0f);
-    } else {
-      a_ordinary.assign(elements, 0.5f);
-      c_ordinary.assign(elements, 7.0f);
-    }
-    const float* a = resident ? a_tandem.data() : a_ordinary.data();
-    float* c = resident ? c_tandem.data() : c_ordinary.data();
-    BatchReport r;
-    Options o;
-    o.strategy = strategy;
-    gemm_batch_strided<float>(Layout::RowMajor, Op::NoTrans, Op::NoTrans, n, n, n, 1.0f, a, n,
-                              n * n, a, n, n * n, 0.0f, c, n, n * n, count, o, &r);
-    const float want = 0.25f * static_cast<float>(n);
-    EXPECT_TRUE(std::all_of(c, c + elements, [&](float x) { return x == want; }))
-        << n << "^3 x " << count;
-    return r;
-  };
   const int64_t large = detail::profile::batch_devices_from();
-  const BatchReport dealt = strided(large, 40);
+  const BatchReport dealt = square_batch(large, 40);
   EXPECT_GT(dealt.device_problems, 0) << "large products, a profile that says the device pays";
   EXPECT_FALSE(dealt.devices.empty());
-  const BatchReport small = strided(16, 4000);
+  const BatchReport small = square_batch(16, 4000);
   EXPECT_EQ(small.device_problems, 0) << "16^3 products stay on the cores";
   EXPECT_EQ(small.strategy, Strategy::Cpu);
-  const BatchReport ten = strided(large, 10);
+  const BatchReport ten = square_batch(large, 10);
   EXPECT_EQ(ten.device_problems, 10) << "fewer products than batch.deal_from_count: no dealing";
   EXPECT_EQ(ten.cpu_problems, 0);
   EXPECT_EQ(ten.strategy, Strategy::Gpu);
   ASSERT_GT(detail::profile::batch_deal_from_count(), 10);
-  const BatchReport hybrid_ten = strided(large, 10, false, Strategy::Hybrid);
+  const BatchReport hybrid_ten = square_batch(large, 10, false, Strategy::Hybrid);
   EXPECT_GT(hybrid_ten.cpu_problems, 0) << "hybrid deals a batch of ten, as asked";
   EXPECT_GT(hybrid_ten.device_problems, 0);
-  const BatchReport one = strided(large, 1);
+  const BatchReport one = square_batch(large, 1);
   EXPECT_EQ(one.device_problems, 1) << "a batch of one large product is a single call";
   EXPECT_TRUE(one.devices.empty()) << "not the coalesced kernel";
 
@@ -668,9 +670,9 @@ TEST(Batch, AutoDealsLargeProductsWhereTheProfileSaysADevicePays) {
     prof::forget();
   };
   with_rule(32, std::nullopt);
-  EXPECT_GT(strided(32, 1000).device_problems, 0) << "a rule dealing from 32^3";
+  EXPECT_GT(square_batch(32, 1000).device_problems, 0) << "a rule dealing from 32^3";
   with_rule(16, std::nullopt);
-  EXPECT_EQ(strided(16, 4000).device_problems, 0)
+  EXPECT_EQ(square_batch(16, 4000).device_problems, 0)
       << "nothing below batch.tune_sizes' smallest is dealt, whatever the rule says";
   {
     // Nor beside a larger product: one of 64^3 and 400 of 16^3 in one grouped batch.
@@ -699,16 +701,17 @@ TEST(Batch, AutoDealsLargeProductsWhereTheProfileSaysADevicePays) {
     EXPECT_TRUE(std::all_of(big_c.begin(), big_c.end(), [](float x) { return x == 16.0f; }));
   }
   with_rule(0, std::nullopt);
-  EXPECT_EQ(strided(large, 40).device_problems, 0) << "a rule that found dealing failing";
-  EXPECT_EQ(strided(large, 1).device_problems, 1) << "a batch of one is still the single call";
+  EXPECT_EQ(square_batch(large, 40).device_problems, 0) << "a rule that found dealing failing";
+  EXPECT_EQ(square_batch(large, 1).device_problems, 1) << "a batch of one is still the single call";
   with_rule(0, 16);
-  EXPECT_EQ(strided(large, 40, true).device_problems, 0)
+  EXPECT_EQ(square_batch(large, 40, true).device_problems, 0)
       << "tandem_malloc memory on a unified device follows the ordinary memory's rule";
   {
     const detail::seams::Override discrete(test::discrete(false, /*pin_every_block=*/true));
-    EXPECT_GT(strided(large, 40, true).device_problems, 0)
+    EXPECT_GT(square_batch(large, 40, true).device_problems, 0)
         << "tandem_malloc memory on a discrete device follows its own rule";
-    EXPECT_EQ(strided(large, 40).device_problems, 0) << "ordinary memory there, the ordinary rule";
+    EXPECT_EQ(square_batch(large, 40).device_problems, 0)
+        << "ordinary memory there, the ordinary rule";
   }
   // Fewer than batch.deal_from_count products where the rates say the cores are faster (a single
   // call's here: 10 GFLOPS on the device, 50 on the cores): the cores alone.
@@ -718,7 +721,7 @@ TEST(Batch, AutoDealsLargeProductsWhereTheProfileSaysADevicePays) {
   prof::save(p, prof::path_for(id));
   prof::forget();
   ::testing::internal::CaptureStderr();
-  const BatchReport cores = strided(large, 10);
+  const BatchReport cores = square_batch(large, 10);
   const std::string said = ::testing::internal::GetCapturedStderr();
   EXPECT_EQ(cores.device_problems, 0) << "the cores are the faster side";
   EXPECT_EQ(cores.cpu_problems, 10);
@@ -726,9 +729,49 @@ TEST(Batch, AutoDealsLargeProductsWhereTheProfileSaysADevicePays) {
   EXPECT_TRUE(cores.devices.empty());
   EXPECT_EQ(cores.cpu_threads, detail::host_cores());
   EXPECT_EQ(said, "") << "a choice, not a fallback: nothing to warn of";
-  EXPECT_GT(strided(large, 10, false, Strategy::Hybrid).device_problems, 0)
+  EXPECT_GT(square_batch(large, 10, false, Strategy::Hybrid).device_problems, 0)
       << "hybrid deals a batch of ten, whatever the rates";
-  EXPECT_GT(strided(large, 40).device_problems, 0) << "40 products are dealt, by their rates";
+  EXPECT_GT(square_batch(large, 40).device_problems, 0) << "40 products are dealt, by their rates";
+}
+
+// Where the batch rule's rounds found the devices alone faster than dealing (BatchSide::Devices)
+// at the point nearest the batch's products, within a doubling, or at its largest point for
+// larger products, auto gives the devices every product; where they found dealing faster, auto
+// deals; hybrid deals whatever the rule says.
+TEST(Batch, AutoGivesTheDevicesAloneWhereTheRuleFoundDealingSlower) {
+  namespace prof = detail::profile;
+  const ProfileDirScope scope("alone");
+  prof::Profile p = empty_profile();
+  prof::PrecisionProfile pp;
+  pp.buckets = {single_call_bucket(64, 64, 50, 10)};
+  const auto rule = [&](prof::BatchSide at32, prof::BatchSide at128) {
+    pp.batch = prof::BatchRule{
+        32,
+        {{32, 2000, 30, 60, "faster", "", 70, at32}, {128, 100, 30, 60, "faster", "", 70, at128}}};
+    p.precisions[detail::Precision::s] = pp;
+    prof::save(p, prof::path_for(p.identity));
+    prof::forget();
+  };
+  using Side = prof::BatchSide;
+  rule(Side::Dealt, Side::Devices);
+  BatchReport r = square_batch(128, 40);
+  EXPECT_EQ(r.device_problems, 40) << "the rule's point at 128^3: the devices alone";
+  EXPECT_EQ(r.strategy, Strategy::Gpu);
+  r = square_batch(256, 40);
+  EXPECT_EQ(r.device_problems, 40) << "above the largest point, the largest point's side";
+  r = square_batch(32, 1000);
+  EXPECT_GT(r.cpu_problems, 0) << "the point at 32^3 deals";
+  EXPECT_GT(r.device_problems, 0);
+  r = square_batch(128, 40, false, Strategy::Hybrid);
+  EXPECT_GT(r.cpu_problems, 0) << "hybrid deals, as asked";
+  EXPECT_GT(r.device_problems, 0);
+  rule(Side::Devices, Side::Dealt);
+  r = square_batch(128, 40);
+  EXPECT_GT(r.cpu_problems, 0) << "the point at 128^3 deals";
+  EXPECT_GT(r.device_problems, 0);
+  r = square_batch(32, 1000);
+  EXPECT_EQ(r.device_problems, 1000) << "the point at 32^3: the devices alone";
+  EXPECT_EQ(r.cpu_problems, 0);
 }
 
 // A batch's shares follow what the tune measured of such batches (the coalesced bucket's rate on
@@ -746,7 +789,7 @@ TEST(Batch, SharesFollowTheTunesBatchRates) {
   // Batches of 40 products of 64^3: the device alone 10 GFLOPS with the direct kernel, the cores
   // alone 30.
   pp.coalesced = {{64, 40, direct, 10, 10, "not faster", "", direct, false}};
-  pp.batch = prof::BatchRule{64, {{64, 40, 30, 35, "faster", ""}}};
+  pp.batch = prof::BatchRule{64, {{64, 40, 30, 35, "faster", "", 0, std::nullopt}}};
   const auto shares = [&](const prof::PrecisionProfile& q, int64_t count) {
     p.precisions[detail::Precision::s] = q;
     prof::save(p, prof::path_for(id));

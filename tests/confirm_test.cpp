@@ -86,6 +86,20 @@ TEST(Confirm, ASplitMustBeatTheGpuAloneToo) {
   EXPECT_EQ(c.verdict, Verdict::TooNoisy);
 }
 
+// The batch phase's three sides (tuner/cotuner_batch.cpp): dealt is a split of 1 in 2 parts,
+// named in the note; the devices alone are kept where dealing does not beat them.
+TEST(Confirm, ABatchIsDealtOnlyWhereDealingBeatsTheDevicesAlone) {
+  Confirmed c =
+      confirm_split({around(10), around(4), around(5)}, 1, 2, kMargin, kConfidence, "dealt");
+  EXPECT_EQ(c.keep, 2) << "dealt 0.8x the devices alone: the devices alone";
+  EXPECT_NE(c.note.find("dealt 2.00x the CPU alone's speed"), std::string::npos) << c.note;
+  c = confirm_split({around(10), around(4), around(3)}, 1, 2, kMargin, kConfidence, "dealt");
+  EXPECT_EQ(c.keep, 1);
+  EXPECT_EQ(c.verdict, Verdict::Faster);
+  c = confirm_split({around(3), around(4), around(3.5)}, 1, 2, kMargin, kConfidence, "dealt");
+  EXPECT_EQ(c.keep, 0) << "neither beats the cores";
+}
+
 TEST(Confirm, TheGpuAloneAgainstTheCpuAlone) {
   Confirmed c = confirm_split({around(10), {}, around(5)}, kParts, kParts, kMargin, kConfidence);
   EXPECT_EQ(c.keep, kParts);

@@ -490,7 +490,8 @@ TEST_F(ProfileDir, DirectOnlyTunesTheDirectKernelAndItsThreshold) {
 TEST(BatchRule, TheEdgeFollowsTheVerdictsFromTheLargestSizeDown) {
   const auto rule = [](std::vector<std::pair<int64_t, const char*>> measured) {
     std::vector<prof::BatchPoint> points;
-    for (const auto& [size, verdict] : measured) points.push_back({size, 100, 1, 2, verdict, ""});
+    for (const auto& [size, verdict] : measured)
+      points.push_back({size, 100, 1, 2, verdict, "", 0, std::nullopt});
     return tuner::batch_rule_from(points);
   };
   EXPECT_EQ(rule({{512, "faster"}, {256, "faster"}, {128, "not faster"}}).devices_from, 181);
@@ -500,8 +501,10 @@ TEST(BatchRule, TheEdgeFollowsTheVerdictsFromTheLargestSizeDown) {
   EXPECT_EQ(rule({{512, "too noisy"}}).devices_from, 724);
   EXPECT_EQ(rule({{512, "not faster"}, {256, "faster"}}).devices_from, 724);
   // It failed there (no times): never.
-  EXPECT_EQ(tuner::batch_rule_from({{512, 100, 1, 0, "not faster", "dealing failed"}}).devices_from,
-            0);
+  EXPECT_EQ(
+      tuner::batch_rule_from({{512, 100, 1, 0, "not faster", "dealing failed", 0, std::nullopt}})
+          .devices_from,
+      0);
   EXPECT_EQ(tuner::batch_rule_from({}).devices_from, 0);
   const prof::BatchRule r =
       rule({{512, "faster"}, {256, "faster"}, {128, "faster"}, {64, "not faster"}});
@@ -509,6 +512,30 @@ TEST(BatchRule, TheEdgeFollowsTheVerdictsFromTheLargestSizeDown) {
   ASSERT_EQ(r.points.size(), 4u);
   EXPECT_EQ(r.points.front().size, 64);
   EXPECT_EQ(r.points.back().size, 512);
+}
+
+// Where the rounds chose a side, the edge follows the sides: the devices alone count as the
+// devices paying as dealing does, and the cores stop the walk; a point that ran only the devices
+// alone (dealing failed) still counts as the devices having run.
+TEST(BatchRule, TheEdgeFollowsTheSidesWhereTheRoundsChoseOne) {
+  using Side = prof::BatchSide;
+  const auto point = [](int64_t size, Side side, double gpu = 3, double hybrid = 2) {
+    return prof::BatchPoint{size, 100, 1, hybrid, "faster", "", gpu, side};
+  };
+  EXPECT_EQ(tuner::batch_rule_from(
+                {point(512, Side::Devices), point(256, Side::Dealt), point(128, Side::Cores)})
+                .devices_from,
+            181);
+  EXPECT_EQ(
+      tuner::batch_rule_from({point(512, Side::Devices), point(256, Side::Devices)}).devices_from,
+      256);
+  EXPECT_EQ(tuner::batch_rule_from({point(512, Side::Cores, 3, 0)}).devices_from, 724)
+      << "the devices alone ran at the largest size though dealing failed there";
+  EXPECT_EQ(tuner::batch_rule_from({point(512, Side::Cores, 0, 0)}).devices_from, 0);
+  // A verdict of "faster" no longer means dealt where a side was chosen.
+  EXPECT_EQ(point(512, Side::Cores).side(), Side::Cores);
+  EXPECT_EQ(prof::BatchPoint({512, 100, 1, 2, "faster", "", 0, std::nullopt}).side(), Side::Dealt)
+      << "a profile from before the devices-alone side: dealt where dealing was faster";
 }
 
 // The batch phase alone, on PoCL played as a discrete device with every tandem_malloc block
@@ -543,9 +570,11 @@ TEST_F(ProfileDir, BatchOnlyMeasuresWhereDealingPays) {
       EXPECT_GT(measured[i].count, 0);
       EXPECT_GT(measured[i].cpu_gflops, 0.0);
       EXPECT_GT(measured[i].hybrid_gflops, 0.0) << measured[i].note;
+      EXPECT_GT(measured[i].gpu_gflops, 0.0) << measured[i].note;
+      EXPECT_TRUE(measured[i].chosen.has_value()) << "a side chosen from the three";
       EXPECT_EQ(measured[i].note.find("failed"), std::string::npos) << measured[i].note;
       if (i + 1 < measured.size()) {
-        EXPECT_EQ(measured[i].verdict, "faster") << "measured on past a loss";
+        EXPECT_NE(measured[i].side(), prof::BatchSide::Cores) << "measured on past a loss";
       }
     }
     const prof::BatchRule& kept = resident ? *pp.batch_resident : *pp.batch;
@@ -565,8 +594,8 @@ TEST_F(ProfileDir, BatchOnlyMeasuresWhereDealingPays) {
 // A device whose dealt batches come back wrong is never given products: the cheap check fails the
 // dealt side at the largest size, the measuring ends there, and the rule keeps every product on
 // the cores (0: never, not the edge above the largest size a dealing that ran but lost gets).
-// Only dealt calls are tampered with: the cores' pass. Sizes below the smallest a rule deals from
-// are refused.
+// Only calls where a device took part are tampered with (dealt, and the devices alone): the cores'
+// pass. Sizes below the smallest a rule deals from are refused.
 TEST_F(ProfileDir, AWrongDealtBatchIsNeverKept) {
   auto o = tiny();
   o.precisions = {detail::Precision::s};
@@ -591,6 +620,8 @@ TEST_F(ProfileDir, AWrongDealtBatchIsNeverKept) {
   EXPECT_EQ(pp.batch->points[0].size, 64);
   EXPECT_EQ(pp.batch->points[0].verdict, "not faster");
   EXPECT_EQ(pp.batch->points[0].hybrid_gflops, 0.0) << "the dealt side kept no times";
+  EXPECT_EQ(pp.batch->points[0].gpu_gflops, 0.0) << "nor the devices alone";
+  EXPECT_EQ(pp.batch->points[0].side(), prof::BatchSide::Cores);
   EXPECT_NE(pp.batch->points[0].note.find("cheap check"), std::string::npos)
       << pp.batch->points[0].note;
   EXPECT_GT(pp.batch->points[0].cpu_gflops, 0.0);

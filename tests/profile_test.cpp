@@ -325,11 +325,13 @@ prof::Profile full_profile() {
   pp.direct_below = 128;
   prof::BatchRule ordinary;
   ordinary.devices_from = 181;
-  ordinary.points = {{128, 4000, 300, 280, "not faster", "dealt 0.93x the cores alone's speed"},
-                     {256, 500, 320, 450, "faster", "dealt 1.41x, ranges apart (5 rounds)"}};
+  ordinary.points = {
+      {128, 4000, 300, 280, "not faster", "dealt 0.93x the cores alone's speed", 0, std::nullopt},
+      {256, 500, 320, 450, "faster", "dealt 1.41x, ranges apart (5 rounds)", 520,
+       prof::BatchSide::Devices}};
   pp.batch = ordinary;
   prof::BatchRule resident;  // dealing paid nowhere
-  resident.points = {{512, 60, 400, 390, "too noisy", "ranges overlap"}};
+  resident.points = {{512, 60, 400, 390, "too noisy", "ranges overlap", 0, std::nullopt}};
   pp.batch_resident = resident;
   pp.coalesced = {
       {64, 10, {{"KERNEL", 2}, {"MWG", 16}}, 40, 40, "not faster", "same", pp.direct_kernel, false},
@@ -509,12 +511,20 @@ TEST(ProfileBatchRule, RoundTripsAndAnUnknownVerdictIsRefused) {
   EXPECT_EQ(pp.batch->points[1].hybrid_gflops, 450);
   EXPECT_EQ(pp.batch->points[1].verdict, "faster");
   EXPECT_EQ(pp.batch->points[0].note, "dealt 0.93x the cores alone's speed");
+  EXPECT_EQ(pp.batch->points[1].gpu_gflops, 520);
+  EXPECT_EQ(pp.batch->points[1].chosen, prof::BatchSide::Devices);
+  EXPECT_FALSE(pp.batch->points[0].chosen.has_value()) << "none chosen, none written";
+  EXPECT_EQ(pp.batch->points[0].side(), prof::BatchSide::Cores);
   EXPECT_EQ(pp.batch_resident->devices_from, 0);
   nlohmann::json j = nlohmann::json::parse(prof::to_json(full_profile()));
   std::swap(j["precisions"]["s"]["batch"]["points"][0], j["precisions"]["s"]["batch"]["points"][1]);
   EXPECT_EQ(prof::from_json(j.dump()).precisions.at(detail::Precision::s).batch->points[0].size,
             128)
       << "read in ascending order whatever the file's";
+  j["precisions"]["s"]["batch"]["points"][1]["side"] = "both";
+  EXPECT_NE(refusal(j.dump()).find("batch point side 'both'"), std::string::npos)
+      << refusal(j.dump());
+  j["precisions"]["s"]["batch"]["points"][1]["side"] = "dealt";
   j["precisions"]["s"]["batch"]["points"][0]["verdict"] = "maybe";
   EXPECT_NE(refusal(j.dump()).find("batch point verdict 'maybe'"), std::string::npos)
       << refusal(j.dump());

@@ -78,11 +78,13 @@ Confirmed confirm_faster(const std::vector<double>& candidate, const std::vector
           b.words + " (" + std::to_string(candidate.size()) + " rounds)"};
 }
 
-Confirmed confirm_split(const Rounds& r, int split, int parts, double margin, double confidence) {
+Confirmed confirm_split(const Rounds& r, int split, int parts, double margin, double confidence,
+                        const std::string& called) {
   const std::string rounds = " (" + std::to_string(r.candidate.size()) + " rounds)";
   std::vector<Beat> seen;
   if (split > 0 && split < parts) {
-    const std::string name = "split " + std::to_string(split) + "/" + std::to_string(parts);
+    const std::string name =
+        !called.empty() ? called : "split " + std::to_string(split) + "/" + std::to_string(parts);
     const Beat cpu = beats(r.candidate, r.cpu, margin, confidence, name, "the CPU alone");
     const Beat gpu = beats(r.candidate, r.gpu, margin, confidence, name, "the GPU alone");
     seen = {cpu, gpu};

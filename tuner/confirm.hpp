@@ -45,8 +45,9 @@ Confirmed confirm_faster(const std::vector<double>& candidate, const std::vector
 // (tuner::separate at `confidence`). A split that fails falls back to the GPU alone where that
 // passes against the CPU alone. The verdict is the kept side's: Faster, or for the CPU alone,
 // TooNoisy where a comparison's medians said faster but its rounds could not tell, else
-// NotFaster.
+// NotFaster. `name` names the candidate in the note ("split g/P" where empty; the batch phase's
+// "dealt", with split 1 of 2 parts).
 Confirmed confirm_split(const Rounds& rounds, int split, int parts, double margin,
-                        double confidence);
+                        double confidence, const std::string& name = "");
 
 }  // namespace tandem::tuner

@@ -1,21 +1,25 @@
-// The co-tuner's batch phase: where auto deals a batch's products to the devices rather than keep
-// them on the cores (profile.hpp's BatchRule), measured for one precision, for operands in
-// ordinary memory and, on a discrete device, in tandem_malloc memory, which the device copies
-// with no packing and so leaves the host's cores to compute (on the H100 host dealing paid there
-// at sizes where it did not from ordinary memory: docs/PERFORMANCE.md, "Batches").
+// The co-tuner's batch phase: where auto sends a batch's products to the devices rather than keep
+// them on the cores, and whether it deals them or gives the devices them all (profile.hpp's
+// BatchRule), measured for one precision, for operands in ordinary memory and, on a discrete
+// device, in tandem_malloc memory, which the device copies with no packing and so leaves the
+// host's cores to compute (on the H100 host dealing paid there at sizes where it did not from
+// ordinary memory: docs/PERFORMANCE.md, "Batches").
 //
-// At each size, from the largest down, a strided batch of size³ products runs under strategy cpu
-// and under strategy hybrid (the products dealt to the device's coalesced kernel, with the kernel
-// the profile being tuned gives it, and to the cores), in the confirm rule's
-// interleaved rounds, every call
-// checked. Dealing pays at a size where the rounds show it faster than the cores alone by the
-// split margin, beyond the noise (tuner::confirm_faster). The measuring stops at the first size
-// where it does not: the rule's edge lies between that size and the one above it, the geometric
-// middle of the two, as sizes are compared on a log scale; the smallest size measured where
-// dealing paid at every size; half a doubling above the largest where dealing ran there but did
-// not pay; 0 (never) where it failed there (batch_rule_from). Products smaller than any size
-// measured stay on the cores. The rounds are logged as "batch" records and resumed from
-// them. `tandem tune --batch-only` runs this phase alone for the profile that applies now.
+// At each size, from the largest down, a strided batch of size³ products runs under strategy
+// cpu, under strategy gpu (the devices alone) and under strategy hybrid (the products dealt to
+// the device's coalesced kernel, with the kernel the profile being tuned gives it, and to the
+// cores), in the confirm rule's interleaved rounds, every call checked. The side a size keeps is
+// the one confirm_split keeps of a split: dealing where the rounds show it faster than the cores
+// alone and than the devices alone by the split margin, beyond the noise; else the devices alone
+// where they beat the cores; else the cores. (On the H100 host dealing lost to the GPU alone at
+// 512^3-1024^3, down to 0.69x, where the cores ran at a third of its rate or less.) The measuring
+// stops at the first size where the cores keep it: the rule's edge lies between that size and
+// the one above it, the geometric middle of the two, as sizes are compared on a log scale; the
+// smallest size measured where the devices paid at every size; half a doubling above the largest
+// where the devices ran there but did not pay; 0 (never) where they failed there
+// (batch_rule_from). Products smaller than any size measured stay on the cores. The rounds are
+// logged as "batch" records and resumed from them. `tandem tune --batch-only` runs this phase
+// alone for the profile that applies now.
 #include <algorithm>
 #include <cmath>
 #include <functional>
@@ -34,15 +38,16 @@ prof::BatchRule batch_rule_from(std::vector<prof::BatchPoint> points) {
   prof::BatchRule rule;
   rule.points = points;
   if (points.empty()) return rule;
-  // The smallest size from which every larger one won.
+  // The smallest size from which the devices (dealt or alone) won at every larger one.
   size_t from = points.size();
-  while (from > 0 && points[from - 1].verdict == to_string(Verdict::Faster)) --from;
+  while (from > 0 && points[from - 1].side() != prof::BatchSide::Cores) --from;
   if (from == points.size()) {
-    // Where dealing failed at the largest size (the dealt side kept no times: a wrong result, a
-    // device that failed) it never pays; where it ran but did not pay, it may above what was
-    // measured, as a single call of the batch's work says (batch_uses_devices).
+    // Where the devices failed at the largest size (neither the dealt side nor the devices alone
+    // kept times: a wrong result, a device that failed) they never pay; where they ran but did
+    // not pay, they may above what was measured, as a single call of the batch's work says
+    // (batch_uses_devices).
     const prof::BatchPoint& largest = points.back();
-    rule.devices_from = largest.hybrid_gflops > 0
+    rule.devices_from = largest.hybrid_gflops > 0 || largest.gpu_gflops > 0
                             ? std::llround(static_cast<double>(largest.size) * std::sqrt(2.0))
                             : 0;
   } else if (from == 0) {
@@ -113,6 +118,8 @@ BatchRounds Tuner::batch_rounds(Precision prec, int64_t size, bool resident, con
     out.logged = true;
     out.count = logged->count;
     out.rounds.cpu = logged->rounds.at("cpu");
+    if (const auto g = logged->rounds.find("gpu"); g != logged->rounds.end())
+      out.rounds.gpu = g->second;
     if (const auto c = logged->rounds.find("candidate"); c != logged->rounds.end())
       out.rounds.candidate = c->second;
     out.failure = logged->failure;
@@ -130,11 +137,13 @@ BatchRounds Tuner::batch_rounds(Precision prec, int64_t size, bool resident, con
   // ones reuse (staging, on the host and on the device), which the rounds' calls must not pay.
   // On the H100 host the first timed dgemm call of 118 x 512^3 ran 1.9x the others and alone
   // hid a 1.74x gain in overlapping ranges.
-  for (const Options* side : {&cpu, &hybrid}) {
+  Options gpu = hybrid;
+  gpu.strategy = Strategy::Gpu;
+  for (const Options* side : {&cpu, static_cast<const Options*>(&gpu), &hybrid}) {
     double untimed = 0;
     (void)call_once(ws, *side, &untimed);
   }
-  out.rounds = rounds(ws, {{"cpu", cpu}, {"candidate", hybrid}}, &out.failure);
+  out.rounds = rounds(ws, {{"cpu", cpu}, {"gpu", gpu}, {"candidate", hybrid}}, &out.failure);
   return out;
 }
 
@@ -195,12 +204,17 @@ std::optional<prof::BatchRule> Tuner::batch_rule(Precision prec, const prof::Pre
       break;
     }
     const double work = gflop(prec, size) * static_cast<double>(point.count);
-    const Confirmed c = confirm_faster(r.candidate, r.cpu, o_.split_margin, confirm.confidence,
-                                       "dealt", "the cores alone");
+    // Dealt is a split of 1 in 2 parts to confirm_split, the devices alone its 2 of 2.
+    const Confirmed c = confirm_split(r, 1, 2, o_.split_margin, confirm.confidence, "dealt");
     point.cpu_gflops = work / median_of(r.cpu);
+    point.gpu_gflops = r.gpu.empty() ? 0 : work / median_of(r.gpu);
     point.hybrid_gflops = r.candidate.empty() ? 0 : work / median_of(r.candidate);
+    point.chosen = c.keep == 1   ? prof::BatchSide::Dealt
+                   : c.keep == 2 ? prof::BatchSide::Devices
+                                 : prof::BatchSide::Cores;
+    // The devices' verdict against the cores alone (dealt or alone, whichever is kept).
     point.verdict = to_string(c.verdict);
-    point.note = failure.empty() ? c.note : "dealing failed: " + failure;
+    point.note = failure.empty() ? c.note : "failed: " + failure + "; " + c.note;
     if (!measured.logged) log_batch(prec, resident, hybrid.kernel_params, point, measured);
     points.push_back(point);
     summary.batch_points.emplace_back(resident, point);
@@ -208,9 +222,9 @@ std::optional<prof::BatchRule> Tuner::batch_rule(Precision prec, const prof::Pre
              r.candidate.empty() ? 0 : median_of(r.candidate) / static_cast<double>(point.count),
              size,
              std::to_string(point.count) + " x " + std::to_string(size) + "^3, " + memory + ": " +
-                 point.verdict,
+                 prof::to_string(point.side()),
              true);
-    if (c.verdict != Verdict::Faster) break;
+    if (point.side() == prof::BatchSide::Cores) break;
   }
   if (points.empty()) return std::nullopt;
   return batch_rule_from(points);

@@ -91,9 +91,11 @@ const prof::LogRecord* Tuner::logged_batch(Precision prec, int64_t size, bool re
                                            const std::map<std::string, int>& kernel) const {
   const auto rounds = static_cast<size_t>(prof::confirm_rule().rounds);
   for (auto r = log_.rbegin(); r != log_.rend(); ++r) {
+    // A record from before the devices-alone side ("gpu") was measured is measured again.
     const auto cpu = r->rounds.find("cpu");
     if (r->kind == "batch" && r->precision == prec && r->size == size && r->resident == resident &&
-        r->kernel == kernel && cpu != r->rounds.end() && cpu->second.size() == rounds)
+        r->kernel == kernel && cpu != r->rounds.end() && cpu->second.size() == rounds &&
+        r->rounds.count("gpu") > 0)
       return &*r;
   }
   return nullptr;
@@ -108,7 +110,9 @@ void Tuner::log_batch(Precision prec, bool resident, const std::map<std::string,
   rec.count = point.count;
   rec.kernel = kernel;
   rec.resident = resident;
-  rec.rounds = {{"cpu", measured.rounds.cpu}, {"candidate", measured.rounds.candidate}};
+  rec.rounds = {{"cpu", measured.rounds.cpu},
+                {"gpu", measured.rounds.gpu},
+                {"candidate", measured.rounds.candidate}};
   if (!measured.rounds.candidate.empty()) rec.seconds = summarize(measured.rounds.candidate).median;
   rec.failure = measured.failure;
   rec.verdict = point.verdict;

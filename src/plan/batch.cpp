@@ -70,6 +70,7 @@ void plan_devices(const Problem<T>& first, int64_t count, const Options& o,
   std::vector<double> weights;
   double cpu_rate = 0;
   bool measured = true;  // every device's profile measured its rate near this batch
+  bool alone = false;    // the first device's batch rule has the devices alone take this batch
   for (size_t i = 0; i < c.devices.size(); ++i) {
     const gpu::DeviceInfo& info = gpu::info(*c.devices[i]);
     // The sides' rates: what the tune measured of such batches where it did (the device alone
@@ -80,6 +81,7 @@ void plan_devices(const Problem<T>& first, int64_t count, const Options& o,
                    c.profiles[i].get(), precision, info.is_gpu, *edge, count,
                    gpu::is_discrete(*c.devices[i]) && gpu::operands_pinned(*c.devices[i], first))
              : profile::BatchRates{};
+    if (i == 0) alone = batch.devices_alone;
     const bool bucketed = c.choices[i].bucket > 0;
     const double device_rate = batch.device > 0 ? batch.device
                                : bucketed       ? c.choices[i].gpu_gflops
@@ -95,9 +97,12 @@ void plan_devices(const Problem<T>& first, int64_t count, const Options& o,
   // Auto deals a batch to both sides only where it has products enough for the dealing to size
   // chunks by the sides' rates (defaults.hpp's batch_deal_from_count); fewer go to the faster
   // side alone by the rates: the devices unless the rates were measured and the cores' is higher.
-  const bool few =
-      plan.request.strategy == Strategy::Auto && count < profile::batch_deal_from_count();
-  if (few && measured && cpu_rate > gpus) return;  // no part: the cores take the batch
+  const bool is_auto = plan.request.strategy == Strategy::Auto;
+  const bool few = is_auto && count < profile::batch_deal_from_count();
+  if (few && !alone && measured && cpu_rate > gpus) return;  // no part: the cores take the batch
+  // Where the batch rule found the devices alone faster than dealing at such products, auto
+  // gives them every product (the tune's rounds weighed the cores against them already).
+  const bool devices_only = plan.request.strategy == Strategy::Gpu || (is_auto && (few || alone));
   // Each device's kernel: the coalesced kernel's bucket for this batch (where its products lie
   // within a doubling), else the direct kernel.
   for (size_t i = 0; i < c.devices.size(); ++i) {
@@ -113,10 +118,9 @@ void plan_devices(const Problem<T>& first, int64_t count, const Options& o,
     plan.parts.push_back(std::move(part));
   }
   const double device_fraction =
-      plan.request.strategy == Strategy::Gpu || few
-          ? 1.0
-          : plan.request.fraction.value_or(measured && cpu_rate > 0 ? gpus / (gpus + cpu_rate)
-                                                                    : 0.5);
+      devices_only ? 1.0
+                   : plan.request.fraction.value_or(
+                         measured && cpu_rate > 0 ? gpus / (gpus + cpu_rate) : 0.5);
   // The devices' problems, shared by their weights; the CPU takes the rest.
   const auto devices_problems =
       static_cast<int64_t>(std::llround(device_fraction * static_cast<double>(count)));

@@ -134,6 +134,15 @@ BatchRates batch_rates(const Profile* p, Precision precision, bool is_gpu, doubl
                                   apart(static_cast<double>(near->size), edge)))
         near = &point;
     if (near != nullptr) r.cpu = near->cpu_gflops;
+    const BatchPoint* side = nullptr;  // the point whose side applies
+    for (const BatchPoint& point : rule->points)
+      if (side == nullptr || apart(static_cast<double>(point.size), edge) <
+                                 apart(static_cast<double>(side->size), edge))
+        side = &point;
+    if (side != nullptr && side->side() == BatchSide::Devices &&
+        (apart(static_cast<double>(side->size), edge) <= near_enough ||
+         (side == &rule->points.back() && edge > static_cast<double>(side->size))))
+      r.devices_alone = true;
   }
   return r;
 }

@@ -61,9 +61,14 @@ const std::map<std::string, int>* coalesced_for(const PrecisionProfile& pp, bool
 // `resident`, or ordinary memory): the device alone from the coalesced bucket coalesced_for picks
 // (its own kernel's rate where that applies, else the direct kernel's, and nothing where the
 // bucket was timed against another direct kernel than the profile's now); the cores alone from
-// the batch rule's point nearest in size.
+// the batch rule's point nearest in size. And whether that memory's batch rule has the devices
+// alone take such products (BatchSide::Devices): its point nearest in size within a doubling
+// says so, or its largest point does and the products are larger still (the devices' lead over
+// the cores grows with the products' size: on the H100 host the cores ran at 0.71, 0.43 and 0.29
+// of the GPU alone at s 256^3, 512^3 and 1024^3, docs/PERFORMANCE.md, Batches).
 struct BatchRates {
   double device = 0, cpu = 0;
+  bool devices_alone = false;
 };
 BatchRates batch_rates(const Profile* p, Precision precision, bool is_gpu, double edge,
                        int64_t count, bool resident);

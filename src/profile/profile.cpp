@@ -14,6 +14,18 @@
 namespace tandem::detail::profile {
 using nlohmann::json;
 
+const char* to_string(BatchSide side) {
+  switch (side) {
+    case BatchSide::Cores:
+      return "cores";
+    case BatchSide::Devices:
+      return "devices";
+    case BatchSide::Dealt:
+      return "dealt";
+  }
+  return "?";
+}
+
 namespace {
 
 constexpr int kFormat = 1;
@@ -59,15 +71,27 @@ Confirmation confirmation_of(const json& j) {
   return c;
 }
 
+constexpr BatchSide kBatchSides[] = {BatchSide::Cores, BatchSide::Devices, BatchSide::Dealt};
+
+BatchSide batch_side_of(const std::string& name) {
+  for (const BatchSide side : kBatchSides)
+    if (name == to_string(side)) return side;
+  throw std::runtime_error("batch point side '" + name + "' is none of cores, devices and dealt");
+}
+
 json batch_rule_json(const BatchRule& rule) {
   json points = json::array();
-  for (const BatchPoint& p : rule.points)
-    points.push_back({{"size", p.size},
-                      {"count", p.count},
-                      {"cpu_gflops", p.cpu_gflops},
-                      {"hybrid_gflops", p.hybrid_gflops},
-                      {"verdict", p.verdict},
-                      {"note", p.note}});
+  for (const BatchPoint& p : rule.points) {
+    json pj = {{"size", p.size},
+               {"count", p.count},
+               {"cpu_gflops", p.cpu_gflops},
+               {"hybrid_gflops", p.hybrid_gflops},
+               {"verdict", p.verdict},
+               {"note", p.note}};
+    if (p.gpu_gflops > 0) pj["gpu_gflops"] = p.gpu_gflops;
+    if (p.chosen) pj["side"] = to_string(*p.chosen);
+    points.push_back(pj);
+  }
   return {{"devices_from", rule.devices_from}, {"points", points}};
 }
 
@@ -82,6 +106,9 @@ BatchRule batch_rule_of(const json& j) {
     p.hybrid_gflops = pj.at("hybrid_gflops").get<double>();
     p.verdict = pj.at("verdict").get<std::string>();
     p.note = pj.value("note", std::string());
+    p.gpu_gflops = pj.value("gpu_gflops", 0.0);
+    if (const auto side = pj.find("side"); side != pj.end())
+      p.chosen = batch_side_of(side->get<std::string>());
     check_verdict(p.verdict, "batch point");
     rule.points.push_back(p);
   }

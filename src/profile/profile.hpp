@@ -72,20 +72,34 @@ struct Bucket {
   double fraction() const { return parts > 0 ? double(gpu_parts) / parts : 0.0; }
 };
 
+// What auto does with a batch's products of one size: keeps them on the cores, runs them on the
+// devices alone, or deals them to both.
+enum class BatchSide { Cores, Devices, Dealt };
+const char* to_string(BatchSide side);  // "cores", "devices", "dealt"
+
 // One size the co-tuner's batch phase measured: a strided batch of `count` products of size³,
-// the cores alone against the products dealt to the devices and the CPU (strategy hybrid), in
-// interleaved rounds, and what the rounds said of dealing (a Confirmation's verdict).
+// the cores alone, the devices alone (strategy gpu) and the products dealt to the devices and the
+// CPU (strategy hybrid), in interleaved rounds; what the rounds said of dealing against the cores
+// alone (a Confirmation's verdict), and the side auto takes at this size.
 struct BatchPoint {
   int64_t size = 0, count = 0;
   double cpu_gflops = 0, hybrid_gflops = 0;  // the rounds' medians
   std::string verdict;                       // "faster", "not faster" or "too noisy"
   std::string note;                          // what the rounds showed, in words
+  double gpu_gflops = 0;                     // the devices alone (0: not measured)
+  // Absent in profiles older than it, which measured no devices-alone side: then dealt where
+  // `verdict` is "faster", else the cores (side()).
+  std::optional<BatchSide> chosen;
+  BatchSide side() const {
+    return chosen ? *chosen : verdict == "faster" ? BatchSide::Dealt : BatchSide::Cores;
+  }
 };
 
-// Where auto deals a batch's products to the devices for operands in one kind of memory, as
-// measured (tuner/cotuner_batch.cpp derives it): products with m n k >= devices_from³ are dealt,
-// smaller ones stay on the cores; 0: dealing failed where measured, every product stays on the
-// cores. The points it rests on, ascending by size.
+// Where auto sends a batch's products to the devices for operands in one kind of memory, as
+// measured (tuner/cotuner_batch.cpp derives it): products with m n k >= devices_from³ go to the
+// devices, dealt or to the devices alone as the point nearest in size says (choice.hpp's
+// batch_rates), smaller ones stay on the cores; 0: the devices failed where measured, every
+// product stays on the cores. The points it rests on, ascending by size.
 struct BatchRule {
   int64_t devices_from = 0;
   std::vector<BatchPoint> points;
