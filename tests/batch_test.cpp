@@ -747,7 +747,7 @@ TEST(Batch, AutoGivesTheDevicesAloneWhereTheRuleFoundDealingSlower) {
   const auto rule = [&](prof::BatchSide at32, prof::BatchSide at128) {
     pp.batch = prof::BatchRule{
         32,
-        {{32, 2000, 30, 60, "faster", "", 70, at32}, {128, 100, 30, 60, "faster", "", 70, at128}}};
+        {{32, 2000, 30, 60, "faster", "", 70, at32}, {128, 100, 80, 60, "faster", "", 70, at128}}};
     p.precisions[detail::Precision::s] = pp;
     prof::save(p, prof::path_for(p.identity));
     prof::forget();
@@ -772,6 +772,35 @@ TEST(Batch, AutoGivesTheDevicesAloneWhereTheRuleFoundDealingSlower) {
   r = square_batch(32, 1000);
   EXPECT_EQ(r.device_problems, 1000) << "the point at 32^3: the devices alone";
   EXPECT_EQ(r.cpu_problems, 0);
+  // Ten products: the faster side by a single call's rates (the device's 50 GFLOPS against the
+  // cores' 10), not the rule point's cores (80, at a hundred products).
+  r = square_batch(128, 10);
+  EXPECT_EQ(r.device_problems, 10) << "a single call's rates for a batch of few products";
+}
+
+// A batch too small to wake the cores' threads (fewer multiply-adds than
+// batch.cpu_parallel_from) runs on the calling thread, under cpu and under auto; a larger one on
+// every core, and one whose caller set the threads on those; every C right.
+TEST(Batch, ATinyBatchRunsOnTheCallingThread) {
+  const int64_t least = detail::profile::batch_cpu_parallel_from();
+  ASSERT_GT(least, 10 * 16 * 16 * 16) << "ten 16^3 products are a tiny batch";
+  for (const Strategy strategy : {Strategy::Cpu, Strategy::Auto}) {
+    const BatchReport tiny = square_batch(16, 10, false, strategy);
+    EXPECT_EQ(tiny.cpu_threads, 1) << to_string(strategy);
+    EXPECT_EQ(tiny.cpu_problems, 10);
+  }
+  const auto n = static_cast<int64_t>(std::ceil(std::cbrt(static_cast<double>(least))));
+  EXPECT_EQ(square_batch(n, 2, false, Strategy::Cpu).cpu_threads, detail::host_cores())
+      << n << "^3 x 2";
+  std::vector<float> a(16 * 16 * 10, 0.5f), c(a.size(), 7.0f);
+  BatchReport r;
+  Options o;
+  o.strategy = Strategy::Cpu;
+  o.cpu_threads = 2;
+  gemm_batch_strided<float>(Layout::RowMajor, Op::NoTrans, Op::NoTrans, 16, 16, 16, 1.0f, a.data(),
+                            16, 256, a.data(), 16, 256, 0.0f, c.data(), 16, 256, 10, o, &r);
+  EXPECT_EQ(r.cpu_threads, 2) << "the caller's threads";
+  EXPECT_TRUE(std::all_of(c.begin(), c.end(), [](float x) { return x == 4.0f; }));
 }
 
 // A batch's shares follow what the tune measured of such batches (the coalesced bucket's rate on

@@ -136,7 +136,8 @@ void run(std::vector<Problem<T>>& problems, int64_t total, const Options& option
   report.t_start = clock::now_ns();
   if (req.strategy == Strategy::Cpu) {
     // Every problem on the cores, as they are (no copy).
-    report.cpu_threads = options.cpu_threads.value_or(host_cores());
+    report.cpu_threads = batch_cpu_threads(
+        Problems<T>{problems.data(), static_cast<int64_t>(problems.size())}, options);
     cpu_batch(problems, report.cpu_threads);
     report.cpu_problems = report.products;
     report.strategy = Strategy::Cpu;
@@ -152,7 +153,6 @@ void run(std::vector<Problem<T>>& problems, int64_t total, const Options& option
     const auto count = static_cast<int64_t>(problems.size());
     const int64_t products =
         std::partition(all, all + count, [](const Problem<T>& p) { return p.has_product(); }) - all;
-    const int cores = options.cpu_threads.value_or(host_cores());
     int64_t single = 0, dealt = products;
     if (req.strategy == Strategy::Auto && products == 1) {
       // A batch of one product is the single call it would be.
@@ -185,13 +185,15 @@ void run(std::vector<Problem<T>>& problems, int64_t total, const Options& option
           plan_batch(all[0], dealt, options, coalesced_edge(Problems<T>{all, dealt}));
       run_batch(Problems<T>{all, dealt}, plan, routine, report);
     }
-    // What stays on the cores, on all of them (the devices are done), and last the problems
-    // without a product: no C is written before the devices could refuse or fail.
+    // What stays on the cores, on all of them (the devices are done; one for a batch too small to
+    // wake them: batch_cpu_threads), and last the problems without a product: no C is written
+    // before the devices could refuse or fail.
     const int64_t cores_from = single + dealt;
-    if (dealt == 0) report.cpu_threads = cores;
-    cpu_batch(all + cores_from, products - cores_from, cores);
+    const int rest = batch_cpu_threads(Problems<T>{all + cores_from, count - cores_from}, options);
+    if (dealt == 0) report.cpu_threads = rest;
+    cpu_batch(all + cores_from, products - cores_from, rest);
     report.cpu_problems += products - cores_from;
-    cpu_batch(all + products, count - products, cores);
+    cpu_batch(all + products, count - products, rest);
     report.strategy = report.device_problems == 0 ? Strategy::Cpu
                       : report.cpu_problems == 0  ? Strategy::Gpu
                                                   : Strategy::Hybrid;

@@ -38,6 +38,11 @@ void cpu_batch(const Problem<T>* problems, int64_t count, int threads) {
     return;
   }
   cpu_blas::Threads one(1);
+  // One thread: the calling one, one problem after another (no arena to wake).
+  if (threads <= 1) {
+    for (int64_t i = 0; i < count; ++i) run_rows(problems[i], 0, problems[i].m);
+    return;
+  }
   // Fewer problems than threads: each cut into bands of its rows, so that every thread has one
   // (OpenBLAS's thread count is process-wide: calls on several threads each could not run side
   // by side).

@@ -57,41 +57,60 @@ gpu::SharedParams batch_kernel(const gpu::Device& device, Precision precision, c
   throw Error(Error::Kind::Runtime, "no direct kernel fits " + info.describe() + ": " + refused);
 }
 
+// The sides' rates for a batch (GFLOPS): what the tune measured of such batches where it did
+// (the device alone with the bucket's kernel, the cores alone over whole products), else a single
+// call's rates at the bucket of the batch's first shape (none where the shape is below every
+// bucket).
+struct SideRates {
+  std::vector<double> weights;  // each device's (1 where not measured)
+  double cpu = 0;
+  // The cores' rate on a batch of few products (below batch.deal_from_count): a single call's
+  // at the bucket of the batch's first shape where there is one, as cpu_batch runs fewer
+  // products than threads each over several threads, much as a single call runs, where the batch
+  // rule's points were measured at batches of a hundred products and more. On the H100 host ten s
+  // 512^3 products ran on the cores at 505 GFLOPS, the single call's bucket says 458, the rule's
+  // point (191 products) 1,081; the GPU alone ran them at 1,276.
+  double cpu_few = 0;
+  bool measured = true;  // every device's profile measured its rate near this batch
+  bool alone = false;    // the first device's batch rule has the devices alone take this batch
+};
+
+template <class T>
+SideRates side_rates(const Candidates& c, const Problem<T>& first, int64_t count,
+                     std::optional<double> edge) {
+  constexpr Precision precision = precision_of<T>();
+  SideRates r;
+  for (size_t i = 0; i < c.devices.size(); ++i) {
+    const gpu::DeviceInfo& info = gpu::info(*c.devices[i]);
+    const profile::BatchRates batch =
+        edge ? profile::batch_rates(
+                   c.profiles[i].get(), precision, info.is_gpu, *edge, count,
+                   gpu::is_discrete(*c.devices[i]) && gpu::operands_pinned(*c.devices[i], first))
+             : profile::BatchRates{};
+    if (i == 0) r.alone = batch.devices_alone;
+    const bool bucketed = c.choices[i].bucket > 0;
+    const double device_rate = batch.device > 0 ? batch.device
+                               : bucketed       ? c.choices[i].gpu_gflops
+                                                : 0.0;
+    r.measured = r.measured && device_rate > 0;
+    r.weights.push_back(device_rate > 0 ? device_rate : 1.0);
+    r.cpu = std::max(r.cpu, batch.cpu > 0 ? batch.cpu : bucketed ? c.choices[i].cpu_gflops : 0.0);
+    r.cpu_few = std::max(r.cpu_few, bucketed ? c.choices[i].cpu_gflops : batch.cpu);
+  }
+  return r;
+}
+
 // Every device's coalesced kernel (its profile's bucket for the batch's size and count, else its
 // direct kernel) and share; the devices and profiles come from the candidates a single call of
-// the batch's first shape would have. The shares follow the sides' rates: the tune's for such
-// batches where it measured them (profile::batch_rates), else the single call's bucket's.
+// the batch's first shape would have. The shares follow the sides' rates (side_rates).
 template <class T>
 void plan_devices(const Problem<T>& first, int64_t count, const Options& o,
                   std::optional<double> edge, BatchPlan& plan) {
   constexpr Precision precision = precision_of<T>();
   Candidates c = candidates(first, o, plan.request);
   if (needs_fp64(precision)) drop_fp32_only(precision, c);
-  std::vector<double> weights;
-  double cpu_rate = 0;
-  bool measured = true;  // every device's profile measured its rate near this batch
-  bool alone = false;    // the first device's batch rule has the devices alone take this batch
-  for (size_t i = 0; i < c.devices.size(); ++i) {
-    const gpu::DeviceInfo& info = gpu::info(*c.devices[i]);
-    // The sides' rates: what the tune measured of such batches where it did (the device alone
-    // with the bucket's kernel, the cores alone over whole products), else a single call's rates
-    // at the bucket of the batch's first shape (none where the shape is below every bucket).
-    const profile::BatchRates batch =
-        edge ? profile::batch_rates(
-                   c.profiles[i].get(), precision, info.is_gpu, *edge, count,
-                   gpu::is_discrete(*c.devices[i]) && gpu::operands_pinned(*c.devices[i], first))
-             : profile::BatchRates{};
-    if (i == 0) alone = batch.devices_alone;
-    const bool bucketed = c.choices[i].bucket > 0;
-    const double device_rate = batch.device > 0 ? batch.device
-                               : bucketed       ? c.choices[i].gpu_gflops
-                                                : 0.0;
-    measured = measured && device_rate > 0;
-    weights.push_back(device_rate > 0 ? device_rate : 1.0);
-    cpu_rate = std::max(cpu_rate, batch.cpu > 0 ? batch.cpu
-                                  : bucketed    ? c.choices[i].cpu_gflops
-                                                : 0.0);
-  }
+  const SideRates rates = side_rates(c, first, count, edge);
+  const std::vector<double>& weights = rates.weights;
   double gpus = 0;
   for (double w : weights) gpus += w;
   // Auto deals a batch to both sides only where it has products enough for the dealing to size
@@ -99,13 +118,14 @@ void plan_devices(const Problem<T>& first, int64_t count, const Options& o,
   // side alone by the rates: the devices unless the rates were measured and the cores' is higher.
   const bool is_auto = plan.request.strategy == Strategy::Auto;
   const bool few = is_auto && count < profile::batch_deal_from_count();
-  if (few && measured && cpu_rate > gpus) return;  // no part: the cores take the batch
+  if (few && rates.measured && rates.cpu_few > gpus) return;  // no part: the cores take it
   // Where the batch rule found the devices alone faster than dealing at such products, auto
   // gives them every product (the tune's rounds weighed the cores against them already, at their
   // count: a batch of few products goes by the rates above instead, as a device's fixed costs
   // weigh more there; on the H100 host the cores ran ten s 256^3 products at 1.44x the GPU alone,
   // where the rule's 1,146 ran on the GPU alone at 1.50x the cores).
-  const bool devices_only = plan.request.strategy == Strategy::Gpu || (is_auto && (few || alone));
+  const bool devices_only =
+      plan.request.strategy == Strategy::Gpu || (is_auto && (few || rates.alone));
   // Each device's kernel: the coalesced kernel's bucket for this batch (where its products lie
   // within a doubling), else the direct kernel.
   for (size_t i = 0; i < c.devices.size(); ++i) {
@@ -123,7 +143,7 @@ void plan_devices(const Problem<T>& first, int64_t count, const Options& o,
   const double device_fraction =
       devices_only ? 1.0
                    : plan.request.fraction.value_or(
-                         measured && cpu_rate > 0 ? gpus / (gpus + cpu_rate) : 0.5);
+                         rates.measured && rates.cpu > 0 ? gpus / (gpus + rates.cpu) : 0.5);
   // The devices' problems, shared by their weights; the CPU takes the rest.
   const auto devices_problems =
       static_cast<int64_t>(std::llround(device_fraction * static_cast<double>(count)));
@@ -228,6 +248,20 @@ const Problem<T>* largest_dealable(Problems<T> products) {
 }
 
 template <class T>
+int batch_cpu_threads(Problems<T> problems, const Options& options) {
+  if (options.cpu_threads) return *options.cpu_threads;
+  const auto least = static_cast<double>(profile::batch_cpu_parallel_from());
+  double work = 0;
+  for (const Problem<T>& p : problems) {
+    // A problem without a product is C = beta * C: m n multiplies.
+    work += static_cast<double>(p.m) * static_cast<double>(p.n) *
+            (p.has_product() ? static_cast<double>(p.k) : 1.0);
+    if (work >= least) return host_cores();
+  }
+  return 1;
+}
+
+template <class T>
 int64_t large_first(Problem<T>* products, int64_t count, int64_t edge) {
   // m n k against the edge cubed: a cube root per problem cost auto 0.6-0.7x strategy cpu on
   // batches of 16^3 products on the H100 host.
@@ -246,6 +280,7 @@ int64_t large_first(Problem<T>* products, int64_t count, int64_t edge) {
   template bool batch_uses_devices<T>(Problems<T>, const Options&);                   \
   template std::optional<int64_t> devices_from<T>(const Problem<T>&, const Options&); \
   template const Problem<T>* largest_dealable<T>(Problems<T>);                        \
+  template int batch_cpu_threads<T>(Problems<T>, const Options&);                     \
   template int64_t large_first<T>(Problem<T>*, int64_t, int64_t);
 TANDEM_FOR_EACH_ELEMENT(INSTANTIATE)
 #undef INSTANTIATE

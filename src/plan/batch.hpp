@@ -88,6 +88,13 @@ std::optional<int64_t> devices_from(const Problem<T>& first, const Options& opti
 template <class T>
 const Problem<T>* largest_dealable(Problems<T> products);
 
+// The threads the cores run these problems on: the caller's (Options::cpu_threads) where set;
+// else one, the calling thread, where they add up to fewer multiply-adds (m n for C = beta C) than
+// database/defaults.json's batch.cpu_parallel_from (waking the other threads would cost more
+// than the batch); else every core.
+template <class T>
+int batch_cpu_threads(Problems<T> problems, const Options& options);
+
 // Puts the products with m n k at least `edge` cubed first, in place; returns how many they are.
 template <class T>
 int64_t large_first(Problem<T>* products, int64_t count, int64_t edge);

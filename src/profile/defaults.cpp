@@ -122,6 +122,11 @@ int64_t batch_deal_from_count() {
   return count;
 }
 
+int64_t batch_cpu_parallel_from() {
+  static const auto work = integer<int64_t>(defaults_file().at("batch"), "cpu_parallel_from");
+  return work;
+}
+
 const BatchTune& batch_tune() {
   static const BatchTune rule = [] {
     const json& j = defaults_file().at("batch");

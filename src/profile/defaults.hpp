@@ -77,6 +77,9 @@ int64_t batch_devices_from();
 // alone: every side's first chunk would be a single product, dealt before any rate is known
 // (database/defaults.json's "batch"; the rule is plan/batch.cpp's).
 int64_t batch_deal_from_count();
+// A batch on the cores of fewer multiply-adds than this runs on the calling thread
+// (database/defaults.json's "batch"; the rule is plan/batch.hpp's batch_cpu_threads).
+int64_t batch_cpu_parallel_from();
 
 // What the co-tuner's batch phase measures (database/defaults.json's "batch"; the rule is
 // tuner/cotuner_batch.cpp's): strided batches of products of each of `sizes` (ascending), each
