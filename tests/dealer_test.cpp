@@ -57,6 +57,34 @@ TEST(Dealer, ARetiredSideTakesNothingAndTheOthersTakeTheRest) {
   EXPECT_EQ(rows, 1000 - first);
 }
 
+// A batch's CPU, whose smallest chunk is a product a thread, takes in time only what it would
+// finish with the others by the rates: a share of what is left where that is a product or more,
+// nothing where it is not, and then no more; the others take the rest.
+TEST(Dealer, ASlowSideTakesInTimeOnlyWhatItWouldFinishWithTheOthers) {
+  // 100 problems, the device costly, the CPU's smallest chunk 14 (a quarter of 56).
+  Dealer d(100, {80, 20}, {1, 1}, {true, false}, 56);
+  EXPECT_EQ(d.take(0, false, 6).rows, 6);
+  EXPECT_EQ(d.take(1, false, 6).rows, 6) << "first chunks as before";
+  d.set_rate(0, 1000);
+  d.set_rate(1, 100);
+  EXPECT_EQ(d.take(1).rows, 14) << "take: the smallest chunk, whatever the rates";
+  const int64_t left = d.left();  // 74
+  const Chunk in_time = d.take_in_time(1);
+  EXPECT_EQ(in_time.rows, left * 100 / 1100) << "the CPU's share of what is left, by the rates";
+  EXPECT_LT(in_time.rows, 14);
+  EXPECT_GT(d.take(0, false, d.left() - 3).rows, 0) << "the device leaves three";
+  ASSERT_EQ(d.left(), 3);
+  EXPECT_EQ(d.take_in_time(1).rows, 0) << "less than one product in time: nothing";
+  EXPECT_EQ(d.take(1).rows, 0) << "and no more";
+  int64_t rest = 0;
+  for (Chunk c = d.take(0); c.rows > 0; c = d.take(0)) rest += c.rows;
+  EXPECT_EQ(d.left(), 0);
+  EXPECT_GT(rest, 0) << "the device takes the rest";
+  // Alone, a side takes in time what take would give it.
+  Dealer alone(10, {10}, {1}, {false}, 4);
+  EXPECT_EQ(alone.take_in_time(0).rows, 5);
+}
+
 // A side asking ahead of time never takes the call's last rows while another side still takes
 // chunks: those wait for whoever is free. Alone, or once the others have retired, it takes them.
 TEST(Dealer, AskingAheadLeavesTheLastRowsToWhoeverIsFree) {

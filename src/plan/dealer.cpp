@@ -44,18 +44,18 @@ Dealer::Dealer(int64_t m, std::vector<int64_t> shares, std::vector<int64_t> tile
   for (size_t i = 0; i < shares_.size(); ++i) live_[i] = shares_[i] > 0;
 }
 
+double Dealer::weight(size_t j) const {
+  bool rated = true;
+  for (size_t k = 0; k < shares_.size(); ++k) rated = rated && (!live_[k] || rates_[k] > 0);
+  return rated ? rates_[j] : static_cast<double>(shares_[j]);
+}
+
 int64_t Dealer::size_for(size_t i) const {
   const int64_t left = m_ - next_;
   double rows = 0;
   if (!started_[i] && costly_[i]) {
     rows = kFirst * static_cast<double>(shares_[i]);
   } else {
-    // The sides' weights: their measured rates where every live side has one, else their shares.
-    bool rated = true;
-    for (size_t j = 0; j < shares_.size(); ++j) rated = rated && (!live_[j] || rates_[j] > 0);
-    const auto weight = [&](size_t j) {
-      return rated ? rates_[j] : static_cast<double>(shares_[j]);
-    };
     double live = 0;
     for (size_t j = 0; j < shares_.size(); ++j)
       if (live_[j]) live += weight(j);
@@ -79,6 +79,29 @@ Chunk Dealer::take(size_t i, bool ahead, int64_t at_most) {
       if (j != i && live_[j]) return {};
   started_[i] = true;
   next_ += c.rows;
+  return c;
+}
+
+Chunk Dealer::take_in_time(size_t i) {
+  std::lock_guard<std::mutex> lock(mutex_);
+  if (i >= shares_.size() || !live_[i] || next_ >= m_) return {};
+  const int64_t left = m_ - next_;
+  double others = 0;
+  for (size_t j = 0; j < shares_.size(); ++j)
+    if (j != i && live_[j]) others += weight(j);
+  int64_t rows = size_for(i);
+  if (others > 0) {
+    const double mine = weight(i);
+    const auto in_time = static_cast<int64_t>(static_cast<double>(left) * mine / (mine + others));
+    rows = std::min(rows, in_time);
+  }
+  if (rows <= 0) {
+    live_[i] = false;
+    return {};
+  }
+  started_[i] = true;
+  const Chunk c{next_, rows};
+  next_ += rows;
   return c;
 }
 

@@ -29,6 +29,13 @@ class Dealer {
   // the call's last rows while another side still takes chunks: those go to whoever is free.
   // `at_most`: the chunk's largest size (a batch's first chunks, before any side's rate is known).
   Chunk take(size_t i, bool ahead = false, int64_t at_most = INT64_MAX);
+  // The same, for a side whose chunks can be short (a batch's CPU): no larger than the share of
+  // what is left that it would finish together with the other live sides by their weights (the
+  // rates, else the static shares); nothing where that share is not one row, and side i then
+  // takes no more (retire). Its smallest chunk, a product per thread, would otherwise keep a side
+  // far slower than the others busy long after they finish. Not rounded to the side's tile (a
+  // batch's sides have none).
+  Chunk take_in_time(size_t i);
   // Side `i`'s measured rate (rows, or a batch's problems, per second): once every side still
   // taking has one, chunks are sized by the rates instead of the static shares.
   void set_rate(size_t i, double rate);
@@ -40,6 +47,7 @@ class Dealer {
 
  private:
   int64_t size_for(size_t i) const;
+  double weight(size_t j) const;  // side j's rate where every live side has one, else its share
   mutable std::mutex mutex_;
   int64_t m_, next_ = 0;
   std::vector<int64_t> shares_, tiles_;
