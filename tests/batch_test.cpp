@@ -1035,6 +1035,33 @@ TEST(Batch, LargeProductsGoInStagesOfSeveralProducts) {
   EXPECT_EQ(r.devices[0].launches, chunks) << "each chunk one stage";
 }
 
+// A device that takes the whole batch fills stages of at least batch.stage_products of its
+// largest products; one that shares it, of batch.stage_products_dealt (its chunks must each go
+// in stages to overlap copies with kernels).
+TEST(Batch, ADeviceSharingTheBatchFillsSmallerStages) {
+  ASSERT_GT(detail::profile::batch_stage_products(), detail::profile::batch_stage_products_dealt());
+  std::vector<float> x(64 * 64, 1.0f), y(64 * 64, 0.0f);
+  detail::Problem<float> first;
+  first.m = first.n = first.k = first.lda = first.ldb = first.ldc = 64;
+  first.alpha = 1.0f;
+  first.a = first.b = x.data();
+  first.c = y.data();
+  for (const Strategy strategy : {Strategy::Gpu, Strategy::Hybrid}) {
+    Options o;
+    o.strategy = strategy;
+    if (strategy == Strategy::Hybrid) o.gpu_fraction = 0.5;
+    const detail::BatchPlan plan = detail::plan_batch(first, 100, o, 64.0);
+    ASSERT_FALSE(plan.parts.empty()) << to_string(strategy);
+    const bool whole = plan.parts.size() == 1 && plan.cpu_problems == 0;
+    // Under gpu, two devices (POCL_DEVICES="basic pthread") share the batch too.
+    EXPECT_EQ(whole, strategy == Strategy::Gpu && plan.parts.size() == 1) << plan.parts.size();
+    for (const detail::BatchPart& part : plan.parts)
+      EXPECT_EQ(part.stage_products, whole ? detail::profile::batch_stage_products()
+                                           : detail::profile::batch_stage_products_dealt())
+          << to_string(strategy);
+  }
+}
+
 // A call that must be refused: the error's kind, position and message, and every C as it was.
 template <class F>
 void expect_refused(F&& call, int position, const std::vector<std::string>& words,

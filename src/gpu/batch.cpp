@@ -193,20 +193,21 @@ template <class T>
 class DeviceBatch {
  public:
   DeviceBatch(Device& dev, const SharedParams& params, Problems<T> problems,
-              const BatchHooks& hooks, int host_threads)
+              const BatchHooks& hooks, int host_threads, int64_t stage_products)
       : hooks_(hooks),
         dev_(dev),
         params_(params),
         f_(facts_of(params)),
         problems_(problems),
         threads_(std::max(1, host_threads)) {
-    // At least batch.stage_products of the largest products where they need more than
-    // stage_bytes, up to batch.stage_max_bytes; within half the device's largest allocation.
+    // At least stage_products of the largest products where they need more than stage_bytes, up
+    // to batch.stage_max_bytes; within half the device's largest allocation.
     int64_t largest = 0;
     for (const Problem<T>& p : problems) largest = std::max(largest, staged(p));
-    const auto floor = std::min<uint64_t>(static_cast<uint64_t>(profile::batch_stage_products()) *
-                                              static_cast<uint64_t>(largest) * sizeof(T),
-                                          profile::batch_stage_max_bytes());
+    const auto floor =
+        std::min<uint64_t>(static_cast<uint64_t>(std::max<int64_t>(stage_products, 1)) *
+                               static_cast<uint64_t>(largest) * sizeof(T),
+                           profile::batch_stage_max_bytes());
     const auto cap = static_cast<int64_t>(
         std::min<uint64_t>(std::max<uint64_t>(profile::batch_stage_bytes(), floor),
                            std::max<uint64_t>(dev.info().max_alloc_bytes / 2, 1)));
@@ -478,13 +479,13 @@ class DeviceBatch {
 
 template <class T>
 BatchStats run_batch(Device& device, const SharedParams& params, Problems<T> problems,
-                     const BatchHooks& hooks, int host_threads) {
-  return DeviceBatch<T>(device, params, problems, hooks, host_threads).run();
+                     const BatchHooks& hooks, int host_threads, int64_t stage_products) {
+  return DeviceBatch<T>(device, params, problems, hooks, host_threads, stage_products).run();
 }
 
 #define INSTANTIATE(T)                                                                           \
   template BatchStats run_batch<T>(Device&, const SharedParams&, Problems<T>, const BatchHooks&, \
-                                   int);
+                                   int, int64_t);
 TANDEM_FOR_EACH_ELEMENT(INSTANTIATE)
 #undef INSTANTIATE
 

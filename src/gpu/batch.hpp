@@ -61,10 +61,12 @@ struct BatchHooks {
 
 // Computes the problems `hooks.take` deals this device, on the calling thread, until it deals
 // none: two stages in flight on two queues, so one's copies overlap the other's kernels, packing
-// and unpacking on `host_threads` threads. `params` must be the direct kernel's (KERNEL 2). Every
-// problem must have a product (has_product()). Throws BatchFailure on any failure of the device.
+// and unpacking on `host_threads` threads. A stage holds at least `stage_products` of the
+// batch's largest products where they need more than batch.stage_bytes. `params` must be the
+// direct kernel's (KERNEL 2). Every problem must have a product (has_product()). Throws
+// BatchFailure on any failure of the device.
 template <class T>
 BatchStats run_batch(Device& device, const SharedParams& params, Problems<T> problems,
-                     const BatchHooks& hooks, int host_threads);
+                     const BatchHooks& hooks, int host_threads, int64_t stage_products);
 
 }  // namespace tandem::detail::gpu

@@ -157,6 +157,11 @@ void plan_devices(const Problem<T>& first, int64_t count, const Options& o,
     given = upto;
   }
   plan.cpu_problems = count - given;
+  // A device that takes the whole batch fills larger stages than one that shares it in chunks.
+  const bool whole = plan.parts.size() == 1 && plan.cpu_problems == 0;
+  for (BatchPart& part : plan.parts)
+    part.stage_products =
+        whole ? profile::batch_stage_products() : profile::batch_stage_products_dealt();
 }
 
 }  // namespace

@@ -24,6 +24,10 @@ struct BatchPart {
   gpu::SharedParams params;  // the coalesced kernel's set
   int64_t problems = 0;      // its expected share
   int feeders = 1;           // host threads that pack and unpack for it
+  // The fewest of the batch's largest products a stage holds (where they exceed
+  // batch.stage_bytes): batch.stage_products where this device takes the whole batch alone,
+  // batch.stage_products_dealt where it shares it (each chunk then needs stages to overlap).
+  int64_t stage_products = 1;
 };
 
 struct BatchPlan {

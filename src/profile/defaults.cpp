@@ -5,6 +5,7 @@
 #include <array>
 #include <cmath>
 #include <stdexcept>
+#include <string>
 #include <utility>
 
 #include "profile/database.hpp"
@@ -96,13 +97,25 @@ size_t batch_stage_bytes() {
   return bytes;
 }
 
+namespace {
+
+int64_t at_least_one(const char* name) {
+  const auto v = integer<int64_t>(defaults_file().at("batch"), name);
+  if (v < 1)
+    throw std::logic_error(std::string("database/defaults.json's batch.") + name +
+                           " must be 1 or more");
+  return v;
+}
+
+}  // namespace
+
 int64_t batch_stage_products() {
-  static const auto n = [] {
-    const auto v = integer<int64_t>(defaults_file().at("batch"), "stage_products");
-    if (v < 1)
-      throw std::logic_error("database/defaults.json's batch.stage_products must be 1 or more");
-    return v;
-  }();
+  static const auto n = at_least_one("stage_products");
+  return n;
+}
+
+int64_t batch_stage_products_dealt() {
+  static const auto n = at_least_one("stage_products_dealt");
   return n;
 }
 

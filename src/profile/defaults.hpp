@@ -66,7 +66,10 @@ size_t host_pack_parallel_from();
 size_t batch_stage_bytes();
 // A stage holds at least this many of its largest products where they exceed batch_stage_bytes
 // (within the device's allocation limit): a few large products a launch leave the device idle.
+// For a device that takes a batch alone; one that shares it holds at least
+// batch_stage_products_dealt (the rule is src/plan/batch.cpp's).
 int64_t batch_stage_products();
+int64_t batch_stage_products_dealt();
 // The most bytes that floor raises a stage to (a d 4096^3 product alone is 400 MB).
 size_t batch_stage_max_bytes();
 // Under auto, a batch's products with cbrt(m n k) below this stay on the cores whatever their

@@ -83,7 +83,8 @@ void device_side(Table& table, size_t i, const BatchPart& part, Problems<T> prob
     table.dealer.set_rate(i, rate(done, started));
   };
   try {
-    out.stats = gpu::run_batch(*part.device, part.params, problems, hooks, part.feeders);
+    out.stats = gpu::run_batch(*part.device, part.params, problems, hooks, part.feeders,
+                               part.stage_products);
   } catch (const gpu::BatchFailure& f) {
     table.dealer.retire(i);
     out.failure = static_cast<const Error&>(f);
