@@ -14,6 +14,9 @@
 //   TANDEM_DEVICE names, else the first GPU). Its table gives hybrid and auto against the better
 //   of cpu and gpu (both tandem's, ordinary memory). BENCH_FEEDERS=N sets the batches'
 //   Options::feeder_threads (host threads packing for each device).
+// BENCH_SETTLE=SECONDS: a pause before each side's call, for the threads of the side before it
+//   to go idle (OpenBLAS's and PoCL's spin a while after a call), as the tune's rounds pause
+//   (database/defaults.json's confirm.settle_seconds); none by default.
 #include <cblas.h>
 
 #include <algorithm>
@@ -27,6 +30,7 @@
 #include <random>
 #include <sstream>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "batch_cases.hpp"
@@ -168,9 +172,12 @@ std::string run_case(int64_t n, int64_t count, int reps, bool devices, std::stri
   std::vector<size_t> order(k);
   for (size_t i = 0; i < k; ++i) order[i] = i;
   std::mt19937 shuffle(12345);
+  const char* settle_env = std::getenv("BENCH_SETTLE");
+  const double settle = settle_env != nullptr ? std::atof(settle_env) : 0.0;
   for (int r = -1; r < reps; ++r) {
     std::shuffle(order.begin(), order.end(), shuffle);
     for (const size_t side : order) {
+      if (settle > 0) std::this_thread::sleep_for(std::chrono::duration<double>(settle));
       const auto t0 = Clock::now();
       sides[side].run(c[side]->data());
       if (r >= 0) t[side].push_back(std::chrono::duration<double>(Clock::now() - t0).count());
