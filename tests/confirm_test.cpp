@@ -100,6 +100,20 @@ TEST(Confirm, ABatchIsDealtOnlyWhereDealingBeatsTheDevicesAlone) {
   EXPECT_EQ(c.keep, 0) << "neither beats the cores";
 }
 
+// Dealt beat the cores but not the devices alone, whose rounds overlap the cores': dealt is kept
+// (both device sides beat the cores by medians), where confirm_split alone keeps the cores.
+TEST(Confirm, ABatchDealtFasterThanTheCoresIsKeptWhereTheDevicesAloneAreTooNoisy) {
+  const Rounds r{around(10), {6, 6.1, 10.5, 6.2, 5.9}, around(6)};
+  EXPECT_EQ(confirm_split(r, 1, 2, kMargin, kConfidence, "dealt").keep, 0);
+  const Confirmed c = batch_side(r, kMargin, kConfidence);
+  EXPECT_EQ(c.keep, 1);
+  EXPECT_EQ(c.verdict, Verdict::Faster);
+  EXPECT_NE(c.note.find("dealt kept"), std::string::npos) << c.note;
+  EXPECT_EQ(batch_side({around(10), around(4), around(5)}, kMargin, kConfidence).keep, 2)
+      << "the devices alone, where they beat dealing";
+  EXPECT_EQ(batch_side({around(3), around(4), around(3.5)}, kMargin, kConfidence).keep, 0);
+}
+
 TEST(Confirm, TheGpuAloneAgainstTheCpuAlone) {
   Confirmed c = confirm_split({around(10), {}, around(5)}, kParts, kParts, kMargin, kConfidence);
   EXPECT_EQ(c.keep, kParts);

@@ -105,4 +105,16 @@ Confirmed confirm_split(const Rounds& r, int split, int parts, double margin, do
               "; the CPU alone kept"};
 }
 
+Confirmed batch_side(const Rounds& r, double margin, double confidence) {
+  // Dealt is a split of 1 in 2 parts to confirm_split, the devices alone its 2 of 2.
+  const Confirmed c = confirm_split(r, 1, 2, margin, confidence, "dealt");
+  if (c.keep != 0) return c;
+  // Dealt beat the cores but not the devices alone, whose own rounds could not be told from the
+  // cores': both device sides beat the cores by medians, and dealing did beyond the noise.
+  const Confirmed dealt =
+      confirm_faster(r.candidate, r.cpu, margin, confidence, "dealt", "the CPU alone");
+  if (dealt.verdict != Verdict::Faster) return c;
+  return {1, Verdict::Faster, c.note + "; dealt kept: " + dealt.note};
+}
+
 }  // namespace tandem::tuner

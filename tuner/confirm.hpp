@@ -34,7 +34,8 @@ struct Confirmed {
 // Whether `candidate` (called `name` in the note) runs faster than `base` by `margin` of base's
 // median time and beyond the noise (tuner::separate at `confidence`): Faster; else TooNoisy where
 // the medians say faster but the rounds cannot tell, else NotFaster. keep is 1 for Faster, else 0.
-// The batch phase's verdict on dealing a batch against the cores alone.
+// The coalesced search's verdict on a kernel against the direct kernel, and the batch phase's on
+// dealing against the cores alone where confirm_split keeps neither (cotuner.hpp's batch_side).
 Confirmed confirm_faster(const std::vector<double>& candidate, const std::vector<double>& base,
                          double margin, double confidence, const std::string& name,
                          const std::string& base_name);
@@ -49,5 +50,12 @@ Confirmed confirm_faster(const std::vector<double>& candidate, const std::vector
 // "dealt", with split 1 of 2 parts).
 Confirmed confirm_split(const Rounds& rounds, int split, int parts, double margin,
                         double confidence, const std::string& name = "");
+
+// The side one size's batch rounds keep (Confirmed::keep 1: dealt, 2: the devices alone, 0: the
+// cores; rounds.candidate are the dealt ones): confirm_split's choice of a split of 1 in 2 parts
+// (dealt where it beats both single sides, else the devices alone where they beat the cores),
+// and dealt where it beat the cores though not the devices alone, whose rounds could not be told
+// from the cores'.
+Confirmed batch_side(const Rounds& rounds, double margin, double confidence);
 
 }  // namespace tandem::tuner

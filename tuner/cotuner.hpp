@@ -145,10 +145,11 @@ struct TuneReport {
 std::vector<int64_t> bucket_sizes(double gflops, uint64_t memory_bytes, size_t element_bytes);
 
 // The batch rule that the batch phase's points give (tuner/cotuner_batch.cpp): the edge from the
-// smallest size from which dealing was "faster" at every larger size measured; where it lost just
-// below that size, the geometric middle of the two sizes; half a doubling above the largest where
-// dealing ran there but was not faster; 0 (never) where it failed there (no dealt times, hybrid
-// GFLOPS 0) or nothing was measured. The points come back ascending by size.
+// smallest size from which the devices (dealt or alone: a point's side other than the cores) won
+// at every larger size measured; where the cores kept the size just below it, the geometric
+// middle of the two sizes; half a doubling above the largest where the devices ran there but did
+// not win; 0 (never) where both device sides failed there (hybrid and devices-alone GFLOPS 0) or
+// nothing was measured. The points come back ascending by size.
 detail::profile::BatchRule batch_rule_from(std::vector<detail::profile::BatchPoint> points);
 
 // Throws tandem::Error when the device cannot be opened, std::invalid_argument for bad options.

@@ -185,8 +185,10 @@ std::optional<prof::BatchRule> Tuner::batch_rule(Precision prec, const prof::Pre
     // The bucket for this size's count: the logged one where a record resumes (the cores' rate,
     // which sets it, varies between runs), else the one measured now.
     int64_t count = 0;
+    // (Only records logged_batch would resume: those with the devices-alone side.)
     for (auto r = log_.rbegin(); r != log_.rend() && count == 0; ++r)
-      if (r->kind == "batch" && r->precision == prec && r->size == size && r->resident == resident)
+      if (r->kind == "batch" && r->precision == prec && r->size == size &&
+          r->resident == resident && r->rounds.count("gpu") > 0)
         count = r->count;
     const auto* own = prof::coalesced_for(pp, info_.is_gpu, static_cast<double>(size),
                                           count > 0 ? count : batch_count<T>(prec, size));
@@ -204,15 +206,14 @@ std::optional<prof::BatchRule> Tuner::batch_rule(Precision prec, const prof::Pre
       break;
     }
     const double work = gflop(prec, size) * static_cast<double>(point.count);
-    // Dealt is a split of 1 in 2 parts to confirm_split, the devices alone its 2 of 2.
-    const Confirmed c = confirm_split(r, 1, 2, o_.split_margin, confirm.confidence, "dealt");
+    const Confirmed c = batch_side(r, o_.split_margin, confirm.confidence);
     point.cpu_gflops = work / median_of(r.cpu);
     point.gpu_gflops = r.gpu.empty() ? 0 : work / median_of(r.gpu);
     point.hybrid_gflops = r.candidate.empty() ? 0 : work / median_of(r.candidate);
     point.chosen = c.keep == 1   ? prof::BatchSide::Dealt
                    : c.keep == 2 ? prof::BatchSide::Devices
                                  : prof::BatchSide::Cores;
-    // The devices' verdict against the cores alone (dealt or alone, whichever is kept).
+    // The kept side's verdict against the cores alone (dealt or the devices alone).
     point.verdict = to_string(c.verdict);
     point.note = failure.empty() ? c.note : "failed: " + failure + "; " + c.note;
     if (!measured.logged) log_batch(prec, resident, hybrid.kernel_params, point, measured);

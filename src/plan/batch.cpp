@@ -64,12 +64,13 @@ gpu::SharedParams batch_kernel(const gpu::Device& device, Precision precision, c
 struct SideRates {
   std::vector<double> weights;  // each device's (1 where not measured)
   double cpu = 0;
-  // The cores' rate on a batch of few products (below batch.deal_from_count): a single call's
-  // at the bucket of the batch's first shape where there is one, as cpu_batch runs fewer
-  // products than threads each over several threads, much as a single call runs, where the batch
-  // rule's points were measured at batches of a hundred products and more. On the H100 host ten s
-  // 512^3 products ran on the cores at 505 GFLOPS, the single call's bucket says 458, the rule's
-  // point (191 products) 1,081; the GPU alone ran them at 1,276.
+  // The cores' rate on a batch of few products (below batch.deal_from_count): where they are
+  // fewer than the cores' threads, a single call's at the bucket of the batch's first shape where
+  // there is one, as cpu_batch runs such products each over several threads, much as a single
+  // call runs, where the batch rule's points were measured at batches of a hundred products and
+  // more (on the H100 host ten s 512^3 products ran on the cores at 505 GFLOPS, the single call's
+  // bucket says 458, the rule's point, 191 products, 1,081; the GPU alone ran them at 1,276);
+  // else the batch rates' (one product a thread, as the rule's points ran).
   double cpu_few = 0;
   bool measured = true;  // every device's profile measured its rate near this batch
   bool alone = false;    // the first device's batch rule has the devices alone take this batch
@@ -77,7 +78,7 @@ struct SideRates {
 
 template <class T>
 SideRates side_rates(const Candidates& c, const Problem<T>& first, int64_t count,
-                     std::optional<double> edge) {
+                     std::optional<double> edge, int threads) {
   constexpr Precision precision = precision_of<T>();
   SideRates r;
   for (size_t i = 0; i < c.devices.size(); ++i) {
@@ -95,7 +96,9 @@ SideRates side_rates(const Candidates& c, const Problem<T>& first, int64_t count
     r.measured = r.measured && device_rate > 0;
     r.weights.push_back(device_rate > 0 ? device_rate : 1.0);
     r.cpu = std::max(r.cpu, batch.cpu > 0 ? batch.cpu : bucketed ? c.choices[i].cpu_gflops : 0.0);
-    r.cpu_few = std::max(r.cpu_few, bucketed ? c.choices[i].cpu_gflops : batch.cpu);
+    const double single = bucketed ? c.choices[i].cpu_gflops : 0.0;
+    r.cpu_few = std::max(r.cpu_few, count < threads ? (single > 0 ? single : batch.cpu)
+                                                    : (batch.cpu > 0 ? batch.cpu : single));
   }
   return r;
 }
@@ -109,7 +112,7 @@ void plan_devices(const Problem<T>& first, int64_t count, const Options& o,
   constexpr Precision precision = precision_of<T>();
   Candidates c = candidates(first, o, plan.request);
   if (needs_fp64(precision)) drop_fp32_only(precision, c);
-  const SideRates rates = side_rates(c, first, count, edge);
+  const SideRates rates = side_rates(c, first, count, edge, o.cpu_threads.value_or(host_cores()));
   const std::vector<double>& weights = rates.weights;
   double gpus = 0;
   for (double w : weights) gpus += w;
@@ -183,7 +186,13 @@ BatchPlan plan_batch(const Problem<T>& first, int64_t count, const Options& o,
   const std::vector<bool> feeds(plan.parts.size(), true), pinned(plan.parts.size(), false);
   const Cores cores = divide_cores(o, feeds, pinned, plan.cpu_problems > 0, true, 0);
   for (size_t i = 0; i < plan.parts.size(); ++i) plan.parts[i].feeders = cores.feeders[i];
-  plan.cpu_threads = plan.parts.empty() ? o.cpu_threads.value_or(host_cores()) : cores.cpu_threads;
+  // With no device, the cores' threads as for a batch of `count` such products on the cores.
+  plan.cpu_threads =
+      plan.parts.empty()
+          ? batch_cpu_threads(static_cast<double>(count) * static_cast<double>(first.m) *
+                                  static_cast<double>(first.n) * static_cast<double>(first.k),
+                              o)
+          : cores.cpu_threads;
   return plan;
 }
 
@@ -252,6 +261,11 @@ const Problem<T>* largest_dealable(Problems<T> products) {
   return largest;
 }
 
+int batch_cpu_threads(double work, const Options& options) {
+  if (options.cpu_threads) return *options.cpu_threads;
+  return work < static_cast<double>(profile::batch_cpu_parallel_from()) ? 1 : host_cores();
+}
+
 template <class T>
 int batch_cpu_threads(Problems<T> problems, const Options& options) {
   if (options.cpu_threads) return *options.cpu_threads;
@@ -263,7 +277,7 @@ int batch_cpu_threads(Problems<T> problems, const Options& options) {
             (p.has_product() ? static_cast<double>(p.k) : 1.0);
     if (work >= least) return host_cores();
   }
-  return 1;
+  return batch_cpu_threads(work, options);
 }
 
 template <class T>

@@ -41,7 +41,8 @@ struct BatchPlan {
 };
 
 // The plan for `count` problems under `options`, which ask for gpu, hybrid or auto (as hybrid
-// but for batches of fewer than batch.deal_from_count, below);
+// but for batches of fewer than batch.deal_from_count and where the batch rule's point nearest
+// the products chose the devices alone, below);
 // `first` is a problem of the batch (with a product) for the profiles' lookup (the api passes a
 // product of the dealt ones: a grouped batch's kernel is chosen by it). Shares: under hybrid
 // the options' or TANDEM_GPU_FRACTION's fraction of the problems to the devices, else in proportion
@@ -50,7 +51,11 @@ struct BatchPlan {
 // batch rule's point for the cores) where it did, else a single call's at the problem's bucket;
 // the devices' part shared by their own rates; under gpu all of them to the devices, and under
 // auto for fewer products than batch.deal_from_count all of them to the faster side by those
-// rates (the devices unless both were measured and the cores' is higher: then no part).
+// rates, the cores' a single call's where the products are fewer than the cores' threads (the
+// devices unless both were measured and the cores' is higher: then no part, and the cores run
+// the batch on batch_cpu_threads' threads), and where the batch rule's point nearest the
+// products' edge chose the devices alone (profile::batch_rates' devices_alone) all of them to
+// the devices. A batch whose products spread over more than a doubling (no edge) is dealt.
 // Throws Error
 // (InvalidArgument) naming an option out of range.
 // `edge`: the products' edge for the coalesced kernel's bucket (coalesced_edge); none: every device
@@ -98,6 +103,8 @@ const Problem<T>* largest_dealable(Problems<T> products);
 // than the batch); else every core.
 template <class T>
 int batch_cpu_threads(Problems<T> problems, const Options& options);
+// The same for a batch of `work` multiply-adds.
+int batch_cpu_threads(double work, const Options& options);
 
 // Puts the products with m n k at least `edge` cubed first, in place; returns how many they are.
 template <class T>

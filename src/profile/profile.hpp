@@ -79,8 +79,9 @@ const char* to_string(BatchSide side);  // "cores", "devices", "dealt"
 
 // One size the co-tuner's batch phase measured: a strided batch of `count` products of size³,
 // the cores alone, the devices alone (strategy gpu) and the products dealt to the devices and the
-// CPU (strategy hybrid), in interleaved rounds; what the rounds said of dealing against the cores
-// alone (a Confirmation's verdict), and the side auto takes at this size.
+// CPU (strategy hybrid), in interleaved rounds; the side auto takes at this size, and the rounds'
+// verdict on it against the cores alone (a Confirmation's verdict: in profiles older than the
+// sides, dealing's against the cores alone).
 struct BatchPoint {
   int64_t size = 0, count = 0;
   double cpu_gflops = 0, hybrid_gflops = 0;  // the rounds' medians

@@ -21,7 +21,8 @@ namespace tandem::detail {
 namespace {
 
 // The smallest chunk a device is dealt is 1/kMinParts of the batch, or (on a small batch) four
-// problems per CPU thread; the CPU's is a quarter of it (dealer.hpp).
+// problems per CPU thread; the CPU's is a quarter of it (dealer.hpp), or less after its first
+// chunk where less is what it would finish with the devices (Dealer::take_in_time).
 constexpr int64_t kMinParts = 64;
 constexpr int64_t kPerThread = 4;
 // Every side's first chunk is at most 1/kFirstParts of the batch: the static shares are guesses
