@@ -195,6 +195,35 @@ TEST(CostModel, ASlowSmallCallCannotTurnTheLatencyIntoTheWholeCall) {
   }
 }
 
+// The same with a thin call (one dimension small) measured slow: read as its small dimension's
+// cost, it would give a half-dimension far above every size measured, which shrinks the square
+// calls' shape part and lifts their rates, round after round (ModelPlan's tune under load once
+// stored 8.9e48 GFLOPS so, refused). A half-dimension is at most the square calls' size.
+TEST(CostModel, ASlowThinCallCannotTurnTheShapeIntoTheWholeRate) {
+  cost::Model truth = h100_like();
+  truth.cpu.latency = 30e-6;
+  std::vector<cost::Observation> obs = observations_of(truth);
+  int64_t square = 0;
+  for (const cost::Observation& o : obs)
+    if (o.what == "cpu" && o.m == o.n && o.n == o.k) square = std::max(square, o.m);
+  bool slowed = false;
+  for (cost::Observation& o : obs)
+    if (o.what == "cpu" && !(o.m == o.n && o.n == o.k) && !slowed) {
+      o.seconds *= 400;
+      slowed = true;
+    }
+  ASSERT_TRUE(slowed) << "a thin CPU call to slow";
+  const cost::Model fitted = cost::fit(obs, kH100Constants, 0.05);
+  EXPECT_TRUE(fitted.usable()) << fitted.problem();
+  for (const double half : {fitted.cpu.half_m, fitted.cpu.half_n, fitted.cpu.half_k})
+    EXPECT_LE(half, static_cast<double>(square));
+  for (size_t i = 0; i < fitted.cpu.gflops_by_threads.size(); ++i) {
+    const double ratio = fitted.cpu.gflops_by_threads[i].y / truth.cpu.gflops_by_threads[i].y;
+    EXPECT_GT(ratio, 0.9) << i;
+    EXPECT_LT(ratio, 10) << i;
+  }
+}
+
 // A complex multiply-add is four real ones (8 flops): the model counts a complex call's flops so,
 // and its rates are GFLOPS of that count, the figures the tuner and the planner's launch bound
 // read beside the real types'. A machine that runs complex calls as `truth` says is fitted back

@@ -83,9 +83,14 @@ CpuModel fit_cpu(const std::vector<Observation>& obs, const DeviceConstants& dev
       if (rate > 0 && part > 0)
         halves[d].push_back(std::max(0.0, static_cast<double>(dims[d]) * (1 / part - 1)));
     }
-    cpu.half_m = median(halves[0]);
-    cpu.half_n = median(halves[1]);
-    cpu.half_k = median(halves[2]);
+    // A half-dimension is at most the square calls' size (a dimension that large keeps at least
+    // half the rate): a thin call measured slow on a busy machine would otherwise give one far
+    // above every size measured, shrink the square calls' shape part and lift their rates round
+    // after round (a tune under load once fitted 8.9e48 GFLOPS).
+    const double most = square > 0 ? static_cast<double>(square) : HUGE_VAL;
+    cpu.half_m = std::min(median(halves[0]), most);
+    cpu.half_n = std::min(median(halves[1]), most);
+    cpu.half_k = std::min(median(halves[2]), most);
     std::vector<double> latencies;
     for (const Observation* o : small)
       latencies.push_back(std::max(
