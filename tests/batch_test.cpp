@@ -810,6 +810,16 @@ TEST(Batch, ATinyBatchRunsOnTheCallingThread) {
   EXPECT_TRUE(std::all_of(c.begin(), c.end(), [](float x) { return x == 4.0f; }));
 }
 
+// One n^3 product, row-major, alpha 1: A and B are `ab`, C is `c`.
+detail::Problem<float> cube_problem(int64_t n, const float* ab, float* c) {
+  detail::Problem<float> p;
+  p.m = p.n = p.k = p.lda = p.ldb = p.ldc = n;
+  p.alpha = 1.0f;
+  p.a = p.b = ab;
+  p.c = c;
+  return p;
+}
+
 // A batch's shares follow what the tune measured of such batches (the coalesced bucket's rate on
 // the device alone, the batch rule's point for the cores alone) where the profile has it, else a
 // single call's rates at the bucket of the batch's first shape.
@@ -831,11 +841,7 @@ TEST(Batch, SharesFollowTheTunesBatchRates) {
     prof::save(p, prof::path_for(id));
     prof::forget();
     std::vector<float> x(64 * 64, 1.0f), y(64 * 64, 0.0f);
-    detail::Problem<float> first;
-    first.m = first.n = first.k = first.lda = first.ldb = first.ldc = 64;
-    first.alpha = 1.0f;
-    first.a = first.b = x.data();
-    first.c = y.data();
+    const detail::Problem<float> first = cube_problem(64, x.data(), y.data());
     Options o;
     o.strategy = Strategy::Hybrid;
     const detail::BatchPlan plan = detail::plan_batch(first, count, o, 64.0);
@@ -1048,11 +1054,7 @@ TEST(Batch, LargeProductsGoInStagesOfSeveralProducts) {
 TEST(Batch, ADeviceSharingTheBatchFillsSmallerStages) {
   ASSERT_GT(detail::profile::batch_stage_products(), detail::profile::batch_stage_products_dealt());
   std::vector<float> x(64 * 64, 1.0f), y(64 * 64, 0.0f);
-  detail::Problem<float> first;
-  first.m = first.n = first.k = first.lda = first.ldb = first.ldc = 64;
-  first.alpha = 1.0f;
-  first.a = first.b = x.data();
-  first.c = y.data();
+  const detail::Problem<float> first = cube_problem(64, x.data(), y.data());
   for (const Strategy strategy : {Strategy::Gpu, Strategy::Hybrid}) {
     Options o;
     o.strategy = strategy;
