@@ -4,10 +4,10 @@
 // against sharing elements with each other or with any operand (src/base/overlap.hpp); then the
 // batch runs: under cpu each problem whole on one core (src/cpu/batch.hpp); under gpu and hybrid
 // the problems dealt to the devices' coalesced kernel and to the CPU (src/run/batch.hpp); under
-// auto, the products at least as large as the batch rule's edge (plan/batch.hpp's devices_from:
-// the profile's, measured by the tune for the batch's precision and memory) are dealt as under
-// hybrid where a single call of their total work would use a device (batch_uses_devices), a
-// batch of one runs as that single call, and the rest run on the cores.
+// auto, the products at least as large as the batch rule's edge (plan/batch.hpp's deal_from and
+// devices_from: the profile's, measured by the tune for the batch's precision and memory) are dealt
+// as under hybrid where a single call of their total work would use a device (batch_uses_devices),
+// a batch of one runs as that single call, and the rest run on the cores.
 #include "cpu/batch.hpp"
 
 #include <algorithm>
@@ -162,14 +162,9 @@ void run(std::vector<Problem<T>>& problems, int64_t total, const Options& option
         report.device_problems = single = 1;
       }
     } else if (req.strategy == Strategy::Auto) {
-      // Nothing looked up where no product reaches the smallest size a rule deals, nor where a
-      // single call of the whole batch's work stays on the cores (known from the route once it
-      // is): then neither does any part of the batch. Else the rule, for the largest product.
-      const Problem<T>* largest = largest_dealable(Problems<T>{all, products});
-      const std::optional<int64_t> edge =
-          largest != nullptr && batch_uses_devices(Problems<T>{all, products}, options)
-              ? devices_from(*largest, options)
-              : std::nullopt;
+      // The edge products are dealt from, where any reaches it and the batch's work would use a
+      // device (deal_from: known from the route, then a remembered rule, before any plan).
+      const std::optional<int64_t> edge = deal_from(Problems<T>{all, products}, options);
       dealt = edge ? large_first(all, products, *edge) : 0;
       if (dealt == 1 && uses_devices(all[0], options)) {
         single_call(all[0], options);

@@ -3,14 +3,20 @@
 
 #include <algorithm>
 #include <cmath>
+#include <memory>
 
+#include "base/config.hpp"
 #include "base/log.hpp"
+#include "base/memo.hpp"
 #include "base/precision.hpp"
+#include "base/seams.hpp"
 #include "gpu/engine.hpp"
 #include "gpu/pinned_memory.hpp"
 #include "plan/candidates.hpp"
+#include "plan/route.hpp"
 #include "profile/choice.hpp"
 #include "profile/defaults.hpp"
+#include "profile/store.hpp"
 
 namespace tandem::detail {
 namespace {
@@ -209,43 +215,96 @@ std::optional<double> coalesced_edge(Problems<T> products) {
   return std::cbrt(std::sqrt(least * most));
 }
 
+namespace {
+
+double volume(int64_t m, int64_t n, int64_t k) {
+  return static_cast<double>(m) * static_cast<double>(n) * static_cast<double>(k);
+}
+
+// A single call of the products' total work: a cube of edge cbrt(sum of m n k) in the first one's
+// precision and memory, no transposes.
 template <class T>
-bool batch_uses_devices(Problems<T> products, const Options& o) {
+Problem<T> work_cube(Problems<T> products) {
   double work = 0;
-  for (const Problem<T>& p : products)
-    work += static_cast<double>(p.m) * static_cast<double>(p.n) * static_cast<double>(p.k);
+  for (const Problem<T>& p : products) work += volume(p.m, p.n, p.k);
   Problem<T> cube = products.front();
   const auto edge = static_cast<int64_t>(std::llround(std::cbrt(work)));
   cube.trans_a = cube.trans_b = cube.conj_a = cube.conj_b = false;
   cube.m = cube.n = cube.k = cube.lda = cube.ldb = cube.ldc = std::max<int64_t>(edge, 1);
-  return uses_devices(cube, o, true);
+  return cube;
 }
+
+// What devices_from reads from a product's candidates: the first device, and its profile's edges
+// for operands in ordinary memory and in that device's tandem_malloc memory.
+struct RuleEdges {
+  std::weak_ptr<gpu::Device> device;
+  bool discrete = false;
+  std::optional<int64_t> ordinary, resident;
+};
 
 template <class T>
-std::optional<int64_t> devices_from(const Problem<T>& first, const Options& o) {
-  Candidates c;
-  try {
-    c = candidates(first, o, request(o));
-  } catch (const Error& e) {
-    if (e.kind() == Error::Kind::InvalidArgument) throw;
-    return std::nullopt;  // no device: the cores take the batch
-  }
+RuleEdges rule_edges(const Problem<T>& first, const Options& o) {
+  const Candidates c = candidates(first, o, request(o));  // Error where no device opens
+  RuleEdges r;
   // Never below the smallest size a rule is measured at, whatever a profile says.
   const int64_t floor = profile::batch_tune().sizes.front();
-  if (!c.devices.empty() && c.profiles.front()) {
-    const auto& precisions = c.profiles.front()->precisions;
-    if (const auto it = precisions.find(precision_of<T>()); it != precisions.end()) {
-      const gpu::Device& device = *c.devices.front();
-      const bool resident = gpu::is_discrete(device) && gpu::operands_pinned(device, first);
-      const auto& rule = resident ? it->second.batch_resident : it->second.batch;
-      if (rule)
-        return rule->devices_from > 0 ? std::optional<int64_t>(std::max(rule->devices_from, floor))
-                                      : std::nullopt;
-    }
-  }
-  return std::max(profile::batch_devices_from(), floor);
+  const std::optional<int64_t> defaults = std::max(profile::batch_devices_from(), floor);
+  r.ordinary = r.resident = defaults;
+  if (c.devices.empty()) return r;
+  r.device = c.devices.front();
+  r.discrete = gpu::is_discrete(*c.devices.front());
+  if (!c.profiles.front()) return r;
+  const auto& precisions = c.profiles.front()->precisions;
+  const auto it = precisions.find(precision_of<T>());
+  if (it == precisions.end()) return r;
+  const auto edge = [&](const std::optional<profile::BatchRule>& rule) {
+    if (!rule) return defaults;
+    return rule->devices_from > 0 ? std::optional<int64_t>(std::max(rule->devices_from, floor))
+                                  : std::nullopt;
+  };
+  r.ordinary = edge(it->second.batch);
+  r.resident = edge(it->second.batch_resident);
+  return r;
 }
 
+// The edges for a product's shape, remembered per process and profile state (profile::changes(),
+// which forget() moves on) where no option, variable or test seam picks the devices: looking up
+// the candidates again cost a batch of ten 64^3 products on the H100 host about 26 us, as much as
+// the cores take for the whole batch.
+template <class T>
+RuleEdges remembered_edges(const Problem<T>& first, const Options& o) {
+  if (o.device || env_config().device || seams::overridden()) return rule_edges(first, o);
+  struct Key {
+    Precision precision;
+    int64_t m, n, k;
+    bool trans_a, trans_b;
+    uint64_t profiles;
+    bool operator==(const Key& o) const {
+      return precision == o.precision && m == o.m && n == o.n && k == o.k && trans_a == o.trans_a &&
+             trans_b == o.trans_b && profiles == o.profiles;
+    }
+  };
+  struct View {
+    Key key;
+    uint64_t hash() const {
+      uint64_t h = hash_value(key.precision, 0);
+      for (const int64_t v : {key.m, key.n, key.k}) h = hash_value(v, h);
+      return hash_value(key.profiles, hash_value(key.trans_b, hash_value(key.trans_a, h)));
+    }
+    bool matches(const Key& k) const { return k == key; }
+    Key own() const { return key; }
+  };
+  static auto& memo = *new Memo<Key, RuleEdges>;  // never destroyed: calls until exit
+  const View view{{precision_of<T>(), first.m, first.n, first.k, first.trans_a, first.trans_b,
+                   profile::changes()}};
+  RuleEdges r = memo.get(view, [&] { return rule_edges(first, o); });
+  // A device opened again since (after a fork) is looked up afresh.
+  if (r.discrete && r.device.expired()) r = rule_edges(first, o);
+  return r;
+}
+
+// The product of the largest m n k, where it reaches the smallest size a batch rule deals from;
+// else null.
 template <class T>
 const Problem<T>* largest_dealable(Problems<T> products) {
   const auto floor = static_cast<double>(profile::batch_tune().sizes.front());
@@ -259,6 +318,54 @@ const Problem<T>* largest_dealable(Problems<T> products) {
     }
   }
   return largest;
+}
+
+}  // namespace
+
+template <class T>
+bool batch_uses_devices(Problems<T> products, const Options& o) {
+  return uses_devices(work_cube(products), o, true);
+}
+
+template <class T>
+std::optional<int64_t> devices_from(const Problem<T>& first, const Options& o) {
+  try {
+    const RuleEdges r = remembered_edges(first, o);
+    const std::shared_ptr<gpu::Device> device = r.device.lock();
+    const bool resident =
+        r.discrete && device && gpu::any_pinned_block() && gpu::operands_pinned(*device, first);
+    return resident ? r.resident : r.ordinary;
+  } catch (const Error& e) {
+    if (e.kind() == Error::Kind::InvalidArgument) throw;
+    return std::nullopt;  // no device: the cores take the batch
+  }
+}
+
+template <class T>
+std::optional<int64_t> deal_from(Problems<T> products, const Options& o) {
+  const Problem<T>* largest = largest_dealable(products);
+  if (largest == nullptr) return std::nullopt;
+  // The route first: where a single call of the whole batch's work stays on the cores, so does
+  // every part of it, and OpenCL is not opened. Where the route is not known yet, that call is
+  // planned, which learns it (a program's later small batches, in this process and later ones,
+  // then stay on the cores without opening OpenCL).
+  const Problem<T> whole = work_cube(products);
+  bool planned = false;
+  if (route::eligible(o, Strategy::Auto)) {
+    if (!route::known(precision_of<T>())) {
+      if (!uses_devices(whole, o, true)) return std::nullopt;
+      planned = true;
+    } else if (route::cpu_alone(precision_of<T>(), whole.m, whole.n, whole.k)) {
+      return std::nullopt;
+    }
+  }
+  // Then the rule's edge, remembered: a batch whose products all lie below it is the cores'
+  // without planning the single call.
+  const std::optional<int64_t> edge = devices_from(*largest, o);
+  const auto from = edge ? static_cast<double>(*edge) : 0.0;
+  if (!edge || volume(largest->m, largest->n, largest->k) < from * from * from) return std::nullopt;
+  if (!planned && !uses_devices(whole, o, true)) return std::nullopt;
+  return edge;
 }
 
 int batch_cpu_threads(double work, const Options& options) {
@@ -298,7 +405,7 @@ int64_t large_first(Problem<T>* products, int64_t count, int64_t edge) {
   template std::optional<double> coalesced_edge<T>(Problems<T>);                      \
   template bool batch_uses_devices<T>(Problems<T>, const Options&);                   \
   template std::optional<int64_t> devices_from<T>(const Problem<T>&, const Options&); \
-  template const Problem<T>* largest_dealable<T>(Problems<T>);                        \
+  template std::optional<int64_t> deal_from<T>(Problems<T>, const Options&);          \
   template int batch_cpu_threads<T>(Problems<T>, const Options&);                     \
   template int64_t large_first<T>(Problem<T>*, int64_t, int64_t);
 TANDEM_FOR_EACH_ELEMENT(INSTANTIATE)

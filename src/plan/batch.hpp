@@ -87,15 +87,19 @@ bool batch_uses_devices(Problems<T> products, const Options& options);
 // database/defaults.json's batch.devices_from. None where the rule found dealing failing (0), or
 // where no device opens. A grouped batch is judged by the product it is asked for (the api
 // passes its largest).
+// Remembered per process for each product shape and profile state where no option, variable or
+// seam picks the devices.
 template <class T>
 std::optional<int64_t> devices_from(const Problem<T>& first, const Options& options);
 
-// The product of the largest m n k, where it reaches the smallest size a batch rule deals from
-// (database/defaults.json's batch.tune_sizes' smallest: nothing smaller is measured, and auto
-// keeps smaller products on the cores whatever a profile says); else null, and the batch needs
-// no lookup to stay on the cores.
+// Under auto, the edge from which these products (each with a product) are dealt to the devices,
+// where any is: none where the largest is below the smallest size a batch rule deals from
+// (database/defaults.json's batch.tune_sizes' smallest: nothing smaller is measured), where the
+// route keeps a single call of their total work on the cores (OpenCL is not opened), where the
+// largest lies below devices_from's edge (no plan is made), or where that single call would not
+// use a device (batch_uses_devices). The api passes the largest product to devices_from.
 template <class T>
-const Problem<T>* largest_dealable(Problems<T> products);
+std::optional<int64_t> deal_from(Problems<T> products, const Options& options);
 
 // The threads the cores run these problems on: the caller's (Options::cpu_threads) where set;
 // else one, the calling thread, where they add up to fewer multiply-adds (m n for C = beta C) than
