@@ -125,9 +125,10 @@ void single_call(const Problem<T>& p, const Options& options) {
 }
 
 // Runs the checked problems of a batch as `options` ask, filling `report`.
-// `problems` holds those with a C (`total`: all of them, empty ones too).
+// `problems` holds those with a C (`total`: all of them, empty ones too); `one_shape`: all of them
+// have the first one's shape and alpha (Problems::one_shape).
 template <class T>
-void run(std::vector<Problem<T>>& problems, int64_t total, const Options& options,
+void run(std::vector<Problem<T>>& problems, int64_t total, bool one_shape, const Options& options,
          const char* routine, BatchReport& report) {
   const Request req = request(options);
   report.problems = total;
@@ -137,7 +138,7 @@ void run(std::vector<Problem<T>>& problems, int64_t total, const Options& option
   if (req.strategy == Strategy::Cpu) {
     // Every problem on the cores, as they are (no copy).
     report.cpu_threads = batch_cpu_threads(
-        Problems<T>{problems.data(), static_cast<int64_t>(problems.size())}, options);
+        Problems<T>{problems.data(), static_cast<int64_t>(problems.size()), one_shape}, options);
     cpu_batch(problems, report.cpu_threads);
     report.cpu_problems = report.products;
     report.strategy = Strategy::Cpu;
@@ -151,8 +152,13 @@ void run(std::vector<Problem<T>>& problems, int64_t total, const Options& option
     // then under auto the large ones first), never copied.
     Problem<T>* const all = problems.data();
     const auto count = static_cast<int64_t>(problems.size());
-    const int64_t products =
-        std::partition(all, all + count, [](const Problem<T>& p) { return p.has_product(); }) - all;
+    const int64_t products = one_shape ? (count > 0 && all[0].has_product() ? count : 0)
+                                       : std::partition(all, all + count, [](const Problem<T>& p) {
+                                           return p.has_product();
+                                         }) - all;
+    const auto view = [&](int64_t from, int64_t n) {
+      return Problems<T>{all + from, n, one_shape};
+    };
     int64_t single = 0, dealt = products;
     if (req.strategy == Strategy::Auto && products == 1) {
       // A batch of one product is the single call it would be.
@@ -164,27 +170,25 @@ void run(std::vector<Problem<T>>& problems, int64_t total, const Options& option
     } else if (req.strategy == Strategy::Auto) {
       // The edge products are dealt from, where any reaches it and the batch's work would use a
       // device (deal_from: known from the route, then a remembered rule, before any plan).
-      const std::optional<int64_t> edge = deal_from(Problems<T>{all, products}, options);
-      dealt = edge ? large_first(all, products, *edge) : 0;
+      const std::optional<int64_t> edge = deal_from(view(0, products), options);
+      dealt = edge ? large_first(all, products, *edge, one_shape) : 0;
       if (dealt == 1 && uses_devices(all[0], options)) {
         single_call(all[0], options);
         report.device_problems = single = 1;
         dealt = 0;
-      } else if (dealt > 0 && dealt < products &&
-                 !batch_uses_devices(Problems<T>{all, dealt}, options)) {
+      } else if (dealt > 0 && dealt < products && !batch_uses_devices(view(0, dealt), options)) {
         dealt = 0;
       }
     }
     if (dealt > 0) {
-      const BatchPlan plan =
-          plan_batch(all[0], dealt, options, coalesced_edge(Problems<T>{all, dealt}));
-      run_batch(Problems<T>{all, dealt}, plan, routine, report);
+      const BatchPlan plan = plan_batch(all[0], dealt, options, coalesced_edge(view(0, dealt)));
+      run_batch(view(0, dealt), plan, routine, report);
     }
     // What stays on the cores, on all of them (the devices are done; one for a batch too small to
     // wake them: batch_cpu_threads), and last the problems without a product: no C is written
     // before the devices could refuse or fail.
     const int64_t cores_from = single + dealt;
-    const int rest = batch_cpu_threads(Problems<T>{all + cores_from, count - cores_from}, options);
+    const int rest = batch_cpu_threads(view(cores_from, count - cores_from), options);
     if (dealt == 0) report.cpu_threads = rest;
     cpu_batch(all + cores_from, products - cores_from, rest);
     report.cpu_problems += products - cores_from;
@@ -264,7 +268,7 @@ void gemm_batch(Layout layout, const GemmGroup<T>* groups, int64_t group_count,
   }
   detail::check_sharing(problems, routine, detail::kC);
   BatchReport r;
-  detail::run(problems, total, options, kName.c_str(), r);
+  detail::run(problems, total, group_count == 1, options, kName.c_str(), r);
   if (report != nullptr) *report = r;
 }
 
@@ -325,7 +329,7 @@ void gemm_batch_strided(Layout layout, Op op_a, Op op_b, int64_t m, int64_t n, i
       detail::check_sharing(problems, routine, detail::kStridedC);
   }
   BatchReport r;
-  detail::run(problems, total, options, kName.c_str(), r);
+  detail::run(problems, total, true, options, kName.c_str(), r);
   if (report != nullptr) *report = r;
 }
 

@@ -202,11 +202,25 @@ BatchPlan plan_batch(const Problem<T>& first, int64_t count, const Options& o,
   return plan;
 }
 
+namespace {
+
+double volume(int64_t m, int64_t n, int64_t k) {
+  return static_cast<double>(m) * static_cast<double>(n) * static_cast<double>(k);
+}
+
+// The problems a pass over their shapes needs to see: the first alone where they have one shape.
+template <class T>
+Problems<T> distinct(Problems<T> products) {
+  return products.one_shape ? products.from(0, std::min<int64_t>(products.count, 1)) : products;
+}
+
+}  // namespace
+
 template <class T>
 std::optional<double> coalesced_edge(Problems<T> products) {
   double least = 0, most = 0;
-  for (const Problem<T>& p : products) {
-    const double v = static_cast<double>(p.m) * static_cast<double>(p.n) * static_cast<double>(p.k);
+  for (const Problem<T>& p : distinct(products)) {
+    const double v = volume(p.m, p.n, p.k);
     least = least == 0 ? v : std::min(least, v);
     most = std::max(most, v);
   }
@@ -217,16 +231,13 @@ std::optional<double> coalesced_edge(Problems<T> products) {
 
 namespace {
 
-double volume(int64_t m, int64_t n, int64_t k) {
-  return static_cast<double>(m) * static_cast<double>(n) * static_cast<double>(k);
-}
-
 // A single call of the products' total work: a cube of edge cbrt(sum of m n k) in the first one's
 // precision and memory, no transposes.
 template <class T>
 Problem<T> work_cube(Problems<T> products) {
   double work = 0;
-  for (const Problem<T>& p : products) work += volume(p.m, p.n, p.k);
+  for (const Problem<T>& p : distinct(products)) work += volume(p.m, p.n, p.k);
+  if (products.one_shape) work *= static_cast<double>(products.count);
   Problem<T> cube = products.front();
   const auto edge = static_cast<int64_t>(std::llround(std::cbrt(work)));
   cube.trans_a = cube.trans_b = cube.conj_a = cube.conj_b = false;
@@ -310,8 +321,8 @@ const Problem<T>* largest_dealable(Problems<T> products) {
   const auto floor = static_cast<double>(profile::batch_tune().sizes.front());
   const Problem<T>* largest = nullptr;
   double most = floor * floor * floor;
-  for (const Problem<T>& p : products) {
-    const double v = static_cast<double>(p.m) * static_cast<double>(p.n) * static_cast<double>(p.k);
+  for (const Problem<T>& p : distinct(products)) {
+    const double v = volume(p.m, p.n, p.k);
     if (v >= most) {
       most = v;
       largest = &p;
@@ -377,10 +388,11 @@ template <class T>
 int batch_cpu_threads(Problems<T> problems, const Options& options) {
   if (options.cpu_threads) return *options.cpu_threads;
   const auto least = static_cast<double>(profile::batch_cpu_parallel_from());
+  const double each = problems.one_shape ? static_cast<double>(problems.count) : 1.0;
   double work = 0;
-  for (const Problem<T>& p : problems) {
+  for (const Problem<T>& p : distinct(problems)) {
     // A problem without a product is C = beta * C: m n multiplies.
-    work += static_cast<double>(p.m) * static_cast<double>(p.n) *
+    work += each * static_cast<double>(p.m) * static_cast<double>(p.n) *
             (p.has_product() ? static_cast<double>(p.k) : 1.0);
     if (work >= least) return host_cores();
   }
@@ -388,11 +400,13 @@ int batch_cpu_threads(Problems<T> problems, const Options& options) {
 }
 
 template <class T>
-int64_t large_first(Problem<T>* products, int64_t count, int64_t edge) {
+int64_t large_first(Problem<T>* products, int64_t count, int64_t edge, bool one_shape) {
   // m n k against the edge cubed: a cube root per problem cost auto 0.6-0.7x strategy cpu on
   // batches of 16^3 products on the H100 host.
   const auto from = static_cast<double>(edge);
   const double least = from * from * from;
+  if (one_shape)
+    return count > 0 && volume(products[0].m, products[0].n, products[0].k) >= least ? count : 0;
   const Problem<T>* end = std::partition(products, products + count, [least](const Problem<T>& p) {
     return static_cast<double>(p.m) * static_cast<double>(p.n) * static_cast<double>(p.k) >= least;
   });
@@ -407,7 +421,7 @@ int64_t large_first(Problem<T>* products, int64_t count, int64_t edge) {
   template std::optional<int64_t> devices_from<T>(const Problem<T>&, const Options&); \
   template std::optional<int64_t> deal_from<T>(Problems<T>, const Options&);          \
   template int batch_cpu_threads<T>(Problems<T>, const Options&);                     \
-  template int64_t large_first<T>(Problem<T>*, int64_t, int64_t);
+  template int64_t large_first<T>(Problem<T>*, int64_t, int64_t, bool);
 TANDEM_FOR_EACH_ELEMENT(INSTANTIATE)
 #undef INSTANTIATE
 

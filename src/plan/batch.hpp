@@ -111,7 +111,8 @@ int batch_cpu_threads(Problems<T> problems, const Options& options);
 int batch_cpu_threads(double work, const Options& options);
 
 // Puts the products with m n k at least `edge` cubed first, in place; returns how many they are.
+// `one_shape` (Problems::one_shape): all of them or none, nothing moved.
 template <class T>
-int64_t large_first(Problem<T>* products, int64_t count, int64_t edge);
+int64_t large_first(Problem<T>* products, int64_t count, int64_t edge, bool one_shape);
 
 }  // namespace tandem::detail
