@@ -7,6 +7,7 @@
 #include <cstdio>
 #include <string>
 
+#include "api/call.hpp"
 #include "api/checks.hpp"
 #include "api/gemm_rules.hpp"
 #include "base/clock.hpp"
@@ -142,30 +143,11 @@ void gemm(Layout layout, Op op_a, Op op_b, int64_t m, int64_t n, int64_t k, T al
   detail::Problem<T> p = detail::gemm_rules::row_major(
       static_cast<int>(layout), static_cast<int>(op_a), static_cast<int>(op_b), m, n, k, alpha, a,
       lda, b, ldb, beta, c, ldc);
-  p.timed = report != nullptr || detail::env_config().verbose;
-
-  Report r;
-  r.m = m;
-  r.n = n;
-  r.k = k;
-  if (p.m == 0 || p.n == 0) {
-    r.strategy = Strategy::Cpu;
-  } else if (p.k == 0 || p.alpha == T(0)) {
-    // No product: C = beta * C, and A and B are never read.
-    r.strategy = Strategy::Cpu;
-    r.cpu_rows = p.m;
-    detail::gemm_rules::scale(p.c, p.m, p.n, p.ldc, p.beta);
-  } else {
-    r.t_start = detail::clock::now_ns();
-    detail::watch::Call watched;  // what auto planned, and then how long the call took
-    const detail::Plan plan = detail::plan_call(p, options);
-    detail::execute(p, plan, options, r);
-    watched.ran(r);
-  }
-  if (detail::env_config().verbose)
-    detail::log_call(detail::routine_name(detail::precision_of<T>(), "gemm").c_str(), r,
-                     layout == Layout::ColMajor);
-  if (report != nullptr) *report = std::move(r);
+  detail::Plan plan;
+  detail::run_call(p, m, n, k, layout, options, report, true, [&]() -> const detail::Plan& {
+    plan = detail::plan_call(p, options);
+    return plan;
+  });
 }
 
 #define INSTANTIATE(T)                                                                             \

@@ -124,16 +124,22 @@ bool any_pinned_block() {
   return !pinned_blocks().empty();
 }
 
-bool in_pinned_block(const Device& device, const void* p, size_t bytes) {
+const void* pinned_context(const void* p, size_t bytes) {
   const auto begin = reinterpret_cast<uintptr_t>(p);
   std::lock_guard<std::mutex> lock(pinned_mutex());
   auto& blocks = pinned_blocks();
   auto it = blocks.upper_bound(begin);
-  if (it == blocks.begin()) return false;
+  if (it == blocks.begin()) return nullptr;
   --it;
+  return begin + bytes <= it->second.end ? static_cast<const void*>(it->second.device->context()())
+                                         : nullptr;
+}
+
+bool in_pinned_block(const Device& device, const void* p, size_t bytes) {
   // Pinned in the device's context, which is its platform's: every device of the platform
   // copies such a block without packing.
-  return it->second.device->context()() == device.context()() && begin + bytes <= it->second.end;
+  const void* context = pinned_context(p, bytes);
+  return context != nullptr && context == static_cast<const void*>(device.context()());
 }
 
 void* pinned_alloc(const std::shared_ptr<Device>& device, size_t bytes) {

@@ -25,6 +25,10 @@ bool any_pinned_block();
 // Whether [p, p + bytes) lies inside one pinned block of `device`'s context (its platform's).
 bool in_pinned_block(const Device& device, const void* p, size_t bytes);
 
+// The context (its handle, as an identity only) whose pinned block holds all of [p, p + bytes),
+// else null: what a plan kept for operands in pinned memory is kept by (api/plan.cpp).
+const void* pinned_context(const void* p, size_t bytes);
+
 // Whether a share's A, B and C all lie in `device`'s pinned memory: such a share is copied with no
 // packing, and auto uses the split tuned for it.
 template <class T>

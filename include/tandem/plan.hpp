@@ -1,0 +1,71 @@
+// tandem's low-level GEMM (issue 44): a plan made once for a call's shape, run many times.
+//
+// tandem::gemm plans every call again: it looks up the profile, weighs the devices and divides the
+// rows before any work starts. A Plan does that once, when it is made, and builds its devices'
+// kernels then; each run afterwards only moves the operands and runs the kernels and the CPU's
+// share, with the same checks of results and the same recovery as tandem::gemm (a device that
+// fails leaves its rows to the CPU, with one warning, and C is never lost).
+//
+//   tandem::Plan<float> plan(tandem::Layout::RowMajor, tandem::Op::NoTrans, tandem::Op::NoTrans,
+//                            m, n, k, lda, ldb, ldc);
+//   for (...) plan.run(1.0f, a, b[i], 0.0f, c[i]);
+//   std::future<tandem::Report> done = plan.run_async(1.0f, a, b2, 0.0f, c2);  // no callback
+//   ...
+//   done.get();  // the Report, or the run's tandem::Error
+//
+// A plan is made for operands in ordinary memory with beta = 0, as tandem::gemm would plan them;
+// a run whose operands lie elsewhere (tandem_malloc memory on a discrete device) or whose beta is
+// not 0 uses the plan tandem::gemm would make for those, made on the first such run and kept.
+// Plans are immutable once made: runs from several threads, and several runs in flight on one
+// plan, are allowed; they share the devices in the order the devices receive them, and each run
+// writes only its own C (runs whose C overlap, or whose C overlaps another run's A or B, race).
+// A Plan may be copied (the copies share the plan) and may be destroyed while runs are in flight:
+// they hold what they need.
+#pragma once
+
+#include <cstdint>
+#include <future>
+#include <memory>
+
+#include "tandem/tandem.hpp"
+
+namespace tandem {
+
+namespace detail {
+template <class T>
+struct PlanState;
+}
+
+template <class T>
+class Plan {
+ public:
+  // Checks the shape as tandem::gemm checks its arguments (an Error naming the argument, with
+  // tandem::gemm's positions), plans the call, and builds the kernels its devices will run.
+  Plan(Layout layout, Op op_a, Op op_b, int64_t m, int64_t n, int64_t k, int64_t lda, int64_t ldb,
+       int64_t ldc, const Options& options = {});
+
+  // C = alpha op(A) op(B) + beta C for this plan's shape: tandem::gemm's semantics (beta = 0 never
+  // reads C; alpha = 0 or k = 0 never reads A or B), its checks of a, b and c (NULL is refused,
+  // naming the argument, C untouched), and its report.
+  void run(T alpha, const T* a, const T* b, T beta, T* c, Report* report = nullptr) const;
+
+  // The same, started on its own thread; the future gives the run's Report, or rethrows its
+  // Error. The operands must stay alive, and A and B unchanged, until the future is ready.
+  std::future<Report> run_async(T alpha, const T* a, const T* b, T beta, T* c) const;
+
+  int64_t m() const;
+  int64_t n() const;
+  int64_t k() const;
+
+ private:
+  std::shared_ptr<const detail::PlanState<T>> state_;
+};
+
+#define TANDEM_PLAN_EXTERN(T) extern template class Plan<T>;
+TANDEM_PLAN_EXTERN(float)
+TANDEM_PLAN_EXTERN(double)
+TANDEM_PLAN_EXTERN(std::complex<float>)
+TANDEM_PLAN_EXTERN(std::complex<double>)
+#undef TANDEM_PLAN_EXTERN
+
+}  // namespace tandem

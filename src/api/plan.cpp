@@ -1,0 +1,179 @@
+// tandem::Plan (include/tandem/plan.hpp): a GEMM's shape checked and planned once, its kernels
+// built at creation; each run checks its operands, finds the plan kept for what else a plan
+// depends on (whether C is read, and which context's pinned memory each operand lies in: what
+// plan/ reads of a call beyond its shape), and runs it as tandem::gemm runs its own plan
+// (api/call.hpp), without planning again and outside auto's watch (a plan is the caller's, fixed).
+#include "tandem/plan.hpp"
+
+#include <mutex>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "api/call.hpp"
+#include "api/checks.hpp"
+#include "api/gemm_rules.hpp"
+#include "base/precision.hpp"
+#include "gpu/pinned_memory.hpp"
+#include "gpu/programs.hpp"
+#include "plan/plan.hpp"
+
+namespace tandem {
+namespace detail {
+namespace {
+
+// What a run's plan depends on beyond the shape.
+struct RunKey {
+  bool reads_c = false;                                 // beta != 0
+  const void* pinned[3] = {nullptr, nullptr, nullptr};  // A's, B's, C's pinned context, or null
+  bool operator==(const RunKey& o) const {
+    return reads_c == o.reads_c && pinned[0] == o.pinned[0] && pinned[1] == o.pinned[1] &&
+           pinned[2] == o.pinned[2];
+  }
+};
+
+template <class T>
+RunKey key_of(const Problem<T>& p) {
+  RunKey key;
+  key.reads_c = p.beta != T(0);
+  if (gpu::any_pinned_block()) {
+    key.pinned[0] = gpu::pinned_context(p.a, p.a_bytes());
+    key.pinned[1] = gpu::pinned_context(p.b, p.b_bytes());
+    key.pinned[2] = gpu::pinned_context(p.c, p.c_bytes());
+  }
+  return key;
+}
+
+// Builds the programs the plan's devices will run, so that the first run does not (a build that
+// fails is the first run's to report, as a device failure with its fallback).
+template <class T>
+void build_kernels(const Plan& plan, const Problem<T>& p) {
+  for (const DevicePart& part : plan.parts) {
+    if (!part.device || !part.params) continue;
+    try {
+      gpu::prebuild(*part.device, precision_of<T>(), p.trans_a, p.trans_b, *part.params);
+    } catch (const Error&) {
+    }
+  }
+}
+
+}  // namespace
+
+template <class T>
+struct PlanState {
+  Layout layout = Layout::RowMajor;
+  Op op_a = Op::NoTrans, op_b = Op::NoTrans;
+  int64_t m = 0, n = 0, k = 0, lda = 0, ldb = 0, ldc = 0;
+  Options options;
+  // The plans made so far, by what they depend on; the first is the creation's (ordinary memory,
+  // beta = 0). A run that meets a new key plans once and keeps it (at most kKept; past that, each
+  // such run plans for itself).
+  static constexpr size_t kKept = 16;
+  mutable std::mutex mutex;
+  mutable std::vector<std::pair<RunKey, std::shared_ptr<const Plan>>> plans;
+
+  std::string routine() const { return routine_name(precision_of<T>(), "gemm").str() + " plan"; }
+
+  Problem<T> problem(T alpha, const T* a, const T* b, T beta, T* c) const {
+    return gemm_rules::row_major(static_cast<int>(layout), static_cast<int>(op_a),
+                                 static_cast<int>(op_b), m, n, k, alpha, a, lda, b, ldb, beta, c,
+                                 ldc);
+  }
+
+  std::shared_ptr<const Plan> plan_for(const Problem<T>& p) const {
+    const RunKey key = key_of(p);
+    {
+      std::lock_guard<std::mutex> lock(mutex);
+      for (const auto& [kept, plan] : plans)
+        if (kept == key) return plan;
+    }
+    auto made = std::make_shared<const Plan>(plan_call(p, options));
+    std::lock_guard<std::mutex> lock(mutex);
+    if (plans.size() < kKept) plans.emplace_back(key, made);
+    return made;
+  }
+
+  // A run: tandem::gemm's checks of the operands (NULL refused, C untouched), then the kept plan.
+  void run(T alpha, const T* a, const T* b, T beta, T* c, Report* report) const {
+    try {
+      check_gemm(static_cast<int>(layout), static_cast<int>(op_a), static_cast<int>(op_b), m, n, k,
+                 alpha, a, lda, b, ldb, c, ldc);
+    } catch (const Error& e) {
+      throw Error(e.kind(), routine() + ": " + e.what(), e.argument());
+    }
+    Problem<T> p = problem(alpha, a, b, beta, c);
+    std::shared_ptr<const Plan> plan;
+    run_call(p, m, n, k, layout, options, report, false, [&]() -> const Plan& {
+      plan = plan_for(p);
+      return *plan;
+    });
+  }
+};
+
+}  // namespace detail
+
+template <class T>
+Plan<T>::Plan(Layout layout, Op op_a, Op op_b, int64_t m, int64_t n, int64_t k, int64_t lda,
+              int64_t ldb, int64_t ldc, const Options& options) {
+  auto state = std::make_shared<detail::PlanState<T>>();
+  // The shape is checked as tandem::gemm's, with stand-in operands (a run checks its own).
+  const T any{};
+  try {
+    detail::check_gemm(static_cast<int>(layout), static_cast<int>(op_a), static_cast<int>(op_b), m,
+                       n, k, T(1), &any, lda, &any, ldb, const_cast<T*>(&any), ldc);
+    (void)detail::request(options);  // options out of range, named
+  } catch (const Error& e) {
+    throw Error(e.kind(), state->routine() + ": " + e.what(), e.argument());
+  }
+  state->layout = layout;
+  state->op_a = op_a;
+  state->op_b = op_b;
+  state->m = m;
+  state->n = n;
+  state->k = k;
+  state->lda = lda;
+  state->ldb = ldb;
+  state->ldc = ldc;
+  state->options = options;
+  // The creation's plan: operands in ordinary memory, beta = 0, as tandem::gemm would plan them.
+  const detail::Problem<T> p = state->problem(T(1), nullptr, nullptr, T(0), nullptr);
+  if (p.m > 0 && p.n > 0 && p.k > 0) {
+    const std::shared_ptr<const detail::Plan> plan = state->plan_for(p);
+    detail::build_kernels(*plan, p);
+  }
+  state_ = std::move(state);
+}
+
+template <class T>
+void Plan<T>::run(T alpha, const T* a, const T* b, T beta, T* c, Report* report) const {
+  state_->run(alpha, a, b, beta, c, report);
+}
+
+template <class T>
+std::future<Report> Plan<T>::run_async(T alpha, const T* a, const T* b, T beta, T* c) const {
+  // The run's thread holds the plan's state: the Plan may go before the run does.
+  return std::async(std::launch::async, [state = state_, alpha, a, b, beta, c] {
+    Report report;
+    state->run(alpha, a, b, beta, c, &report);
+    return report;
+  });
+}
+
+template <class T>
+int64_t Plan<T>::m() const {
+  return state_->m;
+}
+template <class T>
+int64_t Plan<T>::n() const {
+  return state_->n;
+}
+template <class T>
+int64_t Plan<T>::k() const {
+  return state_->k;
+}
+
+#define INSTANTIATE(T) template class Plan<T>;
+TANDEM_FOR_EACH_ELEMENT(INSTANTIATE)
+#undef INSTANTIATE
+
+}  // namespace tandem
