@@ -39,14 +39,15 @@ struct PlanState;
 template <class T>
 class Plan {
  public:
-  // Checks the shape as tandem::gemm checks its arguments (an Error naming the argument, with
-  // tandem::gemm's positions), plans the call, and builds the kernels its devices will run.
+  // Checks the shape as tandem::gemm checks its arguments (an Error naming the argument, at its
+  // position here: layout 1 ... ldc 9), plans the call, and builds the kernels its devices will
+  // run.
   Plan(Layout layout, Op op_a, Op op_b, int64_t m, int64_t n, int64_t k, int64_t lda, int64_t ldb,
        int64_t ldc, const Options& options = {});
 
   // C = alpha op(A) op(B) + beta C for this plan's shape: tandem::gemm's semantics (beta = 0 never
   // reads C; alpha = 0 or k = 0 never reads A or B), its checks of a, b and c (NULL is refused,
-  // naming the argument, C untouched), and its report.
+  // naming the argument at its position here: a 2, b 3, c 5; C untouched), and its report.
   void run(T alpha, const T* a, const T* b, T beta, T* c, Report* report = nullptr) const;
 
   // The same, started on its own thread; the future gives the run's Report, or rethrows its

@@ -1,13 +1,20 @@
 // The C interface: forwards to tandem::gemm<T> (s, d, c, z) and turns every exception into a status
 // and a per-thread message. Nothing is thrown across this boundary.
 #include <algorithm>
+#include <chrono>
 #include <complex>
+#include <future>
+#include <memory>
 #include <new>
 #include <string>
 #include <tuple>
 #include <type_traits>
+#include <variant>
 #include <vector>
 
+#include "base/precision.hpp"
+#include "tandem/plan.h"
+#include "tandem/plan.hpp"
 #include "tandem/tandem.h"
 #include "tandem/tandem.hpp"
 
@@ -214,6 +221,122 @@ TANDEM_REAL_BATCH(double, d)
 TANDEM_COMPLEX_BATCH(std::complex<float>, c)
 TANDEM_COMPLEX_BATCH(std::complex<double>, z)
 #undef TANDEM_COMPLEX_BATCH
+
+// Plans (tandem/plan.h): a handle holds a tandem::Plan of one element type; a run started
+// asynchronously holds the C++ run's future until tandem_run_wait.
+struct tandem_plan {
+  std::variant<tandem::Plan<float>, tandem::Plan<double>, tandem::Plan<std::complex<float>>,
+               tandem::Plan<std::complex<double>>>
+      plan;
+};
+struct tandem_run {
+  std::future<tandem::Report> done;
+};
+
+namespace {
+
+template <class T>
+int plan_create(int layout, int trans_a, int trans_b, int64_t m, int64_t n, int64_t k, int64_t lda,
+                int64_t ldb, int64_t ldc, tandem_plan** plan) noexcept {
+  if (plan == nullptr)
+    return null_scalar(
+        tandem::detail::routine_name(tandem::detail::precision_of<T>(), "plan_create").c_str(), 10,
+        "plan");
+  *plan = nullptr;
+  return status([&] {
+    *plan = new tandem_plan{
+        std::variant<tandem::Plan<float>, tandem::Plan<double>, tandem::Plan<std::complex<float>>,
+                     tandem::Plan<std::complex<double>>>(
+            std::in_place_type<tandem::Plan<T>>, static_cast<tandem::Layout>(layout),
+            static_cast<tandem::Op>(trans_a), static_cast<tandem::Op>(trans_b), m, n, k, lda, ldb,
+            ldc)};
+  });
+}
+
+// The plan's tandem::Plan<T>, or null with the failure recorded: a NULL plan, or one of another
+// element type, at `position`.
+template <class T>
+const tandem::Plan<T>* plan_of(const tandem_plan* plan, const char* routine, int position) {
+  const std::string where = std::string(routine) + ": argument " + std::to_string(position);
+  if (plan == nullptr) {
+    t_last_error = where + " (plan) is NULL";
+    return nullptr;
+  }
+  const auto* p = std::get_if<tandem::Plan<T>>(&plan->plan);
+  if (p == nullptr) t_last_error = where + " (plan) was made for another element type";
+  return p;
+}
+
+template <class T>
+int plan_run(const char* routine, T alpha, const T* a, const T* b, T beta, T* c,
+             const tandem_plan* plan, tandem_run** run) noexcept {
+  const tandem::Plan<T>* p = plan_of<T>(plan, routine, 6);
+  if (p == nullptr) return 6;
+  if (run == nullptr) return status([&] { p->run(alpha, a, b, beta, c); });
+  *run = nullptr;
+  return status([&] { *run = new tandem_run{p->run_async(alpha, a, b, beta, c)}; });
+}
+
+}  // namespace
+
+#define TANDEM_REAL_PLAN(T, p)                                                             \
+  extern "C" int tandem_##p##plan_create(int layout, int trans_a, int trans_b, int64_t m,  \
+                                         int64_t n, int64_t k, int64_t lda, int64_t ldb,   \
+                                         int64_t ldc, tandem_plan** plan) {                \
+    return plan_create<T>(layout, trans_a, trans_b, m, n, k, lda, ldb, ldc, plan);         \
+  }                                                                                        \
+  extern "C" int tandem_##p##plan_run(T alpha, const T* a, const T* b, T beta, T* c,       \
+                                      const tandem_plan* plan) {                           \
+    return plan_run<T>(#p "plan_run", alpha, a, b, beta, c, plan, nullptr);                \
+  }                                                                                        \
+  extern "C" int tandem_##p##plan_run_async(T alpha, const T* a, const T* b, T beta, T* c, \
+                                            const tandem_plan* plan, tandem_run** run) {   \
+    if (run == nullptr) return null_scalar(#p "plan_run_async", 7, "run");                 \
+    return plan_run<T>(#p "plan_run_async", alpha, a, b, beta, c, plan, run);              \
+  }
+TANDEM_REAL_PLAN(float, s)
+TANDEM_REAL_PLAN(double, d)
+#undef TANDEM_REAL_PLAN
+
+#define TANDEM_COMPLEX_PLAN(T, p)                                                                  \
+  extern "C" int tandem_##p##plan_create(int layout, int trans_a, int trans_b, int64_t m,          \
+                                         int64_t n, int64_t k, int64_t lda, int64_t ldb,           \
+                                         int64_t ldc, tandem_plan** plan) {                        \
+    return plan_create<T>(layout, trans_a, trans_b, m, n, k, lda, ldb, ldc, plan);                 \
+  }                                                                                                \
+  extern "C" int tandem_##p##plan_run(const void* alpha, const void* a, const void* b,             \
+                                      const void* beta, void* c, const tandem_plan* plan) {        \
+    if (alpha == nullptr) return null_scalar(#p "plan_run", 1, "alpha");                           \
+    if (beta == nullptr) return null_scalar(#p "plan_run", 4, "beta");                             \
+    return plan_run<T>(#p "plan_run", *static_cast<const T*>(alpha), static_cast<const T*>(a),     \
+                       static_cast<const T*>(b), *static_cast<const T*>(beta), static_cast<T*>(c), \
+                       plan, nullptr);                                                             \
+  }                                                                                                \
+  extern "C" int tandem_##p##plan_run_async(const void* alpha, const void* a, const void* b,       \
+                                            const void* beta, void* c, const tandem_plan* plan,    \
+                                            tandem_run** run) {                                    \
+    if (alpha == nullptr) return null_scalar(#p "plan_run_async", 1, "alpha");                     \
+    if (beta == nullptr) return null_scalar(#p "plan_run_async", 4, "beta");                       \
+    if (run == nullptr) return null_scalar(#p "plan_run_async", 7, "run");                         \
+    return plan_run<T>(#p "plan_run_async", *static_cast<const T*>(alpha),                         \
+                       static_cast<const T*>(a), static_cast<const T*>(b),                         \
+                       *static_cast<const T*>(beta), static_cast<T*>(c), plan, run);               \
+  }
+TANDEM_COMPLEX_PLAN(std::complex<float>, c)
+TANDEM_COMPLEX_PLAN(std::complex<double>, z)
+#undef TANDEM_COMPLEX_PLAN
+
+extern "C" int tandem_run_ready(const tandem_run* run) {
+  return run == nullptr || run->done.wait_for(std::chrono::seconds(0)) == std::future_status::ready;
+}
+
+extern "C" int tandem_run_wait(tandem_run* run) {
+  if (run == nullptr) return 0;
+  const std::unique_ptr<tandem_run> owned(run);
+  return status([&] { owned->done.get(); });
+}
+
+extern "C" void tandem_plan_destroy(tandem_plan* plan) { delete plan; }
 
 extern "C" const char* tandem_last_error(void) { return t_last_error.c_str(); }
 

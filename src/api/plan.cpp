@@ -22,6 +22,11 @@ namespace tandem {
 namespace detail {
 namespace {
 
+// Where tandem::gemm's arguments sit in the plan's constructor (the shape) and in a run (the
+// scalars and operands); 0: not an argument there (checked already, or a stand-in).
+constexpr Positions kCreatePositions = {0, 1, 2, 3, 4, 5, 6, 0, 0, 7, 0, 8, 0, 0, 9};
+constexpr Positions kRunPositions = {0, 0, 0, 0, 0, 0, 0, 1, 2, 0, 3, 0, 4, 5, 0};
+
 // What a run's plan depends on beyond the shape.
 struct RunKey {
   bool reads_c = false;                                 // beta != 0
@@ -97,7 +102,7 @@ struct PlanState {
   void run(T alpha, const T* a, const T* b, T beta, T* c, Report* report) const {
     try {
       check_gemm(static_cast<int>(layout), static_cast<int>(op_a), static_cast<int>(op_b), m, n, k,
-                 alpha, a, lda, b, ldb, c, ldc);
+                 alpha, a, lda, b, ldb, c, ldc, kRunPositions);
     } catch (const Error& e) {
       throw Error(e.kind(), routine() + ": " + e.what(), e.argument());
     }
@@ -120,7 +125,8 @@ Plan<T>::Plan(Layout layout, Op op_a, Op op_b, int64_t m, int64_t n, int64_t k, 
   const T any{};
   try {
     detail::check_gemm(static_cast<int>(layout), static_cast<int>(op_a), static_cast<int>(op_b), m,
-                       n, k, T(1), &any, lda, &any, ldb, const_cast<T*>(&any), ldc);
+                       n, k, T(1), &any, lda, &any, ldb, const_cast<T*>(&any), ldc,
+                       detail::kCreatePositions);
     (void)detail::request(options);  // options out of range, named
   } catch (const Error& e) {
     throw Error(e.kind(), state->routine() + ": " + e.what(), e.argument());

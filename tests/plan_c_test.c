@@ -1,0 +1,105 @@
+/* tandem's plans from C (tandem/plan.h), compiled as C: a plan of each real type made and run,
+ * synchronously and asynchronously, every C checked element by element; the errors a C caller
+ * meets, each at its position with C untouched (a bad shape at creation, a NULL operand, a NULL
+ * plan or run, a plan of another type, a complex run's NULL alpha); a plan destroyed while its
+ * asynchronous runs are in flight. The strategy comes from TANDEM_STRATEGY (ctest runs it under
+ * each). Exit 0 when all holds. */
+#include <stdio.h>
+#include <stdlib.h>
+
+#include "tandem/plan.h"
+
+enum { M = 70, N = 45, K = 33, RUNS = 4 };
+
+static int failures = 0;
+
+static void expect(int ok, const char *what) {
+  if (!ok) {
+    printf("FAILED: %s (last error: %s)\n", what, tandem_last_error());
+    ++failures;
+  }
+}
+
+/* C = alpha A B with A all 0.5 and B all 2: every element alpha K. */
+static int all_equal_f(const float *c, float want) {
+  for (int i = 0; i < M * N; ++i)
+    if (c[i] != want) return 0;
+  return 1;
+}
+static int all_equal_d(const double *c, double want) {
+  for (int i = 0; i < M * N; ++i)
+    if (c[i] != want) return 0;
+  return 1;
+}
+
+int main(void) {
+  static float a[M * K], b[K * N], c[RUNS][M * N];
+  static double ad[M * K], bd[K * N], cd[M * N];
+  for (int i = 0; i < M * K; ++i) a[i] = 0.5f, ad[i] = 0.5;
+  for (int i = 0; i < K * N; ++i) b[i] = 2.0f, bd[i] = 2.0;
+
+  tandem_plan *plan = NULL;
+  expect(tandem_splan_create(TANDEM_ROW_MAJOR, TANDEM_NO_TRANS, TANDEM_NO_TRANS, M, N, K, K, N, N,
+                             &plan) == 0 && plan != NULL,
+         "splan_create");
+  for (int r = 0; r < RUNS; ++r) {
+    for (int i = 0; i < M * N; ++i) c[r][i] = -1.0f;
+    expect(tandem_splan_run((float)(r + 1), a, b, 0.0f, c[r], plan) == 0, "splan_run");
+    expect(all_equal_f(c[r], (float)(r + 1) * K), "splan_run's C");
+  }
+
+  /* Errors at their positions, C untouched. */
+  for (int i = 0; i < M * N; ++i) c[0][i] = 7.0f;
+  expect(tandem_splan_run(1.0f, NULL, b, 0.0f, c[0], plan) == 2, "NULL a at 2");
+  expect(tandem_splan_run(1.0f, a, b, 0.0f, NULL, plan) == 5, "NULL c at 5");
+  expect(tandem_splan_run(1.0f, a, b, 0.0f, c[0], NULL) == 6, "NULL plan at 6");
+  expect(tandem_dplan_run(1.0, ad, bd, 0.0, cd, plan) == 6, "an s plan refused by dplan_run");
+  expect(all_equal_f(c[0], 7.0f), "C untouched by refused runs");
+  tandem_plan *bad = plan;
+  expect(tandem_dplan_create(TANDEM_ROW_MAJOR, TANDEM_NO_TRANS, TANDEM_NO_TRANS, M, N, K, K - 1, N,
+                             N, &bad) == 7 && bad == NULL,
+         "lda too small at 7, no plan");
+  expect(tandem_dplan_create(TANDEM_ROW_MAJOR, TANDEM_NO_TRANS, TANDEM_NO_TRANS, M, N, K, K, N, N,
+                             NULL) == 10,
+         "NULL plan pointer at 10");
+  tandem_plan *zplan = NULL;
+  expect(tandem_zplan_create(TANDEM_ROW_MAJOR, TANDEM_NO_TRANS, TANDEM_NO_TRANS, 2, 2, 2, 2, 2, 2,
+                             &zplan) == 0,
+         "zplan_create");
+  const double one[2] = {1.0, 0.0};
+  double z[8] = {0};
+  expect(tandem_zplan_run(NULL, z, z, one, z, zplan) == 1, "complex NULL alpha at 1");
+  tandem_plan_destroy(zplan);
+
+  /* Asynchronous runs, the plan destroyed while they are in flight. */
+  tandem_run *runs[RUNS];
+  for (int r = 0; r < RUNS; ++r) {
+    for (int i = 0; i < M * N; ++i) c[r][i] = -1.0f;
+    expect(tandem_splan_run_async(2.0f, a, b, 0.0f, c[r], plan, &runs[r]) == 0 && runs[r] != NULL,
+           "splan_run_async");
+  }
+  expect(tandem_splan_run_async(2.0f, a, b, 0.0f, c[0], plan, NULL) == 7, "NULL run at 7");
+  tandem_plan_destroy(plan);
+  for (int r = 0; r < RUNS; ++r) {
+    expect(tandem_run_wait(runs[r]) == 0, "run_wait");
+    expect(all_equal_f(c[r], 2.0f * K), "an asynchronous run's C");
+  }
+  expect(tandem_run_ready(NULL) == 1 && tandem_run_wait(NULL) == 0, "NULL run is done");
+
+  /* A run's error comes from its wait; a double plan's runs. */
+  tandem_plan *dplan = NULL;
+  expect(tandem_dplan_create(TANDEM_COL_MAJOR, TANDEM_NO_TRANS, TANDEM_NO_TRANS, M, N, K, M, K, M,
+                             &dplan) == 0,
+         "dplan_create");
+  tandem_run *late = NULL;
+  expect(tandem_dplan_run_async(1.0, NULL, bd, 0.0, cd, dplan, &late) == 0, "started");
+  expect(tandem_run_wait(late) == 2, "its NULL a at 2, from the wait");
+  for (int i = 0; i < M * N; ++i) cd[i] = -1.0;
+  expect(tandem_dplan_run(3.0, ad, bd, 0.0, cd, dplan) == 0 && all_equal_d(cd, 3.0 * K),
+         "dplan_run, column-major");
+  tandem_plan_destroy(dplan);
+  tandem_plan_destroy(NULL);
+
+  if (failures == 0) printf("plan_c_test: all checks hold\n");
+  return failures == 0 ? 0 : 1;
+}
