@@ -151,10 +151,10 @@ TEST(Plan, ARunRefusesANullOperandAndLeavesCUntouched) {
   std::vector<double> a(n * n, 1.0), b(n * n, 2.0), c(n * n, 5.0);
   for (const auto& [pa, pb, pc, argument, name] :
        {std::tuple{static_cast<const double*>(nullptr), b.data(), c.data(), 2, "(a)"},
-        std::tuple{static_cast<const double*>(a.data()), static_cast<double*>(nullptr), c.data(),
-                   3, "(b)"},
-        std::tuple{static_cast<const double*>(a.data()), b.data(), static_cast<double*>(nullptr),
-                   5, "(c)"}}) {
+        std::tuple{static_cast<const double*>(a.data()), static_cast<double*>(nullptr), c.data(), 3,
+                   "(b)"},
+        std::tuple{static_cast<const double*>(a.data()), b.data(), static_cast<double*>(nullptr), 5,
+                   "(c)"}}) {
     try {
       plan.run(1.0, pa, pb, 0.0, pc);
       ADD_FAILURE() << name << " NULL accepted";

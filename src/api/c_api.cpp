@@ -279,12 +279,19 @@ int plan_run(const char* routine, T alpha, const T* a, const T* b, T beta, T* c,
 
 }  // namespace
 
+#define TANDEM_PLAN_CREATE(T, p)                                                          \
+  extern "C" int tandem_##p##plan_create(int layout, int trans_a, int trans_b, int64_t m, \
+                                         int64_t n, int64_t k, int64_t lda, int64_t ldb,  \
+                                         int64_t ldc, tandem_plan** plan) {               \
+    return plan_create<T>(layout, trans_a, trans_b, m, n, k, lda, ldb, ldc, plan);        \
+  }
+TANDEM_PLAN_CREATE(float, s)
+TANDEM_PLAN_CREATE(double, d)
+TANDEM_PLAN_CREATE(std::complex<float>, c)
+TANDEM_PLAN_CREATE(std::complex<double>, z)
+#undef TANDEM_PLAN_CREATE
+
 #define TANDEM_REAL_PLAN(T, p)                                                             \
-  extern "C" int tandem_##p##plan_create(int layout, int trans_a, int trans_b, int64_t m,  \
-                                         int64_t n, int64_t k, int64_t lda, int64_t ldb,   \
-                                         int64_t ldc, tandem_plan** plan) {                \
-    return plan_create<T>(layout, trans_a, trans_b, m, n, k, lda, ldb, ldc, plan);         \
-  }                                                                                        \
   extern "C" int tandem_##p##plan_run(T alpha, const T* a, const T* b, T beta, T* c,       \
                                       const tandem_plan* plan) {                           \
     return plan_run<T>(#p "plan_run", alpha, a, b, beta, c, plan, nullptr);                \
@@ -299,11 +306,6 @@ TANDEM_REAL_PLAN(double, d)
 #undef TANDEM_REAL_PLAN
 
 #define TANDEM_COMPLEX_PLAN(T, p)                                                                  \
-  extern "C" int tandem_##p##plan_create(int layout, int trans_a, int trans_b, int64_t m,          \
-                                         int64_t n, int64_t k, int64_t lda, int64_t ldb,           \
-                                         int64_t ldc, tandem_plan** plan) {                        \
-    return plan_create<T>(layout, trans_a, trans_b, m, n, k, lda, ldb, ldc, plan);                 \
-  }                                                                                                \
   extern "C" int tandem_##p##plan_run(const void* alpha, const void* a, const void* b,             \
                                       const void* beta, void* c, const tandem_plan* plan) {        \
     if (alpha == nullptr) return null_scalar(#p "plan_run", 1, "alpha");                           \
