@@ -1,7 +1,8 @@
 /* fork() after tandem has used OpenCL (the strategy and devices come from the TANDEM_* variables
  * ctest sets): the child's calls compute on the CPU and are right, under every strategy; so are a
  * grandchild's; tandem_malloc and tandem_free work in the child, on its own blocks and the
- * parent's; the parent's calls after the fork still work. A child that hangs is killed by an
+ * parent's; a plan made in the parent runs in the child and the grandchild, on the CPU, and in the
+ * parent again; the parent's calls after the fork still work. A child that hangs is killed by an
  * alarm, so the test fails instead of waiting for ctest's timeout. Exit 0 when all holds. */
 #include <signal.h>
 #include <stdio.h>
@@ -9,6 +10,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "tandem/plan.h"
 #include "tandem/tandem.h"
 
 enum { N = 300, ALARM_SECONDS = 60 };
@@ -80,11 +82,36 @@ static int in_child(int (*f)(void), const char *who) {
 }
 
 static void *parent_block;
+static tandem_plan *parent_plan; /* made and run in the parent before the fork */
 
-static int grandchild(void) { return products("grandchild"); }
+/* A run of the parent's plan (N x N x N, A all 1, B all 2: every element 2 N), synchronous and
+ * asynchronous, checked element by element. */
+static int plan_products(const char *who) {
+  float *a = malloc(sizeof(float) * N * N), *b = malloc(sizeof(float) * N * N);
+  float *c = malloc(sizeof(float) * N * N);
+  if (!a || !b || !c) return 1;
+  for (int i = 0; i < N * N; ++i) a[i] = 1.0f, b[i] = 2.0f, c[i] = -1.0f;
+  int info = tandem_splan_run(1.0f, a, b, 0.0f, c, parent_plan);
+  int wrong = 0;
+  for (int i = 0; i < N * N; ++i) wrong += c[i] != 2.0f * N;
+  tandem_run *run = NULL;
+  int started = tandem_splan_run_async(0.5f, a, b, 0.0f, c, parent_plan, &run);
+  int info_async = started ? started : tandem_run_wait(run);
+  for (int i = 0; i < N * N; ++i) wrong += c[i] != (float)N;
+  printf("%s: the parent's plan, info %d, async %d, %d wrong%s%s\n", who, info, info_async, wrong,
+         info || info_async ? ": " : "", info || info_async ? tandem_last_error() : "");
+  fflush(stdout);
+  free(a);
+  free(b);
+  free(c);
+  return info != 0 || info_async != 0 || wrong != 0;
+}
+
+static int grandchild(void) { return products("grandchild") | plan_products("grandchild"); }
 
 static int child(void) {
   int failed = products("child");
+  failed |= plan_products("child");
   failed |= products("child, again");
   tandem_free(parent_block); /* the parent's block: released, or left, without OpenCL */
   failed |= in_child(grandchild, "grandchild");
@@ -94,8 +121,14 @@ static int child(void) {
 int main(void) {
   parent_block = tandem_malloc((size_t)4 << 20); /* pinned on a discrete device */
   if (products("parent before fork")) return 1;
+  if (tandem_splan_create(TANDEM_ROW_MAJOR, TANDEM_NO_TRANS, TANDEM_NO_TRANS, N, N, N, N, N, N,
+                          &parent_plan) != 0 ||
+      plan_products("parent before fork"))
+    return 1;
   int failed = in_child(child, "child");
   failed |= products("parent after fork");
+  failed |= plan_products("parent after fork");
+  tandem_plan_destroy(parent_plan);
   tandem_free(parent_block);
   printf("%s\n", failed ? "FAILED" : "ok");
   return failed;

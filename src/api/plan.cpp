@@ -13,6 +13,7 @@
 #include "api/call.hpp"
 #include "api/checks.hpp"
 #include "api/gemm_rules.hpp"
+#include "base/after_fork.hpp"
 #include "base/precision.hpp"
 #include "gpu/pinned_memory.hpp"
 #include "gpu/programs.hpp"
@@ -86,6 +87,9 @@ struct PlanState {
   }
 
   std::shared_ptr<const Plan> plan_for(const Problem<T>& p) const {
+    // In a child forked after OpenCL was used, the kept plans' devices are the parent's, which
+    // would wait forever here: the call is planned afresh, and finds no device (after_fork.hpp).
+    if (after_fork::opencl_lost()) return std::make_shared<const Plan>(plan_call(p, options));
     const RunKey key = key_of(p);
     {
       std::lock_guard<std::mutex> lock(mutex);
