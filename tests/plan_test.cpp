@@ -6,7 +6,10 @@
 // - Bad shapes and options refused at creation, naming the argument; a run's NULL operand refused
 //   with C untouched.
 // - run_async from eight threads, plans made and dropped while their runs are in flight.
-// - A device that fails in a plan's run leaves its rows to the CPU, C right.
+// - A device that fails in a plan's run leaves its rows to the CPU, C right; one retired after a
+//   failure is planned out of the next run.
+// - One plan kept for each memory and beta the runs meet, used again, made again after profiles
+//   are read again; a moved-from plan refused.
 #include "tandem/plan.hpp"
 
 #include <gtest/gtest.h>
@@ -22,6 +25,7 @@
 #include <vector>
 
 #include "base/seams.hpp"
+#include "profile/store.hpp"
 #include "reference.hpp"
 #include "support/seam_values.hpp"
 #include "tandem/tandem.hpp"
@@ -238,6 +242,72 @@ TEST(Plan, ADeviceThatFailsInARunLeavesItsRowsToTheCpu) {
       EXPECT_NE(said, "") << "one warning";
     }
   }
+}
+
+// A plan keeps one plan for each memory and beta its runs meet, and uses it again: beta != 0 and
+// tandem_malloc memory (pinned on a discrete device, played by PoCL) each add one, a second run
+// of either adds none; profiles read again make them again, from the run that needs one.
+TEST(Plan, KeepsOnePlanForEachMemoryAndBetaItsRunsMeet) {
+  const detail::seams::Override discrete(test::discrete(false, /*pin_every_block=*/true));
+  const int64_t n = 80;
+  const Plan<float> plan(Layout::RowMajor, Op::NoTrans, Op::NoTrans, n, n, n, n, n, n,
+                         with(Strategy::Hybrid));
+  EXPECT_EQ(plan.plans_kept(), 1u) << "the creation's: ordinary memory, beta 0";
+  std::vector<float> a(n * n, 1.0f), b(n * n, 0.5f), c(n * n, 2.0f);
+  std::vector<float, Allocator<float>> pa(a.begin(), a.end()), pb(b.begin(), b.end()),
+      pc(c.begin(), c.end());
+  const auto all = [&](const auto& v, float want) {
+    return std::all_of(v.begin(), v.end(), [&](float x) { return x == want; });
+  };
+  plan.run(1.0f, a.data(), b.data(), 0.0f, c.data());
+  EXPECT_TRUE(all(c, 0.5f * n));
+  EXPECT_EQ(plan.plans_kept(), 1u) << "ordinary memory, beta 0: the creation's plan";
+  plan.run(1.0f, a.data(), b.data(), 1.0f, c.data());
+  EXPECT_TRUE(all(c, 1.0f * n));
+  EXPECT_EQ(plan.plans_kept(), 2u) << "beta != 0 reads C: a plan of its own";
+  plan.run(1.0f, a.data(), b.data(), 2.0f, c.data());
+  EXPECT_TRUE(all(c, 2.5f * n));
+  EXPECT_EQ(plan.plans_kept(), 2u) << "another beta != 0: the same plan";
+  plan.run(1.0f, pa.data(), pb.data(), 0.0f, pc.data());
+  EXPECT_TRUE(all(pc, 0.5f * n));
+  EXPECT_EQ(plan.plans_kept(), 3u) << "operands in the device's pinned memory: a plan of their own";
+  plan.run(1.0f, pa.data(), pb.data(), 0.0f, pc.data());
+  EXPECT_EQ(plan.plans_kept(), 3u);
+  detail::profile::forget();
+  plan.run(1.0f, a.data(), b.data(), 0.0f, c.data());
+  EXPECT_TRUE(all(c, 0.5f * n));
+  EXPECT_EQ(plan.plans_kept(), 1u) << "profiles read again: the plans are made again";
+  Plan<float> moved = plan;
+  const Plan<float> taken = std::move(moved);
+  EXPECT_EQ(taken.plans_kept(), 1u) << "copies share the plans";
+  EXPECT_THROW((void)moved.m(), Error) << "a moved-from plan is refused, not a crash";
+}
+
+// A device whose queues could not be drained after a failure is retired (gpu::retire): the kept
+// plan that gave it rows is made again without it, so the next run gives it nothing, as
+// tandem::gemm's next call would not.
+TEST(Plan, ADeviceRetiredAfterAFailureGetsNoRowsFromTheNextRun) {
+  const int64_t n = 96;
+  detail::seams::Values fail = test::discrete();
+  fail.fail_device = 0;
+  fail.fail_after_rows = 0;
+  fail.fail_drain = 0;
+  const detail::seams::Override seams(fail);
+  const Plan<float> plan(Layout::RowMajor, Op::NoTrans, Op::NoTrans, n, n, n, n, n, n,
+                         with(Strategy::Hybrid));
+  std::vector<float> a(n * n, 0.25f), b(n * n, 2.0f), c(n * n, 1.0f);
+  ::testing::internal::CaptureStderr();
+  Report first, next;
+  plan.run(1.0f, a.data(), b.data(), 0.0f, c.data(), &first);
+  EXPECT_TRUE(std::all_of(c.begin(), c.end(), [&](float x) { return x == 0.5f * n; }));
+  EXPECT_TRUE(first.fell_back);
+  EXPECT_FALSE(first.devices.empty()) << "the device took part, and failed";
+  std::fill(c.begin(), c.end(), 1.0f);
+  plan.run(1.0f, a.data(), b.data(), 0.0f, c.data(), &next);
+  (void)::testing::internal::GetCapturedStderr();
+  EXPECT_TRUE(std::all_of(c.begin(), c.end(), [&](float x) { return x == 0.5f * n; }));
+  EXPECT_TRUE(next.devices.empty()) << "the retired device is planned out";
+  EXPECT_EQ(next.cpu_rows, n);
 }
 
 }  // namespace

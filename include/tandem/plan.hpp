@@ -2,9 +2,13 @@
 //
 // tandem::gemm plans every call again: it looks up the profile, weighs the devices and divides the
 // rows before any work starts. A Plan does that once, when it is made, and builds its devices'
-// kernels then; each run afterwards only moves the operands and runs the kernels and the CPU's
-// share, with the same checks of results and the same recovery as tandem::gemm (a device that
-// fails leaves its rows to the CPU, with one warning, and C is never lost).
+// kernels then (a conjugated complex operand's, a very large shape's 64-bit indexing and the
+// plans made at later runs are built at their first run); each run afterwards only moves the
+// operands and runs the kernels and the CPU's share, with the same checks of results and the same
+// recovery as tandem::gemm (a device that fails leaves its rows to the CPU, with one warning, and
+// C is never lost; a device tandem retires after a failure is planned out of the plan's next run).
+// Unlike tandem::gemm's calls, a plan's runs are outside auto's watch (a plan is the caller's
+// choice, kept as made); profiles read again (a new tune in the process) make its plans again.
 //
 //   tandem::Plan<float> plan(tandem::Layout::RowMajor, tandem::Op::NoTrans, tandem::Op::NoTrans,
 //                            m, n, k, lda, ldb, ldc);
@@ -23,6 +27,7 @@
 // they hold what they need.
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 #include <future>
 #include <memory>
@@ -52,13 +57,19 @@ class Plan {
 
   // The same, started on its own thread; the future gives the run's Report, or rethrows its
   // Error. The operands must stay alive, and A and B unchanged, until the future is ready.
-  std::future<Report> run_async(T alpha, const T* a, const T* b, T beta, T* c) const;
+  // The future's destructor waits for the run (std::async's): one dropped at once makes the call
+  // synchronous.
+  [[nodiscard]] std::future<Report> run_async(T alpha, const T* a, const T* b, T beta, T* c) const;
 
   int64_t m() const;
   int64_t n() const;
   int64_t k() const;
+  // How many plans it keeps: one for each memory and beta its runs have met (at most 16).
+  size_t plans_kept() const;
 
  private:
+  // The shared state; a moved-from plan has none, and is refused with an Error.
+  const detail::PlanState<T>& state() const;
   std::shared_ptr<const detail::PlanState<T>> state_;
 };
 

@@ -269,10 +269,11 @@ const tandem::Plan<T>* plan_of(const tandem_plan* plan, const char* routine, int
 
 template <class T>
 int plan_run(const char* routine, T alpha, const T* a, const T* b, T beta, T* c,
-             const tandem_plan* plan, tandem_run** run) noexcept {
+             const tandem_plan* plan, bool async, tandem_run** run) noexcept {
   const tandem::Plan<T>* p = plan_of<T>(plan, routine, 6);
   if (p == nullptr) return 6;
-  if (run == nullptr) return status([&] { p->run(alpha, a, b, beta, c); });
+  if (!async) return status([&] { p->run(alpha, a, b, beta, c); });
+  if (run == nullptr) return null_scalar(routine, 7, "run");
   *run = nullptr;
   return status([&] { *run = new tandem_run{p->run_async(alpha, a, b, beta, c)}; });
 }
@@ -294,12 +295,11 @@ TANDEM_PLAN_CREATE(std::complex<double>, z)
 #define TANDEM_REAL_PLAN(T, p)                                                             \
   extern "C" int tandem_##p##plan_run(T alpha, const T* a, const T* b, T beta, T* c,       \
                                       const tandem_plan* plan) {                           \
-    return plan_run<T>(#p "plan_run", alpha, a, b, beta, c, plan, nullptr);                \
+    return plan_run<T>(#p "plan_run", alpha, a, b, beta, c, plan, false, nullptr);         \
   }                                                                                        \
   extern "C" int tandem_##p##plan_run_async(T alpha, const T* a, const T* b, T beta, T* c, \
                                             const tandem_plan* plan, tandem_run** run) {   \
-    if (run == nullptr) return null_scalar(#p "plan_run_async", 7, "run");                 \
-    return plan_run<T>(#p "plan_run_async", alpha, a, b, beta, c, plan, run);              \
+    return plan_run<T>(#p "plan_run_async", alpha, a, b, beta, c, plan, true, run);        \
   }
 TANDEM_REAL_PLAN(float, s)
 TANDEM_REAL_PLAN(double, d)
@@ -312,17 +312,16 @@ TANDEM_REAL_PLAN(double, d)
     if (beta == nullptr) return null_scalar(#p "plan_run", 4, "beta");                             \
     return plan_run<T>(#p "plan_run", *static_cast<const T*>(alpha), static_cast<const T*>(a),     \
                        static_cast<const T*>(b), *static_cast<const T*>(beta), static_cast<T*>(c), \
-                       plan, nullptr);                                                             \
+                       plan, false, nullptr);                                                      \
   }                                                                                                \
   extern "C" int tandem_##p##plan_run_async(const void* alpha, const void* a, const void* b,       \
                                             const void* beta, void* c, const tandem_plan* plan,    \
                                             tandem_run** run) {                                    \
     if (alpha == nullptr) return null_scalar(#p "plan_run_async", 1, "alpha");                     \
     if (beta == nullptr) return null_scalar(#p "plan_run_async", 4, "beta");                       \
-    if (run == nullptr) return null_scalar(#p "plan_run_async", 7, "run");                         \
     return plan_run<T>(#p "plan_run_async", *static_cast<const T*>(alpha),                         \
                        static_cast<const T*>(a), static_cast<const T*>(b),                         \
-                       *static_cast<const T*>(beta), static_cast<T*>(c), plan, run);               \
+                       *static_cast<const T*>(beta), static_cast<T*>(c), plan, true, run);         \
   }
 TANDEM_COMPLEX_PLAN(std::complex<float>, c)
 TANDEM_COMPLEX_PLAN(std::complex<double>, z)

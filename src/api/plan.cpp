@@ -5,6 +5,7 @@
 // (api/call.hpp), without planning again and outside auto's watch (a plan is the caller's, fixed).
 #include "tandem/plan.hpp"
 
+#include <algorithm>
 #include <mutex>
 #include <string>
 #include <utility>
@@ -15,9 +16,11 @@
 #include "api/gemm_rules.hpp"
 #include "base/after_fork.hpp"
 #include "base/precision.hpp"
+#include "gpu/device.hpp"
 #include "gpu/pinned_memory.hpp"
 #include "gpu/programs.hpp"
 #include "plan/plan.hpp"
+#include "profile/store.hpp"
 
 namespace tandem {
 namespace detail {
@@ -50,6 +53,12 @@ RunKey key_of(const Problem<T>& p) {
   return key;
 }
 
+bool uses_retired(const Plan& plan) {
+  return std::any_of(plan.parts.begin(), plan.parts.end(), [](const DevicePart& part) {
+    return part.device && gpu::retired(*part.device);
+  });
+}
+
 // Builds the programs the plan's devices will run, so that the first run does not (a build that
 // fails is the first run's to report, as a device failure with its fallback).
 template <class T>
@@ -73,10 +82,12 @@ struct PlanState {
   Options options;
   // The plans made so far, by what they depend on; the first is the creation's (ordinary memory,
   // beta = 0). A run that meets a new key plans once and keeps it (at most kKept; past that, each
-  // such run plans for itself).
+  // such run plans for itself). They hold for the profiles as read at `profiles_seen`
+  // (profile::changes()): once profiles are read again (profile::forget), each is made again.
   static constexpr size_t kKept = 16;
   mutable std::mutex mutex;
   mutable std::vector<std::pair<RunKey, std::shared_ptr<const Plan>>> plans;
+  mutable uint64_t profiles_seen = profile::changes();
 
   std::string routine() const { return routine_name(precision_of<T>(), "gemm").str() + " plan"; }
 
@@ -86,20 +97,42 @@ struct PlanState {
                                  ldc);
   }
 
+  // The kept plan for p's key, or one made now and kept. A kept plan that gives rows to a device
+  // since retired (gpu::retire: its queues could not be drained after a failure) is made again
+  // without it, as tandem::gemm's next call would be.
   std::shared_ptr<const Plan> plan_for(const Problem<T>& p) const {
     // In a child forked after OpenCL was used, the kept plans' devices are the parent's, which
     // would wait forever here: the call is planned afresh, and finds no device (after_fork.hpp).
     if (after_fork::opencl_lost()) return std::make_shared<const Plan>(plan_call(p, options));
     const RunKey key = key_of(p);
+    const auto kept_for = [&]() -> std::shared_ptr<const Plan> {
+      const uint64_t profiles = profile::changes();
+      if (profiles != profiles_seen) {
+        plans.clear();
+        profiles_seen = profiles;
+      }
+      for (auto it = plans.begin(); it != plans.end(); ++it) {
+        if (!(it->first == key)) continue;
+        if (!uses_retired(*it->second)) return it->second;
+        plans.erase(it);
+        break;
+      }
+      return nullptr;
+    };
     {
       std::lock_guard<std::mutex> lock(mutex);
-      for (const auto& [kept, plan] : plans)
-        if (kept == key) return plan;
+      if (auto plan = kept_for()) return plan;
     }
     auto made = std::make_shared<const Plan>(plan_call(p, options));
     std::lock_guard<std::mutex> lock(mutex);
+    if (auto plan = kept_for()) return plan;  // another run made it meanwhile
     if (plans.size() < kKept) plans.emplace_back(key, made);
     return made;
+  }
+
+  size_t kept() const {
+    std::lock_guard<std::mutex> lock(mutex);
+    return plans.size();
   }
 
   // A run: tandem::gemm's checks of the operands (NULL refused, C untouched), then the kept plan.
@@ -155,13 +188,23 @@ Plan<T>::Plan(Layout layout, Op op_a, Op op_b, int64_t m, int64_t n, int64_t k, 
 }
 
 template <class T>
+const detail::PlanState<T>& Plan<T>::state() const {
+  if (!state_)
+    throw Error(Error::Kind::InvalidArgument,
+                detail::routine_name(detail::precision_of<T>(), "gemm").str() +
+                    " plan: this plan was moved from");
+  return *state_;
+}
+
+template <class T>
 void Plan<T>::run(T alpha, const T* a, const T* b, T beta, T* c, Report* report) const {
-  state_->run(alpha, a, b, beta, c, report);
+  state().run(alpha, a, b, beta, c, report);
 }
 
 template <class T>
 std::future<Report> Plan<T>::run_async(T alpha, const T* a, const T* b, T beta, T* c) const {
   // The run's thread holds the plan's state: the Plan may go before the run does.
+  state();  // a moved-from plan is refused here, not on the run's thread
   return std::async(std::launch::async, [state = state_, alpha, a, b, beta, c] {
     Report report;
     state->run(alpha, a, b, beta, c, &report);
@@ -171,15 +214,20 @@ std::future<Report> Plan<T>::run_async(T alpha, const T* a, const T* b, T beta, 
 
 template <class T>
 int64_t Plan<T>::m() const {
-  return state_->m;
+  return state().m;
 }
 template <class T>
 int64_t Plan<T>::n() const {
-  return state_->n;
+  return state().n;
 }
 template <class T>
 int64_t Plan<T>::k() const {
-  return state_->k;
+  return state().k;
+}
+
+template <class T>
+size_t Plan<T>::plans_kept() const {
+  return state().kept();
 }
 
 #define INSTANTIATE(T) template class Plan<T>;

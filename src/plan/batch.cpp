@@ -10,6 +10,7 @@
 #include "base/memo.hpp"
 #include "base/precision.hpp"
 #include "base/seams.hpp"
+#include "gpu/device.hpp"
 #include "gpu/engine.hpp"
 #include "gpu/pinned_memory.hpp"
 #include "plan/candidates.hpp"
@@ -279,12 +280,15 @@ RuleEdges rule_edges(const Problem<T>& first, const Options& o) {
 }
 
 // The edges for a product's shape, remembered per process and profile state (profile::changes(),
-// which forget() moves on) where no option, variable or test seam picks the devices: looking up
-// the candidates again cost a batch of ten 64^3 products on the H100 host about 26 us, as much as
-// the cores take for the whole batch.
+// which forget() moves on) where no option, variable or test seam picks the devices or weighs
+// them (the cores' and feeders' threads weigh a set of GPUs, models.cpp): with the single call's
+// plan, looking them up again on every batch cost ten products of 32^3-128^3 on the H100 host
+// 1-11% of their time on the cores (bench/batch_choice). A remembered device since retired
+// (gpu::retire) is looked up afresh, as the candidates leave it out.
 template <class T>
 RuleEdges remembered_edges(const Problem<T>& first, const Options& o) {
-  if (o.device || env_config().device || seams::overridden()) return rule_edges(first, o);
+  if (o.device || env_config().device || o.cpu_threads || o.feeder_threads || seams::overridden())
+    return rule_edges(first, o);
   struct Key {
     Precision precision;
     int64_t m, n, k;
@@ -309,8 +313,8 @@ RuleEdges remembered_edges(const Problem<T>& first, const Options& o) {
   const View view{{precision_of<T>(), first.m, first.n, first.k, first.trans_a, first.trans_b,
                    profile::changes()}};
   RuleEdges r = memo.get(view, [&] { return rule_edges(first, o); });
-  // A device opened again since (after a fork) is looked up afresh.
-  if (r.discrete && r.device.expired()) r = rule_edges(first, o);
+  if (const auto device = r.device.lock(); device && gpu::retired(*device))
+    r = rule_edges(first, o);
   return r;
 }
 

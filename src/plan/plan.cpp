@@ -8,6 +8,7 @@
 #include <algorithm>
 #include <string>
 
+#include "base/after_fork.hpp"
 #include "base/config.hpp"
 #include "base/log.hpp"
 #include "base/precision.hpp"
@@ -148,7 +149,9 @@ void plan_devices(const Problem<T>& p, const Options& o, Plan& plan) {
 template <class T>
 void learn_route(const Problem<T>& p, const Options& o, const Request& req) {
   constexpr Precision precision = precision_of<T>();
-  if (route::known(precision)) return;
+  // A child forked after OpenCL was used has no device: what it would find is not the machine's
+  // route, and written to the profile directory it would keep later processes off the GPU.
+  if (route::known(precision) || after_fork::opencl_lost()) return;
   route::learn(precision, [&](int64_t edge) {
     Problem<T> cube = p;
     cube.trans_a = cube.trans_b = false;
