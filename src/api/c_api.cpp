@@ -244,12 +244,10 @@ int plan_create(int layout, int trans_a, int trans_b, int64_t m, int64_t n, int6
         "plan");
   *plan = nullptr;
   return status([&] {
-    *plan = new tandem_plan{
-        std::variant<tandem::Plan<float>, tandem::Plan<double>, tandem::Plan<std::complex<float>>,
-                     tandem::Plan<std::complex<double>>>(
-            std::in_place_type<tandem::Plan<T>>, static_cast<tandem::Layout>(layout),
-            static_cast<tandem::Op>(trans_a), static_cast<tandem::Op>(trans_b), m, n, k, lda, ldb,
-            ldc)};
+    *plan = new tandem_plan{decltype(tandem_plan::plan)(
+        std::in_place_type<tandem::Plan<T>>, static_cast<tandem::Layout>(layout),
+        static_cast<tandem::Op>(trans_a), static_cast<tandem::Op>(trans_b), m, n, k, lda, ldb,
+        ldc)};
   });
 }
 

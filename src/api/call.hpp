@@ -1,9 +1,11 @@
 // One checked GEMM call from its row-major problem on: the cases BLAS defines without a product
-// done here, else the call's plan (made by the caller's `make_plan`: tandem::gemm plans each call,
-// a tandem::Plan keeps its plans) run by the executor, then the verbose line and the report. One
-// place for tandem::gemm (src/api/gemm.cpp) and tandem::Plan's runs (src/api/plan.cpp).
+// done here, else the call's plan (made by the caller's `make_plan`, by value or by reference:
+// tandem::gemm plans each call, a tandem::Plan keeps its plans) run by the executor, then the
+// verbose line and the report. One place for tandem::gemm (src/api/gemm.cpp) and tandem::Plan's
+// runs (src/api/plan.cpp).
 #pragma once
 
+#include <optional>
 #include <utility>
 
 #include "api/gemm_rules.hpp"
@@ -37,16 +39,14 @@ void run_call(Problem<T>& p, int64_t m, int64_t n, int64_t k, Layout layout, con
     r.strategy = Strategy::Cpu;
     r.cpu_rows = p.m;
     gemm_rules::scale(p.c, p.m, p.n, p.ldc, p.beta);
-  } else if (watched) {
-    r.t_start = clock::now_ns();
-    watch::Call call;  // what auto planned, and then how long the call took
-    const Plan& plan = std::forward<MakePlan>(make_plan)();
-    execute(p, plan, options, r);
-    call.ran(r);
   } else {
     r.t_start = clock::now_ns();
+    std::optional<watch::Call> call;  // what auto planned, and then how long the call took
+    if (watched) call.emplace();
+    // A plan returned by value lives to the end of this block.
     const Plan& plan = std::forward<MakePlan>(make_plan)();
     execute(p, plan, options, r);
+    if (call) call->ran(r);
   }
   if (env_config().verbose)
     log_call(routine_name(precision_of<T>(), "gemm").c_str(), r, layout == Layout::ColMajor);

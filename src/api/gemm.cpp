@@ -143,11 +143,8 @@ void gemm(Layout layout, Op op_a, Op op_b, int64_t m, int64_t n, int64_t k, T al
   detail::Problem<T> p = detail::gemm_rules::row_major(
       static_cast<int>(layout), static_cast<int>(op_a), static_cast<int>(op_b), m, n, k, alpha, a,
       lda, b, ldb, beta, c, ldc);
-  detail::Plan plan;
-  detail::run_call(p, m, n, k, layout, options, report, true, [&]() -> const detail::Plan& {
-    plan = detail::plan_call(p, options);
-    return plan;
-  });
+  detail::run_call(p, m, n, k, layout, options, report, true,
+                   [&] { return detail::plan_call(p, options); });
 }
 
 #define INSTANTIATE(T)                                                                             \

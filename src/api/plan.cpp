@@ -53,6 +53,12 @@ RunKey key_of(const Problem<T>& p) {
   return key;
 }
 
+// The name a plan's errors begin with: "sgemm plan".
+template <class T>
+std::string plan_routine() {
+  return routine_name(precision_of<T>(), "gemm").str() + " plan";
+}
+
 bool uses_retired(const Plan& plan) {
   return std::any_of(plan.parts.begin(), plan.parts.end(), [](const DevicePart& part) {
     return part.device && gpu::retired(*part.device);
@@ -88,8 +94,6 @@ struct PlanState {
   mutable std::mutex mutex;
   mutable std::vector<std::pair<RunKey, std::shared_ptr<const Plan>>> plans;
   mutable uint64_t profiles_seen = profile::changes();
-
-  std::string routine() const { return routine_name(precision_of<T>(), "gemm").str() + " plan"; }
 
   Problem<T> problem(T alpha, const T* a, const T* b, T beta, T* c) const {
     return gemm_rules::row_major(static_cast<int>(layout), static_cast<int>(op_a),
@@ -141,7 +145,7 @@ struct PlanState {
       check_gemm(static_cast<int>(layout), static_cast<int>(op_a), static_cast<int>(op_b), m, n, k,
                  alpha, a, lda, b, ldb, c, ldc, kRunPositions);
     } catch (const Error& e) {
-      throw Error(e.kind(), routine() + ": " + e.what(), e.argument());
+      throw Error(e.kind(), plan_routine<T>() + ": " + e.what(), e.argument());
     }
     Problem<T> p = problem(alpha, a, b, beta, c);
     std::shared_ptr<const Plan> plan;
@@ -166,7 +170,7 @@ Plan<T>::Plan(Layout layout, Op op_a, Op op_b, int64_t m, int64_t n, int64_t k, 
                        detail::kCreatePositions);
     (void)detail::request(options);  // options out of range, named
   } catch (const Error& e) {
-    throw Error(e.kind(), state->routine() + ": " + e.what(), e.argument());
+    throw Error(e.kind(), detail::plan_routine<T>() + ": " + e.what(), e.argument());
   }
   state->layout = layout;
   state->op_a = op_a;
@@ -191,8 +195,7 @@ template <class T>
 const detail::PlanState<T>& Plan<T>::state() const {
   if (!state_)
     throw Error(Error::Kind::InvalidArgument,
-                detail::routine_name(detail::precision_of<T>(), "gemm").str() +
-                    " plan: this plan was moved from");
+                detail::plan_routine<T>() + ": this plan was moved from");
   return *state_;
 }
 

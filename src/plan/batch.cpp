@@ -412,7 +412,7 @@ int64_t large_first(Problem<T>* products, int64_t count, int64_t edge, bool one_
   if (one_shape)
     return count > 0 && volume(products[0].m, products[0].n, products[0].k) >= least ? count : 0;
   const Problem<T>* end = std::partition(products, products + count, [least](const Problem<T>& p) {
-    return static_cast<double>(p.m) * static_cast<double>(p.n) * static_cast<double>(p.k) >= least;
+    return volume(p.m, p.n, p.k) >= least;
   });
   return end - products;
 }
