@@ -31,6 +31,7 @@
 #include <cstdint>
 #include <future>
 #include <memory>
+#include <utility>
 
 #include "tandem/tandem.hpp"
 
@@ -39,7 +40,42 @@ namespace tandem {
 namespace detail {
 template <class T>
 struct PlanState;
-}
+template <class T>
+struct ResidentState;
+}  // namespace detail
+
+template <class T>
+class Plan;
+
+// A resident operand: one of a plan's operands, A or B, as the caller holds it in host memory,
+// with a copy kept on the plan's discrete devices between runs (Plan::resident_a, resident_b).
+// A run given it computes from that copy instead of sending the operand again; a unified-memory
+// device reads the caller's memory in place, as every call does, and keeps nothing. What is kept
+// is the operand every device needs whole: op(B) in the row-major view, that is B of a row-major
+// plan and A of a column-major one (the other operand's rows are divided among the devices and
+// the CPU, and are sent each run; a handle made for it keeps nothing, and its runs report the
+// operand's path as usual). The copy is what the host held when it was made or last updated:
+// after changing the host copy, call update(). A run uses the copy kept when it started; one in
+// flight keeps it until it ends, even past an update() or the handle's end. Copies may be shared
+// (they share the kept copies); the last one's end frees them.
+template <class T>
+class Resident {
+ public:
+  // The host copy again to every device that keeps one, waited for: the runs started after it
+  // use it. Throws tandem::Error as the plan's resident_a/resident_b do.
+  void update();
+  // The caller's matrix, as given.
+  const T* host() const;
+  // 'A' or 'B': which of the plan's operands it stands for.
+  char operand() const;
+  // Device memory its copies hold, in bytes (0 where no device keeps one).
+  int64_t device_bytes() const;
+
+ private:
+  friend class Plan<T>;
+  explicit Resident(std::shared_ptr<detail::ResidentState<T>> state) : state_(std::move(state)) {}
+  std::shared_ptr<detail::ResidentState<T>> state_;
+};
 
 template <class T>
 class Plan {
@@ -61,6 +97,23 @@ class Plan {
   // synchronous.
   [[nodiscard]] std::future<Report> run_async(T alpha, const T* a, const T* b, T beta, T* c) const;
 
+  // A resident operand (Resident, above) for this plan's A (B) at `a` (`b`), its stored matrix as
+  // the plan's shape and lda (ldb) describe it: copied to the plan's discrete devices now, in the
+  // layout their kernels read. NULL is refused (argument 1). A copy that would not fit beside
+  // what the plan's runs and other resident operands need on a device is refused with
+  // Error::Kind::TooLarge, naming the bytes, and nothing is kept; a device that fails to take
+  // its copy keeps none (one warning), and its runs send the operand as usual.
+  Resident<T> resident_a(const T* a) const;
+  Resident<T> resident_b(const T* b) const;
+  // Runs with a resident operand of this plan in A's (B's) place (argument 2 or 3; a handle of
+  // another plan or operand is refused there): as run(), computing from the copies it keeps.
+  void run(T alpha, const Resident<T>& a, const T* b, T beta, T* c, Report* report = nullptr) const;
+  void run(T alpha, const T* a, const Resident<T>& b, T beta, T* c, Report* report = nullptr) const;
+  [[nodiscard]] std::future<Report> run_async(T alpha, const Resident<T>& a, const T* b, T beta,
+                                              T* c) const;
+  [[nodiscard]] std::future<Report> run_async(T alpha, const T* a, const Resident<T>& b, T beta,
+                                              T* c) const;
+
   int64_t m() const;
   int64_t n() const;
   int64_t k() const;
@@ -68,12 +121,15 @@ class Plan {
   size_t plans_kept() const;
 
  private:
+  Resident<T> keep(char operand, const T* host) const;
   // The shared state; a moved-from plan has none, and is refused with an Error.
   const detail::PlanState<T>& state() const;
   std::shared_ptr<const detail::PlanState<T>> state_;
 };
 
-#define TANDEM_PLAN_EXTERN(T) extern template class Plan<T>;
+#define TANDEM_PLAN_EXTERN(T)    \
+  extern template class Plan<T>; \
+  extern template class Resident<T>;
 TANDEM_PLAN_EXTERN(float)
 TANDEM_PLAN_EXTERN(double)
 TANDEM_PLAN_EXTERN(std::complex<float>)

@@ -78,9 +78,10 @@ struct Options {
 // What happened in one call. Times are steady-clock nanoseconds since an arbitrary epoch; 0 means
 // the step did not happen.
 struct Report {
-  // How an operand reached the GPU: in place (zero-copy), packed into staging and copied, or
-  // copied straight from the caller's pinned memory (tandem_malloc on a discrete GPU).
-  enum class Buffer { None, ZeroCopy, Copy, Pinned };
+  // How an operand reached the GPU: in place (zero-copy), packed into staging and copied, copied
+  // straight from the caller's pinned memory (tandem_malloc on a discrete GPU), or already there:
+  // a tandem::Resident operand's copy, kept on the device between a plan's runs.
+  enum class Buffer { None, ZeroCopy, Copy, Pinned, Resident };
   // One OpenCL device's part of the call.
   struct Device {
     int index = -1;      // as `tandem devices` numbers it

@@ -48,6 +48,8 @@ const char* to_string(Report::Buffer b) {
       return "copy";
     case Report::Buffer::Pinned:
       return "pinned";
+    case Report::Buffer::Resident:
+      return "resident";
   }
   return "?";
 }

@@ -15,10 +15,12 @@
 #include "api/checks.hpp"
 #include "api/gemm_rules.hpp"
 #include "base/after_fork.hpp"
+#include "base/log.hpp"
 #include "base/precision.hpp"
 #include "gpu/device.hpp"
 #include "gpu/pinned_memory.hpp"
 #include "gpu/programs.hpp"
+#include "gpu/share.hpp"
 #include "plan/plan.hpp"
 #include "profile/store.hpp"
 
@@ -139,8 +141,10 @@ struct PlanState {
     return plans.size();
   }
 
-  // A run: tandem::gemm's checks of the operands (NULL refused, C untouched), then the kept plan.
-  void run(T alpha, const T* a, const T* b, T beta, T* c, Report* report) const {
+  // A run: tandem::gemm's checks of the operands (NULL refused, C untouched), then the kept plan;
+  // `kept`: B's copies on the devices (a resident operand's), or null.
+  void run(T alpha, const T* a, const T* b, T beta, T* c, Report* report,
+           const gpu::KeptOn* kept = nullptr) const {
     try {
       check_gemm(static_cast<int>(layout), static_cast<int>(op_a), static_cast<int>(op_b), m, n, k,
                  alpha, a, lda, b, ldb, c, ldc, kRunPositions);
@@ -148,11 +152,104 @@ struct PlanState {
       throw Error(e.kind(), plan_routine<T>() + ": " + e.what(), e.argument());
     }
     Problem<T> p = problem(alpha, a, b, beta, c);
+    p.kept_b = kept;
     std::shared_ptr<const Plan> plan;
     run_call(p, m, n, k, layout, options, report, false, [&]() -> const Plan& {
       plan = plan_for(p);
       return *plan;
     });
+  }
+};
+
+// What a resident operand holds: its plan, the caller's matrix and the copies kept on the plan's
+// discrete devices (gpu::KeptOn), replaced whole by each update; a run holds the copies it started
+// with until it ends.
+template <class T>
+struct ResidentState {
+  std::shared_ptr<const PlanState<T>> plan;
+  const T* host = nullptr;
+  char operand = 'A';
+  // Whether it stands for op(B) in the row-major view, the operand each device needs whole and
+  // the only one kept; the other's rows are divided among the sides and sent each run.
+  bool kept_role = false;
+  mutable std::mutex mutex;
+  std::shared_ptr<const gpu::KeptOn> copies;
+
+  ResidentState() = default;
+  ResidentState(const ResidentState&) = delete;
+  ResidentState& operator=(const ResidentState&) = delete;
+  ~ResidentState() { drop(std::move(copies)); }
+
+  std::shared_ptr<const gpu::KeptOn> current() const {
+    std::lock_guard<std::mutex> lock(mutex);
+    return copies;
+  }
+
+  // The plan's problem with this operand in its place (the other absent), as creation plans it.
+  Problem<T> problem() const {
+    return operand == 'A' ? plan->problem(T(1), host, nullptr, T(0), nullptr)
+                          : plan->problem(T(1), nullptr, host, T(0), nullptr);
+  }
+
+  // Drops the copies made before, then copies the host's matrix to each discrete device of the
+  // plan's parts for it, each checked to fit first.
+  void keep() {
+    std::shared_ptr<const gpu::KeptOn> old;
+    {
+      std::lock_guard<std::mutex> lock(mutex);
+      old = std::move(copies);
+    }
+    drop(std::move(old));  // runs in flight hold their own
+    const Problem<T> p = problem();
+    if (!kept_role || !p.has_product() || after_fork::opencl_lost()) return;
+    const std::shared_ptr<const Plan> made = plan->plan_for(p);
+    auto kept = std::make_shared<gpu::KeptOn>();
+    for (const DevicePart& part : made->parts) {
+      if (!part.device || !gpu::is_discrete(*part.device)) continue;
+      check_fits(*part.device, p, part);
+      try {
+        kept->add(*part.device, gpu::keep_b(*part.device, part.params, p));
+      } catch (const Error& e) {
+        if (e.kind() == Error::Kind::InvalidArgument || e.kind() == Error::Kind::TooLarge)
+          throw refusal(e.kind(), e.what());
+        warn_once("resident " + std::string(1, operand) + " " + gpu::description(*part.device),
+                  plan_routine<T>() + ": " + gpu::description(*part.device) + " keeps no copy of " +
+                      std::string(1, operand) + " (" + e.what() + "); runs send it from the host");
+      }
+    }
+    std::lock_guard<std::mutex> lock(mutex);
+    copies = std::move(kept);
+  }
+
+  // The copy beside what the plan's runs need on the device (their rows of op(A) and C, staged)
+  // and what other resident operands hold, against the device's memory and largest buffer.
+  void check_fits(gpu::Device& device, const Problem<T>& p, const DevicePart& part) const {
+    const auto bytes = [](int64_t elements) { return elements * static_cast<int64_t>(sizeof(T)); };
+    const int64_t copy = bytes(p.k * p.n), runs = bytes(part.rows * (p.k + p.n)),
+                  held = gpu::resident_bytes(device);
+    const gpu::DeviceInfo& di = gpu::info(device);
+    const auto total = static_cast<int64_t>(di.global_mem_bytes);
+    const auto largest = static_cast<int64_t>(di.max_alloc_bytes);
+    if (copy + runs + held <= total && copy <= largest) return;
+    throw refusal(Error::Kind::TooLarge,
+                  "its copy needs " + std::to_string(copy) + " bytes on " +
+                      gpu::description(device) + ", beside " + std::to_string(runs) +
+                      " for this plan's runs and " + std::to_string(held) +
+                      " held by other resident operands; the device has " + std::to_string(total) +
+                      " bytes, at most " + std::to_string(largest) + " in one buffer");
+  }
+
+  Error refusal(Error::Kind kind, const std::string& why) const {
+    return Error(kind,
+                 plan_routine<T>() + ": argument 1 (" + std::string(1, char(operand + 32)) +
+                     ") cannot be kept on the devices: " + why,
+                 1);
+  }
+
+  // Lets copies go; in a child forked after OpenCL was used, never freed (no OpenCL call can
+  // return there: after_fork.hpp).
+  static void drop(std::shared_ptr<const gpu::KeptOn> kept) {
+    if (kept && after_fork::opencl_lost()) new std::shared_ptr<const gpu::KeptOn>(std::move(kept));
   }
 };
 
@@ -215,6 +312,121 @@ std::future<Report> Plan<T>::run_async(T alpha, const T* a, const T* b, T beta, 
   });
 }
 
+namespace detail {
+
+// The resident operand `rs` checked to be `state`'s, for `operand` (at `position` in a run): its
+// state, or an Error naming the argument.
+template <class T>
+const ResidentState<T>& resident_of(const ResidentState<T>* rs, const PlanState<T>& state,
+                                    char operand, int position) {
+  const std::string where = plan_routine<T>() + ": argument " + std::to_string(position) + " (" +
+                            std::string(1, char(operand + 32)) + ") ";
+  if (rs == nullptr)
+    throw Error(Error::Kind::InvalidArgument, where + "is a resident operand moved from", position);
+  if (rs->plan.get() != &state)
+    throw Error(Error::Kind::InvalidArgument, where + "is a resident operand of another plan",
+                position);
+  if (rs->operand != operand)
+    throw Error(
+        Error::Kind::InvalidArgument,
+        where + "is a resident " + std::string(1, rs->operand) + ", not " + std::string(1, operand),
+        position);
+  return *rs;
+}
+
+}  // namespace detail
+
+template <class T>
+Resident<T> Plan<T>::resident_a(const T* a) const {
+  return keep('A', a);
+}
+
+template <class T>
+Resident<T> Plan<T>::resident_b(const T* b) const {
+  return keep('B', b);
+}
+
+template <class T>
+Resident<T> Plan<T>::keep(char operand, const T* host) const {
+  state();
+  if (host == nullptr)
+    throw Error(Error::Kind::InvalidArgument,
+                detail::plan_routine<T>() + ": argument 1 (" + std::string(1, char(operand + 32)) +
+                    ") is NULL",
+                1);
+  auto rs = std::make_shared<detail::ResidentState<T>>();
+  rs->plan = state_;
+  rs->host = host;
+  rs->operand = operand;
+  const detail::Problem<T> p = rs->problem();
+  rs->kept_role = p.b == host;
+  rs->keep();
+  return Resident<T>(std::move(rs));
+}
+
+template <class T>
+void Plan<T>::run(T alpha, const Resident<T>& a, const T* b, T beta, T* c, Report* report) const {
+  const auto& rs = detail::resident_of(a.state_.get(), state(), 'A', 2);
+  const std::shared_ptr<const detail::gpu::KeptOn> kept = rs.current();
+  state().run(alpha, rs.host, b, beta, c, report, kept.get());
+}
+
+template <class T>
+void Plan<T>::run(T alpha, const T* a, const Resident<T>& b, T beta, T* c, Report* report) const {
+  const auto& rs = detail::resident_of(b.state_.get(), state(), 'B', 3);
+  const std::shared_ptr<const detail::gpu::KeptOn> kept = rs.current();
+  state().run(alpha, a, rs.host, beta, c, report, kept.get());
+}
+
+template <class T>
+std::future<Report> Plan<T>::run_async(T alpha, const Resident<T>& a, const T* b, T beta,
+                                       T* c) const {
+  detail::resident_of(a.state_.get(), state(), 'A', 2);
+  // The run's thread holds the plan and the copies it starts with.
+  return std::async(std::launch::async, [state = state_, rs = a.state_, alpha, b, beta, c] {
+    Report report;
+    const std::shared_ptr<const detail::gpu::KeptOn> kept = rs->current();
+    state->run(alpha, rs->host, b, beta, c, &report, kept.get());
+    return report;
+  });
+}
+
+template <class T>
+std::future<Report> Plan<T>::run_async(T alpha, const T* a, const Resident<T>& b, T beta,
+                                       T* c) const {
+  detail::resident_of(b.state_.get(), state(), 'B', 3);
+  return std::async(std::launch::async, [state = state_, rs = b.state_, alpha, a, beta, c] {
+    Report report;
+    const std::shared_ptr<const detail::gpu::KeptOn> kept = rs->current();
+    state->run(alpha, a, rs->host, beta, c, &report, kept.get());
+    return report;
+  });
+}
+
+template <class T>
+void Resident<T>::update() {
+  if (!state_)
+    throw Error(Error::Kind::InvalidArgument,
+                detail::plan_routine<T>() + ": this resident operand was moved from");
+  state_->keep();
+}
+
+template <class T>
+const T* Resident<T>::host() const {
+  return state_ ? state_->host : nullptr;
+}
+
+template <class T>
+char Resident<T>::operand() const {
+  return state_ ? state_->operand : '\0';
+}
+
+template <class T>
+int64_t Resident<T>::device_bytes() const {
+  const auto kept = state_ ? state_->current() : nullptr;
+  return kept ? kept->bytes() : 0;
+}
+
 template <class T>
 int64_t Plan<T>::m() const {
   return state().m;
@@ -233,7 +445,9 @@ size_t Plan<T>::plans_kept() const {
   return state().kept();
 }
 
-#define INSTANTIATE(T) template class Plan<T>;
+#define INSTANTIATE(T)    \
+  template class Plan<T>; \
+  template class Resident<T>;
 TANDEM_FOR_EACH_ELEMENT(INSTANTIATE)
 #undef INSTANTIATE
 

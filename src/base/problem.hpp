@@ -7,6 +7,10 @@
 
 namespace tandem::detail {
 
+namespace gpu {
+struct KeptOn;  // gpu/share.hpp
+}
+
 // Elements spanned by a rows x cols row-major block with leading dimension ld.
 inline int64_t span(int64_t rows, int64_t cols, int64_t ld) {
   return rows == 0 || cols == 0 ? 0 : (rows - 1) * ld + cols;
@@ -31,6 +35,10 @@ struct Problem {
   // Complex types: op(A) (op(B)) is the conjugate transpose. Only with trans_a (trans_b): BLAS's
   // operations are as stored, transposed and conjugate-transposed, never conjugated alone.
   bool conj_a = false, conj_b = false;
+  // B kept on the devices between calls (a tandem::Resident operand, held by the caller for the
+  // call): a discrete device that keeps a copy for this B and kernel computes from it instead of
+  // sending B; null, or a device without one, sends B as usual.
+  const gpu::KeptOn* kept_b = nullptr;
 
   // Whether there is a product to compute (else C = beta * C, or nothing).
   bool has_product() const { return m > 0 && n > 0 && k > 0 && alpha != T(0); }

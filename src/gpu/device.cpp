@@ -295,6 +295,8 @@ void retire(Device& device) { device.retired_in().store(seams::generation() + 1)
 
 bool retired(const Device& device) { return device.retired_in().load() == seams::generation() + 1; }
 
+int64_t resident_bytes(Device& device) { return device.resident_bytes().load(); }
+
 bool counts_as_gpu(const DeviceInfo& device) { return device.is_gpu || seams::assume_gpus(); }
 
 const std::vector<DeviceInfo>& found_devices() {

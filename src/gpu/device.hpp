@@ -70,6 +70,9 @@ std::unique_lock<std::mutex> exclusive_for(const std::vector<std::shared_ptr<Dev
 void retire(Device& device);
 bool retired(const Device& device);
 
+// The device memory resident operands' copies hold on `device` (gpu::KeptOn), in bytes.
+int64_t resident_bytes(Device& device);
+
 // Whether operands are staged and copied for this device: it has no memory shared with the
 // host, or the seam assume_discrete (tests) says to treat it so; assume_unified says not to.
 bool is_discrete(const Device& device);

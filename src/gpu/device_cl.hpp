@@ -53,6 +53,8 @@ class Device {
     kept_queues_.push_back(std::move(queue));
   }
   // gpu::retire: the seams' generation (plus 1) in which it was taken out of use, 0 never.
+  // Device memory that resident operands' copies hold (gpu::KeptOn), in bytes.
+  std::atomic<int64_t>& resident_bytes() { return resident_bytes_; }
   std::atomic<uint64_t>& retired_in() { return retired_in_; }
   const std::atomic<uint64_t>& retired_in() const { return retired_in_; }
 
@@ -70,6 +72,7 @@ class Device {
   mutable std::once_flag engine_once_;
   mutable EngineVerdict engine_;
   std::atomic<uint64_t> retired_in_{0};
+  std::atomic<int64_t> resident_bytes_{0};
   std::mutex kept_mutex_;
   std::vector<cl::Memory> kept_memory_;
   std::vector<cl::CommandQueue> kept_queues_;

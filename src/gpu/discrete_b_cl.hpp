@@ -47,6 +47,10 @@ struct DeviceB final : KeptB {
   DeviceB(const DeviceB&) = delete;
   DeviceB& operator=(const DeviceB&) = delete;
 
+  int64_t device_bytes() const override {
+    return static_cast<int64_t>((b.pooled ? b.pooled->bytes : 0) + (raw ? raw->bytes : 0));
+  }
+
   // Whether this is share s's B, read by the kernel in layout kb with leading dimension
   // device_ld on the device.
   bool holds(const Share<T>& s, bool kernel_kb, int64_t device_ld) const {
@@ -94,8 +98,9 @@ struct DeviceB final : KeptB {
   const T* host;
   int64_t ld, rows, cols;
   bool trans, kb;
-  int64_t dev_ld;       // its leading dimension on the device (padded to the kernel's vectors)
-  bool pinned = false;  // in the caller's pinned memory
+  int64_t dev_ld;         // its leading dimension on the device (padded to the kernel's vectors)
+  bool pinned = false;    // in the caller's pinned memory
+  bool resident = false;  // kept between calls (keep_b), not sent by a call
   Operand<T> b;
   std::unique_ptr<Staging> raw;     // B as stored, before the device transposed it
   std::vector<cl::Event> ready;     // B is on the device, in the kernel's layout
@@ -128,7 +133,11 @@ class ShareB {
   KernelOperand from_row(int64_t p0) const {
     return {&b_->b.device(), p0 * b_->dev_ld, b_->dev_ld};
   }
-  Report::Buffer path() const { return b_->pinned ? Report::Buffer::Pinned : Report::Buffer::Copy; }
+  Report::Buffer path() const {
+    return b_->resident ? Report::Buffer::Resident
+           : b_->pinned ? Report::Buffer::Pinned
+                        : Report::Buffer::Copy;
+  }
 
   // Its staging from the pool (none for B kept on the device).
   virtual void take_staging(StagingPool& pool) = 0;

@@ -28,6 +28,24 @@
 namespace tandem::detail::gpu {
 namespace {
 
+// A leading dimension on the device: `elements` rounded up to the kernel's vector width, so
+// that interior tiles take gemm.cl's unchecked vector loads and stores (a_full, b_full and
+// c_full need it). The direct kernel reads operands as stored: tight.
+int64_t padded(const KernelFacts& f, int64_t elements, int width) {
+  if (f.direct || width <= 0 || !seams::pad_rows()) return elements;
+  return (elements + width - 1) / width * width;
+}
+
+// Whether the kernel for share s indexes its operands with 64 bits (INDEX_LONG, or offsets past
+// 32-bit range).
+template <class T>
+bool long_indices(const KernelFacts& f, const Share<T>& s) {
+  const int64_t tiles = f.mwg + f.nwg + f.kwg;
+  return f.index_long != 0 || std::max({s.m * s.k, s.k * s.n, s.m * s.n}) +
+                                      tiles * std::max({s.m, s.n, s.k, int64_t{1}}) >=
+                                  (int64_t{1} << 31) - 1;
+}
+
 template <class T>
 class DiscreteShare final : public ShareImpl {
  public:
@@ -150,13 +168,7 @@ class DiscreteShare final : public ShareImpl {
     }
   }
 
-  // A leading dimension on the device: `elements` rounded up to the kernel's vector width, so
-  // that interior tiles take gemm.cl's unchecked vector loads and stores (a_full, b_full and
-  // c_full need it). The direct kernel reads operands as stored: tight.
-  int64_t padded(int64_t elements, int width) const {
-    if (f_.direct || width <= 0 || !seams::pad_rows()) return elements;
-    return (elements + width - 1) / width * width;
-  }
+  int64_t padded(int64_t elements, int width) const { return gpu::padded(f_, elements, width); }
 
   // Each operand's path (the direct kernel, KERNEL 2, reads every operand as stored, from any
   // memory), and their staging from the pool.
@@ -172,12 +184,7 @@ class DiscreteShare final : public ShareImpl {
   }
 
   void take_kernels() {
-    const Share<T>& s = s_;
-    const int64_t tiles = f_.mwg + f_.nwg + f_.kwg;
-    const bool long_index =
-        f_.index_long != 0 || std::max({s.m * s.k, s.k * s.n, s.m * s.n}) +
-                                      tiles * std::max({s.m, s.n, s.k, int64_t{1}}) >=
-                                  (int64_t{1} << 31) - 1;
+    const bool long_index = long_indices(f_, s_);
     const cl::Program& program = gemm_program(dev_, precision_of<T>(), ka_, kb_, long_index,
                                               params_, {s_.conj_a, s_.conj_b});
     // B kept on the device by an earlier share that transposed it still holds its scratch: the
@@ -305,8 +312,52 @@ template <class T>
 std::unique_ptr<ShareImpl> make_discrete_share(Device& device, const Share<T>& share, CallB b) {
   return std::make_unique<DiscreteShare<T>>(device, share, b);
 }
-#define INSTANTIATE(T) \
-  template std::unique_ptr<ShareImpl> make_discrete_share<T>(Device&, const Share<T>&, CallB);
+
+template <class T>
+std::shared_ptr<KeptB> keep_discrete_b(Device& dev, const SharedParams& params, const Share<T>& s) {
+  const KernelFacts f = facts_of(params);
+  const bool ka = read_transposed(f.a_t, s.trans_a), kb = read_transposed(f.b_t, s.trans_b);
+  int64_t bytes_in = 0, bytes_out = 0, bytes_packed = 0;
+  Commands cmd(dev, bytes_in, bytes_out);
+  std::unique_ptr<ShareB<T>> b =
+      share_b(dev, s, f.direct, kb, padded(f, kb ? s.k : s.n, f.vw), CallB{}, bytes_packed);
+  try {
+    cmd.take_queues(1, 1);
+    b->take_staging(dev.staging());
+    if (b->device_b()->raw) {  // sent as stored, transposed on the device
+      const bool long_index = long_indices(f, s);
+      cmd.take_kernels(
+          gemm_program(dev, precision_of<T>(), ka, kb, long_index, params, {s.conj_a, s.conj_b}),
+          long_index, true);
+    }
+    b->plan_pieces(1);
+    while (b->send_next(cmd, topology::physical_cores())) {
+    }
+    b->finish(cmd);
+    cmd.flush();
+    cl::WaitForEvents(b->device_b()->ready);
+  } catch (...) {
+    // Whatever was enqueued is finished before B's staging goes back; if it cannot be, the device
+    // may still use it, and it is kept aside.
+    try {
+      cmd.finish();
+    } catch (const cl::Error&) {
+      b->lose();
+    }
+    throw;
+  }
+  cmd.give_queues();
+  cmd.give_kernels();
+  DeviceB<T>& kept = *b->device_b();
+  // B as stored was only the transpose's source.
+  if (kept.raw) dev.staging().give(std::move(kept.raw));
+  kept.resident = true;
+  return b->device_b();
+}
+
+#define INSTANTIATE(T)                                                                         \
+  template std::unique_ptr<ShareImpl> make_discrete_share<T>(Device&, const Share<T>&, CallB); \
+  template std::shared_ptr<KeptB> keep_discrete_b<T>(Device&, const SharedParams&, const Share<T>&);
 TANDEM_FOR_EACH_ELEMENT(INSTANTIATE)
 #undef INSTANTIATE
 

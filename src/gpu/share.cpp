@@ -117,6 +117,39 @@ std::unique_ptr<InFlight> enqueue(Device& device, const SharedParams& params, co
   return std::make_unique<Guarded>(std::move(impl));
 }
 
+template <class T>
+std::shared_ptr<KeptB> keep_b(Device& device, const SharedParams& params, const Share<T>& share) {
+  if (!is_discrete(device)) return nullptr;
+  try {
+    return keep_discrete_b(device, params, share);
+  } catch (const cl::Error& e) {
+    throw translate(e, buffer_sizes(e.err(), device, share));
+  }
+}
+
+KeptOn::~KeptOn() {
+  for (const auto& [device, copy] : copies_)
+    device->resident_bytes().fetch_sub(copy->device_bytes());
+}
+
+void KeptOn::add(Device& device, std::shared_ptr<KeptB> copy) {
+  if (!copy) return;
+  device.resident_bytes().fetch_add(copy->device_bytes());
+  copies_.emplace_back(&device, std::move(copy));
+}
+
+std::shared_ptr<KeptB> KeptOn::on(const Device& device) const {
+  for (const auto& [dev, copy] : copies_)
+    if (dev == &device) return copy;
+  return nullptr;
+}
+
+int64_t KeptOn::bytes() const {
+  int64_t sum = 0;
+  for (const auto& each : copies_) sum += each.second->device_bytes();
+  return sum;
+}
+
 std::vector<RowRange> unfinished(int64_t m, const std::vector<RowRange>& finished) {
   std::vector<RowRange> done = finished, left;
   std::sort(done.begin(), done.end(),
@@ -157,7 +190,8 @@ void injected_b_failure(const DeviceInfo& info, size_t piece) {
 #define INSTANTIATE(T)                                                                           \
   template void injected_failure<T>(const DeviceInfo&, const Share<T>&, int64_t, int64_t, bool); \
   template std::unique_ptr<InFlight> enqueue<T>(Device&, const SharedParams&, const Share<T>&,   \
-                                                CallB);
+                                                CallB);                                          \
+  template std::shared_ptr<KeptB> keep_b<T>(Device&, const SharedParams&, const Share<T>&);
 TANDEM_FOR_EACH_ELEMENT(INSTANTIATE)
 #undef INSTANTIATE
 

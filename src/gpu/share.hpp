@@ -5,6 +5,7 @@
 
 #include <cstdint>
 #include <memory>
+#include <utility>
 #include <vector>
 
 #include "base/problem.hpp"
@@ -89,6 +90,8 @@ std::vector<RowRange> unfinished(int64_t m, const std::vector<RowRange>& finishe
 class KeptB {
  public:
   virtual ~KeptB() = default;
+  // The device memory it holds, in bytes.
+  virtual int64_t device_bytes() const = 0;
 };
 
 // Where the shares of one call leave B for each other (see KeptB); either may be null.
@@ -101,7 +104,46 @@ struct CallB {
   // another on one thread; a share leaves B here once its first piece is packed, and whichever
   // share first needs a later piece packs it.
   std::shared_ptr<KeptB>* packed = nullptr;
+  // B kept on this device between calls (a tandem::Resident operand; keep_b): used where it is
+  // this share's B, as `on_device` is. Held, not filled: the share never leaves its own B here.
+  std::shared_ptr<KeptB> resident;
 };
+
+// A resident operand's copies, one for each discrete device that keeps one (keep_b): what a call
+// whose B it is finds on each device. Unified devices read the caller's memory in place and keep
+// none. Each copy's device memory counts in resident_bytes(device) while this holds it.
+class KeptOn {
+ public:
+  KeptOn() = default;
+  ~KeptOn();
+  KeptOn(const KeptOn&) = delete;
+  KeptOn& operator=(const KeptOn&) = delete;
+
+  void add(Device& device, std::shared_ptr<KeptB> copy);
+  // The copy `device` keeps, or null.
+  std::shared_ptr<KeptB> on(const Device& device) const;
+  // The device memory the copies hold, in bytes.
+  int64_t bytes() const;
+  bool empty() const { return copies_.empty(); }
+
+ private:
+  std::vector<std::pair<Device*, std::shared_ptr<KeptB>>> copies_;
+};
+
+// The copy of p's B that `device` keeps (Problem::kept_b), or null.
+template <class T>
+std::shared_ptr<KeptB> resident_b(const Problem<T>& p, const Device& device) {
+  return p.kept_b ? p.kept_b->on(device) : nullptr;
+}
+
+// B of `share` (the whole of it: its rows of C do not matter) copied to the discrete `device` in
+// the layout that `params`' kernel reads, packed through pinned staging as a share would send it,
+// and waited for: B on the device for calls with this B and kernel (CallB::resident) for as long as
+// the result is held; its staging goes back to the device's pool when it is dropped. nullptr on a
+// unified device (it reads the caller's memory in place). Throws Error (a failed allocation
+// names the bytes asked for), leaving nothing on the device.
+template <class T>
+std::shared_ptr<KeptB> keep_b(Device& device, const SharedParams& params, const Share<T>& share);
 
 // Enqueues the share's transfers (if any), kernels and the return of C. Throws Failure (flush,
 // feed and wait too) on any OpenCL failure. `b`: where the share finds B and leaves its own.

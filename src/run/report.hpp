@@ -39,9 +39,12 @@ inline void add_counters(Report::Device& d, const gpu::InFlight& f) {
   d.bytes_packed += f.bytes_packed;
 }
 
-// Whether a part found all its operands in tandem_malloc's pinned blocks when it started.
+// Whether a part found all its operands in tandem_malloc's pinned blocks (or kept on the device:
+// nothing to pack either) when it started.
 inline bool all_pinned(const Report::Device& d) {
-  const auto is_pinned = [](Report::Buffer b) { return b == Report::Buffer::Pinned; };
+  const auto is_pinned = [](Report::Buffer b) {
+    return b == Report::Buffer::Pinned || b == Report::Buffer::Resident;
+  };
   return is_pinned(d.a) && is_pinned(d.b) && is_pinned(d.c);
 }
 
