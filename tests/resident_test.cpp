@@ -5,6 +5,7 @@
 //   {1, 0, -1.5}; under gpu and hybrid, static and dynamic balance, the direct kernel; on a
 //   discrete device played by PoCL, the handle made from ordinary and from tandem_malloc memory.
 //   Each run reports B (the row-major view's) as resident on every device.
+// - Runs whose plan is not the creation's (another memory, beta != 0) compute from a copy too.
 // - The copy is what the host held at creation or update(): a run after the host changed without
 //   update() computes from the old values (under gpu, every row on the device), after it from
 //   the new; a unified device reads the host in place and keeps nothing.
@@ -48,6 +49,9 @@ Options with(Strategy s, Balance balance = Balance::Static) {
 
 // The device memory resident copies hold on the default device.
 int64_t held_on_device() { return detail::gpu::resident_bytes(*detail::gpu::open_device("")); }
+
+// The default device's index, as the failure seams name it.
+int default_index() { return detail::gpu::info(*detail::gpu::open_device("")).index; }
 
 // One plan per call of the walk, with a resident operand for op(B) of the row-major view (B of a
 // row-major call, A of a column-major one), run twice with fresh other operands and C, each run
@@ -176,8 +180,35 @@ TEST(Resident, TheCopyIsTheHostsAsOfItsCreationOrUpdate) {
   EXPECT_TRUE(sq.all(3.0f * Square::n)) << "update() sent the host's new values";
 }
 
+// Runs whose plan differs from the creation's (beta != 0; A and C in tandem_malloc memory, pinned
+// on the discrete device) compute from a copy too: the creation's where their kernel reads it as
+// it is, else one made at their first run.
+TEST(Resident, RunsOfEveryKeptPlanComputeFromACopy) {
+  const detail::seams::Override discrete(test::discrete(false, /*pin_every_block=*/true));
+  Square sq(with(Strategy::Gpu));
+  std::vector<float, Allocator<float>> pa(sq.a.begin(), sq.a.end()), pc(sq.c.size(), 1.0f);
+  Resident<float> b = sq.plan.resident_b(sq.b.data());
+  const int64_t made = b.device_bytes();
+  for (int run = 0; run < 2; ++run) {
+    Report r;
+    std::fill(pc.begin(), pc.end(), 1.0f);
+    sq.plan.run(1.0f, pa.data(), b, 0.5f, pc.data(), &r);
+    EXPECT_TRUE(std::all_of(pc.begin(), pc.end(), [](float x) { return x == 0.5f + 2.0f * 64; }));
+    ASSERT_FALSE(r.devices.empty());
+    for (const Report::Device& d : r.devices) {
+      if (d.rows > 0) {
+        EXPECT_EQ(d.b, Report::Buffer::Resident) << "run " << run;
+      }
+    }
+  }
+  EXPECT_EQ(sq.plan.plans_kept(), 2u) << "the creation's plan and the pinned one with beta";
+  EXPECT_GE(b.device_bytes(), made) << "the creation's copy, and one more if the kernel differs";
+}
+
 TEST(Resident, AUnifiedDeviceReadsTheHostInPlaceAndKeepsNothing) {
-  const detail::seams::Override unified(detail::seams::Values{});
+  detail::seams::Values in_place;
+  in_place.assume_unified = true;  // as an APU (on the GPU host, the H100 played as one)
+  const detail::seams::Override unified(in_place);
   Square sq(with(Strategy::Gpu));
   Resident<float> b = sq.plan.resident_b(sq.b.data());
   EXPECT_EQ(b.device_bytes(), 0);
@@ -243,11 +274,11 @@ TEST(Resident, RefusalsNameTheArgument) {
 
 TEST(Resident, ADeviceThatFailsToTakeItsCopyKeepsNoneAndRunsStayRight) {
   detail::seams::Values fail = test::discrete();
-  fail.fail_device = 0;
+  fail.fail_device = default_index();
   fail.fail_b_piece = 0;
   const detail::seams::Override seams(fail);
   Options o = with(Strategy::Hybrid);
-  o.device = "0";  // the failing one alone (with two devices, the other would keep its copy)
+  o.device = std::to_string(default_index());  // alone: another device would keep its copy
   Square sq(o);
   ::testing::internal::CaptureStderr();
   Resident<float> b = sq.plan.resident_b(sq.b.data());
@@ -264,7 +295,7 @@ TEST(Resident, ADeviceFailingInARunWithACopyLeavesItsRowsToTheCpu) {
   Resident<float> b = sq.plan.resident_b(sq.b.data());
   ASSERT_GT(b.device_bytes(), 0);
   detail::seams::Values fail = test::discrete();
-  fail.fail_device = 0;
+  fail.fail_device = default_index();
   fail.fail_after_rows = 0;
   const detail::seams::Override failing(fail);
   for (int run = 0; run < 2; ++run) {

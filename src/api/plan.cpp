@@ -142,9 +142,10 @@ struct PlanState {
   }
 
   // A run: tandem::gemm's checks of the operands (NULL refused, C untouched), then the kept plan;
-  // `kept`: B's copies on the devices (a resident operand's), or null.
+  // `resident`: the resident operand whose copies it computes from (op(B) of the row-major
+  // view), or null.
   void run(T alpha, const T* a, const T* b, T beta, T* c, Report* report,
-           const gpu::KeptOn* kept = nullptr) const {
+           ResidentState<T>* resident = nullptr) const {
     try {
       check_gemm(static_cast<int>(layout), static_cast<int>(op_a), static_cast<int>(op_b), m, n, k,
                  alpha, a, lda, b, ldb, c, ldc, kRunPositions);
@@ -152,18 +153,24 @@ struct PlanState {
       throw Error(e.kind(), plan_routine<T>() + ": " + e.what(), e.argument());
     }
     Problem<T> p = problem(alpha, a, b, beta, c);
-    p.kept_b = kept;
     std::shared_ptr<const Plan> plan;
+    std::shared_ptr<const gpu::KeptOn> kept;  // held to the run's end
     run_call(p, m, n, k, layout, options, report, false, [&]() -> const Plan& {
       plan = plan_for(p);
+      if (resident) {
+        kept = resident->copies_for(*plan, p, false);
+        p.kept_b = kept.get();
+      }
       return *plan;
     });
   }
 };
 
 // What a resident operand holds: its plan, the caller's matrix and the copies kept on the plan's
-// discrete devices (gpu::KeptOn), replaced whole by each update; a run holds the copies it started
-// with until it ends.
+// discrete devices (gpu::KeptOn). Copies are published whole: a run takes those published as it
+// starts, after adding any its plan's devices lack (a run whose plan reads B in another layout
+// on a device, a plan for another memory or beta); an update publishes new ones. A run holds the
+// copies it took until it ends.
 template <class T>
 struct ResidentState {
   std::shared_ptr<const PlanState<T>> plan;
@@ -172,15 +179,17 @@ struct ResidentState {
   // Whether it stands for op(B) in the row-major view, the operand each device needs whole and
   // the only one kept; the other's rows are divided among the sides and sent each run.
   bool kept_role = false;
-  mutable std::mutex mutex;
+  std::mutex mutex;
   std::shared_ptr<const gpu::KeptOn> copies;
+  // Devices that could not take a copy since the last update: their runs send B.
+  std::vector<const gpu::Device*> declined;
 
   ResidentState() = default;
   ResidentState(const ResidentState&) = delete;
   ResidentState& operator=(const ResidentState&) = delete;
   ~ResidentState() { drop(std::move(copies)); }
 
-  std::shared_ptr<const gpu::KeptOn> current() const {
+  std::shared_ptr<const gpu::KeptOn> current() {
     std::lock_guard<std::mutex> lock(mutex);
     return copies;
   }
@@ -192,58 +201,76 @@ struct ResidentState {
   }
 
   // Drops the copies made before, then copies the host's matrix to each discrete device of the
-  // plan's parts for it, each checked to fit first.
+  // creation's plan: a copy that does not fit is an error (nothing is kept then).
   void keep() {
     std::shared_ptr<const gpu::KeptOn> old;
     {
       std::lock_guard<std::mutex> lock(mutex);
       old = std::move(copies);
+      declined.clear();
     }
     drop(std::move(old));  // runs in flight hold their own
     const Problem<T> p = problem();
     if (!kept_role || !p.has_product() || after_fork::opencl_lost()) return;
-    const std::shared_ptr<const Plan> made = plan->plan_for(p);
-    auto kept = std::make_shared<gpu::KeptOn>();
-    for (const DevicePart& part : made->parts) {
-      if (!part.device || !gpu::is_discrete(*part.device)) continue;
-      check_fits(*part.device, p, part);
-      try {
-        kept->add(*part.device, gpu::keep_b(*part.device, part.params, p));
-      } catch (const Error& e) {
-        if (e.kind() == Error::Kind::InvalidArgument || e.kind() == Error::Kind::TooLarge)
-          throw refusal(e.kind(), e.what());
-        warn_once("resident " + std::string(1, operand) + " " + gpu::description(*part.device),
-                  plan_routine<T>() + ": " + gpu::description(*part.device) + " keeps no copy of " +
-                      std::string(1, operand) + " (" + e.what() + "); runs send it from the host");
-      }
-    }
-    std::lock_guard<std::mutex> lock(mutex);
-    copies = std::move(kept);
+    copies_for(*plan->plan_for(p), p, true);
   }
 
-  // The copy beside what the plan's runs need on the device (their rows of op(A) and C, staged)
-  // and what other resident operands hold, against the device's memory and largest buffer.
-  void check_fits(gpu::Device& device, const Problem<T>& p, const DevicePart& part) const {
+  // The copies for a run of `made` on p: those published, with a copy made now on each discrete
+  // device of its parts that has none its kernel reads as it is. One that does not fit, or that
+  // the device fails to take, is not made (one warning; the device sends B, and is not asked
+  // again until an update); `creating`: one that does not fit is an error instead.
+  std::shared_ptr<const gpu::KeptOn> copies_for(const Plan& made, const Problem<T>& p,
+                                                bool creating) {
+    if (!kept_role || after_fork::opencl_lost()) return nullptr;
+    std::lock_guard<std::mutex> lock(mutex);  // a run that makes copies holds up the others
+    std::shared_ptr<gpu::KeptOn> more;
+    for (const DevicePart& part : made.parts) {
+      gpu::Device* device = part.device.get();
+      if (!device || !gpu::is_discrete(*device) || gpu::retired(*device) ||
+          std::find(declined.begin(), declined.end(), device) != declined.end() ||
+          (copies && gpu::has_copy(*copies, *device, part.params, p)))
+        continue;
+      std::string why = beyond_memory(*device, p, part);
+      if (why.empty()) {
+        try {
+          std::shared_ptr<gpu::KeptB> copy = gpu::keep_b(*device, part.params, p);
+          if (!more) more = std::make_shared<gpu::KeptOn>(copies ? *copies : gpu::KeptOn{});
+          more->add(*device, std::move(copy));
+          continue;
+        } catch (const Error& e) {
+          why = e.what();
+        }
+      } else if (creating) {
+        throw Error(Error::Kind::TooLarge,
+                    plan_routine<T>() + ": argument 1 (" + std::string(1, char(operand + 32)) +
+                        ") cannot be kept on the devices: " + why,
+                    1);
+      }
+      declined.push_back(device);
+      warn_once("resident " + std::string(1, operand) + " " + gpu::description(*device),
+                plan_routine<T>() + ": " + gpu::description(*device) + " keeps no copy of " +
+                    std::string(1, operand) + " (" + why + "); its runs send it from the host");
+    }
+    if (more) copies = std::move(more);
+    return copies;
+  }
+
+  // Why the copy would not fit beside what the part's runs need on the device (their rows of
+  // op(A) and C, staged) and what resident copies hold there already, against the device's memory
+  // and largest buffer; empty if it fits.
+  static std::string beyond_memory(gpu::Device& device, const Problem<T>& p,
+                                   const DevicePart& part) {
     const auto bytes = [](int64_t elements) { return elements * static_cast<int64_t>(sizeof(T)); };
     const int64_t copy = bytes(p.k * p.n), runs = bytes(part.rows * (p.k + p.n)),
                   held = gpu::resident_bytes(device);
     const gpu::DeviceInfo& di = gpu::info(device);
     const auto total = static_cast<int64_t>(di.global_mem_bytes);
     const auto largest = static_cast<int64_t>(di.max_alloc_bytes);
-    if (copy + runs + held <= total && copy <= largest) return;
-    throw refusal(Error::Kind::TooLarge,
-                  "its copy needs " + std::to_string(copy) + " bytes on " +
-                      gpu::description(device) + ", beside " + std::to_string(runs) +
-                      " for this plan's runs and " + std::to_string(held) +
-                      " held by other resident operands; the device has " + std::to_string(total) +
-                      " bytes, at most " + std::to_string(largest) + " in one buffer");
-  }
-
-  Error refusal(Error::Kind kind, const std::string& why) const {
-    return Error(kind,
-                 plan_routine<T>() + ": argument 1 (" + std::string(1, char(operand + 32)) +
-                     ") cannot be kept on the devices: " + why,
-                 1);
+    if (copy + runs + held <= total && copy <= largest) return "";
+    return "its copy needs " + std::to_string(copy) + " bytes on " + gpu::description(device) +
+           ", beside " + std::to_string(runs) + " for this plan's runs and " +
+           std::to_string(held) + " held by resident copies; the device has " +
+           std::to_string(total) + " bytes, at most " + std::to_string(largest) + " in one buffer";
   }
 
   // Lets copies go; in a child forked after OpenCL was used, never freed (no OpenCL call can
@@ -317,8 +344,8 @@ namespace detail {
 // The resident operand `rs` checked to be `state`'s, for `operand` (at `position` in a run): its
 // state, or an Error naming the argument.
 template <class T>
-const ResidentState<T>& resident_of(const ResidentState<T>* rs, const PlanState<T>& state,
-                                    char operand, int position) {
+ResidentState<T>& resident_of(ResidentState<T>* rs, const PlanState<T>& state, char operand,
+                              int position) {
   const std::string where = plan_routine<T>() + ": argument " + std::to_string(position) + " (" +
                             std::string(1, char(operand + 32)) + ") ";
   if (rs == nullptr)
@@ -366,27 +393,24 @@ Resident<T> Plan<T>::keep(char operand, const T* host) const {
 
 template <class T>
 void Plan<T>::run(T alpha, const Resident<T>& a, const T* b, T beta, T* c, Report* report) const {
-  const auto& rs = detail::resident_of(a.state_.get(), state(), 'A', 2);
-  const std::shared_ptr<const detail::gpu::KeptOn> kept = rs.current();
-  state().run(alpha, rs.host, b, beta, c, report, kept.get());
+  auto& rs = detail::resident_of(a.state_.get(), state(), 'A', 2);
+  state().run(alpha, rs.host, b, beta, c, report, &rs);
 }
 
 template <class T>
 void Plan<T>::run(T alpha, const T* a, const Resident<T>& b, T beta, T* c, Report* report) const {
-  const auto& rs = detail::resident_of(b.state_.get(), state(), 'B', 3);
-  const std::shared_ptr<const detail::gpu::KeptOn> kept = rs.current();
-  state().run(alpha, a, rs.host, beta, c, report, kept.get());
+  auto& rs = detail::resident_of(b.state_.get(), state(), 'B', 3);
+  state().run(alpha, a, rs.host, beta, c, report, &rs);
 }
 
 template <class T>
 std::future<Report> Plan<T>::run_async(T alpha, const Resident<T>& a, const T* b, T beta,
                                        T* c) const {
   detail::resident_of(a.state_.get(), state(), 'A', 2);
-  // The run's thread holds the plan and the copies it starts with.
+  // The run's thread holds the plan and the resident operand.
   return std::async(std::launch::async, [state = state_, rs = a.state_, alpha, b, beta, c] {
     Report report;
-    const std::shared_ptr<const detail::gpu::KeptOn> kept = rs->current();
-    state->run(alpha, rs->host, b, beta, c, &report, kept.get());
+    state->run(alpha, rs->host, b, beta, c, &report, rs.get());
     return report;
   });
 }
@@ -397,8 +421,7 @@ std::future<Report> Plan<T>::run_async(T alpha, const T* a, const Resident<T>& b
   detail::resident_of(b.state_.get(), state(), 'B', 3);
   return std::async(std::launch::async, [state = state_, rs = b.state_, alpha, a, beta, c] {
     Report report;
-    const std::shared_ptr<const detail::gpu::KeptOn> kept = rs->current();
-    state->run(alpha, a, rs->host, beta, c, &report, kept.get());
+    state->run(alpha, a, rs->host, beta, c, &report, rs.get());
     return report;
   });
 }

@@ -36,6 +36,7 @@ struct DeviceB final : KeptB {
         kb(kernel_kb),
         dev_ld(device_ld) {}
   ~DeviceB() override {
+    if (resident_bytes > 0) dev.resident_bytes().fetch_sub(resident_bytes);
     if (lost) {  // a device may still copy from or into it: never freed or reused
       dev.staging().lose(std::move(b.pooled));
       dev.staging().lose(std::move(raw));
@@ -101,6 +102,8 @@ struct DeviceB final : KeptB {
   int64_t dev_ld;         // its leading dimension on the device (padded to the kernel's vectors)
   bool pinned = false;    // in the caller's pinned memory
   bool resident = false;  // kept between calls (keep_b), not sent by a call
+  // What it counts in dev.resident_bytes() while it lives (keep_b's copy).
+  int64_t resident_bytes = 0;
   Operand<T> b;
   std::unique_ptr<Staging> raw;     // B as stored, before the device transposed it
   std::vector<cl::Event> ready;     // B is on the device, in the kernel's layout

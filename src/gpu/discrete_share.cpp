@@ -352,12 +352,29 @@ std::shared_ptr<KeptB> keep_discrete_b(Device& dev, const SharedParams& params, 
   // B as stored was only the transpose's source.
   if (kept.raw) dev.staging().give(std::move(kept.raw));
   kept.resident = true;
+  kept.resident_bytes = kept.device_bytes();
+  dev.resident_bytes().fetch_add(kept.resident_bytes);
   return b->device_b();
+}
+
+template <class T>
+bool has_discrete_copy(const KeptOn& kept, const Device& dev, const SharedParams& params,
+                       const Share<T>& s) {
+  const KernelFacts f = facts_of(params);
+  const bool kb = read_transposed(f.b_t, s.trans_b);
+  const int64_t ldb = padded(f, kb ? s.k : s.n, f.vw);
+  for (const std::shared_ptr<KeptB>& copy : kept.on(dev))
+    if (const auto* b = dynamic_cast<const DeviceB<T>*>(copy.get()); b && b->holds(s, kb, ldb))
+      return true;
+  return false;
 }
 
 #define INSTANTIATE(T)                                                                         \
   template std::unique_ptr<ShareImpl> make_discrete_share<T>(Device&, const Share<T>&, CallB); \
-  template std::shared_ptr<KeptB> keep_discrete_b<T>(Device&, const SharedParams&, const Share<T>&);
+  template std::shared_ptr<KeptB> keep_discrete_b<T>(Device&, const SharedParams&,             \
+                                                     const Share<T>&);                         \
+  template bool has_discrete_copy<T>(const KeptOn&, const Device&, const SharedParams&,        \
+                                     const Share<T>&);
 TANDEM_FOR_EACH_ELEMENT(INSTANTIATE)
 #undef INSTANTIATE
 

@@ -127,27 +127,27 @@ std::shared_ptr<KeptB> keep_b(Device& device, const SharedParams& params, const 
   }
 }
 
-KeptOn::~KeptOn() {
-  for (const auto& [device, copy] : copies_)
-    device->resident_bytes().fetch_sub(copy->device_bytes());
-}
-
 void KeptOn::add(Device& device, std::shared_ptr<KeptB> copy) {
-  if (!copy) return;
-  device.resident_bytes().fetch_add(copy->device_bytes());
-  copies_.emplace_back(&device, std::move(copy));
+  if (copy) copies_.emplace_back(&device, std::move(copy));
 }
 
-std::shared_ptr<KeptB> KeptOn::on(const Device& device) const {
+std::vector<std::shared_ptr<KeptB>> KeptOn::on(const Device& device) const {
+  std::vector<std::shared_ptr<KeptB>> found;
   for (const auto& [dev, copy] : copies_)
-    if (dev == &device) return copy;
-  return nullptr;
+    if (dev == &device) found.push_back(copy);
+  return found;
 }
 
 int64_t KeptOn::bytes() const {
   int64_t sum = 0;
   for (const auto& each : copies_) sum += each.second->device_bytes();
   return sum;
+}
+
+template <class T>
+bool has_copy(const KeptOn& kept, Device& device, const SharedParams& params,
+              const Share<T>& share) {
+  return is_discrete(device) && has_discrete_copy(kept, device, params, share);
 }
 
 std::vector<RowRange> unfinished(int64_t m, const std::vector<RowRange>& finished) {
@@ -191,7 +191,8 @@ void injected_b_failure(const DeviceInfo& info, size_t piece) {
   template void injected_failure<T>(const DeviceInfo&, const Share<T>&, int64_t, int64_t, bool); \
   template std::unique_ptr<InFlight> enqueue<T>(Device&, const SharedParams&, const Share<T>&,   \
                                                 CallB);                                          \
-  template std::shared_ptr<KeptB> keep_b<T>(Device&, const SharedParams&, const Share<T>&);
+  template std::shared_ptr<KeptB> keep_b<T>(Device&, const SharedParams&, const Share<T>&);      \
+  template bool has_copy<T>(const KeptOn&, Device&, const SharedParams&, const Share<T>&);
 TANDEM_FOR_EACH_ELEMENT(INSTANTIATE)
 #undef INSTANTIATE
 

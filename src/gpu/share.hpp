@@ -104,37 +104,31 @@ struct CallB {
   // another on one thread; a share leaves B here once its first piece is packed, and whichever
   // share first needs a later piece packs it.
   std::shared_ptr<KeptB>* packed = nullptr;
-  // B kept on this device between calls (a tandem::Resident operand; keep_b): used where it is
-  // this share's B, as `on_device` is. Held, not filled: the share never leaves its own B here.
-  std::shared_ptr<KeptB> resident;
+  // B kept on the devices between calls (a tandem::Resident operand's copies): a copy on this
+  // device that the share's kernel reads as it is is used as `on_device` is; never filled.
+  const KeptOn* resident = nullptr;
 };
 
-// A resident operand's copies, one for each discrete device that keeps one (keep_b): what a call
-// whose B it is finds on each device. Unified devices read the caller's memory in place and keep
-// none. Each copy's device memory counts in resident_bytes(device) while this holds it.
+// A resident operand's copies on discrete devices (keep_b), any number on each (one for each
+// layout the kernels of its runs read it in): what a call whose B it is finds there. Unified
+// devices read the caller's memory in place and keep none. A copy's device memory counts in
+// resident_bytes(device) until the last holder lets it go.
 class KeptOn {
  public:
-  KeptOn() = default;
-  ~KeptOn();
-  KeptOn(const KeptOn&) = delete;
-  KeptOn& operator=(const KeptOn&) = delete;
-
   void add(Device& device, std::shared_ptr<KeptB> copy);
-  // The copy `device` keeps, or null.
-  std::shared_ptr<KeptB> on(const Device& device) const;
+  // The copies `device` keeps.
+  std::vector<std::shared_ptr<KeptB>> on(const Device& device) const;
   // The device memory the copies hold, in bytes.
   int64_t bytes() const;
-  bool empty() const { return copies_.empty(); }
 
  private:
-  std::vector<std::pair<Device*, std::shared_ptr<KeptB>>> copies_;
+  std::vector<std::pair<const Device*, std::shared_ptr<KeptB>>> copies_;
 };
 
-// The copy of p's B that `device` keeps (Problem::kept_b), or null.
+// Whether `kept` has a copy of share's B on `device` that `params`' kernel reads as it is.
 template <class T>
-std::shared_ptr<KeptB> resident_b(const Problem<T>& p, const Device& device) {
-  return p.kept_b ? p.kept_b->on(device) : nullptr;
-}
+bool has_copy(const KeptOn& kept, Device& device, const SharedParams& params,
+              const Share<T>& share);
 
 // B of `share` (the whole of it: its rows of C do not matter) copied to the discrete `device` in
 // the layout that `params`' kernel reads, packed through pinned staging as a share would send it,

@@ -109,6 +109,10 @@ std::unique_ptr<ShareImpl> make_discrete_share(Device& device, const Share<T>& s
 template <class T>
 std::shared_ptr<KeptB> keep_discrete_b(Device& device, const SharedParams& params,
                                        const Share<T>& share);
+// has_copy (share.hpp) on a discrete device (discrete_share.cpp).
+template <class T>
+bool has_discrete_copy(const KeptOn& kept, const Device& device, const SharedParams& params,
+                       const Share<T>& share);
 
 // Sets argument `arg` (then the next) to an index, 32- or 64-bit as the program was built.
 inline void set_index(cl::Kernel& kernel, int& arg, bool long_index, int64_t v) {

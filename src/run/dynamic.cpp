@@ -78,7 +78,7 @@ bool start_next(const Problem<T>& p, Dealer& dealer, Side& s, Flight& f, bool ah
   if (f.chunk.rows == 0) return false;
   try {
     f.inflight = gpu::enqueue(*s.part.device, s.part.params, rows_of(p, f.chunk.row0, f.chunk.rows),
-                              gpu::CallB{&s.kept_b, packed_b, gpu::resident_b(p, *s.part.device)});
+                              gpu::CallB{&s.kept_b, packed_b, p.kept_b});
     f.inflight->flush();
     return true;
   } catch (const gpu::Failure& e) {

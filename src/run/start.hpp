@@ -59,7 +59,7 @@ std::unique_ptr<gpu::InFlight> start_part(const Problem<T>& p, const Request& re
                                           Report& r) {
   try {
     auto inflight = gpu::enqueue(*part.device, part.params, rows_of(p, part.row0, part.rows),
-                                 gpu::CallB{nullptr, packed_b, gpu::resident_b(p, *part.device)});
+                                 gpu::CallB{nullptr, packed_b, p.kept_b});
     if (r.t_gpu_enqueued == 0) r.t_gpu_enqueued = clock::now_ns();
     inflight->flush();
     if (r.t_flush == 0) r.t_flush = inflight->flushed_at_ns;  // when clFlush returned
