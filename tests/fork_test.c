@@ -2,7 +2,8 @@
  * ctest sets): the child's calls compute on the CPU and are right, under every strategy; so are a
  * grandchild's; tandem_malloc and tandem_free work in the child, on its own blocks and the
  * parent's; a plan made in the parent runs in the child and the grandchild, on the CPU, and in the
- * parent again; the parent's calls after the fork still work. A child that hangs is killed by an
+ * parent again, as does the resident B made with it (updated and freed in the child); the
+ * parent's calls after the fork still work. A child that hangs is killed by an
  * alarm, so the test fails instead of waiting for ctest's timeout. Exit 0 when all holds. */
 #include <signal.h>
 #include <stdio.h>
@@ -83,6 +84,8 @@ static int in_child(int (*f)(void), const char *who) {
 
 static void *parent_block;
 static tandem_plan *parent_plan; /* made and run in the parent before the fork */
+static float parent_b[N * N];    /* all 2: the parent's plan's resident B */
+static tandem_resident *parent_kept;
 
 /* A run of the parent's plan (N x N x N, A all 1, B all 2: every element 2 N), synchronous and
  * asynchronous, checked element by element. */
@@ -98,13 +101,17 @@ static int plan_products(const char *who) {
   int started = tandem_splan_run_async(0.5f, a, b, 0.0f, c, parent_plan, &run);
   int info_async = started ? started : tandem_run_wait(run);
   for (int i = 0; i < N * N; ++i) wrong += c[i] != (float)N;
-  printf("%s: the parent's plan, info %d, async %d, %d wrong%s%s\n", who, info, info_async, wrong,
-         info || info_async ? ": " : "", info || info_async ? tandem_last_error() : "");
+  /* And with the parent's resident B (kept on a discrete device before the fork). */
+  int info_kept = tandem_splan_run_resident(1.0f, a, NULL, 0.0f, c, parent_plan, parent_kept);
+  for (int i = 0; i < N * N; ++i) wrong += c[i] != 2.0f * N;
+  printf("%s: the parent's plan, info %d, async %d, resident %d, %d wrong%s%s\n", who, info,
+         info_async, info_kept, wrong, info || info_async || info_kept ? ": " : "",
+         info || info_async || info_kept ? tandem_last_error() : "");
   fflush(stdout);
   free(a);
   free(b);
   free(c);
-  return info != 0 || info_async != 0 || wrong != 0;
+  return info != 0 || info_async != 0 || info_kept != 0 || wrong != 0;
 }
 
 static int grandchild(void) { return products("grandchild") | plan_products("grandchild"); }
@@ -115,19 +122,29 @@ static int child(void) {
   failed |= products("child, again");
   tandem_free(parent_block); /* the parent's block: released, or left, without OpenCL */
   failed |= in_child(grandchild, "grandchild");
+  /* The parent's resident B updated and freed here, without OpenCL. */
+  if (tandem_resident_update(parent_kept) != 0) {
+    printf("child: resident_update failed: %s\n", tandem_last_error());
+    failed = 1;
+  }
+  failed |= plan_products("child, after the update");
+  tandem_resident_destroy(parent_kept);
   return failed;
 }
 
 int main(void) {
   parent_block = tandem_malloc((size_t)4 << 20); /* pinned on a discrete device */
   if (products("parent before fork")) return 1;
+  for (int i = 0; i < N * N; ++i) parent_b[i] = 2.0f;
   if (tandem_splan_create(TANDEM_ROW_MAJOR, TANDEM_NO_TRANS, TANDEM_NO_TRANS, N, N, N, N, N, N,
                           &parent_plan) != 0 ||
+      tandem_plan_resident(parent_plan, 'B', parent_b, &parent_kept) != 0 ||
       plan_products("parent before fork"))
     return 1;
   int failed = in_child(child, "child");
   failed |= products("parent after fork");
   failed |= plan_products("parent after fork");
+  tandem_resident_destroy(parent_kept);
   tandem_plan_destroy(parent_plan);
   tandem_free(parent_block);
   printf("%s\n", failed ? "FAILED" : "ok");

@@ -2,7 +2,8 @@
  * synchronously and asynchronously, every C checked element by element; the errors a C caller
  * meets, each at its position with C untouched (a bad shape at creation, a NULL operand, a NULL
  * plan or run, a plan of another type, a complex run's NULL alpha); a plan destroyed while its
- * asynchronous runs are in flight. The strategy comes from TANDEM_STRATEGY (ctest runs it under
+ * asynchronous runs are in flight; a resident operand's runs, update, errors, and its handle
+ * destroyed while a run is in flight. The strategy comes from TANDEM_STRATEGY (ctest runs it under
  * each). Exit 0 when all holds. */
 #include <stdio.h>
 #include <stdlib.h>
@@ -40,7 +41,8 @@ int main(void) {
 
   tandem_plan *plan = NULL;
   expect(tandem_splan_create(TANDEM_ROW_MAJOR, TANDEM_NO_TRANS, TANDEM_NO_TRANS, M, N, K, K, N, N,
-                             &plan) == 0 && plan != NULL,
+                             &plan) == 0 &&
+             plan != NULL,
          "splan_create");
   for (int r = 0; r < RUNS; ++r) {
     for (int i = 0; i < M * N; ++i) c[r][i] = -1.0f;
@@ -57,7 +59,8 @@ int main(void) {
   expect(all_equal_f(c[0], 7.0f), "C untouched by refused runs");
   tandem_plan *bad = plan;
   expect(tandem_dplan_create(TANDEM_ROW_MAJOR, TANDEM_NO_TRANS, TANDEM_NO_TRANS, M, N, K, K - 1, N,
-                             N, &bad) == 7 && bad == NULL,
+                             N, &bad) == 7 &&
+             bad == NULL,
          "lda too small at 7, no plan");
   expect(tandem_dplan_create(TANDEM_ROW_MAJOR, TANDEM_NO_TRANS, TANDEM_NO_TRANS, M, N, K, K, N, N,
                              NULL) == 10,
@@ -97,6 +100,48 @@ int main(void) {
   for (int i = 0; i < M * N; ++i) cd[i] = -1.0;
   expect(tandem_dplan_run(3.0, ad, bd, 0.0, cd, dplan) == 0 && all_equal_d(cd, 3.0 * K),
          "dplan_run, column-major");
+
+  /* A resident A (column-major: the operand every device needs whole), its runs with a NULL a,
+   * an update, its errors, and a handle destroyed while its asynchronous run is in flight. */
+  tandem_resident *kept = NULL, *none = NULL;
+  expect(tandem_plan_resident(dplan, 'A', ad, &kept) == 0 && kept != NULL, "plan_resident");
+  for (int i = 0; i < M * N; ++i) cd[i] = -1.0;
+  expect(tandem_dplan_run_resident(2.0, NULL, bd, 0.0, cd, dplan, kept) == 0 &&
+             all_equal_d(cd, 2.0 * K),
+         "dplan_run_resident");
+  for (int i = 0; i < M * K; ++i) ad[i] = 1.0;
+  expect(tandem_resident_update(kept) == 0, "resident_update");
+  expect(tandem_dplan_run_resident(2.0, NULL, bd, 0.0, cd, dplan, kept) == 0 &&
+             all_equal_d(cd, 4.0 * K),
+         "dplan_run_resident after the update");
+  expect(tandem_plan_resident(dplan, 'X', ad, &none) == 2 && none == NULL, "operand 'X' at 2");
+  expect(tandem_plan_resident(dplan, 'B', NULL, &none) == 3 && none == NULL, "NULL x at 3");
+  expect(tandem_plan_resident(NULL, 'A', ad, &none) == 1, "NULL plan at 1");
+  expect(tandem_plan_resident(dplan, 'A', ad, NULL) == 4, "NULL resident at 4");
+  for (int i = 0; i < M * N; ++i) cd[i] = 9.0;
+  expect(tandem_dplan_run_resident(2.0, ad, bd, 0.0, cd, dplan, kept) == 2, "a given with A kept");
+  expect(tandem_dplan_run_resident(2.0, NULL, bd, 0.0, cd, dplan, NULL) == 7, "NULL resident");
+  tandem_plan *splan = NULL;
+  expect(tandem_splan_create(TANDEM_ROW_MAJOR, TANDEM_NO_TRANS, TANDEM_NO_TRANS, M, N, K, K, N, N,
+                             &splan) == 0,
+         "another splan_create");
+  expect(tandem_dplan_run_resident(2.0, NULL, bd, 0.0, cd, splan, kept) == 6, "an s plan at 6");
+  expect(tandem_plan_resident(splan, 'B', b, &none) == 0, "an s plan's resident B");
+  expect(tandem_dplan_run_resident(2.0, NULL, bd, 0.0, cd, dplan, none) == 7,
+         "an s resident refused by a d run at 7");
+  expect(tandem_dplan_run_resident_async(2.0, NULL, bd, 0.0, cd, dplan, kept, NULL) == 8,
+         "NULL run at 8");
+  expect(all_equal_d(cd, 9.0), "C untouched by refused resident runs");
+  tandem_run *with_kept = NULL;
+  expect(tandem_dplan_run_resident_async(3.0, NULL, bd, 0.0, cd, dplan, kept, &with_kept) == 0,
+         "dplan_run_resident_async");
+  tandem_resident_destroy(kept); /* the run keeps what it needs */
+  expect(tandem_run_wait(with_kept) == 0 && all_equal_d(cd, 6.0 * K), "the run's C");
+  tandem_resident_destroy(none);
+  tandem_resident_destroy(NULL);
+  tandem_plan_destroy(splan);
+  expect(tandem_resident_bytes(NULL) == 0, "NULL holds nothing");
+
   tandem_plan_destroy(dplan);
   tandem_plan_destroy(NULL);
 

@@ -74,6 +74,50 @@ int tandem_run_wait(tandem_run *run);
 /* Frees the plan (NULL is accepted). Runs in flight keep what they need. */
 void tandem_plan_destroy(tandem_plan *plan);
 
+/* Resident operands (tandem::Resident in tandem/plan.hpp, which says what is kept and when):
+ *
+ *   tandem_resident *kept;
+ *   info = tandem_plan_resident(plan, 'A', a, &kept);       (a copied to the devices now)
+ *   for (...) info = tandem_splan_run_resident(1.0f, NULL, b[i], 0.0f, c[i], plan, kept);
+ *   ... change a ...; info = tandem_resident_update(kept);
+ *   tandem_resident_destroy(kept);
+ *
+ * tandem_plan_resident keeps the plan's operand `operand` ('A' or 'B'), the matrix at x, on the
+ * plan's discrete devices (plan 1, operand 2, x 3, resident 4; *resident NULL on failure): a copy
+ * that would not fit returns TANDEM_ERROR_TOO_LARGE, nothing kept. */
+typedef struct tandem_resident tandem_resident;
+int tandem_plan_resident(const tandem_plan *plan, char operand, const void *x,
+                         tandem_resident **resident);
+/* The host's matrix copied again to the devices that keep it (resident 1). */
+int tandem_resident_update(tandem_resident *resident);
+/* Device memory its copies hold, in bytes (NULL: 0). */
+int64_t tandem_resident_bytes(const tandem_resident *resident);
+/* Frees it (NULL is accepted); runs in flight keep the copies they started with. */
+void tandem_resident_destroy(tandem_resident *resident);
+
+/* A run with the resident operand in place of the one it was made for, whose pointer (a 2 or b 3)
+ * must be NULL; plan 6, resident 7, and for the asynchronous form run 8. */
+int tandem_splan_run_resident(float alpha, const float *a, const float *b, float beta, float *c,
+                              const tandem_plan *plan, const tandem_resident *resident);
+int tandem_dplan_run_resident(double alpha, const double *a, const double *b, double beta,
+                              double *c, const tandem_plan *plan, const tandem_resident *resident);
+int tandem_cplan_run_resident(const void *alpha, const void *a, const void *b, const void *beta,
+                              void *c, const tandem_plan *plan, const tandem_resident *resident);
+int tandem_zplan_run_resident(const void *alpha, const void *a, const void *b, const void *beta,
+                              void *c, const tandem_plan *plan, const tandem_resident *resident);
+int tandem_splan_run_resident_async(float alpha, const float *a, const float *b, float beta,
+                                    float *c, const tandem_plan *plan,
+                                    const tandem_resident *resident, tandem_run **run);
+int tandem_dplan_run_resident_async(double alpha, const double *a, const double *b, double beta,
+                                    double *c, const tandem_plan *plan,
+                                    const tandem_resident *resident, tandem_run **run);
+int tandem_cplan_run_resident_async(const void *alpha, const void *a, const void *b,
+                                    const void *beta, void *c, const tandem_plan *plan,
+                                    const tandem_resident *resident, tandem_run **run);
+int tandem_zplan_run_resident_async(const void *alpha, const void *a, const void *b,
+                                    const void *beta, void *c, const tandem_plan *plan,
+                                    const tandem_resident *resident, tandem_run **run);
+
 #ifdef __cplusplus
 }
 #endif

@@ -61,6 +61,7 @@ class Plan;
 template <class T>
 class Resident {
  public:
+  using element_type = T;
   // The host copy again to every device that keeps one, waited for: the runs started after it
   // use it. Throws tandem::Error as the plan's resident_a/resident_b do.
   void update();
@@ -80,6 +81,7 @@ class Resident {
 template <class T>
 class Plan {
  public:
+  using element_type = T;
   // Checks the shape as tandem::gemm checks its arguments (an Error naming the argument, at its
   // position here: layout 1 ... ldc 9), plans the call, and builds the kernels its devices will
   // run.

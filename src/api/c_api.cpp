@@ -232,6 +232,11 @@ struct tandem_plan {
 struct tandem_run {
   std::future<tandem::Report> done;
 };
+struct tandem_resident {
+  std::variant<tandem::Resident<float>, tandem::Resident<double>,
+               tandem::Resident<std::complex<float>>, tandem::Resident<std::complex<double>>>
+      resident;
+};
 
 namespace {
 
@@ -276,7 +281,74 @@ int plan_run(const char* routine, T alpha, const T* a, const T* b, T beta, T* c,
   return status([&] { *run = new tandem_run{p->run_async(alpha, a, b, beta, c)}; });
 }
 
+// A run with `resident` in place of the operand it stands for (whose pointer must be NULL):
+// plan 6, resident 7, run 8.
+template <class T>
+int plan_run_resident(const char* routine, T alpha, const T* a, const T* b, T beta, T* c,
+                      const tandem_plan* plan, const tandem_resident* resident, bool async,
+                      tandem_run** run) noexcept {
+  const tandem::Plan<T>* p = plan_of<T>(plan, routine, 6);
+  if (p == nullptr) return 6;
+  const std::string where = std::string(routine) + ": argument ";
+  const auto* r = resident ? std::get_if<tandem::Resident<T>>(&resident->resident) : nullptr;
+  if (r == nullptr) {
+    t_last_error =
+        where + "7 (resident) " + (resident ? "was made for another element type" : "is NULL");
+    return 7;
+  }
+  const bool for_a = r->operand() == 'A';
+  if ((for_a ? static_cast<const void*>(a) : b) != nullptr) {
+    t_last_error = where + (for_a ? "2 (a)" : "3 (b)") + " must be NULL: the resident " +
+                   std::string(1, r->operand()) + " stands for it";
+    return for_a ? 2 : 3;
+  }
+  if (async && run == nullptr) return null_scalar(routine, 8, "run");
+  if (async) *run = nullptr;
+  return status([&] {
+    if (!async)
+      for_a ? p->run(alpha, *r, b, beta, c) : p->run(alpha, a, *r, beta, c);
+    else
+      *run = new tandem_run{for_a ? p->run_async(alpha, *r, b, beta, c)
+                                  : p->run_async(alpha, a, *r, beta, c)};
+  });
+}
+
 }  // namespace
+
+extern "C" int tandem_plan_resident(const tandem_plan* plan, char operand, const void* x,
+                                    tandem_resident** resident) {
+  const char* routine = "plan_resident";
+  if (resident == nullptr) return null_scalar(routine, 4, "resident");
+  *resident = nullptr;
+  if (plan == nullptr) return null_scalar(routine, 1, "plan");
+  if (operand != 'A' && operand != 'B' && operand != 'a' && operand != 'b') {
+    t_last_error = std::string(routine) + ": argument 2 (operand) must be 'A' or 'B'";
+    return 2;
+  }
+  const bool for_a = operand == 'A' || operand == 'a';
+  const int got = status([&] {
+    std::visit(
+        [&](const auto& p) {
+          using T = typename std::decay_t<decltype(p)>::element_type;
+          const T* host = static_cast<const T*>(x);
+          *resident = new tandem_resident{{for_a ? p.resident_a(host) : p.resident_b(host)}};
+        },
+        plan->plan);
+  });
+  return got == 1 ? 3 : got;  // the C++ call's argument 1 is x, the third here
+}
+
+extern "C" int tandem_resident_update(tandem_resident* resident) {
+  if (resident == nullptr) return null_scalar("resident_update", 1, "resident");
+  return status([&] { std::visit([](auto& r) { r.update(); }, resident->resident); });
+}
+
+extern "C" int64_t tandem_resident_bytes(const tandem_resident* resident) {
+  return resident ? std::visit([](const auto& r) { return r.device_bytes(); }, resident->resident)
+                  : 0;
+}
+
+extern "C" void tandem_resident_destroy(tandem_resident* resident) { delete resident; }
 
 #define TANDEM_PLAN_CREATE(T, p)                                                          \
   extern "C" int tandem_##p##plan_create(int layout, int trans_a, int trans_b, int64_t m, \
@@ -290,14 +362,26 @@ TANDEM_PLAN_CREATE(std::complex<float>, c)
 TANDEM_PLAN_CREATE(std::complex<double>, z)
 #undef TANDEM_PLAN_CREATE
 
-#define TANDEM_REAL_PLAN(T, p)                                                             \
-  extern "C" int tandem_##p##plan_run(T alpha, const T* a, const T* b, T beta, T* c,       \
-                                      const tandem_plan* plan) {                           \
-    return plan_run<T>(#p "plan_run", alpha, a, b, beta, c, plan, false, nullptr);         \
-  }                                                                                        \
-  extern "C" int tandem_##p##plan_run_async(T alpha, const T* a, const T* b, T beta, T* c, \
-                                            const tandem_plan* plan, tandem_run** run) {   \
-    return plan_run<T>(#p "plan_run_async", alpha, a, b, beta, c, plan, true, run);        \
+#define TANDEM_REAL_PLAN(T, p)                                                                \
+  extern "C" int tandem_##p##plan_run(T alpha, const T* a, const T* b, T beta, T* c,          \
+                                      const tandem_plan* plan) {                              \
+    return plan_run<T>(#p "plan_run", alpha, a, b, beta, c, plan, false, nullptr);            \
+  }                                                                                           \
+  extern "C" int tandem_##p##plan_run_async(T alpha, const T* a, const T* b, T beta, T* c,    \
+                                            const tandem_plan* plan, tandem_run** run) {      \
+    return plan_run<T>(#p "plan_run_async", alpha, a, b, beta, c, plan, true, run);           \
+  }                                                                                           \
+  extern "C" int tandem_##p##plan_run_resident(T alpha, const T* a, const T* b, T beta, T* c, \
+                                               const tandem_plan* plan,                       \
+                                               const tandem_resident* resident) {             \
+    return plan_run_resident<T>(#p "plan_run_resident", alpha, a, b, beta, c, plan, resident, \
+                                false, nullptr);                                              \
+  }                                                                                           \
+  extern "C" int tandem_##p##plan_run_resident_async(                                         \
+      T alpha, const T* a, const T* b, T beta, T* c, const tandem_plan* plan,                 \
+      const tandem_resident* resident, tandem_run** run) {                                    \
+    return plan_run_resident<T>(#p "plan_run_resident_async", alpha, a, b, beta, c, plan,     \
+                                resident, true, run);                                         \
   }
 TANDEM_REAL_PLAN(float, s)
 TANDEM_REAL_PLAN(double, d)
@@ -320,6 +404,26 @@ TANDEM_REAL_PLAN(double, d)
     return plan_run<T>(#p "plan_run_async", *static_cast<const T*>(alpha),                         \
                        static_cast<const T*>(a), static_cast<const T*>(b),                         \
                        *static_cast<const T*>(beta), static_cast<T*>(c), plan, true, run);         \
+  }                                                                                                \
+  extern "C" int tandem_##p##plan_run_resident(const void* alpha, const void* a, const void* b,    \
+                                               const void* beta, void* c, const tandem_plan* plan, \
+                                               const tandem_resident* resident) {                  \
+    if (alpha == nullptr) return null_scalar(#p "plan_run_resident", 1, "alpha");                  \
+    if (beta == nullptr) return null_scalar(#p "plan_run_resident", 4, "beta");                    \
+    return plan_run_resident<T>(#p "plan_run_resident", *static_cast<const T*>(alpha),             \
+                                static_cast<const T*>(a), static_cast<const T*>(b),                \
+                                *static_cast<const T*>(beta), static_cast<T*>(c), plan, resident,  \
+                                false, nullptr);                                                   \
+  }                                                                                                \
+  extern "C" int tandem_##p##plan_run_resident_async(                                              \
+      const void* alpha, const void* a, const void* b, const void* beta, void* c,                  \
+      const tandem_plan* plan, const tandem_resident* resident, tandem_run** run) {                \
+    if (alpha == nullptr) return null_scalar(#p "plan_run_resident_async", 1, "alpha");            \
+    if (beta == nullptr) return null_scalar(#p "plan_run_resident_async", 4, "beta");              \
+    return plan_run_resident<T>(#p "plan_run_resident_async", *static_cast<const T*>(alpha),       \
+                                static_cast<const T*>(a), static_cast<const T*>(b),                \
+                                *static_cast<const T*>(beta), static_cast<T*>(c), plan, resident,  \
+                                true, run);                                                        \
   }
 TANDEM_COMPLEX_PLAN(std::complex<float>, c)
 TANDEM_COMPLEX_PLAN(std::complex<double>, z)
