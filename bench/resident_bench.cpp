@@ -1,4 +1,4 @@
-// The repeated-operand case of issue 44: C_i = A B_i for i = 1..COUNT, column-major, A (M x K)
+// The repeated-operand case of issue 44: C_i = A B_i for i = 1..COUNT, A (M x K)
 // the same each time and B_i (K x N) new, three ways in turn (the order rotates by round):
 //   calls     COUNT tandem::gemm calls;
 //   plan      COUNT runs of one tandem::Plan, A from the host each run;
@@ -10,11 +10,12 @@
 // double-precision dot product. Prints the planned split and each operand's path, the times,
 // GFLOPS and the ratios.
 //
-//   resident_bench PRECISION M N K COUNT REPS [STRATEGY] [MEMORY]
-//     e.g. resident_bench s 8192 1024 8192 8 7 auto ordinary
+//   resident_bench PRECISION M N K COUNT REPS [STRATEGY] [MEMORY] [LAYOUT]
+//     e.g. resident_bench s 8192 1024 8192 8 7 auto ordinary col
 //
 // PRECISION s or d; STRATEGY auto (the default), cpu, gpu or hybrid; MEMORY ordinary (the
-// default) or tandem_malloc.
+// default) or tandem_malloc; LAYOUT col (column-major, the default: A is op(B) of tandem's
+// row-major view, needed whole by every device) or row (A's rows divided among the sides).
 #include <algorithm>
 #include <chrono>
 #include <cmath>
@@ -41,7 +42,13 @@ const char* path(tandem::Report::Buffer b) { return tandem::to_string(b); }
 
 template <class T, class Alloc>
 int run(int64_t m, int64_t n, int64_t k, int count, int reps, const tandem::Options& o,
-        const char* memory) {
+        const char* memory, Layout layout) {
+  const bool by_columns = layout == Layout::ColMajor;
+  const int64_t lda = by_columns ? m : k, ldb = by_columns ? k : n, ldc = by_columns ? m : n;
+  // Element (i, j) of a matrix with leading dimension ld.
+  const auto at = [by_columns](int64_t i, int64_t j, int64_t ld) {
+    return by_columns ? i + j * ld : i * ld + j;
+  };
   using Matrix = std::vector<T, Alloc>;
   Matrix a(static_cast<size_t>(m * k));
   for (size_t i = 0; i < a.size(); ++i)
@@ -57,7 +64,7 @@ int run(int64_t m, int64_t n, int64_t k, int count, int reps, const tandem::Opti
   const auto clock = [] { return std::chrono::steady_clock::now(); };
   const auto since = [&](auto t0) { return std::chrono::duration<double>(clock() - t0).count(); };
   auto t0 = clock();
-  const tandem::Plan<T> plan(Layout::ColMajor, Op::NoTrans, Op::NoTrans, m, n, k, m, k, m, o);
+  const tandem::Plan<T> plan(layout, Op::NoTrans, Op::NoTrans, m, n, k, lda, ldb, ldc, o);
   const double planning = since(t0);
   t0 = clock();
   const tandem::Resident<T> resident = plan.resident_a(a.data());
@@ -73,8 +80,8 @@ int run(int64_t m, int64_t n, int64_t k, int count, int reps, const tandem::Opti
       for (int i = 0; i < count; ++i) {
         tandem::Report* r = i + 1 == count ? &report[way] : nullptr;
         if (way == 0)
-          tandem::gemm<T>(Layout::ColMajor, Op::NoTrans, Op::NoTrans, m, n, k, T(1), a.data(), m,
-                          b[i].data(), k, T(0), c[0][i].data(), m, o, r);
+          tandem::gemm<T>(layout, Op::NoTrans, Op::NoTrans, m, n, k, T(1), a.data(), lda,
+                          b[i].data(), ldb, T(0), c[0][i].data(), ldc, o, r);
         else if (way == 1)
           plan.run(T(1), a.data(), b[i].data(), T(0), c[1][i].data(), r);
         else
@@ -101,13 +108,13 @@ int run(int64_t m, int64_t n, int64_t k, int count, int reps, const tandem::Opti
     const int64_t row = (s * 7919) % m, col = (s * 104729) % n;
     double want = 0, bound = 0;
     for (int64_t p = 0; p < k; ++p) {
-      const double x =
-          static_cast<double>(a[row + p * m]) * static_cast<double>(b[count - 1][p + col * k]);
+      const double x = static_cast<double>(a[at(row, p, lda)]) *
+                       static_cast<double>(b[count - 1][at(p, col, ldb)]);
       want += x;
       bound += std::abs(x);
     }
     for (int way = 0; way < 3; ++way) {
-      const double got = static_cast<double>(c[way][count - 1][row + col * m]);
+      const double got = static_cast<double>(c[way][count - 1][at(row, col, ldc)]);
       if (!(std::abs(got - want) <= 2.0 * static_cast<double>(k) * eps * bound + 1e-30)) {
         std::printf("%s: C_%d(%lld,%lld) = %.17g, want %.17g\n", names[way], count,
                     static_cast<long long>(row), static_cast<long long>(col), got, want);
@@ -119,11 +126,11 @@ int run(int64_t m, int64_t n, int64_t k, int count, int reps, const tandem::Opti
   const double flops =
       2.0 * static_cast<double>(m) * static_cast<double>(n) * static_cast<double>(k) * count;
   std::printf(
-      "%c C_i = A B_i, i = 1..%d, column-major M=%lld N=%lld K=%lld, from %s memory; "
+      "%c C_i = A B_i, i = 1..%d, %s M=%lld N=%lld K=%lld, from %s memory; "
       "plan made in %.3g s, A kept in %.3g s (%lld bytes on the devices)\n",
-      sizeof(T) == 4 ? 's' : 'd', count, static_cast<long long>(m), static_cast<long long>(n),
-      static_cast<long long>(k), memory, planning, keeping,
-      static_cast<long long>(resident.device_bytes()));
+      sizeof(T) == 4 ? 's' : 'd', count, by_columns ? "column-major" : "row-major",
+      static_cast<long long>(m), static_cast<long long>(n), static_cast<long long>(k), memory,
+      planning, keeping, static_cast<long long>(resident.device_bytes()));
   double med[3];
   for (int way = 0; way < 3; ++way) {
     med[way] = median(seconds[way]);
@@ -147,7 +154,7 @@ int main(int argc, char** argv) {
   if (argc < 7) {
     std::fprintf(stderr,
                  "usage: resident_bench s|d M N K COUNT REPS [auto|cpu|gpu|hybrid] "
-                 "[ordinary|tandem_malloc]\n");
+                 "[ordinary|tandem_malloc] [col|row]\n");
     return 2;
   }
   const int64_t m = std::atoll(argv[2]), n = std::atoll(argv[3]), k = std::atoll(argv[4]);
@@ -159,10 +166,13 @@ int main(int argc, char** argv) {
                : strategy == "hybrid" ? tandem::Strategy::Hybrid
                                       : tandem::Strategy::Auto;
   const bool pinned = argc > 8 && std::string(argv[8]) == "tandem_malloc";
+  const Layout layout =
+      argc > 9 && std::string(argv[9]) == "row" ? Layout::RowMajor : Layout::ColMajor;
   const bool d = argv[1][0] == 'd';
+  const char* memory = pinned ? "tandem_malloc" : "ordinary";
   if (pinned)
-    return d ? run<double, tandem::Allocator<double>>(m, n, k, count, reps, o, "tandem_malloc")
-             : run<float, tandem::Allocator<float>>(m, n, k, count, reps, o, "tandem_malloc");
-  return d ? run<double, std::allocator<double>>(m, n, k, count, reps, o, "ordinary")
-           : run<float, std::allocator<float>>(m, n, k, count, reps, o, "ordinary");
+    return d ? run<double, tandem::Allocator<double>>(m, n, k, count, reps, o, memory, layout)
+             : run<float, tandem::Allocator<float>>(m, n, k, count, reps, o, memory, layout);
+  return d ? run<double, std::allocator<double>>(m, n, k, count, reps, o, memory, layout)
+           : run<float, std::allocator<float>>(m, n, k, count, reps, o, memory, layout);
 }

@@ -159,7 +159,7 @@ struct PlanState {
       plan = plan_for(p);
       if (resident) {
         kept = resident->copies_for(*plan, p, false);
-        p.kept_b = kept.get();
+        (resident->role == 'A' ? p.kept_a : p.kept_b) = kept.get();
       }
       return *plan;
     });
@@ -176,9 +176,9 @@ struct ResidentState {
   std::shared_ptr<const PlanState<T>> plan;
   const T* host = nullptr;
   char operand = 'A';
-  // Whether it stands for op(B) in the row-major view, the operand each device needs whole and
-  // the only one kept; the other's rows are divided among the sides and sent each run.
-  bool kept_role = false;
+  // Which operand of the row-major view it stands for: 'B' (each device needs all of it), or 'A'
+  // (each device keeps all its rows, and a share computes from those of its band).
+  char role = 'B';
   std::mutex mutex;
   std::shared_ptr<const gpu::KeptOn> copies;
   // Devices that could not take a copy since the last update: their runs send B.
@@ -211,7 +211,7 @@ struct ResidentState {
     }
     drop(std::move(old));  // runs in flight hold their own
     const Problem<T> p = problem();
-    if (!kept_role || !p.has_product() || after_fork::opencl_lost()) return;
+    if (!p.has_product() || after_fork::opencl_lost()) return;
     copies_for(*plan->plan_for(p), p, true);
   }
 
@@ -221,19 +221,21 @@ struct ResidentState {
   // again until an update); `creating`: one that does not fit is an error instead.
   std::shared_ptr<const gpu::KeptOn> copies_for(const Plan& made, const Problem<T>& p,
                                                 bool creating) {
-    if (!kept_role || after_fork::opencl_lost()) return nullptr;
+    if (after_fork::opencl_lost()) return nullptr;
     std::lock_guard<std::mutex> lock(mutex);  // a run that makes copies holds up the others
     std::shared_ptr<gpu::KeptOn> more;
     for (const DevicePart& part : made.parts) {
       gpu::Device* device = part.device.get();
       if (!device || !gpu::is_discrete(*device) || gpu::retired(*device) ||
           std::find(declined.begin(), declined.end(), device) != declined.end() ||
-          (copies && gpu::has_copy(*copies, *device, part.params, p)))
+          (copies && gpu::has_copy(*copies, *device, part.params, p, role == 'A')))
         continue;
       std::string why = beyond_memory(*device, p, part);
       if (why.empty()) {
         try {
-          std::shared_ptr<gpu::KeptB> copy = gpu::keep_b(*device, part.params, p);
+          std::shared_ptr<gpu::KeptOperand> copy = role == 'A'
+                                                       ? gpu::keep_a(*device, part.params, p)
+                                                       : gpu::keep_b(*device, part.params, p);
           if (!more) more = std::make_shared<gpu::KeptOn>(copies ? *copies : gpu::KeptOn{});
           more->add(*device, std::move(copy));
           continue;
@@ -258,10 +260,12 @@ struct ResidentState {
   // Why the copy would not fit beside what the part's runs need on the device (their rows of
   // op(A) and C, staged) and what resident copies hold there already, against the device's memory
   // and largest buffer; empty if it fits.
-  static std::string beyond_memory(gpu::Device& device, const Problem<T>& p,
-                                   const DevicePart& part) {
+  std::string beyond_memory(gpu::Device& device, const Problem<T>& p,
+                            const DevicePart& part) const {
     const auto bytes = [](int64_t elements) { return elements * static_cast<int64_t>(sizeof(T)); };
-    const int64_t copy = bytes(p.k * p.n), runs = bytes(part.rows * (p.k + p.n)),
+    // B whole and the part's rows of A and C; or A whole, and B and the part's rows of C.
+    const int64_t copy = bytes(role == 'A' ? p.m * p.k : p.k * p.n),
+                  runs = bytes(role == 'A' ? p.k * p.n + part.rows * p.n : part.rows * (p.k + p.n)),
                   held = gpu::resident_bytes(device);
     const gpu::DeviceInfo& di = gpu::info(device);
     const auto total = static_cast<int64_t>(di.global_mem_bytes);
@@ -386,7 +390,7 @@ Resident<T> Plan<T>::keep(char operand, const T* host) const {
   rs->host = host;
   rs->operand = operand;
   const detail::Problem<T> p = rs->problem();
-  rs->kept_role = p.b == host;
+  rs->role = p.b == host ? 'B' : 'A';
   rs->keep();
   return Resident<T>(std::move(rs));
 }

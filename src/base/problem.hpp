@@ -35,10 +35,11 @@ struct Problem {
   // Complex types: op(A) (op(B)) is the conjugate transpose. Only with trans_a (trans_b): BLAS's
   // operations are as stored, transposed and conjugate-transposed, never conjugated alone.
   bool conj_a = false, conj_b = false;
-  // B kept on the devices between calls (a tandem::Resident operand, held by the caller for the
-  // call): a discrete device that keeps a copy for this B and kernel computes from it instead of
-  // sending B; null, or a device without one, sends B as usual.
+  // B, or A, kept on the devices between calls (a tandem::Resident operand, held by the caller
+  // for the call): a discrete device that keeps a copy its kernel reads as it is computes from it
+  // instead of sending the operand; null, or a device without one, sends it as usual.
   const gpu::KeptOn* kept_b = nullptr;
+  const gpu::KeptOn* kept_a = nullptr;
 
   // Whether there is a product to compute (else C = beta * C, or nothing).
   bool has_product() const { return m > 0 && n > 0 && k > 0 && alpha != T(0); }

@@ -166,7 +166,7 @@ template <class T>
 std::unique_ptr<ShareB<T>> share_b(Device& dev, const Share<T>& s, bool as_stored, bool kb,
                                    int64_t ldb, const CallB& call, int64_t& bytes_packed) {
   if (call.resident)
-    for (const std::shared_ptr<KeptB>& copy : call.resident->on(dev))
+    for (const std::shared_ptr<KeptOperand>& copy : call.resident->on(dev))
       if (auto resident = std::dynamic_pointer_cast<DeviceB<T>>(copy);
           resident && resident->holds(s, kb, ldb))
         return std::make_unique<ReusedB<T>>(std::move(resident));

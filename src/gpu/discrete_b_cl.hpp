@@ -1,6 +1,6 @@
 // B on a discrete device: DeviceB, which one share sends and the shares after it in the same call
-// use (kept on the device for the next share there, gpu::KeptB in share.hpp; packed once on the
-// host for the devices of a platform), and ShareB, how one share gets it onto its device.
+// use (kept on the device for the next share there, gpu::KeptOperand in share.hpp; packed once on
+// the host for the devices of a platform), and ShareB, how one share gets it onto its device.
 #pragma once
 
 #include <algorithm>
@@ -21,11 +21,11 @@
 namespace tandem::detail::gpu {
 
 // B on the device in the kernel's layout, with what is needed to know it again: one share's, or
-// kept for the shares after it (KeptB). Its staging goes back to the pool with the last share
+// kept for the shares after it (KeptOperand). Its staging goes back to the pool with the last share
 // holding it, unless a share could not drain its queues (then something may still use it). B
 // packed on the host by another device's share (`packed_by`) is held until this one is gone.
 template <class T>
-struct DeviceB final : KeptB {
+struct DeviceB final : KeptOperand {
   DeviceB(Device& device, const Share<T>& s, bool kernel_kb, int64_t device_ld)
       : dev(device),
         host(s.b),

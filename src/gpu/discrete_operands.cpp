@@ -44,6 +44,28 @@ class UnstagedA final : public ARows<T> {
   }
 };
 
+// A on the device already (a resident A, DeviceA): nothing to send; the chunks' panels are its
+// rows in the kept buffer (the share places them there).
+template <class T>
+class ResidentA final : public ARows<T> {
+ public:
+  ResidentA(const Share<T>& s, bool ka, std::shared_ptr<DeviceA<T>> kept)
+      : ARows<T>(s, ka, false), kept_(std::move(kept)) {}
+  bool packs() const override { return false; }
+  bool resident() const override { return true; }
+  const cl::Buffer& buffer() const override { return kept_->kept->device; }
+  Report::Buffer path() const override { return Report::Buffer::Resident; }
+  void take_staging(StagingPool&, int64_t) override {}
+  // The device may still read the kept A: it is never given back or reused.
+  void lose_staging(StagingPool&) override { kept_->lost = true; }
+
+ private:
+  void copy(Commands&, const T*, int64_t, int64_t, int64_t, const KernelOperand&, cl::Event*,
+            int) override {}
+
+  std::shared_ptr<DeviceA<T>> kept_;
+};
+
 // C copied straight from and into the caller's memory, unstaged: in where beta makes the kernel
 // read it, and back as each chunk's kernel completes.
 template <class T>
@@ -181,7 +203,7 @@ cl::Event ARows<T>::send(Commands& cmd, const Chunk& ch, int threads) {
 
 template <class T>
 void ARows<T>::take_scratch(StagingPool& pool) {
-  if (ka_ != s_.trans_a) scratch_ = pool.take(staging_bytes<T>(s_.m * s_.k), false);
+  if (!resident() && ka_ != s_.trans_a) scratch_ = pool.take(staging_bytes<T>(s_.m * s_.k), false);
 }
 
 template <class T>
@@ -200,15 +222,22 @@ void CRows<T>::give_staging(StagingPool& pool) {
 }
 
 template <class T>
+std::unique_ptr<ARows<T>> a_rows(Device& dev, const Share<T>& s, bool as_stored, bool ka,
+                                 int64_t& bytes_packed) {
+  const bool a_pinned = in_pinned_block(dev, s.a, s.a_bytes());
+  if (as_stored || a_pinned) return std::make_unique<UnstagedA<T>>(s, ka, a_pinned);
+  return std::make_unique<StagedA<T>>(s, ka, a_pinned, bytes_packed);
+}
+
+template <class T>
 Operands<T>::Operands(Device& dev, const Share<T>& s, bool as_stored, bool ka, int64_t ldc,
-                      int64_t& bytes_packed)
+                      int64_t& bytes_packed, std::shared_ptr<DeviceA<T>> resident)
     : dev_(dev) {
-  const bool a_pinned = in_pinned_block(dev, s.a, s.a_bytes()),
-             c_pinned = in_pinned_block(dev, s.c, s.c_bytes());
-  if (as_stored || a_pinned)
-    a_ = std::make_unique<UnstagedA<T>>(s, ka, a_pinned);
+  const bool c_pinned = in_pinned_block(dev, s.c, s.c_bytes());
+  if (resident)
+    a_ = std::make_unique<ResidentA<T>>(s, ka, std::move(resident));
   else
-    a_ = std::make_unique<StagedA<T>>(s, ka, a_pinned, bytes_packed);
+    a_ = a_rows(dev, s, as_stored, ka, bytes_packed);
   if (as_stored || c_pinned)
     c_ = std::make_unique<UnstagedC<T>>(s, ldc, c_pinned);
   else if (s.beta != T(0))
@@ -240,16 +269,18 @@ void Operands<T>::lose_staging() {
 
 template <class T>
 std::vector<cl::Event> Operands<T>::send(Commands& cmd, const Chunk& ch, int threads) {
-  std::vector<cl::Event> ready{a_->send(cmd, ch, threads)};
+  std::vector<cl::Event> ready;
+  if (!a_->resident()) ready.push_back(a_->send(cmd, ch, threads));
   c_->send(cmd, ch, ready);
   cmd.submit_in();
   return ready;
 }
 
-#define INSTANTIATE(T)     \
-  template class ARows<T>; \
-  template class CRows<T>; \
-  template class Operands<T>;
+#define INSTANTIATE(T)        \
+  template class ARows<T>;    \
+  template class CRows<T>;    \
+  template class Operands<T>; \
+  template std::unique_ptr<ARows<T>> a_rows<T>(Device&, const Share<T>&, bool, bool, int64_t&);
 TANDEM_FOR_EACH_ELEMENT(INSTANTIATE)
 #undef INSTANTIATE
 

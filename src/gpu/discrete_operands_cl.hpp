@@ -3,6 +3,7 @@
 // (discrete_operands.cpp has them).
 #pragma once
 
+#include <atomic>
 #include <cstdint>
 #include <memory>
 #include <vector>
@@ -13,6 +14,62 @@
 #include "gpu/share_cl.hpp"
 
 namespace tandem::detail::gpu {
+
+// op(A) of a whole problem kept on the device between calls (a resident A; keep_a): all its rows
+// in the layout the kernel reads, one panel (leading dimension `dev_ld`: k padded where the kernel
+// reads op(A) by rows, m padded where it reads it transposed). A share of any band of those rows,
+// its A at the same host matrix, computes from it (rows_of) instead of sending its rows.
+template <class T>
+struct DeviceA final : KeptOperand {
+  DeviceA(Device& device, const Share<T>& s, bool kernel_ka, int kernel_vw, bool kernel_direct,
+          int64_t device_ld)
+      : dev(device),
+        host(s.a),
+        ld(s.lda),
+        m(s.m),
+        k(s.k),
+        trans(s.trans_a),
+        ka(kernel_ka),
+        vw(kernel_vw),
+        direct(kernel_direct),
+        dev_ld(device_ld) {}
+  ~DeviceA() override {
+    if (resident_bytes > 0) dev.resident_bytes().fetch_sub(resident_bytes);
+    if (lost)
+      dev.staging().lose(std::move(kept));
+    else if (kept)
+      dev.staging().give(std::move(kept));
+  }
+  DeviceA(const DeviceA&) = delete;
+  DeviceA& operator=(const DeviceA&) = delete;
+  int64_t device_bytes() const override { return kept ? static_cast<int64_t>(kept->bytes) : 0; }
+
+  // The row of this A at which share s's A begins, where s's rows of op(A) are rows of this one
+  // and a kernel reading A in layout `kernel_ka` with vectors of `kernel_vw` (`kernel_direct`:
+  // the direct kernel) reads them here as it is; else -1. Read transposed, a band must begin on a
+  // whole vector.
+  int64_t row_of(const Share<T>& s, bool kernel_ka, int kernel_vw, bool kernel_direct) const {
+    if (s.lda != ld || s.k != k || s.trans_a != trans || kernel_ka != ka || kernel_vw != vw ||
+        kernel_direct != direct || s.a < host)
+      return -1;
+    const int64_t off = s.a - host;
+    const int64_t row0 = trans ? off : off / ld;
+    if ((!trans && off % ld != 0) || row0 + s.m > m) return -1;
+    if (ka && vw > 0 && row0 % vw != 0) return -1;
+    return row0;
+  }
+
+  Device& dev;
+  const T* host;
+  int64_t ld, m, k;
+  bool trans, ka;
+  int vw;
+  bool direct;
+  int64_t dev_ld;
+  std::unique_ptr<Staging> kept;  // its device buffer (with the pinned one it was packed in)
+  int64_t resident_bytes = 0;     // what it counts in dev.resident_bytes()
+  std::atomic<bool> lost{false};  // a share that used it could not drain its queues
+};
 
 // A's rows of each chunk on the device, at their place in the kernel's buffer. Packed on the
 // host into pinned staging and copied from there (staged), or copied as stored straight from the
@@ -31,22 +88,30 @@ class ARows {
   // Chunk ch's panel of op(A) to the kernel's buffer, at element ch.a_at with leading dimension
   // ch.a_ld, packed on `threads` host threads where A is staged: the event that says it is there.
   cl::Event send(Commands& cmd, const Chunk& ch, int threads);
-  const cl::Buffer& buffer() const { return staging_.device(); }
+  virtual const cl::Buffer& buffer() const { return staging_.device(); }
   // Whether the device transposes A (then the share needs the transpose kernel).
   bool transposes() const { return scratch_ != nullptr; }
-  Report::Buffer path() const { return pinned_ ? Report::Buffer::Pinned : Report::Buffer::Copy; }
+  virtual Report::Buffer path() const {
+    return pinned_ ? Report::Buffer::Pinned : Report::Buffer::Copy;
+  }
   // Whether the host packs A.
   virtual bool packs() const = 0;
+  // Whether A is on the device already (a resident A): nothing to send.
+  virtual bool resident() const { return false; }
 
   // Staging for `elements` elements (the chunks' panels one after another), and scratch for A as
   // stored where the device transposes it; each given back, or kept aside for good where the
   // device may still use it (lose).
-  void take_staging(StagingPool& pool, int64_t elements) { staging_.take(pool, elements, packs()); }
+  virtual void take_staging(StagingPool& pool, int64_t elements) {
+    staging_.take(pool, elements, packs());
+  }
   void take_scratch(StagingPool& pool);
   void give_staging(StagingPool& pool);
   void give_scratch(StagingPool& pool);
-  void lose_staging(StagingPool& pool) { pool.lose(std::move(staging_.pooled)); }
+  virtual void lose_staging(StagingPool& pool) { pool.lose(std::move(staging_.pooled)); }
   void lose_scratch(StagingPool& pool) { pool.lose(std::move(scratch_)); }
+  // The staging A was sent into, for a resident A to keep (keep_a).
+  std::unique_ptr<Staging> release_staging() { return std::move(staging_.pooled); }
 
  protected:
   // The stored block (rows x cols at `block`, leading dimension s.lda) to `to`; `tight_at`: where
@@ -103,6 +168,12 @@ class CRows {
   Operand<T> staging_;
 };
 
+// A's path for share s on `dev` (Operands' rule): unstaged where the caller's memory is pinned or
+// the kernel reads A as stored, else staged.
+template <class T>
+std::unique_ptr<ARows<T>> a_rows(Device& dev, const Share<T>& s, bool as_stored, bool ka,
+                                 int64_t& bytes_packed);
+
 // A's and C's rows of one share, each on its path.
 template <class T>
 class Operands {
@@ -112,7 +183,7 @@ class Operands {
   // reads A in layout ka, C with leading dimension ldc; the host's packing and unpacking count
   // into `bytes_packed`.
   Operands(Device& dev, const Share<T>& s, bool as_stored, bool ka, int64_t ldc,
-           int64_t& bytes_packed);
+           int64_t& bytes_packed, std::shared_ptr<DeviceA<T>> resident = nullptr);
 
   ARows<T>& a() { return *a_; }
   CRows<T>& c() { return *c_; }

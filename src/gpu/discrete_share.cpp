@@ -78,6 +78,7 @@ class DiscreteShare final : public ShareImpl {
     kb_ = read_transposed(f_.b_t, s_.trans_b);
     lda_ = padded(s_.k, f_.vw);
     ldc_ = padded(s_.n, f_.vwn);
+    find_resident_a();
     plan_chunks();
     cmd_.take_queues(chunks_.size(), f_.queues);
     take_operands();
@@ -158,10 +159,37 @@ class DiscreteShare final : public ShareImpl {
                             seams::overlap_from());
   }
 
-  // The chunks, each a whole number of launches, and A's panels one after another on the device.
+  // A resident A on this device whose rows hold the share's (CallB::resident_a), and where the
+  // share's begin there.
+  void find_resident_a() {
+    if (!call_b_.resident_a) return;
+    for (const std::shared_ptr<KeptOperand>& copy : call_b_.resident_a->on(dev_))
+      if (auto a = std::dynamic_pointer_cast<DeviceA<T>>(copy)) {
+        const int64_t row0 = a->row_of(s_, ka_, f_.vw, f_.direct);
+        if (row0 >= 0 && (ka_ || a->dev_ld == lda_)) {
+          resident_a_ = std::move(a);
+          resident_row0_ = row0;
+          return;
+        }
+      }
+  }
+
+  // The chunks, each a whole number of launches, and A's panels one after another on the device
+  // (or, A resident, the chunks' rows where the kept A has them).
   void plan_chunks() {
     const int64_t step = std::min(chunk_rows(s_, f_, dev_.info()), launch_step(f_, s_.m));
     for (int64_t r0 = 0; r0 < s_.m; r0 += step) {
+      if (resident_a_) {
+        const int64_t row = resident_row0_ + r0;
+        chunks_.push_back({r0,
+                           std::min(s_.m, r0 + step),
+                           {},
+                           {},
+                           {},
+                           ka_ ? row : row * lda_,
+                           ka_ ? resident_a_->dev_ld : lda_});
+        continue;
+      }
       const int64_t r1 = std::min(s_.m, r0 + step), ld = ka_ ? padded(r1 - r0, f_.vw) : lda_;
       chunks_.push_back({r0, r1, {}, {}, {}, a_elements_, ld});
       a_elements_ += (ka_ ? s_.k : r1 - r0) * ld;
@@ -173,7 +201,7 @@ class DiscreteShare final : public ShareImpl {
   // Each operand's path (the direct kernel, KERNEL 2, reads every operand as stored, from any
   // memory), and their staging from the pool.
   void take_operands() {
-    ops_ = std::make_unique<Operands<T>>(dev_, s_, f_.direct, ka_, ldc_, bytes_packed);
+    ops_ = std::make_unique<Operands<T>>(dev_, s_, f_.direct, ka_, ldc_, bytes_packed, resident_a_);
     b_ = share_b(dev_, s_, f_.direct, kb_, padded(kb_ ? s_.k : s_.n, f_.vw), call_b_, bytes_packed);
     ops_->take_staging(a_elements_);
     b_->take_staging(dev_.staging());
@@ -184,7 +212,12 @@ class DiscreteShare final : public ShareImpl {
   }
 
   void take_kernels() {
-    const bool long_index = long_indices(f_, s_);
+    // A resident A is indexed across all its rows, not only the share's.
+    const bool long_index =
+        long_indices(f_, s_) ||
+        (resident_a_ && (resident_a_->ka ? resident_a_->k : resident_a_->m) * resident_a_->dev_ld +
+                                f_.mwg + f_.kwg >=
+                            (int64_t{1} << 31) - 1);
     const cl::Program& program = gemm_program(dev_, precision_of<T>(), ka_, kb_, long_index,
                                               params_, {s_.conj_a, s_.conj_b});
     // B kept on the device by an earlier share that transposed it still holds its scratch: the
@@ -294,8 +327,10 @@ class DiscreteShare final : public ShareImpl {
   // panel has its own) and C; and the elements A's panels take.
   int64_t lda_ = 0, ldc_ = 0, a_elements_ = 0;
   Commands cmd_;
-  std::unique_ptr<Operands<T>> ops_;  // A's and C's rows, each on its path
-  std::unique_ptr<ShareB<T>> b_;      // B, kept on the device or sent by this share
+  std::unique_ptr<Operands<T>> ops_;        // A's and C's rows, each on its path
+  std::shared_ptr<DeviceA<T>> resident_a_;  // A kept on the device, holding the share's rows
+  int64_t resident_row0_ = 0;               // where they begin there
+  std::unique_ptr<ShareB<T>> b_;            // B, kept on the device or sent by this share
   // B's next piece, and the first chunk's work on it (start()).
   void (DiscreteShare::*send_piece_)() = &DiscreteShare::send_piece_then_chunk;
   std::vector<Chunk> chunks_;
@@ -314,7 +349,61 @@ std::unique_ptr<ShareImpl> make_discrete_share(Device& device, const Share<T>& s
 }
 
 template <class T>
-std::shared_ptr<KeptB> keep_discrete_b(Device& dev, const SharedParams& params, const Share<T>& s) {
+std::shared_ptr<KeptOperand> keep_discrete_b(Device& dev, const SharedParams& params,
+                                             const Share<T>& s);
+
+template <class T>
+std::shared_ptr<KeptOperand> keep_discrete_a(Device& dev, const SharedParams& params,
+                                             const Share<T>& s) {
+  const KernelFacts f = facts_of(params);
+  const bool ka = read_transposed(f.a_t, s.trans_a);
+  const int64_t dev_ld = ka ? padded(f, s.m, f.vw) : padded(f, s.k, f.vw);
+  int64_t bytes_in = 0, bytes_out = 0, bytes_packed = 0;
+  Commands cmd(dev, bytes_in, bytes_out);
+  std::unique_ptr<ARows<T>> a = a_rows(dev, s, f.direct, ka, bytes_packed);
+  try {
+    cmd.take_queues(1, 1);
+    a->take_staging(dev.staging(), (ka ? s.k : s.m) * dev_ld);
+    a->take_scratch(dev.staging());
+    if (a->transposes()) {  // sent as stored, transposed on the device
+      const bool long_index = long_indices(f, s);
+      cmd.take_kernels(gemm_program(dev, precision_of<T>(), ka, read_transposed(f.b_t, s.trans_b),
+                                    long_index, params, {s.conj_a, s.conj_b}),
+                       long_index, true);
+    }
+    const Chunk whole{0, s.m, {}, {}, {}, 0, dev_ld};
+    const cl::Event in = a->send(cmd, whole, topology::physical_cores());
+    cmd.flush();
+    in.wait();
+  } catch (...) {
+    // As keep_b's: what the device may still use is kept aside.
+    try {
+      cmd.finish();
+    } catch (const cl::Error&) {
+      a->lose_staging(dev.staging());
+      a->lose_scratch(dev.staging());
+    }
+    throw;
+  }
+  cmd.give_queues();
+  cmd.give_kernels();
+  a->give_scratch(dev.staging());
+  auto kept = std::make_shared<DeviceA<T>>(dev, s, ka, f.vw, f.direct, dev_ld);
+  kept->kept = a->release_staging();
+  kept->resident_bytes = kept->device_bytes();
+  dev.resident_bytes().fetch_add(kept->resident_bytes);
+  return kept;
+}
+
+template <class T>
+std::shared_ptr<KeptOperand> keep_discrete(Device& dev, const SharedParams& params,
+                                           const Share<T>& s, bool a) {
+  return a ? keep_discrete_a(dev, params, s) : keep_discrete_b(dev, params, s);
+}
+
+template <class T>
+std::shared_ptr<KeptOperand> keep_discrete_b(Device& dev, const SharedParams& params,
+                                             const Share<T>& s) {
   const KernelFacts f = facts_of(params);
   const bool ka = read_transposed(f.a_t, s.trans_a), kb = read_transposed(f.b_t, s.trans_b);
   int64_t bytes_in = 0, bytes_out = 0, bytes_packed = 0;
@@ -359,11 +448,19 @@ std::shared_ptr<KeptB> keep_discrete_b(Device& dev, const SharedParams& params, 
 
 template <class T>
 bool has_discrete_copy(const KeptOn& kept, const Device& dev, const SharedParams& params,
-                       const Share<T>& s) {
+                       const Share<T>& s, bool a) {
   const KernelFacts f = facts_of(params);
+  if (a) {
+    const bool ka = read_transposed(f.a_t, s.trans_a);
+    for (const std::shared_ptr<KeptOperand>& copy : kept.on(dev))
+      if (const auto* k = dynamic_cast<const DeviceA<T>*>(copy.get());
+          k && k->row_of(s, ka, f.vw, f.direct) >= 0 && (ka || k->dev_ld == padded(f, s.k, f.vw)))
+        return true;
+    return false;
+  }
   const bool kb = read_transposed(f.b_t, s.trans_b);
   const int64_t ldb = padded(f, kb ? s.k : s.n, f.vw);
-  for (const std::shared_ptr<KeptB>& copy : kept.on(dev))
+  for (const std::shared_ptr<KeptOperand>& copy : kept.on(dev))
     if (const auto* b = dynamic_cast<const DeviceB<T>*>(copy.get()); b && b->holds(s, kb, ldb))
       return true;
   return false;
@@ -371,10 +468,10 @@ bool has_discrete_copy(const KeptOn& kept, const Device& dev, const SharedParams
 
 #define INSTANTIATE(T)                                                                         \
   template std::unique_ptr<ShareImpl> make_discrete_share<T>(Device&, const Share<T>&, CallB); \
-  template std::shared_ptr<KeptB> keep_discrete_b<T>(Device&, const SharedParams&,             \
-                                                     const Share<T>&);                         \
+  template std::shared_ptr<KeptOperand> keep_discrete<T>(Device&, const SharedParams&,         \
+                                                         const Share<T>&, bool);               \
   template bool has_discrete_copy<T>(const KeptOn&, const Device&, const SharedParams&,        \
-                                     const Share<T>&);
+                                     const Share<T>&, bool);
 TANDEM_FOR_EACH_ELEMENT(INSTANTIATE)
 #undef INSTANTIATE
 

@@ -118,21 +118,33 @@ std::unique_ptr<InFlight> enqueue(Device& device, const SharedParams& params, co
 }
 
 template <class T>
-std::shared_ptr<KeptB> keep_b(Device& device, const SharedParams& params, const Share<T>& share) {
+std::shared_ptr<KeptOperand> keep_b(Device& device, const SharedParams& params,
+                                    const Share<T>& share) {
   if (!is_discrete(device)) return nullptr;
   try {
-    return keep_discrete_b(device, params, share);
+    return keep_discrete(device, params, share, false);
   } catch (const cl::Error& e) {
     throw translate(e, buffer_sizes(e.err(), device, share));
   }
 }
 
-void KeptOn::add(Device& device, std::shared_ptr<KeptB> copy) {
+template <class T>
+std::shared_ptr<KeptOperand> keep_a(Device& device, const SharedParams& params,
+                                    const Share<T>& share) {
+  if (!is_discrete(device)) return nullptr;
+  try {
+    return keep_discrete(device, params, share, true);
+  } catch (const cl::Error& e) {
+    throw translate(e, buffer_sizes(e.err(), device, share));
+  }
+}
+
+void KeptOn::add(Device& device, std::shared_ptr<KeptOperand> copy) {
   if (copy) copies_.emplace_back(&device, std::move(copy));
 }
 
-std::vector<std::shared_ptr<KeptB>> KeptOn::on(const Device& device) const {
-  std::vector<std::shared_ptr<KeptB>> found;
+std::vector<std::shared_ptr<KeptOperand>> KeptOn::on(const Device& device) const {
+  std::vector<std::shared_ptr<KeptOperand>> found;
   for (const auto& [dev, copy] : copies_)
     if (dev == &device) found.push_back(copy);
   return found;
@@ -145,9 +157,9 @@ int64_t KeptOn::bytes() const {
 }
 
 template <class T>
-bool has_copy(const KeptOn& kept, Device& device, const SharedParams& params,
-              const Share<T>& share) {
-  return is_discrete(device) && has_discrete_copy(kept, device, params, share);
+bool has_copy(const KeptOn& kept, Device& device, const SharedParams& params, const Share<T>& share,
+              bool a) {
+  return is_discrete(device) && has_discrete_copy(kept, device, params, share, a);
 }
 
 std::vector<RowRange> unfinished(int64_t m, const std::vector<RowRange>& finished) {
@@ -187,12 +199,13 @@ void injected_b_failure(const DeviceInfo& info, size_t piece) {
               "the test seam fail_b_piece failed this share at B's piece " + std::to_string(piece));
 }
 
-#define INSTANTIATE(T)                                                                           \
-  template void injected_failure<T>(const DeviceInfo&, const Share<T>&, int64_t, int64_t, bool); \
-  template std::unique_ptr<InFlight> enqueue<T>(Device&, const SharedParams&, const Share<T>&,   \
-                                                CallB);                                          \
-  template std::shared_ptr<KeptB> keep_b<T>(Device&, const SharedParams&, const Share<T>&);      \
-  template bool has_copy<T>(const KeptOn&, Device&, const SharedParams&, const Share<T>&);
+#define INSTANTIATE(T)                                                                            \
+  template void injected_failure<T>(const DeviceInfo&, const Share<T>&, int64_t, int64_t, bool);  \
+  template std::unique_ptr<InFlight> enqueue<T>(Device&, const SharedParams&, const Share<T>&,    \
+                                                CallB);                                           \
+  template std::shared_ptr<KeptOperand> keep_b<T>(Device&, const SharedParams&, const Share<T>&); \
+  template std::shared_ptr<KeptOperand> keep_a<T>(Device&, const SharedParams&, const Share<T>&); \
+  template bool has_copy<T>(const KeptOn&, Device&, const SharedParams&, const Share<T>&, bool);
 TANDEM_FOR_EACH_ELEMENT(INSTANTIATE)
 #undef INSTANTIATE
 

@@ -80,33 +80,36 @@ class Failure : public Error {
 // The share's rows in [0, m) that `finished` leaves: what the CPU computes after a failure.
 std::vector<RowRange> unfinished(int64_t m, const std::vector<RowRange>& finished);
 
-// B as a share on a discrete device left it, for the shares after it in the same call: on the
-// device, for the next share on that device (dynamic balance deals a device several chunks of C's
-// rows, all with the same B, and B then crosses the bus once per device and call instead of once
-// per chunk); and packed in the platform's pinned memory, for the other devices of the platform
-// (every device needs all of B, and from ordinary memory the host then packs it once per call
-// instead of once per device). Opaque outside the discrete share (DeviceB in discrete_b_cl.hpp);
-// its memory goes back to the device's pool when the last share holding it is gone.
-class KeptB {
+// An operand on a discrete device, kept beyond the share that sent it. B as a share left it, for
+// the shares after it in the same call: on the device, for the next share on that device (dynamic
+// balance deals a device several chunks of C's rows, all with the same B, and B then crosses the
+// bus once per device and call instead of once per chunk); and packed in the platform's pinned
+// memory, for the other devices of the platform (every device needs all of B, and from ordinary
+// memory the host then packs it once per call instead of once per device). And a resident
+// operand's copy (keep_b, keep_a), kept across calls. Opaque outside the discrete share (DeviceB
+// in discrete_b_cl.hpp, DeviceA in discrete_operands_cl.hpp); its memory goes back to the device's
+// pool when the last holder is gone.
+class KeptOperand {
  public:
-  virtual ~KeptB() = default;
+  virtual ~KeptOperand() = default;
   // The device memory it holds, in bytes.
   virtual int64_t device_bytes() const = 0;
 };
 
-// Where the shares of one call leave B for each other (see KeptB); either may be null.
+// Where the shares of one call leave B for each other (see KeptOperand); either may be null.
 struct CallB {
   // This device's B on the device: used when it is this share's B (same array, shape and
   // layout); a share that sends B leaves its own here.
-  std::shared_ptr<KeptB>* on_device = nullptr;
+  std::shared_ptr<KeptOperand>* on_device = nullptr;
   // B packed on the host by the call's first share that packed it: a share on a device of the
   // same platform copies from there instead of packing B again. Shares are started one after
   // another on one thread; a share leaves B here once its first piece is packed, and whichever
   // share first needs a later piece packs it.
-  std::shared_ptr<KeptB>* packed = nullptr;
-  // B kept on the devices between calls (a tandem::Resident operand's copies): a copy on this
-  // device that the share's kernel reads as it is is used as `on_device` is; never filled.
+  std::shared_ptr<KeptOperand>* packed = nullptr;
+  // B, and A, kept on the devices between calls (tandem::Resident operands' copies): a copy on
+  // this device that the share's kernel reads as it is is used instead of sending the operand.
   const KeptOn* resident = nullptr;
+  const KeptOn* resident_a = nullptr;
 };
 
 // A resident operand's copies on discrete devices (keep_b), any number on each (one for each
@@ -115,20 +118,21 @@ struct CallB {
 // resident_bytes(device) until the last holder lets it go.
 class KeptOn {
  public:
-  void add(Device& device, std::shared_ptr<KeptB> copy);
+  void add(Device& device, std::shared_ptr<KeptOperand> copy);
   // The copies `device` keeps.
-  std::vector<std::shared_ptr<KeptB>> on(const Device& device) const;
+  std::vector<std::shared_ptr<KeptOperand>> on(const Device& device) const;
   // The device memory the copies hold, in bytes.
   int64_t bytes() const;
 
  private:
-  std::vector<std::pair<const Device*, std::shared_ptr<KeptB>>> copies_;
+  std::vector<std::pair<const Device*, std::shared_ptr<KeptOperand>>> copies_;
 };
 
-// Whether `kept` has a copy of share's B on `device` that `params`' kernel reads as it is.
+// Whether `kept` has a copy of share's B (`a`: of its A) on `device` that `params`' kernel reads
+// as it is.
 template <class T>
-bool has_copy(const KeptOn& kept, Device& device, const SharedParams& params,
-              const Share<T>& share);
+bool has_copy(const KeptOn& kept, Device& device, const SharedParams& params, const Share<T>& share,
+              bool a = false);
 
 // B of `share` (the whole of it: its rows of C do not matter) copied to the discrete `device` in
 // the layout that `params`' kernel reads, packed through pinned staging as a share would send it,
@@ -137,7 +141,13 @@ bool has_copy(const KeptOn& kept, Device& device, const SharedParams& params,
 // unified device (it reads the caller's memory in place). Throws Error (a failed allocation
 // names the bytes asked for), leaving nothing on the device.
 template <class T>
-std::shared_ptr<KeptB> keep_b(Device& device, const SharedParams& params, const Share<T>& share);
+std::shared_ptr<KeptOperand> keep_b(Device& device, const SharedParams& params,
+                                    const Share<T>& share);
+// The same for op(A) of `share`, all its rows, in the layout `params`' kernel reads: what a share
+// of any of those rows finds there (CallB::resident_a).
+template <class T>
+std::shared_ptr<KeptOperand> keep_a(Device& device, const SharedParams& params,
+                                    const Share<T>& share);
 
 // Enqueues the share's transfers (if any), kernels and the return of C. Throws Failure (flush,
 // feed and wait too) on any OpenCL failure. `b`: where the share finds B and leaves its own.

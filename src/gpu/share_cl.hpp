@@ -105,14 +105,15 @@ std::unique_ptr<ShareImpl> make_unified_share(Device& device, const Share<T>& sh
 // The share on a discrete device (discrete_share.cpp); `b` as for enqueue().
 template <class T>
 std::unique_ptr<ShareImpl> make_discrete_share(Device& device, const Share<T>& share, CallB b);
-// keep_b (share.hpp) on a discrete device (discrete_share.cpp). Throws cl::Error or Error.
+// keep_b (`a` false) and keep_a (true) of share.hpp on a discrete device (discrete_share.cpp).
+// Throws cl::Error or Error.
 template <class T>
-std::shared_ptr<KeptB> keep_discrete_b(Device& device, const SharedParams& params,
-                                       const Share<T>& share);
+std::shared_ptr<KeptOperand> keep_discrete(Device& device, const SharedParams& params,
+                                           const Share<T>& share, bool a);
 // has_copy (share.hpp) on a discrete device (discrete_share.cpp).
 template <class T>
 bool has_discrete_copy(const KeptOn& kept, const Device& device, const SharedParams& params,
-                       const Share<T>& share);
+                       const Share<T>& share, bool a);
 
 // Sets argument `arg` (then the next) to an index, 32- or 64-bit as the program was built.
 inline void set_index(cl::Kernel& kernel, int& arg, bool long_index, int64_t v) {

@@ -41,7 +41,7 @@ struct Side {
   DevicePart part;
   size_t index = 0;  // in the dealer
   Flight now, ahead;
-  std::shared_ptr<gpu::KeptB> kept_b;  // B on the device, sent with the first chunk
+  std::shared_ptr<gpu::KeptOperand> kept_b;  // B on the device, sent with the first chunk
   Report::Device report;
   int feeders = 0;
   // Its chunks that failed, for the CPU, and why; the device takes no more after the first.
@@ -72,13 +72,13 @@ void fail(Dealer& dealer, Side& s, const Chunk& c, const Error& e, bool c_touche
 // only (they start one after another on one thread): B as another side packed it.
 template <class T>
 bool start_next(const Problem<T>& p, Dealer& dealer, Side& s, Flight& f, bool ahead = false,
-                std::shared_ptr<gpu::KeptB>* packed_b = nullptr) {
+                std::shared_ptr<gpu::KeptOperand>* packed_b = nullptr) {
   if (s.failure) return false;
   f.chunk = dealer.take(s.index, ahead);
   if (f.chunk.rows == 0) return false;
   try {
     f.inflight = gpu::enqueue(*s.part.device, s.part.params, rows_of(p, f.chunk.row0, f.chunk.rows),
-                              gpu::CallB{&s.kept_b, packed_b, p.kept_b});
+                              gpu::CallB{&s.kept_b, packed_b, p.kept_b, p.kept_a});
     f.inflight->flush();
     return true;
   } catch (const gpu::Failure& e) {
@@ -124,7 +124,7 @@ void drive(const Problem<T>& p, Dealer& dealer, Side& s) {
 template <class T>
 std::vector<Side> first_chunks(const Problem<T>& p, const Plan& plan, Dealer& dealer) {
   std::vector<Side> sides(plan.parts.size());
-  std::shared_ptr<gpu::KeptB> packed_b;  // B, packed once for every device of a platform
+  std::shared_ptr<gpu::KeptOperand> packed_b;  // B, packed once for every device of a platform
   for (size_t i = 0; i < sides.size(); ++i) {
     Side& s = sides[i];
     s.part = plan.parts[i];

@@ -55,11 +55,11 @@ class Beside {
 template <class T>
 std::unique_ptr<gpu::InFlight> start_part(const Problem<T>& p, const Request& req,
                                           const DevicePart& part,
-                                          std::shared_ptr<gpu::KeptB>* packed_b, bool first,
+                                          std::shared_ptr<gpu::KeptOperand>* packed_b, bool first,
                                           Report& r) {
   try {
     auto inflight = gpu::enqueue(*part.device, part.params, rows_of(p, part.row0, part.rows),
-                                 gpu::CallB{nullptr, packed_b, p.kept_b});
+                                 gpu::CallB{nullptr, packed_b, p.kept_b, p.kept_a});
     if (r.t_gpu_enqueued == 0) r.t_gpu_enqueued = clock::now_ns();
     inflight->flush();
     if (r.t_flush == 0) r.t_flush = inflight->flushed_at_ns;  // when clFlush returned

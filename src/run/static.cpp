@@ -54,7 +54,7 @@ std::vector<Running> start_gpus(const Problem<T>& p, const Request& req, const P
   std::vector<std::shared_ptr<gpu::Device>> devices;
   for (const DevicePart& part : plan.parts) devices.push_back(part.device);
   exclusive = gpu::exclusive_for(devices);
-  std::shared_ptr<gpu::KeptB> packed_b;  // B, packed once for every device of a platform
+  std::shared_ptr<gpu::KeptOperand> packed_b;  // B, packed once for every device of a platform
   for (const DevicePart& part : plan.parts) {
     auto inflight = start_part(p, req, part, &packed_b, running.empty(), r);
     if (!inflight) {
