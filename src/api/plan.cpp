@@ -233,9 +233,7 @@ struct ResidentState {
       std::string why = beyond_memory(*device, p, part);
       if (why.empty()) {
         try {
-          std::shared_ptr<gpu::KeptOperand> copy = role == 'A'
-                                                       ? gpu::keep_a(*device, part.params, p)
-                                                       : gpu::keep_b(*device, part.params, p);
+          std::shared_ptr<gpu::KeptOperand> copy = gpu::keep(*device, part.params, p, role == 'A');
           if (!more) more = std::make_shared<gpu::KeptOn>(copies ? *copies : gpu::KeptOn{});
           more->add(*device, std::move(copy));
           continue;

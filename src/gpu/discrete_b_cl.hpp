@@ -101,8 +101,8 @@ struct DeviceB final : KeptOperand {
   bool trans, kb;
   int64_t dev_ld;         // its leading dimension on the device (padded to the kernel's vectors)
   bool pinned = false;    // in the caller's pinned memory
-  bool resident = false;  // kept between calls (keep_b), not sent by a call
-  // What it counts in dev.resident_bytes() while it lives (keep_b's copy).
+  bool resident = false;  // kept between calls (gpu::keep), not sent by a call
+  // What it counts in dev.resident_bytes() while it lives (gpu::keep's copy).
   int64_t resident_bytes = 0;
   Operand<T> b;
   std::unique_ptr<Staging> raw;     // B as stored, before the device transposed it

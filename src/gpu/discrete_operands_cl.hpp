@@ -15,7 +15,7 @@
 
 namespace tandem::detail::gpu {
 
-// op(A) of a whole problem kept on the device between calls (a resident A; keep_a): all its rows
+// op(A) of a whole problem kept on the device between calls (a resident A; gpu::keep): all its rows
 // in the layout the kernel reads, one panel (leading dimension `dev_ld`: k padded where the kernel
 // reads op(A) by rows, m padded where it reads it transposed). A share of any band of those rows,
 // its A at the same host matrix, computes from it (rows_of) instead of sending its rows.
@@ -110,7 +110,7 @@ class ARows {
   void give_scratch(StagingPool& pool);
   virtual void lose_staging(StagingPool& pool) { pool.lose(std::move(staging_.pooled)); }
   void lose_scratch(StagingPool& pool) { pool.lose(std::move(scratch_)); }
-  // The staging A was sent into, for a resident A to keep (keep_a).
+  // The staging A was sent into, for a resident A to keep (gpu::keep).
   std::unique_ptr<Staging> release_staging() { return std::move(staging_.pooled); }
 
  protected:

@@ -376,7 +376,7 @@ std::shared_ptr<KeptOperand> keep_discrete_a(Device& dev, const SharedParams& pa
     cmd.flush();
     in.wait();
   } catch (...) {
-    // As keep_b's: what the device may still use is kept aside.
+    // As keep_discrete_b's: what the device may still use is kept aside.
     try {
       cmd.finish();
     } catch (const cl::Error&) {

@@ -118,22 +118,11 @@ std::unique_ptr<InFlight> enqueue(Device& device, const SharedParams& params, co
 }
 
 template <class T>
-std::shared_ptr<KeptOperand> keep_b(Device& device, const SharedParams& params,
-                                    const Share<T>& share) {
+std::shared_ptr<KeptOperand> keep(Device& device, const SharedParams& params, const Share<T>& share,
+                                  bool a) {
   if (!is_discrete(device)) return nullptr;
   try {
-    return keep_discrete(device, params, share, false);
-  } catch (const cl::Error& e) {
-    throw translate(e, buffer_sizes(e.err(), device, share));
-  }
-}
-
-template <class T>
-std::shared_ptr<KeptOperand> keep_a(Device& device, const SharedParams& params,
-                                    const Share<T>& share) {
-  if (!is_discrete(device)) return nullptr;
-  try {
-    return keep_discrete(device, params, share, true);
+    return keep_discrete(device, params, share, a);
   } catch (const cl::Error& e) {
     throw translate(e, buffer_sizes(e.err(), device, share));
   }
@@ -199,12 +188,12 @@ void injected_b_failure(const DeviceInfo& info, size_t piece) {
               "the test seam fail_b_piece failed this share at B's piece " + std::to_string(piece));
 }
 
-#define INSTANTIATE(T)                                                                            \
-  template void injected_failure<T>(const DeviceInfo&, const Share<T>&, int64_t, int64_t, bool);  \
-  template std::unique_ptr<InFlight> enqueue<T>(Device&, const SharedParams&, const Share<T>&,    \
-                                                CallB);                                           \
-  template std::shared_ptr<KeptOperand> keep_b<T>(Device&, const SharedParams&, const Share<T>&); \
-  template std::shared_ptr<KeptOperand> keep_a<T>(Device&, const SharedParams&, const Share<T>&); \
+#define INSTANTIATE(T)                                                                           \
+  template void injected_failure<T>(const DeviceInfo&, const Share<T>&, int64_t, int64_t, bool); \
+  template std::unique_ptr<InFlight> enqueue<T>(Device&, const SharedParams&, const Share<T>&,   \
+                                                CallB);                                          \
+  template std::shared_ptr<KeptOperand> keep<T>(Device&, const SharedParams&, const Share<T>&,   \
+                                                bool);                                           \
   template bool has_copy<T>(const KeptOn&, Device&, const SharedParams&, const Share<T>&, bool);
 TANDEM_FOR_EACH_ELEMENT(INSTANTIATE)
 #undef INSTANTIATE

@@ -86,7 +86,7 @@ std::vector<RowRange> unfinished(int64_t m, const std::vector<RowRange>& finishe
 // bus once per device and call instead of once per chunk); and packed in the platform's pinned
 // memory, for the other devices of the platform (every device needs all of B, and from ordinary
 // memory the host then packs it once per call instead of once per device). And a resident
-// operand's copy (keep_b, keep_a), kept across calls. Opaque outside the discrete share (DeviceB
+// operand's copy (keep), kept across calls. Opaque outside the discrete share (DeviceB
 // in discrete_b_cl.hpp, DeviceA in discrete_operands_cl.hpp); its memory goes back to the device's
 // pool when the last holder is gone.
 class KeptOperand {
@@ -112,7 +112,7 @@ struct CallB {
   const KeptOn* resident_a = nullptr;
 };
 
-// A resident operand's copies on discrete devices (keep_b), any number on each (one for each
+// A resident operand's copies on discrete devices (keep), any number on each (one for each
 // layout the kernels of its runs read it in): what a call whose B it is finds there. Unified
 // devices read the caller's memory in place and keep none. A copy's device memory counts in
 // resident_bytes(device) until the last holder lets it go.
@@ -134,20 +134,16 @@ template <class T>
 bool has_copy(const KeptOn& kept, Device& device, const SharedParams& params, const Share<T>& share,
               bool a = false);
 
-// B of `share` (the whole of it: its rows of C do not matter) copied to the discrete `device` in
-// the layout that `params`' kernel reads, packed through pinned staging as a share would send it,
-// and waited for: B on the device for calls with this B and kernel (CallB::resident) for as long as
-// the result is held; its staging goes back to the device's pool when it is dropped. nullptr on a
-// unified device (it reads the caller's memory in place). Throws Error (a failed allocation
-// names the bytes asked for), leaving nothing on the device.
+// B of `share` (the whole of it: its rows of C do not matter), or with `a` op(A) (all its rows),
+// copied to the discrete `device` in the layout that `params`' kernel reads, packed through pinned
+// staging as a share would send it, and waited for: the operand on the device for calls with it
+// and that kernel (CallB::resident, resident_a) for as long as the result is held; its staging
+// goes back to the device's pool when it is dropped. nullptr on a unified device (it reads the
+// caller's memory in place). Throws Error (a failed allocation names the bytes asked for),
+// leaving nothing on the device.
 template <class T>
-std::shared_ptr<KeptOperand> keep_b(Device& device, const SharedParams& params,
-                                    const Share<T>& share);
-// The same for op(A) of `share`, all its rows, in the layout `params`' kernel reads: what a share
-// of any of those rows finds there (CallB::resident_a).
-template <class T>
-std::shared_ptr<KeptOperand> keep_a(Device& device, const SharedParams& params,
-                                    const Share<T>& share);
+std::shared_ptr<KeptOperand> keep(Device& device, const SharedParams& params, const Share<T>& share,
+                                  bool a);
 
 // Enqueues the share's transfers (if any), kernels and the return of C. Throws Failure (flush,
 // feed and wait too) on any OpenCL failure. `b`: where the share finds B and leaves its own.

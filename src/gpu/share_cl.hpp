@@ -105,7 +105,7 @@ std::unique_ptr<ShareImpl> make_unified_share(Device& device, const Share<T>& sh
 // The share on a discrete device (discrete_share.cpp); `b` as for enqueue().
 template <class T>
 std::unique_ptr<ShareImpl> make_discrete_share(Device& device, const Share<T>& share, CallB b);
-// keep_b (`a` false) and keep_a (true) of share.hpp on a discrete device (discrete_share.cpp).
+// keep (share.hpp) on a discrete device (discrete_share.cpp).
 // Throws cl::Error or Error.
 template <class T>
 std::shared_ptr<KeptOperand> keep_discrete(Device& device, const SharedParams& params,
