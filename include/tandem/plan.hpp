@@ -25,6 +25,13 @@
 // writes only its own C (runs whose C overlap, or whose C overlaps another run's A or B, race).
 // A Plan may be copied (the copies share the plan) and may be destroyed while runs are in flight:
 // they hold what they need.
+//
+// An operand many runs share can be kept on the plan's discrete devices (Resident, below), so
+// each run sends only the other operand and C:
+//
+//   tandem::Resident<float> kept = plan.resident_a(a);   // A crosses the bus once
+//   for (...) plan.run(1.0f, kept, b[i], 0.0f, c[i]);
+//   ... a changed on the host ...; kept.update();
 #pragma once
 
 #include <cstddef>
