@@ -7,6 +7,7 @@
  * each). Exit 0 when all holds. */
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "tandem/plan.h"
 
@@ -129,6 +130,22 @@ int main(void) {
   expect(tandem_plan_resident(splan, 'B', b, &none) == 0, "an s plan's resident B");
   expect(tandem_dplan_run_resident(2.0, NULL, bd, 0.0, cd, dplan, none) == 7,
          "an s resident refused by a d run at 7");
+  tandem_resident *other_b = NULL;
+  expect(tandem_plan_resident(dplan, 'B', bd, &other_b) == 0, "a resident B of the d plan");
+  expect(tandem_dplan_run_resident(2.0, ad, NULL, 0.0, cd, splan, other_b) == 6,
+         "a d resident with an s plan: the plan at 6");
+  tandem_plan *dplan2 = NULL;
+  expect(tandem_dplan_create(TANDEM_COL_MAJOR, TANDEM_NO_TRANS, TANDEM_NO_TRANS, M, N, K, M, K, M,
+                             &dplan2) == 0,
+         "another dplan_create");
+  expect(tandem_dplan_run_resident(2.0, ad, NULL, 0.0, cd, dplan2, other_b) == 7 &&
+             strstr(tandem_last_error(), "argument 7 (resident)") != NULL,
+         "another plan's resident at 7, named so");
+  expect(tandem_plan_resident(dplan, 'A', NULL, &none) == 3 &&
+             strstr(tandem_last_error(), "argument 3 (x)") != NULL,
+         "NULL x at 3, named so");
+  tandem_resident_destroy(other_b);
+  tandem_plan_destroy(dplan2);
   expect(tandem_dplan_run_resident_async(2.0, NULL, bd, 0.0, cd, dplan, kept, NULL) == 8,
          "NULL run at 8");
   expect(all_equal_d(cd, 9.0), "C untouched by refused resident runs");

@@ -55,16 +55,21 @@ template <class T>
 class Plan;
 
 // A resident operand: one of a plan's operands, A or B, as the caller holds it in host memory,
-// with a copy kept on the plan's discrete devices between runs (Plan::resident_a, resident_b).
-// A run given it computes from that copy instead of sending the operand again; a unified-memory
-// device reads the caller's memory in place, as every call does, and keeps nothing. What is kept
-// is the operand every device needs whole: op(B) in the row-major view, that is B of a row-major
-// plan and A of a column-major one (the other operand's rows are divided among the devices and
-// the CPU, and are sent each run; a handle made for it keeps nothing, and its runs report the
-// operand's path as usual). The copy is what the host held when it was made or last updated:
-// after changing the host copy, call update(). A run uses the copy kept when it started; one in
-// flight keeps it until it ends, even past an update() or the handle's end. Copies may be shared
-// (they share the kept copies); the last one's end frees them.
+// with a copy kept on each discrete device of the plan between runs (Plan::resident_a,
+// resident_b), so that a run given it sends only the other operand and C. Where every device
+// needs all of the operand (op(B) in the row-major view: B of a row-major plan, A of a
+// column-major one), each keeps it whole and uses it whole. Where the operand's rows are divided
+// among the sides (A of a row-major plan), each device keeps it whole too and computes from its
+// band of rows; a band the kernel cannot read there (read transposed, one that does not begin on
+// a whole vector of the kernel) is sent as usual. A unified-memory device reads the caller's
+// memory in place, as every call does, and keeps nothing. A copy holds device memory and pinned
+// host memory of about the operand's size (device_bytes()). The copy is what the host held when
+// it was made or last updated: after changing the host copy, call update() before the next run.
+// A run between the change and the update computes the devices' rows from the old values and the
+// CPU's rows (and those of a unified device, or of a device that fell back) from the new ones: C
+// is then a mix, and undefined. A run uses the copies kept when it started; one in flight keeps
+// them until it ends, even past an update() or the handle's end. Copies of a handle share its
+// copies; the last one's end frees them.
 template <class T>
 class Resident {
  public:

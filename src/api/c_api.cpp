@@ -281,6 +281,18 @@ int plan_run(const char* routine, T alpha, const T* a, const T* b, T beta, T* c,
   return status([&] { *run = new tandem_run{p->run_async(alpha, a, b, beta, c)}; });
 }
 
+// The failure just recorded, at C++ position `from`, moved to `to` (named `name`) in its message:
+// a C function's arguments sit elsewhere than its C++ call's. Returns `to`.
+int c_position(int from, int to, const char* name) {
+  const std::string at = "argument " + std::to_string(from) + " (";
+  if (const size_t i = t_last_error.find(at); i != std::string::npos) {
+    const size_t end = t_last_error.find(')', i);
+    t_last_error.replace(i, end == std::string::npos ? at.size() : end + 1 - i,
+                         "argument " + std::to_string(to) + " (" + name + ")");
+  }
+  return to;
+}
+
 // A run with `resident` in place of the operand it stands for (whose pointer must be NULL):
 // plan 6, resident 7, run 8.
 template <class T>
@@ -304,13 +316,15 @@ int plan_run_resident(const char* routine, T alpha, const T* a, const T* b, T be
   }
   if (async && run == nullptr) return null_scalar(routine, 8, "run");
   if (async) *run = nullptr;
-  return status([&] {
+  const int got = status([&] {
     if (!async)
       for_a ? p->run(alpha, *r, b, beta, c) : p->run(alpha, a, *r, beta, c);
     else
       *run = new tandem_run{for_a ? p->run_async(alpha, *r, b, beta, c)
                                   : p->run_async(alpha, a, *r, beta, c)};
   });
+  // The C++ run names the handle at the operand's place (a 2, b 3), whose pointer here is NULL.
+  return got == (for_a ? 2 : 3) ? c_position(got, 7, "resident") : got;
 }
 
 }  // namespace
@@ -335,12 +349,13 @@ extern "C" int tandem_plan_resident(const tandem_plan* plan, char operand, const
         },
         plan->plan);
   });
-  return got == 1 ? 3 : got;  // the C++ call's argument 1 is x, the third here
+  return got == 1 ? c_position(1, 3, "x") : got;  // the C++ call's argument 1 is x here
 }
 
 extern "C" int tandem_resident_update(tandem_resident* resident) {
   if (resident == nullptr) return null_scalar("resident_update", 1, "resident");
-  return status([&] { std::visit([](auto& r) { r.update(); }, resident->resident); });
+  const int got = status([&] { std::visit([](auto& r) { r.update(); }, resident->resident); });
+  return got == 1 ? c_position(1, 1, "resident") : got;
 }
 
 extern "C" int64_t tandem_resident_bytes(const tandem_resident* resident) {

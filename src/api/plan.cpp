@@ -189,7 +189,10 @@ struct ResidentState {
   ResidentState& operator=(const ResidentState&) = delete;
   ~ResidentState() { drop(std::move(copies)); }
 
+  // In a child forked after OpenCL was used, no copy is read, made or freed, and the lock (which
+  // a copy in the making may have held across the fork) is not taken.
   std::shared_ptr<const gpu::KeptOn> current() {
+    if (after_fork::opencl_lost()) return nullptr;
     std::lock_guard<std::mutex> lock(mutex);
     return copies;
   }
@@ -203,15 +206,16 @@ struct ResidentState {
   // Drops the copies made before, then copies the host's matrix to each discrete device of the
   // creation's plan: a copy that does not fit is an error (nothing is kept then).
   void keep() {
+    if (after_fork::opencl_lost()) return;  // no OpenCL here: the copies stay as they were
     std::shared_ptr<const gpu::KeptOn> old;
     {
       std::lock_guard<std::mutex> lock(mutex);
       old = std::move(copies);
       declined.clear();
     }
-    drop(std::move(old));  // runs in flight hold their own
+    old.reset();  // runs in flight hold their own
     const Problem<T> p = problem();
-    if (!p.has_product() || after_fork::opencl_lost()) return;
+    if (!p.has_product()) return;
     copies_for(*plan->plan_for(p), p, true);
   }
 
@@ -233,6 +237,9 @@ struct ResidentState {
       std::string why = beyond_memory(*device, p, part);
       if (why.empty()) {
         try {
+          // Copies take turns with calls on a device whose driver needs it (exclusive_for), as
+          // a transpose on the device is a kernel.
+          const auto turn = gpu::exclusive_for({part.device});
           std::shared_ptr<gpu::KeptOperand> copy = gpu::keep(*device, part.params, p, role == 'A');
           if (!more) more = std::make_shared<gpu::KeptOn>(copies ? *copies : gpu::KeptOn{});
           more->add(*device, std::move(copy));
@@ -261,8 +268,9 @@ struct ResidentState {
   std::string beyond_memory(gpu::Device& device, const Problem<T>& p,
                             const DevicePart& part) const {
     const auto bytes = [](int64_t elements) { return elements * static_cast<int64_t>(sizeof(T)); };
-    // B whole and the part's rows of A and C; or A whole, and B and the part's rows of C.
-    const int64_t copy = bytes(role == 'A' ? p.m * p.k : p.k * p.n),
+    // The copy as it will be padded and pooled (with its transposition's scratch while it is
+    // made); beside it, B whole and the part's rows of A and C, or B and the part's rows of C.
+    const int64_t copy = gpu::kept_bytes(part.params, p, role == 'A'),
                   runs = bytes(role == 'A' ? p.k * p.n + part.rows * p.n : part.rows * (p.k + p.n)),
                   held = gpu::resident_bytes(device);
     const gpu::DeviceInfo& di = gpu::info(device);

@@ -376,9 +376,11 @@ std::shared_ptr<KeptOperand> keep_discrete_a(Device& dev, const SharedParams& pa
     cmd.flush();
     in.wait();
   } catch (...) {
-    // As keep_discrete_b's: what the device may still use is kept aside.
+    // As keep_discrete_b's: what the device may still use is kept aside, the rest given back.
     try {
       cmd.finish();
+      a->give_staging(dev.staging());
+      a->give_scratch(dev.staging());
     } catch (const cl::Error&) {
       a->lose_staging(dev.staging());
       a->lose_scratch(dev.staging());
@@ -447,6 +449,20 @@ std::shared_ptr<KeptOperand> keep_discrete_b(Device& dev, const SharedParams& pa
 }
 
 template <class T>
+int64_t kept_bytes(const SharedParams& params, const Share<T>& s, bool a) {
+  const KernelFacts f = facts_of(params);
+  const bool k_read = a ? read_transposed(f.a_t, s.trans_a) : read_transposed(f.b_t, s.trans_b);
+  const bool stored = a ? s.trans_a : s.trans_b;
+  // Rows of the kept panel and its padded leading dimension (keep_discrete_a, _b).
+  const int64_t rows = a ? (k_read ? s.k : s.m) : (k_read ? s.n : s.k);
+  const int64_t ld = a ? padded(f, k_read ? s.m : s.k, f.vw) : padded(f, k_read ? s.k : s.n, f.vw);
+  const int64_t elements = a ? s.m * s.k : s.k * s.n;
+  int64_t bytes = static_cast<int64_t>(staging_size(staging_bytes<T>(rows * ld)));
+  if (k_read != stored) bytes += static_cast<int64_t>(staging_size(staging_bytes<T>(elements)));
+  return bytes;
+}
+
+template <class T>
 bool has_discrete_copy(const KeptOn& kept, const Device& dev, const SharedParams& params,
                        const Share<T>& s, bool a) {
   const KernelFacts f = facts_of(params);
@@ -470,6 +486,7 @@ bool has_discrete_copy(const KeptOn& kept, const Device& dev, const SharedParams
   template std::unique_ptr<ShareImpl> make_discrete_share<T>(Device&, const Share<T>&, CallB); \
   template std::shared_ptr<KeptOperand> keep_discrete<T>(Device&, const SharedParams&,         \
                                                          const Share<T>&, bool);               \
+  template int64_t kept_bytes<T>(const SharedParams&, const Share<T>&, bool);                  \
   template bool has_discrete_copy<T>(const KeptOn&, const Device&, const SharedParams&,        \
                                      const Share<T>&, bool);
 TANDEM_FOR_EACH_ELEMENT(INSTANTIATE)

@@ -145,6 +145,11 @@ template <class T>
 std::shared_ptr<KeptOperand> keep(Device& device, const SharedParams& params, const Share<T>& share,
                                   bool a);
 
+// The device memory keep(device, params, share, a) takes on a discrete device, its operand padded
+// and pooled as it will be, with the scratch a transposition on the device needs while it is made.
+template <class T>
+int64_t kept_bytes(const SharedParams& params, const Share<T>& share, bool a);
+
 // Enqueues the share's transfers (if any), kernels and the return of C. Throws Failure (flush,
 // feed and wait too) on any OpenCL failure. `b`: where the share finds B and leaves its own.
 template <class T>
