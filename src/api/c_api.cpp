@@ -354,8 +354,7 @@ extern "C" int tandem_plan_resident(const tandem_plan* plan, char operand, const
 
 extern "C" int tandem_resident_update(tandem_resident* resident) {
   if (resident == nullptr) return null_scalar("resident_update", 1, "resident");
-  const int got = status([&] { std::visit([](auto& r) { r.update(); }, resident->resident); });
-  return got == 1 ? c_position(1, 1, "resident") : got;
+  return status([&] { std::visit([](auto& r) { r.update(); }, resident->resident); });
 }
 
 extern "C" int64_t tandem_resident_bytes(const tandem_resident* resident) {

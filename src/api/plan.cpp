@@ -61,6 +61,9 @@ std::string plan_routine() {
   return routine_name(precision_of<T>(), "gemm").str() + " plan";
 }
 
+// An operand's name as an argument: 'A' is "a".
+std::string argument_name(char operand) { return std::string(1, operand == 'A' ? 'a' : 'b'); }
+
 bool uses_retired(const Plan& plan) {
   return std::any_of(plan.parts.begin(), plan.parts.end(), [](const DevicePart& part) {
     return part.device && gpu::retired(*part.device);
@@ -142,8 +145,7 @@ struct PlanState {
   }
 
   // A run: tandem::gemm's checks of the operands (NULL refused, C untouched), then the kept plan;
-  // `resident`: the resident operand whose copies it computes from (op(B) of the row-major
-  // view), or null.
+  // `resident`: the resident operand (A or B) whose copies it computes from, or null.
   void run(T alpha, const T* a, const T* b, T beta, T* c, Report* report,
            ResidentState<T>* resident = nullptr) const {
     try {
@@ -158,7 +160,7 @@ struct PlanState {
     run_call(p, m, n, k, layout, options, report, false, [&]() -> const Plan& {
       plan = plan_for(p);
       if (resident) {
-        kept = resident->copies_for(*plan, p, false);
+        kept = resident->copies_for(*plan, p);
         (resident->role == 'A' ? p.kept_a : p.kept_b) = kept.get();
       }
       return *plan;
@@ -187,7 +189,11 @@ struct ResidentState {
   ResidentState() = default;
   ResidentState(const ResidentState&) = delete;
   ResidentState& operator=(const ResidentState&) = delete;
-  ~ResidentState() { drop(std::move(copies)); }
+  // In a child forked after OpenCL was used, the copies are never freed (no OpenCL call can return
+  // there: after_fork.hpp).
+  ~ResidentState() {
+    if (copies && after_fork::opencl_lost()) new std::shared_ptr<const gpu::KeptOn>(copies);
+  }
 
   // In a child forked after OpenCL was used, no copy is read, made or freed, and the lock (which
   // a copy in the making may have held across the fork) is not taken.
@@ -204,8 +210,9 @@ struct ResidentState {
   }
 
   // Drops the copies made before, then copies the host's matrix to each discrete device of the
-  // creation's plan: a copy that does not fit is an error (nothing is kept then).
-  void keep() {
+  // creation's plan: a copy that does not fit is an error (nothing is kept then), naming the
+  // matrix as argument `position` (creation's 1; 0 from update(), which has none).
+  void keep(int position) {
     if (after_fork::opencl_lost()) return;  // no OpenCL here: the copies stay as they were
     std::shared_ptr<const gpu::KeptOn> old;
     {
@@ -216,15 +223,16 @@ struct ResidentState {
     old.reset();  // runs in flight hold their own
     const Problem<T> p = problem();
     if (!p.has_product()) return;
-    copies_for(*plan->plan_for(p), p, true);
+    copies_for(*plan->plan_for(p), p, position);
   }
 
   // The copies for a run of `made` on p: those published, with a copy made now on each discrete
   // device of its parts that has none its kernel reads as it is. One that does not fit, or that
   // the device fails to take, is not made (one warning; the device sends B, and is not asked
-  // again until an update); `creating`: one that does not fit is an error instead.
+  // again until an update); `refuse_at` (not -1: creation's or update()'s position): one that
+  // does not fit is an error instead.
   std::shared_ptr<const gpu::KeptOn> copies_for(const Plan& made, const Problem<T>& p,
-                                                bool creating) {
+                                                int refuse_at = -1) {
     if (after_fork::opencl_lost()) return nullptr;
     std::lock_guard<std::mutex> lock(mutex);  // a run that makes copies holds up the others
     std::shared_ptr<gpu::KeptOn> more;
@@ -247,11 +255,13 @@ struct ResidentState {
         } catch (const Error& e) {
           why = e.what();
         }
-      } else if (creating) {
+      } else if (refuse_at >= 0) {
+        const std::string what = refuse_at > 0 ? "argument " + std::to_string(refuse_at) + " (" +
+                                                     argument_name(operand) + ")"
+                                               : std::string("the resident ") + operand;
         throw Error(Error::Kind::TooLarge,
-                    plan_routine<T>() + ": argument 1 (" + std::string(1, char(operand + 32)) +
-                        ") cannot be kept on the devices: " + why,
-                    1);
+                    plan_routine<T>() + ": " + what + " cannot be kept on the devices: " + why,
+                    refuse_at);
       }
       declined.push_back(device);
       warn_once("resident " + std::string(1, operand) + " " + gpu::description(*device),
@@ -282,13 +292,21 @@ struct ResidentState {
            std::to_string(held) + " held by resident copies; the device has " +
            std::to_string(total) + " bytes, at most " + std::to_string(largest) + " in one buffer";
   }
-
-  // Lets copies go; in a child forked after OpenCL was used, never freed (no OpenCL call can
-  // return there: after_fork.hpp).
-  static void drop(std::shared_ptr<const gpu::KeptOn> kept) {
-    if (kept && after_fork::opencl_lost()) new std::shared_ptr<const gpu::KeptOn>(std::move(kept));
-  }
 };
+
+// A run on its own thread (run_async's), holding the plan's state and the resident operand's
+// (null: none), so that either may go before the run does.
+template <class T>
+std::future<Report> run_later(std::shared_ptr<const PlanState<T>> state,
+                              std::shared_ptr<ResidentState<T>> resident, T alpha, const T* a,
+                              const T* b, T beta, T* c) {
+  return std::async(std::launch::async, [state = std::move(state), resident = std::move(resident),
+                                         alpha, a, b, beta, c] {
+    Report report;
+    state->run(alpha, a, b, beta, c, &report, resident.get());
+    return report;
+  });
+}
 
 }  // namespace detail
 
@@ -340,13 +358,8 @@ void Plan<T>::run(T alpha, const T* a, const T* b, T beta, T* c, Report* report)
 
 template <class T>
 std::future<Report> Plan<T>::run_async(T alpha, const T* a, const T* b, T beta, T* c) const {
-  // The run's thread holds the plan's state: the Plan may go before the run does.
   state();  // a moved-from plan is refused here, not on the run's thread
-  return std::async(std::launch::async, [state = state_, alpha, a, b, beta, c] {
-    Report report;
-    state->run(alpha, a, b, beta, c, &report);
-    return report;
-  });
+  return detail::run_later<T>(state_, nullptr, alpha, a, b, beta, c);
 }
 
 namespace detail {
@@ -357,7 +370,7 @@ template <class T>
 ResidentState<T>& resident_of(ResidentState<T>* rs, const PlanState<T>& state, char operand,
                               int position) {
   const std::string where = plan_routine<T>() + ": argument " + std::to_string(position) + " (" +
-                            std::string(1, char(operand + 32)) + ") ";
+                            argument_name(operand) + ") ";
   if (rs == nullptr)
     throw Error(Error::Kind::InvalidArgument, where + "is a resident operand moved from", position);
   if (rs->plan.get() != &state)
@@ -387,17 +400,17 @@ template <class T>
 Resident<T> Plan<T>::keep(char operand, const T* host) const {
   state();
   if (host == nullptr)
-    throw Error(Error::Kind::InvalidArgument,
-                detail::plan_routine<T>() + ": argument 1 (" + std::string(1, char(operand + 32)) +
-                    ") is NULL",
-                1);
+    throw Error(
+        Error::Kind::InvalidArgument,
+        detail::plan_routine<T>() + ": argument 1 (" + detail::argument_name(operand) + ") is NULL",
+        1);
   auto rs = std::make_shared<detail::ResidentState<T>>();
   rs->plan = state_;
   rs->host = host;
   rs->operand = operand;
   const detail::Problem<T> p = rs->problem();
   rs->role = p.b == host ? 'B' : 'A';
-  rs->keep();
+  rs->keep(1);
   return Resident<T>(std::move(rs));
 }
 
@@ -416,24 +429,15 @@ void Plan<T>::run(T alpha, const T* a, const Resident<T>& b, T beta, T* c, Repor
 template <class T>
 std::future<Report> Plan<T>::run_async(T alpha, const Resident<T>& a, const T* b, T beta,
                                        T* c) const {
-  detail::resident_of(a.state_.get(), state(), 'A', 2);
-  // The run's thread holds the plan and the resident operand.
-  return std::async(std::launch::async, [state = state_, rs = a.state_, alpha, b, beta, c] {
-    Report report;
-    state->run(alpha, rs->host, b, beta, c, &report, rs.get());
-    return report;
-  });
+  const auto& rs = detail::resident_of(a.state_.get(), state(), 'A', 2);
+  return detail::run_later<T>(state_, a.state_, alpha, rs.host, b, beta, c);
 }
 
 template <class T>
 std::future<Report> Plan<T>::run_async(T alpha, const T* a, const Resident<T>& b, T beta,
                                        T* c) const {
-  detail::resident_of(b.state_.get(), state(), 'B', 3);
-  return std::async(std::launch::async, [state = state_, rs = b.state_, alpha, a, beta, c] {
-    Report report;
-    state->run(alpha, a, rs->host, beta, c, &report, rs.get());
-    return report;
-  });
+  const auto& rs = detail::resident_of(b.state_.get(), state(), 'B', 3);
+  return detail::run_later<T>(state_, b.state_, alpha, a, rs.host, beta, c);
 }
 
 template <class T>
@@ -441,7 +445,7 @@ void Resident<T>::update() {
   if (!state_)
     throw Error(Error::Kind::InvalidArgument,
                 detail::plan_routine<T>() + ": this resident operand was moved from");
-  state_->keep();
+  state_->keep(0);
 }
 
 template <class T>

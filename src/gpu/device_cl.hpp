@@ -52,9 +52,9 @@ class Device {
     std::lock_guard<std::mutex> lock(kept_mutex_);
     kept_queues_.push_back(std::move(queue));
   }
-  // gpu::retire: the seams' generation (plus 1) in which it was taken out of use, 0 never.
-  // Device memory that resident operands' copies hold (gpu::KeptOn), in bytes.
+  // Device memory that resident operands' copies hold (gpu::KeptOperand::count_as_resident).
   std::atomic<int64_t>& resident_bytes() { return resident_bytes_; }
+  // gpu::retire: the seams' generation (plus 1) in which it was taken out of use, 0 never.
   std::atomic<uint64_t>& retired_in() { return retired_in_; }
   const std::atomic<uint64_t>& retired_in() const { return retired_in_; }
 

@@ -165,11 +165,8 @@ std::shared_ptr<DeviceB<T>> packed_elsewhere(const Device& dev, const Share<T>& 
 template <class T>
 std::unique_ptr<ShareB<T>> share_b(Device& dev, const Share<T>& s, bool as_stored, bool kb,
                                    int64_t ldb, const CallB& call, int64_t& bytes_packed) {
-  if (call.resident)
-    for (const std::shared_ptr<KeptOperand>& copy : call.resident->on(dev))
-      if (auto resident = std::dynamic_pointer_cast<DeviceB<T>>(copy);
-          resident && resident->holds(s, kb, ldb))
-        return std::make_unique<ReusedB<T>>(std::move(resident));
+  if (auto resident = call.resident_b ? kept_b_in(*call.resident_b, dev, s, kb, ldb) : nullptr)
+    return std::make_unique<ReusedB<T>>(std::move(resident));
   auto* kept = call.on_device ? dynamic_cast<DeviceB<T>*>(call.on_device->get()) : nullptr;
   if (kept && kept->holds(s, kb, ldb))
     return std::make_unique<ReusedB<T>>(std::static_pointer_cast<DeviceB<T>>(*call.on_device));

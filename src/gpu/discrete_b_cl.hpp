@@ -36,7 +36,6 @@ struct DeviceB final : KeptOperand {
         kb(kernel_kb),
         dev_ld(device_ld) {}
   ~DeviceB() override {
-    if (resident_bytes > 0) dev.resident_bytes().fetch_sub(resident_bytes);
     if (lost) {  // a device may still copy from or into it: never freed or reused
       dev.staging().lose(std::move(b.pooled));
       dev.staging().lose(std::move(raw));
@@ -99,11 +98,8 @@ struct DeviceB final : KeptOperand {
   const T* host;
   int64_t ld, rows, cols;
   bool trans, kb;
-  int64_t dev_ld;         // its leading dimension on the device (padded to the kernel's vectors)
-  bool pinned = false;    // in the caller's pinned memory
-  bool resident = false;  // kept between calls (gpu::keep), not sent by a call
-  // What it counts in dev.resident_bytes() while it lives (gpu::keep's copy).
-  int64_t resident_bytes = 0;
+  int64_t dev_ld;       // its leading dimension on the device (padded to the kernel's vectors)
+  bool pinned = false;  // in the caller's pinned memory
   Operand<T> b;
   std::unique_ptr<Staging> raw;     // B as stored, before the device transposed it
   std::vector<cl::Event> ready;     // B is on the device, in the kernel's layout
@@ -116,6 +112,16 @@ struct DeviceB final : KeptOperand {
   std::atomic<bool> lost{false};       // dynamic balance's sides may mark it from their threads
   std::shared_ptr<DeviceB> packed_by;  // the share, on another device, whose packed B this copies
 };
+
+// The copy of share s's B on `dev` among a resident operand's (`kept`) that a kernel reading B in
+// layout kb with leading dimension ldb reads as it is, or null.
+template <class T>
+std::shared_ptr<DeviceB<T>> kept_b_in(const KeptOn& kept, const Device& dev, const Share<T>& s,
+                                      bool kb, int64_t ldb) {
+  for (const std::shared_ptr<KeptOperand>& copy : kept.on(dev))
+    if (auto b = std::dynamic_pointer_cast<DeviceB<T>>(copy); b && b->holds(s, kb, ldb)) return b;
+  return nullptr;
+}
 
 // How one discrete share has B on its device, chosen once as the share starts (share_b): kept on
 // the device by an earlier share of the call, with nothing to send; or sent by this share in
@@ -137,9 +143,9 @@ class ShareB {
     return {&b_->b.device(), p0 * b_->dev_ld, b_->dev_ld};
   }
   Report::Buffer path() const {
-    return b_->resident ? Report::Buffer::Resident
-           : b_->pinned ? Report::Buffer::Pinned
-                        : Report::Buffer::Copy;
+    return b_->resident() ? Report::Buffer::Resident
+           : b_->pinned   ? Report::Buffer::Pinned
+                          : Report::Buffer::Copy;
   }
 
   // Its staging from the pool (none for B kept on the device).

@@ -34,7 +34,6 @@ struct DeviceA final : KeptOperand {
         direct(kernel_direct),
         dev_ld(device_ld) {}
   ~DeviceA() override {
-    if (resident_bytes > 0) dev.resident_bytes().fetch_sub(resident_bytes);
     if (lost)
       dev.staging().lose(std::move(kept));
     else if (kept)
@@ -46,11 +45,12 @@ struct DeviceA final : KeptOperand {
 
   // The row of this A at which share s's A begins, where s's rows of op(A) are rows of this one
   // and a kernel reading A in layout `kernel_ka` with vectors of `kernel_vw` (`kernel_direct`:
-  // the direct kernel) reads them here as it is; else -1. Read transposed, a band must begin on a
-  // whole vector.
-  int64_t row_of(const Share<T>& s, bool kernel_ka, int kernel_vw, bool kernel_direct) const {
+  // the direct kernel) and, reading it by rows, leading dimension `kernel_lda`, reads them here as
+  // it is; else -1. Read transposed, a band must begin on a whole vector.
+  int64_t row_of(const Share<T>& s, bool kernel_ka, int kernel_vw, bool kernel_direct,
+                 int64_t kernel_lda) const {
     if (s.lda != ld || s.k != k || s.trans_a != trans || kernel_ka != ka || kernel_vw != vw ||
-        kernel_direct != direct || s.a < host)
+        kernel_direct != direct || (!ka && kernel_lda != dev_ld) || s.a < host)
       return -1;
     const int64_t off = s.a - host;
     const int64_t row0 = trans ? off : off / ld;
@@ -67,9 +67,22 @@ struct DeviceA final : KeptOperand {
   bool direct;
   int64_t dev_ld;
   std::unique_ptr<Staging> kept;  // its device buffer (with the pinned one it was packed in)
-  int64_t resident_bytes = 0;     // what it counts in dev.resident_bytes()
   std::atomic<bool> lost{false};  // a share that used it could not drain its queues
 };
+
+// The copy of op(A) on `dev` among a resident operand's (`kept`) that holds share s's rows as a
+// kernel with `f`'s layout, vectors and (by rows) leading dimension `lda` reads them, and the row
+// at which they begin there (*row0); or null.
+template <class T>
+std::shared_ptr<DeviceA<T>> kept_a_in(const KeptOn& kept, const Device& dev, const Share<T>& s,
+                                      bool ka, const KernelFacts& f, int64_t lda, int64_t* row0) {
+  for (const std::shared_ptr<KeptOperand>& copy : kept.on(dev))
+    if (auto a = std::dynamic_pointer_cast<DeviceA<T>>(copy)) {
+      *row0 = a->row_of(s, ka, f.vw, f.direct, lda);
+      if (*row0 >= 0) return a;
+    }
+  return nullptr;
+}
 
 // A's rows of each chunk on the device, at their place in the kernel's buffer. Packed on the
 // host into pinned staging and copied from there (staged), or copied as stored straight from the

@@ -46,6 +46,20 @@ bool long_indices(const KernelFacts& f, const Share<T>& s) {
                                   (int64_t{1} << 31) - 1;
 }
 
+// A resident operand's panel on the device (keep_discrete): whether the kernel reads the operand
+// transposed, and the panel's rows and padded leading dimension. op(A) is m x k, B as the kernel
+// reads it k x n; read transposed, each is its transpose.
+struct Panel {
+  bool transposed;
+  int64_t rows, ld;
+};
+template <class T>
+Panel panel_of(const KernelFacts& f, const Share<T>& s, bool a) {
+  const bool t = a ? read_transposed(f.a_t, s.trans_a) : read_transposed(f.b_t, s.trans_b);
+  const int64_t rows = a ? s.m : s.k, cols = a ? s.k : s.n;
+  return {t, t ? cols : rows, padded(f, t ? rows : cols, f.vw)};
+}
+
 template <class T>
 class DiscreteShare final : public ShareImpl {
  public:
@@ -162,16 +176,8 @@ class DiscreteShare final : public ShareImpl {
   // A resident A on this device whose rows hold the share's (CallB::resident_a), and where the
   // share's begin there.
   void find_resident_a() {
-    if (!call_b_.resident_a) return;
-    for (const std::shared_ptr<KeptOperand>& copy : call_b_.resident_a->on(dev_))
-      if (auto a = std::dynamic_pointer_cast<DeviceA<T>>(copy)) {
-        const int64_t row0 = a->row_of(s_, ka_, f_.vw, f_.direct);
-        if (row0 >= 0 && (ka_ || a->dev_ld == lda_)) {
-          resident_a_ = std::move(a);
-          resident_row0_ = row0;
-          return;
-        }
-      }
+    if (call_b_.resident_a)
+      resident_a_ = kept_a_in(*call_b_.resident_a, dev_, s_, ka_, f_, lda_, &resident_row0_);
   }
 
   // The chunks, each a whole number of launches, and A's panels one after another on the device
@@ -356,14 +362,15 @@ template <class T>
 std::shared_ptr<KeptOperand> keep_discrete_a(Device& dev, const SharedParams& params,
                                              const Share<T>& s) {
   const KernelFacts f = facts_of(params);
-  const bool ka = read_transposed(f.a_t, s.trans_a);
-  const int64_t dev_ld = ka ? padded(f, s.m, f.vw) : padded(f, s.k, f.vw);
+  const Panel panel = panel_of(f, s, true);
+  const bool ka = panel.transposed;
+  const int64_t dev_ld = panel.ld;
   int64_t bytes_in = 0, bytes_out = 0, bytes_packed = 0;
   Commands cmd(dev, bytes_in, bytes_out);
   std::unique_ptr<ARows<T>> a = a_rows(dev, s, f.direct, ka, bytes_packed);
   try {
     cmd.take_queues(1, 1);
-    a->take_staging(dev.staging(), (ka ? s.k : s.m) * dev_ld);
+    a->take_staging(dev.staging(), panel.rows * dev_ld);
     a->take_scratch(dev.staging());
     if (a->transposes()) {  // sent as stored, transposed on the device
       const bool long_index = long_indices(f, s);
@@ -392,8 +399,7 @@ std::shared_ptr<KeptOperand> keep_discrete_a(Device& dev, const SharedParams& pa
   a->give_scratch(dev.staging());
   auto kept = std::make_shared<DeviceA<T>>(dev, s, ka, f.vw, f.direct, dev_ld);
   kept->kept = a->release_staging();
-  kept->resident_bytes = kept->device_bytes();
-  dev.resident_bytes().fetch_add(kept->resident_bytes);
+  kept->count_as_resident(dev);
   return kept;
 }
 
@@ -407,11 +413,11 @@ template <class T>
 std::shared_ptr<KeptOperand> keep_discrete_b(Device& dev, const SharedParams& params,
                                              const Share<T>& s) {
   const KernelFacts f = facts_of(params);
-  const bool ka = read_transposed(f.a_t, s.trans_a), kb = read_transposed(f.b_t, s.trans_b);
+  const Panel panel = panel_of(f, s, false);
+  const bool ka = read_transposed(f.a_t, s.trans_a), kb = panel.transposed;
   int64_t bytes_in = 0, bytes_out = 0, bytes_packed = 0;
   Commands cmd(dev, bytes_in, bytes_out);
-  std::unique_ptr<ShareB<T>> b =
-      share_b(dev, s, f.direct, kb, padded(f, kb ? s.k : s.n, f.vw), CallB{}, bytes_packed);
+  std::unique_ptr<ShareB<T>> b = share_b(dev, s, f.direct, kb, panel.ld, CallB{}, bytes_packed);
   try {
     cmd.take_queues(1, 1);
     b->take_staging(dev.staging());
@@ -442,23 +448,16 @@ std::shared_ptr<KeptOperand> keep_discrete_b(Device& dev, const SharedParams& pa
   DeviceB<T>& kept = *b->device_b();
   // B as stored was only the transpose's source.
   if (kept.raw) dev.staging().give(std::move(kept.raw));
-  kept.resident = true;
-  kept.resident_bytes = kept.device_bytes();
-  dev.resident_bytes().fetch_add(kept.resident_bytes);
+  kept.count_as_resident(dev);
   return b->device_b();
 }
 
 template <class T>
 int64_t kept_bytes(const SharedParams& params, const Share<T>& s, bool a) {
-  const KernelFacts f = facts_of(params);
-  const bool k_read = a ? read_transposed(f.a_t, s.trans_a) : read_transposed(f.b_t, s.trans_b);
-  const bool stored = a ? s.trans_a : s.trans_b;
-  // Rows of the kept panel and its padded leading dimension (keep_discrete_a, _b).
-  const int64_t rows = a ? (k_read ? s.k : s.m) : (k_read ? s.n : s.k);
-  const int64_t ld = a ? padded(f, k_read ? s.m : s.k, f.vw) : padded(f, k_read ? s.k : s.n, f.vw);
-  const int64_t elements = a ? s.m * s.k : s.k * s.n;
-  int64_t bytes = static_cast<int64_t>(staging_size(staging_bytes<T>(rows * ld)));
-  if (k_read != stored) bytes += static_cast<int64_t>(staging_size(staging_bytes<T>(elements)));
+  const Panel panel = panel_of(facts_of(params), s, a);
+  int64_t bytes = static_cast<int64_t>(staging_size(staging_bytes<T>(panel.rows * panel.ld)));
+  if (panel.transposed != (a ? s.trans_a : s.trans_b))  // sent as stored, then transposed
+    bytes += static_cast<int64_t>(staging_size(staging_bytes<T>(a ? s.m * s.k : s.k * s.n)));
   return bytes;
 }
 
@@ -466,20 +465,13 @@ template <class T>
 bool has_discrete_copy(const KeptOn& kept, const Device& dev, const SharedParams& params,
                        const Share<T>& s, bool a) {
   const KernelFacts f = facts_of(params);
-  if (a) {
-    const bool ka = read_transposed(f.a_t, s.trans_a);
-    for (const std::shared_ptr<KeptOperand>& copy : kept.on(dev))
-      if (const auto* k = dynamic_cast<const DeviceA<T>*>(copy.get());
-          k && k->row_of(s, ka, f.vw, f.direct) >= 0 && (ka || k->dev_ld == padded(f, s.k, f.vw)))
-        return true;
-    return false;
+  if (!a) {
+    const Panel panel = panel_of(f, s, false);
+    return kept_b_in(kept, dev, s, panel.transposed, panel.ld) != nullptr;
   }
-  const bool kb = read_transposed(f.b_t, s.trans_b);
-  const int64_t ldb = padded(f, kb ? s.k : s.n, f.vw);
-  for (const std::shared_ptr<KeptOperand>& copy : kept.on(dev))
-    if (const auto* b = dynamic_cast<const DeviceB<T>*>(copy.get()); b && b->holds(s, kb, ldb))
-      return true;
-  return false;
+  int64_t row0 = 0;
+  return kept_a_in(kept, dev, s, read_transposed(f.a_t, s.trans_a), f, padded(f, s.k, f.vw),
+                   &row0) != nullptr;
 }
 
 #define INSTANTIATE(T)                                                                         \

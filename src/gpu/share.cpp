@@ -128,6 +128,16 @@ std::shared_ptr<KeptOperand> keep(Device& device, const SharedParams& params, co
   }
 }
 
+KeptOperand::~KeptOperand() {
+  if (counted_on_) counted_on_->resident_bytes().fetch_sub(counted_);
+}
+
+void KeptOperand::count_as_resident(Device& device) {
+  counted_on_ = &device;
+  counted_ = device_bytes();
+  device.resident_bytes().fetch_add(counted_);
+}
+
 void KeptOn::add(Device& device, std::shared_ptr<KeptOperand> copy) {
   if (copy) copies_.emplace_back(&device, std::move(copy));
 }

@@ -91,9 +91,17 @@ std::vector<RowRange> unfinished(int64_t m, const std::vector<RowRange>& finishe
 // pool when the last holder is gone.
 class KeptOperand {
  public:
-  virtual ~KeptOperand() = default;
+  virtual ~KeptOperand();
   // The device memory it holds, in bytes.
   virtual int64_t device_bytes() const = 0;
+  // Marks it a resident operand's copy (keep): its device_bytes() count in
+  // resident_bytes(device) until it is gone.
+  void count_as_resident(Device& device);
+  bool resident() const { return counted_on_ != nullptr; }
+
+ private:
+  Device* counted_on_ = nullptr;
+  int64_t counted_ = 0;
 };
 
 // Where the shares of one call leave B for each other (see KeptOperand); either may be null.
@@ -108,12 +116,12 @@ struct CallB {
   std::shared_ptr<KeptOperand>* packed = nullptr;
   // B, and A, kept on the devices between calls (tandem::Resident operands' copies): a copy on
   // this device that the share's kernel reads as it is is used instead of sending the operand.
-  const KeptOn* resident = nullptr;
+  const KeptOn* resident_b = nullptr;
   const KeptOn* resident_a = nullptr;
 };
 
 // A resident operand's copies on discrete devices (keep), any number on each (one for each
-// layout the kernels of its runs read it in): what a call whose B it is finds there. Unified
+// layout the kernels of its runs read it in): what a call with that operand finds there. Unified
 // devices read the caller's memory in place and keep none. A copy's device memory counts in
 // resident_bytes(device) until the last holder lets it go.
 class KeptOn {
@@ -137,7 +145,7 @@ bool has_copy(const KeptOn& kept, Device& device, const SharedParams& params, co
 // B of `share` (the whole of it: its rows of C do not matter), or with `a` op(A) (all its rows),
 // copied to the discrete `device` in the layout that `params`' kernel reads, packed through pinned
 // staging as a share would send it, and waited for: the operand on the device for calls with it
-// and that kernel (CallB::resident, resident_a) for as long as the result is held; its staging
+// and that kernel (CallB::resident_b, resident_a) for as long as the result is held; its staging
 // goes back to the device's pool when it is dropped. nullptr on a unified device (it reads the
 // caller's memory in place). Throws Error (a failed allocation names the bytes asked for),
 // leaving nothing on the device.
