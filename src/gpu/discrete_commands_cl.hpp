@@ -8,6 +8,7 @@
 #include <memory>
 #include <vector>
 
+#include "base/seams.hpp"
 #include "gpu/cl.hpp"
 #include "gpu/device_cl.hpp"
 #include "gpu/share_cl.hpp"
@@ -23,6 +24,24 @@ struct Chunk {
   std::vector<cl::Event> slabs;  // the first chunk: its kernels on the earlier slabs of K
   int64_t a_at = 0, a_ld = 0;    // its panel of op(A) on the device: first element, leading dim
 };
+
+// A leading dimension on the device: `elements` rounded up to the kernel's vector width, so
+// that interior tiles take gemm.cl's unchecked vector loads and stores (a_full, b_full and
+// c_full need it). The direct kernel reads operands as stored: tight.
+inline int64_t padded(const KernelFacts& f, int64_t elements, int width) {
+  if (f.direct || width <= 0 || !seams::pad_rows()) return elements;
+  return (elements + width - 1) / width * width;
+}
+
+// Whether the kernel for share s indexes its operands with 64 bits (INDEX_LONG, or offsets past
+// 32-bit range).
+template <class T>
+bool long_indices(const KernelFacts& f, const Share<T>& s) {
+  const int64_t tiles = f.mwg + f.nwg + f.kwg;
+  return f.index_long != 0 || std::max({s.m * s.k, s.k * s.n, s.m * s.n}) +
+                                      tiles * std::max({s.m, s.n, s.k, int64_t{1}}) >=
+                                  (int64_t{1} << 31) - 1;
+}
 
 // The bytes of pooled staging for `elements` elements (at least one element's).
 template <class T>
