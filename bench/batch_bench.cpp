@@ -9,6 +9,8 @@
 // cpu (the default): tandem::gemm_batch_strided under auto, a loop of OpenBLAS's own cblas_?gemm
 //   calls (the program's thread count, as a program would call it) and a loop of tandem::gemm
 //   single calls (auto), from ordinary memory; BENCH_STRATEGY=cpu runs the batch under cpu.
+// gpu: the OpenBLAS loop, then tandem's batch under gpu from ordinary and from tandem_malloc
+//   memory only.
 // devices: the OpenBLAS loop, then tandem's batch under cpu, gpu, hybrid and auto from the
 //   caller's ordinary memory, and under gpu and hybrid from tandem_malloc memory (the device
 //   TANDEM_DEVICE names, else the first GPU). Its table gives hybrid and auto against the better
@@ -97,7 +99,8 @@ struct Side {
 };
 
 template <class T>
-std::string run_case(int64_t n, int64_t count, int reps, bool devices, std::string& row) {
+std::string run_case(int64_t n, int64_t count, int reps, bool devices, bool gpu_only,
+                     std::string& row) {
   const int64_t size = n * n;
   const auto elements = static_cast<size_t>(size * count);
   Array<T> a(elements, false), b(elements, false);
@@ -138,7 +141,10 @@ std::string run_case(int64_t n, int64_t count, int reps, bool devices, std::stri
                                     out, n, size, count, o, &sides[at].report);
     };
   };
-  if (devices) {
+  if (gpu_only) {
+    batch("gpu", tandem::Strategy::Gpu, false);
+    batch("gpu_malloc", tandem::Strategy::Gpu, true);
+  } else if (devices) {
     batch("cpu", tandem::Strategy::Cpu, false);
     batch("gpu", tandem::Strategy::Gpu, false);
     batch("hybrid", tandem::Strategy::Hybrid, false);
@@ -214,7 +220,9 @@ std::string run_case(int64_t n, int64_t count, int reps, bool devices, std::stri
     std::snprintf(cell, sizeof cell, " %.0f |", gflop / sec[s]);
     line << cell;
   }
-  if (devices) {
+  if (gpu_only) {
+    std::snprintf(cell, sizeof cell, "%s", "");
+  } else if (devices) {
     // hybrid and auto against the better of tandem's cpu and gpu (sides 1 and 2).
     const double best = std::min(sec[1], sec[2]);
     std::snprintf(cell, sizeof cell, " %.2f | %.2f |", best / sec[3], best / sec[4]);
@@ -239,11 +247,12 @@ int main(int argc, char** argv) {
   const std::string cases = argc > 1 ? argv[1] : "s:64:2000,d:64:2000";
   const int reps = argc > 2 ? std::atoi(argv[2]) : 5;
   const std::string mode = argc > 3 ? argv[3] : "cpu";
-  if (mode != "cpu" && mode != "devices") {
-    std::fprintf(stderr, "bad mode %s (cpu or devices)\n", mode.c_str());
+  if (mode != "cpu" && mode != "devices" && mode != "gpu") {
+    std::fprintf(stderr, "bad mode %s (cpu, devices or gpu)\n", mode.c_str());
     return 2;
   }
-  const bool devices = mode == "devices";
+  const bool gpu_only = mode == "gpu";
+  const bool devices = mode == "devices" || gpu_only;
   std::vector<std::string> rows;
   std::stringstream in(cases);
   std::string item;
@@ -255,12 +264,17 @@ int main(int argc, char** argv) {
       return 2;
     }
     std::string row;
-    std::printf("%s\n", p == 's' ? run_case<float>(n, count, reps, devices, row).c_str()
-                                 : run_case<double>(n, count, reps, devices, row).c_str());
+    std::printf("%s\n", p == 's'
+                            ? run_case<float>(n, count, reps, devices, gpu_only, row).c_str()
+                            : run_case<double>(n, count, reps, devices, gpu_only, row).c_str());
     std::fflush(stdout);
     rows.push_back(row);
   }
-  if (devices)
+  if (gpu_only)
+    std::printf(
+        "\n| precision | batch | OpenBLAS loop | gpu | gpu, tandem_malloc |\n| --- | --- | ---: | "
+        "---: | ---: |\n");
+  else if (devices)
     std::printf(
         "\n| precision | batch | OpenBLAS loop | cpu | gpu | hybrid | auto | gpu, tandem_malloc | "
         "hybrid, tandem_malloc | hybrid / best of cpu, gpu | auto / best of cpu, gpu |\n"

@@ -21,6 +21,7 @@
 #include <functional>
 #include <limits>
 #include <map>
+#include <new>
 #include <optional>
 #include <random>
 #include <set>
@@ -199,6 +200,34 @@ Shape draw_shape(Layout layout, Pick&& pick, int64_t tiles = 1) {
   return s;
 }
 
+// Where a test's batches keep their operands: the buffers' own (ordinary) memory, or tandem_malloc
+// copies of them.
+enum class Memory { Ordinary, TandemMalloc };
+
+// A tandem_malloc copy of `v` while it lives (or `v` itself, for ordinary memory); back() copies
+// it into `v`.
+template <class T>
+class Placed {
+ public:
+  Placed(std::vector<T>& v, Memory memory) : v_(v) {
+    if (memory == Memory::Ordinary) return;
+    copy_ = static_cast<T*>(tandem_malloc(v.size() * sizeof(T)));
+    if (copy_ == nullptr) throw std::bad_alloc();
+    std::copy(v.begin(), v.end(), copy_);
+  }
+  ~Placed() { tandem_free(copy_); }
+  Placed(const Placed&) = delete;
+  Placed& operator=(const Placed&) = delete;
+  T* data() { return copy_ != nullptr ? copy_ : v_.data(); }
+  void back() {
+    if (copy_ != nullptr) std::copy(copy_, copy_ + v_.size(), v_.begin());
+  }
+
+ private:
+  std::vector<T>& v_;
+  T* copy_ = nullptr;
+};
+
 // What a test asks of each batch's report, beyond its C: nothing by default.
 using ReportCheck = std::function<void(const BatchReport&, int64_t products, const std::string&)>;
 
@@ -211,7 +240,8 @@ int64_t products_of(const std::vector<Shape>& shapes) {
 
 // Random strided batches of T, each checked.
 template <class T>
-void strided_batches(const Options& o, int batches, uint64_t seed, const ReportCheck& check = {}) {
+void strided_batches(const Options& o, int batches, uint64_t seed, const ReportCheck& check = {},
+                     Memory memory = Memory::Ordinary) {
   std::mt19937_64 rng(seed);
   const auto pick = [&](auto lo, auto hi) {
     return std::uniform_int_distribution<int64_t>(lo, hi)(rng);
@@ -243,9 +273,13 @@ void strided_batches(const Options& o, int batches, uint64_t seed, const ReportC
         (row ? " row" : " col") + " strides " + std::to_string(sa) + " " + std::to_string(sb) +
         " " + std::to_string(sc);
     BatchReport r;
-    gemm_batch_strided<T>(layout, s.op_a, s.op_b, s.m, s.n, s.k, scalar<T>(s.alpha), x.a.data(),
-                          s.lda, sa, x.b.data(), s.ldb, sb, scalar<T>(s.beta), x.c.data(), s.ldc,
-                          sc, count, o, &r);
+    {
+      Placed<T> a(x.a, memory), b(x.b, memory), c(x.c, memory);
+      gemm_batch_strided<T>(layout, s.op_a, s.op_b, s.m, s.n, s.k, scalar<T>(s.alpha), a.data(),
+                            s.lda, sa, b.data(), s.ldb, sb, scalar<T>(s.beta), c.data(), s.ldc, sc,
+                            count, o, &r);
+      c.back();
+    }
     expect_batch(layout, shapes, at, x, what);
     EXPECT_EQ(r.problems, count) << what;
     if (check) check(r, products_of(shapes), what);
@@ -257,7 +291,8 @@ void strided_batches(const Options& o, int batches, uint64_t seed, const ReportC
 // operands at their own places in shared buffers; in half the batches the C of a group are the
 // tiles of one matrix (neighbours in one lattice, which share no element).
 template <class T>
-void grouped_batches(const Options& o, int batches, uint64_t seed, const ReportCheck& check = {}) {
+void grouped_batches(const Options& o, int batches, uint64_t seed, const ReportCheck& check = {},
+                     Memory memory = Memory::Ordinary) {
   std::mt19937_64 rng(seed);
   const auto pick = [&](auto lo, auto hi) {
     return std::uniform_int_distribution<int64_t>(lo, hi)(rng);
@@ -296,12 +331,13 @@ void grouped_batches(const Options& o, int batches, uint64_t seed, const ReportC
     x.b = random_values<T>(b_end, rng);
     x.c = random_values<T>(c_end + 3, rng);
     poison(layout, shapes, at, x);
+    Placed<T> a(x.a, memory), b(x.b, memory), c(x.c, memory);
     std::vector<const T*> as, bs;
     std::vector<T*> cs;
     for (const Where& w : at) {
-      as.push_back(x.a.data() + w.a);
-      bs.push_back(x.b.data() + w.b);
-      cs.push_back(x.c.data() + w.c);
+      as.push_back(a.data() + w.a);
+      bs.push_back(b.data() + w.b);
+      cs.push_back(c.data() + w.c);
     }
     size_t first = 0;
     for (GemmGroup<T>& g : groups) {
@@ -314,6 +350,7 @@ void grouped_batches(const Options& o, int batches, uint64_t seed, const ReportC
         std::to_string(at.size()) + " problems" + (row ? ", row" : ", col");
     BatchReport r;
     gemm_batch<T>(layout, groups.data(), group_count, o, &r);
+    c.back();
     expect_batch(layout, shapes, at, x, what);
     EXPECT_EQ(r.problems, static_cast<int64_t>(at.size())) << what;
     if (check) check(r, products_of(shapes), what);
@@ -480,6 +517,134 @@ TEST(Batch, EveryDeviceAndTheCpuReceiveProblems) {
   const BatchReport pinned = large_batch(o, 700, "tandem_malloc memory", true);
   for (const auto& d : pinned.devices) EXPECT_GT(d.problems, 0) << d.name;
   expect_dealt(pinned, 700, "tandem_malloc memory");
+}
+
+detail::Problem<float> cube_problem(int64_t n, const float* ab, float* c);  // below
+
+// A strided sgemm batch of `count` problems of 24 x 20 x 16 whose A, B and C lie in tandem_malloc
+// memory, with `beta` and C's rows `gap` elements apart beyond n, checked against the reference
+// (C's gaps untouched).
+BatchReport pinned_batch(const Options& o, int64_t count, double beta, int64_t gap,
+                         const std::string& what) {
+  const int64_t m = 24, n = 20, k = 16, ldc = n + gap;
+  std::mt19937_64 rng(78);
+  Buffers<float> x;
+  x.a = random_values<float>(count * m * k, rng);
+  x.b = random_values<float>(count * k * n, rng);
+  x.c = random_values<float>(count * m * ldc, rng);
+  Shape s;
+  s.m = m, s.n = n, s.k = k, s.lda = k, s.ldb = n, s.ldc = ldc, s.alpha = 1, s.beta = beta;
+  const std::vector<Shape> shapes(static_cast<size_t>(count), s);
+  std::vector<Where> at;
+  for (int64_t i = 0; i < count; ++i) at.push_back({i * m * k, i * k * n, i * m * ldc});
+  poison(Layout::RowMajor, shapes, at, x);
+  BatchReport r;
+  {
+    Placed<float> a(x.a, Memory::TandemMalloc), b(x.b, Memory::TandemMalloc),
+        c(x.c, Memory::TandemMalloc);
+    gemm_batch_strided<float>(Layout::RowMajor, Op::NoTrans, Op::NoTrans, m, n, k, 1.0f, a.data(),
+                              k, m * k, b.data(), n, k * n, static_cast<float>(beta), c.data(), ldc,
+                              m * ldc, count, o, &r);
+    c.back();
+  }
+  expect_batch(Layout::RowMajor, shapes, at, x, what);
+  return r;
+}
+
+// On a discrete device (PoCL played as one), a batch whose A, B and C lie in tandem_malloc memory
+// with beta 0 and C's rows packed tight needs no host work: A and B go straight from the
+// caller's memory and C straight back into it, nothing through staging, no feeder threads, and
+// the plan takes the unstaged stages' rule. With beta != 0, or gaps between C's rows, C comes
+// back through staging (the host adds beta C), while A and B still go straight. Then random
+// batches from tandem_malloc memory, strided and grouped, under gpu and hybrid.
+TEST(Batch, TandemMallocOperandsOnADiscreteDeviceGoStraight) {
+  detail::seams::Values v;
+  v.assume_discrete = true;
+  detail::seams::Override seams(v);
+  Options gpu;
+  gpu.strategy = Strategy::Gpu;
+  gpu.device = "0";
+  const int64_t count = 300, c_bytes = count * 24 * 20 * 4;
+  for (const double beta : {0.0, 0.5})
+    for (const int64_t gap : {0, 3}) {
+      const std::string what = "beta " + std::to_string(beta) + ", gap " + std::to_string(gap);
+      const BatchReport r = pinned_batch(gpu, count, beta, gap, what);
+      ASSERT_EQ(r.devices.size(), 1u) << what;
+      const BatchReport::Device& d = r.devices[0];
+      EXPECT_EQ(d.problems, count) << what;
+      EXPECT_EQ(d.bytes_out, c_bytes) << what;
+      const bool straight = beta == 0.0 && gap == 0;
+      EXPECT_EQ(d.bytes_staged, straight ? 0 : c_bytes) << what << ": only C may be staged";
+      if (straight) {
+        EXPECT_EQ(d.feeder_threads, 0) << what;
+      }
+    }
+
+  // The plan: unstaged where the first problem's operands are all in tandem_malloc memory, beta
+  // is 0 and C tight; else the staged rule.
+  const size_t cube = 64 * 64;
+  float* pinned_ab = static_cast<float*>(tandem_malloc(cube * sizeof(float)));
+  float* pinned_c = static_cast<float*>(tandem_malloc(cube * sizeof(float)));
+  ASSERT_NE(pinned_ab, nullptr);
+  ASSERT_NE(pinned_c, nullptr);
+  std::fill(pinned_ab, pinned_ab + cube, 1.0f);
+  std::vector<float> ordinary_c(cube, 0.0f);
+  detail::Problem<float> first = cube_problem(64, pinned_ab, pinned_c);
+  const auto planned = [&](const detail::Problem<float>& p) {
+    const detail::BatchPlan plan = detail::plan_batch(p, 100, gpu, 64.0);
+    EXPECT_EQ(plan.parts.size(), 1u);
+    return plan.parts.empty() ? detail::BatchPart{} : plan.parts[0];
+  };
+  const detail::BatchPart unstaged = planned(first);
+  EXPECT_TRUE(unstaged.unstaged);
+  EXPECT_EQ(unstaged.stages.products, detail::profile::batch_stage_products_unstaged());
+  EXPECT_EQ(unstaged.stages.in_flight, detail::profile::batch_stages_in_flight(true));
+  EXPECT_EQ(unstaged.feeders, 0);
+  first.beta = 0.5f;
+  EXPECT_FALSE(planned(first).unstaged) << "beta != 0";
+  first.beta = 0.0f;
+  first.c = ordinary_c.data();
+  const detail::BatchPart staged = planned(first);
+  EXPECT_FALSE(staged.unstaged) << "C in ordinary memory";
+  EXPECT_EQ(staged.stages.products, detail::profile::batch_stage_products());
+  EXPECT_EQ(staged.stages.in_flight, detail::profile::batch_stages_in_flight(false));
+  EXPECT_GT(staged.feeders, 0);
+  tandem_free(pinned_ab);
+  tandem_free(pinned_c);
+
+  Options hybrid = every_device_hybrid(0.6);
+  strided_batches<float>(gpu, 12, 91, {}, Memory::TandemMalloc);
+  strided_batches<std::complex<double>>(hybrid, 8, 92, {}, Memory::TandemMalloc);
+  grouped_batches<double>(gpu, 8, 93, {}, Memory::TandemMalloc);
+  grouped_batches<std::complex<float>>(hybrid, 8, 94, {}, Memory::TandemMalloc);
+}
+
+// A device that fails after its C was read straight into the caller's (beta 0; the seam leaves
+// NaN there, as a copy cut short might) leaves those problems to the CPU, which computes them
+// again: under gpu too, where that C was written, so the call does not fail. Also where the
+// device then cannot be drained. Every C right.
+TEST(Batch, ADeviceFailingAfterWritingCStraightLeavesItsProblemsToTheCpu) {
+  const int last = device_count() - 1;
+  for (const bool drains : {true, false})
+    for (const int64_t after : {int64_t{0}, int64_t{500}}) {
+      detail::seams::Values v;
+      v.assume_discrete = true;
+      v.fail_device = last;
+      v.fail_after_rows = after;
+      if (!drains) v.fail_drain = last;
+      detail::seams::Override seams(v);
+      Options o;
+      o.strategy = Strategy::Gpu;
+      o.device = std::to_string(last);
+      const std::string what = std::string(drains ? "drained" : "not drained") +
+                               ", failing at problem " + std::to_string(after);
+      const BatchReport r = pinned_batch(o, 3000, 0.0, 0, what);
+      ASSERT_EQ(r.devices.size(), 1u) << what;
+      EXPECT_TRUE(r.devices[0].failed) << what;
+      EXPECT_EQ(r.devices[0].bytes_staged, 0) << what;
+      EXPECT_GT(r.cpu_problems, 0) << what;
+      EXPECT_EQ(r.cpu_problems + r.device_problems, 3000) << what;
+    }
 }
 
 // A device that fails mid-batch takes no more problems; the CPU computes those it had not
@@ -1069,7 +1234,7 @@ TEST(Batch, ADeviceSharingTheBatchFillsSmallerStages) {
       EXPECT_GT(plan.cpu_problems, 0);
     }
     for (const detail::BatchPart& part : plan.parts)
-      EXPECT_EQ(part.stage_products, want) << to_string(strategy) << ", " << plan.parts.size();
+      EXPECT_EQ(part.stages.products, want) << to_string(strategy) << ", " << plan.parts.size();
   }
 }
 

@@ -252,9 +252,12 @@ struct BatchReport {
     int64_t chunks = 0;                   // chunks of problems dealt to it
     int64_t launches = 0;                 // kernel launches
     int64_t bytes_in = 0, bytes_out = 0;  // copied to and from it
-    int feeder_threads = 0;               // host threads that packed and unpacked for it
-    std::string kernel;                   // the coalesced kernel's parameters, "NAME=v ..."
-    bool failed = false;  // it failed; the CPU computed the problems it had not finished
+    // Of those, the bytes that went through pinned staging, packed or unpacked on the host; the
+    // rest went straight from and into the caller's tandem_malloc memory.
+    int64_t bytes_staged = 0;
+    int feeder_threads = 0;  // host threads that packed and unpacked for it
+    std::string kernel;      // the coalesced kernel's parameters, "NAME=v ..."
+    bool failed = false;     // it failed; the CPU computed the problems it had not finished
     std::string failure;
   };
   std::vector<Device> devices;

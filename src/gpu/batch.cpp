@@ -1,6 +1,7 @@
 // A batch's problems on one device (src/gpu/batch.hpp): stages of problems laid out in one
 // staging buffer (every run's A, then B, then C), copied in with one write per operand, computed
-// with one launch per run, C read back in one copy and unpacked; two stages in flight.
+// with one launch per run, C read back in one copy and unpacked, or read straight into the
+// caller's C; a few stages in flight.
 #include "gpu/batch.hpp"
 
 #include <algorithm>
@@ -50,6 +51,7 @@ struct Part {
   bool region = false;
   bool from_caller = false;  // the region is written straight from tandem_malloc memory
   const T* from = nullptr;
+  T* to = nullptr;  // C only: read straight into the caller's C there, not unpacked
   int64_t elements = 0;
 };
 
@@ -118,6 +120,32 @@ Part<T> lay_out(Problems<T> problems, int64_t first, int64_t count, bool is_a, i
   return part;
 }
 
+// Where a run's C can be read straight into the caller's: every problem's C packed tight (ldc =
+// n), each right after the one before, all in one tandem_malloc block of the device's context,
+// and beta 0 (the product needs none of C's old values, so a copy cut short by a failure leaves
+// nothing the CPU's recomputing needs). Else nullptr: C comes back through staging.
+template <class T>
+T* straight_c(Problems<T> problems, int64_t first, int64_t count, const Device& device) {
+  const Problem<T>& p = problems[first];
+  const int64_t size = p.m * p.n;
+  for (int64_t i = first; i < first + count; ++i) {
+    const Problem<T>& q = problems[i];
+    if (q.beta != T(0) || q.ldc != q.n || q.c != p.c + (i - first) * size) return nullptr;
+  }
+  return in_pinned_block(device, p.c, static_cast<size_t>(count * size) * sizeof(T)) ? p.c
+                                                                                     : nullptr;
+}
+
+}  // namespace
+
+template <class T>
+bool unstaged(const Device& device, const Problem<T>& first) {
+  return is_discrete(device) && operands_pinned(device, first) && first.beta == T(0) &&
+         first.ldc == first.n;
+}
+
+namespace {
+
 // One stage of the pipeline: its problems, where they lie in its staging, and the events the
 // host waits on.
 template <class T>
@@ -126,10 +154,12 @@ struct Stage {
   std::vector<Run<T>> runs;
   int64_t elements = 0;            // the whole staging
   int64_t c_begin = 0, c_end = 0;  // C's parts, together at the end
+  bool staged = false;      // it packs or unpacks on the host (its staging has a pinned buffer)
+  bool c_straight = false;  // a run's C is read straight into the caller's
   std::unique_ptr<Staging> staging;
   cl::CommandQueue queue;
   cl::Event read;
-  int64_t launches = 0, bytes_in = 0, bytes_out = 0;
+  int64_t launches = 0, bytes_in = 0, bytes_out = 0, bytes_staged = 0;
   T* mapped() const { return static_cast<T*>(staging->mapped); }
 };
 
@@ -193,19 +223,20 @@ template <class T>
 class DeviceBatch {
  public:
   DeviceBatch(Device& dev, const SharedParams& params, Problems<T> problems,
-              const BatchHooks& hooks, int host_threads, int64_t stage_products)
+              const BatchHooks& hooks, int host_threads, const Stages& stages)
       : hooks_(hooks),
         dev_(dev),
         params_(params),
         f_(facts_of(params)),
         problems_(problems),
-        threads_(std::max(1, host_threads)) {
+        threads_(std::max(1, host_threads)),
+        in_flight_(static_cast<size_t>(std::max(1, stages.in_flight))) {
     // At least stage_products of the largest products where they need more than stage_bytes, up
     // to batch.stage_max_bytes; within half the device's largest allocation.
     int64_t largest = 0;
     for (const Problem<T>& p : problems) largest = std::max(largest, staged(p));
     const auto floor =
-        std::min<uint64_t>(static_cast<uint64_t>(std::max<int64_t>(stage_products, 1)) *
+        std::min<uint64_t>(static_cast<uint64_t>(std::max<int64_t>(stages.products, 1)) *
                                static_cast<uint64_t>(largest) * sizeof(T),
                            profile::batch_stage_max_bytes());
     const auto cap = static_cast<int64_t>(
@@ -217,7 +248,7 @@ class DeviceBatch {
   BatchStats run() {
     try {
       for (;;) {
-        if (flight_.size() < 2) {
+        if (flight_.size() < in_flight_) {
           const ProblemRange r = next(!flight_.empty());
           if (r.count > 0) {
             start(r);
@@ -263,11 +294,11 @@ class DeviceBatch {
     Stage<T>& s = flight_.back();
     s.range = r;
     lay_out_stage(s);
-    s.staging =
-        dev_.staging().take(static_cast<size_t>(std::max<int64_t>(s.elements, 1)) * sizeof(T));
-    if (queues_.size() < 2) queues_.push_back(dev_.take_queue(Device::Queue::Plain));
-    s.queue = queues_[static_cast<size_t>(next_queue_)];
-    next_queue_ = 1 - next_queue_;
+    s.staging = dev_.staging().take(
+        static_cast<size_t>(std::max<int64_t>(s.elements, 1)) * sizeof(T), s.staged);
+    if (queues_.size() < in_flight_) queues_.push_back(dev_.take_queue(Device::Queue::Plain));
+    s.queue = queues_[next_queue_];
+    next_queue_ = (next_queue_ + 1) % in_flight_;
     pack_stage(s);
     enqueue(s);
     s.queue.flush();
@@ -292,7 +323,10 @@ class DeviceBatch {
       run.c.ld = p.n;
       run.c.stride = p.m * p.n;
       run.c.elements = run.count * p.m * p.n;
+      run.c.to = straight_c(problems_, run.first, run.count, dev_);
       cursor += run.c.elements;
+      s.c_straight = s.c_straight || run.c.to != nullptr;
+      s.staged = s.staged || run.c.to == nullptr || !run.a.from_caller || !run.b.from_caller;
     }
     s.c_end = cursor;
     s.elements = cursor;
@@ -301,6 +335,7 @@ class DeviceBatch {
   // The host's copies into staging: every packed block and every region not sent from the
   // caller's memory.
   void pack_stage(Stage<T>& s) {
+    if (!s.staged) return;
     Copies copies;
     T* const base = s.mapped();
     for (const Run<T>& run : s.runs) {
@@ -332,6 +367,7 @@ class DeviceBatch {
       s.queue.enqueueWriteBuffer(device, CL_FALSE, static_cast<size_t>(part.offset) * sizeof(T),
                                  bytes, from);
       s.bytes_in += static_cast<int64_t>(bytes);
+      if (!part.from_caller) s.bytes_staged += static_cast<int64_t>(bytes);
     };
     for (const Run<T>& run : s.runs) write(run.a);
     for (const Run<T>& run : s.runs) write(run.b);
@@ -366,23 +402,40 @@ class DeviceBatch {
         ++s.launches;
       }
     }
-    const size_t c_bytes = static_cast<size_t>(s.c_end - s.c_begin) * sizeof(T);
-    s.queue.enqueueReadBuffer(device, CL_FALSE, static_cast<size_t>(s.c_begin) * sizeof(T), c_bytes,
-                              base + s.c_begin, nullptr, &s.read);
-    s.bytes_out += static_cast<int64_t>(c_bytes);
+    // C: each run's straight into the caller's, or consecutive runs' together into staging. The
+    // queue is in order, so the last read's event says every one is done.
+    const auto read = [&](int64_t from, int64_t to, T* into) {
+      const size_t bytes = static_cast<size_t>(to - from) * sizeof(T);
+      s.queue.enqueueReadBuffer(device, CL_FALSE, static_cast<size_t>(from) * sizeof(T), bytes,
+                                into, nullptr, &s.read);
+      s.bytes_out += static_cast<int64_t>(bytes);
+      if (into == base + from) s.bytes_staged += static_cast<int64_t>(bytes);
+    };
+    int64_t staged_from = s.c_begin;
+    for (const Run<T>& run : s.runs) {
+      if (run.c.to == nullptr) continue;
+      if (run.c.offset > staged_from) read(staged_from, run.c.offset, base + staged_from);
+      read(run.c.offset, run.c.offset + run.c.elements, run.c.to);
+      staged_from = run.c.offset + run.c.elements;
+    }
+    if (s.c_end > staged_from) read(staged_from, s.c_end, base + staged_from);
   }
 
   // Waits for the oldest stage and unpacks its C into the caller's.
   void finish() {
     Stage<T>& s = flight_.front();
     s.read.wait();
-    if (injected_at(dev_.info(), s.range.first))
+    if (injected_at(dev_.info(), s.range.first)) {
+      // As a copy cut short would leave C read straight into the caller's: not the product.
+      for (const Run<T>& run : s.runs)
+        if (run.c.to != nullptr) std::fill(run.c.to, run.c.to + run.c.elements, quiet_nan<T>());
       throw Error(Error::Kind::Runtime, "the test seam fail_device failed this batch at problem " +
                                             std::to_string(s.range.first));
+    }
     Copies copies;
     const T* const base = s.mapped();
     for (const Run<T>& run : s.runs)
-      for (int64_t i = 0; i < run.count; ++i) {
+      for (int64_t i = 0; i < run.count && run.c.to == nullptr; ++i) {
         const Problem<T>& p = problems_[run.first + i];
         const T* from = base + run.c.offset + i * run.c.stride;
         if (p.beta == T(0))
@@ -396,6 +449,7 @@ class DeviceBatch {
     stats_.launches += s.launches;
     stats_.bytes_in += s.bytes_in;
     stats_.bytes_out += s.bytes_out;
+    stats_.bytes_staged += s.bytes_staged;
     dev_.staging().give(std::move(s.staging));
     flight_.pop_front();
   }
@@ -425,7 +479,11 @@ class DeviceBatch {
   [[noreturn]] void fail(const Error& e) {
     signal();
     std::vector<ProblemRange> unfinished;
-    for (const Stage<T>& s : flight_) unfinished.push_back(s.range);
+    bool c_written = false;
+    for (const Stage<T>& s : flight_) {
+      unfinished.push_back(s.range);
+      c_written = c_written || (s.c_straight && s.read() != nullptr);
+    }
     if (pending_.count > 0) unfinished.push_back(pending_);
     const bool ok = drained(dev_, [&] {
       for (cl::CommandQueue& q : queues_) q.finish();
@@ -445,7 +503,7 @@ class DeviceBatch {
     queues_.clear();
     kernels_.clear();
     programs_.clear();
-    throw BatchFailure(e, std::move(unfinished), stats_);
+    throw BatchFailure(e, std::move(unfinished), stats_, c_written);
   }
 
   // The tasks' lane of this device's feeders: its own, beside the CPU's (lane 0).
@@ -465,11 +523,12 @@ class DeviceBatch {
   KernelFacts f_;
   Problems<T> problems_;
   int threads_;
+  size_t in_flight_;    // stages in flight at most, each on a queue of its own
   int64_t budget_ = 0;  // elements of staging a stage may use
   ProblemRange pending_;
   std::deque<Stage<T>> flight_;
   std::vector<cl::CommandQueue> queues_;
-  int next_queue_ = 0;
+  size_t next_queue_ = 0;
   std::vector<std::pair<cl_program, cl::Kernel>> kernels_;
   std::vector<cl::Program> programs_;
   BatchStats stats_;
@@ -479,13 +538,14 @@ class DeviceBatch {
 
 template <class T>
 BatchStats run_batch(Device& device, const SharedParams& params, Problems<T> problems,
-                     const BatchHooks& hooks, int host_threads, int64_t stage_products) {
-  return DeviceBatch<T>(device, params, problems, hooks, host_threads, stage_products).run();
+                     const BatchHooks& hooks, int host_threads, const Stages& stages) {
+  return DeviceBatch<T>(device, params, problems, hooks, host_threads, stages).run();
 }
 
 #define INSTANTIATE(T)                                                                           \
   template BatchStats run_batch<T>(Device&, const SharedParams&, Problems<T>, const BatchHooks&, \
-                                   int, int64_t);
+                                   int, const Stages&);                                          \
+  template bool unstaged<T>(const Device&, const Problem<T>&);
 TANDEM_FOR_EACH_ELEMENT(INSTANTIATE)
 #undef INSTANTIATE
 

@@ -3,8 +3,10 @@
 // launch. The device takes chunks of the batch from whoever deals them (src/run/batch.cpp); each
 // chunk's operands are packed into pinned staging on the host, or sent as stored where a run's
 // operand lies at one stride (a strided batch, a shared B), straight from tandem_malloc memory;
-// one copy per operand crosses the bus, and C comes back through staging: the device never writes
-// the caller's memory, so a failure leaves every C it had not finished as the caller gave it.
+// one copy per operand crosses the bus. C comes back through staging, where the host unpacks it
+// and adds beta C, or, where a run's C lies packed tight in tandem_malloc memory and beta is 0,
+// straight into the caller's C (old values the product does not need): a failure leaves every
+// other C it had not finished as the caller gave it.
 #pragma once
 
 #include <cstdint>
@@ -30,21 +32,41 @@ struct BatchStats {
   int64_t chunks = 0;    // taken and finished (each one stage or more of the pipeline)
   int64_t launches = 0;  // kernel launches
   int64_t bytes_in = 0, bytes_out = 0;  // copied to and from the device
+  int64_t bytes_staged = 0;  // of those, through pinned staging (packed or unpacked on the host)
 };
 
-// The device failed partway: `unfinished` are the problems it had taken and not finished, whose
-// C is as the caller gave it (C comes back only through staging, and only from a chunk that
-// completed); `stats` what it finished before.
+// How a device's part of a batch goes in stages (plan/batch.cpp's rule): a stage holds at least
+// `products` of the batch's largest products where they need more than batch.stage_bytes, and
+// `in_flight` stages are in flight at once, each on a queue of its own.
+struct Stages {
+  int64_t products = 1;
+  int in_flight = 2;
+};
+
+// Whether a batch whose first problem is `first` needs no host work on `device` (unstaged): a
+// discrete device, A, B and C in tandem_malloc blocks of its context, beta 0 and C's rows packed
+// tight (ldc = n), so that a strided batch's operands go straight from the caller's memory and
+// its C straight back. Judged on the first problem, for the plan; each stage lays out its own.
+template <class T>
+bool unstaged(const Device& device, const Problem<T>& first);
+
+// The device failed partway: `unfinished` are the problems it had taken and not finished;
+// `stats` what it finished before. Their C is as the caller gave it unless `c_written`: a copy
+// straight into the caller's C (beta 0) had been enqueued for one of them, so some C may hold
+// the device's values, or part of them, which the CPU's recomputing overwrites.
 class BatchFailure : public Error {
  public:
-  BatchFailure(const Error& e, std::vector<ProblemRange> unfinished, BatchStats stats)
-      : Error(e), unfinished_(std::move(unfinished)), stats_(stats) {}
+  BatchFailure(const Error& e, std::vector<ProblemRange> unfinished, BatchStats stats,
+               bool c_written)
+      : Error(e), unfinished_(std::move(unfinished)), stats_(stats), c_written_(c_written) {}
   const std::vector<ProblemRange>& unfinished() const noexcept { return unfinished_; }
   const BatchStats& stats() const noexcept { return stats_; }
+  bool c_written() const noexcept { return c_written_; }
 
  private:
   std::vector<ProblemRange> unfinished_;
   BatchStats stats_;
+  bool c_written_;
 };
 
 // What a device's part of a batch asks of whoever deals it, on the device's thread.
@@ -60,13 +82,12 @@ struct BatchHooks {
 };
 
 // Computes the problems `hooks.take` deals this device, on the calling thread, until it deals
-// none: two stages in flight on two queues, so one's copies overlap the other's kernels, packing
-// and unpacking on `host_threads` threads. A stage holds at least `stage_products` of the
-// batch's largest products where they need more than batch.stage_bytes. `params` must be the
-// direct kernel's (KERNEL 2). Every problem must have a product (has_product()). Throws
-// BatchFailure on any failure of the device.
+// none: `stages.in_flight` stages in flight on as many queues, so one's copies overlap the
+// others' kernels, packing and unpacking on `host_threads` threads. `params` must be the direct
+// kernel's (KERNEL 2). Every problem must have a product (has_product()). Throws BatchFailure on
+// any failure of the device.
 template <class T>
 BatchStats run_batch(Device& device, const SharedParams& params, Problems<T> problems,
-                     const BatchHooks& hooks, int host_threads, int64_t stage_products);
+                     const BatchHooks& hooks, int host_threads, const Stages& stages);
 
 }  // namespace tandem::detail::gpu

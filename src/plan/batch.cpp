@@ -167,11 +167,16 @@ void plan_devices(const Problem<T>& first, int64_t count, const Options& o,
     given = upto;
   }
   plan.cpu_problems = count - given;
-  // A device that takes the whole batch fills larger stages than one that shares it in chunks.
+  // A device that takes the whole batch fills larger stages than one that shares it in chunks;
+  // one whose stages need no host work fills small ones, and keeps more in flight.
   const bool whole = plan.parts.size() == 1 && plan.cpu_problems == 0;
-  for (BatchPart& part : plan.parts)
-    part.stage_products =
-        whole ? profile::batch_stage_products() : profile::batch_stage_products_dealt();
+  for (BatchPart& part : plan.parts) {
+    part.unstaged = gpu::unstaged(*part.device, first);
+    part.stages.products = part.unstaged ? profile::batch_stage_products_unstaged()
+                           : whole       ? profile::batch_stage_products()
+                                         : profile::batch_stage_products_dealt();
+    part.stages.in_flight = profile::batch_stages_in_flight(part.unstaged);
+  }
 }
 
 }  // namespace
@@ -189,8 +194,10 @@ BatchPlan plan_batch(const Problem<T>& first, int64_t count, const Options& o,
     plan.unavailable = e;
   }
   if (plan.parts.empty()) plan.cpu_problems = count;
-  // Every device packs its problems' operands into staging on the host.
-  const std::vector<bool> feeds(plan.parts.size(), true), pinned(plan.parts.size(), false);
+  // Every device packs its problems' operands into staging on the host, but one whose stages are
+  // unstaged.
+  std::vector<bool> feeds, pinned(plan.parts.size(), false);
+  for (const BatchPart& part : plan.parts) feeds.push_back(!part.unstaged);
   const Cores cores = divide_cores(o, feeds, pinned, plan.cpu_problems > 0, true, 0);
   for (size_t i = 0; i < plan.parts.size(); ++i) plan.parts[i].feeders = cores.feeders[i];
   // With no device, the cores' threads as for a batch of `count` such products on the cores.

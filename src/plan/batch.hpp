@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "base/problem.hpp"
+#include "gpu/batch.hpp"
 #include "gpu/device.hpp"
 #include "gpu/gemm_params.hpp"
 #include "plan/plan.hpp"
@@ -24,10 +25,15 @@ struct BatchPart {
   gpu::SharedParams params;  // the coalesced kernel's set
   int64_t problems = 0;      // its expected share
   int feeders = 1;           // host threads that pack and unpack for it
-  // The fewest of the batch's largest products a stage holds (where they exceed
-  // batch.stage_bytes): batch.stage_products where this device takes the whole batch alone,
-  // batch.stage_products_dealt where it shares it (each chunk then needs stages to overlap).
-  int64_t stage_products = 1;
+  // Its stages need no host work (gpu::unstaged, judged on the batch's first problem): no
+  // feeders, small stages, more of them in flight.
+  bool unstaged = false;
+  // stages.products, the fewest of the batch's largest products a stage holds (where they exceed
+  // batch.stage_bytes): batch.stage_products_unstaged where the stages are unstaged, else
+  // batch.stage_products where this device takes the whole batch alone and
+  // batch.stage_products_dealt where it shares it (each chunk then needs stages to overlap);
+  // stages.in_flight, batch.stages_in_flight's, staged or unstaged.
+  gpu::Stages stages;
 };
 
 struct BatchPlan {

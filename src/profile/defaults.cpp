@@ -119,6 +119,17 @@ int64_t batch_stage_products_dealt() {
   return n;
 }
 
+int64_t batch_stage_products_unstaged() {
+  static const auto n = at_least_one("stage_products_unstaged");
+  return n;
+}
+
+int batch_stages_in_flight(bool unstaged) {
+  static const auto staged = static_cast<int>(at_least_one("stages_in_flight"));
+  static const auto direct = static_cast<int>(at_least_one("stages_in_flight_unstaged"));
+  return unstaged ? direct : staged;
+}
+
 size_t batch_stage_max_bytes() {
   static const auto bytes =
       static_cast<size_t>(integer<int64_t>(defaults_file().at("batch"), "stage_max_bytes"));

@@ -62,7 +62,7 @@ size_t host_pack_parallel_from();
 
 // The most bytes of staging one stage of a batch's pipeline on a device uses (database/
 // defaults.json's "batch"; the rule is src/gpu/batch.cpp's): a chunk dealt to a device goes in
-// stages of at most this much, two in flight.
+// stages of at most this much, batch_stages_in_flight of them in flight.
 size_t batch_stage_bytes();
 // A stage holds at least this many of its largest products where they exceed batch_stage_bytes
 // (within the device's allocation limit): a few large products a launch leave the device idle.
@@ -70,6 +70,12 @@ size_t batch_stage_bytes();
 // batch_stage_products_dealt (the rule is src/plan/batch.cpp's).
 int64_t batch_stage_products();
 int64_t batch_stage_products_dealt();
+// Where a device's stages need no host work (unstaged: every operand copied straight from and
+// into tandem_malloc memory), at least this many, whether it takes the batch alone or shares it.
+int64_t batch_stage_products_unstaged();
+// Stages a device keeps in flight, each on a queue of its own: staged (packed and unpacked on the
+// host, each holding pinned staging) or unstaged (device memory only).
+int batch_stages_in_flight(bool unstaged);
 // The most bytes that floor raises a stage to (a d 4096^3 product alone is 400 MB).
 size_t batch_stage_max_bytes();
 // Under auto, a batch's products with cbrt(m n k) below this stay on the cores whatever their

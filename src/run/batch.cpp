@@ -42,11 +42,18 @@ struct Outcome {
   gpu::BatchStats stats;
   std::vector<gpu::ProblemRange> unfinished;
   std::optional<Error> failure;
+  bool c_written = false;    // the failure came after a copy straight into some unfinished C
   std::exception_ptr crash;  // anything but a device's failure (out of host memory)
 };
 
-// Deals the problems to the devices, each on a thread of its own, and to the CPU on this one,
-// until none is left; counts the CPU's problems in `report`. What became of each device.
+// Whether the devices finished no C and wrote none: under strategy gpu their failure is then the
+// caller's error, every C as it was.
+bool nothing_written(const std::vector<Outcome>& out) {
+  for (const Outcome& o : out)
+    if (o.stats.problems > 0 || o.c_written) return false;
+  return true;
+}
+
 // What the sides of one batch share: the dealer, every side's first chunk (dealt before any
 // side runs, so each side with a share gets one however the threads are scheduled), and the
 // devices that have not flushed their first stage yet.
@@ -84,13 +91,14 @@ void device_side(Table& table, size_t i, const BatchPart& part, Problems<T> prob
     table.dealer.set_rate(i, rate(done, started));
   };
   try {
-    out.stats = gpu::run_batch(*part.device, part.params, problems, hooks, part.feeders,
-                               part.stage_products);
+    out.stats =
+        gpu::run_batch(*part.device, part.params, problems, hooks, part.feeders, part.stages);
   } catch (const gpu::BatchFailure& f) {
     table.dealer.retire(i);
     out.failure = static_cast<const Error&>(f);
     out.unfinished = f.unfinished();
     out.stats = f.stats();
+    out.c_written = f.c_written();
   } catch (...) {
     table.dealer.retire(i);
     out.crash = std::current_exception();
@@ -152,9 +160,8 @@ std::vector<Outcome> deal(Problems<T> problems, const BatchPlan& plan, BatchRepo
     if (o.crash) std::rethrow_exception(o.crash);
   // What no side took: every side with a share failed (under gpu, the CPU has none). Unless no C
   // was written under gpu: then the failure is the caller's error (settle), every C untouched.
-  int64_t finished = report.cpu_problems;
-  for (const Outcome& o : out) finished += o.stats.problems;
-  if (finished == 0 && plan.request.strategy == Strategy::Gpu) return out;
+  if (report.cpu_problems == 0 && nothing_written(out) && plan.request.strategy == Strategy::Gpu)
+    return out;
   if (const Chunk c = table.dealer.rest(); c.rows > 0) {
     cpu_batch(problems.data + c.row0, c.rows, host_cores());
     report.cpu_problems += c.rows;
@@ -172,7 +179,7 @@ void settle(Problems<T> problems, const BatchPlan& plan, const std::vector<Outco
   int64_t finished = 0;
   for (const Outcome& o : out) finished += o.stats.problems;
   // Under gpu, a failure before any C was written is the caller's error, every C untouched.
-  if (gpu_only && finished == 0)
+  if (gpu_only && nothing_written(out))
     for (const Outcome& o : out)
       if (o.failure) throw *o.failure;
   for (size_t i = 0; i < plan.parts.size(); ++i) {
@@ -185,6 +192,7 @@ void settle(Problems<T> problems, const BatchPlan& plan, const std::vector<Outco
     d.launches = o.stats.launches;
     d.bytes_in = o.stats.bytes_in;
     d.bytes_out = o.stats.bytes_out;
+    d.bytes_staged = o.stats.bytes_staged;
     d.feeder_threads = plan.parts[i].feeders;
     d.kernel = text::describe(plan.parts[i].params);
     if (o.failure) {
