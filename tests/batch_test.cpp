@@ -553,11 +553,11 @@ BatchReport pinned_batch(const Options& o, int64_t count, double beta, int64_t g
 
 // On a discrete device (PoCL played as one), a batch whose A, B and C lie in tandem_malloc memory
 // with beta 0 and C's rows packed tight needs no host work: A and B go straight from the
-// caller's memory and C straight back into it, nothing through staging, no feeder threads, and
+// caller's memory and C back into it, nothing through staging, no feeder threads, and
 // the plan takes the unstaged stages' rule. With beta != 0, or gaps between C's rows, C comes
-// back through staging (the host adds beta C), while A and B still go straight. Then random
+// back through staging (the host adds beta C), while A and B still go unstaged. Then random
 // batches from tandem_malloc memory, strided and grouped, under gpu and hybrid.
-TEST(Batch, TandemMallocOperandsOnADiscreteDeviceGoStraight) {
+TEST(Batch, TandemMallocOperandsOnADiscreteDeviceGoUnstaged) {
   detail::seams::Values v;
   v.assume_discrete = true;
   detail::seams::Override seams(v);
@@ -573,9 +573,9 @@ TEST(Batch, TandemMallocOperandsOnADiscreteDeviceGoStraight) {
       const BatchReport::Device& d = r.devices[0];
       EXPECT_EQ(d.problems, count) << what;
       EXPECT_EQ(d.bytes_out, c_bytes) << what;
-      const bool straight = beta == 0.0 && gap == 0;
-      EXPECT_EQ(d.bytes_staged, straight ? 0 : c_bytes) << what << ": only C may be staged";
-      if (straight) {
+      const bool unstaged = beta == 0.0 && gap == 0;
+      EXPECT_EQ(d.bytes_staged, unstaged ? 0 : c_bytes) << what << ": only C may be staged";
+      if (unstaged) {
         EXPECT_EQ(d.feeder_threads, 0) << what;
       }
     }
@@ -619,11 +619,11 @@ TEST(Batch, TandemMallocOperandsOnADiscreteDeviceGoStraight) {
   grouped_batches<std::complex<float>>(hybrid, 8, 94, {}, Memory::TandemMalloc);
 }
 
-// A device that fails after its C was read straight into the caller's (beta 0; the seam leaves
+// A device that fails after its C was read unstaged into the caller's (beta 0; the seam leaves
 // NaN there, as a copy cut short might) leaves those problems to the CPU, which computes them
 // again: under gpu too, where that C was written, so the call does not fail. Also where the
 // device then cannot be drained. Every C right.
-TEST(Batch, ADeviceFailingAfterWritingCStraightLeavesItsProblemsToTheCpu) {
+TEST(Batch, ADeviceFailingAfterAnUnstagedReadOfCLeavesItsProblemsToTheCpu) {
   const int last = device_count() - 1;
   for (const bool drains : {true, false})
     for (const int64_t after : {int64_t{0}, int64_t{500}}) {

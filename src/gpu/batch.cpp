@@ -1,7 +1,7 @@
 // A batch's problems on one device (src/gpu/batch.hpp): stages of problems laid out in one
 // staging buffer (every run's A, then B, then C), copied in with one write per operand, computed
-// with one launch per run, C read back in one copy and unpacked, or read straight into the
-// caller's C; a few stages in flight.
+// with one launch per run, C read back in one copy and unpacked, or read into the caller's C
+// (unstaged); a few stages in flight.
 #include "gpu/batch.hpp"
 
 #include <algorithm>
@@ -51,7 +51,7 @@ struct Part {
   bool region = false;
   bool from_caller = false;  // the region is written straight from tandem_malloc memory
   const T* from = nullptr;
-  T* to = nullptr;  // C only: read straight into the caller's C there, not unpacked
+  T* to = nullptr;  // C only: read into the caller's C there (unstaged), not unpacked
   int64_t elements = 0;
 };
 
@@ -120,12 +120,12 @@ Part<T> lay_out(Problems<T> problems, int64_t first, int64_t count, bool is_a, i
   return part;
 }
 
-// Where a run's C can be read straight into the caller's: every problem's C packed tight (ldc =
+// Where a run's C can be read into the caller's, unstaged: every problem's C packed tight (ldc =
 // n), each right after the one before, all in one tandem_malloc block of the device's context,
 // and beta 0 (the product needs none of C's old values, so a copy cut short by a failure leaves
 // nothing the CPU's recomputing needs). Else nullptr: C comes back through staging.
 template <class T>
-T* straight_c(Problems<T> problems, int64_t first, int64_t count, const Device& device) {
+T* unstaged_c(Problems<T> problems, int64_t first, int64_t count, const Device& device) {
   const Problem<T>& p = problems[first];
   const int64_t size = p.m * p.n;
   for (int64_t i = first; i < first + count; ++i) {
@@ -155,7 +155,7 @@ struct Stage {
   int64_t elements = 0;            // the whole staging
   int64_t c_begin = 0, c_end = 0;  // C's parts, together at the end
   bool staged = false;      // it packs or unpacks on the host (its staging has a pinned buffer)
-  bool c_straight = false;  // a run's C is read straight into the caller's
+  bool c_unstaged = false;  // a run's C is read unstaged, into the caller's
   std::unique_ptr<Staging> staging;
   cl::CommandQueue queue;
   cl::Event read;
@@ -323,9 +323,9 @@ class DeviceBatch {
       run.c.ld = p.n;
       run.c.stride = p.m * p.n;
       run.c.elements = run.count * p.m * p.n;
-      run.c.to = straight_c(problems_, run.first, run.count, dev_);
+      run.c.to = unstaged_c(problems_, run.first, run.count, dev_);
       cursor += run.c.elements;
-      s.c_straight = s.c_straight || run.c.to != nullptr;
+      s.c_unstaged = s.c_unstaged || run.c.to != nullptr;
       s.staged = s.staged || run.c.to == nullptr || !run.a.from_caller || !run.b.from_caller;
     }
     s.c_end = cursor;
@@ -402,7 +402,7 @@ class DeviceBatch {
         ++s.launches;
       }
     }
-    // C: each run's straight into the caller's, or consecutive runs' together into staging. The
+    // C: each run's unstaged into the caller's, or consecutive runs' together into staging. The
     // queue is in order, so the last read's event says every one is done.
     const auto read = [&](int64_t from, int64_t to, T* into) {
       const size_t bytes = static_cast<size_t>(to - from) * sizeof(T);
@@ -426,7 +426,7 @@ class DeviceBatch {
     Stage<T>& s = flight_.front();
     s.read.wait();
     if (injected_at(dev_.info(), s.range.first)) {
-      // As a copy cut short would leave C read straight into the caller's: not the product.
+      // As a copy cut short would leave C read unstaged into the caller's: not the product.
       for (const Run<T>& run : s.runs)
         if (run.c.to != nullptr) std::fill(run.c.to, run.c.to + run.c.elements, quiet_nan<T>());
       throw Error(Error::Kind::Runtime, "the test seam fail_device failed this batch at problem " +
@@ -482,7 +482,7 @@ class DeviceBatch {
     bool c_written = false;
     for (const Stage<T>& s : flight_) {
       unfinished.push_back(s.range);
-      c_written = c_written || (s.c_straight && s.read() != nullptr);
+      c_written = c_written || (s.c_unstaged && s.read() != nullptr);
     }
     if (pending_.count > 0) unfinished.push_back(pending_);
     const bool ok = drained(dev_, [&] {

@@ -5,7 +5,7 @@
 // operand lies at one stride (a strided batch, a shared B), straight from tandem_malloc memory;
 // one copy per operand crosses the bus. C comes back through staging, where the host unpacks it
 // and adds beta C, or, where a run's C lies packed tight in tandem_malloc memory and beta is 0,
-// straight into the caller's C (old values the product does not need): a failure leaves every
+// unstaged, into the caller's C (old values the product does not need): a failure leaves every
 // other C it had not finished as the caller gave it.
 #pragma once
 
@@ -46,13 +46,13 @@ struct Stages {
 // Whether a batch whose first problem is `first` needs no host work on `device` (unstaged): a
 // discrete device, A, B and C in tandem_malloc blocks of its context, beta 0 and C's rows packed
 // tight (ldc = n), so that a strided batch's operands go straight from the caller's memory and
-// its C straight back. Judged on the first problem, for the plan; each stage lays out its own.
+// its C back unstaged. Judged on the first problem, for the plan; each stage lays out its own.
 template <class T>
 bool unstaged(const Device& device, const Problem<T>& first);
 
 // The device failed partway: `unfinished` are the problems it had taken and not finished;
 // `stats` what it finished before. Their C is as the caller gave it unless `c_written`: a copy
-// straight into the caller's C (beta 0) had been enqueued for one of them, so some C may hold
+// into the caller's C (unstaged, beta 0) had been enqueued for one of them, so some C may hold
 // the device's values, or part of them, which the CPU's recomputing overwrites.
 class BatchFailure : public Error {
  public:

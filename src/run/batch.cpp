@@ -42,7 +42,7 @@ struct Outcome {
   gpu::BatchStats stats;
   std::vector<gpu::ProblemRange> unfinished;
   std::optional<Error> failure;
-  bool c_written = false;    // the failure came after a copy straight into some unfinished C
+  bool c_written = false;    // the failure came after an unstaged copy into some unfinished C
   std::exception_ptr crash;  // anything but a device's failure (out of host memory)
 };
 
