@@ -764,7 +764,8 @@ detail::profile::Bucket single_call_bucket(int64_t size, int gpu_parts, double g
 // tandem_malloc memory, under `strategy`: every C checked; the report.
 BatchReport square_batch(int64_t n, int64_t count, bool resident = false,
                          Strategy strategy = Strategy::Auto,
-                         std::optional<int> cpu_threads = std::nullopt) {
+                         std::optional<int> cpu_threads = std::nullopt,
+                         std::optional<std::string> device = std::nullopt) {
   const auto elements = static_cast<size_t>(n * n * count);
   std::vector<float, Allocator<float>> a_tandem, c_tandem;
   std::vector<float> a_ordinary, c_ordinary;
@@ -781,6 +782,7 @@ BatchReport square_batch(int64_t n, int64_t count, bool resident = false,
   Options o;
   o.strategy = strategy;
   o.cpu_threads = cpu_threads;
+  o.device = device;
   gemm_batch_strided<float>(Layout::RowMajor, Op::NoTrans, Op::NoTrans, n, n, n, 1.0f, a, n, n * n,
                             a, n, n * n, 0.0f, c, n, n * n, count, o, &r);
   const float want = 0.25f * static_cast<float>(n);
@@ -983,6 +985,37 @@ detail::Problem<float> cube_problem(int64_t n, const float* ab, float* c) {
   p.a = p.b = ab;
   p.c = c;
   return p;
+}
+
+// Auto remembers its batch rule's edge per product shape and profile state, but not where an
+// option names the devices: with two devices whose profiles disagree (POCL_DEVICES="basic
+// pthread", ctest batch.two_devices), a batch on the default device (its rule: never) stays on
+// the cores, the same batch with Options::device naming the other device (its rule: from 32^3)
+// is dealt to that one though the first was remembered, and the first's rule still holds after.
+TEST(Batch, AutosRememberedRuleGivesWayToAnOptionNamingTheDevice) {
+  if (device_count() < 2) GTEST_SKIP() << "needs two devices (ctest batch.two_devices)";
+  namespace prof = detail::profile;
+  const ProfileDirScope scope("remembered");
+  for (const int i : {0, 1}) {
+    prof::Profile p;
+    p.tandem_version = TANDEM_VERSION;
+    p.identity =
+        prof::identity_for(detail::gpu::info(*detail::gpu::open_device(std::to_string(i))));
+    prof::PrecisionProfile pp;
+    pp.buckets = {single_call_bucket(64, 64, 50, 10)};
+    pp.batch = prof::BatchRule{i == 0 ? 0 : 32, {}};
+    p.precisions[detail::Precision::s] = pp;
+    prof::save(p, prof::path_for(p.identity));
+  }
+  prof::forget();
+  const int64_t large = prof::batch_devices_from();
+  for (int round = 0; round < 2; ++round) {
+    const std::string what = "round " + std::to_string(round);
+    EXPECT_EQ(square_batch(large, 40).device_problems, 0) << what << ": the default device's rule";
+    const BatchReport named = square_batch(large, 40, false, Strategy::Auto, std::nullopt, "1");
+    EXPECT_GT(named.device_problems, 0) << what << ": the named device's rule";
+    for (const auto& d : named.devices) EXPECT_EQ(d.index, 1) << what;
+  }
 }
 
 // A batch's shares follow what the tune measured of such batches (the coalesced bucket's rate on
