@@ -48,7 +48,7 @@ programs=(build/bench/vs_clblast build/tandem
           build/bench/batch_bench build/bench/clblast_batch build/bench/host_bandwidth
           build/bench/batch_choice build/bench/plan_bench build/bench/resident_bench
           build/tests/resident_test build/tests/plan_test build/tests/plan_c_test
-          build/tests/fork_test)
+          build/tests/fork_test build/tests/batch_test)
 
 case "${1:-}" in
   pack)

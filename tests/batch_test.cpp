@@ -563,7 +563,7 @@ TEST(Batch, TandemMallocOperandsOnADiscreteDeviceGoUnstaged) {
   detail::seams::Override seams(v);
   Options gpu;
   gpu.strategy = Strategy::Gpu;
-  gpu.device = "0";
+  gpu.device = std::to_string(device_count() - 1);  // the GPU on a GPU host
   const int64_t count = 300, c_bytes = count * 24 * 20 * 4;
   for (const double beta : {0.0, 0.5})
     for (const int64_t gap : {0, 3}) {
@@ -584,14 +584,15 @@ TEST(Batch, TandemMallocOperandsOnADiscreteDeviceGoUnstaged) {
   // is 0 and C tight; else the staged rule.
   const size_t cube = 64 * 64;
   float* pinned_ab = static_cast<float*>(tandem_malloc(cube * sizeof(float)));
-  float* pinned_c = static_cast<float*>(tandem_malloc(cube * sizeof(float)));
+  float* pinned_c = static_cast<float*>(tandem_malloc(3 * cube * sizeof(float)));
   ASSERT_NE(pinned_ab, nullptr);
   ASSERT_NE(pinned_c, nullptr);
   std::fill(pinned_ab, pinned_ab + cube, 1.0f);
   std::vector<float> ordinary_c(cube, 0.0f);
   detail::Problem<float> first = cube_problem(64, pinned_ab, pinned_c);
-  const auto planned = [&](const detail::Problem<float>& p) {
-    const detail::BatchPlan plan = detail::plan_batch(p, 100, gpu, 64.0);
+  const auto planned = [&](const detail::Problem<float>& p,
+                           const detail::Problem<float>* next = nullptr) {
+    const detail::BatchPlan plan = detail::plan_batch(p, 100, gpu, 64.0, next);
     EXPECT_EQ(plan.parts.size(), 1u);
     return plan.parts.empty() ? detail::BatchPart{} : plan.parts[0];
   };
@@ -600,6 +601,11 @@ TEST(Batch, TandemMallocOperandsOnADiscreteDeviceGoUnstaged) {
   EXPECT_EQ(unstaged.stages.products, detail::profile::batch_stage_products_unstaged());
   EXPECT_EQ(unstaged.stages.in_flight, detail::profile::batch_stages_in_flight(true));
   EXPECT_EQ(unstaged.feeders, 0);
+  detail::Problem<float> next = first;
+  next.c = first.c + cube;
+  EXPECT_TRUE(planned(first, &next).unstaged) << "the next C right after the first";
+  next.c = first.c + cube + 16;
+  EXPECT_FALSE(planned(first, &next).unstaged) << "a gap between C's (a padded stride_c)";
   first.beta = 0.5f;
   EXPECT_FALSE(planned(first).unstaged) << "beta != 0";
   first.beta = 0.0f;
@@ -873,8 +879,11 @@ TEST(Batch, AutoDealsLargeProductsWhereTheProfileSaysADevicePays) {
   EXPECT_EQ(square_batch(large, 40).device_problems, 0) << "a rule that found dealing failing";
   EXPECT_EQ(square_batch(large, 1).device_problems, 1) << "a batch of one is still the single call";
   with_rule(0, 16);
-  EXPECT_EQ(square_batch(large, 40, true).device_problems, 0)
-      << "tandem_malloc memory on a unified device follows the ordinary memory's rule";
+  // (On a GPU host the first device is discrete already.)
+  if (!detail::gpu::is_discrete(*detail::gpu::open_device(""))) {
+    EXPECT_EQ(square_batch(large, 40, true).device_problems, 0)
+        << "tandem_malloc memory on a unified device follows the ordinary memory's rule";
+  }
   {
     const detail::seams::Override discrete(test::discrete(false, /*pin_every_block=*/true));
     EXPECT_GT(square_batch(large, 40, true).device_problems, 0)
@@ -989,13 +998,16 @@ detail::Problem<float> cube_problem(int64_t n, const float* ab, float* c) {
 
 // Auto remembers its batch rule's edge per product shape and profile state, but not where an
 // option names the devices: with two devices whose profiles disagree (POCL_DEVICES="basic
-// pthread", ctest batch.two_devices), a batch on the default device (its rule: never) stays on
-// the cores, the same batch with Options::device naming the other device (its rule: from 32^3)
-// is dealt to that one though the first was remembered, and the first's rule still holds after.
+// pthread", ctest batch.two_devices; PoCL and the GPU on a GPU host), a batch on the default
+// device (its rule: never) stays on the cores, the same batch with Options::device naming the
+// other device (its rule: from 32^3) is dealt to that one though the first was remembered, and the
+// first's rule still holds after.
 TEST(Batch, AutosRememberedRuleGivesWayToAnOptionNamingTheDevice) {
   if (device_count() < 2) GTEST_SKIP() << "needs two devices (ctest batch.two_devices)";
   namespace prof = detail::profile;
   const ProfileDirScope scope("remembered");
+  const int by_default = detail::gpu::info(*detail::gpu::open_device("")).index;
+  const int other = by_default == 0 ? 1 : 0;
   for (const int i : {0, 1}) {
     prof::Profile p;
     p.tandem_version = TANDEM_VERSION;
@@ -1003,7 +1015,7 @@ TEST(Batch, AutosRememberedRuleGivesWayToAnOptionNamingTheDevice) {
         prof::identity_for(detail::gpu::info(*detail::gpu::open_device(std::to_string(i))));
     prof::PrecisionProfile pp;
     pp.buckets = {single_call_bucket(64, 64, 50, 10)};
-    pp.batch = prof::BatchRule{i == 0 ? 0 : 32, {}};
+    pp.batch = prof::BatchRule{i == by_default ? 0 : 32, {}};
     p.precisions[detail::Precision::s] = pp;
     prof::save(p, prof::path_for(p.identity));
   }
@@ -1012,9 +1024,10 @@ TEST(Batch, AutosRememberedRuleGivesWayToAnOptionNamingTheDevice) {
   for (int round = 0; round < 2; ++round) {
     const std::string what = "round " + std::to_string(round);
     EXPECT_EQ(square_batch(large, 40).device_problems, 0) << what << ": the default device's rule";
-    const BatchReport named = square_batch(large, 40, false, Strategy::Auto, std::nullopt, "1");
+    const BatchReport named =
+        square_batch(large, 40, false, Strategy::Auto, std::nullopt, std::to_string(other));
     EXPECT_GT(named.device_problems, 0) << what << ": the named device's rule";
-    for (const auto& d : named.devices) EXPECT_EQ(d.index, 1) << what;
+    for (const auto& d : named.devices) EXPECT_EQ(d.index, other) << what;
   }
 }
 

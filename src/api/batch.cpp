@@ -181,7 +181,8 @@ void run(std::vector<Problem<T>>& problems, int64_t total, bool one_shape, const
       }
     }
     if (dealt > 0) {
-      const BatchPlan plan = plan_batch(all[0], dealt, options, coalesced_edge(view(0, dealt)));
+      const BatchPlan plan = plan_batch(all[0], dealt, options, coalesced_edge(view(0, dealt)),
+                                        dealt > 1 ? &all[1] : nullptr);
       run_batch(view(0, dealt), plan, routine, report);
     }
     // What stays on the cores, on all of them (the devices are done; one for a batch too small to

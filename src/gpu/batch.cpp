@@ -139,9 +139,9 @@ T* unstaged_c(Problems<T> problems, int64_t first, int64_t count, const Device& 
 }  // namespace
 
 template <class T>
-bool unstaged(const Device& device, const Problem<T>& first) {
+bool unstaged(const Device& device, const Problem<T>& first, const Problem<T>* next) {
   return is_discrete(device) && operands_pinned(device, first) && first.beta == T(0) &&
-         first.ldc == first.n;
+         first.ldc == first.n && (next == nullptr || next->c == first.c + first.m * first.n);
 }
 
 namespace {
@@ -404,21 +404,23 @@ class DeviceBatch {
     }
     // C: each run's unstaged into the caller's, or consecutive runs' together into staging. The
     // queue is in order, so the last read's event says every one is done.
-    const auto read = [&](int64_t from, int64_t to, T* into) {
+    const auto read = [&](int64_t from, int64_t to, T* caller_c) {
       const size_t bytes = static_cast<size_t>(to - from) * sizeof(T);
+      // base exists only in a staged stage's staging: no arithmetic on it otherwise.
+      T* into = caller_c != nullptr ? caller_c : base + from;
       s.queue.enqueueReadBuffer(device, CL_FALSE, static_cast<size_t>(from) * sizeof(T), bytes,
                                 into, nullptr, &s.read);
       s.bytes_out += static_cast<int64_t>(bytes);
-      if (into == base + from) s.bytes_staged += static_cast<int64_t>(bytes);
+      if (caller_c == nullptr) s.bytes_staged += static_cast<int64_t>(bytes);
     };
     int64_t staged_from = s.c_begin;
     for (const Run<T>& run : s.runs) {
       if (run.c.to == nullptr) continue;
-      if (run.c.offset > staged_from) read(staged_from, run.c.offset, base + staged_from);
+      if (run.c.offset > staged_from) read(staged_from, run.c.offset, nullptr);
       read(run.c.offset, run.c.offset + run.c.elements, run.c.to);
       staged_from = run.c.offset + run.c.elements;
     }
-    if (s.c_end > staged_from) read(staged_from, s.c_end, base + staged_from);
+    if (s.c_end > staged_from) read(staged_from, s.c_end, nullptr);
   }
 
   // Waits for the oldest stage and unpacks its C into the caller's.
@@ -545,7 +547,7 @@ BatchStats run_batch(Device& device, const SharedParams& params, Problems<T> pro
 #define INSTANTIATE(T)                                                                           \
   template BatchStats run_batch<T>(Device&, const SharedParams&, Problems<T>, const BatchHooks&, \
                                    int, const Stages&);                                          \
-  template bool unstaged<T>(const Device&, const Problem<T>&);
+  template bool unstaged<T>(const Device&, const Problem<T>&, const Problem<T>*);
 TANDEM_FOR_EACH_ELEMENT(INSTANTIATE)
 #undef INSTANTIATE
 

@@ -43,12 +43,14 @@ struct Stages {
   int in_flight = 2;
 };
 
-// Whether a batch whose first problem is `first` needs no host work on `device` (unstaged): a
-// discrete device, A, B and C in tandem_malloc blocks of its context, beta 0 and C's rows packed
-// tight (ldc = n), so that a strided batch's operands go straight from the caller's memory and
-// its C back unstaged. Judged on the first problem, for the plan; each stage lays out its own.
+// Whether a batch whose first problems are `first` and `next` (nullptr: none) needs no host work
+// on `device` (unstaged): a discrete device, A, B and C in tandem_malloc blocks of its context,
+// beta 0, C's rows packed tight (ldc = n) and the next problem's C right after the first's, so
+// that a strided batch's operands go straight from the caller's memory and its C back unstaged.
+// Judged on those two, for the plan (a grouped batch's later groups may differ: their stages then
+// pack and unpack on the device's thread alone); each stage lays out its own.
 template <class T>
-bool unstaged(const Device& device, const Problem<T>& first);
+bool unstaged(const Device& device, const Problem<T>& first, const Problem<T>* next);
 
 // The device failed partway: `unfinished` are the problems it had taken and not finished;
 // `stats` what it finished before. Their C is as the caller gave it unless `c_written`: a copy

@@ -114,7 +114,7 @@ SideRates side_rates(const Candidates& c, const Problem<T>& first, int64_t count
 // direct kernel) and share; the devices and profiles come from the candidates a single call of
 // the batch's first shape would have. The shares follow the sides' rates (side_rates).
 template <class T>
-void plan_devices(const Problem<T>& first, int64_t count, const Options& o,
+void plan_devices(const Problem<T>& first, const Problem<T>* next, int64_t count, const Options& o,
                   std::optional<double> edge, BatchPlan& plan) {
   constexpr Precision precision = precision_of<T>();
   Candidates c = candidates(first, o, plan.request);
@@ -171,7 +171,7 @@ void plan_devices(const Problem<T>& first, int64_t count, const Options& o,
   // one whose stages need no host work fills small ones, and keeps more in flight.
   const bool whole = plan.parts.size() == 1 && plan.cpu_problems == 0;
   for (BatchPart& part : plan.parts) {
-    part.unstaged = gpu::unstaged(*part.device, first);
+    part.unstaged = gpu::unstaged(*part.device, first, next);
     part.stages.products = part.unstaged ? profile::batch_stage_products_unstaged()
                            : whole       ? profile::batch_stage_products()
                                          : profile::batch_stage_products_dealt();
@@ -183,11 +183,11 @@ void plan_devices(const Problem<T>& first, int64_t count, const Options& o,
 
 template <class T>
 BatchPlan plan_batch(const Problem<T>& first, int64_t count, const Options& o,
-                     std::optional<double> edge) {
+                     std::optional<double> edge, const Problem<T>* next) {
   BatchPlan plan;
   plan.request = request(o);
   try {
-    plan_devices(first, count, o, edge, plan);
+    plan_devices(first, next, count, o, edge, plan);
   } catch (const Error& e) {
     if (e.kind() == Error::Kind::InvalidArgument) throw;
     plan.parts.clear();
@@ -426,7 +426,7 @@ int64_t large_first(Problem<T>* products, int64_t count, int64_t edge, bool one_
 
 #define INSTANTIATE(T)                                                                \
   template BatchPlan plan_batch<T>(const Problem<T>&, int64_t, const Options&,        \
-                                   std::optional<double>);                            \
+                                   std::optional<double>, const Problem<T>*);         \
   template std::optional<double> coalesced_edge<T>(Problems<T>);                      \
   template bool batch_uses_devices<T>(Problems<T>, const Options&);                   \
   template std::optional<int64_t> devices_from<T>(const Problem<T>&, const Options&); \

@@ -65,10 +65,11 @@ struct BatchPlan {
 // Throws Error
 // (InvalidArgument) naming an option out of range.
 // `edge`: the products' edge for the coalesced kernel's bucket (coalesced_edge); none: every device
-// runs its direct kernel.
+// runs its direct kernel. `next`: the problem after `first`, where there is one (whether their C
+// lie back to back, for gpu::unstaged).
 template <class T>
 BatchPlan plan_batch(const Problem<T>& first, int64_t count, const Options& options,
-                     std::optional<double> edge);
+                     std::optional<double> edge, const Problem<T>* next = nullptr);
 
 // The edge cbrt(m n k) a batch's products (each with a product) look up the coalesced kernel's
 // bucket by: the geometric middle of the smallest and the largest, where they lie within a
