@@ -21,7 +21,6 @@
 #include <functional>
 #include <limits>
 #include <map>
-#include <new>
 #include <optional>
 #include <random>
 #include <set>
@@ -210,22 +209,14 @@ template <class T>
 class Placed {
  public:
   Placed(std::vector<T>& v, Memory memory) : v_(v) {
-    if (memory == Memory::Ordinary) return;
-    copy_ = static_cast<T*>(tandem_malloc(v.size() * sizeof(T)));
-    if (copy_ == nullptr) throw std::bad_alloc();
-    std::copy(v.begin(), v.end(), copy_);
+    if (memory == Memory::TandemMalloc) copy_.assign(v.begin(), v.end());
   }
-  ~Placed() { tandem_free(copy_); }
-  Placed(const Placed&) = delete;
-  Placed& operator=(const Placed&) = delete;
-  T* data() { return copy_ != nullptr ? copy_ : v_.data(); }
-  void back() {
-    if (copy_ != nullptr) std::copy(copy_, copy_ + v_.size(), v_.begin());
-  }
+  T* data() { return copy_.empty() ? v_.data() : copy_.data(); }
+  void back() { std::copy(copy_.begin(), copy_.end(), v_.begin()); }
 
  private:
   std::vector<T>& v_;
-  T* copy_ = nullptr;
+  std::vector<T, Allocator<T>> copy_;
 };
 
 // What a test asks of each batch's report, beyond its C: nothing by default.
@@ -583,13 +574,9 @@ TEST(Batch, TandemMallocOperandsOnADiscreteDeviceGoUnstaged) {
   // The plan: unstaged where the first problem's operands are all in tandem_malloc memory, beta
   // is 0 and C tight; else the staged rule.
   const size_t cube = 64 * 64;
-  float* pinned_ab = static_cast<float*>(tandem_malloc(cube * sizeof(float)));
-  float* pinned_c = static_cast<float*>(tandem_malloc(3 * cube * sizeof(float)));
-  ASSERT_NE(pinned_ab, nullptr);
-  ASSERT_NE(pinned_c, nullptr);
-  std::fill(pinned_ab, pinned_ab + cube, 1.0f);
+  std::vector<float, Allocator<float>> pinned_ab(cube, 1.0f), pinned_c(3 * cube, 0.0f);
   std::vector<float> ordinary_c(cube, 0.0f);
-  detail::Problem<float> first = cube_problem(64, pinned_ab, pinned_c);
+  detail::Problem<float> first = cube_problem(64, pinned_ab.data(), pinned_c.data());
   const auto planned = [&](const detail::Problem<float>& p,
                            const detail::Problem<float>* next = nullptr) {
     const detail::BatchPlan plan = detail::plan_batch(p, 100, gpu, 64.0, next);
@@ -615,8 +602,6 @@ TEST(Batch, TandemMallocOperandsOnADiscreteDeviceGoUnstaged) {
   EXPECT_EQ(staged.stages.products, detail::profile::batch_stage_products());
   EXPECT_EQ(staged.stages.in_flight, detail::profile::batch_stages_in_flight(false));
   EXPECT_GT(staged.feeders, 0);
-  tandem_free(pinned_ab);
-  tandem_free(pinned_c);
 
   Options hybrid = every_device_hybrid(0.6);
   strided_batches<float>(gpu, 12, 91, {}, Memory::TandemMalloc);

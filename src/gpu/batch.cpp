@@ -120,28 +120,33 @@ Part<T> lay_out(Problems<T> problems, int64_t first, int64_t count, bool is_a, i
   return part;
 }
 
-// Where a run's C can be read into the caller's, unstaged: every problem's C packed tight (ldc =
-// n), each right after the one before, all in one tandem_malloc block of the device's context,
-// and beta 0 (the product needs none of C's old values, so a copy cut short by a failure leaves
-// nothing the CPU's recomputing needs). Else nullptr: C comes back through staging.
+// Whether `q`'s C can follow `p`'s in one read into the caller's memory (q = p: whether p's can
+// start one): beta 0 (the product needs none of C's old values, so a copy cut short by a failure
+// leaves nothing the CPU's recomputing needs), C's rows packed tight (ldc = n), and q's C right
+// after p's.
+template <class T>
+bool c_follows(const Problem<T>& p, const Problem<T>& q, int64_t after) {
+  return q.beta == T(0) && q.ldc == q.n && q.c == p.c + after * p.m * p.n;
+}
+
+// Where a run's C can be read into the caller's, unstaged: every problem's C as c_follows says,
+// all in one tandem_malloc block of the device's context. Else nullptr: C comes back through
+// staging.
 template <class T>
 T* unstaged_c(Problems<T> problems, int64_t first, int64_t count, const Device& device) {
   const Problem<T>& p = problems[first];
-  const int64_t size = p.m * p.n;
-  for (int64_t i = first; i < first + count; ++i) {
-    const Problem<T>& q = problems[i];
-    if (q.beta != T(0) || q.ldc != q.n || q.c != p.c + (i - first) * size) return nullptr;
-  }
-  return in_pinned_block(device, p.c, static_cast<size_t>(count * size) * sizeof(T)) ? p.c
-                                                                                     : nullptr;
+  for (int64_t i = first; i < first + count; ++i)
+    if (!c_follows(p, problems[i], i - first)) return nullptr;
+  return in_pinned_block(device, p.c, static_cast<size_t>(count * p.m * p.n) * sizeof(T)) ? p.c
+                                                                                          : nullptr;
 }
 
 }  // namespace
 
 template <class T>
 bool unstaged(const Device& device, const Problem<T>& first, const Problem<T>* next) {
-  return is_discrete(device) && operands_pinned(device, first) && first.beta == T(0) &&
-         first.ldc == first.n && (next == nullptr || next->c == first.c + first.m * first.n);
+  return is_discrete(device) && operands_pinned(device, first) && c_follows(first, first, 0) &&
+         (next == nullptr || c_follows(first, *next, 1));
 }
 
 namespace {
@@ -154,8 +159,7 @@ struct Stage {
   std::vector<Run<T>> runs;
   int64_t elements = 0;            // the whole staging
   int64_t c_begin = 0, c_end = 0;  // C's parts, together at the end
-  bool staged = false;      // it packs or unpacks on the host (its staging has a pinned buffer)
-  bool c_unstaged = false;  // a run's C is read unstaged, into the caller's
+  bool staged = false;  // it packs or unpacks on the host (its staging has a pinned buffer)
   std::unique_ptr<Staging> staging;
   cl::CommandQueue queue;
   cl::Event read;
@@ -325,7 +329,6 @@ class DeviceBatch {
       run.c.elements = run.count * p.m * p.n;
       run.c.to = unstaged_c(problems_, run.first, run.count, dev_);
       cursor += run.c.elements;
-      s.c_unstaged = s.c_unstaged || run.c.to != nullptr;
       s.staged = s.staged || run.c.to == nullptr || !run.a.from_caller || !run.b.from_caller;
     }
     s.c_end = cursor;
@@ -436,8 +439,9 @@ class DeviceBatch {
     }
     Copies copies;
     const T* const base = s.mapped();
-    for (const Run<T>& run : s.runs)
-      for (int64_t i = 0; i < run.count && run.c.to == nullptr; ++i) {
+    for (const Run<T>& run : s.runs) {
+      if (run.c.to != nullptr) continue;  // read into the caller's C already
+      for (int64_t i = 0; i < run.count; ++i) {
         const Problem<T>& p = problems_[run.first + i];
         const T* from = base + run.c.offset + i * run.c.stride;
         if (p.beta == T(0))
@@ -445,6 +449,7 @@ class DeviceBatch {
         else
           copies.add([&p, from] { unpack_adding(from, p.m, p.n, p.beta, p.c, p.ldc, 1); });
       }
+    }
     copies.run(threads_, lane());
     stats_.problems += s.range.count;
     if (hooks_.finished) hooks_.finished(s.range.count);
@@ -484,7 +489,9 @@ class DeviceBatch {
     bool c_written = false;
     for (const Stage<T>& s : flight_) {
       unfinished.push_back(s.range);
-      c_written = c_written || (s.c_unstaged && s.read() != nullptr);
+      const bool c_unstaged = std::any_of(s.runs.begin(), s.runs.end(),
+                                          [](const Run<T>& run) { return run.c.to != nullptr; });
+      c_written = c_written || (c_unstaged && s.read() != nullptr);
     }
     if (pending_.count > 0) unfinished.push_back(pending_);
     const bool ok = drained(dev_, [&] {
