@@ -125,7 +125,7 @@ TEST_F(ProfileDir, TuneWritesAValidProfileThatAutoThenUses) {
   // auto now follows it: the report names the profile and the bucket, and the split is the
   // bucket's.
   const Report r = run_auto(128);
-  EXPECT_EQ(r.profile, report.saved.string());
+  EXPECT_EQ(r.profile.rfind(report.saved.string(), 0), 0u) << r.profile;  // then what it lacks
   EXPECT_EQ(r.profile_bucket, 128);
   const auto& bucket = p.precisions.at(detail::Precision::s).buckets.back();
   EXPECT_EQ(r.gpu_rows > 0, bucket.gpu_parts > 0);
@@ -230,8 +230,8 @@ TEST_F(ProfileDir, ComplexPrecisionsAreTunedAndAutoUsesThem) {
   Report r;
   gemm<Z>(Layout::RowMajor, Op::NoTrans, Op::NoTrans, n, n, n, Z(1), a.data(), n, b.data(), n, Z(0),
           c.data(), n, {}, &r);
-  for (const Z& x : c) ASSERT_EQ(x, Z(3.0 * n, -1.0 * n));  // (1 + i)(1 - 2i) = 3 - i
-  EXPECT_EQ(r.profile, report.saved.string());
+  for (const Z& x : c) ASSERT_EQ(x, Z(3.0 * n, -1.0 * n));                // (1 + i)(1 - 2i) = 3 - i
+  EXPECT_EQ(r.profile.rfind(report.saved.string(), 0), 0u) << r.profile;  // then what it lacks
   EXPECT_EQ(r.profile_bucket, n);
   const auto& bucket = p.precisions.at(detail::Precision::z).buckets.back();
   EXPECT_EQ(r.gpu_rows > 0, bucket.gpu_parts > 0);
@@ -472,7 +472,7 @@ TEST_F(ProfileDir, DirectOnlyTunesTheDirectKernelAndItsThreshold) {
   gemm<float>(Layout::RowMajor, Op::NoTrans, Op::NoTrans, 8, 8, 8, 1.0f, a.data(), 8, a.data(), 8,
               0.0f, c.data(), 8, gpu, &r);
   EXPECT_EQ(r.kernel.find("KERNEL=2") != std::string::npos, *pp.direct_below > 8) << r.kernel;
-  EXPECT_EQ(r.profile, report.saved.string());
+  EXPECT_EQ(r.profile.rfind(report.saved.string(), 0), 0u) << r.profile;  // then what it lacks
   // The same run again measures no candidate twice: the log gains threshold records alone.
   const auto direct_lines = [&] { return log_lines(o.log, "direct"); };
   const int before = direct_lines();
@@ -543,6 +543,20 @@ TEST(BatchRule, TheEdgeFollowsTheSidesWhereTheRoundsChoseOne) {
 // paying, each point a checked batch sized by the cores' rate; the profile keeps the rule its
 // points give, for each memory; a second run takes every measurement from the log.
 TEST_F(ProfileDir, BatchOnlyMeasuresWhereDealingPays) {
+  // A dgemm tune came first: the local profile holds d alone. The batch phase of s rests on the
+  // built-in entry's s section (its kernels, not an empty section), and the file it saves holds
+  // d as it was and s, nothing it did not tune.
+  const auto entry = prof::active(here());
+  ASSERT_TRUE(entry && entry->precisions.count(detail::Precision::s) &&
+              entry->precisions.count(detail::Precision::d));
+  const prof::PrecisionProfile& entry_s = entry->precisions.at(detail::Precision::s);
+  prof::Profile d_only;
+  d_only.tandem_version = TANDEM_VERSION;
+  d_only.identity = here();
+  d_only.precisions[detail::Precision::d] = entry->precisions.at(detail::Precision::d);
+  d_only.precisions[detail::Precision::d].gpu_gflops = 1234.5;
+  prof::save(d_only, prof::path_for(here()));
+  prof::forget();
   std::optional<detail::seams::Override> seams(std::in_place,
                                                test::discrete(false, /*pin_every_block=*/true));
   auto o = tiny();
@@ -555,6 +569,11 @@ TEST_F(ProfileDir, BatchOnlyMeasuresWhereDealingPays) {
   const auto report = tuner::tune(o);
   const prof::Profile p = prof::load(report.saved);
   const auto& pp = p.precisions.at(detail::Precision::s);
+  EXPECT_EQ(p.precisions.size(), 2u) << "s and d only";
+  EXPECT_EQ(p.precisions.at(detail::Precision::d).gpu_gflops, 1234.5) << "d as the file had it";
+  EXPECT_EQ(pp.gpu_kernel, entry_s.gpu_kernel) << "s from the built-in entry";
+  EXPECT_EQ(pp.buckets.size(), entry_s.buckets.size());
+  EXPECT_FALSE(pp.buckets.empty());
   ASSERT_TRUE(pp.batch.has_value());
   ASSERT_TRUE(pp.batch_resident.has_value()) << "a discrete device measures tandem_malloc memory";
   ASSERT_EQ(report.precisions.size(), 1u);
@@ -836,8 +855,47 @@ TEST_F(ProfileDir, RoundTrip) {
   prof::save(p, prof::path_for(here()));
   auto active = prof::active(here());
   ASSERT_TRUE(active);
-  EXPECT_EQ(active->origin, prof::path_for(here()).string());
+  EXPECT_EQ(active->origin.rfind(prof::path_for(here()).string(), 0), 0u) << active->origin;
   EXPECT_EQ(active->tuning.evaluations, 42);
+}
+
+// A local profile speaks for the precisions it holds; each other precision keeps the built-in
+// entry's section (tuning dgemm alone must not put sgemm back on the defaults, nor leave a later
+// batch-only tune of sgemm without its direct kernel), and the origin names where each came from.
+TEST_F(ProfileDir, ALocalProfileKeepsTheBuiltInEntryForThePrecisionsItLacks) {
+  prof::forget();
+  const auto entry = prof::active(here());
+  ASSERT_TRUE(entry);
+  ASSERT_EQ(entry->origin.rfind("built-in:", 0), 0u) << "an empty profile directory";
+  ASSERT_TRUE(entry->precisions.count(detail::Precision::d)) << "the test needs an entry with d";
+  prof::Profile p = sample(here());  // s alone
+  ASSERT_EQ(p.precisions.size(), 1u);
+  prof::save(p, prof::path_for(here()));
+  prof::forget();
+  const auto active = prof::active(here());
+  ASSERT_TRUE(active);
+  EXPECT_EQ(active->precisions.at(detail::Precision::s).direct_below, 700) << "the local s";
+  for (const auto& [prec, pp] : entry->precisions) {
+    if (prec == detail::Precision::s) continue;
+    ASSERT_TRUE(active->precisions.count(prec)) << detail::letter(prec) << " was lost";
+    const prof::PrecisionProfile& kept = active->precisions.at(prec);
+    EXPECT_EQ(kept.gpu_kernel, pp.gpu_kernel) << detail::letter(prec);
+    EXPECT_EQ(kept.gpu_gflops, pp.gpu_gflops) << detail::letter(prec);
+    EXPECT_EQ(kept.buckets.size(), pp.buckets.size()) << detail::letter(prec);
+    EXPECT_EQ(kept.direct_kernel, pp.direct_kernel) << detail::letter(prec);
+  }
+  EXPECT_NE(active->origin.find("d, "), std::string::npos) << active->origin;
+  EXPECT_NE(active->origin.find(" from " + entry->origin + ")"), std::string::npos)
+      << active->origin;
+  // A local profile with every precision the entry has is the local profile alone.
+  for (const auto& [prec, pp] : entry->precisions) p.precisions.emplace(prec, pp);
+  p.precisions[detail::Precision::d].gpu_gflops = 1234.5;
+  prof::save(p, prof::path_for(here()));
+  prof::forget();
+  const auto whole = prof::active(here());
+  ASSERT_TRUE(whole);
+  EXPECT_EQ(whole->origin, prof::path_for(here()).string());
+  EXPECT_EQ(whole->precisions.at(detail::Precision::d).gpu_gflops, 1234.5);
 }
 
 TEST_F(ProfileDir, RoundTripOfTheCorners) {

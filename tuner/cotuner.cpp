@@ -97,11 +97,15 @@ Tuner::Tuner(const TuneOptions& o) : o_(o), given_(o) {
 }
 
 // The phase for the kernels, buckets and rules of the profile that applies to this device now
-// (none: a profile with what the phase finds alone), saved as a local profile.
+// (none: a profile with what the phase finds alone), saved as a local profile. The local file
+// gets the precisions this run tunes; the others stay where they were (save keeps the local
+// file's, and the built-in entry goes on serving the rest).
 template <class Phase>
 TuneReport Tuner::run_alone(const Phase& phase) {
   if (const auto active = prof::active_for(info_)) {
-    report_.profile.precisions = active->precisions;
+    for (const Precision prec : o_.precisions)
+      if (auto it = active->precisions.find(prec); it != active->precisions.end())
+        report_.profile.precisions.insert(*it);
     report_.profile.tuning = active->tuning;
   }
   for (size_t i = 0; i < o_.precisions.size(); ++i) {

@@ -186,10 +186,9 @@ std::shared_ptr<const Profile> local(const Identity& id) {
   return nullptr;
 }
 
-std::shared_ptr<const Profile> find(const Identity& id) {
-  if (auto p = local(id)) return p;
-  // The built-in database: this device, then its architecture's nearest entry (the kernels of a
-  // relative, said in the origin), then its platform (vendor), then anything.
+// The built-in database's entry for this device: this device, then its architecture's nearest
+// entry (the kernels of a relative, said in the origin), then its platform (vendor), then anything.
+std::shared_ptr<const Profile> built_in(const Identity& id) {
   for (const char* level : {"device", "architecture", "platform", "any"}) {
     if (std::string(level) == "architecture") {
       std::string how;
@@ -204,6 +203,26 @@ std::shared_ptr<const Profile> find(const Identity& id) {
     if (best != nullptr) return std::make_shared<const Profile>(*best);
   }
   return nullptr;
+}
+
+// The local profile, else the built-in entry. A local profile speaks for the precisions it was
+// tuned for; each other precision keeps what the built-in entry says (tuning dgemm alone leaves
+// sgemm on the entry's kernels, not on the defaults), and the origin says so.
+std::shared_ptr<const Profile> find(const Identity& id) {
+  auto mine = local(id);
+  auto entry = built_in(id);
+  if (!mine || !entry) return mine ? mine : entry;
+  std::string taken;
+  for (const auto& [prec, pp] : entry->precisions)
+    if (!mine->precisions.count(prec)) {
+      if (!taken.empty()) taken += ", ";
+      taken += letter(prec);
+    }
+  if (taken.empty()) return mine;
+  auto merged = std::make_shared<Profile>(*mine);
+  for (const auto& [prec, pp] : entry->precisions) merged->precisions.emplace(prec, pp);
+  merged->origin += " (" + taken + " from " + entry->origin + ")";
+  return merged;
 }
 
 }  // namespace
