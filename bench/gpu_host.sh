@@ -41,10 +41,9 @@
 #                                         # over the set (SET_DEVICES) and "all" at SET_SIZE^3
 set -euo pipefail
 cd "$(dirname "$0")/.."
-programs=(build/tests/gemm_test build/tests/executor_test build/tests/api_test
-          build/bench/tandem_demo build/bench/gemm_bench build/tandem build/bench/strategy_eval
-          build/bench/model_check build/tests/caller_frame_test build/tests/faults_calls
-          build/tests/libcl_faults.so build/tests/route_calls build/bench/one_call)
+# The bundle's programs: one list, shared with bench/vs_clblast.sh (vs_clblast and clblast_batch
+# need Debian's libclblast-dev where the bundle is made).
+mapfile -t programs < <(grep -v '^#' bench/bundle_programs.txt)
 
 unpack() {
   tar xJf .gpu/bundle.tar.xz -C /tmp

@@ -39,16 +39,8 @@
 # Here, without a GPU: ./build/bench/vs_clblast --cases s:256:256:256,d:200:300:100 --reps 3
 set -euo pipefail
 cd "$(dirname "$0")/.."
-# One bundle serves this script and bench/gpu_host.sh: keep its program list in sync with that one.
-programs=(build/bench/vs_clblast build/tandem
-          build/tests/gemm_test build/tests/executor_test build/tests/api_test
-          build/bench/tandem_demo build/bench/gemm_bench build/bench/strategy_eval
-          build/bench/fortran_gemm build/bench/lapack_factor build/bench/level3_bench
-          build/bench/small_calls build/tests/gemm_engine_test build/tests/gemm_async_test
-          build/bench/batch_bench build/bench/clblast_batch build/bench/host_bandwidth
-          build/bench/batch_choice build/bench/plan_bench build/bench/resident_bench
-          build/tests/resident_test build/tests/plan_test build/tests/plan_c_test
-          build/tests/fork_test build/tests/batch_test)
+# The bundle's programs: one list, shared with bench/gpu_host.sh.
+mapfile -t programs < <(grep -v '^#' bench/bundle_programs.txt)
 
 case "${1:-}" in
   pack)

@@ -197,6 +197,25 @@ TEST_F(ProfileDir, TuningOnePrecisionKeepsTheOther) {
   EXPECT_EQ(p.precisions.count(detail::Precision::d), 1u);
 }
 
+// Fitting the cost model alone starts from the profile that applies (here the built-in entry) and
+// saves what it fitted for the precision it was asked for, nothing else: the entry goes on
+// serving the others, and a later change to the entry still reaches them.
+TEST_F(ProfileDir, AModelFitAloneSavesOnlyItsPrecision) {
+  auto o = tiny();
+  o.precisions = {detail::Precision::s};
+  o.model_only = true;
+  const auto report = tuner::tune(o);
+  const prof::Profile p = prof::load(report.saved);
+  ASSERT_EQ(p.precisions.size(), 1u);
+  ASSERT_TRUE(p.precisions.count(detail::Precision::s));
+  ASSERT_EQ(report.precisions.size(), 1u);
+  EXPECT_EQ(report.precisions[0].model_failure, "");
+  EXPECT_TRUE(p.precisions.at(detail::Precision::s).model.has_value());
+  const auto active = prof::active(here());
+  ASSERT_TRUE(active);
+  EXPECT_GT(active->precisions.size(), 1u) << "the entry's other precisions still apply";
+}
+
 // Complex precisions are tuned as the real ones are: their sections hold a kernel, buckets with
 // rates counted at 8 flops a multiply-add, and a cost model where the fit keeps one; auto then
 // plans a complex call by them.

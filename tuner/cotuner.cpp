@@ -96,18 +96,22 @@ Tuner::Tuner(const TuneOptions& o) : o_(o), given_(o) {
   read_log();
 }
 
+// A run of one phase starts from the profile that applies now: its sections for the precisions
+// this run tunes, and its tuning record.
+void Tuner::start_from(const prof::Profile& active) {
+  for (const Precision prec : o_.precisions)
+    if (auto it = active.precisions.find(prec); it != active.precisions.end())
+      report_.profile.precisions.insert(*it);
+  report_.profile.tuning = active.tuning;
+}
+
 // The phase for the kernels, buckets and rules of the profile that applies to this device now
 // (none: a profile with what the phase finds alone), saved as a local profile. The local file
 // gets the precisions this run tunes; the others stay where they were (save keeps the local
 // file's, and the built-in entry goes on serving the rest).
 template <class Phase>
 TuneReport Tuner::run_alone(const Phase& phase) {
-  if (const auto active = prof::active_for(info_)) {
-    for (const Precision prec : o_.precisions)
-      if (auto it = active->precisions.find(prec); it != active->precisions.end())
-        report_.profile.precisions.insert(*it);
-    report_.profile.tuning = active->tuning;
-  }
+  if (const auto active = prof::active_for(info_)) start_from(*active);
   for (size_t i = 0; i < o_.precisions.size(); ++i) {
     const Precision prec = o_.precisions[i];
     if (detail::needs_fp64(prec) && !info_.fp64) continue;
@@ -209,8 +213,7 @@ TuneReport Tuner::run_model_only() {
   if (!active)
     throw std::invalid_argument("fitting the cost model alone needs a profile for " +
                                 info_.describe() + ": run `tandem tune` first");
-  report_.profile.precisions = active->precisions;
-  report_.profile.tuning = active->tuning;
+  start_from(*active);
   for (Precision prec : o_.precisions) {
     auto it = report_.profile.precisions.find(prec);
     if (it == report_.profile.precisions.end()) continue;
