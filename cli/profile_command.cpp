@@ -177,6 +177,9 @@ int show_or_export(const prof::Identity& id, const ProfileArgs& a, bool as_json)
     return kExitFailed;
   }
   if (a.action == "export") {
+    // What was tuned here, not the built-in sections a partial local profile borrows: the
+    // machine that imports it has its own built-in entry for those.
+    p = prof::own(id);
     prof::save(*p, a.file);
     if (as_json)
       std::cout << json{{"exported", a.file}, {"from", p->origin}}.dump(2) << "\n";

@@ -886,6 +886,8 @@ TEST_F(ProfileDir, ALocalProfileKeepsTheBuiltInEntryForThePrecisionsItLacks) {
   const auto entry = prof::active(here());
   ASSERT_TRUE(entry);
   ASSERT_EQ(entry->origin.rfind("built-in:", 0), 0u) << "an empty profile directory";
+  ASSERT_TRUE(prof::own(here()));
+  EXPECT_EQ(prof::own(here())->origin, entry->origin) << "nothing tuned here: the entry";
   ASSERT_TRUE(entry->precisions.count(detail::Precision::d)) << "the test needs an entry with d";
   prof::Profile p = sample(here());  // s alone
   ASSERT_EQ(p.precisions.size(), 1u);
@@ -906,6 +908,11 @@ TEST_F(ProfileDir, ALocalProfileKeepsTheBuiltInEntryForThePrecisionsItLacks) {
   EXPECT_NE(active->origin.find("d, "), std::string::npos) << active->origin;
   EXPECT_NE(active->origin.find(" from " + entry->origin + ")"), std::string::npos)
       << active->origin;
+  // What this machine tuned, as `tandem profile export` writes it: the local sections alone.
+  const auto mine = prof::own(here());
+  ASSERT_TRUE(mine);
+  EXPECT_EQ(mine->precisions.size(), 1u);
+  EXPECT_EQ(mine->origin, prof::path_for(here()).string());
   // A local profile with every precision the entry has is the local profile alone.
   for (const auto& [prec, pp] : entry->precisions) p.precisions.emplace(prec, pp);
   p.precisions[detail::Precision::d].gpu_gflops = 1234.5;

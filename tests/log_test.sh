@@ -54,7 +54,7 @@ import collections, re, sys
 want = int(sys.argv[2])
 pat = re.compile(r"tandem pid=(\d+)( rank=(\d))?: [sd]gemm m=\d+ n=\d+ k=\d+( layout=col)? strategy=cpu "
                  r"gpu_(rows|cols)=0 cpu_(rows|cols)=\d+ cpu_threads=\d+ A=\S+ B=\S+ C=\S+ cpu=[0-9.]+ms "
-                 r"gpu=[0-9.]+ms kernel=[0-9.]+ms total=[0-9.]+ms( profile=\S+)?")
+                 r"gpu=[0-9.]+ms kernel=[0-9.]+ms total=[0-9.]+ms( profile=.+)?")
 count = collections.Counter()
 for line in open(sys.argv[1]).read().split("\n")[:-1]:
     g = pat.fullmatch(line)

@@ -75,7 +75,7 @@ PY
 for route in home xdg exported; do
   out=$(under "$route" "$tandem" gemm --precision s --m 100 --n 70 --k 50 --strategy hybrid --json \
           2> "$work/control.err")
-  if grep -q "\"profile\": \"${planted[$route]}/$name\"" <<<"$out" &&
+  if grep -q "\"profile\": \"${planted[$route]}/$name" <<<"$out" &&
      grep -q "kernel does not fit" "$work/control.err"; then
     ok "by $route the tandem command applies the poison"
   else

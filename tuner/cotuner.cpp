@@ -100,7 +100,8 @@ Tuner::Tuner(const TuneOptions& o) : o_(o), given_(o) {
 // this run tunes, and its tuning record.
 void Tuner::start_from(const prof::Profile& active) {
   for (const Precision prec : o_.precisions)
-    if (auto it = active.precisions.find(prec); it != active.precisions.end())
+    if (auto it = active.precisions.find(prec);
+        it != active.precisions.end() && !(detail::needs_fp64(prec) && !info_.fp64))
       report_.profile.precisions.insert(*it);
   report_.profile.tuning = active.tuning;
 }

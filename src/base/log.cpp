@@ -153,6 +153,8 @@ void log_call(const char* routine, const Report& r, bool column_major) {
                 to_string(r.c), r.cpu_seconds() * 1e3, r.gpu_seconds() * 1e3,
                 r.gpu_kernel_seconds * 1e3, r.seconds() * 1e3,
                 r.fell_back ? " (GPU failed, CPU fallback)" : "",
+                // Last on the line, to its end: a profile's origin may hold spaces ("FILE (c, z
+                // from built-in:pocl)", "memory (no profile directory)").
                 r.profile.empty() ? "" : (" profile=" + r.profile).c_str());
   log_line(line);
 }

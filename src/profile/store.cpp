@@ -259,6 +259,11 @@ std::shared_ptr<const Profile> active(const Identity& id) {
   return active_keyed(id, id.file_name());
 }
 
+std::shared_ptr<const Profile> own(const Identity& id) {
+  if (auto mine = local(id)) return mine;
+  return built_in(id);
+}
+
 std::shared_ptr<const Profile> active(const Identity& id, const std::string& file_name) {
   return active_keyed(id, file_name);
 }

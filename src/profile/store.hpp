@@ -34,11 +34,15 @@ Profile load(const std::filesystem::path& file);
 std::vector<std::filesystem::path> local_files(const Identity& id);
 
 // The profile that applies to `id`: a local file for exactly this identity (its own file name
-// first, then the other files named for its device; no other file is read), else the built-in
-// database's closest entry (device, then platform, then any), else none. A local profile for
-// the same device that differs in driver, CPU, BLAS or version, or one that cannot be read, is
-// reported once on stderr and not applied. Cached (here, and nowhere else) until forget().
+// first, then the other files named for its device; no other file is read), with the built-in
+// database's closest entry's sections for the precisions it lacks, else that entry alone (device,
+// then architecture, then platform, then any), else none. A local profile for the same device
+// that differs in driver, CPU, BLAS or version, or one that cannot be read, is reported once on
+// stderr and not applied. Cached (here, and nowhere else) until forget().
 std::shared_ptr<const Profile> active(const Identity& id);
+// What this machine tuned for `id`: the local profile active() starts from, without the built-in
+// entry's sections; else the built-in entry (what `tandem profile export` writes). Not cached.
+std::shared_ptr<const Profile> own(const Identity& id);
 // The same, where the caller has worked out `file_name` (id.file_name()) once already: a
 // device's identity is fixed for the process (plan/device_profile.hpp).
 std::shared_ptr<const Profile> active(const Identity& id, const std::string& file_name);
