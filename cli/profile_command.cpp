@@ -171,15 +171,14 @@ int show_path(const prof::Identity& id, bool as_json) {
 
 // show, or export to `file`: the profile that applies to this device.
 int show_or_export(const prof::Identity& id, const ProfileArgs& a, bool as_json) {
-  auto p = prof::active(id);
+  // Export writes what was tuned here, not the built-in sections a partial local profile
+  // borrows: the machine that imports it has its own built-in entry for those.
+  const auto p = a.action == "export" ? prof::own(id) : prof::active(id);
   if (!p) {
     std::cerr << "tandem: no profile applies to this device; run `tandem tune`\n";
     return kExitFailed;
   }
   if (a.action == "export") {
-    // What was tuned here, not the built-in sections a partial local profile borrows: the
-    // machine that imports it has its own built-in entry for those.
-    p = prof::own(id);
     prof::save(*p, a.file);
     if (as_json)
       std::cout << json{{"exported", a.file}, {"from", p->origin}}.dump(2) << "\n";

@@ -96,12 +96,14 @@ Tuner::Tuner(const TuneOptions& o) : o_(o), given_(o) {
   read_log();
 }
 
+// A double-precision type on a device without fp64 has nothing to tune: it stays on the CPU.
+bool Tuner::tunable(Precision prec) const { return !(detail::needs_fp64(prec) && !info_.fp64); }
+
 // A run of one phase starts from the profile that applies now: its sections for the precisions
 // this run tunes, and its tuning record.
 void Tuner::start_from(const prof::Profile& active) {
   for (const Precision prec : o_.precisions)
-    if (auto it = active.precisions.find(prec);
-        it != active.precisions.end() && !(detail::needs_fp64(prec) && !info_.fp64))
+    if (auto it = active.precisions.find(prec); it != active.precisions.end() && tunable(prec))
       report_.profile.precisions.insert(*it);
   report_.profile.tuning = active.tuning;
 }
@@ -115,7 +117,7 @@ TuneReport Tuner::run_alone(const Phase& phase) {
   if (const auto active = prof::active_for(info_)) start_from(*active);
   for (size_t i = 0; i < o_.precisions.size(); ++i) {
     const Precision prec = o_.precisions[i];
-    if (detail::needs_fp64(prec) && !info_.fp64) continue;
+    if (!tunable(prec)) continue;
     settle(prec);
     precision_deadline_ =
         elapsed() + (o_.budget_seconds - elapsed()) / double(o_.precisions.size() - i);
@@ -142,7 +144,7 @@ TuneReport Tuner::run() {
     });
   for (size_t i = 0; i < o_.precisions.size(); ++i) {
     const Precision prec = o_.precisions[i];
-    if (detail::needs_fp64(prec) && !info_.fp64) continue;  // nothing to tune: stays on the CPU
+    if (!tunable(prec)) continue;
     settle(prec);
     // Each precision gets its share of what is left of the time budget.
     precision_deadline_ =

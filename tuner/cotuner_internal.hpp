@@ -209,6 +209,7 @@ class Tuner {
   template <class T>
   bool winner_checks(int64_t size, int gpu_parts, int cpu_threads, bool dynamic,
                      const std::map<std::string, int>& kernel, uint64_t seed);
+  bool tunable(Precision prec) const;
   void start_from(const prof::Profile& active);
   // One phase alone (--direct-only, --batch-only) for the profile that applies now:
   // phase(zero element, precision, its profile, its summary) for each precision.

@@ -212,15 +212,12 @@ std::shared_ptr<const Profile> find(const Identity& id) {
   auto mine = local(id);
   auto entry = built_in(id);
   if (!mine || !entry) return mine ? mine : entry;
+  auto merged = std::make_shared<Profile>(*mine);
   std::string taken;
   for (const auto& [prec, pp] : entry->precisions)
-    if (!mine->precisions.count(prec)) {
-      if (!taken.empty()) taken += ", ";
-      taken += letter(prec);
-    }
+    if (merged->precisions.emplace(prec, pp).second)
+      taken += (taken.empty() ? "" : ", ") + std::string(1, letter(prec));
   if (taken.empty()) return mine;
-  auto merged = std::make_shared<Profile>(*mine);
-  for (const auto& [prec, pp] : entry->precisions) merged->precisions.emplace(prec, pp);
   merged->origin += " (" + taken + " from " + entry->origin + ")";
   return merged;
 }
@@ -259,13 +256,13 @@ std::shared_ptr<const Profile> active(const Identity& id) {
   return active_keyed(id, id.file_name());
 }
 
+std::shared_ptr<const Profile> active(const Identity& id, const std::string& file_name) {
+  return active_keyed(id, file_name);
+}
+
 std::shared_ptr<const Profile> own(const Identity& id) {
   if (auto mine = local(id)) return mine;
   return built_in(id);
-}
-
-std::shared_ptr<const Profile> active(const Identity& id, const std::string& file_name) {
-  return active_keyed(id, file_name);
 }
 
 std::vector<fs::path> local_files(const Identity& id) {

@@ -40,12 +40,12 @@ std::vector<std::filesystem::path> local_files(const Identity& id);
 // that differs in driver, CPU, BLAS or version, or one that cannot be read, is reported once on
 // stderr and not applied. Cached (here, and nowhere else) until forget().
 std::shared_ptr<const Profile> active(const Identity& id);
-// What this machine tuned for `id`: the local profile active() starts from, without the built-in
-// entry's sections; else the built-in entry (what `tandem profile export` writes). Not cached.
-std::shared_ptr<const Profile> own(const Identity& id);
 // The same, where the caller has worked out `file_name` (id.file_name()) once already: a
 // device's identity is fixed for the process (plan/device_profile.hpp).
 std::shared_ptr<const Profile> active(const Identity& id, const std::string& file_name);
+// What this machine tuned for `id`: the local profile active() starts from, without the built-in
+// entry's sections; else the built-in entry (what `tandem profile export` writes). Not cached.
+std::shared_ptr<const Profile> own(const Identity& id);
 void forget();
 // How many times forget() has run: what depends on the profiles in use (route.hpp) is taken
 // again when it changes.
