@@ -18,8 +18,11 @@ export TANDEM_DEVICE
 echo "TANDEM_DEVICE=$TANDEM_DEVICE" >> "$out/host.txt"
 small_calls 2,8,32,64,128 21 > "$out/small-calls.txt" 2>&1
 lapack_factor "$ref" "${sizes%%,*}" 3 > "$out/lapack-openblas-blas.jsonl" 2> "$out/lapack-openblas-blas.err"
-TANDEM_VERBOSE=1 LD_PRELOAD=$b/lib/libtandem_blas.so.0 lapack_factor "$ref" "$sizes" 3 \
-  > "$out/lapack-tandem-blas.jsonl" 2> "$out/lapack-tandem-verbose.txt"
+LD_PRELOAD=$b/lib/libtandem_blas.so.0 lapack_factor "$ref" "$sizes" 3 > "$out/lapack-tandem-blas.jsonl"
+# The routing from a process of its own: TANDEM_VERBOSE turns the drop-in's straight path for small
+# calls off (each call is planned and logged), so its times are not the drop-in's.
+TANDEM_VERBOSE=1 LD_PRELOAD=$b/lib/libtandem_blas.so.0 lapack_factor "$ref" "${sizes%%,*}" 3 \
+  > "$out/lapack-tandem-verbose.jsonl" 2> "$out/lapack-tandem-verbose.txt"
 # Which calls left the CPU: routine, strategy and shape, counted.
 awk '/^tandem: dgemm/ {print $2, $6, $3, $4, $5}' "$out/lapack-tandem-verbose.txt" | sort | uniq -c |
   sort -rn > "$out/lapack-tandem-routing.txt"

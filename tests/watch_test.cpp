@@ -2,19 +2,25 @@
 // as long as a model of a CPU and a device says), a profile's split that runs slower than the CPU
 // alone's recorded rate is demoted after the configured calls (database/defaults.json's
 // "watch"), with one TANDEM_VERBOSE line, and the calls after it run on the CPU alone, from one
-// thread or several at once; a split faster than the CPU alone keeps its plan. Run under ctest,
-// with TANDEM_VERBOSE=1 (the environment is read once per process).
+// thread or several at once; a split faster than the CPU alone keeps its plan. A cost model's
+// plan close to its CPU's predicted time is judged against one call timed on the CPU alone. Run
+// under ctest, with TANDEM_VERBOSE=1 (the environment is read once per process).
 #include "plan/watch.hpp"
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <cmath>
 #include <cstdlib>
 #include <filesystem>
 #include <string>
 #include <thread>
 #include <vector>
 
+#include "cpu/blas.hpp"
+#include "cpu/topology.hpp"
 #include "gpu/device.hpp"
+#include "model/cost_model.hpp"
 #include "plan/device_profile.hpp"
 #include "profile/defaults.hpp"
 #include "profile/profile.hpp"
@@ -147,6 +153,137 @@ TEST_F(WatchedSplit, ConcurrentCallsDemoteTheClassOnce) {
   EXPECT_EQ(device_rows(), 0);
   const std::string err = ::testing::internal::GetCapturedStderr();
   EXPECT_EQ(lines_saying(err, kDemoted), 1) << err;
+}
+
+// The cost model's plans, where the model's CPU is wrong: it predicts the CPU twice as slow as
+// the simulated APU runs it (the H100 host's double-precision model at k = 64 predicted OpenBLAS
+// 1.3-1.6 times slower than it ran). A plan the model finds close to the CPU alone's time has its
+// class's second call timed on the CPU alone, and the class is judged against that time.
+class WatchedModel : public WatchedSplit {
+ protected:
+  static constexpr int64_t kM = 256, kN = 256, kK = 32;  // no bucket measured it: the model plans
+
+  // A profile whose model has a CPU of `cpu_gflops` and a device of `device_gflops` (its 256
+  // bucket, the GPU alone, does not measure kM x kN x kK).
+  void profile_with_model(double cpu_gflops, double device_gflops) {
+    detail::cost::Model m;
+    m.cpu.gflops_by_threads = {{1, cpu_gflops / 2}, {2, cpu_gflops}};
+    m.cpu.half_m = m.cpu.half_n = m.cpu.half_k = 8;
+    m.device.kernel_gflops = device_gflops;
+    m.device.tile_m = m.device.tile_n = 32;
+    m.device.compute_units = 2;
+    m.device.pack_by_threads = {{1, 5e9}, {2, 9e9}};
+    m.both_busy = m.cpu_busy = kBothBusy;
+    prof::Profile p;
+    p.identity = prof::identity_for(detail::gpu::info(*detail::gpu::open_device("")));
+    p.tandem_version = TANDEM_VERSION;
+    prof::PrecisionProfile pp;
+    pp.gpu_kernel = {{"MWG", 32}, {"NWG", 32}, {"MDIMC", 8}, {"NDIMC", 8}};
+    pp.gpu_size = 256;
+    prof::Bucket b;
+    b.size = 256;
+    b.parts = b.gpu_parts = 64;
+    b.kernel = pp.gpu_kernel;
+    pp.buckets = {b};
+    pp.model = m;
+    p.precisions[detail::Precision::s] = pp;
+    prof::save(p, prof::path_for(p.identity));
+    prof::forget();
+    model_ = m;
+  }
+
+  static Report call() {
+    std::vector<float> a(kM * kK, 1.0f), b(kK * kN, 1.0f), c(kM * kN, 1.0f);
+    Report r;
+    gemm<float>(Layout::RowMajor, Op::NoTrans, Op::NoTrans, kM, kN, kK, 1.0f, a.data(), kK,
+                b.data(), kN, 1.0f, c.data(), kN, {}, &r);
+    for (float x : c) EXPECT_EQ(x, float(kK + 1));
+    EXPECT_FALSE(r.fell_back) << r.fallback_reason;
+    EXPECT_TRUE(r.profile_model);
+    return r;
+  }
+
+  // The model's CPU seconds for the call, as the watch predicts them.
+  double model_cpu_seconds() const {
+    const detail::cost::Shape s{kM, kN, kK, 4, true, false};
+    return model_.cpu.seconds(
+        s, kM, std::min(detail::topology::physical_cores(), detail::cpu_blas::current_threads()));
+  }
+
+  // The simulated APU whose CPU runs the call in half the model's time and whose device makes
+  // the model's plan (`gpu_rows` on the device) take `of_cpu` times the CPU alone's real time.
+  static detail::simulated_apu::Model apu_for(double model_cpu, int64_t gpu_rows, double of_cpu) {
+    const double flops = 2.0 * kM * kN * kK * 1e-9, real_cpu = model_cpu / 2;
+    detail::simulated_apu::Model sim{flops / real_cpu, 0, kBothBusy};
+    double low = 1e-6, high = 1e3;  // the device's rate, by bisection: time falls as it rises
+    for (int i = 0; i < 200; ++i) {
+      sim.gpu_gflops = std::sqrt(low * high);
+      const double t = detail::simulated_apu::seconds(sim, gpu_rows, kM - gpu_rows, kN, kK);
+      (t > of_cpu * real_cpu ? low : high) = sim.gpu_gflops;
+    }
+    return sim;
+  }
+
+  static constexpr double kBothBusy = 0.9;
+  detail::cost::Model model_;
+};
+
+TEST_F(WatchedModel, AClosePlanSlowerThanTheCpuItselfIsDemotedThoughNotThanTheModelsCpu) {
+  // The model: a CPU of 0.15 GFLOPS (about 37 ms for the call) and a device half as fast.
+  profile_with_model(0.15, 0.075);
+  const double model_cpu = model_cpu_seconds();
+  const Report first = call();  // not counted: it builds the kernel; its plan is the model's
+  const int64_t rows = first.gpu_rows;
+  ASSERT_GT(rows, 0);
+  ASSERT_LT(rows, kM) << "the model splits";
+  const double close = prof::watch_rule().close, margin = prof::watch_rule().margin;
+  ASSERT_GT(first.predicted_seconds, close * model_cpu) << "a close verdict";
+  // The plan takes 1.6 times the CPU's real time: 0.8 of the model's CPU time, which the watch
+  // alone would let pass.
+  const detail::simulated_apu::Model sim = apu_for(model_cpu, rows, 1.6);
+  ASSERT_LT(detail::simulated_apu::seconds(sim, rows, kM - rows, kN, kK) / model_cpu, 1 + margin);
+  const detail::seams::Override apu_on(detail::simulated_apu::on(sim));
+  ::testing::internal::CaptureStderr();
+  EXPECT_EQ(call().gpu_rows, 0) << "the second call: the CPU alone, timed";
+  const int calls = prof::watch_rule().calls;
+  for (int i = 0; i < calls; ++i) EXPECT_EQ(call().gpu_rows, rows) << "call " << i;
+  for (int i = 0; i < 3; ++i) EXPECT_EQ(call().gpu_rows, 0) << "after the demotion, call " << i;
+  const std::string err = ::testing::internal::GetCapturedStderr();
+  EXPECT_EQ(lines_saying(err, "one ran on the CPU alone in "), 1) << err;
+  EXPECT_EQ(lines_saying(err, kDemoted), 1) << err;
+  EXPECT_NE(err.find("(one of them timed on the CPU alone; profile "), std::string::npos) << err;
+}
+
+TEST_F(WatchedModel, AClosePlanFasterThanTheCpuItselfKeepsIt) {
+  profile_with_model(0.15, 0.075);
+  const double model_cpu = model_cpu_seconds();
+  const Report first = call();
+  ASSERT_GT(first.gpu_rows, 0);
+  ASSERT_GT(first.predicted_seconds, prof::watch_rule().close * model_cpu);
+  const detail::seams::Override apu_on(
+      detail::simulated_apu::on(apu_for(model_cpu, first.gpu_rows, 0.8)));
+  ::testing::internal::CaptureStderr();
+  EXPECT_EQ(call().gpu_rows, 0) << "the second call: the CPU alone, timed";
+  for (int i = 0; i < 3 * prof::watch_rule().calls; ++i)
+    EXPECT_EQ(call().gpu_rows, first.gpu_rows) << "call " << i;
+  const std::string err = ::testing::internal::GetCapturedStderr();
+  EXPECT_EQ(lines_saying(err, "one ran on the CPU alone in "), 1) << err;
+  EXPECT_EQ(lines_saying(err, kDemoted), 0) << err;
+}
+
+// A plan the model finds far faster than the CPU alone is never put on the CPU to be timed.
+TEST_F(WatchedModel, AClearVerdictIsNotTimedOnTheCpu) {
+  profile_with_model(0.15, 1.5);
+  const double model_cpu = model_cpu_seconds();
+  const detail::seams::Override apu_on(detail::simulated_apu::on({0.15, 1.5, kBothBusy}));
+  const Report first = call();
+  ASSERT_GT(first.gpu_rows, 0);
+  ASSERT_LT(first.predicted_seconds, prof::watch_rule().close * model_cpu) << "a clear verdict";
+  ::testing::internal::CaptureStderr();
+  for (int i = 0; i < 2 * prof::watch_rule().calls; ++i)
+    EXPECT_EQ(call().gpu_rows, first.gpu_rows) << "call " << i;
+  const std::string err = ::testing::internal::GetCapturedStderr();
+  EXPECT_EQ(lines_saying(err, "one ran on the CPU alone in "), 0) << err;
 }
 
 }  // namespace

@@ -76,28 +76,66 @@ int log2_class(int64_t d) { return d <= 1 ? 0 : 63 - __builtin_clzll(static_cast
 
 }  // namespace
 
-// One class of plans: its recent calls' times over the CPU alone's, and whether it is demoted.
+// One class of plans: its recent calls' times over the CPU alone's predicted time, whether it is
+// demoted, and, where one of its calls was timed on the CPU alone, that call's time over the
+// prediction (the scale its calls are judged by).
 class Class {
  public:
   explicit Class(Key key) : key_(std::move(key)) {}
   bool demoted() const { return demoted_.load(std::memory_order_relaxed); }
+  // Counts a call planned for the devices; true for the one call (the class's second) that the
+  // CPU alone is to time instead.
+  bool planned(bool close);
+  // The CPU alone's time for the timed call, over its predicted time (0: it did not run).
+  void timed_on_cpu(double ratio);
   void observe(double ratio);
   const Key& key() const { return key_; }
 
  private:
-  std::string describe(double median) const;
+  std::string what() const;
+  std::string describe(double median, double scale) const;
+
+  enum : int { kUntimed, kTiming, kTimed };
 
   const Key key_;
   std::atomic<bool> demoted_{false};
+  std::atomic<int> planned_{0};  // calls planned for the devices, up to two
+  std::atomic<int> cpu_timed_{kUntimed};
   std::mutex mutex_;
   int calls_ = 0;               // seen, the first (not counted) included
   std::vector<double> ratios_;  // the last watch_rule().calls, oldest overwritten first
   size_t next_ = 0;
+  double scale_ = 1;  // the CPU alone's timed call over its prediction (1: untimed)
 };
+
+bool Class::planned(bool close) {
+  const int before = planned_.load(std::memory_order_relaxed);
+  if (before < 2) planned_.fetch_add(1, std::memory_order_relaxed);  // only the first two count
+  int untimed = kUntimed;
+  return close && before >= 1 &&
+         cpu_timed_.compare_exchange_strong(untimed, kTiming, std::memory_order_relaxed);
+}
+
+void Class::timed_on_cpu(double ratio) {
+  if (ratio <= 0) {  // it did not run: a later call times the CPU instead
+    cpu_timed_.store(kUntimed, std::memory_order_relaxed);
+    return;
+  }
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    scale_ = ratio;
+  }
+  cpu_timed_.store(kTimed, std::memory_order_relaxed);
+  if (!env_config().verbose) return;
+  char text[32];
+  std::snprintf(text, sizeof text, "%.2f", ratio);
+  log_line("auto: " + what() + ": one ran on the CPU alone in " + text +
+           "x the predicted CPU time; the next are judged against that");
+}
 
 void Class::observe(double ratio) {
   const profile::WatchRule& rule = profile::watch_rule();
-  double median = 0;
+  double median = 0, scale = 1;
   {
     std::lock_guard<std::mutex> lock(mutex_);
     if (demoted() || calls_++ == 0) return;
@@ -108,30 +146,39 @@ void Class::observe(double ratio) {
       ratios_[next_] = ratio;
       next_ = (next_ + 1) % window;
     }
-    if (ratios_.size() < window || !slower_than_cpu(ratios_, rule.margin)) return;
-    median = median_of(ratios_);
+    if (ratios_.size() < window) return;
+    scale = scale_;
+    std::vector<double> judged = ratios_;
+    for (double& r : judged) r /= scale;
+    if (!slower_than_cpu(judged, rule.margin)) return;
+    median = median_of(std::move(judged));
     demoted_.store(true, std::memory_order_relaxed);
   }
-  if (env_config().verbose) log_line(describe(median));
+  if (env_config().verbose) log_line(describe(median, scale));
 }
 
-std::string Class::describe(double median) const {
-  char ratio[32];
-  std::snprintf(ratio, sizeof ratio, "%.2f", median);
+std::string Class::what() const {
   std::string what = routine_name(key_.precision, "gemm").str() + " ";
   if (key_.bucket > 0)
-    what += "calls of the profile's " + std::to_string(key_.bucket) + " bucket" +
-            (key_.resident ? " (tandem_malloc memory)" : "");
-  else
-    what += "calls the cost model planned of about " + std::to_string(int64_t{1} << key_.shape[0]) +
-            "x" + std::to_string(int64_t{1} << key_.shape[1]) + "x" +
-            std::to_string(int64_t{1} << key_.shape[2]);
+    return what + "calls of the profile's " + std::to_string(key_.bucket) + " bucket" +
+           (key_.resident ? " (tandem_malloc memory)" : "");
+  return what + "calls the cost model planned of about " +
+         std::to_string(int64_t{1} << key_.shape[0]) + "x" +
+         std::to_string(int64_t{1} << key_.shape[1]) + "x" +
+         std::to_string(int64_t{1} << key_.shape[2]);
+}
+
+std::string Class::describe(double median, double scale) const {
+  char ratio[32];
+  std::snprintf(ratio, sizeof ratio, "%.2f", median);
   std::string origin;
   for (const auto& prof : key_.profiles)
     if (prof) origin += (origin.empty() ? "" : ", ") + prof->origin;
-  return "auto: " + what + " ran at a median " + ratio + "x the CPU alone's time over their last " +
-         std::to_string(profile::watch_rule().calls) + " (its recorded rate; profile " + origin +
-         "): the CPU alone takes them from now on";
+  const std::string against =
+      scale != 1 ? "one of them timed on the CPU alone" : "its recorded rate";
+  return "auto: " + what() + " ran at a median " + ratio +
+         "x the CPU alone's time over their last " + std::to_string(profile::watch_rule().calls) +
+         " (" + against + "; profile " + origin + "): the CPU alone takes them from now on";
 }
 
 namespace {
@@ -180,6 +227,15 @@ double cpu_seconds(const Problem<T>& p, const std::vector<profile::Choice>& choi
          static_cast<double>(p.n) * static_cast<double>(p.k) / (gflops * 1e9);
 }
 
+// The plan as the CPU alone runs it.
+void on_cpu_alone(Plan& plan) {
+  plan.parts.clear();
+  plan.profile_threads = 0;
+  plan.balance = Balance::Static;
+  plan.basis.gpu_fraction = 0;
+  plan.basis.kernel.clear();
+}
+
 }  // namespace
 
 template <class T>
@@ -205,19 +261,18 @@ void plan(Plan& plan, const Problem<T>& p, Strategy strategy,
   }
   Class* of = classes().find(View{profiles, rest});
   if (of == nullptr) return;
-  if (of->demoted()) {
-    plan.parts.clear();
-    plan.profile_threads = 0;
-    plan.balance = Balance::Static;
-    plan.basis.gpu_fraction = 0;
-    plan.basis.kernel.clear();
-    return;
-  }
+  if (of->demoted()) return on_cpu_alone(plan);
   const double cpu = cpu_seconds(p, choices, model);
-  if (t_expected != nullptr && cpu > 0) {
-    t_expected->of = of;
-    t_expected->cpu_seconds = cpu;
+  if (t_expected == nullptr || cpu <= 0) return;
+  // A verdict the model made by a small margin is checked against the cores themselves once.
+  const bool close = model != nullptr && plan.basis.model &&
+                     plan.basis.predicted_seconds > profile::watch_rule().close * cpu;
+  if (of->planned(close)) {
+    on_cpu_alone(plan);
+    t_expected->times_cpu = true;
   }
+  t_expected->of = of;
+  t_expected->cpu_seconds = cpu;
 }
 
 Call::Call() : outer_(t_expected) { t_expected = &expected_; }
@@ -225,8 +280,11 @@ Call::Call() : outer_(t_expected) { t_expected = &expected_; }
 Call::~Call() { t_expected = outer_; }
 
 void Call::ran(const Report& r) {
-  if (expected_.of == nullptr || r.fell_back || r.gpu_rows == 0 || r.t_end <= r.t_start) return;
-  expected_.of->observe(r.seconds() / expected_.cpu_seconds);
+  if (expected_.of == nullptr) return;
+  const double ratio = r.t_end > r.t_start ? r.seconds() / expected_.cpu_seconds : 0;
+  if (expected_.times_cpu) return expected_.of->timed_on_cpu(ratio);
+  if (r.fell_back || r.gpu_rows == 0 || ratio <= 0) return;
+  expected_.of->observe(ratio);
 }
 
 #define INSTANTIATE(T)                                                    \

@@ -7,7 +7,10 @@
 // the model's), and once the median of its last calls is slower by more than a margin
 // (database/defaults.json's "watch"), the class is demoted, for good, with one
 // TANDEM_VERBOSE line. The first call of each class is not counted: it pays once-only costs
-// (OpenCL's start-up, the kernel's build, the feed's measurement).
+// (OpenCL's start-up, the kernel's build, the feed's measurement). A cost model's prediction of
+// the CPU can be wrong too: where a class's plan was predicted to beat the CPU alone by a small
+// margin (over the rule's `close` times its time), its second call runs on the CPU alone, timed,
+// and its later calls are judged against that time, scaled to each shape by the model.
 #pragma once
 
 #include <memory>
@@ -54,7 +57,8 @@ class Call {
   struct Expected {
     Class* of = nullptr;
     double cpu_seconds = 0;
-    bool planned = false;  // the call's own plan was made (the first under auto)
+    bool times_cpu = false;  // the CPU alone runs it, to time the class's CPU (watch.cpp)
+    bool planned = false;    // the call's own plan was made (the first under auto)
   };
 
  private:

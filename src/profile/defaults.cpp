@@ -225,7 +225,8 @@ const ConfirmRule& confirm_rule() {
 const WatchRule& watch_rule() {
   static const WatchRule rule = [] {
     const json& j = defaults_file().at("watch");
-    return WatchRule{static_cast<int>(within(j, "calls", 1, 1000)), within(j, "margin", 0, 100)};
+    return WatchRule{static_cast<int>(within(j, "calls", 1, 1000)), within(j, "margin", 0, 100),
+                     within(j, "close", 0, 100)};
   }();
   return rule;
 }

@@ -133,10 +133,13 @@ const ConfirmRule& confirm_rule();
 
 // How auto watches its plans while a process runs (database/defaults.json's "watch"; the
 // rule is watch.hpp's): a class of plans whose last `calls` calls ran, by their median, more than
-// `margin` slower than the CPU alone's recorded rate goes to the CPU alone.
+// `margin` slower than the CPU alone's recorded rate goes to the CPU alone. A cost model's class
+// whose plan was predicted to take over `close` times the CPU alone's predicted time has one call
+// timed on the CPU alone, and its calls are judged against that instead.
 struct WatchRule {
   int calls = 5;
   double margin = 0.1;
+  double close = 0.5;
 };
 const WatchRule& watch_rule();
 
