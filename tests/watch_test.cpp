@@ -10,9 +10,11 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <atomic>
 #include <cmath>
 #include <cstdlib>
 #include <filesystem>
+#include <optional>
 #include <string>
 #include <thread>
 #include <vector>
@@ -25,6 +27,7 @@
 #include "profile/defaults.hpp"
 #include "profile/profile.hpp"
 #include "profile/store.hpp"
+#include "seam_override.hpp"
 #include "seam_values.hpp"
 #include "simulated_apu.hpp"
 #include "tandem/tandem.hpp"
@@ -210,10 +213,12 @@ class WatchedModel : public WatchedSplit {
         s, kM, std::min(detail::topology::physical_cores(), detail::cpu_blas::current_threads()));
   }
 
-  // The simulated APU whose CPU runs the call in half the model's time and whose device makes
-  // the model's plan (`gpu_rows` on the device) take `of_cpu` times the CPU alone's real time.
-  static detail::simulated_apu::Model apu_for(double model_cpu, int64_t gpu_rows, double of_cpu) {
-    const double flops = 2.0 * kM * kN * kK * 1e-9, real_cpu = model_cpu / 2;
+  // The simulated APU whose CPU runs the call in `cpu_time` times the model's time (half, unless
+  // said) and whose device makes the model's plan (`gpu_rows` on the device) take `of_cpu` times
+  // the CPU alone's real time.
+  static detail::simulated_apu::Model apu_for(double model_cpu, int64_t gpu_rows, double of_cpu,
+                                              double cpu_time = 0.5) {
+    const double flops = 2.0 * kM * kN * kK * 1e-9, real_cpu = model_cpu * cpu_time;
     detail::simulated_apu::Model sim{flops / real_cpu, 0, kBothBusy};
     double low = 1e-6, high = 1e3;  // the device's rate, by bisection: time falls as it rises
     for (int i = 0; i < 200; ++i) {
@@ -224,25 +229,42 @@ class WatchedModel : public WatchedSplit {
     return sim;
   }
 
+  // The model of a close verdict (a CPU of 0.15 GFLOPS, about 37 ms for the call, and a device
+  // half as fast), and the class's first call (not counted: it builds the kernel): `rows`, the
+  // device's rows in the model's plan, a split.
+  void start_close(int64_t* rows) {
+    profile_with_model(0.15, 0.075);
+    model_cpu_ = model_cpu_seconds();
+    const Report first = call();
+    *rows = first.gpu_rows;
+    ASSERT_GT(*rows, 0);
+    ASSERT_LT(*rows, kM) << "the model splits";
+    ASSERT_GT(first.predicted_seconds, prof::watch_rule().close * model_cpu_) << "a close verdict";
+  }
+  // From now on the simulated APU of apu_for.
+  void simulate(const detail::simulated_apu::Model& sim) {
+    apu_.emplace(detail::simulated_apu::on(sim));
+  }
+  void TearDown() override {
+    apu_.reset();
+    WatchedSplit::TearDown();
+  }
+
   static constexpr double kBothBusy = 0.9;
   detail::cost::Model model_;
+  double model_cpu_ = 0;
+  std::optional<detail::seams::Override> apu_;
 };
 
 TEST_F(WatchedModel, AClosePlanSlowerThanTheCpuItselfIsDemotedThoughNotThanTheModelsCpu) {
-  // The model: a CPU of 0.15 GFLOPS (about 37 ms for the call) and a device half as fast.
-  profile_with_model(0.15, 0.075);
-  const double model_cpu = model_cpu_seconds();
-  const Report first = call();  // not counted: it builds the kernel; its plan is the model's
-  const int64_t rows = first.gpu_rows;
-  ASSERT_GT(rows, 0);
-  ASSERT_LT(rows, kM) << "the model splits";
-  const double close = prof::watch_rule().close, margin = prof::watch_rule().margin;
-  ASSERT_GT(first.predicted_seconds, close * model_cpu) << "a close verdict";
+  int64_t rows = 0;
+  ASSERT_NO_FATAL_FAILURE(start_close(&rows));
   // The plan takes 1.6 times the CPU's real time: 0.8 of the model's CPU time, which the watch
   // alone would let pass.
-  const detail::simulated_apu::Model sim = apu_for(model_cpu, rows, 1.6);
-  ASSERT_LT(detail::simulated_apu::seconds(sim, rows, kM - rows, kN, kK) / model_cpu, 1 + margin);
-  const detail::seams::Override apu_on(detail::simulated_apu::on(sim));
+  const detail::simulated_apu::Model sim = apu_for(model_cpu_, rows, 1.6);
+  ASSERT_LT(detail::simulated_apu::seconds(sim, rows, kM - rows, kN, kK) / model_cpu_,
+            1 + prof::watch_rule().margin);
+  simulate(sim);
   ::testing::internal::CaptureStderr();
   EXPECT_EQ(call().gpu_rows, 0) << "the second call: the CPU alone, timed";
   const int calls = prof::watch_rule().calls;
@@ -255,20 +277,54 @@ TEST_F(WatchedModel, AClosePlanSlowerThanTheCpuItselfIsDemotedThoughNotThanTheMo
 }
 
 TEST_F(WatchedModel, AClosePlanFasterThanTheCpuItselfKeepsIt) {
-  profile_with_model(0.15, 0.075);
-  const double model_cpu = model_cpu_seconds();
-  const Report first = call();
-  ASSERT_GT(first.gpu_rows, 0);
-  ASSERT_GT(first.predicted_seconds, prof::watch_rule().close * model_cpu);
-  const detail::seams::Override apu_on(
-      detail::simulated_apu::on(apu_for(model_cpu, first.gpu_rows, 0.8)));
+  int64_t rows = 0;
+  ASSERT_NO_FATAL_FAILURE(start_close(&rows));
+  simulate(apu_for(model_cpu_, rows, 0.5));
   ::testing::internal::CaptureStderr();
   EXPECT_EQ(call().gpu_rows, 0) << "the second call: the CPU alone, timed";
   for (int i = 0; i < 3 * prof::watch_rule().calls; ++i)
-    EXPECT_EQ(call().gpu_rows, first.gpu_rows) << "call " << i;
+    EXPECT_EQ(call().gpu_rows, rows) << "call " << i;
   const std::string err = ::testing::internal::GetCapturedStderr();
   EXPECT_EQ(lines_saying(err, "one ran on the CPU alone in "), 1) << err;
   EXPECT_EQ(lines_saying(err, kDemoted), 0) << err;
+}
+
+// A timed CPU slower than the model's does not loosen the rule: the plan, at 1.3 times the model's
+// CPU time but 0.65 of the CPU's real time, is demoted as it was before any timing.
+TEST_F(WatchedModel, ASlowTimedCpuLeavesTheClassJudgedByThePrediction) {
+  int64_t rows = 0;
+  ASSERT_NO_FATAL_FAILURE(start_close(&rows));
+  simulate(apu_for(model_cpu_, rows, 0.65, 2));
+  ::testing::internal::CaptureStderr();
+  EXPECT_EQ(call().gpu_rows, 0) << "the second call: the CPU alone, timed";
+  for (int i = 0; i < prof::watch_rule().calls; ++i)
+    EXPECT_EQ(call().gpu_rows, rows) << "call " << i;
+  EXPECT_EQ(call().gpu_rows, 0) << "demoted";
+  const std::string err = ::testing::internal::GetCapturedStderr();
+  EXPECT_EQ(lines_saying(err, "the next are judged against the prediction"), 1) << err;
+  EXPECT_NE(err.find("(its recorded rate; profile "), std::string::npos) << err;
+}
+
+// Calls of one close class from several threads at once: one of them, and only one, is timed on
+// the CPU alone (the sanitizer builds run it under TSan).
+TEST_F(WatchedModel, ConcurrentCallsTimeTheCpuOnce) {
+  int64_t rows = 0;
+  ASSERT_NO_FATAL_FAILURE(start_close(&rows));
+  simulate(apu_for(model_cpu_, rows, 0.5));
+  ::testing::internal::CaptureStderr();
+  std::atomic<int> on_cpu{0};
+  std::vector<std::thread> threads;
+  for (int t = 0; t < 4; ++t)
+    threads.emplace_back([&] {
+      for (int i = 0; i < 3; ++i)
+        if (call().gpu_rows == 0) ++on_cpu;
+    });
+  for (auto& t : threads) t.join();
+  const std::string err = ::testing::internal::GetCapturedStderr();
+  // Calls of one device wait for each other, so the class may also be demoted (the CPU alone
+  // then takes the calls after it): a timing line says which call was the timed one.
+  EXPECT_GE(on_cpu.load(), 1);
+  EXPECT_EQ(lines_saying(err, "one ran on the CPU alone in "), 1) << err;
 }
 
 // A plan the model finds far faster than the CPU alone is never put on the CPU to be timed.

@@ -93,7 +93,7 @@ class Class {
 
  private:
   std::string what() const;
-  std::string describe(double median, double scale) const;
+  std::string describe(double median, bool timed) const;
 
   enum : int { kUntimed, kTiming, kTimed };
 
@@ -105,7 +105,8 @@ class Class {
   int calls_ = 0;               // seen, the first (not counted) included
   std::vector<double> ratios_;  // the last watch_rule().calls, oldest overwritten first
   size_t next_ = 0;
-  double scale_ = 1;  // the CPU alone's timed call over its prediction (1: untimed)
+  double scale_ = 1;    // the CPU alone's timed call over its prediction, at most 1 (1: untimed)
+  bool timed_ = false;  // judged against a call timed on the CPU alone (scale_ is its)
 };
 
 bool Class::planned(bool close) {
@@ -121,21 +122,27 @@ void Class::timed_on_cpu(double ratio) {
     cpu_timed_.store(kUntimed, std::memory_order_relaxed);
     return;
   }
+  // One timing only tightens the rule: a CPU slower than predicted (a busy moment, a call that
+  // waited on another's) leaves the class judged against the prediction.
+  const double scale = std::min(ratio, 1.0);
   {
     std::lock_guard<std::mutex> lock(mutex_);
-    scale_ = ratio;
+    scale_ = scale;
+    timed_ = ratio <= 1;
   }
   cpu_timed_.store(kTimed, std::memory_order_relaxed);
   if (!env_config().verbose) return;
   char text[32];
   std::snprintf(text, sizeof text, "%.2f", ratio);
   log_line("auto: " + what() + ": one ran on the CPU alone in " + text +
-           "x the predicted CPU time; the next are judged against that");
+           "x the predicted CPU time; the next are judged against " +
+           (scale < ratio ? "the prediction" : "that"));
 }
 
 void Class::observe(double ratio) {
   const profile::WatchRule& rule = profile::watch_rule();
   double median = 0, scale = 1;
+  bool timed = false;
   {
     std::lock_guard<std::mutex> lock(mutex_);
     if (demoted() || calls_++ == 0) return;
@@ -148,13 +155,14 @@ void Class::observe(double ratio) {
     }
     if (ratios_.size() < window) return;
     scale = scale_;
+    timed = timed_;
     std::vector<double> judged = ratios_;
     for (double& r : judged) r /= scale;
     if (!slower_than_cpu(judged, rule.margin)) return;
     median = median_of(std::move(judged));
     demoted_.store(true, std::memory_order_relaxed);
   }
-  if (env_config().verbose) log_line(describe(median, scale));
+  if (env_config().verbose) log_line(describe(median, timed));
 }
 
 std::string Class::what() const {
@@ -168,14 +176,13 @@ std::string Class::what() const {
          std::to_string(int64_t{1} << key_.shape[2]);
 }
 
-std::string Class::describe(double median, double scale) const {
+std::string Class::describe(double median, bool timed) const {
   char ratio[32];
   std::snprintf(ratio, sizeof ratio, "%.2f", median);
   std::string origin;
   for (const auto& prof : key_.profiles)
     if (prof) origin += (origin.empty() ? "" : ", ") + prof->origin;
-  const std::string against =
-      scale != 1 ? "one of them timed on the CPU alone" : "its recorded rate";
+  const std::string against = timed ? "one of them timed on the CPU alone" : "its recorded rate";
   return "auto: " + what() + " ran at a median " + ratio +
          "x the CPU alone's time over their last " + std::to_string(profile::watch_rule().calls) +
          " (" + against + "; profile " + origin + "): the CPU alone takes them from now on";
@@ -277,10 +284,15 @@ void plan(Plan& plan, const Problem<T>& p, Strategy strategy,
 
 Call::Call() : outer_(t_expected) { t_expected = &expected_; }
 
-Call::~Call() { t_expected = outer_; }
+Call::~Call() {
+  // A call timing its class's CPU that never reported (it threw) leaves the timing to a later one.
+  if (expected_.times_cpu && !expected_.reported) expected_.of->timed_on_cpu(0);
+  t_expected = outer_;
+}
 
 void Call::ran(const Report& r) {
   if (expected_.of == nullptr) return;
+  expected_.reported = true;
   const double ratio = r.t_end > r.t_start ? r.seconds() / expected_.cpu_seconds : 0;
   if (expected_.times_cpu) return expected_.of->timed_on_cpu(ratio);
   if (r.fell_back || r.gpu_rows == 0 || ratio <= 0) return;

@@ -58,6 +58,7 @@ class Call {
     Class* of = nullptr;
     double cpu_seconds = 0;
     bool times_cpu = false;  // the CPU alone runs it, to time the class's CPU (watch.cpp)
+    bool reported = false;   // ran() was told its time
     bool planned = false;    // the call's own plan was made (the first under auto)
   };
 
