@@ -105,8 +105,9 @@ class Class {
   int calls_ = 0;               // seen, the first (not counted) included
   std::vector<double> ratios_;  // the last watch_rule().calls, oldest overwritten first
   size_t next_ = 0;
-  double scale_ = 1;    // the CPU alone's timed call over its prediction, at most 1 (1: untimed)
-  bool timed_ = false;  // judged against a call timed on the CPU alone (scale_ is its)
+  // The CPU alone's timed call over its prediction where below 1, the class's calls then judged
+  // against it; else 1 (untimed, or timed slower: judged against the prediction).
+  double scale_ = 1;
 };
 
 bool Class::planned(bool close) {
@@ -128,7 +129,6 @@ void Class::timed_on_cpu(double ratio) {
   {
     std::lock_guard<std::mutex> lock(mutex_);
     scale_ = scale;
-    timed_ = ratio <= 1;
   }
   cpu_timed_.store(kTimed, std::memory_order_relaxed);
   if (!env_config().verbose) return;
@@ -142,7 +142,6 @@ void Class::timed_on_cpu(double ratio) {
 void Class::observe(double ratio) {
   const profile::WatchRule& rule = profile::watch_rule();
   double median = 0, scale = 1;
-  bool timed = false;
   {
     std::lock_guard<std::mutex> lock(mutex_);
     if (demoted() || calls_++ == 0) return;
@@ -155,14 +154,13 @@ void Class::observe(double ratio) {
     }
     if (ratios_.size() < window) return;
     scale = scale_;
-    timed = timed_;
     std::vector<double> judged = ratios_;
     for (double& r : judged) r /= scale;
     if (!slower_than_cpu(judged, rule.margin)) return;
     median = median_of(std::move(judged));
     demoted_.store(true, std::memory_order_relaxed);
   }
-  if (env_config().verbose) log_line(describe(median, timed));
+  if (env_config().verbose) log_line(describe(median, scale < 1));
 }
 
 std::string Class::what() const {
@@ -272,8 +270,8 @@ void plan(Plan& plan, const Problem<T>& p, Strategy strategy,
   const double cpu = cpu_seconds(p, choices, model);
   if (t_expected == nullptr || cpu <= 0) return;
   // A verdict the model made by a small margin is checked against the cores themselves once.
-  const bool close = model != nullptr && plan.basis.model &&
-                     plan.basis.predicted_seconds > profile::watch_rule().close * cpu;
+  const bool close =
+      model != nullptr && plan.basis.predicted_seconds > profile::watch_rule().close * cpu;
   if (of->planned(close)) {
     on_cpu_alone(plan);
     t_expected->times_cpu = true;
