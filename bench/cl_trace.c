@@ -17,9 +17,11 @@
  * the oldest QUEUED, and on the record that QUEUED comes from, queued_minus_host_ns (its QUEUED
  * less its host entry, raw: small and positive where the driver stamps QUEUED on the host's
  * CLOCK_MONOTONIC) and queued_minus_host_realtime_ns (the same against the entry's CLOCK_REALTIME,
- * for drivers that stamp wall-clock time). At exit the ring follows the totals to stderr. Events,
- * retains and waits of its own go to the real functions, so the counters see only the program's
- * calls; unset, the timeline costs each wrapped command one load. */
+ * for drivers that stamp wall-clock time), and host_enter_monotonic_ns (the entry on the program's
+ * own CLOCK_MONOTONIC, std::chrono::steady_clock's on Linux, to set the commands beside the calls'
+ * own times). CL_TRACE_PROFILE makes every queue profiled (below). At exit the ring follows the
+ * totals to stderr. Events, retains and waits of its own go to the real functions, so the counters
+ * see only the program's calls; unset, the timeline costs each wrapped command one load. */
 #define _GNU_SOURCE
 #define CL_TARGET_OPENCL_VERSION 300
 #include <CL/cl.h>
@@ -242,8 +244,14 @@ WRAP(cl_int, clSetKernelArg, (cl_kernel k, cl_uint i, size_t size, const void* v
 WRAP(cl_mem, clCreateBuffer, (cl_context c, cl_mem_flags f, size_t size, void* p, cl_int* err),
      (c, f, size, p, err))
 WRAP(cl_int, clReleaseMemObject, (cl_mem b), (b))
+/* CL_TRACE_PROFILE set: every queue the program makes profiles its commands, so that the timeline
+ * has device times for queues made without (tandem's plain queues: a batch's stages). */
+static cl_command_queue_properties profiled(cl_command_queue_properties p) {
+  return getenv("CL_TRACE_PROFILE") != NULL ? p | CL_QUEUE_PROFILING_ENABLE : p;
+}
 WRAP(cl_command_queue, clCreateCommandQueue,
-     (cl_context c, cl_device_id d, cl_command_queue_properties p, cl_int* err), (c, d, p, err))
+     (cl_context c, cl_device_id d, cl_command_queue_properties p, cl_int* err),
+     (c, d, profiled(p), err))
 WRAP(cl_int, clReleaseCommandQueue, (cl_command_queue q), (q))
 WRAP(cl_int, clRetainCommandQueue, (cl_command_queue q), (q))
 WRAP(cl_int, clGetEventProfilingInfo,
@@ -334,9 +342,11 @@ void cl_trace_timeline(FILE* out) {
   const uint64_t host0 = n > 0 ? rs[0].enter_ns : 0;
   for (int i = 0; i < n; ++i) {
     const struct record* const r = &rs[i];
-    fprintf(out, "{\"timeline\": \"%s\", \"host_enter_us\": %.3f, \"host_return_us\": %.3f",
+    fprintf(out,
+            "{\"timeline\": \"%s\", \"host_enter_us\": %.3f, \"host_return_us\": %.3f, "
+            "\"host_enter_monotonic_ns\": %llu",
             names[r->id], (double)(r->enter_ns - host0) * 1e-3,
-            (double)(r->return_ns - host0) * 1e-3);
+            (double)(r->return_ns - host0) * 1e-3, (unsigned long long)r->enter_ns);
     if (r->blocking >= 0)
       fprintf(out, ", \"blocking\": %d, \"bytes\": %lld", r->blocking, (long long)r->bytes);
     else

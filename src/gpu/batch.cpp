@@ -247,6 +247,9 @@ class DeviceBatch {
         std::min<uint64_t>(std::max<uint64_t>(profile::batch_stage_bytes(), floor),
                            std::max<uint64_t>(dev.info().max_alloc_bytes / 2, 1)));
     budget_ = std::max<int64_t>(cap / static_cast<int64_t>(sizeof(T)), 1);
+    tail_ = std::max(stages.tail, 0);
+    tail_floor_ = std::min(budget_, std::max(stages.tail_bytes / static_cast<int64_t>(sizeof(T)),
+                                             std::max<int64_t>(stages.products, 1) * largest));
   }
 
   BatchStats run() {
@@ -284,7 +287,15 @@ class DeviceBatch {
       if (pending_.count > 0) ++stats_.chunks;
     }
     if (pending_.count == 0) return {};
-    const int64_t n = fitting(problems_, pending_, budget_);
+    int64_t n = fitting(problems_, pending_, budget_);
+    if (tail_ > 0) {
+      // The staging what is left needs: a pass over it, unless it has one shape.
+      int64_t left = problems_.one_shape ? pending_.count * staged(problems_[pending_.first]) : 0;
+      for (int64_t i = pending_.first; !problems_.one_shape && i < pending_.first + pending_.count;
+           ++i)
+        left += staged(problems_[i]);
+      n = std::min(n, fitting(problems_, pending_, std::max(tail_floor_, left / tail_)));
+    }
     const ProblemRange r{pending_.first, std::min(n, pending_.count)};
     pending_.first += r.count;
     pending_.count -= r.count;
@@ -532,8 +543,10 @@ class DeviceBatch {
   KernelFacts f_;
   Problems<T> problems_;
   int threads_;
-  size_t in_flight_;    // stages in flight at most, each on a queue of its own
-  int64_t budget_ = 0;  // elements of staging a stage may use
+  size_t in_flight_;        // stages in flight at most, each on a queue of its own
+  int64_t budget_ = 0;      // elements of staging a stage may use
+  int tail_ = 0;            // Stages::tail
+  int64_t tail_floor_ = 0;  // elements a stage the tail rule shrinks keeps at least
   ProblemRange pending_;
   std::deque<Stage<T>> flight_;
   std::vector<cl::CommandQueue> queues_;

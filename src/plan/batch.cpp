@@ -176,6 +176,10 @@ void plan_devices(const Problem<T>& first, const Problem<T>* next, int64_t count
                            : whole       ? profile::batch_stage_products()
                                          : profile::batch_stage_products_dealt();
     part.stages.in_flight = profile::batch_stages_in_flight(part.unstaged);
+    if (part.unstaged) {
+      part.stages.tail = profile::batch_stage_tail_unstaged();
+      part.stages.tail_bytes = profile::batch_stage_tail_bytes_unstaged();
+    }
   }
 }
 

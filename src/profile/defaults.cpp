@@ -124,6 +124,18 @@ int64_t batch_stage_products_unstaged() {
   return n;
 }
 
+int batch_stage_tail_unstaged() {
+  static const auto n =
+      static_cast<int>(integer<uint32_t>(defaults_file().at("batch"), "stage_tail_unstaged"));
+  return n;
+}
+
+int64_t batch_stage_tail_bytes_unstaged() {
+  static const auto bytes =
+      integer<int64_t>(defaults_file().at("batch"), "stage_tail_bytes_unstaged");
+  return std::max<int64_t>(bytes, 0);
+}
+
 int batch_stages_in_flight(bool unstaged) {
   static const auto staged = static_cast<int>(at_least_one("stages_in_flight"));
   static const auto direct = static_cast<int>(at_least_one("stages_in_flight_unstaged"));

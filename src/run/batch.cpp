@@ -138,10 +138,16 @@ std::vector<Outcome> deal(Problems<T> problems, const BatchPlan& plan, BatchRepo
         if (t.joinable()) t.join();
     }
   } joined{threads};
-  for (size_t i = 0; i < plan.parts.size(); ++i)
+  // Where the CPU has no share (strategy gpu), this thread has nothing to compute: it runs the
+  // first device's side itself, which spares a thread's start and join (on the H100 host 80 and
+  // 45 us of a batch of ten s 512^3 products' 0.8 ms: bench/batch_timeline).
+  const bool cpu_idle = table.first[cpu].rows == 0;
+  for (size_t i = cpu_idle ? 1 : 0; i < plan.parts.size(); ++i)
     threads.emplace_back([&, i] { device_side(table, i, plan.parts[i], problems, out[i]); });
-  // The CPU starts once every device has flushed its first stage.
-  {
+  if (cpu_idle) {
+    device_side(table, 0, plan.parts[0], problems, out[0]);
+  } else {
+    // The CPU starts once every device has flushed its first stage.
     std::unique_lock<std::mutex> lock(table.mutex);
     table.cv.wait(lock, [&] { return table.unflushed == 0; });
   }
