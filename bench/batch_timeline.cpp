@@ -9,7 +9,8 @@
 //
 // Prints one JSON line per timed call: the call's entry and return on the steady clock
 // ("call_enter_ns", "call_return_ns", CLOCK_MONOTONIC on Linux), the report's t_start and t_end,
-// stages' counts from the report; and, under bench/cl_trace.c (found with dlsym), that call's
+// stages' counts from the report, "worst" (the largest difference from OpenBLAS's C; -1 for NaN or
+// infinity); and, under bench/cl_trace.c (found with dlsym), that call's
 // OpenCL commands right after it (the timeline, emptied after each call; its
 // host_enter_monotonic_ns is on the same clock), so that bench/batch_timeline.py can set the
 // host's steps beside the device's. Without cl_trace: the call times only.
@@ -106,14 +107,14 @@ bool run_case(char precision, int64_t n, int64_t count, int reps, int warmup, Ti
           "{\"case\": \"%c:%lld:%lld\", \"call\": %d, \"call_enter_ns\": %lld, "
           "\"call_return_ns\": %lld, \"report_start_ns\": %lld, \"report_end_ns\": %lld, "
           "\"strategy\": \"%s\", \"device_problems\": %lld, \"chunks\": %lld, \"launches\": %lld, "
-          "\"bytes_in\": %lld, \"bytes_out\": %lld, \"bytes_staged\": %lld, \"worst\": %g}\n",
+          "\"bytes_in\": %lld, \"bytes_out\": %lld, \"bytes_staged\": %lld, \"worst\": %.6g}\n",
           precision, static_cast<long long>(n), static_cast<long long>(count), call,
           static_cast<long long>(enter), static_cast<long long>(back),
           static_cast<long long>(report.t_start), static_cast<long long>(report.t_end),
           tandem::to_string(report.strategy), static_cast<long long>(report.device_problems),
           static_cast<long long>(chunks), static_cast<long long>(launches),
           static_cast<long long>(bytes_in), static_cast<long long>(bytes_out),
-          static_cast<long long>(bytes_staged), worst);
+          static_cast<long long>(bytes_staged), std::isfinite(worst) ? worst : -1.0);
     }
     if (timeline != nullptr) {
       std::fflush(stdout);

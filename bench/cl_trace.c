@@ -19,9 +19,10 @@
  * CLOCK_MONOTONIC) and queued_minus_host_realtime_ns (the same against the entry's CLOCK_REALTIME,
  * for drivers that stamp wall-clock time), and host_enter_monotonic_ns (the entry on the program's
  * own CLOCK_MONOTONIC, std::chrono::steady_clock's on Linux, to set the commands beside the calls'
- * own times). CL_TRACE_PROFILE makes every queue profiled (below). At exit the ring follows the
- * totals to stderr. Events, retains and waits of its own go to the real functions, so the counters
- * see only the program's calls; unset, the timeline costs each wrapped command one load. */
+ * own times). CL_TRACE_PROFILE makes the program's queues profiled (below). At exit the ring
+ * follows the totals to stderr. Events, retains and waits of its own go to the real functions, so
+ * the counters see only the program's calls; unset, the timeline costs each wrapped command one
+ * load. */
 #define _GNU_SOURCE
 #define CL_TARGET_OPENCL_VERSION 300
 #include <CL/cl.h>
@@ -244,8 +245,10 @@ WRAP(cl_int, clSetKernelArg, (cl_kernel k, cl_uint i, size_t size, const void* v
 WRAP(cl_mem, clCreateBuffer, (cl_context c, cl_mem_flags f, size_t size, void* p, cl_int* err),
      (c, f, size, p, err))
 WRAP(cl_int, clReleaseMemObject, (cl_mem b), (b))
-/* CL_TRACE_PROFILE set: every queue the program makes profiles its commands, so that the timeline
- * has device times for queues made without (tandem's plain queues: a batch's stages). */
+/* CL_TRACE_PROFILE set: every queue the program makes with clCreateCommandQueue (tandem's, built
+ * for OpenCL 1.2; clCreateCommandQueueWithProperties is not wrapped) profiles its commands, so
+ * that the timeline has device times for queues made without (tandem's plain queues: a batch's
+ * stages). */
 static cl_command_queue_properties profiled(cl_command_queue_properties p) {
   return getenv("CL_TRACE_PROFILE") != NULL ? p | CL_QUEUE_PROFILING_ENABLE : p;
 }

@@ -285,21 +285,27 @@ class DeviceBatch {
     if (pending_.count == 0) {
       pending_ = hooks_.take(ahead);
       if (pending_.count > 0) ++stats_.chunks;
+      if (tail_ > 0) pending_staged_ = staged_total(pending_);
     }
     if (pending_.count == 0) return {};
     int64_t n = fitting(problems_, pending_, budget_);
-    if (tail_ > 0) {
-      // The staging what is left needs: a pass over it, unless it has one shape.
-      int64_t left = problems_.one_shape ? pending_.count * staged(problems_[pending_.first]) : 0;
-      for (int64_t i = pending_.first; !problems_.one_shape && i < pending_.first + pending_.count;
-           ++i)
-        left += staged(problems_[i]);
-      n = std::min(n, fitting(problems_, pending_, std::max(tail_floor_, left / tail_)));
-    }
+    if (tail_ > 0)
+      n = std::min(n, fitting(problems_, pending_, std::max(tail_floor_, pending_staged_ / tail_)));
     const ProblemRange r{pending_.first, std::min(n, pending_.count)};
+    if (tail_ > 0) pending_staged_ -= staged_total(r);
     pending_.first += r.count;
     pending_.count -= r.count;
     return r;
+  }
+
+  // The staging the problems of `r` need at most (staged): one product's times their count where
+  // the batch has one shape.
+  int64_t staged_total(ProblemRange r) const {
+    if (r.count == 0) return 0;
+    if (problems_.one_shape) return r.count * staged(problems_[r.first]);
+    int64_t total = 0;
+    for (int64_t i = r.first; i < r.first + r.count; ++i) total += staged(problems_[i]);
+    return total;
   }
 
   // Lays out, packs and enqueues a stage, and flushes it.
@@ -543,10 +549,11 @@ class DeviceBatch {
   KernelFacts f_;
   Problems<T> problems_;
   int threads_;
-  size_t in_flight_;        // stages in flight at most, each on a queue of its own
-  int64_t budget_ = 0;      // elements of staging a stage may use
-  int tail_ = 0;            // Stages::tail
-  int64_t tail_floor_ = 0;  // elements a stage the tail rule shrinks keeps at least
+  size_t in_flight_;            // stages in flight at most, each on a queue of its own
+  int64_t budget_ = 0;          // elements of staging a stage may use
+  int tail_ = 0;                // Stages::tail
+  int64_t tail_floor_ = 0;      // the least the tail rule's cap drops to, in elements
+  int64_t pending_staged_ = 0;  // the staging pending_'s problems need (with tail_ only)
   ProblemRange pending_;
   std::deque<Stage<T>> flight_;
   std::vector<cl::CommandQueue> queues_;

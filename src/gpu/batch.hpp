@@ -38,9 +38,9 @@ struct BatchStats {
 // How a device's part of a batch goes in stages (plan/batch.cpp's rule): a stage holds at least
 // `products` of the batch's largest products where they need more than batch.stage_bytes, and
 // `in_flight` stages are in flight at once, each on a queue of its own. With `tail` > 0, a stage
-// also takes at most 1/tail of what is left of its chunk, but never less than `tail_bytes` of
-// staging or `products` of the largest products: the stages shrink towards the chunk's end, so
-// that the last stage's kernel and copy back, which nothing overlaps, are short.
+// also takes at most 1/tail of what is left of its chunk, a cap that never drops below
+// `tail_bytes` of staging or `products` of the largest products: the stages shrink towards the
+// chunk's end, so that the last stage's kernel and copy back, which nothing overlaps, are short.
 struct Stages {
   int64_t products = 1;
   int in_flight = 2;

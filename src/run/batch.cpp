@@ -65,8 +65,8 @@ struct Table {
   size_t unflushed = 0;
 };
 
-// Device `i`'s side, on a thread of its own: its chunks through the coalesced kernel, its rate
-// reported to the dealer stage by stage; a failure retires it.
+// Device `i`'s side, on a thread of its own (or the caller's, deal's rule): its chunks through
+// the coalesced kernel, its rate reported to the dealer stage by stage; a failure retires it.
 template <class T>
 void device_side(Table& table, size_t i, const BatchPart& part, Problems<T> problems,
                  Outcome& out) {
@@ -106,8 +106,9 @@ void device_side(Table& table, size_t i, const BatchPart& part, Problems<T> prob
   }
 }
 
-// Deals the problems to the devices, each on a thread of its own, and to the CPU on this one,
-// until none is left; counts the CPU's problems in `report`. What became of each device.
+// Deals the problems to the devices, each on a thread of its own, and to the CPU on this one
+// (where the CPU has no share, this one runs the first device's side), until none is left; counts
+// the CPU's problems in `report`. What became of each device.
 template <class T>
 std::vector<Outcome> deal(Problems<T> problems, const BatchPlan& plan, BatchReport& report) {
   const auto count = problems.count;
@@ -140,7 +141,7 @@ std::vector<Outcome> deal(Problems<T> problems, const BatchPlan& plan, BatchRepo
   } joined{threads};
   // Where the CPU has no share (strategy gpu), this thread has nothing to compute: it runs the
   // first device's side itself, which spares a thread's start and join (on the H100 host 80 and
-  // 45 us of a batch of ten s 512^3 products' 0.8 ms: bench/batch_timeline).
+  // 45 us of a batch of ten s 512^3 products that takes 0.7 ms: bench/batch_timeline).
   const bool cpu_idle = table.first[cpu].rows == 0;
   for (size_t i = cpu_idle ? 1 : 0; i < plan.parts.size(); ++i)
     threads.emplace_back([&, i] { device_side(table, i, plan.parts[i], problems, out[i]); });

@@ -1,7 +1,8 @@
 // Running a batch's plan (src/plan/batch.hpp): problems dealt, not rows. The dealer
 // (src/plan/dealer.hpp) hands chunks of problems to each device, which computes them with the
-// coalesced kernel on a thread of its own (src/gpu/batch.hpp), and to the CPU, which computes
-// its chunks on the calling thread, each problem whole on a core (src/cpu/batch.hpp). Every
+// coalesced kernel on a thread of its own (src/gpu/batch.hpp; the first device on the calling
+// thread where the CPU has no share), and to the CPU, which computes its chunks on the calling
+// thread, each problem whole on a core (src/cpu/batch.hpp). Every
 // device has flushed its first stage before the CPU starts. A device that fails takes no more
 // chunks; the problems it had not finished, whose C it never wrote, go to the CPU once the rest
 // is done, with one warning.
