@@ -1248,7 +1248,7 @@ TEST(Batch, LargeProductsGoInStagesOfSeveralProducts) {
 }
 
 // An unstaged batch's stages shrink towards the end of its chunk: each takes at most 1/tail of
-// what is left, never less than tail_bytes, so that the last stage's kernel and copy back, which
+// what is left, a cap never below tail_bytes, so that the last stage's kernel and copy back, which
 // nothing overlaps, are short (on the H100 host ten s 512^3 products went in one stage of nine
 // after the first and ran at 0.67-0.75x cuBLAS; shrinking, with the device's side on the caller's
 // thread, at 0.98-1.05x). Here the chunk after the first would fit one stage of

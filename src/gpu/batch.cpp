@@ -288,10 +288,12 @@ class DeviceBatch {
       if (tail_ > 0) pending_staged_ = staged_total(pending_);
     }
     if (pending_.count == 0) return {};
-    int64_t n = fitting(problems_, pending_, budget_);
-    if (tail_ > 0)
-      n = std::min(n, fitting(problems_, pending_, std::max(tail_floor_, pending_staged_ / tail_)));
-    const ProblemRange r{pending_.first, std::min(n, pending_.count)};
+    // A stage's staging at most: the budget, and with the tail rule 1/tail_ of what is left
+    // where that is more than tail_floor_.
+    const int64_t cap =
+        tail_ > 0 ? std::min(budget_, std::max(tail_floor_, pending_staged_ / tail_)) : budget_;
+    const ProblemRange r{pending_.first,
+                         std::min(fitting(problems_, pending_, cap), pending_.count)};
     if (tail_ > 0) pending_staged_ -= staged_total(r);
     pending_.first += r.count;
     pending_.count -= r.count;

@@ -74,7 +74,7 @@ int64_t batch_stage_products_dealt();
 // into tandem_malloc memory), at least this many, whether it takes the batch alone or shares it.
 int64_t batch_stage_products_unstaged();
 // An unstaged batch's stages shrink towards a chunk's end: each takes at most 1/tail of what is
-// left (0: no such cap), never less than tail_bytes (gpu::Stages).
+// left (0: no such cap), a cap never below tail_bytes (gpu::Stages).
 int batch_stage_tail_unstaged();
 int64_t batch_stage_tail_bytes_unstaged();
 // Stages a device keeps in flight, each on a queue of its own: staged (packed and unpacked on the
