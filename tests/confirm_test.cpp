@@ -114,6 +114,64 @@ TEST(Confirm, ABatchDealtFasterThanTheCoresIsKeptWhereTheDevicesAloneAreTooNoisy
   EXPECT_EQ(batch_side({around(3), around(4), around(3.5)}, kMargin, kConfidence).keep, 0);
 }
 
+// A batch point too noisy to decide is measured again, each set judged on its own; the last set
+// judged stands (tuner/cotuner_batch.cpp, confirm.batch_sets_where_too_noisy). The H200's case of
+// 2026-11-28: the devices alone 1.23x the cores by medians, one round among the cores'.
+TEST(Confirm, ABatchPointTooNoisyToDecideIsMeasuredAgain) {
+  const Rounds noisy{around(10), {8, 8.2, 10.5, 7.9, 8.1}, around(12)};
+  const Rounds clear{around(10), around(8), around(12)};
+  ASSERT_EQ(batch_side(noisy, kMargin, kConfidence).verdict, Verdict::TooNoisy);
+  int asked = 0;
+  const auto gives = [&asked](std::optional<Rounds> next) {
+    return [&asked, next]() -> std::optional<Rounds> {
+      ++asked;
+      return next;
+    };
+  };
+  // Too noisy, then clear: the devices alone, on the second set's rounds.
+  Rounds r = noisy;
+  Confirmed c = batch_side_sets(r, 2, gives(clear), kMargin, kConfidence);
+  EXPECT_EQ(asked, 1);
+  EXPECT_EQ(c.keep, 2);
+  EXPECT_EQ(c.verdict, Verdict::Faster);
+  EXPECT_EQ(r.gpu, clear.gpu) << "the rounds the verdict rests on";
+  EXPECT_EQ(c.note.rfind("set 1: too noisy to decide: ", 0), 0u) << c.note;
+  const size_t second = c.note.find("; set 2: ");
+  ASSERT_NE(second, std::string::npos) << c.note;
+  EXPECT_NE(c.note.find("the GPU alone 1.25x the CPU alone's speed, ranges apart", second),
+            std::string::npos)
+      << c.note;
+  // Too noisy twice: no more sets than asked for, the cores kept.
+  asked = 0;
+  r = noisy;
+  c = batch_side_sets(r, 2, gives(noisy), kMargin, kConfidence);
+  EXPECT_EQ(asked, 1);
+  EXPECT_EQ(c.keep, 0);
+  EXPECT_EQ(c.verdict, Verdict::TooNoisy);
+  asked = 0;
+  c = batch_side_sets(r, 3, gives(noisy), kMargin, kConfidence);
+  EXPECT_EQ(asked, 2);
+  EXPECT_NE(c.note.find("set 3: too noisy"), std::string::npos) << c.note;
+  // Nothing more measured (out of time): the first set's verdict, its note as it was.
+  asked = 0;
+  r = noisy;
+  c = batch_side_sets(r, 2, gives(std::nullopt), kMargin, kConfidence);
+  EXPECT_EQ(asked, 1);
+  EXPECT_EQ(c.verdict, Verdict::TooNoisy);
+  EXPECT_EQ(c.note, batch_side(noisy, kMargin, kConfidence).note);
+  // A clear first set, or one set asked for: never measured again.
+  asked = 0;
+  r = clear;
+  EXPECT_EQ(batch_side_sets(r, 2, gives(noisy), kMargin, kConfidence).keep, 2);
+  r = noisy;
+  EXPECT_EQ(batch_side_sets(r, 1, gives(clear), kMargin, kConfidence).keep, 0);
+  EXPECT_EQ(asked, 0);
+  // A clear "not faster" is not measured again either.
+  r = {around(10), around(11), around(12)};
+  EXPECT_EQ(batch_side_sets(r, 2, gives(clear), kMargin, kConfidence).verdict, Verdict::NotFaster);
+  EXPECT_EQ(asked, 0);
+}
+
 TEST(Confirm, TheGpuAloneAgainstTheCpuAlone) {
   Confirmed c = confirm_split({around(10), {}, around(5)}, kParts, kParts, kMargin, kConfidence);
   EXPECT_EQ(c.keep, kParts);

@@ -117,4 +117,22 @@ Confirmed batch_side(const Rounds& r, double margin, double confidence) {
   return {1, Verdict::Faster, c.note + "; dealt kept: " + dealt.note};
 }
 
+Confirmed batch_side_sets(Rounds& rounds, int sets,
+                          const std::function<std::optional<Rounds>()>& again, double margin,
+                          double confidence) {
+  Confirmed c = batch_side(rounds, margin, confidence);
+  std::string before;
+  int set = 1;
+  while (set < sets && c.verdict == Verdict::TooNoisy) {
+    std::optional<Rounds> more = again();
+    if (!more) break;
+    before += "set " + std::to_string(set) + ": " + c.note + "; ";
+    ++set;
+    rounds = std::move(*more);
+    c = batch_side(rounds, margin, confidence);
+  }
+  if (!before.empty()) c.note = before + "set " + std::to_string(set) + ": " + c.note;
+  return c;
+}
+
 }  // namespace tandem::tuner

@@ -11,7 +11,9 @@
 // cores), in the confirm rule's interleaved rounds, every call checked. The side a size keeps is
 // the one confirm_split keeps of a split: dealing where the rounds show it faster than the cores
 // alone and than the devices alone by the split margin, beyond the noise; else the devices alone
-// where they beat the cores; else the cores. (On the H100 host dealing lost to the GPU alone at
+// where they beat the cores; else the cores. A size whose rounds are too noisy to decide gets a
+// new set of rounds, judged on its own (confirm.batch_sets_where_too_noisy sets in all, time
+// allowing), and the last set's verdict stands. (On the H100 host dealing lost to the GPU alone at
 // 512^3-1024^3, down to 0.69x, where the cores ran at a third of its rate or less.) The measuring
 // stops at the first size where the cores keep it: the rule's edge lies between that size and
 // the one above it, the geometric middle of the two, as sizes are compared on a log scale; the
@@ -147,13 +149,30 @@ BatchRounds Tuner::batch_rounds(Precision prec, int64_t size, bool resident, con
   return out;
 }
 
+// The side one size's rounds keep (confirm.hpp's batch_side_sets): a set too noisy to decide is
+// measured again, time allowing, unless it came from the log, which holds the set that decided;
+// `measured` becomes the set the verdict rests on.
+template <class T>
+Confirmed Tuner::judge_batch(BatchRounds& measured, Precision prec, int64_t size, bool resident,
+                             const Options& cpu, const Options& hybrid) {
+  const auto again = [&]() -> std::optional<Rounds> {
+    if (measured.logged || out_of_time()) return std::nullopt;
+    BatchRounds more = batch_rounds<T>(prec, size, resident, cpu, hybrid);
+    if (more.count == 0 || more.rounds.cpu.empty()) return std::nullopt;
+    measured.failure = std::move(more.failure);
+    return std::move(more.rounds);
+  };
+  const prof::ConfirmRule& confirm = prof::confirm_rule();
+  return batch_side_sets(measured.rounds, confirm.batch_sets_where_too_noisy, again,
+                         o_.split_margin, confirm.confidence);
+}
+
 template <class T>
 std::optional<prof::BatchRule> Tuner::batch_rule(Precision prec, const prof::PrecisionProfile& pp,
                                                  bool resident, PrecisionSummary& summary) {
   std::vector<int64_t> sizes = o_.batch_sizes.empty() ? prof::batch_tune().sizes : o_.batch_sizes;
   std::sort(sizes.begin(), sizes.end(), std::greater<>());
   sizes.erase(std::unique(sizes.begin(), sizes.end()), sizes.end());
-  const prof::ConfirmRule& confirm = prof::confirm_rule();
   const char* memory = resident ? "tandem_malloc memory" : "ordinary memory";
   Options cpu;
   cpu.strategy = Strategy::Cpu;
@@ -193,20 +212,21 @@ std::optional<prof::BatchRule> Tuner::batch_rule(Precision prec, const prof::Pre
     const auto* own = prof::coalesced_for(pp, info_.is_gpu, static_cast<double>(size),
                                           count > 0 ? count : batch_count<T>(prec, size));
     hybrid.kernel_params = own != nullptr ? *own : direct;
-    const BatchRounds measured = batch_rounds<T>(prec, size, resident, cpu, hybrid);
-    const Rounds& r = measured.rounds;
-    const std::string& failure = measured.failure;
+    BatchRounds measured = batch_rounds<T>(prec, size, resident, cpu, hybrid);
+    Rounds& r = measured.rounds;
     point.count = measured.count;
     if (point.count == 0) {
-      note(std::string(memory) + " at " + std::to_string(size) + "^3 left out: " + failure);
+      note(std::string(memory) + " at " + std::to_string(size) +
+           "^3 left out: " + measured.failure);
       continue;
     }
     if (r.cpu.empty()) {  // the cores alone failed: nothing to weigh dealing against
-      note(std::string(memory) + " at " + std::to_string(size) + "^3: " + failure);
+      note(std::string(memory) + " at " + std::to_string(size) + "^3: " + measured.failure);
       break;
     }
+    const Confirmed c = judge_batch<T>(measured, prec, size, resident, cpu, hybrid);
+    const std::string& failure = measured.failure;
     const double work = gflop(prec, size) * static_cast<double>(point.count);
-    const Confirmed c = batch_side(r, o_.split_margin, confirm.confidence);
     point.cpu_gflops = work / median_of(r.cpu);
     point.gpu_gflops = r.gpu.empty() ? 0 : work / median_of(r.gpu);
     point.hybrid_gflops = r.candidate.empty() ? 0 : work / median_of(r.candidate);

@@ -248,6 +248,9 @@ class Tuner {
   template <class T>
   BatchRounds batch_rounds(Precision prec, int64_t size, bool resident, const Options& cpu,
                            const Options& hybrid);
+  template <class T>
+  Confirmed judge_batch(BatchRounds& measured, Precision prec, int64_t size, bool resident,
+                        const Options& cpu, const Options& hybrid);
   // One strided batch call on ws, timed and checked cheaply, as call_once is for one product.
   template <class T>
   std::string call_once(BatchWorkspace<T>& ws, const Options& opt, double* seconds,

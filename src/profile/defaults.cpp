@@ -229,6 +229,7 @@ const ConfirmRule& confirm_rule() {
     r.settle_seconds = within(j, "settle_seconds", 0, 10);
     r.confidence = within(j, "confidence", 0, 0.999999);
     r.compare_confidence = within(j, "compare_confidence", 0, 0.999999);
+    r.batch_sets_where_too_noisy = static_cast<int>(within(j, "batch_sets_where_too_noisy", 1, 10));
     return r;
   }();
   return rule;

@@ -132,6 +132,7 @@ const TuneSizes& tune_sizes();
 struct ConfirmRule {
   int rounds = 5, warmup = 1;
   double settle_seconds = 0.2, confidence = 0.95, compare_confidence = 0.9;
+  int batch_sets_where_too_noisy = 2;  // sets of rounds in all at a batch point too noisy to decide
 };
 const ConfirmRule& confirm_rule();
 
