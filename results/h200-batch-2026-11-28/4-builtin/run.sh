@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The built-in H200 entry with the batch rules of 3-tune-s (empty profile directory): auto on the
+# The built-in H200 entry with 2-tune's d rules and 3-tune-s's s rules (empty profile dir): auto on the
 # four target cells; and the first call of a fresh process under auto, under TANDEM_VERBOSE
 set -uo pipefail
 tar xJf .gpu/bundle.tar.xz -C /tmp; source /tmp/bundle/env.sh
