@@ -166,9 +166,13 @@ TEST(Confirm, ABatchPointTooNoisyToDecideIsMeasuredAgain) {
   r = noisy;
   EXPECT_EQ(batch_side_sets(r, 1, gives(clear), kMargin, kConfidence).keep, 0);
   EXPECT_EQ(asked, 0);
-  // A clear "not faster" is not measured again either.
+  // A clear "not faster" is not measured again either,
   r = {around(10), around(11), around(12)};
   EXPECT_EQ(batch_side_sets(r, 2, gives(clear), kMargin, kConfidence).verdict, Verdict::NotFaster);
+  // nor a "too noisy" from dealt against the devices alone where both lost to the cores.
+  r = {around(10), around(12.5), {11, 11.1, 12.6, 10.9, 11.05}};
+  ASSERT_EQ(batch_side(r, kMargin, kConfidence).verdict, Verdict::TooNoisy);
+  EXPECT_EQ(batch_side_sets(r, 2, gives(clear), kMargin, kConfidence).keep, 0);
   EXPECT_EQ(asked, 0);
 }
 
@@ -250,6 +254,10 @@ TEST(Separate, TheDefaultsRoundsMeetTheirConfidence) {
   const prof::ConfirmRule& rule = prof::confirm_rule();
   EXPECT_LE(fewest_samples(rule.confidence), static_cast<size_t>(rule.rounds));
   EXPECT_EQ(fewest_samples(rule.compare_confidence), 3u);
+  // A batch point's sets of rounds, each judged alone (batch_side_sets): their chances of a false
+  // "faster" add up, and must stay within the confidence together.
+  const auto rounds = static_cast<size_t>(rule.rounds);
+  EXPECT_LE(rule.batch_sets_where_too_noisy * chance_apart(rounds, rounds), 1 - rule.confidence);
 }
 
 // The simulated APU (tests/support/simulated_apu.hpp) of simulated_apu_test: a split is 1.25x

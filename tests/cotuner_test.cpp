@@ -627,6 +627,11 @@ TEST_F(ProfileDir, BatchOnlyMeasuresWhereDealingPays) {
   const auto back = prof::load(again.saved).precisions.at(detail::Precision::s);
   EXPECT_EQ(back.batch->devices_from, pp.batch->devices_from);
   EXPECT_EQ(back.batch_resident->devices_from, pp.batch_resident->devices_from);
+  // The resumed points keep the notes the first run wrote (a point measured in two sets of rounds
+  // says so in its note, which its logged rounds alone could not rebuild).
+  ASSERT_EQ(back.batch->points.size(), pp.batch->points.size());
+  for (size_t i = 0; i < pp.batch->points.size(); ++i)
+    EXPECT_EQ(back.batch->points[i].note, pp.batch->points[i].note);
 }
 
 // A device whose dealt batches come back wrong is never given products: the cheap check fails the

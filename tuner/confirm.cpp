@@ -55,6 +55,18 @@ bool any(const std::vector<Beat>& beats, Verdict v) {
   return std::any_of(beats.begin(), beats.end(), [v](const Beat& b) { return b.verdict == v; });
 }
 
+// Whether the devices alone or dealt ran faster than the cores by medians: the only doubt a
+// further set of rounds can settle (where both lost to the cores, a "too noisy" comes from dealt
+// against the devices alone, and the cores stay whatever that shows).
+bool a_device_side_led(const Rounds& r) {
+  if (r.cpu.empty()) return false;
+  const double cores = summarize(r.cpu).median;
+  const auto led = [cores](const std::vector<double>& x) {
+    return !x.empty() && summarize(x).median < cores;
+  };
+  return led(r.gpu) || led(r.candidate);
+}
+
 }  // namespace
 
 const char* to_string(Verdict v) {
@@ -123,7 +135,7 @@ Confirmed batch_side_sets(Rounds& rounds, int sets,
   Confirmed c = batch_side(rounds, margin, confidence);
   std::string before;
   int set = 1;
-  while (set < sets && c.verdict == Verdict::TooNoisy) {
+  while (set < sets && c.verdict == Verdict::TooNoisy && a_device_side_led(rounds)) {
     std::optional<Rounds> more = again();
     if (!more) break;
     before += "set " + std::to_string(set) + ": " + c.note + "; ";

@@ -60,11 +60,12 @@ Confirmed confirm_split(const Rounds& rounds, int split, int parts, double margi
 // from the cores'.
 Confirmed batch_side(const Rounds& rounds, double margin, double confidence);
 
-// batch_side on `rounds`, and where its verdict is TooNoisy, on a further set of rounds from
-// `again`, up to `sets` sets in all (again gives nullopt where it could measure none: out of time,
-// or the cores failed). Each set is judged on its own, so a false "faster" happens at most `sets`
-// times as often as with one set. The last set judged stands: `rounds` becomes it, and its note
-// begins with what each set before it showed.
+// batch_side on `rounds`, and where its verdict is TooNoisy with the devices alone or dealt
+// ahead of the cores by medians, on a further set of rounds from `again`, up to `sets` sets in all
+// (again gives nullopt where it could measure none: out of time, or the cores failed). Each set is
+// judged on its own, so a false "faster" happens at most `sets` times as often as with one set. The
+// last set judged stands: `rounds` becomes it, and its note begins with what each set before it
+// showed.
 Confirmed batch_side_sets(Rounds& rounds, int sets,
                           const std::function<std::optional<Rounds>()>& again, double margin,
                           double confidence);

@@ -114,7 +114,7 @@ int64_t Tuner::batch_count(Precision prec, int64_t size) {
 // measured now (not yet logged: the caller logs them with their verdict).
 template <class T>
 BatchRounds Tuner::batch_rounds(Precision prec, int64_t size, bool resident, const Options& cpu,
-                                const Options& hybrid) {
+                                const Options& hybrid, int set) {
   BatchRounds out;
   if (const prof::LogRecord* logged = logged_batch(prec, size, resident, hybrid.kernel_params)) {
     out.logged = true;
@@ -125,6 +125,8 @@ BatchRounds Tuner::batch_rounds(Precision prec, int64_t size, bool resident, con
     if (const auto c = logged->rounds.find("candidate"); c != logged->rounds.end())
       out.rounds.candidate = c->second;
     out.failure = logged->failure;
+    out.verdict = logged->verdict;
+    out.note = logged->note;
     return out;
   }
   out.count = batch_count<T>(prec, size);
@@ -145,26 +147,36 @@ BatchRounds Tuner::batch_rounds(Precision prec, int64_t size, bool resident, con
     double untimed = 0;
     (void)call_once(ws, *side, &untimed);
   }
-  out.rounds = rounds(ws, {{"cpu", cpu}, {"gpu", gpu}, {"candidate", hybrid}}, &out.failure);
+  out.rounds = rounds(ws, {{"cpu", cpu}, {"gpu", gpu}, {"candidate", hybrid}}, &out.failure,
+                      set * prof::confirm_rule().rounds);
   return out;
 }
 
 // The side one size's rounds keep (confirm.hpp's batch_side_sets): a set too noisy to decide is
 // measured again, time allowing, unless it came from the log, which holds the set that decided;
-// `measured` becomes the set the verdict rests on.
+// `measured` becomes the set the verdict rests on. The note is the point's: with the failure a
+// side met, or the log's own.
 template <class T>
 Confirmed Tuner::judge_batch(BatchRounds& measured, Precision prec, int64_t size, bool resident,
                              const Options& cpu, const Options& hybrid) {
+  int set = 0;
   const auto again = [&]() -> std::optional<Rounds> {
     if (measured.logged || out_of_time()) return std::nullopt;
-    BatchRounds more = batch_rounds<T>(prec, size, resident, cpu, hybrid);
+    BatchRounds more = batch_rounds<T>(prec, size, resident, cpu, hybrid, ++set);
     if (more.count == 0 || more.rounds.cpu.empty()) return std::nullopt;
     measured.failure = std::move(more.failure);
     return std::move(more.rounds);
   };
   const prof::ConfirmRule& confirm = prof::confirm_rule();
-  return batch_side_sets(measured.rounds, confirm.batch_sets_where_too_noisy, again,
-                         o_.split_margin, confirm.confidence);
+  Confirmed c = batch_side_sets(measured.rounds, confirm.batch_sets_where_too_noisy, again,
+                                o_.split_margin, confirm.confidence);
+  // A resumed point keeps the log's note where today's rule gives its verdict (the note tells
+  // the sets of rounds apart, which the rounds alone do not).
+  if (measured.logged && measured.verdict == to_string(c.verdict))
+    c.note = measured.note;
+  else if (!measured.failure.empty())
+    c.note = "failed: " + measured.failure + "; " + c.note;
+  return c;
 }
 
 template <class T>
@@ -225,7 +237,6 @@ std::optional<prof::BatchRule> Tuner::batch_rule(Precision prec, const prof::Pre
       break;
     }
     const Confirmed c = judge_batch<T>(measured, prec, size, resident, cpu, hybrid);
-    const std::string& failure = measured.failure;
     const double work = gflop(prec, size) * static_cast<double>(point.count);
     point.cpu_gflops = work / median_of(r.cpu);
     point.gpu_gflops = r.gpu.empty() ? 0 : work / median_of(r.gpu);
@@ -235,7 +246,7 @@ std::optional<prof::BatchRule> Tuner::batch_rule(Precision prec, const prof::Pre
                                  : prof::BatchSide::Cores;
     // The kept side's verdict against the cores alone (dealt or the devices alone).
     point.verdict = to_string(c.verdict);
-    point.note = failure.empty() ? c.note : "failed: " + failure + "; " + c.note;
+    point.note = c.note;
     if (!measured.logged) log_batch(prec, resident, hybrid.kernel_params, point, measured);
     points.push_back(point);
     summary.batch_points.emplace_back(resident, point);

@@ -111,6 +111,7 @@ struct BatchRounds {
   Rounds rounds;
   std::string failure;
   bool logged = false;
+  std::string verdict, note;  // the log's, where logged
 };
 
 class Tuner {
@@ -200,10 +201,11 @@ class Tuner {
   template <class T>
   prof::Confirmation confirm(Precision prec, Workspace<T>& ws, const Measured& cpu, Split& sp);
   // W: a Workspace<T> (one product) or a BatchWorkspace<T> (the batch phase). *failure: "side:
-  // why" of the first side that failed, "" if none did.
+  // why" of the first side that failed, "" if none did. first_round: the first round's number
+  // for round_order (a batch point's further set of rounds goes on from the last set's).
   template <class W>
   Rounds rounds(W& ws, const std::vector<std::pair<std::string, Options>>& sides,
-                std::string* failure = nullptr);
+                std::string* failure = nullptr, int first_round = 0);
   const prof::LogRecord* logged_confirm(Precision prec, int64_t size, const Split& sp,
                                         bool resident) const;
   template <class T>
@@ -247,7 +249,7 @@ class Tuner {
   Outcome try_coalesced(Precision prec, BatchWorkspace<T>& ws, const Space& space, const Point& p);
   template <class T>
   BatchRounds batch_rounds(Precision prec, int64_t size, bool resident, const Options& cpu,
-                           const Options& hybrid);
+                           const Options& hybrid, int set = 0);
   template <class T>
   Confirmed judge_batch(BatchRounds& measured, Precision prec, int64_t size, bool resident,
                         const Options& cpu, const Options& hybrid);

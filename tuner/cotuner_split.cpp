@@ -375,20 +375,21 @@ prof::Confirmation Tuner::confirm(Precision prec, Workspace<T>& ws, const Measur
   return {to_string(c.verdict), c.note};
 }
 
-// `rule.rounds` rounds of every side, each in an order drawn for the round (round_order), after
+// `rule.rounds` rounds of every side, each in an order drawn for the round (round_order, from
+// `first_round` on, so that a further set of rounds draws orders of its own), after
 // a pause for the threads of the side before it to go idle, run `warmup` times untimed (what that
 // side left behind is not this one's cost) and then once timed: the machine's drift hits every
 // side alike, and no side always follows the same other one. A side that fails keeps no times
 // (it cannot be kept).
 template <class W>
 Rounds Tuner::rounds(W& ws, const std::vector<std::pair<std::string, Options>>& sides,
-                     std::string* failure_out) {
+                     std::string* failure_out, int first_round) {
   const prof::ConfirmRule& rule = prof::confirm_rule();
   std::map<std::string, std::vector<double>> times;
   std::set<std::string> failed;
   std::string first_failure;
   for (int round = 0; round < rule.rounds; ++round)
-    for (const size_t i : round_order(sides.size(), round)) {
+    for (const size_t i : round_order(sides.size(), first_round + round)) {
       const auto& [name, opt] = sides[i];
       if (failed.count(name)) continue;
       std::this_thread::sleep_for(std::chrono::duration<double>(rule.settle_seconds));
@@ -444,7 +445,7 @@ int Tuner::search_threads(bool resident) const {
   template prof::Bucket Tuner::split_bucket<T>(Precision, int64_t,                              \
                                                const std::vector<std::map<std::string, int>>&); \
   template Rounds Tuner::rounds<BatchWorkspace<T>>(                                             \
-      BatchWorkspace<T>&, const std::vector<std::pair<std::string, Options>>&, std::string*);
+      BatchWorkspace<T>&, const std::vector<std::pair<std::string, Options>>&, std::string*, int);
 TANDEM_FOR_EACH_ELEMENT(X)
 #undef X
 
