@@ -161,15 +161,16 @@ Confirmed Tuner::judge_batch(BatchRounds& measured, Precision prec, int64_t size
                              const Options& cpu, const Options& hybrid) {
   int set = 0;
   const auto again = [&]() -> std::optional<Rounds> {
-    if (measured.logged || out_of_time()) return std::nullopt;
+    if (out_of_time()) return std::nullopt;
     BatchRounds more = batch_rounds<T>(prec, size, resident, cpu, hybrid, ++set);
     if (more.count == 0 || more.rounds.cpu.empty()) return std::nullopt;
     measured.failure = std::move(more.failure);
     return std::move(more.rounds);
   };
   const prof::ConfirmRule& confirm = prof::confirm_rule();
-  Confirmed c = batch_side_sets(measured.rounds, confirm.batch_sets_where_too_noisy, again,
-                                o_.split_margin, confirm.confidence);
+  Confirmed c =
+      batch_side_sets(measured.rounds, measured.logged ? 1 : confirm.batch_sets_where_too_noisy,
+                      again, o_.split_margin, confirm.confidence);
   // A resumed point keeps the log's note where today's rule gives its verdict (the note tells
   // the sets of rounds apart, which the rounds alone do not).
   if (measured.logged && measured.verdict == to_string(c.verdict))
