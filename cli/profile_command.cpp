@@ -67,6 +67,37 @@ void print_model(const detail::cost::Model& m,
       m.both_busy, m.cpu_busy, observations.size(), 100 * worst);
 }
 
+// A precision's batch rules, by memory: the edge, and each point the tune measured with the few
+// products it weighed there.
+void print_batch_rules(const prof::PrecisionProfile& pp) {
+  for (const auto& [rule, memory] : {std::pair{&pp.batch, "ordinary memory"},
+                                     std::pair{&pp.batch_resident, "tandem_malloc memory"}}) {
+    if (!*rule) continue;
+    if ((*rule)->devices_from > 0)
+      std::printf(
+          "    batches from %s: products from %lld^3 to the devices (dealt, or the devices "
+          "alone where the point nearest in size says so)\n",
+          memory, static_cast<long long>((*rule)->devices_from));
+    else
+      std::printf(
+          "    batches from %s: every product on the cores (the devices failed where "
+          "measured)\n",
+          memory);
+    for (const prof::BatchPoint& b : (*rule)->points) {
+      std::printf("      %lld x %lld^3: cores %.1f, ", static_cast<long long>(b.count),
+                  static_cast<long long>(b.size), b.cpu_gflops);
+      if (b.gpu_gflops > 0) std::printf("devices alone %.1f, ", b.gpu_gflops);
+      std::printf("dealt %.1f GFLOPS, %s (%s): %s\n", b.hybrid_gflops, prof::to_string(b.side()),
+                  b.verdict.c_str(), b.note.c_str());
+      if (const auto& f = b.few)
+        std::printf(
+            "        %lld of them (never dealt): cores %.1f, devices alone %.1f GFLOPS, %s: %s\n",
+            static_cast<long long>(f->count), f->cpu_gflops, f->gpu_gflops,
+            f->devices ? "devices" : "cores", f->note.c_str());
+    }
+  }
+}
+
 void print_profile(const prof::Profile& p) {
   std::printf("profile: %s\n", p.origin.c_str());
   std::printf("  for %s / %s (driver %s, %d compute units), CPU %s, %s %s (%s), %d threads\n",
@@ -104,27 +135,7 @@ void print_profile(const prof::Profile& p) {
                   static_cast<long long>(*pp.direct_below));
     else if (pp.direct_below)
       std::printf("    the direct kernel runs no call (it lost at the smallest size measured)\n");
-    for (const auto& [rule, memory] : {std::pair{&pp.batch, "ordinary memory"},
-                                       std::pair{&pp.batch_resident, "tandem_malloc memory"}}) {
-      if (!*rule) continue;
-      if ((*rule)->devices_from > 0)
-        std::printf(
-            "    batches from %s: products from %lld^3 to the devices (dealt, or the devices "
-            "alone where the point nearest in size says so)\n",
-            memory, static_cast<long long>((*rule)->devices_from));
-      else
-        std::printf(
-            "    batches from %s: every product on the cores (the devices failed where "
-            "measured)\n",
-            memory);
-      for (const prof::BatchPoint& b : (*rule)->points) {
-        std::printf("      %lld x %lld^3: cores %.1f, ", static_cast<long long>(b.count),
-                    static_cast<long long>(b.size), b.cpu_gflops);
-        if (b.gpu_gflops > 0) std::printf("devices alone %.1f, ", b.gpu_gflops);
-        std::printf("dealt %.1f GFLOPS, %s (%s): %s\n", b.hybrid_gflops, prof::to_string(b.side()),
-                    b.verdict.c_str(), b.note.c_str());
-      }
-    }
+    print_batch_rules(pp);
     if (!pp.coalesced.empty())
       std::printf("    coalesced kernel (the device alone; the bucket nearest a batch applies):\n");
     // The direct kernel a batch would run now (the defaults' where the profile has none, which

@@ -910,10 +910,11 @@ TEST(Batch, AutoGivesTheDevicesAloneWhereTheRuleFoundDealingSlower) {
   prof::Profile p = empty_profile();
   prof::PrecisionProfile pp;
   pp.buckets = {single_call_bucket(64, 64, 50, 10)};
+  std::optional<prof::FewProducts> few128;  // the point at 128^3's few products
   const auto rule = [&](prof::BatchSide at32, prof::BatchSide at128) {
-    pp.batch = prof::BatchRule{
-        32,
-        {{32, 2000, 30, 60, "faster", "", 70, at32}, {128, 100, 80, 60, "faster", "", 70, at128}}};
+    pp.batch = prof::BatchRule{32,
+                               {{32, 2000, 30, 60, "faster", "", 70, at32, std::nullopt},
+                                {128, 100, 80, 60, "faster", "", 70, at128, few128}}};
     p.precisions[detail::Precision::s] = pp;
     prof::save(p, prof::path_for(p.identity));
     prof::forget();
@@ -947,6 +948,23 @@ TEST(Batch, AutoGivesTheDevicesAloneWhereTheRuleFoundDealingSlower) {
   r = square_batch(128, 10, false, Strategy::Auto, 4);
   EXPECT_EQ(r.device_problems, 0) << "the rule point's rate for more products than threads";
   EXPECT_EQ(r.cpu_problems, 10);
+  // Where the rule measured few products near these (FewProducts), the side it kept decides,
+  // whatever the rates say: the cores where the rates had the devices ahead, the devices where
+  // they had the cores; beyond a doubling of the point it does not apply.
+  const auto went = [](int64_t n, int64_t count, Strategy strategy, int threads) {
+    const BatchReport b = square_batch(n, count, false, strategy, threads);
+    EXPECT_EQ(b.cpu_problems + b.device_problems, count);
+    return b.device_problems;
+  };
+  few128 = prof::FewProducts{10, 40, 20, false, "not faster", "the cores kept"};
+  rule(Side::Devices, Side::Dealt);
+  EXPECT_EQ(went(128, 10, Strategy::Auto, 16), 0) << "the point's few products kept the cores";
+  EXPECT_GT(went(128, 40, Strategy::Auto, 16), 0) << "40 products are dealt, as the point says";
+  EXPECT_GT(went(128, 10, Strategy::Hybrid, 16), 0) << "hybrid deals a batch of ten, as asked";
+  EXPECT_EQ(went(300, 10, Strategy::Auto, 16), 10) << "300^3 is beyond a doubling: the rates";
+  few128 = prof::FewProducts{10, 20, 40, true, "faster", "the devices alone kept"};
+  rule(Side::Devices, Side::Dealt);
+  EXPECT_EQ(went(128, 10, Strategy::Auto, 4), 10) << "the point's few products kept the devices";
 }
 
 // A batch too small to wake the cores' threads (fewer multiply-adds than
@@ -1034,7 +1052,7 @@ TEST(Batch, SharesFollowTheTunesBatchRates) {
   // Batches of 40 products of 64^3: the device alone 10 GFLOPS with the direct kernel, the cores
   // alone 30.
   pp.coalesced = {{64, 40, direct, 10, 10, "not faster", "", direct, false}};
-  pp.batch = prof::BatchRule{64, {{64, 40, 30, 35, "faster", "", 0, std::nullopt}}};
+  pp.batch = prof::BatchRule{64, {{64, 40, 30, 35, "faster", "", 0, std::nullopt, std::nullopt}}};
   const auto shares = [&](const prof::PrecisionProfile& q, int64_t count) {
     p.precisions[detail::Precision::s] = q;
     prof::save(p, prof::path_for(id));

@@ -510,7 +510,7 @@ TEST(BatchRule, TheEdgeFollowsTheVerdictsFromTheLargestSizeDown) {
   const auto rule = [](std::vector<std::pair<int64_t, const char*>> measured) {
     std::vector<prof::BatchPoint> points;
     for (const auto& [size, verdict] : measured)
-      points.push_back({size, 100, 1, 2, verdict, "", 0, std::nullopt});
+      points.push_back({size, 100, 1, 2, verdict, "", 0, std::nullopt, std::nullopt});
     return tuner::batch_rule_from(points);
   };
   EXPECT_EQ(rule({{512, "faster"}, {256, "faster"}, {128, "not faster"}}).devices_from, 181);
@@ -520,10 +520,10 @@ TEST(BatchRule, TheEdgeFollowsTheVerdictsFromTheLargestSizeDown) {
   EXPECT_EQ(rule({{512, "too noisy"}}).devices_from, 724);
   EXPECT_EQ(rule({{512, "not faster"}, {256, "faster"}}).devices_from, 724);
   // It failed there (no times): never.
-  EXPECT_EQ(
-      tuner::batch_rule_from({{512, 100, 1, 0, "not faster", "dealing failed", 0, std::nullopt}})
-          .devices_from,
-      0);
+  EXPECT_EQ(tuner::batch_rule_from(
+                {{512, 100, 1, 0, "not faster", "dealing failed", 0, std::nullopt, std::nullopt}})
+                .devices_from,
+            0);
   EXPECT_EQ(tuner::batch_rule_from({}).devices_from, 0);
   const prof::BatchRule r =
       rule({{512, "faster"}, {256, "faster"}, {128, "faster"}, {64, "not faster"}});
@@ -539,7 +539,7 @@ TEST(BatchRule, TheEdgeFollowsTheVerdictsFromTheLargestSizeDown) {
 TEST(BatchRule, TheEdgeFollowsTheSidesWhereTheRoundsChoseOne) {
   using Side = prof::BatchSide;
   const auto point = [](int64_t size, Side side, double gpu = 3, double hybrid = 2) {
-    return prof::BatchPoint{size, 100, 1, hybrid, "faster", "", gpu, side};
+    return prof::BatchPoint{size, 100, 1, hybrid, "faster", "", gpu, side, std::nullopt};
   };
   EXPECT_EQ(tuner::batch_rule_from(
                 {point(512, Side::Devices), point(256, Side::Dealt), point(128, Side::Cores)})
@@ -553,7 +553,8 @@ TEST(BatchRule, TheEdgeFollowsTheSidesWhereTheRoundsChoseOne) {
   EXPECT_EQ(tuner::batch_rule_from({point(512, Side::Cores, 0, 0)}).devices_from, 0);
   // A verdict of "faster" no longer means dealt where a side was chosen.
   EXPECT_EQ(point(512, Side::Cores).side(), Side::Cores);
-  EXPECT_EQ(prof::BatchPoint({512, 100, 1, 2, "faster", "", 0, std::nullopt}).side(), Side::Dealt)
+  EXPECT_EQ(prof::BatchPoint({512, 100, 1, 2, "faster", "", 0, std::nullopt, std::nullopt}).side(),
+            Side::Dealt)
       << "a profile from before the devices-alone side: dealt where dealing was faster";
 }
 
@@ -598,6 +599,7 @@ TEST_F(ProfileDir, BatchOnlyMeasuresWhereDealingPays) {
   ASSERT_EQ(report.precisions.size(), 1u);
   const auto& summary = report.precisions[0];
   EXPECT_EQ(summary.batch_failure, "");
+  int few_points = 0;
   for (const bool resident : {false, true}) {
     std::vector<prof::BatchPoint> measured;
     for (const auto& [r, point] : summary.batch_points)
@@ -611,6 +613,21 @@ TEST_F(ProfileDir, BatchOnlyMeasuresWhereDealingPays) {
       EXPECT_GT(measured[i].gpu_gflops, 0.0) << measured[i].note;
       EXPECT_TRUE(measured[i].chosen.has_value()) << "a side chosen from the three";
       EXPECT_EQ(measured[i].note.find("failed"), std::string::npos) << measured[i].note;
+      // Where the devices take such products, a batch of few of them was weighed too.
+      if (measured[i].side() == prof::BatchSide::Cores) {
+        EXPECT_FALSE(measured[i].few.has_value()) << "below the edge few stay on the cores";
+      } else {
+        ++few_points;
+        ASSERT_TRUE(measured[i].few.has_value()) << measured[i].note;
+        const prof::FewProducts& few = *measured[i].few;
+        EXPECT_EQ(few.count, prof::batch_tune().kernel_few);
+        EXPECT_GT(few.cpu_gflops, 0.0) << few.note;
+        EXPECT_GT(few.gpu_gflops, 0.0) << few.note;
+        EXPECT_EQ(few.devices, few.verdict == "faster") << few.note;
+        EXPECT_NE(few.note.find(few.devices ? "the devices alone kept" : "the cores kept"),
+                  std::string::npos)
+            << few.note;
+      }
       if (i + 1 < measured.size()) {
         EXPECT_NE(measured[i].side(), prof::BatchSide::Cores) << "measured on past a loss";
       }
@@ -622,16 +639,87 @@ TEST_F(ProfileDir, BatchOnlyMeasuresWhereDealingPays) {
   const auto batch_lines = [&] { return log_lines(o.log, "batch"); };
   const int before = batch_lines();
   EXPECT_EQ(before, static_cast<int>(summary.batch_points.size()));
+  EXPECT_EQ(log_lines(o.log, "batch few"), few_points);
   const auto again = tuner::tune(o);
   EXPECT_EQ(batch_lines(), before) << "every point resumed from the log";
+  EXPECT_EQ(log_lines(o.log, "batch few"), few_points) << "and every point's few products";
   const auto back = prof::load(again.saved).precisions.at(detail::Precision::s);
   EXPECT_EQ(back.batch->devices_from, pp.batch->devices_from);
   EXPECT_EQ(back.batch_resident->devices_from, pp.batch_resident->devices_from);
   // The resumed points keep the notes the first run wrote (a point measured in two sets of rounds
   // says so in its note, which its logged rounds alone could not rebuild).
   ASSERT_EQ(back.batch->points.size(), pp.batch->points.size());
-  for (size_t i = 0; i < pp.batch->points.size(); ++i)
+  for (size_t i = 0; i < pp.batch->points.size(); ++i) {
     EXPECT_EQ(back.batch->points[i].note, pp.batch->points[i].note);
+    ASSERT_EQ(back.batch->points[i].few.has_value(), pp.batch->points[i].few.has_value());
+    if (pp.batch->points[i].few) {
+      EXPECT_EQ(back.batch->points[i].few->devices, pp.batch->points[i].few->devices);
+      EXPECT_EQ(back.batch->points[i].few->note, pp.batch->points[i].few->note);
+    }
+  }
+}
+
+// Where a point's rounds gave the devices the batch, the phase weighs a batch of few of its
+// products too (batch.kernel_few: auto never deals so few), the cores alone against the devices
+// alone, and keeps the devices only where they beat the cores beyond the noise. Here the point's
+// rounds come from a log that has the devices alone far ahead (PoCL's own rounds keep every size
+// on the cores), so the few products are measured now; then a logged few-products record with the
+// devices far ahead is resumed as it stands, measuring nothing.
+TEST_F(ProfileDir, ABatchPointTheDevicesTakeWeighsFewProductsToo) {
+  auto o = tiny();
+  o.precisions = {detail::Precision::s};
+  o.batch_only = true;
+  o.batch_sizes = {64};
+  o.batch_kernel_evaluations = 0;
+  o.save = false;
+  o.log = dir_ / "tune.jsonl";
+  const auto entry = prof::active(here());
+  ASSERT_TRUE(entry && entry->precisions.count(detail::Precision::s));
+  const prof::PrecisionProfile& pp = entry->precisions.at(detail::Precision::s);
+  const bool is_gpu = detail::gpu::info(*detail::gpu::open_device("")).is_gpu;
+  const auto kernel_for = [&](int64_t count) {
+    const auto* own = prof::coalesced_for(pp, is_gpu, 64.0, count);
+    return own != nullptr ? *own : *prof::direct_for(&pp, is_gpu).kernel;
+  };
+  const auto record = [&](const char* kind, int64_t count, std::vector<double> cpu,
+                          std::vector<double> gpu, std::vector<double> dealt) {
+    prof::LogRecord r;
+    r.kind = kind;
+    r.precision = detail::Precision::s;
+    r.size = 64;
+    r.count = count;
+    r.kernel = kernel_for(count);
+    r.rounds = {{"cpu", cpu}, {"gpu", gpu}};
+    if (!dealt.empty()) r.rounds["candidate"] = dealt;
+    std::ofstream(o.log, std::ios::app) << prof::to_log_line(r) << "\n";
+  };
+  const std::vector<double> slow(5, 1.0), fast{0.01, 0.011, 0.012, 0.013, 0.014};
+  record("batch", 200, slow, fast, std::vector<double>(5, 0.5));
+  auto report = tuner::tune(o);
+  auto point = report.profile.precisions.at(detail::Precision::s).batch->points.at(0);
+  EXPECT_EQ(point.side(), prof::BatchSide::Devices) << point.note;
+  ASSERT_TRUE(point.few.has_value());
+  EXPECT_EQ(point.few->count, prof::batch_tune().kernel_few);
+  EXPECT_GT(point.few->cpu_gflops, 0.0) << point.few->note;
+  EXPECT_GT(point.few->gpu_gflops, 0.0) << point.few->note;
+  EXPECT_EQ(log_lines(o.log, "batch few"), 1) << "measured now, and logged";
+  EXPECT_EQ(log_lines(o.log, "batch"), 1) << "the point itself resumed";
+
+  record("batch few", prof::batch_tune().kernel_few, slow, fast, {});
+  report = tuner::tune(o);
+  point = report.profile.precisions.at(detail::Precision::s).batch->points.at(0);
+  ASSERT_TRUE(point.few.has_value());
+  EXPECT_TRUE(point.few->devices) << point.few->note;
+  EXPECT_EQ(point.few->verdict, "faster");
+  EXPECT_NE(point.few->note.find("ranges apart"), std::string::npos) << point.few->note;
+  EXPECT_NE(point.few->note.find("the devices alone kept"), std::string::npos) << point.few->note;
+  EXPECT_EQ(log_lines(o.log, "batch few"), 2) << "the last record resumed, nothing measured";
+
+  record("batch few", prof::batch_tune().kernel_few, fast, slow, {});
+  point = tuner::tune(o).profile.precisions.at(detail::Precision::s).batch->points.at(0);
+  ASSERT_TRUE(point.few.has_value());
+  EXPECT_FALSE(point.few->devices) << point.few->note;
+  EXPECT_NE(point.few->note.find("the cores kept"), std::string::npos) << point.few->note;
 }
 
 // A device whose dealt batches come back wrong is never given products: the cheap check fails the

@@ -325,13 +325,16 @@ prof::Profile full_profile() {
   pp.direct_below = 128;
   prof::BatchRule ordinary;
   ordinary.devices_from = 181;
-  ordinary.points = {
-      {128, 4000, 300, 280, "not faster", "dealt 0.93x the cores alone's speed", 0, std::nullopt},
-      {256, 500, 320, 450, "faster", "dealt 1.41x, ranges apart (5 rounds)", 520,
-       prof::BatchSide::Devices}};
+  ordinary.points = {{128, 4000, 300, 280, "not faster", "dealt 0.93x the cores alone's speed", 0,
+                      std::nullopt, std::nullopt},
+                     {256, 500, 320, 450, "faster", "dealt 1.41x, ranges apart (5 rounds)", 520,
+                      prof::BatchSide::Devices,
+                      prof::FewProducts{10, 200, 150, false, "not faster",
+                                        "the GPU alone 0.75x; the cores kept"}}};
   pp.batch = ordinary;
   prof::BatchRule resident;  // dealing paid nowhere
-  resident.points = {{512, 60, 400, 390, "too noisy", "ranges overlap", 0, std::nullopt}};
+  resident.points = {
+      {512, 60, 400, 390, "too noisy", "ranges overlap", 0, std::nullopt, std::nullopt}};
   pp.batch_resident = resident;
   pp.coalesced = {
       {64, 10, {{"KERNEL", 2}, {"MWG", 16}}, 40, 40, "not faster", "same", pp.direct_kernel, false},
@@ -400,6 +403,8 @@ TEST(ProfileRanges, AbsurdValuesAreRefusedByName) {
        "precisions.s.batch.points[1].hybrid_gflops = -2 is outside"},
       {[](auto& j) { j["precisions"]["s"]["coalesced"][0]["count"] = 0; },
        "precisions.s.coalesced[0].count = 0 is outside"},
+      {[](auto& j) { j["precisions"]["s"]["batch"]["points"][1]["few"]["gpu_gflops"] = -1; },
+       "precisions.s.batch.points[1].few.gpu_gflops = -1 is outside"},
   };
   for (const auto& c : cases) {
     const std::string why = with(c.edit);
@@ -516,7 +521,26 @@ TEST(ProfileBatchRule, RoundTripsAndAnUnknownVerdictIsRefused) {
   EXPECT_FALSE(pp.batch->points[0].chosen.has_value()) << "none chosen, none written";
   EXPECT_EQ(pp.batch->points[0].side(), prof::BatchSide::Cores);
   EXPECT_EQ(pp.batch_resident->devices_from, 0);
+  // A point's few products: the cores kept, with their rates and words.
+  EXPECT_FALSE(pp.batch->points[0].few.has_value()) << "none measured, none written";
+  ASSERT_TRUE(pp.batch->points[1].few.has_value());
+  const prof::FewProducts& few = *pp.batch->points[1].few;
+  EXPECT_EQ(few.count, 10);
+  EXPECT_EQ(few.cpu_gflops, 200);
+  EXPECT_EQ(few.gpu_gflops, 150);
+  EXPECT_FALSE(few.devices);
+  EXPECT_EQ(few.verdict, "not faster");
+  EXPECT_EQ(few.note, "the GPU alone 0.75x; the cores kept");
   nlohmann::json j = nlohmann::json::parse(prof::to_json(full_profile()));
+  EXPECT_EQ(j["precisions"]["s"]["batch"]["points"][1]["few"]["side"], "cores");
+  nlohmann::json dealt_few = j;
+  dealt_few["precisions"]["s"]["batch"]["points"][1]["few"]["side"] = "dealt";
+  EXPECT_NE(refusal(dealt_few.dump()).find("few products are never dealt"), std::string::npos)
+      << refusal(dealt_few.dump());
+  dealt_few["precisions"]["s"]["batch"]["points"][1]["few"]["side"] = "devices";
+  dealt_few["precisions"]["s"]["batch"]["points"][1]["few"]["verdict"] = "perhaps";
+  EXPECT_NE(refusal(dealt_few.dump()).find("few products verdict 'perhaps'"), std::string::npos)
+      << refusal(dealt_few.dump());
   std::swap(j["precisions"]["s"]["batch"]["points"][0], j["precisions"]["s"]["batch"]["points"][1]);
   EXPECT_EQ(prof::from_json(j.dump()).precisions.at(detail::Precision::s).batch->points[0].size,
             128)

@@ -61,6 +61,29 @@ prof::BatchRule batch_rule_from(std::vector<prof::BatchPoint> points) {
   return rule;
 }
 
+namespace {
+
+// A size's point from the rounds its verdict rests on: each side's rate by its median, the side
+// kept, and the kept side's verdict against the cores alone (dealt or the devices alone).
+prof::BatchPoint point_of(Precision prec, int64_t size, int64_t count, const Rounds& r,
+                          const Confirmed& c) {
+  prof::BatchPoint point;
+  point.size = size;
+  point.count = count;
+  const double work = gflop(prec, size) * static_cast<double>(count);
+  point.cpu_gflops = work / median_of(r.cpu);
+  point.gpu_gflops = r.gpu.empty() ? 0 : work / median_of(r.gpu);
+  point.hybrid_gflops = r.candidate.empty() ? 0 : work / median_of(r.candidate);
+  point.chosen = c.keep == 1   ? prof::BatchSide::Dealt
+                 : c.keep == 2 ? prof::BatchSide::Devices
+                               : prof::BatchSide::Cores;
+  point.verdict = to_string(c.verdict);
+  point.note = c.note;
+  return point;
+}
+
+}  // namespace
+
 template <class T>
 void Tuner::tune_batch(Precision prec, prof::PrecisionProfile& pp, PrecisionSummary& summary) {
   batch_counts_.clear();
@@ -180,6 +203,65 @@ Confirmed Tuner::judge_batch(BatchRounds& measured, Precision prec, int64_t size
   return c;
 }
 
+// A point's few products (profile.hpp's FewProducts): a strided batch of batch.kernel_few
+// products of size³ under the cores alone and under the devices alone (`device`, with the kernel
+// the profile being tuned gives such a batch: its coalesced bucket's, else its direct kernel), in
+// the confirm rule's rounds after an untimed call of each, every call checked; the devices alone
+// kept only where they beat the cores beyond the noise. Logged as a "batch few" record and resumed
+// from it; none where the cores failed, the operands could not be pinned as asked, or time ran
+// out.
+template <class T>
+std::optional<prof::FewProducts> Tuner::batch_few(Precision prec, const prof::PrecisionProfile& pp,
+                                                  int64_t size, bool resident, const Options& cpu,
+                                                  const std::optional<std::string>& device) {
+  const prof::ConfirmRule& confirm = prof::confirm_rule();
+  Options gpu;
+  gpu.strategy = Strategy::Gpu;
+  gpu.device = device;
+  const auto* own = prof::coalesced_for(pp, info_.is_gpu, static_cast<double>(size),
+                                        prof::batch_tune().kernel_few);
+  gpu.kernel_params = own != nullptr ? *own : *prof::direct_for(&pp, info_.is_gpu).kernel;
+  prof::LogRecord rec;
+  rec.kind = "batch few";
+  rec.precision = prec;
+  rec.size = size;
+  rec.count = prof::batch_tune().kernel_few;
+  rec.kernel = gpu.kernel_params;
+  rec.resident = resident;
+  if (const prof::LogRecord* logged =
+          logged_batch(prec, size, resident, gpu.kernel_params, "batch few")) {
+    rec = *logged;
+  } else {
+    if (out_of_time()) return std::nullopt;
+    BatchWorkspace<T> ws(size, rec.count, resident);
+    if (resident && !pinned(*device_, ws)) return std::nullopt;
+    for (const Options* side : {&cpu, static_cast<const Options*>(&gpu)}) {
+      double untimed = 0;
+      (void)call_once(ws, *side, &untimed);
+    }
+    // Round orders of their own: after those of every set of the point's rounds.
+    const Rounds r = rounds(ws, {{"cpu", cpu}, {"gpu", gpu}}, &rec.failure,
+                            confirm.batch_sets_where_too_noisy * confirm.rounds);
+    if (r.cpu.empty()) return std::nullopt;  // nothing to weigh the devices against
+    rec.rounds = {{"cpu", r.cpu}, {"gpu", r.gpu}};
+    append(rec);
+  }
+  const std::vector<double>& cores = rec.rounds.at("cpu");
+  const std::vector<double>& devices = rec.rounds.at("gpu");
+  const Confirmed c =
+      confirm_faster(devices, cores, 0.0, confirm.confidence, "the GPU alone", "the CPU alone");
+  prof::FewProducts few;
+  few.count = rec.count;
+  const double work = gflop(prec, size) * static_cast<double>(rec.count);
+  few.cpu_gflops = work / median_of(cores);
+  few.gpu_gflops = devices.empty() ? 0 : work / median_of(devices);
+  few.devices = c.keep == 1;
+  few.verdict = to_string(c.verdict);
+  few.note = (rec.failure.empty() ? "" : "failed: " + rec.failure + "; ") + c.note +
+             (few.devices ? "; the devices alone kept" : "; the cores kept");
+  return few;
+}
+
 template <class T>
 std::optional<prof::BatchRule> Tuner::batch_rule(Precision prec, const prof::PrecisionProfile& pp,
                                                  bool resident, PrecisionSummary& summary) {
@@ -237,18 +319,13 @@ std::optional<prof::BatchRule> Tuner::batch_rule(Precision prec, const prof::Pre
       note(std::string(memory) + " at " + std::to_string(size) + "^3: " + measured.failure);
       break;
     }
-    const Confirmed c = judge_batch<T>(measured, prec, size, resident, cpu, hybrid);
-    const double work = gflop(prec, size) * static_cast<double>(point.count);
-    point.cpu_gflops = work / median_of(r.cpu);
-    point.gpu_gflops = r.gpu.empty() ? 0 : work / median_of(r.gpu);
-    point.hybrid_gflops = r.candidate.empty() ? 0 : work / median_of(r.candidate);
-    point.chosen = c.keep == 1   ? prof::BatchSide::Dealt
-                   : c.keep == 2 ? prof::BatchSide::Devices
-                                 : prof::BatchSide::Cores;
-    // The kept side's verdict against the cores alone (dealt or the devices alone).
-    point.verdict = to_string(c.verdict);
-    point.note = c.note;
+    point = point_of(prec, size, point.count, r,
+                     judge_batch<T>(measured, prec, size, resident, cpu, hybrid));
     if (!measured.logged) log_batch(prec, resident, hybrid.kernel_params, point, measured);
+    // Where the devices take such products, which side takes few of them (below the rule's
+    // edge every batch stays on the cores).
+    if (point.side() != prof::BatchSide::Cores)
+      point.few = batch_few<T>(prec, pp, size, resident, cpu, hybrid.device);
     points.push_back(point);
     summary.batch_points.emplace_back(resident, point);
     progress("batch", prec, static_cast<int>(i + 1), static_cast<int>(sizes.size()),

@@ -135,8 +135,11 @@ class Tuner {
   const prof::LogRecord* logged_split(Precision prec, int64_t size,
                                       const std::map<std::string, int>& kernel, int gpu_parts,
                                       int threads, bool resident, bool dynamic) const;
+  // A "batch" record (or `kind`'s: "batch few") with the devices-alone side and a full set of
+  // the confirm rule's rounds.
   const prof::LogRecord* logged_batch(Precision prec, int64_t size, bool resident,
-                                      const std::map<std::string, int>& kernel) const;
+                                      const std::map<std::string, int>& kernel,
+                                      const char* kind = "batch") const;
   void log_batch(Precision prec, bool resident, const std::map<std::string, int>& kernel,
                  const prof::BatchPoint& point, const BatchRounds& measured);
   void progress(const std::string& phase, Precision prec, int done, int budget, double best_seconds,
@@ -253,6 +256,10 @@ class Tuner {
   template <class T>
   Confirmed judge_batch(BatchRounds& measured, Precision prec, int64_t size, bool resident,
                         const Options& cpu, const Options& hybrid);
+  template <class T>
+  std::optional<prof::FewProducts> batch_few(Precision prec, const prof::PrecisionProfile& pp,
+                                             int64_t size, bool resident, const Options& cpu,
+                                             const std::optional<std::string>& device);
   // One strided batch call on ws, timed and checked cheaply, as call_once is for one product.
   template <class T>
   std::string call_once(BatchWorkspace<T>& ws, const Options& opt, double* seconds,

@@ -81,6 +81,9 @@ struct SideRates {
   double cpu_few = 0;
   bool measured = true;  // every device's profile measured its rate near this batch
   bool alone = false;    // the first device's batch rule has the devices alone take this batch
+  // The side the first device's batch rule kept for a batch of few products near this one (true:
+  // the devices alone), where it measured one (choice.hpp's BatchRates::few_devices).
+  std::optional<bool> few_devices;
 };
 
 template <class T>
@@ -95,7 +98,10 @@ SideRates side_rates(const Candidates& c, const Problem<T>& first, int64_t count
                    c.profiles[i].get(), precision, info.is_gpu, *edge, count,
                    gpu::is_discrete(*c.devices[i]) && gpu::operands_pinned(*c.devices[i], first))
              : profile::BatchRates{};
-    if (i == 0) r.alone = batch.devices_alone;
+    if (i == 0) {
+      r.alone = batch.devices_alone;
+      r.few_devices = batch.few_devices;
+    }
     const bool bucketed = c.choices[i].bucket > 0;
     const double device_rate = batch.device > 0 ? batch.device
                                : bucketed       ? c.choices[i].gpu_gflops
@@ -124,11 +130,16 @@ void plan_devices(const Problem<T>& first, const Problem<T>* next, int64_t count
   double gpus = 0;
   for (double w : weights) gpus += w;
   // Auto deals a batch to both sides only where it has products enough for the dealing to size
-  // chunks by the sides' rates (defaults.hpp's batch_deal_from_count); fewer go to the faster
-  // side alone by the rates: the devices unless the rates were measured and the cores' is higher.
+  // chunks by the sides' rates (defaults.hpp's batch_deal_from_count); fewer go to one side
+  // alone: the one the batch rule kept for few products near these where it measured them (at
+  // such counts a device's first stage and the cores' threads weigh as the rule's own count
+  // hides), else the faster by the rates: the devices unless the rates were measured and the
+  // cores' is higher.
   const bool is_auto = plan.request.strategy == Strategy::Auto;
   const bool few = is_auto && count < profile::batch_deal_from_count();
-  if (few && rates.measured && rates.cpu_few > gpus) return;  // no part: the cores take it
+  const bool cores_few =
+      rates.few_devices ? !*rates.few_devices : rates.measured && rates.cpu_few > gpus;
+  if (few && cores_few) return;  // no part: the cores take it
   // Where the batch rule found the devices alone faster than dealing at such products, auto
   // gives them every product (the tune's rounds weighed the cores against them already, at their
   // count: a batch of few products goes by the rates above instead, as a device's fixed costs

@@ -134,6 +134,13 @@ BatchRates batch_rates(const Profile* p, Precision precision, bool is_gpu, doubl
                                   apart(static_cast<double>(near->size), edge)))
         near = &point;
     if (near != nullptr) r.cpu = near->cpu_gflops;
+    const BatchPoint* few = nullptr;
+    for (const BatchPoint& point : rule->points)
+      if (point.few && apart(static_cast<double>(point.size), edge) <= near_enough &&
+          (few == nullptr || apart(static_cast<double>(point.size), edge) <
+                                 apart(static_cast<double>(few->size), edge)))
+        few = &point;
+    if (few != nullptr) r.few_devices = few->few->devices;
     const BatchPoint* side = nullptr;  // the point whose side applies
     for (const BatchPoint& point : rule->points)
       if (side == nullptr || apart(static_cast<double>(point.size), edge) <

@@ -90,6 +90,13 @@ json batch_rule_json(const BatchRule& rule) {
                {"note", p.note}};
     if (p.gpu_gflops > 0) pj["gpu_gflops"] = p.gpu_gflops;
     if (p.chosen) pj["side"] = to_string(*p.chosen);
+    if (const auto& f = p.few)
+      pj["few"] = {{"count", f->count},
+                   {"cpu_gflops", f->cpu_gflops},
+                   {"gpu_gflops", f->gpu_gflops},
+                   {"side", to_string(f->devices ? BatchSide::Devices : BatchSide::Cores)},
+                   {"verdict", f->verdict},
+                   {"note", f->note}};
     points.push_back(pj);
   }
   return {{"devices_from", rule.devices_from}, {"points", points}};
@@ -110,6 +117,20 @@ BatchRule batch_rule_of(const json& j) {
     if (const auto side = pj.find("side"); side != pj.end())
       p.chosen = batch_side_of(side->get<std::string>());
     check_verdict(p.verdict, "batch point");
+    if (const auto few = pj.find("few"); few != pj.end()) {
+      FewProducts f;
+      f.count = integer<int64_t>(*few, "count");
+      f.cpu_gflops = few->at("cpu_gflops").get<double>();
+      f.gpu_gflops = few->at("gpu_gflops").get<double>();
+      const BatchSide side = batch_side_of(few->at("side").get<std::string>());
+      if (side == BatchSide::Dealt)
+        throw std::runtime_error("a batch point's few products are never dealt: side 'dealt'");
+      f.devices = side == BatchSide::Devices;
+      f.verdict = few->at("verdict").get<std::string>();
+      f.note = few->value("note", std::string());
+      check_verdict(f.verdict, "batch point's few products");
+      p.few = f;
+    }
     rule.points.push_back(p);
   }
   std::sort(rule.points.begin(), rule.points.end(),

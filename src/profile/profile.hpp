@@ -77,6 +77,20 @@ struct Bucket {
 enum class BatchSide { Cores, Devices, Dealt };
 const char* to_string(BatchSide side);  // "cores", "devices", "dealt"
 
+// A batch of few products (batch.kernel_few of them: fewer than batch.deal_from_count, so auto
+// never deals it) at a batch point's size, the cores alone against the devices alone in the
+// confirm rule's interleaved rounds. There fixed costs weigh that the point's own count hides: a
+// device's first stage, which nothing overlaps, and the cores' threads with a product or less
+// each (on an H200, ten d 256^3 products from ordinary memory ran 0.87x as fast on the GPU alone
+// as on the cores, where the point's 494 ran 1.31x as fast there). Auto gives such a batch to the
+// side kept here.
+struct FewProducts {
+  int64_t count = 0;
+  double cpu_gflops = 0, gpu_gflops = 0;  // the rounds' medians (0: that side failed)
+  bool devices = false;                   // the devices alone kept, else the cores
+  std::string verdict, note;              // the devices alone's against the cores alone
+};
+
 // One size the co-tuner's batch phase measured: a strided batch of `count` products of size³,
 // the cores alone, the devices alone (strategy gpu) and the products dealt to the devices and the
 // CPU (strategy hybrid), in interleaved rounds; the side auto takes at this size, and the rounds'
@@ -91,6 +105,9 @@ struct BatchPoint {
   // Absent in profiles older than it, which measured no devices-alone side: then dealt where
   // `verdict` is "faster", else the cores (side()).
   std::optional<BatchSide> chosen;
+  // Absent where not measured: a point where the cores kept the batch (products below the rule's
+  // edge stay there whatever their count), and profiles older than it.
+  std::optional<FewProducts> few;
   BatchSide side() const {
     return chosen ? *chosen : verdict == "faster" ? BatchSide::Dealt : BatchSide::Cores;
   }
