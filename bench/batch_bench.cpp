@@ -14,8 +14,10 @@
 // devices: the OpenBLAS loop, then tandem's batch under cpu, gpu, hybrid and auto from the
 //   caller's ordinary memory, and under gpu and hybrid from tandem_malloc memory (the device
 //   TANDEM_DEVICE names, else the first GPU). Its table gives hybrid and auto against the better
-//   of cpu and gpu (both tandem's, ordinary memory). BENCH_FEEDERS=N sets the batches'
-//   Options::feeder_threads (host threads packing for each device).
+//   of cpu and gpu (both tandem's, ordinary memory). BENCH_RESIDENT_AUTO=1 adds cpu and auto from
+//   tandem_malloc memory, and auto's ratio there against the better of cpu and gpu from it.
+//   BENCH_FEEDERS=N sets the batches' Options::feeder_threads (host threads packing for each
+//   device).
 // BENCH_SETTLE=SECONDS: a pause before each side's call, for the threads of the side before it
 //   to go idle (OpenBLAS's and PoCL's spin a while after a call), as the tune's rounds pause
 //   (database/defaults.json's confirm.settle_seconds); none by default.
@@ -57,6 +59,12 @@ void openblas_gemm(int64_t n, double alpha, const double* a, const double* b, do
                    double* c) {
   const auto x = static_cast<blasint>(n);
   cblas_dgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, x, x, x, alpha, a, x, b, x, beta, c, x);
+}
+
+// BENCH_RESIDENT_AUTO=1: devices mode also runs cpu and auto from tandem_malloc memory.
+bool resident_auto() {
+  const char* v = std::getenv("BENCH_RESIDENT_AUTO");
+  return v != nullptr && std::string(v) == "1";
 }
 
 // Memory for one array: ordinary (std::vector) or tandem_malloc's.
@@ -151,6 +159,10 @@ std::string run_case(int64_t n, int64_t count, int reps, bool devices, bool gpu_
     batch("auto", std::nullopt, false);
     batch("gpu_malloc", tandem::Strategy::Gpu, true);
     batch("hybrid_malloc", tandem::Strategy::Hybrid, true);
+    if (resident_auto()) {
+      batch("cpu_malloc", tandem::Strategy::Cpu, true);
+      batch("auto_malloc", std::nullopt, true);
+    }
   } else {
     // BENCH_STRATEGY=cpu: the batch under strategy cpu instead of auto.
     const char* strategy = std::getenv("BENCH_STRATEGY");
@@ -226,6 +238,10 @@ std::string run_case(int64_t n, int64_t count, int reps, bool devices, bool gpu_
     // hybrid and auto against the better of tandem's cpu and gpu (sides 1 and 2).
     const double best = std::min(sec[1], sec[2]);
     std::snprintf(cell, sizeof cell, " %.2f | %.2f |", best / sec[3], best / sec[4]);
+    if (resident_auto()) {  // auto from tandem_malloc memory against cpu and gpu from it
+      line << cell;
+      std::snprintf(cell, sizeof cell, " %.2f |", std::min(sec[7], sec[5]) / sec[8]);
+    }
   } else {
     std::snprintf(cell, sizeof cell, " %.2f | %.2f |", sec[0] / sec[1], sec[2] / sec[1]);
   }
@@ -277,8 +293,11 @@ int main(int argc, char** argv) {
   else if (devices)
     std::printf(
         "\n| precision | batch | OpenBLAS loop | cpu | gpu | hybrid | auto | gpu, tandem_malloc | "
-        "hybrid, tandem_malloc | hybrid / best of cpu, gpu | auto / best of cpu, gpu |\n"
-        "| --- | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |\n");
+        "hybrid, tandem_malloc | %shybrid / best of cpu, gpu | auto / best of cpu, gpu |%s\n"
+        "| --- | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |%s\n",
+        resident_auto() ? "cpu, tandem_malloc | auto, tandem_malloc | " : "",
+        resident_auto() ? " auto, tandem_malloc / best of cpu, gpu from it |" : "",
+        resident_auto() ? " ---: | ---: | ---: |" : "");
   else
     std::printf(
         "\n| precision | batch | OpenBLAS loop | tandem batch GFLOPS | tandem loop | batch / "

@@ -114,6 +114,42 @@ TEST(Confirm, ABatchDealtFasterThanTheCoresIsKeptWhereTheDevicesAloneAreTooNoisy
   EXPECT_EQ(batch_side({around(3), around(4), around(3.5)}, kMargin, kConfidence).keep, 0);
 }
 
+// A batch of few products (never dealt) keeps the devices alone only where they beat the cores
+// beyond the noise, and a set of rounds too noisy to decide with the devices ahead by medians is
+// measured again as a batch point's is.
+TEST(Confirm, FewProductsKeepTheDevicesOnlyBeyondTheNoise) {
+  const Rounds clear{around(10), around(8), {}};
+  const Rounds noisy{around(10), {8, 8.2, 10.5, 7.9, 8.1}, {}};
+  const Rounds behind{around(10), around(12), {}};
+  Confirmed c = few_side(clear, kConfidence);
+  EXPECT_EQ(c.keep, 1);
+  EXPECT_EQ(c.verdict, Verdict::Faster);
+  EXPECT_NE(c.note.find("the devices alone kept"), std::string::npos) << c.note;
+  c = few_side(behind, kConfidence);
+  EXPECT_EQ(c.keep, 0);
+  EXPECT_EQ(c.verdict, Verdict::NotFaster);
+  EXPECT_NE(c.note.find("the cores kept"), std::string::npos) << c.note;
+  EXPECT_EQ(few_side(noisy, kConfidence).verdict, Verdict::TooNoisy);
+  int asked = 0;
+  const auto judge = [](const Rounds& r) { return few_side(r, kConfidence); };
+  const auto then = [&asked](const Rounds& next) {
+    return [&asked, next]() -> std::optional<Rounds> {
+      ++asked;
+      return next;
+    };
+  };
+  Rounds r = noisy;
+  c = judged_in_sets(r, 2, then(clear), judge);
+  EXPECT_EQ(asked, 1);
+  EXPECT_EQ(c.keep, 1) << c.note;
+  EXPECT_EQ(c.note.rfind("set 1: ", 0), 0u) << c.note;
+  EXPECT_NE(c.note.find("; set 2: the GPU alone 1.25x"), std::string::npos) << c.note;
+  asked = 0;
+  r = behind;
+  EXPECT_EQ(judged_in_sets(r, 2, then(clear), judge).keep, 0);
+  EXPECT_EQ(asked, 0) << "the cores ahead by medians: not measured again";
+}
+
 // A batch point too noisy to decide is measured again, each set judged on its own; the last set
 // judged stands (tuner/cotuner_batch.cpp, confirm.batch_sets_where_too_noisy). The H200's case of
 // 2026-11-28: the devices alone 1.23x the cores by medians, one round among the cores'.

@@ -132,7 +132,21 @@ Confirmed batch_side(const Rounds& r, double margin, double confidence) {
 Confirmed batch_side_sets(Rounds& rounds, int sets,
                           const std::function<std::optional<Rounds>()>& again, double margin,
                           double confidence) {
-  Confirmed c = batch_side(rounds, margin, confidence);
+  return judged_in_sets(rounds, sets, again,
+                        [&](const Rounds& r) { return batch_side(r, margin, confidence); });
+}
+
+Confirmed few_side(const Rounds& r, double confidence) {
+  const Confirmed c =
+      confirm_faster(r.gpu, r.cpu, 0.0, confidence, "the GPU alone", "the CPU alone");
+  return {c.keep, c.verdict,
+          c.note + (c.keep == 1 ? "; the devices alone kept" : "; the cores kept")};
+}
+
+Confirmed judged_in_sets(Rounds& rounds, int sets,
+                         const std::function<std::optional<Rounds>()>& again,
+                         const std::function<Confirmed(const Rounds&)>& judge) {
+  Confirmed c = judge(rounds);
   std::string before;
   int set = 1;
   while (set < sets && c.verdict == Verdict::TooNoisy && a_device_side_led(rounds)) {
@@ -141,7 +155,7 @@ Confirmed batch_side_sets(Rounds& rounds, int sets,
     before += "set " + std::to_string(set) + ": " + c.note + "; ";
     ++set;
     rounds = std::move(*more);
-    c = batch_side(rounds, margin, confidence);
+    c = judge(rounds);
   }
   if (!before.empty()) c.note = before + "set " + std::to_string(set) + ": " + c.note;
   return c;

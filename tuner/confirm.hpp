@@ -69,5 +69,13 @@ Confirmed batch_side(const Rounds& rounds, double margin, double confidence);
 Confirmed batch_side_sets(Rounds& rounds, int sets,
                           const std::function<std::optional<Rounds>()>& again, double margin,
                           double confidence);
+// The side a batch of few products keeps (a batch rule point's FewProducts, never dealt): the
+// devices alone (keep 1) where their rounds beat the cores' beyond the noise, else the cores.
+Confirmed few_side(const Rounds& rounds, double confidence);
+// `judge` on `rounds`, and where its verdict is TooNoisy with a device side ahead of the cores by
+// medians, on further sets from `again` as batch_side_sets does (which is this with batch_side).
+Confirmed judged_in_sets(Rounds& rounds, int sets,
+                         const std::function<std::optional<Rounds>()>& again,
+                         const std::function<Confirmed(const Rounds&)>& judge);
 
 }  // namespace tandem::tuner

@@ -183,10 +183,14 @@ template <class T>
 Confirmed Tuner::judge_batch(BatchRounds& measured, Precision prec, int64_t size, bool resident,
                              const Options& cpu, const Options& hybrid) {
   int set = 0;
+  std::string lost;  // why a further set was not measured
   const auto again = [&]() -> std::optional<Rounds> {
     if (out_of_time()) return std::nullopt;
     BatchRounds more = batch_rounds<T>(prec, size, resident, cpu, hybrid, ++set);
-    if (more.count == 0 || more.rounds.cpu.empty()) return std::nullopt;
+    if (more.count == 0 || more.rounds.cpu.empty()) {
+      lost = "set " + std::to_string(set + 1) + " not measured: " + more.failure;
+      return std::nullopt;
+    }
     measured.failure = std::move(more.failure);
     return std::move(more.rounds);
   };
@@ -200,6 +204,7 @@ Confirmed Tuner::judge_batch(BatchRounds& measured, Precision prec, int64_t size
     c.note = measured.note;
   else if (!measured.failure.empty())
     c.note = "failed: " + measured.failure + "; " + c.note;
+  if (!lost.empty()) c.note += "; " + lost;
   return c;
 }
 
@@ -207,9 +212,11 @@ Confirmed Tuner::judge_batch(BatchRounds& measured, Precision prec, int64_t size
 // products of size³ under the cores alone and under the devices alone (`device`, with the kernel
 // the profile being tuned gives such a batch: its coalesced bucket's, else its direct kernel), in
 // the confirm rule's rounds after an untimed call of each, every call checked; the devices alone
-// kept only where they beat the cores beyond the noise. Logged as a "batch few" record and resumed
-// from it; none where the cores failed, the operands could not be pinned as asked, or time ran
-// out.
+// kept only where they beat the cores beyond the noise (tuner::few_side), a set of rounds too
+// noisy to decide measured again as a point's is (confirm.batch_sets_where_too_noisy, time
+// allowing; the last set's verdict stands). Each set is logged as a "batch few" record, the last
+// with its verdict and note, and a rerun resumes the last; none where the cores failed, the
+// operands could not be pinned as asked, or time ran out.
 template <class T>
 std::optional<prof::FewProducts> Tuner::batch_few(Precision prec, const prof::PrecisionProfile& pp,
                                                   int64_t size, bool resident, const Options& cpu,
@@ -228,37 +235,69 @@ std::optional<prof::FewProducts> Tuner::batch_few(Precision prec, const prof::Pr
   rec.count = prof::batch_tune().kernel_few;
   rec.kernel = gpu.kernel_params;
   rec.resident = resident;
-  if (const prof::LogRecord* logged =
-          logged_batch(prec, size, resident, gpu.kernel_params, "batch few")) {
-    rec = *logged;
-  } else {
+  std::vector<prof::LogRecord> sets;  // measured now, logged once judged
+  std::string lost;                   // why a further set was not measured
+  std::optional<BatchWorkspace<T>> ws;
+  const auto measure = [&]() -> std::optional<Rounds> {
     if (out_of_time()) return std::nullopt;
-    BatchWorkspace<T> ws(size, rec.count, resident);
-    if (resident && !pinned(*device_, ws)) return std::nullopt;
-    for (const Options* side : {&cpu, static_cast<const Options*>(&gpu)}) {
-      double untimed = 0;
-      (void)call_once(ws, *side, &untimed);
+    if (!ws) {
+      ws.emplace(size, rec.count, resident);
+      if (resident && !pinned(*device_, *ws)) return std::nullopt;
+      for (const Options* side : {&cpu, static_cast<const Options*>(&gpu)}) {
+        double untimed = 0;
+        (void)call_once(*ws, *side, &untimed);
+      }
     }
+    prof::LogRecord set = rec;
     // Round orders of their own: after those of every set of the point's rounds.
-    const Rounds r = rounds(ws, {{"cpu", cpu}, {"gpu", gpu}}, &rec.failure,
-                            confirm.batch_sets_where_too_noisy * confirm.rounds);
-    if (r.cpu.empty()) return std::nullopt;  // nothing to weigh the devices against
-    rec.rounds = {{"cpu", r.cpu}, {"gpu", r.gpu}};
-    append(rec);
+    const int first =
+        (confirm.batch_sets_where_too_noisy + static_cast<int>(sets.size())) * confirm.rounds;
+    Rounds r = rounds(*ws, {{"cpu", cpu}, {"gpu", gpu}}, &set.failure, first);
+    if (r.cpu.empty()) {  // nothing to weigh the devices against
+      lost = "set " + std::to_string(sets.size() + 1) + " not measured: " + set.failure;
+      return std::nullopt;
+    }
+    set.rounds = {{"cpu", r.cpu}, {"gpu", r.gpu}};
+    sets.push_back(set);
+    return r;
+  };
+  const prof::LogRecord* logged =
+      logged_batch(prec, size, resident, gpu.kernel_params, "batch few");
+  if (logged != nullptr && logged->count != rec.count) logged = nullptr;  // another kernel_few
+  Rounds r;
+  if (logged != nullptr) {
+    r = Rounds{logged->rounds.at("cpu"), logged->rounds.at("gpu"), {}};
+  } else if (auto first = measure()) {
+    r = std::move(*first);
+  } else {
+    return std::nullopt;
   }
-  const std::vector<double>& cores = rec.rounds.at("cpu");
-  const std::vector<double>& devices = rec.rounds.at("gpu");
-  const Confirmed c =
-      confirm_faster(devices, cores, 0.0, confirm.confidence, "the GPU alone", "the CPU alone");
+  Confirmed c =
+      judged_in_sets(r, logged != nullptr ? 1 : confirm.batch_sets_where_too_noisy, measure,
+                     [&](const Rounds& x) { return few_side(x, confirm.confidence); });
+  const std::string& failure = logged != nullptr ? logged->failure : sets.back().failure;
+  // A resumed record keeps its note where today's rule gives its verdict (the note tells the
+  // sets of rounds apart, which the last set's rounds alone do not).
+  if (logged != nullptr && logged->verdict == to_string(c.verdict) && !logged->note.empty())
+    c.note = logged->note;
+  else if (!failure.empty())
+    c.note = "failed: " + failure + "; " + c.note;
+  if (!lost.empty()) c.note += "; " + lost;
+  for (size_t i = 0; i < sets.size(); ++i) {
+    if (i + 1 == sets.size()) {
+      sets[i].verdict = to_string(c.verdict);
+      sets[i].note = c.note;
+    }
+    append(sets[i]);
+  }
   prof::FewProducts few;
   few.count = rec.count;
   const double work = gflop(prec, size) * static_cast<double>(rec.count);
-  few.cpu_gflops = work / median_of(cores);
-  few.gpu_gflops = devices.empty() ? 0 : work / median_of(devices);
+  few.cpu_gflops = work / median_of(r.cpu);
+  few.gpu_gflops = r.gpu.empty() ? 0 : work / median_of(r.gpu);
   few.devices = c.keep == 1;
   few.verdict = to_string(c.verdict);
-  few.note = (rec.failure.empty() ? "" : "failed: " + rec.failure + "; ") + c.note +
-             (few.devices ? "; the devices alone kept" : "; the cores kept");
+  few.note = c.note;
   return few;
 }
 
