@@ -948,9 +948,10 @@ TEST(Batch, AutoGivesTheDevicesAloneWhereTheRuleFoundDealingSlower) {
   r = square_batch(128, 10, false, Strategy::Auto, 4);
   EXPECT_EQ(r.device_problems, 0) << "the rule point's rate for more products than threads";
   EXPECT_EQ(r.cpu_problems, 10);
-  // Where the rule measured few products near these (FewProducts), the side it kept decides,
-  // whatever the rates say: the cores where the rates had the devices ahead, the devices where
-  // they had the cores; beyond a doubling of the point it does not apply.
+  // Where the rule measured few products near these (FewProducts), as many or more, the side it
+  // kept decides, whatever the rates say: the cores where the rates had the devices ahead, the
+  // devices where they had the cores; beyond a doubling of the point, or for more products than
+  // it measured, it does not apply.
   const auto went = [](int64_t n, int64_t count, Strategy strategy, int threads) {
     const BatchReport b = square_batch(n, count, false, strategy, threads);
     EXPECT_EQ(b.cpu_problems + b.device_problems, count);
@@ -959,6 +960,8 @@ TEST(Batch, AutoGivesTheDevicesAloneWhereTheRuleFoundDealingSlower) {
   few128 = prof::FewProducts{10, 40, 20, false, "not faster", "the cores kept"};
   rule(Side::Devices, Side::Dealt);
   EXPECT_EQ(went(128, 10, Strategy::Auto, 16), 0) << "the point's few products kept the cores";
+  EXPECT_EQ(went(128, 8, Strategy::Auto, 16), 0) << "fewer products than it had, too";
+  EXPECT_EQ(went(128, 12, Strategy::Auto, 16), 12) << "more than it had: the rates (the devices)";
   EXPECT_GT(went(128, 40, Strategy::Auto, 16), 0) << "40 products are dealt, as the point says";
   EXPECT_GT(went(128, 10, Strategy::Hybrid, 16), 0) << "hybrid deals a batch of ten, as asked";
   EXPECT_EQ(went(300, 10, Strategy::Auto, 16), 10) << "300^3 is beyond a doubling: the rates";

@@ -131,10 +131,10 @@ void plan_devices(const Problem<T>& first, const Problem<T>* next, int64_t count
   for (double w : weights) gpus += w;
   // Auto deals a batch to both sides only where it has products enough for the dealing to size
   // chunks by the sides' rates (defaults.hpp's batch_deal_from_count); fewer go to one side
-  // alone: the one the batch rule kept for few products near these where it measured them (at
-  // such counts a device's first stage and the cores' threads weigh as the rule's own count
-  // hides), else the faster by the rates: the devices unless the rates were measured and the
-  // cores' is higher.
+  // alone: the one the batch rule kept for few products near these where it measured as many or
+  // more (at such counts a device's first stage and the cores' threads weigh as the rule's own
+  // count hides), else the faster by the rates: the devices unless the rates were measured and
+  // the cores' is higher.
   const bool is_auto = plan.request.strategy == Strategy::Auto;
   const bool few = is_auto && count < profile::batch_deal_from_count();
   const bool cores_few =

@@ -67,8 +67,9 @@ const std::map<std::string, int>* coalesced_for(const PrecisionProfile& pp, bool
 // the cores grows with the products' size: on the H100 host the cores ran at 0.71, 0.43 and 0.29
 // of the GPU alone at s 256^3, 512^3 and 1024^3, docs/PERFORMANCE.md, Batches).
 // And, for a batch of few products (auto's, never dealt), the side that memory's rule kept for
-// such a batch at its point nearest in size within a doubling (profile.hpp's FewProducts): true
-// for the devices alone, false for the cores, none where no point that near measured it.
+// such a batch at its point nearest in size within a doubling (profile.hpp's FewProducts), where
+// the batch has no more products than that one had: true for the devices alone, false for the
+// cores, none where no point that near measured so many.
 struct BatchRates {
   double device = 0, cpu = 0;
   bool devices_alone = false;

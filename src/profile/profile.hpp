@@ -82,8 +82,8 @@ const char* to_string(BatchSide side);  // "cores", "devices", "dealt"
 // confirm rule's interleaved rounds. There fixed costs weigh that the point's own count hides: a
 // device's first stage, which nothing overlaps, and the cores' threads with a product or less
 // each (on an H200, ten d 256^3 products from ordinary memory ran 0.87x as fast on the GPU alone
-// as on the cores, where the point's 494 ran 1.31x as fast there). Auto gives such a batch to the
-// side kept here.
+// as on the cores, where the point's 494 ran 1.31x as fast there). Auto gives a batch of as many
+// such products or fewer to the side kept here.
 struct FewProducts {
   int64_t count = 0;
   double cpu_gflops = 0, gpu_gflops = 0;  // the rounds' medians (0: that side failed)
