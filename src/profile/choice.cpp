@@ -96,6 +96,18 @@ const CoalescedBucket* nearest_bucket(const std::vector<CoalescedBucket>& bucket
   return best;
 }
 
+// The point nearest `edge` in size on a log scale among those `takes` accepts (the first of
+// equals); null where it accepts none.
+template <class Takes>
+const BatchPoint* nearest_point(const std::vector<BatchPoint>& points, double edge, Takes takes) {
+  const BatchPoint* best = nullptr;
+  for (const BatchPoint& point : points)
+    if (takes(point) && (best == nullptr || apart(static_cast<double>(point.size), edge) <
+                                                apart(static_cast<double>(best->size), edge)))
+      best = &point;
+  return best;
+}
+
 }  // namespace
 
 const std::map<std::string, int>* coalesced_for(const PrecisionProfile& pp, bool is_gpu,
@@ -127,31 +139,23 @@ BatchRates batch_rates(const Profile* p, Precision precision, bool is_gpu, doubl
       b->direct_kernel == *direct_for(&pp, is_gpu).kernel)
     r.device = coalesced_for(pp, is_gpu, edge, count) == &b->kernel ? b->gflops : b->direct_gflops;
   if (const auto& rule = resident ? pp.batch_resident : pp.batch; rule) {
-    const BatchPoint* near = nullptr;
-    for (const BatchPoint& point : rule->points)
-      if (point.cpu_gflops > 0 && apart(static_cast<double>(point.size), edge) <= near_enough &&
-          (near == nullptr || apart(static_cast<double>(point.size), edge) <
-                                  apart(static_cast<double>(near->size), edge)))
-        near = &point;
+    const auto within = [&](const BatchPoint& point) {
+      return apart(static_cast<double>(point.size), edge) <= near_enough;
+    };
+    const BatchPoint* near = nearest_point(
+        rule->points, edge, [&](const BatchPoint& q) { return q.cpu_gflops > 0 && within(q); });
     if (near != nullptr) r.cpu = near->cpu_gflops;
-    const BatchPoint* few = nullptr;
-    for (const BatchPoint& point : rule->points)
-      if (point.few && apart(static_cast<double>(point.size), edge) <= near_enough &&
-          (few == nullptr || apart(static_cast<double>(point.size), edge) <
-                                 apart(static_cast<double>(few->size), edge)))
-        few = &point;
+    const BatchPoint* few =
+        nearest_point(rule->points, edge, [&](const BatchPoint& q) { return q.few && within(q); });
     // It says nothing of more products than it had: between them and the point's own count the
     // sides cross (on an H200 the cores ran ten d 256^3 products 1.5x faster than the GPU alone,
     // which ran 24 of them 1.35x faster than the cores).
     if (few != nullptr && count <= few->few->count) r.few_devices = few->few->devices;
-    const BatchPoint* side = nullptr;  // the point whose side applies
-    for (const BatchPoint& point : rule->points)
-      if (side == nullptr || apart(static_cast<double>(point.size), edge) <
-                                 apart(static_cast<double>(side->size), edge))
-        side = &point;
+    // The point whose side applies.
+    const BatchPoint* side =
+        nearest_point(rule->points, edge, [](const BatchPoint&) { return true; });
     if (side != nullptr && side->side() == BatchSide::Devices &&
-        (apart(static_cast<double>(side->size), edge) <= near_enough ||
-         (side == &rule->points.back() && edge > static_cast<double>(side->size))))
+        (within(*side) || (side == &rule->points.back() && edge > static_cast<double>(side->size))))
       r.devices_alone = true;
   }
   return r;
