@@ -785,6 +785,17 @@ BatchReport square_batch(int64_t n, int64_t count, bool resident = false,
   return r;
 }
 
+// A group of n^3 products, problem i's C = A A (its A read as B too), over these pointers.
+GemmGroup<float> square_group(int64_t n, const std::vector<const float*>& a,
+                              const std::vector<float*>& c) {
+  GemmGroup<float> g;
+  g.m = g.n = g.k = g.lda = g.ldb = g.ldc = n;
+  g.a = g.b = a.data();
+  g.c = c.data();
+  g.size = static_cast<int64_t>(c.size());
+  return g;
+}
+
 // Auto deals a batch's large products to a device whose profile says a single call of their
 // total work pays there (here a profile written for PoCL's first device, giving it every row
 // from the smallest bucket on), keeps products under batch.devices_from on the cores where the
@@ -847,15 +858,8 @@ TEST(Batch, AutoDealsLargeProductsWhereTheProfileSaysADevicePays) {
       small_a.push_back(tiny.data() + i * 256);
       small_cs.push_back(small_c.data() + i * 256);
     }
-    GemmGroup<float> groups[2];
-    groups[0].m = groups[0].n = groups[0].k = groups[0].lda = groups[0].ldb = groups[0].ldc = 64;
-    groups[0].a = groups[0].b = big_a.data();
-    groups[0].c = big_cs.data();
-    groups[0].size = 1;
-    groups[1].m = groups[1].n = groups[1].k = groups[1].lda = groups[1].ldb = groups[1].ldc = 16;
-    groups[1].a = groups[1].b = small_a.data();
-    groups[1].c = small_cs.data();
-    groups[1].size = 400;
+    const GemmGroup<float> groups[] = {square_group(64, big_a, big_cs),
+                                       square_group(16, small_a, small_cs)};
     BatchReport r;
     gemm_batch<float>(Layout::RowMajor, groups, 2, {}, &r);
     EXPECT_LE(r.device_problems, 1) << "the 16^3 products stay on the cores";
@@ -900,6 +904,65 @@ TEST(Batch, AutoDealsLargeProductsWhereTheProfileSaysADevicePays) {
   EXPECT_GT(square_batch(large, 40).device_problems, 0) << "40 products are dealt, by their rates";
 }
 
+// A batch rule the tune measured for tandem_malloc memory on a discrete device decides alone:
+// a single call of the batch's whole work (here a cube of about 437^3, below half the profile's
+// only bucket, so unmeasured and the cores') is not asked, as it is for ordinary memory and where
+// defaults.json's edge stands in for the rule. Strided and grouped batches alike.
+TEST(Batch, AMeasuredRuleForTandemMallocMemoryIsNotOverruledByTheWholeWork) {
+  namespace prof = detail::profile;
+  const ProfileDirScope scope("resident_rule");
+  prof::Profile p = empty_profile();
+  prof::PrecisionProfile pp;
+  pp.buckets = {single_call_bucket(4096, 64, 50, 10)};
+  pp.batch = prof::BatchRule{32, {}};
+  const auto save = [&](bool resident_rule) {
+    prof::PrecisionProfile q = pp;
+    if (resident_rule) q.batch_resident = prof::BatchRule{32, {}};
+    p.precisions[detail::Precision::s] = q;
+    prof::save(p, prof::path_for(p.identity));
+    prof::forget();
+  };
+  const detail::seams::Override discrete(test::discrete(false, /*pin_every_block=*/true));
+  save(true);
+  EXPECT_EQ(square_batch(128, 40).device_problems, 0)
+      << "ordinary memory: the single call of the whole work keeps the batch on the cores";
+  BatchReport r = square_batch(128, 40, true);
+  EXPECT_EQ(r.device_problems + r.cpu_problems, 40);
+  EXPECT_GT(r.device_problems, 0) << "tandem_malloc memory: the measured rule decides";
+  // Grouped: 40 products of 128^3 and 100 of 16^3, all in tandem_malloc memory; the small ones
+  // stay on the cores, the large ones follow the rule (batch_uses_devices asks it too).
+  std::vector<float, Allocator<float>> a(128 * 128 * 40 + 16 * 16 * 100, 0.5f), c(a.size(), 7.0f);
+  std::vector<const float*> large_a, small_a;
+  std::vector<float*> large_c, small_c;
+  for (int i = 0; i < 40; ++i) {
+    large_a.push_back(a.data() + i * 128 * 128);
+    large_c.push_back(c.data() + i * 128 * 128);
+  }
+  for (int i = 0; i < 100; ++i) {
+    small_a.push_back(a.data() + 40 * 128 * 128 + i * 256);
+    small_c.push_back(c.data() + 40 * 128 * 128 + i * 256);
+  }
+  const GemmGroup<float> groups[] = {square_group(128, large_a, large_c),
+                                     square_group(16, small_a, small_c)};
+  const auto run_groups = [&] {
+    std::fill(c.begin(), c.end(), 7.0f);
+    BatchReport g;
+    gemm_batch<float>(Layout::RowMajor, groups, 2, {}, &g);
+    EXPECT_TRUE(
+        std::all_of(c.begin(), c.begin() + 40 * 128 * 128, [](float x) { return x == 32.0f; }));
+    EXPECT_TRUE(
+        std::all_of(c.begin() + 40 * 128 * 128, c.end(), [](float x) { return x == 4.0f; }));
+    return g;
+  };
+  r = run_groups();
+  EXPECT_GT(r.device_problems, 0) << "grouped, tandem_malloc memory: the measured rule decides";
+  EXPECT_GE(r.cpu_problems, 100) << "the 16^3 products stay on the cores";
+  save(false);
+  EXPECT_EQ(square_batch(128, 40, true).device_problems, 0)
+      << "without a measured rule for that memory the single call is asked, as before";
+  EXPECT_EQ(run_groups().device_problems, 0);
+}
+
 // Where the batch rule's rounds found the devices alone faster than dealing (BatchSide::Devices)
 // at the point nearest the batch's products, within a doubling, or at its largest point for
 // larger products, auto gives the devices every product; where they found dealing faster, auto
@@ -911,10 +974,11 @@ TEST(Batch, AutoGivesTheDevicesAloneWhereTheRuleFoundDealingSlower) {
   prof::PrecisionProfile pp;
   pp.buckets = {single_call_bucket(64, 64, 50, 10)};
   std::optional<prof::FewProducts> few128;  // the point at 128^3's few products
+  double gpu128 = 70;                       // and its devices' rate
   const auto rule = [&](prof::BatchSide at32, prof::BatchSide at128) {
     pp.batch = prof::BatchRule{32,
                                {{32, 2000, 30, 60, "faster", "", 70, at32, std::nullopt},
-                                {128, 100, 80, 60, "faster", "", 70, at128, few128}}};
+                                {128, 100, 80, 60, "faster", "", gpu128, at128, few128}}};
     p.precisions[detail::Precision::s] = pp;
     prof::save(p, prof::path_for(p.identity));
     prof::forget();
@@ -950,21 +1014,32 @@ TEST(Batch, AutoGivesTheDevicesAloneWhereTheRuleFoundDealingSlower) {
   EXPECT_EQ(r.cpu_problems, 10);
   // Where the rule measured few products near these (FewProducts), as many or more, the side it
   // kept decides, whatever the rates say: the cores where the rates had the devices ahead, the
-  // devices where they had the cores; beyond a doubling of the point, or for more products than
-  // it measured, it does not apply.
+  // devices where they had the cores. Between its count and the point's own, each side's time on
+  // the line through the two counts: with the point's devices at 300 GFLOPS against the cores' 80
+  // (and 20 against 40 for ten products) the lines cross between 29 and 30 products; at 70 they
+  // never do below the point's count, and from it the point's side applies. Beyond a doubling of
+  // the point it does not apply.
   const auto went = [](int64_t n, int64_t count, Strategy strategy, int threads) {
     const BatchReport b = square_batch(n, count, false, strategy, threads);
     EXPECT_EQ(b.cpu_problems + b.device_problems, count);
     return b.device_problems;
   };
   few128 = prof::FewProducts{10, 40, 20, false, "not faster", "the cores kept"};
+  gpu128 = 300;
   rule(Side::Devices, Side::Dealt);
   EXPECT_EQ(went(128, 10, Strategy::Auto, 16), 0) << "the point's few products kept the cores";
   EXPECT_EQ(went(128, 8, Strategy::Auto, 16), 0) << "fewer products than it had, too";
-  EXPECT_EQ(went(128, 12, Strategy::Auto, 16), 12) << "more than it had: the rates (the devices)";
+  EXPECT_EQ(went(128, 12, Strategy::Auto, 16), 0) << "12: the lines keep the cores";
+  EXPECT_EQ(went(128, 28, Strategy::Auto, 16), 0) << "28: the lines keep the cores";
+  EXPECT_EQ(went(128, 31, Strategy::Auto, 16), 31) << "31: the lines give the devices alone";
   EXPECT_GT(went(128, 40, Strategy::Auto, 16), 0) << "40 products are dealt, as the point says";
   EXPECT_GT(went(128, 10, Strategy::Hybrid, 16), 0) << "hybrid deals a batch of ten, as asked";
   EXPECT_EQ(went(300, 10, Strategy::Auto, 16), 10) << "300^3 is beyond a doubling: the rates";
+  gpu128 = 70;
+  rule(Side::Devices, Side::Dealt);
+  EXPECT_EQ(went(128, 31, Strategy::Auto, 16), 0) << "lines that never cross: the cores";
+  EXPECT_EQ(went(128, 60, Strategy::Auto, 16), 0) << "dealt by no rule below the point's count";
+  EXPECT_GT(went(128, 100, Strategy::Auto, 16), 0) << "at the point's count, its side (dealt)";
   few128 = prof::FewProducts{10, 20, 40, true, "faster", "the devices alone kept"};
   rule(Side::Devices, Side::Dealt);
   EXPECT_EQ(went(128, 10, Strategy::Auto, 4), 10) << "the point's few products kept the devices";

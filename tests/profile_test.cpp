@@ -662,6 +662,48 @@ TEST(ProfileCoalesced, BatchRatesComeFromTheBucketAndTheRuleForTheMemory) {
   EXPECT_EQ(prof::batch_rates(nullptr, detail::Precision::s, true, 256, 2000, false).cpu, 0);
 }
 
+// A batch rule's side for a count (batch_devices_at): the few products' side up to their count,
+// then the faster of the lines each side's time draws through the two measured counts, and
+// nothing from the point's own count on. The rates are an H200's from tandem_malloc memory
+// (database/nvidia-h200.json, s): at 128^3 the lines cross at 11.4 products, at 32^3 never.
+TEST(ProfileBatch, TheSideForACountFollowsTheLinesThroughTheTwoMeasuredCounts) {
+  const auto point = [](int64_t size, int64_t count, double cpu, double gpu,
+                        prof::FewProducts few) {
+    prof::BatchPoint q;
+    q.size = size;
+    q.count = count;
+    q.cpu_gflops = cpu;
+    q.gpu_gflops = gpu;
+    q.hybrid_gflops = gpu;
+    q.verdict = "faster";
+    q.few = few;
+    return q;
+  };
+  prof::BatchRule rule;
+  rule.devices_from = 32;
+  rule.points = {point(32, 87381, 343, 293, {10, 62.1, 10.1, false, "not faster", ""}),
+                 point(128, 5461, 871, 1593, {10, 257.8, 253.4, false, "not faster", ""})};
+  const auto at = [&](double edge, int64_t count) {
+    return prof::batch_devices_at(rule, edge, count);
+  };
+  EXPECT_EQ(at(128, 10), false) << "the few products' side";
+  EXPECT_EQ(at(128, 3), false) << "fewer products than it had, the same";
+  EXPECT_EQ(at(128, 11), false) << "the lines, before they cross";
+  EXPECT_EQ(at(128, 12), true) << "the lines, after they cross";
+  EXPECT_EQ(at(128, 5460), true);
+  EXPECT_EQ(at(128, 5461), std::nullopt) << "the point's own count: its side applies";
+  EXPECT_EQ(at(180, 100), true) << "within a doubling of 128";
+  EXPECT_EQ(at(32, 1000), false) << "the GPU alone's line runs above the cores' at 32^3";
+  EXPECT_EQ(at(32, 87380), false);
+  EXPECT_EQ(at(45, 1000), false) << "45 is nearer 32";
+  EXPECT_EQ(at(300, 100), std::nullopt) << "no point within a doubling";
+  rule.points[1].few->gpu_gflops = 0;
+  EXPECT_EQ(at(128, 100), std::nullopt) << "a side not measured at both counts";
+  EXPECT_EQ(at(128, 10), false) << "the few products' side still holds at its count";
+  rule.points[1].few.reset();
+  EXPECT_EQ(at(128, 10), std::nullopt) << "no few products near 128: nothing to say";
+}
+
 // Control characters in a profile's identity reach the log escaped, in the one line they belong
 // to: a driver string cannot forge a line of its own.
 TEST(ProfileLog, AnIdentityCannotForgeALogLine) {

@@ -81,9 +81,9 @@ struct SideRates {
   double cpu_few = 0;
   bool measured = true;  // every device's profile measured its rate near this batch
   bool alone = false;    // the first device's batch rule has the devices alone take this batch
-  // The side the first device's batch rule kept for a batch of few products near this one (true:
-  // the devices alone), where it measured one (choice.hpp's BatchRates::few_devices).
-  std::optional<bool> few_devices;
+  // The side the first device's batch rule has for this many products near these (true: the
+  // devices alone), where it measured enough to say (choice.hpp's batch_devices_at).
+  std::optional<bool> devices_at_count;
 };
 
 template <class T>
@@ -100,7 +100,7 @@ SideRates side_rates(const Candidates& c, const Problem<T>& first, int64_t count
              : profile::BatchRates{};
     if (i == 0) {
       r.alone = batch.devices_alone;
-      r.few_devices = batch.few_devices;
+      r.devices_at_count = batch.devices_at_count;
     }
     const bool bucketed = c.choices[i].bucket > 0;
     const double device_rate = batch.device > 0 ? batch.device
@@ -138,7 +138,7 @@ void plan_devices(const Problem<T>& first, const Problem<T>* next, int64_t count
   const bool is_auto = plan.request.strategy == Strategy::Auto;
   const bool few = is_auto && count < profile::batch_deal_from_count();
   const bool cores_few =
-      rates.few_devices ? !*rates.few_devices : rates.measured && rates.cpu_few > gpus;
+      rates.devices_at_count ? !*rates.devices_at_count : rates.measured && rates.cpu_few > gpus;
   if (few && cores_few) return;  // no part: the cores take it
   // Where the batch rule found the devices alone faster than dealing at such products, auto
   // gives them every product (the tune's rounds weighed the cores against them already, at their
@@ -268,12 +268,16 @@ Problem<T> work_cube(Problems<T> products) {
   return cube;
 }
 
-// What devices_from reads from a product's candidates: the first device, and its profile's edges
-// for operands in ordinary memory and in that device's tandem_malloc memory.
+// What edge_for reads from a product's candidates: the first device, its profile, and that
+// profile's edges for operands in ordinary memory and in that device's tandem_malloc memory
+// (`resident_measured`: the tune measured the latter's rule, rather than defaults.json's edge
+// standing in for it).
 struct RuleEdges {
   std::weak_ptr<gpu::Device> device;
+  std::shared_ptr<const profile::Profile> profile;
   bool discrete = false;
   std::optional<int64_t> ordinary, resident;
+  bool resident_measured = false;
 };
 
 template <class T>
@@ -288,7 +292,8 @@ RuleEdges rule_edges(const Problem<T>& first, const Options& o) {
   r.device = c.devices.front();
   r.discrete = gpu::is_discrete(*c.devices.front());
   if (!c.profiles.front()) return r;
-  const auto& precisions = c.profiles.front()->precisions;
+  r.profile = c.profiles.front();
+  const auto& precisions = r.profile->precisions;
   const auto it = precisions.find(precision_of<T>());
   if (it == precisions.end()) return r;
   const auto edge = [&](const std::optional<profile::BatchRule>& rule) {
@@ -298,6 +303,7 @@ RuleEdges rule_edges(const Problem<T>& first, const Options& o) {
   };
   r.ordinary = edge(it->second.batch);
   r.resident = edge(it->second.batch_resident);
+  r.resident_measured = it->second.batch_resident.has_value();
   return r;
 }
 
@@ -340,6 +346,44 @@ RuleEdges remembered_edges(const Problem<T>& first, const Options& o) {
   return r;
 }
 
+// Under auto, the edge a batch's products are dealt from (`from`; the product asked for is the
+// batch's largest), the side its rule has for the batch's count (`devices`:
+// profile::batch_devices_at), and whether that rule decides alone (`measured`): the tune measured
+// it for operands in tandem_malloc memory of a discrete device, where they lie. There a single
+// call of the batch's whole work is not asked: that cube's extent is not the blocks', so it is
+// judged as ordinary memory, and where a batch stays small (on an H200 a cube of 369^3-738^3,
+// below half the smallest bucket) it is not measured at all, which leaves it on the cores; it
+// kept batches of 10-31 products of s 128^3-256^3 and d 128^3 there at 0.27-0.96x the GPU alone
+// (docs/PERFORMANCE.md, "Batches").
+struct Edge {
+  std::optional<int64_t> from;
+  std::optional<bool> devices;
+  bool measured = false;
+};
+
+template <class T>
+Edge edge_for(const Problem<T>& largest, int64_t count, const Options& o) {
+  try {
+    const RuleEdges r = remembered_edges(largest, o);
+    const std::shared_ptr<gpu::Device> device = r.device.lock();
+    const bool resident =
+        r.discrete && device && gpu::any_pinned_block() && gpu::operands_pinned(*device, largest);
+    Edge e = resident ? Edge{r.resident, std::nullopt, r.resident_measured}
+                      : Edge{r.ordinary, std::nullopt, false};
+    if (!r.profile) return e;
+    const auto it = r.profile->precisions.find(precision_of<T>());
+    if (it == r.profile->precisions.end()) return e;
+    const auto& rule = resident ? it->second.batch_resident : it->second.batch;
+    if (rule)
+      e.devices = profile::batch_devices_at(
+          *rule, std::cbrt(volume(largest.m, largest.n, largest.k)), count);
+    return e;
+  } catch (const Error& e) {
+    if (e.kind() == Error::Kind::InvalidArgument) throw;
+    return {};  // no device: the cores take the batch
+  }
+}
+
 // The product of the largest m n k, where it reaches the smallest size a batch rule deals from;
 // else null.
 template <class T>
@@ -361,21 +405,12 @@ const Problem<T>* largest_dealable(Problems<T> products) {
 
 template <class T>
 bool batch_uses_devices(Problems<T> products, const Options& o) {
-  return uses_devices(work_cube(products), o, true);
-}
-
-template <class T>
-std::optional<int64_t> devices_from(const Problem<T>& first, const Options& o) {
-  try {
-    const RuleEdges r = remembered_edges(first, o);
-    const std::shared_ptr<gpu::Device> device = r.device.lock();
-    const bool resident =
-        r.discrete && device && gpu::any_pinned_block() && gpu::operands_pinned(*device, first);
-    return resident ? r.resident : r.ordinary;
-  } catch (const Error& e) {
-    if (e.kind() == Error::Kind::InvalidArgument) throw;
-    return std::nullopt;  // no device: the cores take the batch
+  if (const Problem<T>* largest = largest_dealable(products); largest != nullptr) {
+    const Edge edge = edge_for(*largest, products.count, o);
+    if (edge.devices == false) return false;
+    if (edge.measured) return true;
   }
+  return uses_devices(work_cube(products), o, true);
 }
 
 template <class T>
@@ -396,13 +431,16 @@ std::optional<int64_t> deal_from(Problems<T> products, const Options& o) {
       return std::nullopt;
     }
   }
-  // Then the rule's edge, remembered: a batch whose products all lie below it is the cores'
-  // without planning the single call.
-  const std::optional<int64_t> edge = devices_from(*largest, o);
-  const auto from = edge ? static_cast<double>(*edge) : 0.0;
-  if (!edge || volume(largest->m, largest->n, largest->k) < from * from * from) return std::nullopt;
-  if (!planned && !uses_devices(whole, o, true)) return std::nullopt;
-  return edge;
+  // Then the rule's edge, remembered: a batch whose products all lie below it, or of a count its
+  // rule keeps on the cores, is the cores' without planning the single call, which a rule
+  // measured for tandem_malloc memory leaves unasked (edge_for).
+  const Edge edge = edge_for(*largest, products.count, o);
+  const auto from = edge.from ? static_cast<double>(*edge.from) : 0.0;
+  if (!edge.from || volume(largest->m, largest->n, largest->k) < from * from * from ||
+      edge.devices == false)
+    return std::nullopt;
+  if (!planned && !edge.measured && !uses_devices(whole, o, true)) return std::nullopt;
+  return edge.from;
 }
 
 int batch_cpu_threads(double work, const Options& options) {
@@ -439,14 +477,13 @@ int64_t large_first(Problem<T>* products, int64_t count, int64_t edge, bool one_
   return end - products;
 }
 
-#define INSTANTIATE(T)                                                                \
-  template BatchPlan plan_batch<T>(const Problem<T>&, int64_t, const Options&,        \
-                                   std::optional<double>, const Problem<T>*);         \
-  template std::optional<double> coalesced_edge<T>(Problems<T>);                      \
-  template bool batch_uses_devices<T>(Problems<T>, const Options&);                   \
-  template std::optional<int64_t> devices_from<T>(const Problem<T>&, const Options&); \
-  template std::optional<int64_t> deal_from<T>(Problems<T>, const Options&);          \
-  template int batch_cpu_threads<T>(Problems<T>, const Options&);                     \
+#define INSTANTIATE(T)                                                         \
+  template BatchPlan plan_batch<T>(const Problem<T>&, int64_t, const Options&, \
+                                   std::optional<double>, const Problem<T>*);  \
+  template std::optional<double> coalesced_edge<T>(Problems<T>);               \
+  template bool batch_uses_devices<T>(Problems<T>, const Options&);            \
+  template std::optional<int64_t> deal_from<T>(Problems<T>, const Options&);   \
+  template int batch_cpu_threads<T>(Problems<T>, const Options&);              \
   template int64_t large_first<T>(Problem<T>*, int64_t, int64_t, bool);
 TANDEM_FOR_EACH_ELEMENT(INSTANTIATE)
 #undef INSTANTIATE

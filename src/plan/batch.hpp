@@ -78,8 +78,11 @@ BatchPlan plan_batch(const Problem<T>& first, int64_t count, const Options& opti
 template <class T>
 std::optional<double> coalesced_edge(Problems<T> products);
 
-// Whether auto deals these products (each with a product) to the devices: where a single call
-// of their total work, a cube of edge cbrt(sum of m n k) in the first one's precision and memory,
+// Whether auto deals these products (each with a product) to the devices. Where their largest
+// reaches a batch rule's smallest size: not where the rule (deal_from's) keeps their count on the
+// cores (profile::batch_devices_at); yes where that rule was measured for tandem_malloc memory of
+// a discrete device and their operands lie there (it decides alone). Else where a single call of
+// their total work, a cube of edge cbrt(sum of m n k) in the first one's precision and memory,
 // would have a device take part (plan.hpp's uses_devices): the profile measured a device paying
 // at that much work. A small batch stays on the cores, where a device's first stage would cost
 // more than the whole batch does there. It learns the precision's route as a single call does,
@@ -87,24 +90,20 @@ std::optional<double> coalesced_edge(Problems<T> products);
 template <class T>
 bool batch_uses_devices(Problems<T> products, const Options& options);
 
-// Under auto, the edge from which a batch's products are dealt to the devices (m n k at least
-// its cube; smaller ones stay on the cores): the batch rule (profile.hpp's BatchRule) of the
-// profile a single call of `first` would follow, on its first device, for the memory `first`'s
-// operands lie in (tandem_malloc memory on a discrete device, else ordinary); without one,
-// database/defaults.json's batch.devices_from. None where the rule found dealing failing (0), or
-// where no device opens. A grouped batch is judged by the product it is asked for (the api
-// passes its largest).
-// Remembered per process for each product shape and profile state where no option, variable or
-// seam picks the devices.
-template <class T>
-std::optional<int64_t> devices_from(const Problem<T>& first, const Options& options);
-
-// Under auto, the edge from which these products (each with a product) are dealt to the devices,
-// where any is: none where the largest is below the smallest size a batch rule deals from
-// (database/defaults.json's batch.tune_sizes' smallest: nothing smaller is measured), where the
-// route keeps a single call of their total work on the cores (OpenCL is not opened), where the
-// largest lies below devices_from's edge (no plan is made), or where that single call would not
-// use a device (batch_uses_devices). The api passes the largest product to devices_from.
+// Under auto, the edge from which these products (each with a product) are dealt to the devices
+// (m n k at least its cube; smaller ones stay on the cores), where any is. The edge is the batch
+// rule's (profile.hpp's BatchRule) of the profile a single call of the largest product would
+// follow, on its first device, for the memory that product's operands lie in (tandem_malloc
+// memory on a discrete device, else ordinary); without one, database/defaults.json's
+// batch.devices_from; remembered per process for each product shape and profile state where no
+// option, variable or seam picks the devices. None, cheapest first: where the largest is below
+// the smallest size a batch rule deals from (database/defaults.json's batch.tune_sizes' smallest:
+// nothing smaller is measured); where the route keeps a single call of their total work on the
+// cores (OpenCL is not opened); where no device opens, the rule found dealing failing (0), or the
+// largest lies below the edge (no plan is made); where the rule keeps this many products of the
+// largest's size on the cores (profile::batch_devices_at); and, but where that rule was measured
+// for tandem_malloc memory and the operands lie there, where that single call would not use a
+// device (batch_uses_devices).
 template <class T>
 std::optional<int64_t> deal_from(Problems<T> products, const Options& options);
 

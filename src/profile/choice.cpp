@@ -108,7 +108,39 @@ const BatchPoint* nearest_point(const std::vector<BatchPoint>& points, double ed
   return best;
 }
 
+// Whether the devices alone run `count` products near `point` faster than the cores, by the line
+// each side's time draws through the two counts the tune measured there (its few products' and
+// its own; a time per product of the point's size is 1 / GFLOPS): none outside those counts, or
+// where either side's rate is missing at either count.
+std::optional<bool> devices_faster_between(const BatchPoint& point, int64_t count) {
+  const FewProducts& few = *point.few;
+  if (count <= few.count || count >= point.count || few.cpu_gflops <= 0 || few.gpu_gflops <= 0 ||
+      point.cpu_gflops <= 0 || point.gpu_gflops <= 0)
+    return std::nullopt;
+  const auto n = [](int64_t c) { return static_cast<double>(c); };
+  const auto time = [&](double few_rate, double rate) {
+    const double at_few = n(few.count) / few_rate, at_point = n(point.count) / rate;
+    return at_few +
+           (n(count) - n(few.count)) * (at_point - at_few) / (n(point.count) - n(few.count));
+  };
+  return time(few.gpu_gflops, point.gpu_gflops) < time(few.cpu_gflops, point.cpu_gflops);
+}
+
+// What was measured within a doubling of a batch's edge, and nothing farther.
+bool within_doubling(int64_t size, double edge) {
+  return apart(static_cast<double>(size), edge) <= std::log(2.0) + 1e-9;
+}
+
 }  // namespace
+
+std::optional<bool> batch_devices_at(const BatchRule& rule, double edge, int64_t count) {
+  const BatchPoint* few = nearest_point(rule.points, edge, [&](const BatchPoint& q) {
+    return q.few && within_doubling(q.size, edge);
+  });
+  if (few == nullptr) return std::nullopt;
+  if (count <= few->few->count) return few->few->devices;
+  return devices_faster_between(*few, count);
+}
 
 const std::map<std::string, int>* coalesced_for(const PrecisionProfile& pp, bool is_gpu,
                                                 double edge, int64_t count) {
@@ -130,27 +162,18 @@ BatchRates batch_rates(const Profile* p, Precision precision, bool is_gpu, doubl
   const auto it = p->precisions.find(precision);
   if (it == p->precisions.end()) return r;
   const PrecisionProfile& pp = it->second;
-  // What was measured within a doubling of the batch's edge, and nothing farther.
-  const double near_enough = std::log(2.0) + 1e-9;
-  // The bucket of the operands' memory nearest the batch: its own kernel's rate where that is the
-  // kernel the batch runs, else the direct kernel's.
+  // The bucket of the operands' memory nearest the batch, within a doubling: its own kernel's
+  // rate where that is the kernel the batch runs, else the direct kernel's.
   if (const CoalescedBucket* b = nearest_bucket(pp.coalesced, edge, count, resident);
-      b != nullptr && apart(static_cast<double>(b->size), edge) <= near_enough &&
+      b != nullptr && within_doubling(b->size, edge) &&
       b->direct_kernel == *direct_for(&pp, is_gpu).kernel)
     r.device = coalesced_for(pp, is_gpu, edge, count) == &b->kernel ? b->gflops : b->direct_gflops;
   if (const auto& rule = resident ? pp.batch_resident : pp.batch; rule) {
-    const auto within = [&](const BatchPoint& point) {
-      return apart(static_cast<double>(point.size), edge) <= near_enough;
-    };
+    const auto within = [&](const BatchPoint& point) { return within_doubling(point.size, edge); };
     const BatchPoint* near = nearest_point(
         rule->points, edge, [&](const BatchPoint& q) { return q.cpu_gflops > 0 && within(q); });
     if (near != nullptr) r.cpu = near->cpu_gflops;
-    const BatchPoint* few =
-        nearest_point(rule->points, edge, [&](const BatchPoint& q) { return q.few && within(q); });
-    // It says nothing of more products than it had: between them and the point's own count the
-    // sides cross (on an H200 the cores ran ten d 256^3 products 1.5x faster than the GPU alone,
-    // which ran 24 of them 1.35x faster than the cores).
-    if (few != nullptr && count <= few->few->count) r.few_devices = few->few->devices;
+    r.devices_at_count = batch_devices_at(*rule, edge, count);
     // The point whose side applies.
     const BatchPoint* side =
         nearest_point(rule->points, edge, [](const BatchPoint&) { return true; });

@@ -66,16 +66,25 @@ const std::map<std::string, int>* coalesced_for(const PrecisionProfile& pp, bool
 // says so, or its largest point does and the products are larger still (the devices' lead over
 // the cores grows with the products' size: on the H100 host the cores ran at 0.71, 0.43 and 0.29
 // of the GPU alone at s 256^3, 512^3 and 1024^3, docs/PERFORMANCE.md, Batches).
-// And, for a batch of few products (auto's, never dealt), the side that memory's rule kept for
-// such a batch at its point nearest in size within a doubling (profile.hpp's FewProducts), where
-// the batch has no more products than that one had: true for the devices alone, false for the
-// cores, none where no point that near measured so many.
+// And the side for a batch of that many products, batch_devices_at's, by that memory's rule.
 struct BatchRates {
   double device = 0, cpu = 0;
   bool devices_alone = false;
-  std::optional<bool> few_devices;
+  std::optional<bool> devices_at_count;
 };
 BatchRates batch_rates(const Profile* p, Precision precision, bool is_gpu, double edge,
                        int64_t count, bool resident);
+
+// Whether a batch rule has the devices alone (true) or the cores (false) run `count` products of
+// about edge³, from what it measured at two counts, at its point nearest in size within a doubling
+// that measured a batch of few products (FewProducts): up to that batch's count, the side kept
+// for it; between it and the point's own count, the faster by the line each side's time draws
+// through the two counts (on an H200 from tandem_malloc memory such lines put s 128^3 on the GPU
+// alone from 12 products, and s 32^3 and 64^3 on the cores at any count below the points': the
+// GPU alone ran 32-1,000 of them at 0.4-0.9x the cores, docs/PERFORMANCE.md, Batches). None
+// beyond the point's count (its side, BatchSide, applies), where no point that near measured few
+// products, or where a side's rate is missing. Batches of few products (auto's, never dealt) go
+// to this side; larger ones are dealt only where it is not the cores.
+std::optional<bool> batch_devices_at(const BatchRule& rule, double edge, int64_t count);
 
 }  // namespace tandem::detail::profile
