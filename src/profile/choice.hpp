@@ -78,13 +78,14 @@ BatchRates batch_rates(const Profile* p, Precision precision, bool is_gpu, doubl
 // Whether a batch rule has the devices alone (true) or the cores (false) run `count` products of
 // about edge³, from what it measured at two counts, at its point nearest in size within a doubling
 // that measured a batch of few products (FewProducts): up to that batch's count, the side kept
-// for it; between it and the point's own count, the faster by the line each side's time draws
-// through the two counts (on an H200 from tandem_malloc memory such lines put s 128^3 on the GPU
-// alone from 12 products, and s 32^3 and 64^3 on the cores at any count below the points': the
-// GPU alone ran 32-1,000 of them at 0.4-0.9x the cores, docs/PERFORMANCE.md, Batches). None
-// beyond the point's count (its side, BatchSide, applies), where no point that near measured few
-// products, or where a side's rate is missing. Batches of few products (auto's, never dealt) go
-// to this side; larger ones are dealt only where it is not the cores.
+// for it; between it and the point's own count, the faster by the count lines (docs/GLOSSARY.md),
+// the line each side's time draws through the two counts. On an H200 from tandem_malloc memory
+// they put s 128^3 on the GPU alone from 12 products, and s 32^3 and 64^3 on the cores at any
+// count below the points', where the GPU alone ran 32-1,000 products at 0.25-0.8x the cores
+// (docs/PERFORMANCE.md, "Batches by their count"). None beyond the point's count (its side,
+// BatchSide, applies), where no point that near measured few products, or where a side's rate is
+// missing. Batches of few products (auto's, never dealt) go to this side; larger ones are dealt
+// only where it is not the cores.
 std::optional<bool> batch_devices_at(const BatchRule& rule, double edge, int64_t count);
 
 }  // namespace tandem::detail::profile
