@@ -693,9 +693,12 @@ TEST_F(ProfileDir, ABatchPointTheDevicesTakeWeighsFewProductsToo) {
     return own != nullptr ? *own : *prof::direct_for(&pp, is_gpu).kernel;
   };
   const auto record = [&](const char* kind, int64_t count, std::vector<double> cpu,
-                          std::vector<double> gpu, std::vector<double> dealt) {
+                          std::vector<double> gpu, std::vector<double> dealt,
+                          const std::string& verdict = "", const std::string& note = "") {
     prof::LogRecord r;
     r.kind = kind;
+    r.verdict = verdict;
+    r.note = note;
     r.precision = detail::Precision::s;
     r.size = 64;
     r.count = count;
@@ -722,8 +725,9 @@ TEST_F(ProfileDir, ABatchPointTheDevicesTakeWeighsFewProductsToo) {
   EXPECT_EQ(last_record(o.log, "batch few").verdict, point.few->verdict);
   EXPECT_EQ(last_record(o.log, "batch few").note, point.few->note);
   const auto resumed = [&](std::vector<double> cpu, std::vector<double> gpu,
-                           int64_t count = prof::batch_tune().kernel_few) {
-    record("batch few", count, std::move(cpu), std::move(gpu), {});
+                           int64_t count = prof::batch_tune().kernel_few,
+                           const std::string& verdict = "", const std::string& note = "") {
+    record("batch few", count, std::move(cpu), std::move(gpu), {}, verdict, note);
     const int before = log_lines(o.log, "batch few");
     const auto p = tuner::tune(o).profile.precisions.at(detail::Precision::s).batch->points.at(0);
     EXPECT_TRUE(p.few.has_value());
@@ -744,6 +748,19 @@ TEST_F(ProfileDir, ABatchPointTheDevicesTakeWeighsFewProductsToo) {
   std::tie(few, added) = resumed({1.0, 1.0, 1.0, 1.0, 0.5}, {0.6, 0.6, 0.6, 0.6, 1.2});
   EXPECT_FALSE(few.devices) << few.note;
   EXPECT_EQ(few.verdict, "too noisy") << few.note;
+  EXPECT_EQ(added, 0);
+  // The last of two sets, logged with the note that tells them apart: where today's rule gives
+  // its verdict again, the note is kept; where it does not, the note is today's.
+  const std::string two_sets = "set 1: too noisy to decide; set 2: too noisy to decide";
+  std::tie(few, added) = resumed({1.0, 1.0, 1.0, 1.0, 0.5}, {0.6, 0.6, 0.6, 0.6, 1.2},
+                                 prof::batch_tune().kernel_few, "too noisy", two_sets);
+  EXPECT_EQ(few.note, two_sets);
+  EXPECT_EQ(added, 0);
+  std::tie(few, added) =
+      resumed(slow, fast, prof::batch_tune().kernel_few, "not faster", "an older rule's note");
+  EXPECT_TRUE(few.devices) << few.note;
+  EXPECT_EQ(few.note.find("an older rule's note"), std::string::npos) << few.note;
+  EXPECT_NE(few.note.find("the devices alone kept"), std::string::npos) << few.note;
   EXPECT_EQ(added, 0);
   // A record of another count (an older batch.kernel_few) is not these products': measured now.
   std::tie(few, added) = resumed(slow, fast, prof::batch_tune().kernel_few + 1);

@@ -665,7 +665,7 @@ TEST(ProfileCoalesced, BatchRatesComeFromTheBucketAndTheRuleForTheMemory) {
 // A batch rule's side for a count (batch_devices_at): the few products' side up to their count,
 // then the faster of the lines each side's time draws through the two measured counts, and
 // nothing from the point's own count on. The rates are an H200's from tandem_malloc memory
-// (database/nvidia-h200.json, s): at 128^3 the lines cross at 11.4 products, at 32^3 never.
+// (database/nvidia-h200.json, s): at 128^3 the lines cross at 11.3 products, at 32^3 never.
 TEST(ProfileBatch, TheSideForACountFollowsTheLinesThroughTheTwoMeasuredCounts) {
   const auto point = [](int64_t size, int64_t count, double cpu, double gpu,
                         prof::FewProducts few) {

@@ -4,10 +4,11 @@
 // against sharing elements with each other or with any operand (src/base/overlap.hpp); then the
 // batch runs: under cpu each problem whole on one core (src/cpu/batch.hpp); under gpu and hybrid
 // the problems dealt to the devices' coalesced kernel and to the CPU (src/run/batch.hpp); under
-// auto, the products at least as large as the batch rule's edge (plan/batch.hpp's deal_from and
-// devices_from: the profile's, measured by the tune for the batch's precision and memory) are dealt
-// as under hybrid where a single call of their total work would use a device (batch_uses_devices),
-// a batch of one runs as that single call, and the rest run on the cores.
+// auto, the products at least as large as the batch rule's edge (plan/batch.hpp's deal_from: the
+// profile's, measured by the tune for the batch's precision and memory) are dealt as under hybrid
+// where the rule's count lines and, for ordinary memory, a single call of their total work would
+// use a device (batch_uses_devices), a batch of one runs as that single call, and the rest run on
+// the cores.
 #include "cpu/batch.hpp"
 
 #include <algorithm>

@@ -131,10 +131,10 @@ void plan_devices(const Problem<T>& first, const Problem<T>* next, int64_t count
   for (double w : weights) gpus += w;
   // Auto deals a batch to both sides only where it has products enough for the dealing to size
   // chunks by the sides' rates (defaults.hpp's batch_deal_from_count); fewer go to one side
-  // alone: the one the batch rule kept for few products near these where it measured as many or
-  // more (at such counts a device's first stage and the cores' threads weigh as the rule's own
-  // count hides), else the faster by the rates: the devices unless the rates were measured and
-  // the cores' is higher.
+  // alone: the one the batch rule has for their count near these (profile::batch_devices_at: the
+  // few products' side, then the count lines; at such counts a device's first stage and the
+  // cores' threads weigh as the rule's own count hides), else the faster by the rates: the
+  // devices unless the rates were measured and the cores' is higher.
   const bool is_auto = plan.request.strategy == Strategy::Auto;
   const bool few = is_auto && count < profile::batch_deal_from_count();
   const bool cores_few =
@@ -351,10 +351,10 @@ RuleEdges remembered_edges(const Problem<T>& first, const Options& o) {
 // profile::batch_devices_at), and whether that rule decides alone (`measured`): the tune measured
 // it for operands in tandem_malloc memory of a discrete device, where they lie. There a single
 // call of the batch's whole work is not asked: that cube's extent is not the blocks', so it is
-// judged as ordinary memory, and where a batch stays small (on an H200 a cube of 369^3-738^3,
-// below half the smallest bucket) it is not measured at all, which leaves it on the cores; it
-// kept batches of 10-31 products of s 128^3-256^3 and d 128^3 there at 0.27-0.96x the GPU alone
-// (docs/PERFORMANCE.md, "Batches").
+// judged as ordinary memory, and where a batch stays small (on an H200 a cube of 276^3-804^3 for
+// 10-31 products, below half the smallest bucket) it is not measured at all, which leaves it on the
+// cores; it kept batches of 10-31 products of s 128^3-256^3 and d 128^3 there at 0.27-0.96x the GPU
+// alone (docs/PERFORMANCE.md, "Batches").
 struct Edge {
   std::optional<int64_t> from;
   std::optional<bool> devices;

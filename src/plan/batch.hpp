@@ -85,8 +85,9 @@ std::optional<double> coalesced_edge(Problems<T> products);
 // their total work, a cube of edge cbrt(sum of m n k) in the first one's precision and memory,
 // would have a device take part (plan.hpp's uses_devices): the profile measured a device paying
 // at that much work. A small batch stays on the cores, where a device's first stage would cost
-// more than the whole batch does there. It learns the precision's route as a single call does,
-// so that a program's later small batches are kept on the cores without opening OpenCL.
+// more than the whole batch does there. Where it plans that single call, it learns the
+// precision's route as a single call does, so that a program's later small batches are kept on
+// the cores without opening OpenCL (deal_from, which the api asks first, always does).
 template <class T>
 bool batch_uses_devices(Problems<T> products, const Options& options);
 

@@ -84,7 +84,7 @@ int batch_stages_in_flight(bool unstaged);
 size_t batch_stage_max_bytes();
 // Under auto, a batch's products with cbrt(m n k) below this stay on the cores whatever their
 // count, where no profile holds a batch rule for the batch's precision and memory
-// (database/defaults.json's "batch"; the rule is plan/batch.hpp's devices_from).
+// (database/defaults.json's "batch"; the rule is plan/batch.hpp's deal_from).
 int64_t batch_devices_from();
 // Under auto, a batch of fewer dealt products than this is not dealt but runs on the faster side
 // alone: every side's first chunk would be a single product, dealt before any rate is known
