@@ -88,8 +88,8 @@ BatchRates batch_rates(const Profile* p, Precision precision, bool is_gpu, doubl
 // only where it is not the cores. The lines weigh the cores against the devices alone, not
 // dealing, which was measured at the point's count only: a point that dealt faster than the cores
 // where the devices alone were not (on an H200 s 32^3 and 64^3 from tandem_malloc memory, dealt
-// 1.13x and 1.43x the cores) keeps every count below its own on the cores, s 64^3 x 20,000 too,
-// which had been dealt at 1.35x the better side. Dealing measured at a second count would mend it.
+// 1.13x and 1.43x the cores) keeps every count below its own on the cores: s 64^3 x 5,000-20,000
+// ran there at 0.74-0.84x what dealing did. Dealing measured at a second count would mend it.
 std::optional<bool> batch_devices_at(const BatchRule& rule, double edge, int64_t count);
 
 }  // namespace tandem::detail::profile
