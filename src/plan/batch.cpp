@@ -268,16 +268,15 @@ Problem<T> work_cube(Problems<T> products) {
   return cube;
 }
 
-// What edge_for reads from a product's candidates: the first device, its profile, and that
-// profile's edges for operands in ordinary memory and in that device's tandem_malloc memory
-// (`resident_measured`: the tune measured the latter's rule, rather than defaults.json's edge
-// standing in for it).
+// What edge_for reads from a product's candidates: the first device, and its profile's edges and
+// rules (null where the tune measured none, defaults.json's edge standing in) for operands in
+// ordinary memory and in that device's tandem_malloc memory, the rules kept alive by `profile`.
 struct RuleEdges {
   std::weak_ptr<gpu::Device> device;
-  std::shared_ptr<const profile::Profile> profile;
   bool discrete = false;
   std::optional<int64_t> ordinary, resident;
-  bool resident_measured = false;
+  std::shared_ptr<const profile::Profile> profile;
+  const profile::BatchRule *ordinary_rule = nullptr, *resident_rule = nullptr;
 };
 
 template <class T>
@@ -303,7 +302,8 @@ RuleEdges rule_edges(const Problem<T>& first, const Options& o) {
   };
   r.ordinary = edge(it->second.batch);
   r.resident = edge(it->second.batch_resident);
-  r.resident_measured = it->second.batch_resident.has_value();
+  if (it->second.batch) r.ordinary_rule = &*it->second.batch;
+  if (it->second.batch_resident) r.resident_rule = &*it->second.batch_resident;
   return r;
 }
 
@@ -347,9 +347,9 @@ RuleEdges remembered_edges(const Problem<T>& first, const Options& o) {
 }
 
 // Under auto, the edge a batch's products are dealt from (`from`; the product asked for is the
-// batch's largest), the side its rule has for the batch's count (`devices`:
-// profile::batch_devices_at), and whether that rule decides alone (`measured`): the tune measured
-// it for operands in tandem_malloc memory of a discrete device, where they lie. There a single
+// batch's largest), the rule it comes from where the tune measured one (`rule`, kept alive by
+// `profile`), and whether that rule decides alone (`measured`): the tune measured it for operands
+// in tandem_malloc memory of a discrete device, where they lie. There a single
 // call of the batch's whole work is not asked: that cube's extent is not the blocks', so it is
 // judged as ordinary memory, and where a batch stays small (on an H200 a cube of 276^3-804^3 for
 // 10-31 products, below half the smallest bucket) it is not measured at all, which leaves it on the
@@ -357,31 +357,34 @@ RuleEdges remembered_edges(const Problem<T>& first, const Options& o) {
 // alone (docs/PERFORMANCE.md, "Batches").
 struct Edge {
   std::optional<int64_t> from;
-  std::optional<bool> devices;
+  std::shared_ptr<const profile::Profile> profile;
+  const profile::BatchRule* rule = nullptr;
   bool measured = false;
 };
 
 template <class T>
-Edge edge_for(const Problem<T>& largest, int64_t count, const Options& o) {
+Edge edge_for(const Problem<T>& largest, const Options& o) {
   try {
-    const RuleEdges r = remembered_edges(largest, o);
+    RuleEdges r = remembered_edges(largest, o);
     const std::shared_ptr<gpu::Device> device = r.device.lock();
     const bool resident =
         r.discrete && device && gpu::any_pinned_block() && gpu::operands_pinned(*device, largest);
-    Edge e = resident ? Edge{r.resident, std::nullopt, r.resident_measured}
-                      : Edge{r.ordinary, std::nullopt, false};
-    if (!r.profile) return e;
-    const auto it = r.profile->precisions.find(precision_of<T>());
-    if (it == r.profile->precisions.end()) return e;
-    const auto& rule = resident ? it->second.batch_resident : it->second.batch;
-    if (rule)
-      e.devices = profile::batch_devices_at(
-          *rule, std::cbrt(volume(largest.m, largest.n, largest.k)), count);
-    return e;
+    if (resident)
+      return {r.resident, std::move(r.profile), r.resident_rule, r.resident_rule != nullptr};
+    return {r.ordinary, std::move(r.profile), r.ordinary_rule, false};
   } catch (const Error& e) {
     if (e.kind() == Error::Kind::InvalidArgument) throw;
     return {};  // no device: the cores take the batch
   }
+}
+
+// Whether the edge's rule keeps `count` products of the largest's size on the cores
+// (profile::batch_devices_at), asked only once the edge is passed.
+template <class T>
+bool keeps_cores(const Edge& edge, const Problem<T>& largest, int64_t count) {
+  return edge.rule != nullptr &&
+         profile::batch_devices_at(*edge.rule, std::cbrt(volume(largest.m, largest.n, largest.k)),
+                                   count) == false;
 }
 
 // The product of the largest m n k, where it reaches the smallest size a batch rule deals from;
@@ -406,8 +409,8 @@ const Problem<T>* largest_dealable(Problems<T> products) {
 template <class T>
 bool batch_uses_devices(Problems<T> products, const Options& o) {
   if (const Problem<T>* largest = largest_dealable(products); largest != nullptr) {
-    const Edge edge = edge_for(*largest, products.count, o);
-    if (edge.devices == false) return false;
+    const Edge edge = edge_for(*largest, o);
+    if (keeps_cores(edge, *largest, products.count)) return false;
     if (edge.measured) return true;
   }
   return uses_devices(work_cube(products), o, true);
@@ -434,10 +437,10 @@ std::optional<int64_t> deal_from(Problems<T> products, const Options& o) {
   // Then the rule's edge, remembered: a batch whose products all lie below it, or of a count its
   // rule keeps on the cores, is the cores' without planning the single call, which a rule
   // measured for tandem_malloc memory leaves unasked (edge_for).
-  const Edge edge = edge_for(*largest, products.count, o);
+  const Edge edge = edge_for(*largest, o);
   const auto from = edge.from ? static_cast<double>(*edge.from) : 0.0;
   if (!edge.from || volume(largest->m, largest->n, largest->k) < from * from * from ||
-      edge.devices == false)
+      keeps_cores(edge, *largest, products.count))
     return std::nullopt;
   if (!planned && !edge.measured && !uses_devices(whole, o, true)) return std::nullopt;
   return edge.from;
