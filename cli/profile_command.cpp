@@ -68,7 +68,7 @@ void print_model(const detail::cost::Model& m,
 }
 
 // A precision's batch rules, by memory: the edge, and each point the tune measured with the few
-// products it weighed there.
+// products and the middle count it weighed there.
 void print_batch_rules(const prof::PrecisionProfile& pp) {
   for (const auto& [rule, memory] : {std::pair{&pp.batch, "ordinary memory"},
                                      std::pair{&pp.batch_resident, "tandem_malloc memory"}}) {
@@ -94,6 +94,11 @@ void print_batch_rules(const prof::PrecisionProfile& pp) {
             "        %lld of them (never dealt): cores %.1f, devices alone %.1f GFLOPS, %s: %s\n",
             static_cast<long long>(f->count), f->cpu_gflops, f->gpu_gflops,
             f->devices ? "devices" : "cores", f->note.c_str());
+      if (const auto& m = b.middle)
+        std::printf(
+            "        %lld of them: cores %.1f, devices alone %.1f, dealt %.1f GFLOPS, %s: %s\n",
+            static_cast<long long>(m->count), m->cpu_gflops, m->gpu_gflops, m->hybrid_gflops,
+            prof::to_string(m->side), m->note.c_str());
     }
   }
 }

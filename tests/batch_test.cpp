@@ -976,9 +976,10 @@ TEST(Batch, AutoGivesTheDevicesAloneWhereTheRuleFoundDealingSlower) {
   std::optional<prof::FewProducts> few128;  // the point at 128^3's few products
   double gpu128 = 70;                       // and its devices' rate
   const auto rule = [&](prof::BatchSide at32, prof::BatchSide at128) {
-    pp.batch = prof::BatchRule{32,
-                               {{32, 2000, 30, 60, "faster", "", 70, at32, std::nullopt},
-                                {128, 100, 80, 60, "faster", "", gpu128, at128, few128}}};
+    pp.batch =
+        prof::BatchRule{32,
+                        {{32, 2000, 30, 60, "faster", "", 70, at32, std::nullopt, std::nullopt},
+                         {128, 100, 80, 60, "faster", "", gpu128, at128, few128, std::nullopt}}};
     p.precisions[detail::Precision::s] = pp;
     prof::save(p, prof::path_for(p.identity));
     prof::forget();
@@ -1043,6 +1044,54 @@ TEST(Batch, AutoGivesTheDevicesAloneWhereTheRuleFoundDealingSlower) {
   few128 = prof::FewProducts{10, 20, 40, true, "faster", "the devices alone kept"};
   rule(Side::Devices, Side::Dealt);
   EXPECT_EQ(went(128, 10, Strategy::Auto, 4), 10) << "the point's few products kept the devices";
+}
+
+// Where the rule measured dealing at a point's middle count too (MiddleCount), auto weighs it by
+// the count lines between that count and the point's: with dealing behind the devices alone at
+// the middle count (100 products) and ahead at the point's (1,000), the devices alone take 40 and
+// 250 products (the cores' line crosses theirs at 32.5, dealing's at 250.0) and 300 are dealt;
+// with the cores ahead at the middle count and dealing at the point's, the cores keep 150 products
+// and 250 are dealt (dealing's line crosses the cores' at 196.4), where without the middle count
+// the lines, which weigh the devices alone only, kept 250 on the cores.
+TEST(Batch, AutoWeighsDealingBetweenTheMiddleCountAndThePoints) {
+  namespace prof = detail::profile;
+  using Side = prof::BatchSide;
+  const ProfileDirScope scope("middle");
+  prof::Profile p = empty_profile();
+  prof::PrecisionProfile pp;
+  pp.buckets = {single_call_bucket(64, 64, 50, 10)};
+  const auto rule = [&](prof::FewProducts few, std::optional<prof::MiddleCount> middle, double gpu,
+                        double dealt) {
+    pp.batch = prof::BatchRule{
+        64, {{128, 1000, 80, dealt, "faster", "", gpu, Side::Dealt, few, std::move(middle)}}};
+    p.precisions[detail::Precision::s] = pp;
+    prof::save(p, prof::path_for(p.identity));
+    prof::forget();
+  };
+  const auto went = [](int64_t count) {
+    const BatchReport b = square_batch(128, count, false, Strategy::Auto, 16);
+    EXPECT_EQ(b.cpu_problems + b.device_problems, count);
+    return std::make_pair(b.device_problems, b.cpu_problems);
+  };
+  const auto alone = [](int64_t count) { return std::make_pair(count, int64_t{0}); };
+  rule({10, 40, 20, false, "not faster", ""},
+       prof::MiddleCount{100, 80, 200, 150, Side::Devices, "faster", ""}, 300, 400);
+  EXPECT_EQ(went(20), std::make_pair(int64_t{0}, int64_t{20})) << "20: the lines keep the cores";
+  EXPECT_EQ(went(40), alone(40)) << "40: the devices alone, dealing not measured below 100";
+  EXPECT_EQ(went(100), alone(100)) << "the middle count: the side its rounds kept";
+  EXPECT_EQ(went(250), alone(250)) << "250: dealing's line not yet below the devices'";
+  auto [device, cpu] = went(300);
+  EXPECT_GT(device, 0) << "300: dealt";
+  EXPECT_GT(cpu, 0) << "300: dealt";
+  rule({10, 40, 10, false, "not faster", ""},
+       prof::MiddleCount{100, 80, 40, 50, Side::Cores, "not faster", ""}, 60, 160);
+  EXPECT_EQ(went(150), std::make_pair(int64_t{0}, int64_t{150})) << "150: the cores";
+  std::tie(device, cpu) = went(250);
+  EXPECT_GT(device, 0) << "250: dealt";
+  EXPECT_GT(cpu, 0) << "250: dealt";
+  rule({10, 40, 10, false, "not faster", ""}, std::nullopt, 60, 160);
+  EXPECT_EQ(went(250), std::make_pair(int64_t{0}, int64_t{250}))
+      << "without the middle count: the lines of the cores and the devices alone, the cores";
 }
 
 // A batch too small to wake the cores' threads (fewer multiply-adds than
@@ -1130,7 +1179,8 @@ TEST(Batch, SharesFollowTheTunesBatchRates) {
   // Batches of 40 products of 64^3: the device alone 10 GFLOPS with the direct kernel, the cores
   // alone 30.
   pp.coalesced = {{64, 40, direct, 10, 10, "not faster", "", direct, false}};
-  pp.batch = prof::BatchRule{64, {{64, 40, 30, 35, "faster", "", 0, std::nullopt, std::nullopt}}};
+  pp.batch = prof::BatchRule{
+      64, {{64, 40, 30, 35, "faster", "", 0, std::nullopt, std::nullopt, std::nullopt}}};
   const auto shares = [&](const prof::PrecisionProfile& q, int64_t count) {
     p.precisions[detail::Precision::s] = q;
     prof::save(p, prof::path_for(id));

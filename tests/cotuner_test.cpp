@@ -521,7 +521,7 @@ TEST(BatchRule, TheEdgeFollowsTheVerdictsFromTheLargestSizeDown) {
   const auto rule = [](std::vector<std::pair<int64_t, const char*>> measured) {
     std::vector<prof::BatchPoint> points;
     for (const auto& [size, verdict] : measured)
-      points.push_back({size, 100, 1, 2, verdict, "", 0, std::nullopt, std::nullopt});
+      points.push_back({size, 100, 1, 2, verdict, "", 0, std::nullopt, std::nullopt, std::nullopt});
     return tuner::batch_rule_from(points);
   };
   EXPECT_EQ(rule({{512, "faster"}, {256, "faster"}, {128, "not faster"}}).devices_from, 181);
@@ -531,8 +531,8 @@ TEST(BatchRule, TheEdgeFollowsTheVerdictsFromTheLargestSizeDown) {
   EXPECT_EQ(rule({{512, "too noisy"}}).devices_from, 724);
   EXPECT_EQ(rule({{512, "not faster"}, {256, "faster"}}).devices_from, 724);
   // It failed there (no times): never.
-  EXPECT_EQ(tuner::batch_rule_from(
-                {{512, 100, 1, 0, "not faster", "dealing failed", 0, std::nullopt, std::nullopt}})
+  EXPECT_EQ(tuner::batch_rule_from({{512, 100, 1, 0, "not faster", "dealing failed", 0,
+                                     std::nullopt, std::nullopt, std::nullopt}})
                 .devices_from,
             0);
   EXPECT_EQ(tuner::batch_rule_from({}).devices_from, 0);
@@ -550,7 +550,8 @@ TEST(BatchRule, TheEdgeFollowsTheVerdictsFromTheLargestSizeDown) {
 TEST(BatchRule, TheEdgeFollowsTheSidesWhereTheRoundsChoseOne) {
   using Side = prof::BatchSide;
   const auto point = [](int64_t size, Side side, double gpu = 3, double hybrid = 2) {
-    return prof::BatchPoint{size, 100, 1, hybrid, "faster", "", gpu, side, std::nullopt};
+    return prof::BatchPoint{size, 100, 1,    hybrid,       "faster",
+                            "",   gpu, side, std::nullopt, std::nullopt};
   };
   EXPECT_EQ(tuner::batch_rule_from(
                 {point(512, Side::Devices), point(256, Side::Dealt), point(128, Side::Cores)})
@@ -564,8 +565,10 @@ TEST(BatchRule, TheEdgeFollowsTheSidesWhereTheRoundsChoseOne) {
   EXPECT_EQ(tuner::batch_rule_from({point(512, Side::Cores, 0, 0)}).devices_from, 0);
   // A verdict of "faster" no longer means dealt where a side was chosen.
   EXPECT_EQ(point(512, Side::Cores).side(), Side::Cores);
-  EXPECT_EQ(prof::BatchPoint({512, 100, 1, 2, "faster", "", 0, std::nullopt, std::nullopt}).side(),
-            Side::Dealt)
+  EXPECT_EQ(
+      prof::BatchPoint({512, 100, 1, 2, "faster", "", 0, std::nullopt, std::nullopt, std::nullopt})
+          .side(),
+      Side::Dealt)
       << "a profile from before the devices-alone side: dealt where dealing was faster";
 }
 
@@ -610,7 +613,7 @@ TEST_F(ProfileDir, BatchOnlyMeasuresWhereDealingPays) {
   ASSERT_EQ(report.precisions.size(), 1u);
   const auto& summary = report.precisions[0];
   EXPECT_EQ(summary.batch_failure, "");
-  int few_points = 0;
+  int few_points = 0, middle_points = 0;
   for (const bool resident : {false, true}) {
     std::vector<prof::BatchPoint> measured;
     for (const auto& [r, point] : summary.batch_points)
@@ -638,6 +641,14 @@ TEST_F(ProfileDir, BatchOnlyMeasuresWhereDealingPays) {
         EXPECT_NE(few.note.find(few.devices ? "the devices alone kept" : "the cores kept"),
                   std::string::npos)
             << few.note;
+        // And dealing at a count between those and the point's, where there is one.
+        const int64_t middle = prof::middle_count(prof::batch_tune().kernel_few, measured[i].count);
+        ASSERT_EQ(measured[i].middle.has_value(), middle > 0) << measured[i].count;
+        if (middle > 0) {
+          ++middle_points;
+          EXPECT_EQ(measured[i].middle->count, middle);
+          EXPECT_GT(measured[i].middle->hybrid_gflops, 0.0) << measured[i].middle->note;
+        }
       }
       if (i + 1 < measured.size()) {
         EXPECT_NE(measured[i].side(), prof::BatchSide::Cores) << "measured on past a loss";
@@ -651,9 +662,11 @@ TEST_F(ProfileDir, BatchOnlyMeasuresWhereDealingPays) {
   const int before = batch_lines();
   EXPECT_EQ(before, static_cast<int>(summary.batch_points.size()));
   EXPECT_EQ(log_lines(o.log, "batch few"), few_points);
+  EXPECT_EQ(log_lines(o.log, "batch middle"), middle_points);
   const auto again = tuner::tune(o);
   EXPECT_EQ(batch_lines(), before) << "every point resumed from the log";
   EXPECT_EQ(log_lines(o.log, "batch few"), few_points) << "and every point's few products";
+  EXPECT_EQ(log_lines(o.log, "batch middle"), middle_points) << "and middle count";
   const auto back = prof::load(again.saved).precisions.at(detail::Precision::s);
   EXPECT_EQ(back.batch->devices_from, pp.batch->devices_from);
   EXPECT_EQ(back.batch_resident->devices_from, pp.batch_resident->devices_from);
@@ -670,31 +683,28 @@ TEST_F(ProfileDir, BatchOnlyMeasuresWhereDealingPays) {
   }
 }
 
-// Where a point's rounds gave the devices the batch, the phase weighs a batch of few of its
-// products too (batch.kernel_few: auto never deals so few), the cores alone against the devices
-// alone, and keeps the devices only where they beat the cores beyond the noise. Here the point's
-// rounds come from a log that has the devices alone far ahead (PoCL's own rounds keep every size
-// on the cores), so the few products are measured now; then a logged few-products record with the
-// devices far ahead is resumed as it stands, measuring nothing.
-TEST_F(ProfileDir, ABatchPointTheDevicesTakeWeighsFewProductsToo) {
-  auto o = tiny();
-  o.precisions = {detail::Precision::s};
-  o.batch_only = true;
-  o.batch_sizes = {64};
-  o.batch_kernel_evaluations = 0;
-  o.save = false;
-  o.log = dir_ / "tune.jsonl";
-  const auto entry = prof::active(here());
-  ASSERT_TRUE(entry && entry->precisions.count(detail::Precision::s));
-  const prof::PrecisionProfile& pp = entry->precisions.at(detail::Precision::s);
-  const bool is_gpu = detail::gpu::info(*detail::gpu::open_device("")).is_gpu;
-  const auto kernel_for = [&](int64_t count) {
-    const auto* own = prof::coalesced_for(pp, is_gpu, 64.0, count);
-    return own != nullptr ? *own : *prof::direct_for(&pp, is_gpu).kernel;
-  };
-  const auto record = [&](const char* kind, int64_t count, std::vector<double> cpu,
-                          std::vector<double> gpu, std::vector<double> dealt,
-                          const std::string& verdict = "", const std::string& note = "") {
+// A batch phase at s 64^3 alone, with a log a test writes records into: each names the kernel the
+// tune gives a batch of its count (its coalesced bucket's in the profile in force, else its direct
+// kernel), so that the tune resumes it.
+class BatchLogDir : public ProfileDir {
+ protected:
+  void SetUp() override {
+    ProfileDir::SetUp();
+    o_ = tiny();
+    o_.precisions = {detail::Precision::s};
+    o_.batch_only = true;
+    o_.batch_sizes = {64};
+    o_.batch_kernel_evaluations = 0;
+    o_.save = false;
+    o_.log = dir_ / "tune.jsonl";
+    entry_ = prof::active(here());
+    ASSERT_TRUE(entry_ && entry_->precisions.count(detail::Precision::s));
+    is_gpu_ = detail::gpu::info(*detail::gpu::open_device("")).is_gpu;
+  }
+  void record(const char* kind, int64_t count, std::vector<double> cpu, std::vector<double> gpu,
+              std::vector<double> dealt, const std::string& verdict = "",
+              const std::string& note = "") const {
+    const prof::PrecisionProfile& pp = entry_->precisions.at(detail::Precision::s);
     prof::LogRecord r;
     r.kind = kind;
     r.verdict = verdict;
@@ -702,11 +712,25 @@ TEST_F(ProfileDir, ABatchPointTheDevicesTakeWeighsFewProductsToo) {
     r.precision = detail::Precision::s;
     r.size = 64;
     r.count = count;
-    r.kernel = kernel_for(count);
-    r.rounds = {{"cpu", cpu}, {"gpu", gpu}};
-    if (!dealt.empty()) r.rounds["candidate"] = dealt;
-    std::ofstream(o.log, std::ios::app) << prof::to_log_line(r) << "\n";
-  };
+    const auto* own = prof::coalesced_for(pp, is_gpu_, 64.0, count);
+    r.kernel = own != nullptr ? *own : *prof::direct_for(&pp, is_gpu_).kernel;
+    r.rounds = {{"cpu", std::move(cpu)}, {"gpu", std::move(gpu)}};
+    if (!dealt.empty()) r.rounds["candidate"] = std::move(dealt);
+    std::ofstream(o_.log, std::ios::app) << prof::to_log_line(r) << "\n";
+  }
+  tuner::TuneOptions o_;
+  std::shared_ptr<const prof::Profile> entry_;
+  bool is_gpu_ = false;
+};
+
+// Where a point's rounds gave the devices the batch, the phase weighs a batch of few of its
+// products too (batch.kernel_few: auto never deals so few), the cores alone against the devices
+// alone, and keeps the devices only where they beat the cores beyond the noise. Here the point's
+// rounds come from a log that has the devices alone far ahead (PoCL's own rounds keep every size
+// on the cores), so the few products are measured now; then a logged few-products record with the
+// devices far ahead is resumed as it stands, measuring nothing.
+TEST_F(BatchLogDir, ABatchPointTheDevicesTakeWeighsFewProductsToo) {
+  const tuner::TuneOptions& o = o_;
   const std::vector<double> slow(5, 1.0), fast{0.01, 0.011, 0.012, 0.013, 0.014};
   record("batch", 200, slow, fast, std::vector<double>(5, 0.5));
   auto report = tuner::tune(o);
@@ -766,6 +790,59 @@ TEST_F(ProfileDir, ABatchPointTheDevicesTakeWeighsFewProductsToo) {
   std::tie(few, added) = resumed(slow, fast, prof::batch_tune().kernel_few + 1);
   EXPECT_EQ(few.count, prof::batch_tune().kernel_few);
   EXPECT_GE(added, 1) << few.note;
+}
+
+// Where a point's rounds gave the devices the batch, the phase deals a batch at its middle count
+// too (prof::middle_count: 45 between ten products and the point's 200), the cores alone, the
+// devices alone and the products dealt in the point's kind of rounds, judged as the point is.
+// Here the point's rounds and its few products come from the log, so only the middle count is
+// measured now; then a logged middle-count record is resumed as it stands, and one of another
+// count is not.
+TEST_F(BatchLogDir, ABatchPointTheDevicesTakeDealsAtItsMiddleCountToo) {
+  const tuner::TuneOptions& o = o_;
+  const std::vector<double> slow(5, 1.0), fast{0.01, 0.011, 0.012, 0.013, 0.014};
+  record("batch", 200, slow, fast, std::vector<double>(5, 0.5));
+  record("batch few", prof::batch_tune().kernel_few, slow, fast, {});
+  const int64_t middle = prof::middle_count(prof::batch_tune().kernel_few, 200);
+  ASSERT_EQ(middle, std::max<int64_t>(45, prof::batch_deal_from_count()));
+  const auto point = [&] {
+    return tuner::tune(o).profile.precisions.at(detail::Precision::s).batch->points.at(0);
+  };
+  prof::BatchPoint p = point();
+  EXPECT_EQ(p.side(), prof::BatchSide::Devices) << p.note;
+  ASSERT_TRUE(p.middle.has_value()) << "measured now";
+  EXPECT_EQ(p.middle->count, middle);
+  EXPECT_GT(p.middle->cpu_gflops, 0.0) << p.middle->note;
+  EXPECT_GT(p.middle->gpu_gflops, 0.0) << p.middle->note;
+  EXPECT_GT(p.middle->hybrid_gflops, 0.0) << p.middle->note;
+  EXPECT_EQ(p.middle->note.find("failed"), std::string::npos) << p.middle->note;
+  const int measured = log_lines(o.log, "batch middle");
+  EXPECT_GE(measured, 1) << "logged";
+  EXPECT_LE(measured, confirm_sets());
+  EXPECT_EQ(last_record(o.log, "batch middle").count, middle);
+  EXPECT_EQ(last_record(o.log, "batch middle").verdict, p.middle->verdict);
+  EXPECT_EQ(last_record(o.log, "batch middle").note, p.middle->note);
+  EXPECT_EQ(log_lines(o.log, "batch"), 1) << "the point resumed";
+  EXPECT_EQ(log_lines(o.log, "batch few"), 1) << "its few products resumed";
+  // Dealing far ahead at the middle count, logged: resumed as it stands, measuring nothing.
+  record("batch middle", middle, slow, std::vector<double>(5, 0.5), fast);
+  p = point();
+  ASSERT_TRUE(p.middle.has_value());
+  EXPECT_EQ(p.middle->side, prof::BatchSide::Dealt) << p.middle->note;
+  EXPECT_EQ(p.middle->verdict, "faster");
+  EXPECT_NEAR(p.middle->hybrid_gflops,
+              2.0 * 64 * 64 * 64 * static_cast<double>(middle) / 0.012 * 1e-9, 1e-6);
+  EXPECT_EQ(log_lines(o.log, "batch middle"), measured + 1) << "the record written here only";
+  // The devices alone far ahead instead: the side follows the logged rounds.
+  record("batch middle", middle, slow, fast, std::vector<double>(5, 0.5));
+  EXPECT_EQ(point().middle->side, prof::BatchSide::Devices);
+  EXPECT_EQ(log_lines(o.log, "batch middle"), measured + 2);
+  // A record of another count (another point count, or another rule for the middle) is not
+  // this middle count's: measured now.
+  record("batch middle", middle + 1, slow, std::vector<double>(5, 0.5), fast);
+  p = point();
+  EXPECT_EQ(p.middle->count, middle);
+  EXPECT_GE(log_lines(o.log, "batch middle"), measured + 4);
 }
 
 // A device whose dealt batches come back wrong is never given products: the cheap check fails the

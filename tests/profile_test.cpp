@@ -325,16 +325,18 @@ prof::Profile full_profile() {
   pp.direct_below = 128;
   prof::BatchRule ordinary;
   ordinary.devices_from = 181;
-  ordinary.points = {{128, 4000, 300, 280, "not faster", "dealt 0.93x the cores alone's speed", 0,
-                      std::nullopt, std::nullopt},
-                     {256, 500, 320, 450, "faster", "dealt 1.41x, ranges apart (5 rounds)", 520,
-                      prof::BatchSide::Devices,
-                      prof::FewProducts{10, 200, 150, false, "not faster",
-                                        "the GPU alone 0.75x; the cores kept"}}};
+  ordinary.points = {
+      {128, 4000, 300, 280, "not faster", "dealt 0.93x the cores alone's speed", 0, std::nullopt,
+       std::nullopt, std::nullopt},
+      {256, 500, 320, 450, "faster", "dealt 1.41x, ranges apart (5 rounds)", 520,
+       prof::BatchSide::Devices,
+       prof::FewProducts{10, 200, 150, false, "not faster", "the GPU alone 0.75x; the cores kept"},
+       prof::MiddleCount{71, 250, 300, 310, prof::BatchSide::Devices, "faster",
+                         "the GPU alone kept"}}};
   pp.batch = ordinary;
   prof::BatchRule resident;  // dealing paid nowhere
-  resident.points = {
-      {512, 60, 400, 390, "too noisy", "ranges overlap", 0, std::nullopt, std::nullopt}};
+  resident.points = {{512, 60, 400, 390, "too noisy", "ranges overlap", 0, std::nullopt,
+                      std::nullopt, std::nullopt}};
   pp.batch_resident = resident;
   pp.coalesced = {
       {64, 10, {{"KERNEL", 2}, {"MWG", 16}}, 40, 40, "not faster", "same", pp.direct_kernel, false},
@@ -662,46 +664,100 @@ TEST(ProfileCoalesced, BatchRatesComeFromTheBucketAndTheRuleForTheMemory) {
   EXPECT_EQ(prof::batch_rates(nullptr, detail::Precision::s, true, 256, 2000, false).cpu, 0);
 }
 
-// A batch rule's side for a count (batch_devices_at): the few products' side up to their count,
-// then the faster of the lines each side's time draws through the two measured counts, and
-// nothing from the point's own count on. The rates are an H200's from tandem_malloc memory
+// A batch rule's side for a count (batch_side_at): the few products' side up to their count,
+// then the fastest of the lines each side's time draws through two measured counts, the side the
+// rounds kept at a measured count, and nothing from the point's own count on. The rates at ten
+// products and at the points' counts are an H200's from tandem_malloc memory
 // (database/nvidia-h200.json, s): at 128^3 the lines cross at 11.3 products, at 32^3 never.
-TEST(ProfileBatch, TheSideForACountFollowsTheLinesThroughTheTwoMeasuredCounts) {
-  const auto point = [](int64_t size, int64_t count, double cpu, double gpu,
+// Without a middle count the devices take what the lines give them as the point has it (dealt);
+// with one, dealing is weighed between it and the point's count, where the rounds kept it at
+// either: the middle counts' rates here are made up, the crossings worked out by hand.
+TEST(ProfileBatch, TheSideForACountFollowsTheLinesThroughTheMeasuredCounts) {
+  using Side = prof::BatchSide;
+  const auto point = [](int64_t size, int64_t count, double cpu, double gpu, double dealt,
                         prof::FewProducts few) {
     prof::BatchPoint q;
     q.size = size;
     q.count = count;
     q.cpu_gflops = cpu;
     q.gpu_gflops = gpu;
-    q.hybrid_gflops = gpu;
+    q.hybrid_gflops = dealt;
     q.verdict = "faster";
     q.few = few;
     return q;
   };
   prof::BatchRule rule;
   rule.devices_from = 32;
-  rule.points = {point(32, 87381, 343, 293, {10, 62.1, 10.1, false, "not faster", ""}),
-                 point(128, 5461, 871, 1593, {10, 257.8, 253.4, false, "not faster", ""})};
+  rule.points = {point(32, 87381, 343, 293, 386, {10, 62.1, 10.1, false, "not faster", ""}),
+                 point(128, 5461, 871, 1593, 1976, {10, 257.8, 253.4, false, "not faster", ""})};
   const auto at = [&](double edge, int64_t count) {
-    return prof::batch_devices_at(rule, edge, count);
+    return prof::batch_side_at(rule, edge, count);
   };
-  EXPECT_EQ(at(128, 10), false) << "the few products' side";
-  EXPECT_EQ(at(128, 3), false) << "fewer products than it had, the same";
-  EXPECT_EQ(at(128, 11), false) << "the lines, before they cross";
-  EXPECT_EQ(at(128, 12), true) << "the lines, after they cross";
-  EXPECT_EQ(at(128, 5460), true);
+  EXPECT_EQ(at(128, 10), Side::Cores) << "the few products' side";
+  EXPECT_EQ(at(128, 3), Side::Cores) << "fewer products than it had, the same";
+  EXPECT_EQ(at(128, 11), Side::Cores) << "the lines, before they cross";
+  EXPECT_EQ(at(128, 12), Side::Dealt) << "the lines, after they cross: the point's side";
+  EXPECT_EQ(at(128, 5460), Side::Dealt);
   EXPECT_EQ(at(128, 5461), std::nullopt) << "the point's own count: its side applies";
-  EXPECT_EQ(at(180, 100), true) << "within a doubling of 128";
-  EXPECT_EQ(at(32, 1000), false) << "the GPU alone's line runs above the cores' at 32^3";
-  EXPECT_EQ(at(32, 87380), false);
-  EXPECT_EQ(at(45, 1000), false) << "45 is nearer 32";
+  EXPECT_EQ(at(180, 100), Side::Dealt) << "within a doubling of 128";
+  EXPECT_EQ(at(32, 1000), Side::Cores) << "the GPU alone's line runs above the cores' at 32^3";
+  EXPECT_EQ(at(32, 87380), Side::Cores);
+  EXPECT_EQ(at(45, 1000), Side::Cores) << "45 is nearer 32";
   EXPECT_EQ(at(300, 100), std::nullopt) << "no point within a doubling";
-  rule.points[1].few->gpu_gflops = 0;
+  rule.points[1].chosen = Side::Devices;
+  EXPECT_EQ(at(128, 12), Side::Devices) << "a point that kept the devices alone: they";
+  rule.points[1].chosen.reset();
+  // A middle count at 128^3 (prof::middle_count: 234 between 10 and 5,461) where the GPU alone
+  // beat dealing: below it the lines weigh the cores against the devices alone (dealing is not
+  // measured there), above it all three, dealing's line crossing the devices' at 794.6.
+  EXPECT_EQ(prof::middle_count(10, 5461), 234);
+  rule.points[1].middle = prof::MiddleCount{234, 700, 1100, 800, Side::Devices, "faster", ""};
+  EXPECT_EQ(at(128, 11), Side::Cores) << "the lines to the middle count cross at 11.2";
+  EXPECT_EQ(at(128, 12), Side::Devices) << "the devices alone, not dealt, below the middle";
+  EXPECT_EQ(at(128, 233), Side::Devices);
+  EXPECT_EQ(at(128, 234), Side::Devices) << "the middle count: the side its rounds kept";
+  EXPECT_EQ(at(128, 794), Side::Devices) << "dealing's line still above the devices'";
+  EXPECT_EQ(at(128, 795), Side::Dealt) << "and below it";
+  EXPECT_EQ(at(128, 5460), Side::Dealt);
+  rule.points[1].middle->side = Side::Cores;
+  EXPECT_EQ(at(128, 234), Side::Cores) << "the rounds' side at the middle count, whatever medians";
+  rule.points[1].middle->side = Side::Devices;
+  rule.points[1].chosen = Side::Devices;
+  EXPECT_EQ(at(128, 795), Side::Devices) << "dealing kept at neither count: never dealt";
+  EXPECT_EQ(at(128, 5460), Side::Devices);
+  rule.points[1].middle->side = Side::Dealt;
+  EXPECT_EQ(at(128, 795), Side::Dealt) << "kept at the middle count: weighed again";
+  rule.points[1].chosen.reset();
+  // s 64^3 (the H200's point: dealt 1.43x the cores, the devices alone slower than the cores,
+  // both at 21,845 products) with a middle count of 467 where the cores won: the cores up to
+  // dealing's line crossing theirs at 1,395.9, then dealt.
+  prof::BatchPoint p64 = point(64, 21845, 767, 744, 1097, {10, 119, 48, false, "not faster", ""});
+  EXPECT_EQ(prof::middle_count(10, 21845), 467);
+  p64.middle = prof::MiddleCount{467, 600, 300, 400, Side::Cores, "not faster", ""};
+  rule.points = {p64};
+  EXPECT_EQ(at(64, 100), Side::Cores);
+  EXPECT_EQ(at(64, 1395), Side::Cores);
+  EXPECT_EQ(at(64, 1396), Side::Dealt) << "dealing measured at two counts mends 5,000-20,000";
+  EXPECT_EQ(at(64, 20000), Side::Dealt);
+  p64.middle.reset();
+  rule.points = {p64};
+  EXPECT_EQ(at(64, 20000), Side::Cores) << "without it the lines kept them on the cores";
+  rule.points = {point(128, 5461, 871, 1593, 1976, {10, 257.8, 0, false, "not faster", ""})};
   EXPECT_EQ(at(128, 100), std::nullopt) << "a side not measured at both counts";
-  EXPECT_EQ(at(128, 10), false) << "the few products' side still holds at its count";
-  rule.points[1].few.reset();
+  EXPECT_EQ(at(128, 10), Side::Cores) << "the few products' side still holds at its count";
+  rule.points[0].few.reset();
   EXPECT_EQ(at(128, 10), std::nullopt) << "no few products near 128: nothing to say";
+}
+
+// No middle count where the point's count leaves no doubling to either side of it, and never
+// fewer products than auto deals.
+TEST(ProfileBatch, TheMiddleCountLiesADoublingFromEither) {
+  const int64_t least = prof::batch_deal_from_count();
+  EXPECT_EQ(prof::middle_count(10, 1000), std::max<int64_t>(least, 100));
+  EXPECT_EQ(prof::middle_count(10, 16), 0) << "d 1024^3's 16 products: none between";
+  EXPECT_EQ(prof::middle_count(10, 2 * least - 1), 0);
+  EXPECT_EQ(prof::middle_count(10, 2 * least), least) << "no fewer than auto deals";
+  EXPECT_EQ(prof::middle_count(1000, 1500), 0);
 }
 
 // Control characters in a profile's identity reach the log escaped, in the one line they belong

@@ -19,8 +19,11 @@
 // the one above it, the geometric middle of the two, as sizes are compared on a log scale; the
 // smallest size measured where the devices paid at every size; half a doubling above the largest
 // where the devices ran there but did not pay; 0 (never) where they failed there
-// (batch_rule_from). Products smaller than any size measured stay on the cores. The rounds are
-// logged as "batch" records and resumed from them. `tandem tune --batch-only` runs this phase
+// (batch_rule_from). Products smaller than any size measured stay on the cores. Where a size
+// keeps the devices, a batch of few of its products (batch_few) and one at the middle count
+// between those and its own (batch_middle) are measured too: auto's side for a count follows them
+// (profile::batch_side_at). The rounds are logged as "batch" records (and "batch few", "batch
+// middle") and resumed from them. `tandem tune --batch-only` runs this phase
 // alone for the profile that applies now.
 #include <algorithm>
 #include <cmath>
@@ -133,13 +136,17 @@ int64_t Tuner::batch_count(Precision prec, int64_t size) {
   return count;
 }
 
-// One size's rounds in one memory: from the log where an earlier run measured them, else
-// measured now (not yet logged: the caller logs them with their verdict).
+// One size's rounds in one memory, at the size's count (batch_count's), or at its point's middle
+// count where one is given (`middle`, logged as "batch middle"): from the log where an earlier run
+// measured them, else measured now (not yet logged: the caller logs them with their verdict).
 template <class T>
 BatchRounds Tuner::batch_rounds(Precision prec, int64_t size, bool resident, const Options& cpu,
-                                const Options& hybrid, int set) {
+                                const Options& hybrid, int set, int64_t middle) {
   BatchRounds out;
-  if (const prof::LogRecord* logged = logged_batch(prec, size, resident, hybrid.kernel_params)) {
+  const prof::LogRecord* logged = logged_batch(prec, size, resident, hybrid.kernel_params,
+                                               middle > 0 ? "batch middle" : "batch");
+  if (logged != nullptr && middle > 0 && logged->count != middle) logged = nullptr;
+  if (logged != nullptr) {
     out.logged = true;
     out.count = logged->count;
     out.rounds.cpu = logged->rounds.at("cpu");
@@ -152,7 +159,7 @@ BatchRounds Tuner::batch_rounds(Precision prec, int64_t size, bool resident, con
     out.note = logged->note;
     return out;
   }
-  out.count = batch_count<T>(prec, size);
+  out.count = middle > 0 ? middle : batch_count<T>(prec, size);
   BatchWorkspace<T> ws(size, out.count, resident);
   // tandem_malloc gives ordinary memory where the device cannot pin so much: not what is asked.
   if (resident && !pinned(*device_, ws)) {
@@ -181,12 +188,12 @@ BatchRounds Tuner::batch_rounds(Precision prec, int64_t size, bool resident, con
 // side met, or the log's own.
 template <class T>
 Confirmed Tuner::judge_batch(BatchRounds& measured, Precision prec, int64_t size, bool resident,
-                             const Options& cpu, const Options& hybrid) {
+                             const Options& cpu, const Options& hybrid, int64_t middle) {
   int set = 0;
   std::string lost;  // why a further set was not measured
   const auto again = [&]() -> std::optional<Rounds> {
     if (out_of_time()) return std::nullopt;
-    BatchRounds more = batch_rounds<T>(prec, size, resident, cpu, hybrid, ++set);
+    BatchRounds more = batch_rounds<T>(prec, size, resident, cpu, hybrid, ++set, middle);
     if (more.count == 0 || more.rounds.cpu.empty()) {
       lost = "set " + std::to_string(set + 1) + " not measured: " + more.failure;
       return std::nullopt;
@@ -301,6 +308,32 @@ std::optional<prof::FewProducts> Tuner::batch_few(Precision prec, const prof::Pr
   return few;
 }
 
+// A point's middle count (profile.hpp's MiddleCount): a strided batch of profile::middle_count
+// products of the point's size, between its few products' count and its own, under the three
+// sides of its rounds (batch_rounds, with the kernel the profile being tuned gives such a batch),
+// judged, and measured again where too noisy, as the point is (judge_batch); logged as a "batch
+// middle" record, and resumed from one. None where the point's count leaves no count between,
+// the cores failed, the operands could not be pinned as asked, or time ran out.
+template <class T>
+std::optional<prof::MiddleCount> Tuner::batch_middle(Precision prec,
+                                                     const prof::PrecisionProfile& pp,
+                                                     const prof::BatchPoint& point, bool resident,
+                                                     const Options& cpu, Options hybrid) {
+  const int64_t count = prof::middle_count(prof::batch_tune().kernel_few, point.count);
+  if (count == 0 || out_of_time()) return std::nullopt;
+  const auto* own = prof::coalesced_for(pp, info_.is_gpu, static_cast<double>(point.size), count);
+  hybrid.kernel_params = own != nullptr ? *own : *prof::direct_for(&pp, info_.is_gpu).kernel;
+  BatchRounds measured = batch_rounds<T>(prec, point.size, resident, cpu, hybrid, 0, count);
+  if (measured.count == 0 || measured.rounds.cpu.empty()) return std::nullopt;
+  const prof::BatchPoint at =
+      point_of(prec, point.size, count, measured.rounds,
+               judge_batch<T>(measured, prec, point.size, resident, cpu, hybrid, count));
+  if (!measured.logged)
+    log_batch("batch middle", prec, resident, hybrid.kernel_params, at, measured);
+  return prof::MiddleCount{count,     at.cpu_gflops, at.gpu_gflops, at.hybrid_gflops,
+                           at.side(), at.verdict,    at.note};
+}
+
 template <class T>
 std::optional<prof::BatchRule> Tuner::batch_rule(Precision prec, const prof::PrecisionProfile& pp,
                                                  bool resident, PrecisionSummary& summary) {
@@ -360,11 +393,13 @@ std::optional<prof::BatchRule> Tuner::batch_rule(Precision prec, const prof::Pre
     }
     point = point_of(prec, size, point.count, r,
                      judge_batch<T>(measured, prec, size, resident, cpu, hybrid));
-    if (!measured.logged) log_batch(prec, resident, hybrid.kernel_params, point, measured);
-    // Where the devices take such products, which side takes few of them (below the rule's
-    // edge every batch stays on the cores).
-    if (point.side() != prof::BatchSide::Cores)
+    if (!measured.logged) log_batch("batch", prec, resident, hybrid.kernel_params, point, measured);
+    // Where the devices take such products, which side takes few of them, and which a count
+    // between those and the point's (below the rule's edge every batch stays on the cores).
+    if (point.side() != prof::BatchSide::Cores) {
       point.few = batch_few<T>(prec, pp, size, resident, cpu, hybrid.device);
+      point.middle = batch_middle<T>(prec, pp, point, resident, cpu, hybrid);
+    }
     points.push_back(point);
     summary.batch_points.emplace_back(resident, point);
     progress("batch", prec, static_cast<int>(i + 1), static_cast<int>(sizes.size()),

@@ -135,13 +135,15 @@ class Tuner {
   const prof::LogRecord* logged_split(Precision prec, int64_t size,
                                       const std::map<std::string, int>& kernel, int gpu_parts,
                                       int threads, bool resident, bool dynamic) const;
-  // A "batch" record (or `kind`'s: "batch few") with the devices-alone side and a full set of
-  // the confirm rule's rounds.
+  // A "batch" record (or `kind`'s: "batch few", "batch middle") with the devices-alone side and
+  // a full set of the confirm rule's rounds.
   const prof::LogRecord* logged_batch(Precision prec, int64_t size, bool resident,
                                       const std::map<std::string, int>& kernel,
                                       const char* kind = "batch") const;
-  void log_batch(Precision prec, bool resident, const std::map<std::string, int>& kernel,
-                 const prof::BatchPoint& point, const BatchRounds& measured);
+  // A batch's rounds as a record of `kind` ("batch", "batch middle"), with their verdict and note.
+  void log_batch(const char* kind, Precision prec, bool resident,
+                 const std::map<std::string, int>& kernel, const prof::BatchPoint& point,
+                 const BatchRounds& measured);
   void progress(const std::string& phase, Precision prec, int done, int budget, double best_seconds,
                 int64_t size, const std::string& last, bool keep_line = false);
 
@@ -252,10 +254,14 @@ class Tuner {
   Outcome try_coalesced(Precision prec, BatchWorkspace<T>& ws, const Space& space, const Point& p);
   template <class T>
   BatchRounds batch_rounds(Precision prec, int64_t size, bool resident, const Options& cpu,
-                           const Options& hybrid, int set = 0);
+                           const Options& hybrid, int set = 0, int64_t middle = 0);
   template <class T>
   Confirmed judge_batch(BatchRounds& measured, Precision prec, int64_t size, bool resident,
-                        const Options& cpu, const Options& hybrid);
+                        const Options& cpu, const Options& hybrid, int64_t middle = 0);
+  template <class T>
+  std::optional<prof::MiddleCount> batch_middle(Precision prec, const prof::PrecisionProfile& pp,
+                                                const prof::BatchPoint& point, bool resident,
+                                                const Options& cpu, Options hybrid);
   template <class T>
   std::optional<prof::FewProducts> batch_few(Precision prec, const prof::PrecisionProfile& pp,
                                              int64_t size, bool resident, const Options& cpu,

@@ -102,10 +102,11 @@ const prof::LogRecord* Tuner::logged_batch(Precision prec, int64_t size, bool re
   return nullptr;
 }
 
-void Tuner::log_batch(Precision prec, bool resident, const std::map<std::string, int>& kernel,
-                      const prof::BatchPoint& point, const BatchRounds& measured) {
+void Tuner::log_batch(const char* kind, Precision prec, bool resident,
+                      const std::map<std::string, int>& kernel, const prof::BatchPoint& point,
+                      const BatchRounds& measured) {
   prof::LogRecord rec;
-  rec.kind = "batch";
+  rec.kind = kind;
   rec.precision = prec;
   rec.size = point.size;
   rec.count = point.count;

@@ -81,9 +81,9 @@ struct SideRates {
   double cpu_few = 0;
   bool measured = true;  // every device's profile measured its rate near this batch
   bool alone = false;    // the first device's batch rule has the devices alone take this batch
-  // The side the first device's batch rule has for this many products near these (true: the
-  // devices alone), where it measured enough to say (choice.hpp's batch_devices_at).
-  std::optional<bool> devices_at_count;
+  // The side the first device's batch rule has for this many products near these, where it
+  // measured enough to say (choice.hpp's batch_side_at).
+  std::optional<profile::BatchSide> side_at_count;
 };
 
 template <class T>
@@ -100,7 +100,7 @@ SideRates side_rates(const Candidates& c, const Problem<T>& first, int64_t count
              : profile::BatchRates{};
     if (i == 0) {
       r.alone = batch.devices_alone;
-      r.devices_at_count = batch.devices_at_count;
+      r.side_at_count = batch.side_at_count;
     }
     const bool bucketed = c.choices[i].bucket > 0;
     const double device_rate = batch.device > 0 ? batch.device
@@ -129,24 +129,26 @@ void plan_devices(const Problem<T>& first, const Problem<T>* next, int64_t count
   const std::vector<double>& weights = rates.weights;
   double gpus = 0;
   for (double w : weights) gpus += w;
-  // Auto deals a batch to both sides only where it has products enough for the dealing to size
-  // chunks by the sides' rates (defaults.hpp's batch_deal_from_count); fewer go to one side
-  // alone: the one the batch rule has for their count near these (profile::batch_devices_at: the
-  // few products' side, then the count lines; at such counts a device's first stage and the
-  // cores' threads weigh as the rule's own count hides), else the faster by the rates: the
-  // devices unless the rates were measured and the cores' is higher.
+  // Under auto, the side the batch rule has for this many products near these
+  // (profile::batch_side_at: the sides kept at the counts the tune measured, and the count lines
+  // between them, where a device's first stage, dealing's chunks and the cores' threads weigh as
+  // the rule's own count hides). Where it says nothing, a batch auto deals goes to the devices as
+  // the rule's point nearest in size has such products, dealt or to the devices alone
+  // (`rates.alone`: the tune's rounds weighed the cores against them already, at their count);
+  // one of fewer products than auto deals (defaults.hpp's batch_deal_from_count) go to one side
+  // alone, the faster by the rates: the devices unless the rates were measured and the cores' is
+  // higher (on the H100 host the cores ran ten s 256^3 products at 1.44x the GPU alone, where the
+  // rule's 1,146 ran on the GPU alone at 1.50x the cores).
   const bool is_auto = plan.request.strategy == Strategy::Auto;
   const bool few = is_auto && count < profile::batch_deal_from_count();
-  const bool cores_few =
-      rates.devices_at_count ? !*rates.devices_at_count : rates.measured && rates.cpu_few > gpus;
-  if (few && cores_few) return;  // no part: the cores take it
-  // Where the batch rule found the devices alone faster than dealing at such products, auto
-  // gives them every product (the tune's rounds weighed the cores against them already, at their
-  // count: a batch of few products goes by the rates above instead, as a device's fixed costs
-  // weigh more there; on the H100 host the cores ran ten s 256^3 products at 1.44x the GPU alone,
-  // where the rule's 1,146 ran on the GPU alone at 1.50x the cores).
+  using profile::BatchSide;
+  const std::optional<BatchSide> side = rates.side_at_count;
+  const bool cores =
+      side ? *side == BatchSide::Cores : few && rates.measured && rates.cpu_few > gpus;
+  if (is_auto && cores) return;  // no part: the cores take it
   const bool devices_only =
-      plan.request.strategy == Strategy::Gpu || (is_auto && (few || rates.alone));
+      plan.request.strategy == Strategy::Gpu ||
+      (is_auto && (few || (side ? *side == BatchSide::Devices : rates.alone)));
   // Each device's kernel: the coalesced kernel's bucket for this batch (where its products lie
   // within a doubling), else the direct kernel.
   for (size_t i = 0; i < c.devices.size(); ++i) {
@@ -379,12 +381,12 @@ Edge edge_for(const Problem<T>& largest, const Options& o) {
 }
 
 // Whether the edge's rule keeps `count` products of the largest's size on the cores
-// (profile::batch_devices_at), asked only once the edge is passed.
+// (profile::batch_side_at), asked only once the edge is passed.
 template <class T>
 bool keeps_cores(const Edge& edge, const Problem<T>& largest, int64_t count) {
   return edge.rule != nullptr &&
-         profile::batch_devices_at(*edge.rule, std::cbrt(volume(largest.m, largest.n, largest.k)),
-                                   count) == false;
+         profile::batch_side_at(*edge.rule, std::cbrt(volume(largest.m, largest.n, largest.k)),
+                                count) == profile::BatchSide::Cores;
 }
 
 // The product of the largest m n k, where it reaches the smallest size a batch rule deals from;

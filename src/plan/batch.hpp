@@ -80,7 +80,7 @@ std::optional<double> coalesced_edge(Problems<T> products);
 
 // Whether auto deals these products (each with a product) to the devices. Where their largest
 // reaches a batch rule's smallest size: not where the rule (deal_from's) keeps their count on the
-// cores (profile::batch_devices_at); yes where that rule was measured for tandem_malloc memory of
+// cores (profile::batch_side_at); yes where that rule was measured for tandem_malloc memory of
 // a discrete device and their operands lie there (it decides alone). Else where a single call of
 // their total work, a cube of edge cbrt(sum of m n k) in the first one's precision and memory,
 // would have a device take part (plan.hpp's uses_devices): the profile measured a device paying
@@ -102,7 +102,7 @@ bool batch_uses_devices(Problems<T> products, const Options& options);
 // nothing smaller is measured); where the route keeps a single call of their total work on the
 // cores (OpenCL is not opened); where no device opens, the rule found dealing failing (0), or the
 // largest lies below the edge (no plan is made); where the rule keeps this many products of the
-// largest's size on the cores (profile::batch_devices_at); and, but where that rule was measured
+// largest's size on the cores (profile::batch_side_at); and, but where that rule was measured
 // for tandem_malloc memory and the operands lie there, where that single call would not use a
 // device (batch_uses_devices).
 template <class T>

@@ -108,22 +108,36 @@ const BatchPoint* nearest_point(const std::vector<BatchPoint>& points, double ed
   return best;
 }
 
-// Whether the devices alone run `count` products near `point` faster than the cores, by the line
-// each side's time draws through the two counts the tune measured there (its few products' and
-// its own; a time per product of the point's size is 1 / GFLOPS): none outside those counts, or
-// where either side's rate is missing at either count.
-std::optional<bool> devices_faster_between(const BatchPoint& point, int64_t count) {
-  const FewProducts& few = *point.few;
-  if (count <= few.count || count >= point.count || few.cpu_gflops <= 0 || few.gpu_gflops <= 0 ||
-      point.cpu_gflops <= 0 || point.gpu_gflops <= 0)
-    return std::nullopt;
+// What a batch rule measured at one count near a point (GFLOPS; 0: not measured), and whether
+// its rounds kept dealing there.
+struct Measured {
+  int64_t count = 0;
+  double cpu = 0, gpu = 0, dealt = 0;
+  bool dealt_kept = false;
+};
+
+// The fastest side for `count` products between two measured counts, by the line each side's
+// time draws through them (a time per product of the point's size is 1 / GFLOPS): the cores, the
+// devices alone, and dealing where both counts measured it and the rounds kept it at either (a
+// count whose rounds did not keep it gives a median the noise may have put ahead); none where the
+// cores' or the devices' rate is missing at either count.
+std::optional<BatchSide> fastest_between(const Measured& lo, const Measured& hi, int64_t count) {
+  if (lo.cpu <= 0 || lo.gpu <= 0 || hi.cpu <= 0 || hi.gpu <= 0) return std::nullopt;
   const auto n = [](int64_t c) { return static_cast<double>(c); };
-  const auto time = [&](double few_rate, double rate) {
-    const double at_few = n(few.count) / few_rate, at_point = n(point.count) / rate;
-    return at_few +
-           (n(count) - n(few.count)) * (at_point - at_few) / (n(point.count) - n(few.count));
+  const auto time = [&](double lo_rate, double hi_rate) {
+    const double at_lo = n(lo.count) / lo_rate, at_hi = n(hi.count) / hi_rate;
+    return at_lo + (n(count) - n(lo.count)) * (at_hi - at_lo) / (n(hi.count) - n(lo.count));
   };
-  return time(few.gpu_gflops, point.gpu_gflops) < time(few.cpu_gflops, point.cpu_gflops);
+  BatchSide best = BatchSide::Cores;
+  double fastest = time(lo.cpu, hi.cpu);
+  if (const double t = time(lo.gpu, hi.gpu); t < fastest) {
+    best = BatchSide::Devices;
+    fastest = t;
+  }
+  if (lo.dealt > 0 && hi.dealt > 0 && (lo.dealt_kept || hi.dealt_kept) &&
+      time(lo.dealt, hi.dealt) < fastest)
+    best = BatchSide::Dealt;
+  return best;
 }
 
 // What was measured within a doubling of a batch's edge, and nothing farther.
@@ -133,13 +147,37 @@ bool within_doubling(int64_t size, double edge) {
 
 }  // namespace
 
-std::optional<bool> batch_devices_at(const BatchRule& rule, double edge, int64_t count) {
-  const BatchPoint* few = nearest_point(rule.points, edge, [&](const BatchPoint& q) {
+int64_t middle_count(int64_t few, int64_t count) {
+  const int64_t middle = std::max<int64_t>(
+      batch_deal_from_count(),
+      std::llround(std::sqrt(static_cast<double>(few) * static_cast<double>(count))));
+  return middle >= 2 * few && 2 * middle <= count ? middle : 0;
+}
+
+std::optional<BatchSide> batch_side_at(const BatchRule& rule, double edge, int64_t count) {
+  const BatchPoint* point = nearest_point(rule.points, edge, [&](const BatchPoint& q) {
     return q.few && within_doubling(q.size, edge);
   });
-  if (few == nullptr) return std::nullopt;
-  if (count <= few->few->count) return few->few->devices;
-  return devices_faster_between(*few, count);
+  if (point == nullptr) return std::nullopt;
+  const FewProducts& few = *point->few;
+  if (count <= few.count) return few.devices ? BatchSide::Devices : BatchSide::Cores;
+  if (count >= point->count) return std::nullopt;
+  const Measured at_few{few.count, few.cpu_gflops, few.gpu_gflops};
+  const Measured at_point{point->count, point->cpu_gflops, point->gpu_gflops, point->hybrid_gflops,
+                          point->side() == BatchSide::Dealt};
+  if (!point->middle) {
+    // Dealing measured at the point's count alone: the lines weigh the cores against the devices
+    // alone, and the devices take the products as the point has them (dealt, or alone).
+    const std::optional<BatchSide> side = fastest_between(at_few, at_point, count);
+    return side == BatchSide::Devices && point->side() == BatchSide::Dealt ? BatchSide::Dealt
+                                                                           : side;
+  }
+  const MiddleCount& middle = *point->middle;
+  if (count == middle.count) return middle.side;
+  const Measured at_middle{middle.count, middle.cpu_gflops, middle.gpu_gflops, middle.hybrid_gflops,
+                           middle.side == BatchSide::Dealt};
+  return count < middle.count ? fastest_between(at_few, at_middle, count)
+                              : fastest_between(at_middle, at_point, count);
 }
 
 const std::map<std::string, int>* coalesced_for(const PrecisionProfile& pp, bool is_gpu,
@@ -173,7 +211,7 @@ BatchRates batch_rates(const Profile* p, Precision precision, bool is_gpu, doubl
     const BatchPoint* near = nearest_point(
         rule->points, edge, [&](const BatchPoint& q) { return q.cpu_gflops > 0 && within(q); });
     if (near != nullptr) r.cpu = near->cpu_gflops;
-    r.devices_at_count = batch_devices_at(*rule, edge, count);
+    r.side_at_count = batch_side_at(*rule, edge, count);
     // The point whose side applies.
     const BatchPoint* side =
         nearest_point(rule->points, edge, [](const BatchPoint&) { return true; });

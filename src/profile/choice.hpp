@@ -66,30 +66,35 @@ const std::map<std::string, int>* coalesced_for(const PrecisionProfile& pp, bool
 // says so, or its largest point does and the products are larger still (the devices' lead over
 // the cores grows with the products' size: on the H100 host the cores ran at 0.71, 0.43 and 0.29
 // of the GPU alone at s 256^3, 512^3 and 1024^3, docs/PERFORMANCE.md, Batches).
-// And the side for a batch of that many products, batch_devices_at's, by that memory's rule.
+// And the side for a batch of that many products, batch_side_at's, by that memory's rule.
 struct BatchRates {
   double device = 0, cpu = 0;
   bool devices_alone = false;
-  std::optional<bool> devices_at_count;
+  std::optional<BatchSide> side_at_count;
 };
 BatchRates batch_rates(const Profile* p, Precision precision, bool is_gpu, double edge,
                        int64_t count, bool resident);
 
-// Whether a batch rule has the devices alone (true) or the cores (false) run `count` products of
-// about edge³, from what it measured at two counts, at its point nearest in size within a doubling
-// that measured a batch of few products (FewProducts): up to that batch's count, the side kept
-// for it; between it and the point's own count, the faster by the count lines (docs/GLOSSARY.md),
-// the line each side's time draws through the two counts. On an H200 from tandem_malloc memory
-// they put s 128^3 on the GPU alone from 12 products, and s 32^3 and 64^3 on the cores at any
-// count below the points', where the GPU alone ran 32-1,000 products at 0.25-0.8x the cores
-// (docs/PERFORMANCE.md, "Batches by their count"). None beyond the point's count (its side,
-// BatchSide, applies), where no point that near measured few products, or where a side's rate is
-// missing. Batches of few products (auto's, never dealt) go to this side; larger ones are dealt
-// only where it is not the cores. The lines weigh the cores against the devices alone, not
-// dealing, which was measured at the point's count only: a point that dealt faster than the cores
-// where the devices alone were not (on an H200 s 32^3 and 64^3 from tandem_malloc memory, dealt
-// 1.13x and 1.43x the cores) keeps every count below its own on the cores: s 64^3 x 5,000-20,000
-// ran there at 0.74-0.84x what dealing did. Dealing measured at a second count would mend it.
-std::optional<bool> batch_devices_at(const BatchRule& rule, double edge, int64_t count);
+// The count between a point's few products (`few`) and its own (`count`) where the tune measures
+// dealing a second time (MiddleCount): their geometric middle, and no fewer than auto deals
+// (batch.deal_from_count); 0 where that leaves no doubling to either side.
+int64_t middle_count(int64_t few, int64_t count);
+
+// The side a batch rule has run `count` products of about edge³, from what it measured at the
+// counts of its point nearest in size within a doubling that measured few products (FewProducts):
+// at a measured count, the side its rounds kept; between two, the fastest by the count lines
+// (docs/GLOSSARY.md), the line each side's time draws through them: the cores and the devices
+// alone, and dealing between the middle count (MiddleCount) and the point's own, where the
+// rounds kept it at either. On an H200 from tandem_malloc memory the lines between ten products
+// and the point's own put s 128^3 on the GPU alone from 12 products, and s 32^3 and 64^3 on the
+// cores, where the GPU alone ran 32-1,000 products at 0.25-0.8x the cores (docs/PERFORMANCE.md,
+// "Batches by their count"). A point without a middle count (measured before it, or too few
+// products for one) has dealing at its own count only: between its two counts the lines weigh the
+// cores against the devices alone, and the devices take the products as the point has them
+// (dealt, or alone). None from the point's count up (its side, BatchSide, applies), where no
+// point that near measured few products, or where a side's rate is missing. Batches of few
+// products (auto's, never dealt) go to the cores or the devices alone by this side; larger ones
+// go where it says.
+std::optional<BatchSide> batch_side_at(const BatchRule& rule, double edge, int64_t count);
 
 }  // namespace tandem::detail::profile

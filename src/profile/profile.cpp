@@ -97,6 +97,14 @@ json batch_rule_json(const BatchRule& rule) {
                    {"side", to_string(f->devices ? BatchSide::Devices : BatchSide::Cores)},
                    {"verdict", f->verdict},
                    {"note", f->note}};
+    if (const auto& m = p.middle)
+      pj["middle"] = {{"count", m->count},
+                      {"cpu_gflops", m->cpu_gflops},
+                      {"gpu_gflops", m->gpu_gflops},
+                      {"hybrid_gflops", m->hybrid_gflops},
+                      {"side", to_string(m->side)},
+                      {"verdict", m->verdict},
+                      {"note", m->note}};
     points.push_back(pj);
   }
   return {{"devices_from", rule.devices_from}, {"points", points}};
@@ -130,6 +138,21 @@ BatchRule batch_rule_of(const json& j) {
       f.note = few->value("note", std::string());
       check_verdict(f.verdict, "batch point's few products");
       p.few = f;
+    }
+    if (const auto middle = pj.find("middle"); middle != pj.end()) {
+      MiddleCount m;
+      m.count = integer<int64_t>(*middle, "count");
+      m.cpu_gflops = middle->at("cpu_gflops").get<double>();
+      m.gpu_gflops = middle->at("gpu_gflops").get<double>();
+      m.hybrid_gflops = middle->at("hybrid_gflops").get<double>();
+      m.side = batch_side_of(middle->at("side").get<std::string>());
+      m.verdict = middle->at("verdict").get<std::string>();
+      m.note = middle->value("note", std::string());
+      check_verdict(m.verdict, "batch point's middle count");
+      if (m.count >= p.count)
+        throw std::runtime_error("a batch point's middle count " + std::to_string(m.count) +
+                                 " is not below its own count " + std::to_string(p.count));
+      p.middle = m;
     }
     rule.points.push_back(p);
   }

@@ -91,6 +91,22 @@ struct FewProducts {
   std::string verdict, note;              // the devices alone's against the cores alone
 };
 
+// A batch at a count between a point's few products' and its own (profile::middle_count: their
+// geometric middle, and no fewer than auto deals), the cores alone, the devices alone and the
+// products dealt in the point's kind of rounds, judged as the point's are; measured where the
+// point measured few products. Dealing's fixed costs weigh there as the point's count hides them:
+// on an H200 from tandem_malloc memory s 128^3 x 5,461 ran dealt 1.24x the GPU alone, where 32-100
+// such products ran dealt at 0.68-0.72x it, and s 64^3 x 21,845 ran dealt 1.43x the cores, where
+// 32-1,000 ran at 0.21-0.83x them (docs/PERFORMANCE.md, "Batches by their count"). The side for a
+// count between it and the point is then the fastest of the lines each side's time draws through
+// the two (profile::batch_side_at).
+struct MiddleCount {
+  int64_t count = 0;
+  double cpu_gflops = 0, gpu_gflops = 0, hybrid_gflops = 0;  // the rounds' medians (0: failed)
+  BatchSide side = BatchSide::Cores;                         // the side the rounds kept
+  std::string verdict, note;
+};
+
 // One size the co-tuner's batch phase measured: a strided batch of `count` products of size³,
 // the cores alone, the devices alone (strategy gpu) and the products dealt to the devices and the
 // CPU (strategy hybrid), in interleaved rounds; the side auto takes at this size, and the rounds'
@@ -108,6 +124,9 @@ struct BatchPoint {
   // Absent where not measured: a point where the cores kept the batch (products below the rule's
   // edge stay there whatever their count), and profiles older than it.
   std::optional<FewProducts> few;
+  // Absent where no few products were measured, where the point's count leaves no count between
+  // (profile::middle_count), and in profiles older than it.
+  std::optional<MiddleCount> middle;
   BatchSide side() const {
     return chosen ? *chosen : verdict == "faster" ? BatchSide::Dealt : BatchSide::Cores;
   }

@@ -19,7 +19,8 @@ struct LogRecord {
   // configuration), "confirm" (a bucket's interleaved rounds, of the candidate its other fields
   // name), "threshold" (the direct kernel's threshold), "batch" (the batch phase's rounds at
   // one size and memory: "cpu" against "candidate", the products dealt), "batch few" (a batch
-  // point's few products: "cpu" against "gpu", the devices alone), "coalesced" (a
+  // point's few products: "cpu" against "gpu", the devices alone), "batch middle" (a batch point's
+  // middle count, as "batch"), "coalesced" (a
   // candidate of the coalesced kernel's bucket of its size and count) or "coalesced confirm"
   // (a bucket's rounds: "gpu", the direct kernel `base_kernel`, against "candidate", `kernel`)
   std::string kind;
