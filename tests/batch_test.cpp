@@ -1049,7 +1049,7 @@ TEST(Batch, AutoGivesTheDevicesAloneWhereTheRuleFoundDealingSlower) {
 // Where the rule measured dealing at a point's middle count too (MiddleCount), auto weighs it by
 // the count lines between that count and the point's: with dealing behind the devices alone at
 // the middle count (100 products) and ahead at the point's (1,000), the devices alone take 40 and
-// 250 products (the cores' line crosses theirs at 32.5, dealing's at 250.0) and 300 are dealt;
+// 249 products (the cores' line crosses theirs at 32.5, dealing's at 250.0) and 251 are dealt;
 // with the cores ahead at the middle count and dealing at the point's, the cores keep 150 products
 // and 250 are dealt (dealing's line crosses the cores' at 196.4), where without the middle count
 // the lines, which weigh the devices alone only, kept 250 on the cores.
@@ -1079,10 +1079,10 @@ TEST(Batch, AutoWeighsDealingBetweenTheMiddleCountAndThePoints) {
   EXPECT_EQ(went(20), std::make_pair(int64_t{0}, int64_t{20})) << "20: the lines keep the cores";
   EXPECT_EQ(went(40), alone(40)) << "40: the devices alone, dealing not measured below 100";
   EXPECT_EQ(went(100), alone(100)) << "the middle count: the side its rounds kept";
-  EXPECT_EQ(went(250), alone(250)) << "250: dealing's line not yet below the devices'";
-  auto [device, cpu] = went(300);
-  EXPECT_GT(device, 0) << "300: dealt";
-  EXPECT_GT(cpu, 0) << "300: dealt";
+  EXPECT_EQ(went(249), alone(249)) << "249: dealing's line not yet below the devices'";
+  auto [device, cpu] = went(251);
+  EXPECT_GT(device, 0) << "251: dealt";
+  EXPECT_GT(cpu, 0) << "251: dealt";
   rule({10, 40, 10, false, "not faster", ""},
        prof::MiddleCount{100, 80, 40, 50, Side::Cores, "not faster", ""}, 60, 160);
   EXPECT_EQ(went(150), std::make_pair(int64_t{0}, int64_t{150})) << "150: the cores";
@@ -1092,6 +1092,39 @@ TEST(Batch, AutoWeighsDealingBetweenTheMiddleCountAndThePoints) {
   rule({10, 40, 10, false, "not faster", ""}, std::nullopt, 60, 160);
   EXPECT_EQ(went(250), std::make_pair(int64_t{0}, int64_t{250}))
       << "without the middle count: the lines of the cores and the devices alone, the cores";
+  // A grouped batch of 75 products of 64^3 and 75 of 120^3, where the rule keeps 150 products of
+  // 64^3 on the cores and deals 150 of 128^3 (its point's count is 100): auto asks the rule at
+  // the largest product's size and deals, and the plan, which weighs the shares at the products'
+  // middle size (87.6, nearest 64^3), deals them as asked rather than undo it.
+  pp.batch =
+      prof::BatchRule{32,
+                      {{64, 1000, 80, 160, "faster", "", 60, Side::Dealt,
+                        prof::FewProducts{10, 40, 10, false, "not faster", ""},
+                        prof::MiddleCount{100, 80, 40, 50, Side::Cores, "not faster", ""}},
+                       {128, 100, 80, 60, "faster", "", 300, Side::Dealt,
+                        prof::FewProducts{10, 40, 20, false, "not faster", ""}, std::nullopt}}};
+  p.precisions[detail::Precision::s] = pp;
+  prof::save(p, prof::path_for(p.identity));
+  prof::forget();
+  EXPECT_EQ(square_batch(64, 150, false, Strategy::Auto, 16).device_problems, 0)
+      << "150 products of 64^3 alone: the cores";
+  std::vector<float> a(75 * 64 * 64 + 75 * 120 * 120, 0.5f), c(a.size(), 7.0f);
+  std::vector<const float*> small_a, large_a;
+  std::vector<float*> small_c, large_c;
+  for (int i = 0; i < 75; ++i) {
+    small_a.push_back(a.data() + i * 64 * 64);
+    small_c.push_back(c.data() + i * 64 * 64);
+    large_a.push_back(a.data() + 75 * 64 * 64 + i * 120 * 120);
+    large_c.push_back(c.data() + 75 * 64 * 64 + i * 120 * 120);
+  }
+  const GemmGroup<float> groups[] = {square_group(64, small_a, small_c),
+                                     square_group(120, large_a, large_c)};
+  BatchReport g;
+  gemm_batch<float>(Layout::RowMajor, groups, 2, {}, &g);
+  EXPECT_GT(g.device_problems, 0) << "dealt";
+  EXPECT_GT(g.cpu_problems, 0) << "dealt";
+  EXPECT_TRUE(std::all_of(c.begin(), c.begin() + 75 * 64 * 64, [](float x) { return x == 16.0f; }));
+  EXPECT_TRUE(std::all_of(c.begin() + 75 * 64 * 64, c.end(), [](float x) { return x == 30.0f; }));
 }
 
 // A batch too small to wake the cores' threads (fewer multiply-adds than

@@ -543,6 +543,32 @@ TEST(ProfileBatchRule, RoundTripsAndAnUnknownVerdictIsRefused) {
   dealt_few["precisions"]["s"]["batch"]["points"][1]["few"]["verdict"] = "perhaps";
   EXPECT_NE(refusal(dealt_few.dump()).find("few products verdict 'perhaps'"), std::string::npos)
       << refusal(dealt_few.dump());
+  // A point's middle count: with its rates and side, between its few products' count and its own,
+  // and only beside its few products.
+  const prof::MiddleCount& middle = *pp.batch->points[1].middle;
+  EXPECT_EQ(middle.count, 71);
+  EXPECT_EQ(middle.hybrid_gflops, 310);
+  EXPECT_EQ(middle.side, prof::BatchSide::Devices);
+  EXPECT_EQ(middle.note, "the GPU alone kept");
+  EXPECT_FALSE(pp.batch->points[0].middle.has_value());
+  for (const int64_t count : {10, 500}) {
+    nlohmann::json outside = j;
+    outside["precisions"]["s"]["batch"]["points"][1]["middle"]["count"] = count;
+    EXPECT_NE(refusal(outside.dump())
+                  .find("middle count " + std::to_string(count) +
+                        " is not between its few products' 10 and its own "
+                        "count 500"),
+              std::string::npos)
+        << refusal(outside.dump());
+  }
+  nlohmann::json lone = j;
+  lone["precisions"]["s"]["batch"]["points"][1].erase("few");
+  EXPECT_NE(refusal(lone.dump()).find("middle count without its few products"), std::string::npos)
+      << refusal(lone.dump());
+  lone = j;
+  lone["precisions"]["s"]["batch"]["points"][1]["middle"]["verdict"] = "likely";
+  EXPECT_NE(refusal(lone.dump()).find("middle count verdict 'likely'"), std::string::npos)
+      << refusal(lone.dump());
   std::swap(j["precisions"]["s"]["batch"]["points"][0], j["precisions"]["s"]["batch"]["points"][1]);
   EXPECT_EQ(prof::from_json(j.dump()).precisions.at(detail::Precision::s).batch->points[0].size,
             128)
@@ -709,7 +735,7 @@ TEST(ProfileBatch, TheSideForACountFollowsTheLinesThroughTheMeasuredCounts) {
   rule.points[1].chosen.reset();
   // A middle count at 128^3 (prof::middle_count: 234 between 10 and 5,461) where the GPU alone
   // beat dealing: below it the lines weigh the cores against the devices alone (dealing is not
-  // measured there), above it all three, dealing's line crossing the devices' at 794.6.
+  // measured there), above it all three, dealing's line crossing the devices' at 794.3.
   EXPECT_EQ(prof::middle_count(10, 5461), 234);
   rule.points[1].middle = prof::MiddleCount{234, 700, 1100, 800, Side::Devices, "faster", ""};
   EXPECT_EQ(at(128, 11), Side::Cores) << "the lines to the middle count cross at 11.2";
@@ -728,6 +754,11 @@ TEST(ProfileBatch, TheSideForACountFollowsTheLinesThroughTheMeasuredCounts) {
   rule.points[1].middle->side = Side::Dealt;
   EXPECT_EQ(at(128, 795), Side::Dealt) << "kept at the middle count: weighed again";
   rule.points[1].chosen.reset();
+  rule.points[1].middle->gpu_gflops = 0;
+  EXPECT_EQ(at(128, 12), Side::Dealt)
+      << "a middle count where the devices alone failed: the lines as without it";
+  EXPECT_EQ(at(128, 234), Side::Dealt);
+  rule.points[1].middle->gpu_gflops = 1100;
   // s 64^3 (the H200's point: dealt 1.43x the cores, the devices alone slower than the cores,
   // both at 21,845 products) with a middle count of 467 where the cores won: the cores up to
   // dealing's line crossing theirs at 1,395.9, then dealt.

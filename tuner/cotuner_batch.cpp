@@ -143,10 +143,10 @@ template <class T>
 BatchRounds Tuner::batch_rounds(Precision prec, int64_t size, bool resident, const Options& cpu,
                                 const Options& hybrid, int set, int64_t middle) {
   BatchRounds out;
-  const prof::LogRecord* logged = logged_batch(prec, size, resident, hybrid.kernel_params,
-                                               middle > 0 ? "batch middle" : "batch");
-  if (logged != nullptr && middle > 0 && logged->count != middle) logged = nullptr;
-  if (logged != nullptr) {
+  if (const prof::LogRecord* logged =
+          middle > 0
+              ? logged_batch(prec, size, resident, hybrid.kernel_params, "batch middle", middle)
+              : logged_batch(prec, size, resident, hybrid.kernel_params)) {
     out.logged = true;
     out.count = logged->count;
     out.rounds.cpu = logged->rounds.at("cpu");
@@ -269,8 +269,7 @@ std::optional<prof::FewProducts> Tuner::batch_few(Precision prec, const prof::Pr
     return r;
   };
   const prof::LogRecord* logged =
-      logged_batch(prec, size, resident, gpu.kernel_params, "batch few");
-  if (logged != nullptr && logged->count != rec.count) logged = nullptr;  // another kernel_few
+      logged_batch(prec, size, resident, gpu.kernel_params, "batch few", rec.count);
   Rounds r;
   if (logged != nullptr) {
     r = Rounds{logged->rounds.at("cpu"), logged->rounds.at("gpu"), {}};
@@ -309,7 +308,8 @@ std::optional<prof::FewProducts> Tuner::batch_few(Precision prec, const prof::Pr
 }
 
 // A point's middle count (profile.hpp's MiddleCount): a strided batch of profile::middle_count
-// products of the point's size, between its few products' count and its own, under the three
+// products of the point's size, between its few products' count and its own (none where they
+// were not measured: the side for a count rests on them, profile::batch_side_at), under the three
 // sides of its rounds (batch_rounds, with the kernel the profile being tuned gives such a batch),
 // judged, and measured again where too noisy, as the point is (judge_batch); logged as a "batch
 // middle" record, and resumed from one. None where the point's count leaves no count between,
@@ -319,18 +319,18 @@ std::optional<prof::MiddleCount> Tuner::batch_middle(Precision prec,
                                                      const prof::PrecisionProfile& pp,
                                                      const prof::BatchPoint& point, bool resident,
                                                      const Options& cpu, Options hybrid) {
-  const int64_t count = prof::middle_count(prof::batch_tune().kernel_few, point.count);
+  const int64_t count = point.few ? prof::middle_count(point.few->count, point.count) : 0;
   if (count == 0 || out_of_time()) return std::nullopt;
   const auto* own = prof::coalesced_for(pp, info_.is_gpu, static_cast<double>(point.size), count);
   hybrid.kernel_params = own != nullptr ? *own : *prof::direct_for(&pp, info_.is_gpu).kernel;
   BatchRounds measured = batch_rounds<T>(prec, point.size, resident, cpu, hybrid, 0, count);
   if (measured.count == 0 || measured.rounds.cpu.empty()) return std::nullopt;
   const prof::BatchPoint at =
-      point_of(prec, point.size, count, measured.rounds,
+      point_of(prec, point.size, measured.count, measured.rounds,
                judge_batch<T>(measured, prec, point.size, resident, cpu, hybrid, count));
   if (!measured.logged)
     log_batch("batch middle", prec, resident, hybrid.kernel_params, at, measured);
-  return prof::MiddleCount{count,     at.cpu_gflops, at.gpu_gflops, at.hybrid_gflops,
+  return prof::MiddleCount{at.count,  at.cpu_gflops, at.gpu_gflops, at.hybrid_gflops,
                            at.side(), at.verdict,    at.note};
 }
 

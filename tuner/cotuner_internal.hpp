@@ -135,11 +135,11 @@ class Tuner {
   const prof::LogRecord* logged_split(Precision prec, int64_t size,
                                       const std::map<std::string, int>& kernel, int gpu_parts,
                                       int threads, bool resident, bool dynamic) const;
-  // A "batch" record (or `kind`'s: "batch few", "batch middle") with the devices-alone side and
-  // a full set of the confirm rule's rounds.
+  // The last "batch" record (or `kind`'s: "batch few", "batch middle") with the devices-alone
+  // side and a full set of the confirm rule's rounds, of `count` products where one is given.
   const prof::LogRecord* logged_batch(Precision prec, int64_t size, bool resident,
                                       const std::map<std::string, int>& kernel,
-                                      const char* kind = "batch") const;
+                                      const char* kind = "batch", int64_t count = 0) const;
   // A batch's rounds as a record of `kind` ("batch", "batch middle"), with their verdict and note.
   void log_batch(const char* kind, Precision prec, bool resident,
                  const std::map<std::string, int>& kernel, const prof::BatchPoint& point,

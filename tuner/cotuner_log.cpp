@@ -89,14 +89,14 @@ const prof::LogRecord* Tuner::logged_split(Precision prec, int64_t size,
 // kernel it dealt with (tuner/cotuner_batch.cpp): the latest such record.
 const prof::LogRecord* Tuner::logged_batch(Precision prec, int64_t size, bool resident,
                                            const std::map<std::string, int>& kernel,
-                                           const char* kind) const {
+                                           const char* kind, int64_t count) const {
   const auto rounds = static_cast<size_t>(prof::confirm_rule().rounds);
   for (auto r = log_.rbegin(); r != log_.rend(); ++r) {
     // A record from before the devices-alone side ("gpu") was measured is measured again.
     const auto cpu = r->rounds.find("cpu");
     if (r->kind == kind && r->precision == prec && r->size == size && r->resident == resident &&
-        r->kernel == kernel && cpu != r->rounds.end() && cpu->second.size() == rounds &&
-        r->rounds.count("gpu") > 0)
+        r->kernel == kernel && (count == 0 || r->count == count) && cpu != r->rounds.end() &&
+        cpu->second.size() == rounds && r->rounds.count("gpu") > 0)
       return &*r;
   }
   return nullptr;

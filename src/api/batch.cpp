@@ -147,8 +147,9 @@ void run(std::vector<Problem<T>>& problems, int64_t total, bool one_shape, const
     // gpu and hybrid: every product dealt to the devices' coalesced kernel and the CPU. auto: the
     // products below the batch rule's edge stay on the cores (all of them where the rule found
     // the devices failing, or no device opens); the others go to the devices where a single call
-    // of their total work would use a device (a batch of one is that single call), dealt or to
-    // the devices alone as plan_batch decides, else stay on the cores too. The problems without a
+    // of their total work would use a device (a batch of one is that single call), and where the
+    // rule's side for their count is not the cores (profile::batch_side_at), dealt or to the
+    // devices alone as plan_batch decides, else stay on the cores too. The problems without a
     // product are C = beta * C, on the cores. The problems are reordered in place (products first,
     // then under auto the large ones first), never copied.
     Problem<T>* const all = problems.data();

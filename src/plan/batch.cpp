@@ -143,9 +143,11 @@ void plan_devices(const Problem<T>& first, const Problem<T>* next, int64_t count
   const bool few = is_auto && count < profile::batch_deal_from_count();
   using profile::BatchSide;
   const std::optional<BatchSide> side = rates.side_at_count;
-  const bool cores =
-      side ? *side == BatchSide::Cores : few && rates.measured && rates.cpu_few > gpus;
-  if (is_auto && cores) return;  // no part: the cores take it
+  // A batch of more products that the rule puts on the cores never reaches here (deal_from and
+  // batch_uses_devices keep it there, asking at the largest product's size); one whose products
+  // spread over sizes, asked here at their middle size, is dealt.
+  const bool cores_few = side ? *side == BatchSide::Cores : rates.measured && rates.cpu_few > gpus;
+  if (few && cores_few) return;  // no part: the cores take it
   const bool devices_only =
       plan.request.strategy == Strategy::Gpu ||
       (is_auto && (few || (side ? *side == BatchSide::Devices : rates.alone)));

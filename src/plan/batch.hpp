@@ -47,8 +47,8 @@ struct BatchPlan {
 };
 
 // The plan for `count` problems under `options`, which ask for gpu, hybrid or auto (as hybrid
-// but for batches of fewer than batch.deal_from_count and where the batch rule's point nearest
-// the products chose the devices alone, below);
+// but where the batch rule has the devices alone take this many products of their size, or fewer
+// than batch.deal_from_count, below);
 // `first` is a problem of the batch (with a product) for the profiles' lookup (the api passes a
 // product of the dealt ones: a grouped batch's kernel is chosen by it). Shares: under hybrid
 // the options' or TANDEM_GPU_FRACTION's fraction of the problems to the devices, else in proportion
@@ -59,9 +59,13 @@ struct BatchPlan {
 // auto for fewer products than batch.deal_from_count all of them to the faster side by those
 // rates, the cores' a single call's where the products are fewer than the cores' threads (the
 // devices unless both were measured and the cores' is higher: then no part, and the cores run
-// the batch on batch_cpu_threads' threads), and where the batch rule's point nearest the
-// products' edge chose the devices alone (profile::batch_rates' devices_alone) all of them to
-// the devices. A batch whose products spread over more than a doubling (no edge) is dealt.
+// the batch on batch_cpu_threads' threads). Auto follows the side the first device's batch rule
+// has for this many products of about the products' edge (profile::batch_side_at: the cores,
+// for fewer than batch.deal_from_count only, as deal_from keeps a larger batch there; the devices
+// alone; or dealt) where it says, else from the products' rule point on, all of them to the
+// devices where the point nearest the products' edge chose the devices alone (profile::
+// batch_rates' devices_alone). A batch whose products spread over more than a doubling (no edge)
+// is dealt.
 // Throws Error
 // (InvalidArgument) naming an option out of range.
 // `edge`: the products' edge for the coalesced kernel's bucket (coalesced_edge); none: every device

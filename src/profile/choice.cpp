@@ -165,19 +165,23 @@ std::optional<BatchSide> batch_side_at(const BatchRule& rule, double edge, int64
   const Measured at_few{few.count, few.cpu_gflops, few.gpu_gflops};
   const Measured at_point{point->count, point->cpu_gflops, point->gpu_gflops, point->hybrid_gflops,
                           point->side() == BatchSide::Dealt};
-  if (!point->middle) {
+  // A middle count where the cores or the devices alone failed is no count to draw lines through.
+  const MiddleCount* middle =
+      point->middle && point->middle->cpu_gflops > 0 && point->middle->gpu_gflops > 0
+          ? &*point->middle
+          : nullptr;
+  if (middle == nullptr) {
     // Dealing measured at the point's count alone: the lines weigh the cores against the devices
     // alone, and the devices take the products as the point has them (dealt, or alone).
     const std::optional<BatchSide> side = fastest_between(at_few, at_point, count);
     return side == BatchSide::Devices && point->side() == BatchSide::Dealt ? BatchSide::Dealt
                                                                            : side;
   }
-  const MiddleCount& middle = *point->middle;
-  if (count == middle.count) return middle.side;
-  const Measured at_middle{middle.count, middle.cpu_gflops, middle.gpu_gflops, middle.hybrid_gflops,
-                           middle.side == BatchSide::Dealt};
-  return count < middle.count ? fastest_between(at_few, at_middle, count)
-                              : fastest_between(at_middle, at_point, count);
+  if (count == middle->count) return middle->side;
+  const Measured at_middle{middle->count, middle->cpu_gflops, middle->gpu_gflops,
+                           middle->hybrid_gflops, middle->side == BatchSide::Dealt};
+  return count < middle->count ? fastest_between(at_few, at_middle, count)
+                               : fastest_between(at_middle, at_point, count);
 }
 
 const std::map<std::string, int>* coalesced_for(const PrecisionProfile& pp, bool is_gpu,

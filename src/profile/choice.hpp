@@ -80,7 +80,7 @@ BatchRates batch_rates(const Profile* p, Precision precision, bool is_gpu, doubl
 // (batch.deal_from_count); 0 where that leaves no doubling to either side.
 int64_t middle_count(int64_t few, int64_t count);
 
-// The side a batch rule has run `count` products of about edge³, from what it measured at the
+// The side where a batch rule has `count` products of about edge³ run, from what it measured at the
 // counts of its point nearest in size within a doubling that measured few products (FewProducts):
 // at a measured count, the side its rounds kept; between two, the fastest by the count lines
 // (docs/GLOSSARY.md), the line each side's time draws through them: the cores and the devices
@@ -88,8 +88,9 @@ int64_t middle_count(int64_t few, int64_t count);
 // rounds kept it at either. On an H200 from tandem_malloc memory the lines between ten products
 // and the point's own put s 128^3 on the GPU alone from 12 products, and s 32^3 and 64^3 on the
 // cores, where the GPU alone ran 32-1,000 products at 0.25-0.8x the cores (docs/PERFORMANCE.md,
-// "Batches by their count"). A point without a middle count (measured before it, or too few
-// products for one) has dealing at its own count only: between its two counts the lines weigh the
+// "Batches by their count"). A point without a middle count (measured before it, too few
+// products for one, or one where the cores or the devices alone failed) has dealing at its own
+// count only: between its two counts the lines weigh the
 // cores against the devices alone, and the devices take the products as the point has them
 // (dealt, or alone). None from the point's count up (its side, BatchSide, applies), where no
 // point that near measured few products, or where a side's rate is missing. Batches of few

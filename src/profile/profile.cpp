@@ -149,9 +149,12 @@ BatchRule batch_rule_of(const json& j) {
       m.verdict = middle->at("verdict").get<std::string>();
       m.note = middle->value("note", std::string());
       check_verdict(m.verdict, "batch point's middle count");
-      if (m.count >= p.count)
+      if (!p.few) throw std::runtime_error("a batch point's middle count without its few products");
+      if (m.count <= p.few->count || m.count >= p.count)
         throw std::runtime_error("a batch point's middle count " + std::to_string(m.count) +
-                                 " is not below its own count " + std::to_string(p.count));
+                                 " is not between its few products' " +
+                                 std::to_string(p.few->count) + " and its own count " +
+                                 std::to_string(p.count));
       p.middle = m;
     }
     rule.points.push_back(p);

@@ -135,7 +135,8 @@ struct BatchPoint {
 // Where auto sends a batch's products to the devices for operands in one kind of memory, as
 // measured (tuner/cotuner_batch.cpp derives it): products with m n k >= devices_from³ go to the
 // devices, dealt or to the devices alone as the point nearest in size says (choice.hpp's
-// batch_rates), smaller ones stay on the cores; 0: the devices failed where measured, every
+// batch_rates), or below a point's count where the counts it measured say (batch_side_at: the
+// cores too), smaller ones stay on the cores; 0: the devices failed where measured, every
 // product stays on the cores. The points it rests on, ascending by size.
 struct BatchRule {
   int64_t devices_from = 0;

@@ -31,7 +31,7 @@ struct LogRecord {
   int gpu_parts = 0, parts = 0, cpu_threads = 0;  // "split" records
   bool resident = false;                          // measured on tandem_malloc memory
   bool dynamic = false;                           // under dynamic balance
-  int64_t count = 0;  // "batch" and "coalesced" records: the batch's products
+  int64_t count = 0;  // "batch", "batch few", "batch middle", "coalesced": the batch's products
   std::map<std::string, int>
       base_kernel;                // "coalesced confirm": what the candidate was timed against
   std::optional<double> seconds;  // median wall time; none if it failed
