@@ -66,6 +66,15 @@ prof::BatchRule batch_rule_from(std::vector<prof::BatchPoint> points) {
 
 namespace {
 
+// The kernel the profile being tuned gives a batch of `count` products of size³: its coalesced
+// bucket's, else its direct kernel, else the defaults' (never the kernel of the profile in force
+// while tuning).
+std::map<std::string, int> batch_kernel(const prof::PrecisionProfile& pp, bool is_gpu, int64_t size,
+                                        int64_t count) {
+  const auto* own = prof::coalesced_for(pp, is_gpu, static_cast<double>(size), count);
+  return own != nullptr ? *own : *prof::direct_for(&pp, is_gpu).kernel;
+}
+
 // A size's point from the rounds its verdict rests on: each side's rate by its median, the side
 // kept, and the kept side's verdict against the cores alone (dealt or the devices alone).
 prof::BatchPoint point_of(Precision prec, int64_t size, int64_t count, const Rounds& r,
@@ -232,9 +241,7 @@ std::optional<prof::FewProducts> Tuner::batch_few(Precision prec, const prof::Pr
   Options gpu;
   gpu.strategy = Strategy::Gpu;
   gpu.device = device;
-  const auto* own = prof::coalesced_for(pp, info_.is_gpu, static_cast<double>(size),
-                                        prof::batch_tune().kernel_few);
-  gpu.kernel_params = own != nullptr ? *own : *prof::direct_for(&pp, info_.is_gpu).kernel;
+  gpu.kernel_params = batch_kernel(pp, info_.is_gpu, size, prof::batch_tune().kernel_few);
   prof::LogRecord rec;
   rec.kind = "batch few";
   rec.precision = prec;
@@ -321,8 +328,7 @@ std::optional<prof::MiddleCount> Tuner::batch_middle(Precision prec,
                                                      const Options& cpu, Options hybrid) {
   const int64_t count = point.few ? prof::middle_count(point.few->count, point.count) : 0;
   if (count == 0 || out_of_time()) return std::nullopt;
-  const auto* own = prof::coalesced_for(pp, info_.is_gpu, static_cast<double>(point.size), count);
-  hybrid.kernel_params = own != nullptr ? *own : *prof::direct_for(&pp, info_.is_gpu).kernel;
+  hybrid.kernel_params = batch_kernel(pp, info_.is_gpu, point.size, count);
   BatchRounds measured = batch_rounds<T>(prec, point.size, resident, cpu, hybrid, 0, count);
   if (measured.count == 0 || measured.rounds.cpu.empty()) return std::nullopt;
   const prof::BatchPoint at =
@@ -346,9 +352,6 @@ std::optional<prof::BatchRule> Tuner::batch_rule(Precision prec, const prof::Pre
   Options hybrid;
   hybrid.strategy = Strategy::Hybrid;
   hybrid.device = o_.device;
-  // The kernel the profile being tuned will give each size's batch: its coalesced bucket's, else
-  // its direct kernel, else the defaults' (never the kernel of the profile in force while tuning).
-  const std::map<std::string, int> direct = *prof::direct_for(&pp, info_.is_gpu).kernel;
   const auto note = [&](const std::string& why) {
     summary.batch_failure += (summary.batch_failure.empty() ? "" : "; ") + why;
   };
@@ -376,9 +379,8 @@ std::optional<prof::BatchRule> Tuner::batch_rule(Precision prec, const prof::Pre
       if (r->kind == "batch" && r->precision == prec && r->size == size &&
           r->resident == resident && r->rounds.count("gpu") > 0)
         count = r->count;
-    const auto* own = prof::coalesced_for(pp, info_.is_gpu, static_cast<double>(size),
-                                          count > 0 ? count : batch_count<T>(prec, size));
-    hybrid.kernel_params = own != nullptr ? *own : direct;
+    hybrid.kernel_params =
+        batch_kernel(pp, info_.is_gpu, size, count > 0 ? count : batch_count<T>(prec, size));
     BatchRounds measured = batch_rounds<T>(prec, size, resident, cpu, hybrid);
     Rounds& r = measured.rounds;
     point.count = measured.count;
