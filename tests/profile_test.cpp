@@ -270,11 +270,84 @@ TEST(BuiltinEntry, ADevicesEntryFromTheLikestHost) {
   EXPECT_EQ(prof::builtin_entry("device", id, db), nullptr);
 }
 
-// The shipped database: an H200 (SM 9.0, not listed) takes the H100's entry, and says so.
-TEST(Architecture, AnH200TakesTheH100sKernels) {
+// A device's entry lacking precisions takes each from the nearest relative that has it, and says
+// so; what it has stays its own.
+TEST(Architecture, ADevicesEntryTakesThePrecisionsItLacksFromItsNearestRelative) {
+  const auto with = [](prof::Profile p, std::initializer_list<detail::Precision> precs) {
+    for (const detail::Precision prec : precs) {
+      prof::PrecisionProfile pp;
+      pp.gpu_kernel = {{"MWG", 8 * (static_cast<int>(prec) % 8 + 1)}};
+      pp.gpu_size = static_cast<int64_t>(p.identity.device.size());  // which entry it came from
+      p.precisions[prec] = pp;
+    }
+    return p;
+  };
+  using detail::Precision;
+  const std::vector<prof::Profile> db{
+      with(entry("A100", "nvidia-sm:8.0"), {Precision::s, Precision::c}),
+      with(entry("H100", "nvidia-sm:9.0"), {Precision::s, Precision::d, Precision::z}),
+      with(entry("an AMD card", "amd-gfx:9.0"), {Precision::c, Precision::z}),
+      with(entry("H200", "nvidia-sm:9.0"), {Precision::s, Precision::d})};
+  const prof::Profile& h200 = db.back();
+  const prof::Profile merged = prof::with_relatives_precisions(h200, h200.identity, db);
+  ASSERT_EQ(merged.precisions.size(), 4u);
+  EXPECT_EQ(merged.precisions.at(Precision::s).gpu_size, 4) << "its own s";
+  EXPECT_EQ(merged.precisions.at(Precision::d).gpu_size, 4) << "its own d";
+  EXPECT_EQ(merged.precisions.at(Precision::z).gpu_size, 4) << "the H100's z (same length)";
+  EXPECT_EQ(merged.precisions.at(Precision::z).gpu_kernel,
+            db[1].precisions.at(Precision::z).gpu_kernel);
+  EXPECT_EQ(merged.precisions.at(Precision::c).gpu_kernel,
+            db[0].precisions.at(Precision::c).gpu_kernel)
+      << "the A100's c: the H100 has none, and the AMD card is of another family";
+  EXPECT_EQ(merged.origin,
+            "built-in:H200 (c from built-in:A100, architecture nvidia-sm:8.0, the nearest to "
+            "nvidia-sm:9.0) (z from built-in:H100, same architecture, nvidia-sm:9.0)");
+  // An entry that lacks nothing, or whose device has no architecture, is left as it is.
+  const prof::Profile h100 = prof::with_relatives_precisions(db[2], db[2].identity, db);
+  EXPECT_EQ(h100.precisions.size(), 2u) << "the AMD card has no relative";
+  EXPECT_EQ(h100.origin, db[2].origin);
+  prof::Identity nameless = h200.identity;
+  nameless.architecture = "";
+  EXPECT_EQ(prof::with_relatives_precisions(h200, nameless, db).precisions.size(), 2u);
+}
+
+// The shipped database: the H200's entry (tuned there for s and d) takes the H100's c and z, so
+// complex calls on an H200 run the H100's tuned kernels, the matrix-engine codelet for z, rather
+// than the CPU alone; its own s and d stay.
+TEST(Architecture, TheH200sEntryTakesTheH100sComplexKernels) {
   prof::Identity id;
   id.platform = "NVIDIA CUDA";
   id.device = "NVIDIA H200";
+  id.architecture = "nvidia-sm:9.0";
+  id.compute_units = 132;
+  const prof::Profile* own = prof::builtin_entry("device", id, prof::builtin());
+  const prof::Profile* h100 = nullptr;
+  for (const prof::Profile& p : prof::builtin())
+    if (p.match == "device" && p.identity.device == "NVIDIA H100 80GB HBM3") h100 = &p;
+  ASSERT_NE(own, nullptr);
+  ASSERT_NE(h100, nullptr);
+  ASSERT_EQ(own->precisions.count(detail::Precision::z), 0u)
+      << "the H200 entry has its own z now: this test's premise is gone";
+  prof::forget();
+  const auto active = prof::active(own->identity);
+  ASSERT_NE(active, nullptr);
+  for (const detail::Precision prec : detail::kPrecisions) {
+    ASSERT_EQ(active->precisions.count(prec), 1u) << detail::letter(prec);
+    const prof::Profile& from = own->precisions.count(prec) != 0 ? *own : *h100;
+    EXPECT_EQ(active->precisions.at(prec).gpu_kernel, from.precisions.at(prec).gpu_kernel)
+        << detail::letter(prec);
+  }
+  EXPECT_NE(active->origin.find("(c, z from built-in:nvidia-h100"), std::string::npos)
+      << active->origin;
+  prof::forget();
+}
+
+// The shipped database: a device of SM 9.0 with no entry of its own takes the H100's entry, and
+// says so.
+TEST(Architecture, AnUnlistedHopperTakesTheH100sKernels) {
+  prof::Identity id;
+  id.platform = "NVIDIA CUDA";
+  id.device = "NVIDIA H800";
   id.architecture = "nvidia-sm:9.0";
   std::string how;
   const prof::Profile* p = prof::nearest_architecture(id, prof::builtin(), &how);

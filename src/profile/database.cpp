@@ -2,6 +2,8 @@
 // identity finds its entry among them.
 #include "profile/database.hpp"
 
+#include <map>
+
 #include "base/log.hpp"
 #include "profile/architecture.hpp"
 #include "tandem_builtin_profiles.hpp"
@@ -57,12 +59,12 @@ const Profile* builtin_entry(const std::string& level, const Identity& id,
 }
 
 const Profile* nearest_architecture(const Identity& id, const std::vector<Profile>& db,
-                                    std::string* how) {
+                                    std::string* how, std::optional<Precision> having) {
   const Profile* best = nullptr;
   int nearest = 0;
   for (const Profile& p : db) {
     if ((p.match != "device" && p.match != "architecture") || !compatible(p) ||
-        p.identity.platform != id.platform)
+        p.identity.platform != id.platform || (having && p.precisions.count(*having) == 0))
       continue;
     const auto d = architecture_distance(p.identity.architecture, id.architecture);
     if (d && (best == nullptr || *d < nearest)) {
@@ -75,6 +77,23 @@ const Profile* nearest_architecture(const Identity& id, const std::vector<Profil
                         : "architecture " + best->identity.architecture + ", the nearest to " +
                               id.architecture;
   return best;
+}
+
+Profile with_relatives_precisions(const Profile& entry, const Identity& id,
+                                  const std::vector<Profile>& db) {
+  Profile out = entry;
+  std::map<std::string, std::string> taken;  // relative's origin and how near -> letters
+  for (const Precision prec : kPrecisions) {
+    if (out.precisions.count(prec) != 0) continue;
+    std::string how;
+    const Profile* near = nearest_architecture(id, db, &how, prec);
+    if (near == nullptr) continue;
+    out.precisions.emplace(prec, near->precisions.at(prec));
+    std::string& letters = taken[near->origin + ", " + how];
+    letters += (letters.empty() ? "" : ", ") + std::string(1, letter(prec));
+  }
+  for (const auto& [from, letters] : taken) out.origin += " (" + letters + " from " + from + ")";
+  return out;
 }
 
 }  // namespace tandem::detail::profile

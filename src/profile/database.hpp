@@ -3,6 +3,7 @@
 // platform's, any).
 #pragma once
 
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -23,9 +24,17 @@ const Profile* builtin_entry(const std::string& level, const Identity& id,
                              const std::vector<Profile>& db);
 
 // The entry of `db` whose architecture is nearest `id`'s, among its platform's "device" and
-// "architecture" entries of the same family; nullptr if none (or `id` has no architecture).
-// *how says which architecture it is and how near.
+// "architecture" entries of the same family (with a section for `having`, where given); nullptr
+// if none (or `id` has no architecture). *how says which architecture it is and how near.
 const Profile* nearest_architecture(const Identity& id, const std::vector<Profile>& db,
-                                    std::string* how);
+                                    std::string* how,
+                                    std::optional<Precision> having = std::nullopt);
+
+// A device's entry with each precision it lacks taken from its architecture's nearest entry that
+// has it (an H200 entry tuned for s and d keeps the H100's c and z kernels rather than leave
+// complex calls to the CPU); the origin says which came from where. The entry as it is where it
+// lacks none, or no relative has them.
+Profile with_relatives_precisions(const Profile& entry, const Identity& id,
+                                  const std::vector<Profile>& db);
 
 }  // namespace tandem::detail::profile

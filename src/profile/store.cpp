@@ -186,10 +186,13 @@ std::shared_ptr<const Profile> local(const Identity& id) {
   return nullptr;
 }
 
-// The built-in database's entry for this device: this device, then its architecture's nearest
-// entry (the kernels of a relative, said in the origin), then its platform (vendor), then anything.
+// The built-in database's entry for this device: this device (with the precisions it lacks from
+// its architecture's nearest entry), then its architecture's nearest entry (the kernels of a
+// relative, said in the origin), then its platform (vendor), then anything.
 std::shared_ptr<const Profile> built_in(const Identity& id) {
-  for (const char* level : {"device", "architecture", "platform", "any"}) {
+  if (const Profile* own = builtin_entry("device", id, builtin()))
+    return std::make_shared<const Profile>(with_relatives_precisions(*own, id, builtin()));
+  for (const char* level : {"architecture", "platform", "any"}) {
     if (std::string(level) == "architecture") {
       std::string how;
       if (const Profile* near = nearest_architecture(id, builtin(), &how)) {
