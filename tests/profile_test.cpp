@@ -273,39 +273,51 @@ TEST(BuiltinEntry, ADevicesEntryFromTheLikestHost) {
 // A device's entry lacking precisions takes each from the nearest relative that has it, and says
 // so; what it has stays its own.
 TEST(Architecture, ADevicesEntryTakesThePrecisionsItLacksFromItsNearestRelative) {
-  const auto with = [](prof::Profile p, std::initializer_list<detail::Precision> precs) {
+  // Each entry's sections carry its place in the database, so a section shows where it came from.
+  std::vector<prof::Profile> db;
+  const auto add = [&db](prof::Profile p, std::initializer_list<detail::Precision> precs) {
     for (const detail::Precision prec : precs) {
       prof::PrecisionProfile pp;
-      pp.gpu_kernel = {{"MWG", 8 * (static_cast<int>(prec) % 8 + 1)}};
-      pp.gpu_size = static_cast<int64_t>(p.identity.device.size());  // which entry it came from
+      pp.gpu_size = static_cast<int64_t>(db.size()) + 1;
       p.precisions[prec] = pp;
     }
-    return p;
+    db.push_back(std::move(p));
   };
   using detail::Precision;
-  const std::vector<prof::Profile> db{
-      with(entry("A100", "nvidia-sm:8.0"), {Precision::s, Precision::c}),
-      with(entry("H100", "nvidia-sm:9.0"), {Precision::s, Precision::d, Precision::z}),
-      with(entry("an AMD card", "amd-gfx:9.0"), {Precision::c, Precision::z}),
-      with(entry("H200", "nvidia-sm:9.0"), {Precision::s, Precision::d})};
-  const prof::Profile& h200 = db.back();
+  add(entry("A100", "nvidia-sm:8.0"), {Precision::s, Precision::c});
+  add(entry("H100", "nvidia-sm:9.0"), {Precision::s, Precision::d, Precision::z});
+  add(entry("an AMD card", "amd-gfx:9.0"), {Precision::c, Precision::z});
+  add(entry("H200", "nvidia-sm:9.0"), {Precision::s, Precision::d});
+  add(entry("GH200", "nvidia-sm:9.0"), {Precision::s, Precision::d, Precision::c, Precision::z});
+  const prof::Profile& h200 = db[3];
   const prof::Profile merged = prof::with_relatives_precisions(h200, h200.identity, db);
   ASSERT_EQ(merged.precisions.size(), 4u);
   EXPECT_EQ(merged.precisions.at(Precision::s).gpu_size, 4) << "its own s";
   EXPECT_EQ(merged.precisions.at(Precision::d).gpu_size, 4) << "its own d";
-  EXPECT_EQ(merged.precisions.at(Precision::z).gpu_size, 4) << "the H100's z (same length)";
-  EXPECT_EQ(merged.precisions.at(Precision::z).gpu_kernel,
-            db[1].precisions.at(Precision::z).gpu_kernel);
-  EXPECT_EQ(merged.precisions.at(Precision::c).gpu_kernel,
-            db[0].precisions.at(Precision::c).gpu_kernel)
-      << "the A100's c: the H100 has none, and the AMD card is of another family";
+  EXPECT_EQ(merged.precisions.at(Precision::z).gpu_size, 2)
+      << "the H100's z: the first of the same architecture";
+  EXPECT_EQ(merged.precisions.at(Precision::c).gpu_size, 5)
+      << "the GH200's c: the nearest with one (the A100's is further, the AMD card's of another "
+         "family)";
   EXPECT_EQ(merged.origin,
-            "built-in:H200 (c from built-in:A100, architecture nvidia-sm:8.0, the nearest to "
-            "nvidia-sm:9.0) (z from built-in:H100, same architecture, nvidia-sm:9.0)");
-  // An entry that lacks nothing, or whose device has no architecture, is left as it is.
-  const prof::Profile h100 = prof::with_relatives_precisions(db[2], db[2].identity, db);
-  EXPECT_EQ(h100.precisions.size(), 2u) << "the AMD card has no relative";
-  EXPECT_EQ(h100.origin, db[2].origin);
+            "built-in:H200 (c from built-in:GH200, same architecture, nvidia-sm:9.0) (z from "
+            "built-in:H100, same architecture, nvidia-sm:9.0)");
+  // Without the GH200, c comes from the nearer architecture of the family that has it.
+  std::vector<prof::Profile> fewer(db.begin(), db.begin() + 4);
+  const prof::Profile older = prof::with_relatives_precisions(h200, h200.identity, fewer);
+  EXPECT_EQ(older.precisions.at(Precision::c).gpu_size, 1) << "the A100's";
+  EXPECT_NE(older.origin.find("(c from built-in:A100, architecture nvidia-sm:8.0, the nearest to "
+                              "nvidia-sm:9.0)"),
+            std::string::npos)
+      << older.origin;
+  // An entry that lacks nothing, or one with no relative, or a device with no architecture, is
+  // left as it is.
+  const prof::Profile whole = prof::with_relatives_precisions(db[4], db[4].identity, db);
+  for (const auto& [prec, pp] : whole.precisions) EXPECT_EQ(pp.gpu_size, 5) << detail::letter(prec);
+  EXPECT_EQ(whole.origin, db[4].origin);
+  const prof::Profile amd = prof::with_relatives_precisions(db[2], db[2].identity, db);
+  EXPECT_EQ(amd.precisions.size(), 2u) << "the AMD card has no relative";
+  EXPECT_EQ(amd.origin, db[2].origin);
   prof::Identity nameless = h200.identity;
   nameless.architecture = "";
   EXPECT_EQ(prof::with_relatives_precisions(h200, nameless, db).precisions.size(), 2u);
@@ -336,9 +348,21 @@ TEST(Architecture, TheH200sEntryTakesTheH100sComplexKernels) {
     const prof::Profile& from = own->precisions.count(prec) != 0 ? *own : *h100;
     EXPECT_EQ(active->precisions.at(prec).gpu_kernel, from.precisions.at(prec).gpu_kernel)
         << detail::letter(prec);
+    EXPECT_EQ(active->precisions.at(prec).gpu_gflops, from.precisions.at(prec).gpu_gflops)
+        << detail::letter(prec);
   }
+  // The H200's own sections measured there (its rates are not the H100's).
+  for (const detail::Precision prec : {detail::Precision::s, detail::Precision::d})
+    EXPECT_NE(active->precisions.at(prec).gpu_gflops, h100->precisions.at(prec).gpu_gflops)
+        << detail::letter(prec);
   EXPECT_NE(active->origin.find("(c, z from built-in:nvidia-h100"), std::string::npos)
       << active->origin;
+  // What `tandem profile export` writes is the entry as shipped: the borrowed sections are the
+  // H100's, which the machine importing it has in its own built-in database.
+  const auto shipped = prof::own(own->identity);
+  ASSERT_NE(shipped, nullptr);
+  EXPECT_EQ(shipped->precisions.size(), own->precisions.size());
+  EXPECT_EQ(shipped->origin, own->origin);
   prof::forget();
 }
 

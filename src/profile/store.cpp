@@ -186,19 +186,24 @@ std::shared_ptr<const Profile> local(const Identity& id) {
   return nullptr;
 }
 
-// The built-in database's entry for this device: this device (with the precisions it lacks from
-// its architecture's nearest entry), then its architecture's nearest entry (the kernels of a
-// relative, said in the origin), then its platform (vendor), then anything.
-std::shared_ptr<const Profile> built_in(const Identity& id) {
-  if (const Profile* own = builtin_entry("device", id, builtin()))
-    return std::make_shared<const Profile>(with_relatives_precisions(*own, id, builtin()));
+// The built-in database's entry for this device: this device, then its architecture's nearest
+// entry (the kernels of a relative, said in the origin), then its platform (vendor), then
+// anything. `borrow`: a device's or relative's entry takes the precisions it lacks from the
+// architecture's nearest entry that has them (what calls run by); without it, the entry as
+// shipped (what `tandem profile export` writes: the borrowed sections are another device's).
+std::shared_ptr<const Profile> built_in(const Identity& id, bool borrow = true) {
+  const auto lent = [&](const Profile& entry) {
+    return std::make_shared<const Profile>(borrow ? with_relatives_precisions(entry, id, builtin())
+                                                  : entry);
+  };
+  if (const Profile* own = builtin_entry("device", id, builtin())) return lent(*own);
   for (const char* level : {"architecture", "platform", "any"}) {
     if (std::string(level) == "architecture") {
       std::string how;
       if (const Profile* near = nearest_architecture(id, builtin(), &how)) {
-        auto p = std::make_shared<Profile>(*near);
-        p->origin += " (" + how + ")";
-        return p;
+        Profile p = *near;
+        p.origin += " (" + how + ")";
+        return lent(p);
       }
       continue;
     }
@@ -265,7 +270,7 @@ std::shared_ptr<const Profile> active(const Identity& id, const std::string& fil
 
 std::shared_ptr<const Profile> own(const Identity& id) {
   if (auto mine = local(id)) return mine;
-  return built_in(id);
+  return built_in(id, /*borrow=*/false);
 }
 
 std::vector<fs::path> local_files(const Identity& id) {

@@ -36,7 +36,9 @@ std::vector<std::filesystem::path> local_files(const Identity& id);
 // The profile that applies to `id`: a local file for exactly this identity (its own file name
 // first, then the other files named for its device; no other file is read), with the built-in
 // database's closest entry's sections for the precisions it lacks, else that entry alone (device,
-// then architecture, then platform, then any), else none. A local profile for the same device
+// then architecture, then platform, then any), else none. A device's or relative's built-in entry
+// takes the precisions it lacks from its architecture's nearest entry that has them
+// (with_relatives_precisions in database.hpp). A local profile for the same device
 // that differs in driver, CPU, BLAS or version, or one that cannot be read, is reported once on
 // stderr and not applied. Cached (here, and nowhere else) until forget().
 std::shared_ptr<const Profile> active(const Identity& id);
@@ -44,7 +46,8 @@ std::shared_ptr<const Profile> active(const Identity& id);
 // device's identity is fixed for the process (plan/device_profile.hpp).
 std::shared_ptr<const Profile> active(const Identity& id, const std::string& file_name);
 // What this machine tuned for `id`: the local profile active() starts from, without the built-in
-// entry's sections; else the built-in entry (what `tandem profile export` writes). Not cached.
+// entry's sections; else the built-in entry as shipped, without the sections it borrows from a
+// relative (what `tandem profile export` writes). Not cached.
 std::shared_ptr<const Profile> own(const Identity& id);
 void forget();
 // How many times forget() has run: what depends on the profiles in use (route.hpp) is taken
