@@ -152,10 +152,8 @@ template <class T>
 BatchRounds Tuner::batch_rounds(Precision prec, int64_t size, bool resident, const Options& cpu,
                                 const Options& hybrid, int set, int64_t middle) {
   BatchRounds out;
-  if (const prof::LogRecord* logged =
-          middle > 0
-              ? logged_batch(prec, size, resident, hybrid.kernel_params, "batch middle", middle)
-              : logged_batch(prec, size, resident, hybrid.kernel_params)) {
+  if (const prof::LogRecord* logged = logged_batch(prec, size, resident, hybrid.kernel_params,
+                                                   middle > 0 ? "batch middle" : "batch", middle)) {
     out.logged = true;
     out.count = logged->count;
     out.rounds.cpu = logged->rounds.at("cpu");
