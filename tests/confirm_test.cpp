@@ -329,7 +329,12 @@ TEST(ConfirmTune, AClearFasterSplitIsKeptAndANoisyOneIsReportedAndLeftToTheCpu) 
   std::vector<Progress> said;
   o.on_progress = [&said](const Progress& p) { said.push_back(p); };
   prof::forget();
-  const TuneReport clean = tune(o);
+  const TuneReport clean = detail::simulated_apu::on_the_model([&o] { return tune(o); },
+                                                               [](const TuneReport& r) {
+                                                                 fs::remove(r.log);
+                                                                 fs::remove(r.saved);
+                                                                 prof::forget();
+                                                               });
   const prof::Bucket& b = clean.profile.precisions.at(detail::Precision::s).buckets.at(0);
   EXPECT_GT(b.gpu_parts, 0);
   EXPECT_LT(b.gpu_parts, b.parts);

@@ -8,6 +8,7 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <filesystem>
 #include <iostream>
 #include <limits>
 #include <string>
@@ -86,6 +87,17 @@ TEST(SimulatedApu, ACallLastsAsLongAsTheModelSays) {
   }
 }
 
+// A tune on the model (apu::on_the_model): each further try without the last one's log and
+// profile.
+tuner::TuneReport tune_on_the_model(const tuner::TuneOptions& o) {
+  return apu::on_the_model([&o] { return tuner::tune(o); },
+                           [](const tuner::TuneReport& r) {
+                             std::filesystem::remove(r.log);
+                             std::filesystem::remove(r.saved);
+                             prof::forget();
+                           });
+}
+
 // The co-tuner searches the split on the simulated APU (every call it times lasts as long as the
 // model says) and saves its profile; auto then plans a call of the tuned size from that profile,
 // and the model's time for the rows each side got is within 5% of the model's optimum (76.8
@@ -104,7 +116,7 @@ TEST(SimulatedApu, TheCoTunerFindsASplitWithinFivePercentOfTheOptimum) {
   o.parts = 64;
   o.direct = false;
   o.batch = false;  // cotuner_test measures the batch rule
-  const tuner::TuneReport report = tuner::tune(o);
+  const tuner::TuneReport report = tune_on_the_model(o);
   ASSERT_FALSE(report.saved.empty());
   const prof::Bucket& b = report.profile.precisions.at(detail::Precision::s).buckets.at(0);
   std::cout << "kept p_g " << b.gpu_parts << "/" << b.parts << ", " << b.cpu_threads
