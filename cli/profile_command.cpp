@@ -116,6 +116,16 @@ void print_profile(const prof::Profile& p) {
     std::printf("  %s: best GPU-only kernel %.1f GFLOPS at %lld: %s\n",
                 detail::routine_name(prec, "gemm").c_str(), pp.gpu_gflops,
                 static_cast<long long>(pp.gpu_size), kernel_text(pp.gpu_kernel).c_str());
+    if (!pp.based_on.empty()) {
+      std::string phases;
+      for (const std::string& m : pp.measured)
+        phases += (phases.empty() ? "" : ", ") + (m == "batch"    ? std::string("the batch phase")
+                                                  : m == "direct" ? std::string("the direct kernel")
+                                                  : m == "model"  ? std::string("the cost model")
+                                                                  : m);
+      std::printf("    measured here: %s; the rest of this section is %s's\n",
+                  phases.empty() ? "nothing" : phases.c_str(), pp.based_on.c_str());
+    }
     std::printf("    %8s %10s %10s %10s %10s  %s\n", "size", "GPU share", "CPU GF/s", "GPU GF/s",
                 "best GF/s", "hybrid kernel");
     for (const auto& b : pp.buckets) {

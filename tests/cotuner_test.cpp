@@ -206,6 +206,8 @@ TEST_F(ProfileDir, TuningOnePrecisionKeepsTheOther) {
   const prof::Profile p = prof::load(report.saved);
   EXPECT_EQ(p.precisions.count(detail::Precision::s), 1u) << "sgemm's tuning was lost";
   EXPECT_EQ(p.precisions.count(detail::Precision::d), 1u);
+  for (const auto& [prec, pp] : p.precisions)
+    EXPECT_EQ(pp.based_on, "") << prec << ": a whole tune measured the whole section here";
 }
 
 // Fitting the cost model alone starts from the profile that applies (here the built-in entry) and
@@ -215,6 +217,8 @@ TEST_F(ProfileDir, AModelFitAloneSavesOnlyItsPrecision) {
   auto o = tiny();
   o.precisions = {detail::Precision::s};
   o.model_only = true;
+  const std::string entry = prof::own(here())->origin;  // no local profile yet
+  ASSERT_EQ(entry.rfind("built-in:", 0), 0u) << entry;
   const auto report = tuner::tune(o);
   const prof::Profile p = prof::load(report.saved);
   ASSERT_EQ(p.precisions.size(), 1u);
@@ -225,6 +229,14 @@ TEST_F(ProfileDir, AModelFitAloneSavesOnlyItsPrecision) {
   const auto active = prof::active(here());
   ASSERT_TRUE(active);
   EXPECT_GT(active->precisions.size(), 1u) << "the entry's other precisions still apply";
+  // The saved section says which entry the rest of it is, and that the model was fitted here;
+  // a second fit starts from that local section and keeps both.
+  const auto says = [&entry](const prof::PrecisionProfile& pp) {
+    EXPECT_EQ(pp.based_on, entry);
+    EXPECT_EQ(pp.measured, std::vector<std::string>{"model"});
+  };
+  says(p.precisions.at(detail::Precision::s));
+  says(prof::load(tuner::tune(o).saved).precisions.at(detail::Precision::s));
 }
 
 // Complex precisions are tuned as the real ones are: their sections hold a kernel, buckets with
@@ -606,6 +618,9 @@ TEST_F(ProfileDir, BatchOnlyMeasuresWhereDealingPays) {
   EXPECT_EQ(p.precisions.size(), 2u) << "s and d only";
   EXPECT_EQ(p.precisions.at(detail::Precision::d).gpu_gflops, 1234.5) << "d as the file had it";
   EXPECT_EQ(pp.gpu_kernel, entry_s.gpu_kernel) << "s from the built-in entry";
+  EXPECT_EQ(pp.based_on, entry_s.source) << "and the saved section says so";
+  EXPECT_EQ(pp.measured, std::vector<std::string>{"batch"});
+  EXPECT_EQ(p.precisions.at(detail::Precision::d).based_on, "") << "d is the file's";
   EXPECT_EQ(pp.buckets.size(), entry_s.buckets.size());
   EXPECT_FALSE(pp.buckets.empty());
   ASSERT_TRUE(pp.batch.has_value());

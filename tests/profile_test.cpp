@@ -350,7 +350,11 @@ TEST(Architecture, TheH200sEntryTakesTheH100sComplexKernels) {
         << detail::letter(prec);
     EXPECT_EQ(active->precisions.at(prec).gpu_gflops, from.precisions.at(prec).gpu_gflops)
         << detail::letter(prec);
+    // Each section knows its entry: what a tune of one phase records as the rest of it.
+    EXPECT_EQ(active->precisions.at(prec).source, from.origin) << detail::letter(prec);
   }
+  EXPECT_EQ(own->origin, "built-in:nvidia-h200");
+  EXPECT_EQ(h100->origin, "built-in:nvidia-h100");
   // The H200's own sections measured there (its rates are not the H100's).
   for (const detail::Precision prec : {detail::Precision::s, detail::Precision::d})
     EXPECT_NE(active->precisions.at(prec).gpu_gflops, h100->precisions.at(prec).gpu_gflops)
@@ -599,6 +603,32 @@ TEST(ProfileConfirmation, RoundTripsAndAnUnknownVerdictIsRefused) {
                 .buckets.at(0)
                 .confirmation.verdict,
             "");
+}
+
+// A section a tune of one phase started from a built-in entry names that entry and the phases
+// measured here, through a save and a load; the entry a section was read from is never written;
+// a section without them reads as before, and an empty entry is refused.
+TEST(ProfileBasedOn, RoundTripsAndTheSourceIsNotStored) {
+  prof::Profile p = full_profile();
+  prof::PrecisionProfile& s = p.precisions.at(detail::Precision::s);
+  s.based_on = "built-in:nvidia-h100";
+  s.measured = {"batch", "direct"};
+  s.source = "built-in:never-written";
+  const std::string text = prof::to_json(p);
+  EXPECT_EQ(text.find("never-written"), std::string::npos) << text;
+  const prof::PrecisionProfile back = prof::from_json(text).precisions.at(detail::Precision::s);
+  EXPECT_EQ(back.based_on, "built-in:nvidia-h100");
+  EXPECT_EQ(back.measured, (std::vector<std::string>{"batch", "direct"}));
+  EXPECT_EQ(back.source, "");
+  nlohmann::json j = nlohmann::json::parse(text);
+  j["precisions"]["s"]["based_on"]["entry"] = "";
+  EXPECT_NE(refusal(j.dump()).find("based_on's entry is empty"), std::string::npos)
+      << refusal(j.dump());
+  j["precisions"]["s"].erase("based_on");
+  EXPECT_EQ(prof::from_json(j.dump()).precisions.at(detail::Precision::s).based_on, "");
+  EXPECT_EQ(
+      nlohmann::json::parse(prof::to_json(full_profile()))["precisions"]["s"].count("based_on"), 0u)
+      << "written only where set";
 }
 
 // A precision's batch rules (where auto deals a batch's products, by memory) survive a save and a

@@ -100,11 +100,22 @@ Tuner::Tuner(const TuneOptions& o) : o_(o), given_(o) {
 bool Tuner::tunable(Precision prec) const { return !(detail::needs_fp64(prec) && !info_.fp64); }
 
 // A run of one phase starts from the profile that applies now: its sections for the precisions
-// this run tunes, and its tuning record.
-void Tuner::start_from(const prof::Profile& active) {
-  for (const Precision prec : o_.precisions)
-    if (auto it = active.precisions.find(prec); it != active.precisions.end() && tunable(prec))
-      report_.profile.precisions.insert(*it);
+// this run tunes, and its tuning record. A section read from a built-in entry says so once saved
+// here (based_on), with `phase` among what this machine measured; a local section adds `phase`.
+void Tuner::start_from(const prof::Profile& active, const std::string& phase) {
+  for (const Precision prec : o_.precisions) {
+    const auto it = active.precisions.find(prec);
+    if (it == active.precisions.end() || !tunable(prec)) continue;
+    prof::PrecisionProfile pp = it->second;
+    if (!pp.source.empty()) {
+      pp.based_on = pp.source;
+      pp.measured.clear();
+    }
+    if (!pp.based_on.empty() &&
+        std::find(pp.measured.begin(), pp.measured.end(), phase) == pp.measured.end())
+      pp.measured.push_back(phase);
+    report_.profile.precisions.emplace(prec, std::move(pp));
+  }
   report_.profile.tuning = active.tuning;
 }
 
@@ -113,8 +124,8 @@ void Tuner::start_from(const prof::Profile& active) {
 // gets the precisions this run tunes; the others stay where they were (save keeps the local
 // file's, and the built-in entry goes on serving the rest).
 template <class Phase>
-TuneReport Tuner::run_alone(const Phase& phase) {
-  if (const auto active = prof::active_for(info_)) start_from(*active);
+TuneReport Tuner::run_alone(const std::string& name, const Phase& phase) {
+  if (const auto active = prof::active_for(info_)) start_from(*active, name);
   for (size_t i = 0; i < o_.precisions.size(); ++i) {
     const Precision prec = o_.precisions[i];
     if (!tunable(prec)) continue;
@@ -135,11 +146,11 @@ TuneReport Tuner::run_alone(const Phase& phase) {
 TuneReport Tuner::run() {
   if (o_.model_only) return run_model_only();
   if (o_.direct_only)
-    return run_alone([this](auto zero, Precision prec, auto& pp, auto& summary) {
+    return run_alone("direct", [this](auto zero, Precision prec, auto& pp, auto& summary) {
       tune_direct<decltype(zero)>(prec, pp, summary);
     });
   if (o_.batch_only)
-    return run_alone([this](auto zero, Precision prec, auto& pp, auto& summary) {
+    return run_alone("batch", [this](auto zero, Precision prec, auto& pp, auto& summary) {
       tune_batch<decltype(zero)>(prec, pp, summary);
     });
   for (size_t i = 0; i < o_.precisions.size(); ++i) {
@@ -216,7 +227,7 @@ TuneReport Tuner::run_model_only() {
   if (!active)
     throw std::invalid_argument("fitting the cost model alone needs a profile for " +
                                 info_.describe() + ": run `tandem tune` first");
-  start_from(*active);
+  start_from(*active, "model");
   for (Precision prec : o_.precisions) {
     auto it = report_.profile.precisions.find(prec);
     if (it == report_.profile.precisions.end()) continue;

@@ -18,6 +18,7 @@ const std::vector<Profile>& builtin() {
       try {
         Profile p = from_json(text);
         p.origin = std::string("built-in:") + name;
+        for (auto& [prec, pp] : p.precisions) pp.source = p.origin;
         out.push_back(std::move(p));
       } catch (const std::exception& e) {
         warn_once(std::string("builtin:") + name,

@@ -323,6 +323,7 @@ std::string to_json(const Profile& p) {
          {std::pair{"batch", &pp.batch}, std::pair{"batch_resident", &pp.batch_resident}})
       if (*rule) pj[key] = batch_rule_json(**rule);
     if (!pp.coalesced.empty()) pj["coalesced"] = coalesced_json(pp.coalesced);
+    if (!pp.based_on.empty()) pj["based_on"] = {{"entry", pp.based_on}, {"measured", pp.measured}};
   }
   const Tuning& t = p.tuning;
   j["tuning"] = {{"strategy", t.strategy},
@@ -407,6 +408,11 @@ PrecisionProfile precision_profile_of(const json& pj) {
   if (const auto bj = pj.find("batch_resident"); bj != pj.end())
     pp.batch_resident = batch_rule_of(*bj);
   if (const auto cj = pj.find("coalesced"); cj != pj.end()) pp.coalesced = coalesced_of(*cj);
+  if (const auto bj = pj.find("based_on"); bj != pj.end()) {
+    pp.based_on = bj->at("entry").get<std::string>();
+    if (pp.based_on.empty()) throw std::runtime_error("based_on's entry is empty");
+    pp.measured = bj->at("measured").get<std::vector<std::string>>();
+  }
   if (pj.contains("direct_below")) {
     pp.direct_below = integer<int64_t>(pj, "direct_below");
     if (*pp.direct_below < 0) throw std::runtime_error("direct_below must not be negative");

@@ -185,6 +185,17 @@ struct PrecisionProfile {
   // The coalesced kernel's buckets, ascending by size, then count; none: a batch runs the direct
   // kernel.
   std::vector<CoalescedBucket> coalesced;
+  // A section that a tune of one phase (tandem tune --batch-only, --direct-only or --model-only)
+  // started from a built-in entry: that entry's origin ("built-in:nvidia-h100": on an H200, a
+  // precision it borrows from its architecture's relative), and the phases measured here since
+  // ("batch", "direct", "model"). Everything else in the section is the entry's, measured on
+  // the machine it was tuned on. Empty for a section that a whole tune measured here, and for a
+  // built-in entry's own.
+  std::string based_on;
+  std::vector<std::string> measured;
+  // Not stored: the built-in entry this section was read from ("built-in:nvidia-h100"), set as
+  // the database is read; "" for a local profile's section.
+  std::string source;
 };
 
 struct Tuning {
