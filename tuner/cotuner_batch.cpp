@@ -199,7 +199,10 @@ Confirmed Tuner::judge_batch(BatchRounds& measured, Precision prec, int64_t size
   int set = 0;
   std::string lost;  // why a further set was not measured
   const auto again = [&]() -> std::optional<Rounds> {
-    if (out_of_time()) return std::nullopt;
+    if (out_of_time()) {
+      lost = "set " + std::to_string(set + 2) + " not measured: out of time";
+      return std::nullopt;
+    }
     BatchRounds more = batch_rounds<T>(prec, size, resident, cpu, hybrid, ++set, middle);
     if (more.count == 0 || more.rounds.cpu.empty()) {
       lost = "set " + std::to_string(set + 1) + " not measured: " + more.failure;
@@ -251,7 +254,11 @@ std::optional<prof::FewProducts> Tuner::batch_few(Precision prec, const prof::Pr
   std::string lost;                   // why a further set was not measured
   std::optional<BatchWorkspace<T>> ws;
   const auto measure = [&]() -> std::optional<Rounds> {
-    if (out_of_time()) return std::nullopt;
+    if (out_of_time()) {
+      if (!sets.empty())
+        lost = "set " + std::to_string(sets.size() + 1) + " not measured: out of time";
+      return std::nullopt;
+    }
     if (!ws) {
       ws.emplace(size, rec.count, resident);
       if (resident && !pinned(*device_, *ws)) return std::nullopt;
