@@ -117,14 +117,10 @@ void print_profile(const prof::Profile& p) {
                 detail::routine_name(prec, "gemm").c_str(), pp.gpu_gflops,
                 static_cast<long long>(pp.gpu_size), kernel_text(pp.gpu_kernel).c_str());
     if (!pp.based_on.empty()) {
-      std::string phases;
-      for (const std::string& m : pp.measured)
-        phases += (phases.empty() ? "" : ", ") + (m == "batch"    ? std::string("the batch phase")
-                                                  : m == "direct" ? std::string("the direct kernel")
-                                                  : m == "model"  ? std::string("the cost model")
-                                                                  : m);
+      std::string parts;
+      for (const std::string& m : pp.measured) parts += (parts.empty() ? "" : ", ") + m;
       std::printf("    measured here: %s; the rest of this section is %s's\n",
-                  phases.empty() ? "nothing" : phases.c_str(), pp.based_on.c_str());
+                  parts.empty() ? "nothing" : parts.c_str(), pp.based_on.c_str());
     }
     std::printf("    %8s %10s %10s %10s %10s  %s\n", "size", "GPU share", "CPU GF/s", "GPU GF/s",
                 "best GF/s", "hybrid kernel");

@@ -217,7 +217,7 @@ TEST_F(ProfileDir, AModelFitAloneSavesOnlyItsPrecision) {
   auto o = tiny();
   o.precisions = {detail::Precision::s};
   o.model_only = true;
-  const std::string entry = prof::own(here())->origin;  // no local profile yet
+  const std::string entry = prof::active(here())->precisions.at(detail::Precision::s).source;
   ASSERT_EQ(entry.rfind("built-in:", 0), 0u) << entry;
   const auto report = tuner::tune(o);
   const prof::Profile p = prof::load(report.saved);
@@ -230,13 +230,21 @@ TEST_F(ProfileDir, AModelFitAloneSavesOnlyItsPrecision) {
   ASSERT_TRUE(active);
   EXPECT_GT(active->precisions.size(), 1u) << "the entry's other precisions still apply";
   // The saved section says which entry the rest of it is, and that the model was fitted here;
-  // a second fit starts from that local section and keeps both.
-  const auto says = [&entry](const prof::PrecisionProfile& pp) {
-    EXPECT_EQ(pp.based_on, entry);
-    EXPECT_EQ(pp.measured, std::vector<std::string>{"model"});
-  };
-  says(p.precisions.at(detail::Precision::s));
-  says(prof::load(tuner::tune(o).saved).precisions.at(detail::Precision::s));
+  // a direct phase then starts from that local section and keeps both.
+  const prof::PrecisionProfile& fitted = p.precisions.at(detail::Precision::s);
+  EXPECT_EQ(fitted.based_on, entry);
+  EXPECT_EQ(fitted.measured, std::vector<std::string>{"model"});
+  o.model_only = false;
+  o.direct_only = true;
+  o.direct_size = 32;
+  o.direct_sizes = {16, 32};
+  o.direct_evaluations = 2;
+  const prof::PrecisionProfile direct =
+      prof::load(tuner::tune(o).saved).precisions.at(detail::Precision::s);
+  EXPECT_EQ(direct.based_on, entry);
+  ASSERT_GE(direct.measured.size(), 2u);
+  EXPECT_EQ(direct.measured.front(), "model");
+  EXPECT_EQ(direct.measured.back().rfind("direct_", 0), 0u) << direct.measured.back();
 }
 
 // Complex precisions are tuned as the real ones are: their sections hold a kernel, buckets with
@@ -618,8 +626,10 @@ TEST_F(ProfileDir, BatchOnlyMeasuresWhereDealingPays) {
   EXPECT_EQ(p.precisions.size(), 2u) << "s and d only";
   EXPECT_EQ(p.precisions.at(detail::Precision::d).gpu_gflops, 1234.5) << "d as the file had it";
   EXPECT_EQ(pp.gpu_kernel, entry_s.gpu_kernel) << "s from the built-in entry";
+  ASSERT_FALSE(entry_s.source.empty());
   EXPECT_EQ(pp.based_on, entry_s.source) << "and the saved section says so";
-  EXPECT_EQ(pp.measured, std::vector<std::string>{"batch"});
+  EXPECT_EQ(pp.measured, (std::vector<std::string>{"batch", "batch_resident"}))
+      << "the rules measured here; the coalesced kernel was not searched";
   EXPECT_EQ(p.precisions.at(detail::Precision::d).based_on, "") << "d is the file's";
   EXPECT_EQ(pp.buckets.size(), entry_s.buckets.size());
   EXPECT_FALSE(pp.buckets.empty());

@@ -624,11 +624,43 @@ TEST(ProfileBasedOn, RoundTripsAndTheSourceIsNotStored) {
   j["precisions"]["s"]["based_on"]["entry"] = "";
   EXPECT_NE(refusal(j.dump()).find("based_on's entry is empty"), std::string::npos)
       << refusal(j.dump());
+  j["precisions"]["s"]["based_on"]["entry"] = "built-in:nvidia-h100";
+  j["precisions"]["s"]["based_on"]["measured"] = {"batch", ""};
+  EXPECT_NE(refusal(j.dump()).find("measured names an empty part"), std::string::npos)
+      << refusal(j.dump());
   j["precisions"]["s"].erase("based_on");
   EXPECT_EQ(prof::from_json(j.dump()).precisions.at(detail::Precision::s).based_on, "");
   EXPECT_EQ(
       nlohmann::json::parse(prof::to_json(full_profile()))["precisions"]["s"].count("based_on"), 0u)
       << "written only where set";
+}
+
+// What a phase replaced in a section: the parts that differ, by their keys in the profile, the
+// coalesced buckets by size (a batch phase out of time keeps the sizes it did not reach);
+// nothing where the phase changed nothing, and never based_on itself.
+TEST(ProfileBasedOn, ReplacedPartsAreThoseThatDiffer) {
+  const prof::PrecisionProfile entry = full_profile().precisions.at(detail::Precision::s);
+  EXPECT_TRUE(prof::replaced_parts(entry, entry).empty());
+  prof::CoalescedBucket bucket;
+  bucket.size = 512;
+  bucket.count = 10;
+  bucket.kernel = {{"KERNEL", 2}};
+  bucket.verdict = "not faster";
+  prof::PrecisionProfile before = entry, after = entry;
+  before.coalesced = {bucket};
+  bucket.size = 1024;
+  before.coalesced.push_back(bucket);
+  after.coalesced = before.coalesced;
+  after.coalesced[0].gflops = 4155.8;  // 512^3 measured again, 1024^3 not reached
+  after.batch->points.at(0).cpu_gflops += 1;
+  after.based_on = "built-in:nvidia-h100";
+  after.measured = {"model"};
+  EXPECT_EQ(prof::replaced_parts(before, after),
+            (std::vector<std::string>{"batch", "coalesced 512"}));
+  after.direct_below = 100;
+  after.coalesced.pop_back();
+  EXPECT_EQ(prof::replaced_parts(before, after),
+            (std::vector<std::string>{"batch", "direct_below", "coalesced 512", "coalesced 1024"}));
 }
 
 // A precision's batch rules (where auto deals a batch's products, by memory) survive a save and a

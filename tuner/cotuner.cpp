@@ -100,22 +100,11 @@ Tuner::Tuner(const TuneOptions& o) : o_(o), given_(o) {
 bool Tuner::tunable(Precision prec) const { return !(detail::needs_fp64(prec) && !info_.fp64); }
 
 // A run of one phase starts from the profile that applies now: its sections for the precisions
-// this run tunes, and its tuning record. A section read from a built-in entry says so once saved
-// here (based_on), with `phase` among what this machine measured; a local section adds `phase`.
-void Tuner::start_from(const prof::Profile& active, const std::string& phase) {
-  for (const Precision prec : o_.precisions) {
-    const auto it = active.precisions.find(prec);
-    if (it == active.precisions.end() || !tunable(prec)) continue;
-    prof::PrecisionProfile pp = it->second;
-    if (!pp.source.empty()) {
-      pp.based_on = pp.source;
-      pp.measured.clear();
-    }
-    if (!pp.based_on.empty() &&
-        std::find(pp.measured.begin(), pp.measured.end(), phase) == pp.measured.end())
-      pp.measured.push_back(phase);
-    report_.profile.precisions.emplace(prec, std::move(pp));
-  }
+// this run tunes (a built-in entry's based on it), and its tuning record.
+void Tuner::start_from(const prof::Profile& active) {
+  for (const Precision prec : o_.precisions)
+    if (auto it = active.precisions.find(prec); it != active.precisions.end() && tunable(prec))
+      report_.profile.precisions.emplace(prec, prof::based_on_its_entry(it->second));
   report_.profile.tuning = active.tuning;
 }
 
@@ -124,8 +113,8 @@ void Tuner::start_from(const prof::Profile& active, const std::string& phase) {
 // gets the precisions this run tunes; the others stay where they were (save keeps the local
 // file's, and the built-in entry goes on serving the rest).
 template <class Phase>
-TuneReport Tuner::run_alone(const std::string& name, const Phase& phase) {
-  if (const auto active = prof::active_for(info_)) start_from(*active, name);
+TuneReport Tuner::run_alone(const Phase& phase) {
+  if (const auto active = prof::active_for(info_)) start_from(*active);
   for (size_t i = 0; i < o_.precisions.size(); ++i) {
     const Precision prec = o_.precisions[i];
     if (!tunable(prec)) continue;
@@ -135,7 +124,9 @@ TuneReport Tuner::run_alone(const std::string& name, const Phase& phase) {
     PrecisionSummary summary;
     summary.precision = prec;
     prof::PrecisionProfile& pp = report_.profile.precisions[prec];
+    const prof::PrecisionProfile before = pp;
     detail::with_element_type(prec, [&](auto zero) { phase(zero, prec, pp, summary); });
+    prof::add_measured(before, pp);
     report_.precisions.push_back(summary);
   }
   report_.seconds = elapsed();
@@ -146,11 +137,11 @@ TuneReport Tuner::run_alone(const std::string& name, const Phase& phase) {
 TuneReport Tuner::run() {
   if (o_.model_only) return run_model_only();
   if (o_.direct_only)
-    return run_alone("direct", [this](auto zero, Precision prec, auto& pp, auto& summary) {
+    return run_alone([this](auto zero, Precision prec, auto& pp, auto& summary) {
       tune_direct<decltype(zero)>(prec, pp, summary);
     });
   if (o_.batch_only)
-    return run_alone("batch", [this](auto zero, Precision prec, auto& pp, auto& summary) {
+    return run_alone([this](auto zero, Precision prec, auto& pp, auto& summary) {
       tune_batch<decltype(zero)>(prec, pp, summary);
     });
   for (size_t i = 0; i < o_.precisions.size(); ++i) {
@@ -227,7 +218,7 @@ TuneReport Tuner::run_model_only() {
   if (!active)
     throw std::invalid_argument("fitting the cost model alone needs a profile for " +
                                 info_.describe() + ": run `tandem tune` first");
-  start_from(*active, "model");
+  start_from(*active);
   for (Precision prec : o_.precisions) {
     auto it = report_.profile.precisions.find(prec);
     if (it == report_.profile.precisions.end()) continue;
@@ -237,8 +228,10 @@ TuneReport Tuner::run_model_only() {
     // At the middle bucket, as a tuning run measures at its middle size.
     const auto& buckets = it->second.buckets;
     const int64_t size = buckets.empty() ? o_.kernel_size : buckets[buckets.size() / 2].size;
+    const prof::PrecisionProfile before = it->second;
     summary.model_failure = detail::with_element_type(
         prec, [&](auto zero) { return fit_model<decltype(zero)>(prec, size, it->second); });
+    prof::add_measured(before, it->second);
     report_.precisions.push_back(summary);
   }
   report_.seconds = elapsed();

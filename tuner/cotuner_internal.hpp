@@ -217,11 +217,11 @@ class Tuner {
   bool winner_checks(int64_t size, int gpu_parts, int cpu_threads, bool dynamic,
                      const std::map<std::string, int>& kernel, uint64_t seed);
   bool tunable(Precision prec) const;
-  void start_from(const prof::Profile& active, const std::string& phase);
+  void start_from(const prof::Profile& active);
   // One phase alone (--direct-only, --batch-only) for the profile that applies now:
   // phase(zero element, precision, its profile, its summary) for each precision.
   template <class Phase>
-  TuneReport run_alone(const std::string& name, const Phase& phase);
+  TuneReport run_alone(const Phase& phase);
   // cotuner_direct.cpp: the direct kernel and its threshold.
   template <class T>
   void tune_direct(Precision prec, prof::PrecisionProfile& pp, PrecisionSummary& summary);

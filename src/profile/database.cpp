@@ -18,7 +18,12 @@ const std::vector<Profile>& builtin() {
       try {
         Profile p = from_json(text);
         p.origin = std::string("built-in:") + name;
-        for (auto& [prec, pp] : p.precisions) pp.source = p.origin;
+        // Each section is the entry's own, whatever local profile it was once shipped from.
+        for (auto& [prec, pp] : p.precisions) {
+          pp.source = p.origin;
+          pp.based_on.clear();
+          pp.measured.clear();
+        }
         out.push_back(std::move(p));
       } catch (const std::exception& e) {
         warn_once(std::string("builtin:") + name,

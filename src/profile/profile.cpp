@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cctype>
 #include <iomanip>
+#include <map>
 #include <sstream>
 #include <stdexcept>
 
@@ -269,6 +270,56 @@ bool Identity::names_same_device(const std::string& name) const {
          name.compare(name.size() - 5, 5, ".json") == 0;
 }
 
+namespace {
+
+// A precision's section as stored.
+json section_json(const PrecisionProfile& pp) {
+  json buckets = json::array();
+  for (const auto& b : pp.buckets) {
+    json bj = {{"size", b.size},
+               {"parts", b.parts},
+               {"gpu_parts", b.gpu_parts},
+               {"cpu_threads", b.cpu_threads},
+               {"balance", b.dynamic ? "dynamic" : "static"},
+               {"kernel", kernel_json(b.kernel)},
+               {"cpu_gflops", b.cpu_gflops},
+               {"gpu_gflops", b.gpu_gflops},
+               {"best_gflops", b.best_gflops}};
+    if (!b.gpu_kernel.empty()) bj["gpu_kernel"] = kernel_json(b.gpu_kernel);
+    if (b.resident) {
+      bj["resident"] = {{"gpu_parts", b.resident->gpu_parts},
+                        {"cpu_threads", b.resident->cpu_threads},
+                        {"balance", b.resident->dynamic ? "dynamic" : "static"},
+                        {"kernel", kernel_json(b.resident->kernel)},
+                        {"gpu_gflops", b.resident->gpu_gflops},
+                        {"best_gflops", b.resident->best_gflops}};
+      confirmation_json(b.resident->confirmation, bj["resident"]);
+    }
+    confirmation_json(b.confirmation, bj);
+    buckets.push_back(bj);
+  }
+  json pj = {{"gpu_kernel", kernel_json(pp.gpu_kernel)},
+             {"gpu_size", pp.gpu_size},
+             {"gpu_gflops", pp.gpu_gflops},
+             {"buckets", buckets}};
+  if (pp.model) pj["model"] = model_json(*pp.model, pp.observations);
+  // Written only where tuned, so a profile without them reads as one from before them.
+  if (!pp.direct_kernel.empty()) {
+    pj["direct_kernel"] = kernel_json(pp.direct_kernel);
+    pj["direct_size"] = pp.direct_size;
+    pj["direct_gflops"] = pp.direct_gflops;
+  }
+  if (pp.direct_below) pj["direct_below"] = *pp.direct_below;
+  for (const auto& [key, rule] :
+       {std::pair{"batch", &pp.batch}, std::pair{"batch_resident", &pp.batch_resident}})
+    if (*rule) pj[key] = batch_rule_json(**rule);
+  if (!pp.coalesced.empty()) pj["coalesced"] = coalesced_json(pp.coalesced);
+  if (!pp.based_on.empty()) pj["based_on"] = {{"entry", pp.based_on}, {"measured", pp.measured}};
+  return pj;
+}
+
+}  // namespace
+
 std::string to_json(const Profile& p) {
   json j;
   j["format"] = p.format;
@@ -281,50 +332,8 @@ std::string to_json(const Profile& p) {
       {"blas_version", id.blas_version},   {"blas_core", id.blas_core}, {"threads", id.threads}};
   if (!id.architecture.empty()) j["identity"]["architecture"] = id.architecture;
   j["precisions"] = json::object();  // present even when empty (a device without fp64, say)
-  for (const auto& [prec, pp] : p.precisions) {
-    json buckets = json::array();
-    for (const auto& b : pp.buckets) {
-      json bj = {{"size", b.size},
-                 {"parts", b.parts},
-                 {"gpu_parts", b.gpu_parts},
-                 {"cpu_threads", b.cpu_threads},
-                 {"balance", b.dynamic ? "dynamic" : "static"},
-                 {"kernel", kernel_json(b.kernel)},
-                 {"cpu_gflops", b.cpu_gflops},
-                 {"gpu_gflops", b.gpu_gflops},
-                 {"best_gflops", b.best_gflops}};
-      if (!b.gpu_kernel.empty()) bj["gpu_kernel"] = kernel_json(b.gpu_kernel);
-      if (b.resident) {
-        bj["resident"] = {{"gpu_parts", b.resident->gpu_parts},
-                          {"cpu_threads", b.resident->cpu_threads},
-                          {"balance", b.resident->dynamic ? "dynamic" : "static"},
-                          {"kernel", kernel_json(b.resident->kernel)},
-                          {"gpu_gflops", b.resident->gpu_gflops},
-                          {"best_gflops", b.resident->best_gflops}};
-        confirmation_json(b.resident->confirmation, bj["resident"]);
-      }
-      confirmation_json(b.confirmation, bj);
-      buckets.push_back(bj);
-    }
-    json& pj = j["precisions"][std::string(1, letter(prec))];
-    pj = {{"gpu_kernel", kernel_json(pp.gpu_kernel)},
-          {"gpu_size", pp.gpu_size},
-          {"gpu_gflops", pp.gpu_gflops},
-          {"buckets", buckets}};
-    if (pp.model) pj["model"] = model_json(*pp.model, pp.observations);
-    // Written only where tuned, so a profile without them reads as one from before them.
-    if (!pp.direct_kernel.empty()) {
-      pj["direct_kernel"] = kernel_json(pp.direct_kernel);
-      pj["direct_size"] = pp.direct_size;
-      pj["direct_gflops"] = pp.direct_gflops;
-    }
-    if (pp.direct_below) pj["direct_below"] = *pp.direct_below;
-    for (const auto& [key, rule] :
-         {std::pair{"batch", &pp.batch}, std::pair{"batch_resident", &pp.batch_resident}})
-      if (*rule) pj[key] = batch_rule_json(**rule);
-    if (!pp.coalesced.empty()) pj["coalesced"] = coalesced_json(pp.coalesced);
-    if (!pp.based_on.empty()) pj["based_on"] = {{"entry", pp.based_on}, {"measured", pp.measured}};
-  }
+  for (const auto& [prec, pp] : p.precisions)
+    j["precisions"][std::string(1, letter(prec))] = section_json(pp);
   const Tuning& t = p.tuning;
   j["tuning"] = {{"strategy", t.strategy},
                  {"objective", t.objective},
@@ -334,6 +343,53 @@ std::string to_json(const Profile& p) {
                  {"evaluations", t.evaluations},
                  {"seconds", t.seconds}};
   return j.dump(2) + "\n";
+}
+
+std::vector<std::string> replaced_parts(const PrecisionProfile& before,
+                                        const PrecisionProfile& after) {
+  json b = section_json(before), a = section_json(after);
+  std::vector<std::string> out;
+  // The coalesced kernel's buckets by size: a batch phase out of time keeps the sizes it did not
+  // reach.
+  std::map<int64_t, std::vector<json>> cb, ca;
+  for (const auto& [j, by] : {std::pair{&b, &cb}, std::pair{&a, &ca}})
+    if (const auto it = j->find("coalesced"); it != j->end())
+      for (const json& bucket : *it) (*by)[bucket.at("size").get<int64_t>()].push_back(bucket);
+  for (json* j : {&b, &a}) {
+    j->erase("coalesced");
+    j->erase("based_on");
+  }
+  for (const json* keys : {&b, &a})
+    for (const auto& [key, value] : keys->items()) {
+      const auto ib = b.find(key), ia = a.find(key);
+      const bool differ = ib == b.end() || ia == a.end() || *ib != *ia;
+      if (differ && std::find(out.begin(), out.end(), key) == out.end()) out.push_back(key);
+    }
+  for (const auto* sizes : {&cb, &ca})
+    for (const auto& [size, buckets] : *sizes) {
+      const auto ib = cb.find(size), ia = ca.find(size);
+      const std::string name = "coalesced " + std::to_string(size);
+      if ((ib == cb.end() || ia == ca.end() || ib->second != ia->second) &&
+          std::find(out.begin(), out.end(), name) == out.end())
+        out.push_back(name);
+    }
+  return out;
+}
+
+PrecisionProfile based_on_its_entry(PrecisionProfile pp) {
+  if (!pp.source.empty()) {
+    pp.based_on = pp.source;
+    pp.measured.clear();
+    pp.source.clear();
+  }
+  return pp;
+}
+
+void add_measured(const PrecisionProfile& before, PrecisionProfile& after) {
+  if (after.based_on.empty()) return;
+  for (std::string& part : replaced_parts(before, after))
+    if (std::find(after.measured.begin(), after.measured.end(), part) == after.measured.end())
+      after.measured.push_back(std::move(part));
 }
 
 namespace {
@@ -412,6 +468,8 @@ PrecisionProfile precision_profile_of(const json& pj) {
     pp.based_on = bj->at("entry").get<std::string>();
     if (pp.based_on.empty()) throw std::runtime_error("based_on's entry is empty");
     pp.measured = bj->at("measured").get<std::vector<std::string>>();
+    for (const std::string& part : pp.measured)
+      if (part.empty()) throw std::runtime_error("based_on's measured names an empty part");
   }
   if (pj.contains("direct_below")) {
     pp.direct_below = integer<int64_t>(pj, "direct_below");

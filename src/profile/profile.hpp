@@ -187,10 +187,11 @@ struct PrecisionProfile {
   std::vector<CoalescedBucket> coalesced;
   // A section that a tune of one phase (tandem tune --batch-only, --direct-only or --model-only)
   // started from a built-in entry: that entry's origin ("built-in:nvidia-h100": on an H200, a
-  // precision it borrows from its architecture's relative), and the phases measured here since
-  // ("batch", "direct", "model"). Everything else in the section is the entry's, measured on
-  // the machine it was tuned on. Empty for a section that a whole tune measured here, and for a
-  // built-in entry's own.
+  // precision it borrows from its architecture's relative), and the parts of the section
+  // measured here since (replaced_parts' names: "batch", "coalesced 512", "direct_below",
+  // "model", ...). Every other part is the entry's, measured on the machine it was tuned on.
+  // Empty for a section that a whole tune measured here, and for a built-in entry's own (the
+  // database reads none).
   std::string based_on;
   std::vector<std::string> measured;
   // Not stored: the built-in entry this section was read from ("built-in:nvidia-h100"), set as
@@ -221,6 +222,18 @@ struct Profile {
 };
 
 std::string to_json(const Profile& p);
+// The stored parts of a precision's section that differ between `before` and `after`, named by
+// their keys in the profile's JSON ("batch", "direct_kernel", "model", ...), the coalesced
+// kernel's buckets by their size ("coalesced 512"); based_on and measured themselves aside.
+std::vector<std::string> replaced_parts(const PrecisionProfile& before,
+                                        const PrecisionProfile& after);
+// The section a tune of one phase starts from: one read from a built-in entry (source) is based
+// on that entry, with nothing measured here yet; a local one as it is.
+PrecisionProfile based_on_its_entry(PrecisionProfile pp);
+// Where `after` is based on an entry, adds the parts replaced since `before` to what it says was
+// measured here: a phase that measured nothing (out of time, a fit refused) leaves the entry's
+// parts the entry's.
+void add_measured(const PrecisionProfile& before, PrecisionProfile& after);
 // Throws std::runtime_error naming what is wrong.
 Profile from_json(const std::string& text);
 
