@@ -3,9 +3,12 @@
 // after one warm-up round; every side's C compared with OpenBLAS's loop (a difference past
 // rounding fails the run). Prints one JSON line per case, then a table.
 //
-//   batch_bench CASES REPS [cpu|devices]     e.g. batch_bench s:64:20000,d:256:2000 7 devices
+//   batch_bench CASES REPS [cpu|gpu|devices]   e.g. batch_bench s:64:20000,z:256:2000 7 devices
 //
-// CASES: PRECISION:N:COUNT, comma-separated (PRECISION s or d).
+// CASES: PRECISION:N:COUNT, comma-separated; PRECISION s, d, c or z (float, double,
+// std::complex<float>, std::complex<double>). Complex operands have both parts uniform in [-1, 1];
+// a complex product counts 8 n^3 flops (a complex multiply-add is 4 real multiplies and 4 adds), a
+// real one 2 n^3.
 // cpu (the default): tandem::gemm_batch_strided under auto, a loop of OpenBLAS's own cblas_?gemm
 //   calls (the program's thread count, as a program would call it) and a loop of tandem::gemm
 //   single calls (auto), from ordinary memory; BENCH_STRATEGY=cpu runs the batch under cpu.
@@ -26,9 +29,11 @@
 #include <algorithm>
 #include <chrono>
 #include <cmath>
+#include <complex>
 #include <cstdio>
 #include <cstdlib>
 #include <functional>
+#include <limits>
 #include <memory>
 #include <optional>
 #include <random>
@@ -60,6 +65,39 @@ void openblas_gemm(int64_t n, double alpha, const double* a, const double* b, do
   const auto x = static_cast<blasint>(n);
   cblas_dgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, x, x, x, alpha, a, x, b, x, beta, c, x);
 }
+void openblas_gemm(int64_t n, std::complex<float> alpha, const std::complex<float>* a,
+                   const std::complex<float>* b, std::complex<float> beta, std::complex<float>* c) {
+  const auto x = static_cast<blasint>(n);
+  cblas_cgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, x, x, x, &alpha, a, x, b, x, &beta, c, x);
+}
+void openblas_gemm(int64_t n, std::complex<double> alpha, const std::complex<double>* a,
+                   const std::complex<double>* b, std::complex<double> beta,
+                   std::complex<double>* c) {
+  const auto x = static_cast<blasint>(n);
+  cblas_zgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, x, x, x, &alpha, a, x, b, x, &beta, c, x);
+}
+
+// What a case needs of its element type T: its letter, its real type, the flops of one
+// multiply-add, and a random element (each part uniform in [-1, 1], drawn real part first).
+template <class T>
+struct Element {
+  using Real = T;
+  static constexpr char letter = sizeof(T) == 4 ? 's' : 'd';
+  static constexpr double flops = 2;
+  static T random(std::uniform_real_distribution<double>& dist, std::mt19937& rng) {
+    return static_cast<T>(dist(rng));
+  }
+};
+template <class R>
+struct Element<std::complex<R>> {
+  using Real = R;
+  static constexpr char letter = sizeof(R) == 4 ? 'c' : 'z';
+  static constexpr double flops = 8;  // 4 real multiplies and 4 adds
+  static std::complex<R> random(std::uniform_real_distribution<double>& dist, std::mt19937& rng) {
+    const auto re = static_cast<R>(dist(rng));
+    return {re, static_cast<R>(dist(rng))};
+  }
+};
 
 // BENCH_RESIDENT_AUTO=1: devices mode also runs cpu and auto from tandem_malloc memory.
 bool resident_auto() {
@@ -115,7 +153,7 @@ std::string run_case(int64_t n, int64_t count, int reps, bool devices, bool gpu_
   std::mt19937 rng(static_cast<unsigned>(n * 7 + count));
   std::uniform_real_distribution<double> dist(-1, 1);
   for (size_t i = 0; i < elements; ++i)
-    a.data()[i] = static_cast<T>(dist(rng)), b.data()[i] = static_cast<T>(dist(rng));
+    a.data()[i] = Element<T>::random(dist, rng), b.data()[i] = Element<T>::random(dist, rng);
   // The same operands in tandem_malloc memory, for the sides that read it.
   std::unique_ptr<Array<T>> pa, pb;
   if (devices) {
@@ -204,12 +242,15 @@ std::string run_case(int64_t n, int64_t count, int reps, bool devices, bool gpu_
   double worst = 0, scale = 0;
   const T* ref = c[0]->data();
   for (size_t i = 0; i < elements; ++i) {
-    scale = std::max(scale, std::abs(static_cast<double>(ref[i])));
-    for (size_t s = 1; s < k; ++s)
-      worst = std::max(worst, std::abs(static_cast<double>(c[s]->data()[i] - ref[i])));
+    scale = std::max(scale, static_cast<double>(std::abs(ref[i])));
+    for (size_t s = 1; s < k; ++s) {
+      const auto d = static_cast<double>(std::abs(c[s]->data()[i] - ref[i]));
+      if (!(d <= worst)) worst = d;  // a NaN stays, and fails the check below
+    }
   }
-  const double gflop = 2.0 * static_cast<double>(n * n * n) * static_cast<double>(count) * 1e-9;
-  const char p = sizeof(T) == 4 ? 's' : 'd';
+  const double gflop =
+      Element<T>::flops * static_cast<double>(n * n * n) * static_cast<double>(count) * 1e-9;
+  const char p = Element<T>::letter;
   std::vector<double> sec(k);
   for (size_t s = 0; s < k; ++s) sec[s] = median(t[s]);
   std::ostringstream json;
@@ -247,8 +288,11 @@ std::string run_case(int64_t n, int64_t count, int reps, bool devices, bool gpu_
   }
   line << cell;
   row = line.str();
-  // A side that differs from OpenBLAS's loop by more than rounding fails the run (main's status).
-  const double tolerance = (sizeof(T) == 4 ? 1e-5 : 1e-13) * static_cast<double>(n) * scale;
+  // A side that differs from OpenBLAS's loop by more than rounding fails the run (main's status):
+  // 64 of the real type's epsilon per unit of n max|C|, the magnitude of a complex difference.
+  const double tolerance =
+      64 * static_cast<double>(std::numeric_limits<typename Element<T>::Real>::epsilon()) *
+      static_cast<double>(n) * scale;
   if (!(worst <= tolerance)) {
     std::fprintf(stderr, "MISMATCH %c n %lld count %lld: max |difference| %g (tolerance %g)\n", p,
                  static_cast<long long>(n), static_cast<long long>(count), worst, tolerance);
@@ -275,14 +319,23 @@ int main(int argc, char** argv) {
   while (std::getline(in, item, ',')) {
     char p = 0;
     long long n = 0, count = 0;
-    if (std::sscanf(item.c_str(), "%c:%lld:%lld", &p, &n, &count) != 3 || (p != 's' && p != 'd')) {
-      std::fprintf(stderr, "bad case %s (PRECISION:N:COUNT, PRECISION s or d)\n", item.c_str());
+    if (std::sscanf(item.c_str(), "%c:%lld:%lld", &p, &n, &count) != 3 ||
+        std::string("sdcz").find(p) == std::string::npos) {
+      std::fprintf(stderr, "bad case %s (PRECISION:N:COUNT, PRECISION s, d, c or z)\n",
+                   item.c_str());
       return 2;
     }
     std::string row;
-    std::printf("%s\n", p == 's'
-                            ? run_case<float>(n, count, reps, devices, gpu_only, row).c_str()
-                            : run_case<double>(n, count, reps, devices, gpu_only, row).c_str());
+    std::string json;
+    if (p == 's')
+      json = run_case<float>(n, count, reps, devices, gpu_only, row);
+    else if (p == 'd')
+      json = run_case<double>(n, count, reps, devices, gpu_only, row);
+    else if (p == 'c')
+      json = run_case<std::complex<float>>(n, count, reps, devices, gpu_only, row);
+    else
+      json = run_case<std::complex<double>>(n, count, reps, devices, gpu_only, row);
+    std::printf("%s\n", json.c_str());
     std::fflush(stdout);
     rows.push_back(row);
   }

@@ -3,13 +3,15 @@
 
     python3 bench/cublas_batch.py CASES REPS        e.g. s:64:20000,d:256:2000 7
 
-CASES: PRECISION:N:COUNT (s float32, d float64), row-major C_i = A_i B_i, inputs uniform in
-[-1, 1], TF32 off. Each case is timed two ways, medians of REPS after two warm-ups: host to host
-from pinned memory (A and B copied in, bmm, C copied back, by the wall clock until C is back;
-the device buffers made once) and on the device alone (bmm between a pair of CUDA events). The
-last host-to-host call starts from a C of NaN and three problems are checked against numpy in
-float64 (max |C - C_ref| / (N max|A| max|B| eps) below 4). One JSON line per case; exit status 1
-if a check failed.
+CASES: PRECISION:N:COUNT (s float32, d float64, c complex64, z complex128), row-major
+C_i = A_i B_i, inputs uniform in [-1, 1] (complex: both parts, drawn apart), TF32 off. Each case is
+timed two ways, medians of REPS after two warm-ups: host to host from pinned memory (A and B copied
+in, bmm, C copied back, by the wall clock until C is back; the device buffers made once) and on the
+device alone (bmm between a pair of CUDA events). The last host-to-host call starts from a C of NaN
+and three problems are checked against numpy in float64 (c and z: complex128), max |C - C_ref| /
+(N eps) below 4, |C - C_ref| a complex magnitude and eps that of float32 (s, c) or float64 (d, z).
+One JSON line per case, the same fields for every precision (whoever reads it counts the flops: a
+complex product's are four times a real one's); exit status 1 if a check failed.
 """
 import json
 import os
@@ -30,13 +32,24 @@ def main():
     for item in cases.split(","):
         p, n, count = item.split(":")
         n, count = int(n), int(count)
-        dtype = {"s": torch.float32, "d": torch.float64}[p]
-        eps = float(np.finfo(np.float32 if p == "s" else np.float64).eps)
+        real = {"s": torch.float32, "d": torch.float64, "c": torch.float32, "z": torch.float64}[p]
+        dtype = {"s": real, "d": real, "c": torch.complex64, "z": torch.complex128}[p]
+        wide = np.complex128 if dtype.is_complex else np.float64
+        eps = float(np.finfo(np.float32 if real == torch.float32 else np.float64).eps)
         dev = torch.device("cuda")
         gen = torch.Generator(device=dev)
         gen.manual_seed(n * 7 + count)
-        a = torch.rand((count, n, n), dtype=dtype, device=dev, generator=gen) * 2 - 1
-        b = torch.rand((count, n, n), dtype=dtype, device=dev, generator=gen) * 2 - 1
+
+        def part():
+            return torch.rand((count, n, n), dtype=real, device=dev, generator=gen) * 2 - 1
+
+        def uniform():
+            # A complex operand's parts drawn one by one in the real type (real part first):
+            # torch.rand of a complex dtype draws both in [0, 1), and * 2 - 1 moves the real only.
+            return torch.complex(part(), part()) if dtype.is_complex else part()
+
+        a = uniform()
+        b = uniform()
         c = torch.empty((count, n, n), dtype=dtype, device=dev)
         host = [x.cpu().pin_memory() for x in (a, b, c)]
 
@@ -67,9 +80,10 @@ def main():
             device.append(start.elapsed_time(end) * 1e-3)
         worst = 0.0
         for i in (0, count // 2, count - 1):
-            want = host[0][i].numpy().astype(np.float64) @ host[1][i].numpy().astype(np.float64)
-            got = host[2][i].numpy().astype(np.float64)
-            worst = max(worst, float(np.max(np.abs(got - want))) / (n * eps))
+            want = host[0][i].numpy().astype(wide) @ host[1][i].numpy().astype(wide)
+            got = host[2][i].numpy().astype(wide)
+            e = float(np.max(np.abs(got - want))) / (n * eps)
+            worst = worst if e <= worst else e  # a NaN stays, and fails the check
         ok = bool(np.isfinite(worst) and worst < 4)
         failed = failed or not ok
         print(json.dumps({"precision": p, "n": n, "count": count, "reps": reps,
