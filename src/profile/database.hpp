@@ -31,7 +31,7 @@ const Profile* nearest_architecture(const Identity& id, const std::vector<Profil
                                     std::optional<Precision> having = std::nullopt);
 
 // A device's entry with each precision it lacks taken from its architecture's nearest entry that
-// has it (an H200 entry tuned for s and d keeps the H100's c and z kernels rather than leave
+// has it (an entry tuned for s and d only keeps its relative's c and z kernels rather than leave
 // complex calls to the CPU); the origin says which came from where. The entry as it is where it
 // lacks none, or no relative has them.
 Profile with_relatives_precisions(const Profile& entry, const Identity& id,
