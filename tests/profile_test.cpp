@@ -323,6 +323,50 @@ TEST(Architecture, ADevicesEntryTakesThePrecisionsItLacksFromItsNearestRelative)
   EXPECT_EQ(prof::with_relatives_precisions(h200, nameless, db).precisions.size(), 2u);
 }
 
+// What calls run by and what `tandem profile export` writes, on a made-up database: the entry for
+// a device lacking precisions borrows them from its relative, each borrowed section naming its
+// lender (the entry a tune of one phase records as based_on); without borrowing, the entry as
+// shipped. A device of the architecture with no entry of its own takes a relative's, which borrows
+// in turn.
+TEST(Architecture, TheEntryForADeviceBorrowsForCallsAndIsExportedAsShipped) {
+  using detail::Precision;
+  std::vector<prof::Profile> db;
+  const auto add = [&db](prof::Profile p, std::initializer_list<Precision> precs) {
+    for (const Precision prec : precs) {
+      prof::PrecisionProfile pp;
+      pp.gpu_size = static_cast<int64_t>(db.size()) + 1;
+      pp.source = p.origin;  // as profile::builtin() sets it
+      p.precisions[prec] = pp;
+    }
+    db.push_back(std::move(p));
+  };
+  add(entry("H200", "nvidia-sm:9.0"), {Precision::s, Precision::d});
+  add(entry("H100", "nvidia-sm:9.0"), {Precision::s, Precision::d, Precision::c, Precision::z});
+  const auto calls = prof::entry_for(db[0].identity, db, /*borrow=*/true);
+  ASSERT_NE(calls, nullptr);
+  ASSERT_EQ(calls->precisions.size(), 4u);
+  EXPECT_EQ(calls->precisions.at(Precision::s).gpu_size, 1) << "its own s";
+  EXPECT_EQ(calls->precisions.at(Precision::s).source, "built-in:H200");
+  for (const Precision prec : {Precision::c, Precision::z}) {
+    EXPECT_EQ(calls->precisions.at(prec).gpu_size, 2) << detail::letter(prec);
+    EXPECT_EQ(calls->precisions.at(prec).source, "built-in:H100") << detail::letter(prec);
+  }
+  EXPECT_EQ(calls->origin,
+            "built-in:H200 (c, z from built-in:H100, same architecture, nvidia-sm:9.0)");
+  const auto shipped = prof::entry_for(db[0].identity, db, /*borrow=*/false);
+  ASSERT_NE(shipped, nullptr);
+  EXPECT_EQ(shipped->precisions.size(), 2u);
+  EXPECT_EQ(shipped->origin, "built-in:H200");
+  // The first entry of the architecture serves a device without one: the H200's, borrowing.
+  prof::Identity other = db[0].identity;
+  other.device = "H800";
+  const auto relative = prof::entry_for(other, db, /*borrow=*/true);
+  ASSERT_NE(relative, nullptr);
+  EXPECT_EQ(relative->precisions.size(), 4u);
+  EXPECT_EQ(relative->precisions.at(Precision::z).source, "built-in:H100");
+  EXPECT_EQ(prof::entry_for(other, db, /*borrow=*/false)->precisions.size(), 2u);
+}
+
 // The shipped database: the H200's entry has its own four sections (2026-11-29: c co-tuned on an
 // H200; z the H100's kernels with batch rules measured on an H200), so nothing is borrowed there
 // and its origin says none; what the borrowing does for an entry lacking a precision is the test
@@ -353,7 +397,7 @@ TEST(Architecture, TheH200sEntryHasItsOwnComplexSections) {
   }
   using detail::Precision;
   // s, d and c were measured on an H200 (their rates are not the H100's); z runs the H100's
-  // kernels at the H100's recorded rates, with batch rules of its own (the H100 entry has none).
+  // kernels at the H100's recorded rates, with batch rules of its own.
   for (const Precision prec : {Precision::s, Precision::d, Precision::c})
     EXPECT_NE(own->precisions.at(prec).gpu_gflops, h100->precisions.at(prec).gpu_gflops)
         << detail::letter(prec);
@@ -362,7 +406,6 @@ TEST(Architecture, TheH200sEntryHasItsOwnComplexSections) {
   ASSERT_TRUE(z.batch.has_value() && z.batch_resident.has_value());
   EXPECT_FALSE(z.batch->points.empty());
   EXPECT_FALSE(z.batch_resident->points.empty());
-  EXPECT_FALSE(h100->precisions.at(Precision::z).batch.has_value());
   const auto shipped = prof::own(own->identity);
   ASSERT_NE(shipped, nullptr);
   EXPECT_EQ(shipped->precisions.size(), 4u);

@@ -102,4 +102,29 @@ Profile with_relatives_precisions(const Profile& entry, const Identity& id,
   return out;
 }
 
+// The levels in turn: device, architecture (a relative's entry, named in the origin), platform,
+// any; only a device's or a relative's entry borrows.
+std::shared_ptr<const Profile> entry_for(const Identity& id, const std::vector<Profile>& db,
+                                         bool borrow) {
+  const auto lent = [&](const Profile& entry) {
+    return std::make_shared<const Profile>(borrow ? with_relatives_precisions(entry, id, db)
+                                                  : entry);
+  };
+  if (const Profile* own = builtin_entry("device", id, db)) return lent(*own);
+  for (const char* level : {"architecture", "platform", "any"}) {
+    if (std::string(level) == "architecture") {
+      std::string how;
+      if (const Profile* near = nearest_architecture(id, db, &how)) {
+        Profile p = *near;
+        p.origin += " (" + how + ")";
+        return lent(p);
+      }
+      continue;
+    }
+    const Profile* best = builtin_entry(level, id, db);
+    if (best != nullptr) return std::make_shared<const Profile>(*best);
+  }
+  return nullptr;
+}
+
 }  // namespace tandem::detail::profile

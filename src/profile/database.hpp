@@ -3,6 +3,7 @@
 // platform's, any).
 #pragma once
 
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
@@ -36,5 +37,12 @@ const Profile* nearest_architecture(const Identity& id, const std::vector<Profil
 // lacks none, or no relative has them.
 Profile with_relatives_precisions(const Profile& entry, const Identity& id,
                                   const std::vector<Profile>& db);
+
+// The entry of `db` for `id`: the device's, else its architecture's nearest (its origin says
+// which), else its platform's, else the global one; with `borrow`, a device's or relative's entry
+// takes the precisions it lacks from its relatives (with_relatives_precisions: what calls run by),
+// without it the entry as shipped (what `tandem profile export` writes). Null where none applies.
+std::shared_ptr<const Profile> entry_for(const Identity& id, const std::vector<Profile>& db,
+                                         bool borrow);
 
 }  // namespace tandem::detail::profile

@@ -186,8 +186,8 @@ struct PrecisionProfile {
   // kernel.
   std::vector<CoalescedBucket> coalesced;
   // A section that a tune of one phase (tandem tune --batch-only, --direct-only or --model-only)
-  // started from a built-in entry: that entry's origin ("built-in:nvidia-h100": on an H200, a
-  // precision it borrows from its architecture's relative), and the parts of the section
+  // started from a built-in entry: that entry's origin ("built-in:nvidia-h100", also where the
+  // device's own entry borrows the precision from that relative), and the parts of the section
   // measured here since (replaced_parts' names: "batch", "coalesced 512", "direct_below",
   // "model", ...). Every other part is the entry's, measured on the machine it was tuned on.
   // Empty for a section that a whole tune measured here, and for a built-in entry's own (the

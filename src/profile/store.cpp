@@ -186,31 +186,9 @@ std::shared_ptr<const Profile> local(const Identity& id) {
   return nullptr;
 }
 
-// The built-in database's entry for this device: this device, then its architecture's nearest
-// entry (the kernels of a relative, said in the origin), then its platform (vendor), then
-// anything. `borrow`: a device's or relative's entry takes the precisions it lacks from the
-// architecture's nearest entry that has them (what calls run by); without it, the entry as
-// shipped (what `tandem profile export` writes: the borrowed sections are another device's).
+// The built-in database's entry for this device (profile::entry_for), borrowing or as shipped.
 std::shared_ptr<const Profile> built_in(const Identity& id, bool borrow = true) {
-  const auto lent = [&](const Profile& entry) {
-    return std::make_shared<const Profile>(borrow ? with_relatives_precisions(entry, id, builtin())
-                                                  : entry);
-  };
-  if (const Profile* own = builtin_entry("device", id, builtin())) return lent(*own);
-  for (const char* level : {"architecture", "platform", "any"}) {
-    if (std::string(level) == "architecture") {
-      std::string how;
-      if (const Profile* near = nearest_architecture(id, builtin(), &how)) {
-        Profile p = *near;
-        p.origin += " (" + how + ")";
-        return lent(p);
-      }
-      continue;
-    }
-    const Profile* best = builtin_entry(level, id, builtin());
-    if (best != nullptr) return std::make_shared<const Profile>(*best);
-  }
-  return nullptr;
+  return entry_for(id, builtin(), borrow);
 }
 
 // The local profile, else the built-in entry. A local profile speaks for the precisions it was
