@@ -224,6 +224,11 @@ TEST_F(ProfileDir, AModelFitAloneSavesOnlyItsPrecision) {
   ASSERT_EQ(p.precisions.size(), 1u);
   ASSERT_TRUE(p.precisions.count(detail::Precision::s));
   ASSERT_EQ(report.precisions.size(), 1u);
+  // The file's tuning record is this run's: the entry's describes a tune on another machine.
+  EXPECT_EQ(p.tuning.strategy, "model-only");
+  EXPECT_FALSE(p.tuning.date.empty());
+  EXPECT_GT(p.tuning.seconds, 0);
+  EXPECT_NEAR(p.tuning.seconds, report.seconds, 0.5) << "the run's time";
   EXPECT_EQ(report.precisions[0].model_failure, "");
   EXPECT_TRUE(p.precisions.at(detail::Precision::s).model.has_value());
   const auto active = prof::active(here());
@@ -239,8 +244,10 @@ TEST_F(ProfileDir, AModelFitAloneSavesOnlyItsPrecision) {
   o.direct_size = 32;
   o.direct_sizes = {16, 32};
   o.direct_evaluations = 2;
-  const prof::PrecisionProfile direct =
-      prof::load(tuner::tune(o).saved).precisions.at(detail::Precision::s);
+  const prof::Profile again = prof::load(tuner::tune(o).saved);
+  EXPECT_EQ(again.tuning.strategy, "model-only") << "a local file keeps its record";
+  EXPECT_EQ(again.tuning.seconds, p.tuning.seconds);
+  const prof::PrecisionProfile& direct = again.precisions.at(detail::Precision::s);
   EXPECT_EQ(direct.based_on, entry);
   ASSERT_GE(direct.measured.size(), 2u);
   EXPECT_EQ(direct.measured.front(), "model");
@@ -631,6 +638,7 @@ TEST_F(ProfileDir, BatchOnlyMeasuresWhereDealingPays) {
   EXPECT_EQ(pp.measured, (std::vector<std::string>{"batch", "batch_resident"}))
       << "the rules measured here; the coalesced kernel was not searched";
   EXPECT_EQ(p.precisions.at(detail::Precision::d).based_on, "") << "d is the file's";
+  EXPECT_EQ(p.tuning.strategy, "batch-only") << "the file had no record: the run's";
   EXPECT_EQ(pp.buckets.size(), entry_s.buckets.size());
   EXPECT_FALSE(pp.buckets.empty());
   ASSERT_TRUE(pp.batch.has_value());

@@ -100,12 +100,25 @@ Tuner::Tuner(const TuneOptions& o) : o_(o), given_(o) {
 bool Tuner::tunable(Precision prec) const { return !(detail::needs_fp64(prec) && !info_.fp64); }
 
 // A run of one phase starts from the profile that applies now: its sections for the precisions
-// this run tunes (a built-in entry's based on it), and its tuning record.
+// this run tunes (a built-in entry's based on it), and a local profile's tuning record. A built-in
+// entry's record is of a tune on another machine, so the run records itself instead (save).
 void Tuner::start_from(const prof::Profile& active) {
   for (const Precision prec : o_.precisions)
     if (auto it = active.precisions.find(prec); it != active.precisions.end() && tunable(prec))
       report_.profile.precisions.emplace(prec, prof::based_on_its_entry(it->second));
-  report_.profile.tuning = active.tuning;
+  if (active.origin.rfind("built-in:", 0) != 0) report_.profile.tuning = active.tuning;
+}
+
+// This run's tuning record: `strategy` (a run of one phase: its name), the date, its time and
+// budgets, and the candidates the profile rests on (the GEMM kernel's, those an earlier run
+// measured included, the small tiles', the direct and the coalesced kernel's).
+prof::Tuning Tuner::record(const std::string& strategy) const {
+  prof::Tuning t{strategy, o_.objective,      today(),  o_.budget_evaluations,
+                 0,        o_.budget_seconds, elapsed()};
+  for (const auto& p : report_.precisions)
+    t.evaluations += p.evaluations + p.resumed + p.small_evaluations + p.direct_evaluations +
+                     p.coalesced_evaluations;
+  return t;
 }
 
 // The phase for the kernels, buckets and rules of the profile that applies to this device now
@@ -153,16 +166,7 @@ TuneReport Tuner::run() {
         elapsed() + (o_.budget_seconds - elapsed()) / double(o_.precisions.size() - i);
     detail::with_element_type(prec, [&](auto zero) { tune_precision<decltype(zero)>(prec); });
   }
-  prof::Tuning& t = report_.profile.tuning;
-  t.strategy = o_.strategy;
-  t.objective = o_.objective;
-  t.date = today();
-  t.budget_evaluations = o_.budget_evaluations;
-  t.budget_seconds = o_.budget_seconds;
-  t.seconds = elapsed();
-  // The kernel candidates the profile rests on, those an earlier run measured included.
-  for (const auto& p : report_.precisions)
-    t.evaluations += p.evaluations + p.small_evaluations + p.resumed;
+  report_.profile.tuning = record(o_.strategy);
   report_.seconds = elapsed();
   if (o_.save) save();
   return report_;
@@ -245,6 +249,10 @@ void Tuner::save() {
   for (const auto& [prec, why] : prof::drop_models_out_of_range(report_.profile))
     for (PrecisionSummary& s : report_.precisions)
       if (s.precision == prec) s.model_failure = "the fit is outside physical ranges: " + why;
+  if (report_.profile.tuning.date.empty())  // a run of one phase with no record to keep
+    report_.profile.tuning = record(o_.batch_only    ? "batch-only"
+                                    : o_.direct_only ? "direct-only"
+                                                     : "model-only");
   const std::filesystem::path file = prof::path_for(report_.profile.identity);
   // Precisions this run did not tune keep what the saved profile had for them (tune s, then d,
   // and both are there).

@@ -218,6 +218,7 @@ class Tuner {
                      const std::map<std::string, int>& kernel, uint64_t seed);
   bool tunable(Precision prec) const;
   void start_from(const prof::Profile& active);
+  prof::Tuning record(const std::string& strategy) const;
   // One phase alone (--direct-only, --batch-only) for the profile that applies now:
   // phase(zero element, precision, its profile, its summary) for each precision.
   template <class Phase>
