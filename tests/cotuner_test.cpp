@@ -219,6 +219,9 @@ TEST_F(ProfileDir, AModelFitAloneSavesOnlyItsPrecision) {
   o.model_only = true;
   const std::string entry = prof::active(here())->precisions.at(detail::Precision::s).source;
   ASSERT_EQ(entry.rfind("built-in:", 0), 0u) << entry;
+  o.save = false;
+  EXPECT_EQ(tuner::tune(o).profile.tuning.strategy, "model-only") << "unsaved, the same record";
+  o.save = true;
   const auto report = tuner::tune(o);
   const prof::Profile p = prof::load(report.saved);
   ASSERT_EQ(p.precisions.size(), 1u);
@@ -506,6 +509,9 @@ TEST_F(ProfileDir, DirectOnlyTunesTheDirectKernelAndItsThreshold) {
   ASSERT_EQ(report.precisions.size(), 1u);
   const auto& s = report.precisions[0];
   EXPECT_EQ(s.direct_evaluations, 4);
+  // The file's record is this run's (it started from the built-in entry), its candidates counted.
+  EXPECT_EQ(p.tuning.strategy, "direct-only");
+  EXPECT_EQ(p.tuning.evaluations, 4);
   // The threshold follows the verdicts: the geometric middle of the last win and the first loss.
   ASSERT_FALSE(s.direct_verdicts.empty());
   EXPECT_EQ(s.direct_verdicts.front().first, 16);

@@ -101,7 +101,7 @@ bool Tuner::tunable(Precision prec) const { return !(detail::needs_fp64(prec) &&
 
 // A run of one phase starts from the profile that applies now: its sections for the precisions
 // this run tunes (a built-in entry's based on it), and a local profile's tuning record. A built-in
-// entry's record is of a tune on another machine, so the run records itself instead (save).
+// entry's record is of a tune on another machine, so the run records itself instead as it ends.
 void Tuner::start_from(const prof::Profile& active) {
   for (const Precision prec : o_.precisions)
     if (auto it = active.precisions.find(prec); it != active.precisions.end() && tunable(prec))
@@ -116,8 +116,8 @@ prof::Tuning Tuner::record(const std::string& strategy) const {
   prof::Tuning t{strategy, o_.objective,      today(),  o_.budget_evaluations,
                  0,        o_.budget_seconds, elapsed()};
   for (const auto& p : report_.precisions)
-    t.evaluations += p.evaluations + p.resumed + p.small_evaluations + p.direct_evaluations +
-                     p.coalesced_evaluations;
+    t.evaluations += p.evaluations + p.resumed + p.small_evaluations + p.engine_evaluations +
+                     p.direct_evaluations + p.coalesced_evaluations;
   return t;
 }
 
@@ -126,7 +126,7 @@ prof::Tuning Tuner::record(const std::string& strategy) const {
 // gets the precisions this run tunes; the others stay where they were (save keeps the local
 // file's, and the built-in entry goes on serving the rest).
 template <class Phase>
-TuneReport Tuner::run_alone(const Phase& phase) {
+TuneReport Tuner::run_alone(const char* name, const Phase& phase) {
   if (const auto active = prof::active_for(info_)) start_from(*active);
   for (size_t i = 0; i < o_.precisions.size(); ++i) {
     const Precision prec = o_.precisions[i];
@@ -142,6 +142,7 @@ TuneReport Tuner::run_alone(const Phase& phase) {
     prof::add_measured(before, pp);
     report_.precisions.push_back(summary);
   }
+  if (report_.profile.tuning.date.empty()) report_.profile.tuning = record(name);
   report_.seconds = elapsed();
   if (o_.save) save();
   return report_;
@@ -150,11 +151,11 @@ TuneReport Tuner::run_alone(const Phase& phase) {
 TuneReport Tuner::run() {
   if (o_.model_only) return run_model_only();
   if (o_.direct_only)
-    return run_alone([this](auto zero, Precision prec, auto& pp, auto& summary) {
+    return run_alone("direct-only", [this](auto zero, Precision prec, auto& pp, auto& summary) {
       tune_direct<decltype(zero)>(prec, pp, summary);
     });
   if (o_.batch_only)
-    return run_alone([this](auto zero, Precision prec, auto& pp, auto& summary) {
+    return run_alone("batch-only", [this](auto zero, Precision prec, auto& pp, auto& summary) {
       tune_batch<decltype(zero)>(prec, pp, summary);
     });
   for (size_t i = 0; i < o_.precisions.size(); ++i) {
@@ -238,6 +239,7 @@ TuneReport Tuner::run_model_only() {
     prof::add_measured(before, it->second);
     report_.precisions.push_back(summary);
   }
+  if (report_.profile.tuning.date.empty()) report_.profile.tuning = record("model-only");
   report_.seconds = elapsed();
   if (o_.save) save();
   return report_;
@@ -249,10 +251,6 @@ void Tuner::save() {
   for (const auto& [prec, why] : prof::drop_models_out_of_range(report_.profile))
     for (PrecisionSummary& s : report_.precisions)
       if (s.precision == prec) s.model_failure = "the fit is outside physical ranges: " + why;
-  if (report_.profile.tuning.date.empty())  // a run of one phase with no record to keep
-    report_.profile.tuning = record(o_.batch_only    ? "batch-only"
-                                    : o_.direct_only ? "direct-only"
-                                                     : "model-only");
   const std::filesystem::path file = prof::path_for(report_.profile.identity);
   // Precisions this run did not tune keep what the saved profile had for them (tune s, then d,
   // and both are there).

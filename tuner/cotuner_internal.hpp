@@ -220,9 +220,10 @@ class Tuner {
   void start_from(const prof::Profile& active);
   prof::Tuning record(const std::string& strategy) const;
   // One phase alone (--direct-only, --batch-only) for the profile that applies now:
-  // phase(zero element, precision, its profile, its summary) for each precision.
+  // phase(zero element, precision, its profile, its summary) for each precision; `name` is the
+  // run's in its tuning record where it keeps no local one.
   template <class Phase>
-  TuneReport run_alone(const Phase& phase);
+  TuneReport run_alone(const char* name, const Phase& phase);
   // cotuner_direct.cpp: the direct kernel and its threshold.
   template <class T>
   void tune_direct(Precision prec, prof::PrecisionProfile& pp, PrecisionSummary& summary);
