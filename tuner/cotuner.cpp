@@ -111,7 +111,7 @@ void Tuner::start_from(const prof::Profile& active) {
 
 // This run's tuning record: `strategy` (a run of one phase: its name), the date, its time and
 // budgets, and the candidates the profile rests on (the GEMM kernel's, those an earlier run
-// measured included, the small tiles', the direct and the coalesced kernel's).
+// measured included, the small tiles', the matrix-engine codelet's, the direct and coalesced).
 prof::Tuning Tuner::record(const std::string& strategy) const {
   prof::Tuning t{strategy, o_.objective,      today(),  o_.budget_evaluations,
                  0,        o_.budget_seconds, elapsed()};
