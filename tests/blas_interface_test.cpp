@@ -8,7 +8,9 @@
 #include <array>
 #include <cmath>
 #include <complex>
+#include <csetjmp>
 #include <cstdlib>
+#include <exception>
 #include <fstream>
 #include <limits>
 #include <random>
@@ -138,6 +140,38 @@ TEST(DropIn, FortranReportsPositionsThroughXerbla) {
   EXPECT_EQ(g_calls, 0);  // ldc = 2 >= m = 1 is fine
   EXPECT_EQ(fc, 1.0f);
   EXPECT_EQ(c, before);
+}
+
+// A program's xerbla_ may not return: R's longjmps to R's prompt. The drop-in reports an invalid
+// argument outside any C++ handler, so the jump leaves no exception caught for good behind (as
+// one from inside a catch block would: std::current_exception() would still give it), for gemm
+// through both interfaces and for the other level-3 routines.
+TEST(DropIn, AnXerblaThatLongjmpsLeavesNoHandlerBehind) {
+  std::vector<double> a(16, 1), b(16, 1), c(16, 7);
+  const int two = 2, one = 1;
+  const double alpha = 1, beta = 0;
+  for (int route = 0; route < 3; ++route) {
+    reset();
+    std::jmp_buf back;
+    if (setjmp(back) == 0) {
+      xerbla_recorder::g_jump = &back;
+      if (route == 0)
+        dgemm_("N", "N", &two, &two, &two, &alpha, a.data(), &one, b.data(), &two, &beta, c.data(),
+               &two, 1, 1);
+      else if (route == 1)
+        cblas_dgemm(CblasColMajor, CblasNoTrans, CblasNoTrans, 2, 2, 2, 1, a.data(), 1, b.data(), 2,
+                    0, c.data(), 2);
+      else
+        cblas_dtrsm(CblasColMajor, CblasLeft, CblasUpper, CblasNoTrans, CblasNonUnit, 2, 2, 1,
+                    a.data(), 1, b.data(), 2);
+      ADD_FAILURE() << "route " << route << ": xerbla did not jump back";
+    }
+    xerbla_recorder::g_jump = nullptr;
+    EXPECT_EQ(g_calls, 1) << "route " << route;
+    EXPECT_EQ(std::current_exception(), nullptr) << "route " << route << ": a handler was left";
+  }
+  EXPECT_EQ(c, std::vector<double>(16, 7));
+  EXPECT_EQ(b, std::vector<double>(16, 1));
 }
 
 TEST(DropIn, ResultsMatchAReference) {

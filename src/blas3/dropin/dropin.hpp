@@ -31,6 +31,19 @@ void fortran_invalid(const char* name, int position);
 // As the reference CBLAS: the position and routine name.
 void cblas_invalid(const char* routine, int position);
 
+// The invalid argument a tandem::Error named, taken in its handler and reported after it: a
+// program's xerbla_ may not return (R's longjmps to R's prompt), and a jump out of a C++ handler
+// leaves the exception caught for good (std::current_exception() still gives it), so xerbla is
+// called only where no handler, and no object with a destructor, is left on tandem's frames.
+struct Invalid {
+  bool found = false;
+  int position = 0;
+  void take(const Error& e) {
+    found = true;
+    position = e.argument();
+  }
+};
+
 // Options that keep a call on the CPU (the retry after a failure).
 Options cpu_only();
 

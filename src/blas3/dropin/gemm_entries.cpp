@@ -160,10 +160,11 @@ void fortran_invalid(const char* name, int position) {
 }
 
 // An empty message: the system's cblas_xerbla prints its own. OpenBLAS's cblas.h declares the
-// strings non-const.
+// strings non-const; they are copies on the stack (no destructor for a longjmp to skip: Invalid).
 void cblas_invalid(const char* routine, int position) {
-  std::string name(routine), form;
-  cblas_xerbla(position, name.data(), form.data());
+  char name[32], form[1] = {'\0'};
+  std::snprintf(name, sizeof name, "%s", routine);
+  cblas_xerbla(position, name, form);
 }
 
 tandem::Options cpu_only() {
@@ -274,17 +275,19 @@ template <class T>
     tandem::gemm<T>(lay, cblas_op(ta), cblas_op(tb), m, n, k, alpha, a, lda, b, ldb, beta, c, ldc,
                     o);
   };
+  Invalid invalid;
   try {
     call(routed<T>(m, n, k));
   } catch (const tandem::Error& e) {
     if (e.kind() == tandem::Error::Kind::InvalidArgument) {
-      cblas_invalid(routine.c_str(), cblas_position(lay, e.argument()));
+      invalid.take(e);
     } else {
       recover(routine.c_str(), e, [&] { call(cpu_only()); });
     }
   } catch (const std::exception& e) {
     recover(routine.c_str(), e, [&] { call(cpu_only()); });
   }
+  if (invalid.found) cblas_invalid(routine.c_str(), cblas_position(lay, invalid.position));
 }
 
 template <class T>
@@ -315,18 +318,20 @@ template <class T>
     tandem::gemm<T>(tandem::Layout::ColMajor, fortran_op(*transa), fortran_op(*transb), *m, *n, *k,
                     *alpha, a, *lda, b, *ldb, *beta, c, *ldc, o);
   };
+  Invalid invalid;
   try {
     call(routed<T>(*m, *n, *k));
   } catch (const tandem::Error& e) {
     if (e.kind() == tandem::Error::Kind::InvalidArgument) {
-      // Fortran GEMM has no layout argument: its positions are one less than tandem's.
-      fortran_invalid(name.c_str(), e.argument() - 1);
+      invalid.take(e);
     } else {
       recover(name.c_str(), e, [&] { call(cpu_only()); });
     }
   } catch (const std::exception& e) {
     recover(name.c_str(), e, [&] { call(cpu_only()); });
   }
+  // Fortran GEMM has no layout argument: its positions are one less than tandem's.
+  if (invalid.found) fortran_invalid(name.c_str(), invalid.position - 1);
 }
 
 }  // namespace

@@ -106,22 +106,28 @@ class Routed final : public tandem::detail::level3::Products<T> {
 // row-major positions back) and logs the call under TANDEM_VERBOSE (`describe`
 // gives its name and sizes, built only then). Any other failure is fatal: the routines update in
 // place, so a call cannot simply be redone on the CPU (each product's own failures were already
-// retried there).
+// retried there). The invalid argument is reported once the handler and the routed products
+// have ended, as the GEMM entries do (gemm_entries.cpp, Invalid).
 template <class T, class Describe, class Body, class OnInvalid>
 void level3_call(const char* routine, Describe&& describe, Body&& body, OnInvalid&& on_invalid) {
-  Routed<T> products(routine);
-  try {
-    body(products);
-  } catch (const tandem::Error& e) {
-    if (e.kind() != tandem::Error::Kind::InvalidArgument) fatal(routine, e.what());
-    on_invalid(e.argument());
-    return;
-  } catch (const std::exception& e) {
-    fatal(routine, e.what());
+  Invalid invalid;
+  int products = 0;
+  {
+    Routed<T> routed(routine);
+    try {
+      body(routed);
+    } catch (const tandem::Error& e) {
+      if (e.kind() != tandem::Error::Kind::InvalidArgument) fatal(routine, e.what());
+      invalid.take(e);
+    } catch (const std::exception& e) {
+      fatal(routine, e.what());
+    }
+    products = routed.products;
   }
+  if (invalid.found) return on_invalid(invalid.position);
   if (tandem::detail::env_config().verbose)
     tandem::detail::log_line(tandem::detail::letter(tandem::detail::precision_of<T>()) +
-                             describe() + " products=" + std::to_string(products.products));
+                             describe() + " products=" + std::to_string(products));
 }
 
 std::string dims(const char* name, int64_t a, const char* name2, int64_t b) {
