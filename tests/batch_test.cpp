@@ -1532,7 +1532,7 @@ TEST(Batch, StridedRefusalsNameTheArgumentAndTouchNoC) {
                                   x.data(), 4, 0, b.data(), 1, 0, 1.0f, x.data() + 2, 4, 4, 2,
                                   cpu(1));
       },
-      15, {"share"}, x, x_before);
+      15, {"share", "A of problem 0"}, x, x_before);
   // Unused operands may be NULL with any stride (k = 0), and an empty C any pointer.
   gemm_batch_strided<float>(Layout::ColMajor, Op::NoTrans, Op::NoTrans, 2, 2, 0, 1.0f, nullptr, 2,
                             std::numeric_limits<int64_t>::max(), nullptr, 1,
@@ -1591,9 +1591,20 @@ TEST(Batch, GroupedRefusalsNameTheGroupAndTouchNoC) {
   g = groups();
   const float* over[2] = {a.data() + 16, c.data() + 1};  // problem 3 reads C of problem 0
   g[1].a = over;
-  expect_refused(run(g), 13, {"share", "problem 0", "problem 3"}, c, before);
+  expect_refused(run(g), 13, {"share", "A of problem 1 of group 1", "C of problem 0 of group 0"}, c,
+                 before);
   expect_refused([&] { gemm_batch<float>(Layout::RowMajor, nullptr, -1, cpu(1)); }, 15,
                  {"group_count"}, c, before);
+  // A group whose C are empty reads none of its arrays, however many problems it counts (as the
+  // strided form's 2^40 empty problems, above): none of them is built or checked one by one.
+  std::vector<GemmGroup<float>> empty(1);
+  empty[0].m = 0;
+  empty[0].n = empty[0].k = empty[0].lda = empty[0].ldb = empty[0].ldc = 2;
+  empty[0].size = int64_t(1) << 40;
+  BatchReport none;
+  gemm_batch<float>(Layout::RowMajor, empty.data(), 1, cpu(1), &none);
+  EXPECT_EQ(none.problems, int64_t(1) << 40);
+  EXPECT_EQ(none.products, 0);
   // The same groups, valid, run.
   gemm_batch<float>(Layout::RowMajor, groups().data(), 2, cpu(1));
   EXPECT_EQ(c[0], 7 + 2);

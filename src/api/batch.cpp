@@ -75,20 +75,25 @@ void add_blocks(const Problem<T>& p, std::vector<overlap::Block>& out) {
 }
 
 // Refuses a batch one of whose C shares an element with another C or with an A or B, at C's
-// position (`position`).
-template <class T>
-void check_sharing(const std::vector<Problem<T>>& problems, const std::string& routine,
-                   int position) {
+// position (`position`), naming the two matrices as the caller gave them: the problems' A and B
+// are the caller's B and A where the call was column-major (gemm_rules::row_major), and
+// `problem_name` names problem i of `problems` ("problem i", or its group's index and its own).
+template <class T, class Name>
+void check_sharing(const std::vector<Problem<T>>& problems, Layout layout,
+                   const std::string& routine, int position, Name&& problem_name) {
   std::vector<overlap::Block> blocks;
   blocks.reserve(3 * problems.size());
   for (const Problem<T>& p : problems) add_blocks(p, blocks);
   if (const auto pair = overlap::first_shared(blocks)) {
-    const char* const kWhat[] = {"A", "B", "C"};
+    const bool swapped = layout == Layout::ColMajor;
+    const auto what = [&](int64_t block) {
+      const char* const kWhat[] = {swapped ? "B" : "A", swapped ? "A" : "B", "C"};
+      return std::string(kWhat[block % 3]) + " of " + problem_name(block / 3);
+    };
     const auto [x, y] = *pair;
     refuse(routine, "", position,
            "(c): the C of a batch must share no element with another C or with any A or B, but " +
-               std::string(kWhat[x % 3]) + " of problem " + std::to_string(x / 3) + " and " +
-               kWhat[y % 3] + " of problem " + std::to_string(y / 3) + " share elements");
+               what(x) + " and " + what(y) + " share elements");
   }
 }
 
@@ -226,7 +231,7 @@ void gemm_batch(Layout layout, const GemmGroup<T>* groups, int64_t group_count,
   if (group_count == 0)
     detail::within(routine, "", [&] { detail::check_layout(static_cast<int>(layout)); });
   const T any{};  // a pointer the shape checks may take for an operand the loop below checks
-  int64_t total = 0;
+  int64_t total = 0, built = 0;  // problems, and those with a C to write
   for (int64_t g = 0; g < group_count; ++g) {
     const GemmGroup<T>& x = groups[g];
     const std::string where = "group " + std::to_string(g) + ": ";
@@ -246,6 +251,10 @@ void gemm_batch(Layout layout, const GemmGroup<T>* groups, int64_t group_count,
           std::tuple{static_cast<const void*>(x.c), output, detail::kC, "c"}})
       if (needed && x.size > 0 && array == nullptr)
         detail::refuse(routine, where, position, std::string("(") + name + ", the array) is NULL");
+    total += x.size;
+    // A group whose C are empty reads none of its arrays, however many problems it counts (it
+    // is not built either, below).
+    if (!output) continue;
     for (int64_t i = 0; i < x.size; ++i) {
       const int position = product && x.a[i] == nullptr   ? detail::kA
                            : product && x.b[i] == nullptr ? detail::kB
@@ -257,19 +266,29 @@ void gemm_batch(Layout layout, const GemmGroup<T>* groups, int64_t group_count,
                        : position == detail::kB ? "(b) is NULL"
                                                 : "(c) is NULL");
     }
-    total += x.size;
+    built += x.size;
   }
   std::vector<detail::Problem<T>> problems;
-  problems.reserve(static_cast<size_t>(total));
+  problems.reserve(static_cast<size_t>(built));
   for (int64_t g = 0; g < group_count; ++g) {
     const GemmGroup<T>& x = groups[g];
+    if (x.m <= 0 || x.n <= 0) continue;
     for (int64_t i = 0; i < x.size; ++i)
       problems.push_back(detail::gemm_rules::row_major(
           static_cast<int>(layout), static_cast<int>(x.op_a), static_cast<int>(x.op_b), x.m, x.n,
           x.k, x.alpha, x.a != nullptr ? x.a[i] : nullptr, x.lda, x.b != nullptr ? x.b[i] : nullptr,
           x.ldb, x.beta, x.c != nullptr ? x.c[i] : nullptr, x.ldc));
   }
-  detail::check_sharing(problems, routine, detail::kC);
+  detail::check_sharing(problems, layout, routine, detail::kC, [&](int64_t i) {
+    // The groups' problems one after another (those whose C are empty were not built).
+    for (int64_t g = 0; g < group_count; ++g) {
+      const GemmGroup<T>& x = groups[g];
+      if (x.m <= 0 || x.n <= 0) continue;
+      if (i < x.size) return "problem " + std::to_string(i) + " of group " + std::to_string(g);
+      i -= x.size;
+    }
+    return std::string("a problem");
+  });
   BatchReport r;
   detail::run(problems, total, group_count == 1, options, kName.c_str(), r);
   if (report != nullptr) *report = r;
@@ -329,7 +348,8 @@ void gemm_batch_strided(Layout layout, Op op_a, Op op_b, int64_t m, int64_t n, i
     const detail::Range cs = range(first.c, last.c, first.m, first.n, first.ldc);
     if (product && (cs.meets(range(first.a, last.a, first.a_rows(), first.a_cols(), first.lda)) ||
                     cs.meets(range(first.b, last.b, first.b_rows(), first.b_cols(), first.ldb))))
-      detail::check_sharing(problems, routine, detail::kStridedC);
+      detail::check_sharing(problems, layout, routine, detail::kStridedC,
+                            [](int64_t i) { return "problem " + std::to_string(i); });
   }
   BatchReport r;
   detail::run(problems, total, true, options, kName.c_str(), r);

@@ -470,14 +470,19 @@ class DeviceBatch {
       }
     }
     copies.run(threads_, lane());
+    // C holds the stage's products now (beta C added): the stage leaves the flight before its
+    // staging goes back to the pool, which allocates and may throw, so that a failure then never
+    // counts the stage unfinished and has the CPU add beta C again.
+    std::unique_ptr<Staging> staging = std::move(s.staging);
     stats_.problems += s.range.count;
-    if (hooks_.finished) hooks_.finished(s.range.count);
     stats_.launches += s.launches;
     stats_.bytes_in += s.bytes_in;
     stats_.bytes_out += s.bytes_out;
     stats_.bytes_staged += s.bytes_staged;
-    dev_.staging().give(std::move(s.staging));
+    const int64_t done = s.range.count;
     flight_.pop_front();
+    if (hooks_.finished) hooks_.finished(done);
+    dev_.staging().give(std::move(staging));
   }
 
   // The kernel for a run's operations, one program per (read layouts, conjugations, index width).

@@ -56,8 +56,8 @@ void StagingPool::give(std::unique_ptr<Staging> st) {
   std::vector<std::unique_ptr<Staging>> evicted;
   {
     std::lock_guard<std::mutex> lock(mutex_);
-    idle_bytes_ += st->bytes;
     idle_.push_back(std::move(st));
+    idle_bytes_ += idle_.back()->bytes;
     // Largest first.
     while (idle_bytes_ > idle_cap_ && !idle_.empty()) {
       auto largest = std::max_element(idle_.begin(), idle_.end(), [](const auto& x, const auto& y) {
