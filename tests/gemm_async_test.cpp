@@ -148,18 +148,19 @@ void run_set(const ParamSet& set, bool emulate) {
     detail::seams::Values v = path.seams();
     v.emulate_engine = emulate;
     detail::seams::Override scope(v);
-    walk_calls(operations<T>(), sizes, seed, combo,
-               [&](Layout layout, Op op_a, Op op_b, const Extents& size, double alpha, double beta,
-                   int64_t pad, uint64_t call_seed) {
-                 std::string what;
-                 const Report r = checked_call<T>(std::string(set.name) + " " + path.name, layout,
-                                                  op_a, op_b, size.m, size.n, size.k, alpha, beta,
-                                                  pad, path.offset, call_seed, o, what);
-                 EXPECT_FALSE(r.fell_back) << what << ": " << r.fallback_reason;
-                 if (alpha != 0) {
-                   EXPECT_NE(r.kernel.find(ca), std::string::npos) << what << ": " << r.kernel;
-                 }
-               });
+    walk_calls<T>(
+        sizes, seed, combo,
+        [&](Layout layout, Op op_a, Op op_b, const Extents& size, std::complex<double> alpha,
+            std::complex<double> beta, int64_t pad, uint64_t call_seed) {
+          std::string what;
+          const Report r =
+              checked_call<T>(std::string(set.name) + " " + path.name, layout, op_a, op_b, size.m,
+                              size.n, size.k, alpha, beta, pad, path.offset, call_seed, o, what);
+          EXPECT_FALSE(r.fell_back) << what << ": " << r.fallback_reason;
+          if (alpha != 0.0) {
+            EXPECT_NE(r.kernel.find(ca), std::string::npos) << what << ": " << r.kernel;
+          }
+        });
   }
 }
 

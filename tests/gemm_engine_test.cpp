@@ -124,7 +124,8 @@ const std::vector<Extents> kLargeSizes = {{257, 129, 300}, {256, 384, 256}, {130
 
 template <class T>
 void run_call(const ParamSet& set, const SharePath& path, Layout layout, Op op_a, Op op_b,
-              const Extents& size, double alpha, double beta, int64_t pad, uint64_t seed) {
+              const Extents& size, std::complex<double> alpha, std::complex<double> beta,
+              int64_t pad, uint64_t seed) {
   Options o;
   o.strategy = Strategy::Gpu;
   o.kernel_params = set.kernel;
@@ -133,7 +134,7 @@ void run_call(const ParamSet& set, const SharePath& path, Layout layout, Op op_a
       checked_call<T>(std::string(set.name) + " " + path.name, layout, op_a, op_b, size.m, size.n,
                       size.k, alpha, beta, pad, path.offset, seed, o, what);
   EXPECT_FALSE(r.fell_back) << what << ": " << r.fallback_reason;
-  if (alpha != 0) {
+  if (alpha != 0.0) {
     EXPECT_NE(r.kernel.find("KERNEL=3"), std::string::npos) << what;
   }
 }
@@ -148,8 +149,7 @@ void run_set(const ParamSet& set, bool emulate) {
     detail::seams::Values v = path.seams();
     v.emulate_engine = emulate;
     detail::seams::Override scope(v);
-    walk_calls(operations<T>(), sizes, seed, combo,
-               [&](auto... call) { run_call<T>(set, path, call...); });
+    walk_calls<T>(sizes, seed, combo, [&](auto... call) { run_call<T>(set, path, call...); });
   }
 }
 

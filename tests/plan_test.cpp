@@ -41,52 +41,50 @@ template <class T>
 void walk_plans(const Options& o, const std::string& name, bool pinned = false) {
   uint64_t seed = 41;
   int combo = 0;
-  test::walk_calls(test::operations<T>(), kSizes, seed, combo,
-                   [&](Layout layout, Op op_a, Op op_b, const test::Extents& e, double alpha,
-                       double beta, int64_t pad, uint64_t s) {
-                     std::mt19937_64 rng(s);
-                     const bool ta = op_a != Op::NoTrans, tb = op_b != Op::NoTrans;
-                     const T sentinel = static_cast<T>(-777.25);
-                     auto a = test::make_matrix<T>(layout, ta, e.m, e.k, pad, rng, sentinel);
-                     a.conj = test::kComplex<T> && op_a == Op::ConjTrans;
-                     std::unique_ptr<Plan<T>> plan;
-                     for (int run = 0; run < 2; ++run) {
-                       auto b = test::make_matrix<T>(layout, tb, e.k, e.n, pad + 2, rng, sentinel);
-                       auto c = test::make_matrix<T>(layout, false, e.m, e.n, pad, rng, sentinel);
-                       b.conj = test::kComplex<T> && op_b == Op::ConjTrans;
-                       if (beta == 0)
-                         for (int64_t i = 0; i < e.m; ++i)
-                           for (int64_t j = 0; j < e.n; ++j)
-                             c.at(i, j) = std::numeric_limits<T>::quiet_NaN();
-                       const auto before = c;
-                       const test::Reference ref = test::reference(a, b, c, alpha, beta);
-                       if (!plan)
-                         plan = std::make_unique<Plan<T>>(layout, op_a, op_b, e.m, e.n, e.k, a.ld,
-                                                          b.ld, c.ld, o);
-                       const std::string what =
-                           name + (pinned ? " pinned" : "") + " m=" + std::to_string(e.m) +
-                           " n=" + std::to_string(e.n) + " k=" + std::to_string(e.k) + " run " +
-                           std::to_string(run) + " seed " + std::to_string(s);
-                       Report r;
-                       if (pinned) {
-                         // test::Matrix's storage is tandem_malloc memory.
-                         plan->run(test::scalar<T>({alpha, 0.0}), a.ptr(), b.ptr(),
-                                   test::scalar<T>({beta, 0.0}), c.ptr(), &r);
-                       } else {
-                         // Copies in the caller's ordinary memory, run there, copied back.
-                         std::vector<T> oa(a.data.begin(), a.data.end()),
-                             ob(b.data.begin(), b.data.end()), oc(c.data.begin(), c.data.end());
-                         plan->run(test::scalar<T>({alpha, 0.0}), oa.data(), ob.data(),
-                                   test::scalar<T>({beta, 0.0}), oc.data(), &r);
-                         std::copy(oc.begin(), oc.end(), c.data.begin());
-                       }
-                       test::expect_matches(c, before, ref, e.k, what);
-                       // Under gpu every row of C (of its row-major view) is the device's.
-                       if (o.strategy == Strategy::Gpu && alpha != 0) {
-                         EXPECT_EQ(r.gpu_rows, layout == Layout::RowMajor ? e.m : e.n) << what;
-                       }
-                     }
-                   });
+  test::walk_calls<T>(
+      kSizes, seed, combo,
+      [&](Layout layout, Op op_a, Op op_b, const test::Extents& e, std::complex<double> alpha,
+          std::complex<double> beta, int64_t pad, uint64_t s) {
+        std::mt19937_64 rng(s);
+        const bool ta = op_a != Op::NoTrans, tb = op_b != Op::NoTrans;
+        const T sentinel = static_cast<T>(-777.25);
+        auto a = test::make_matrix<T>(layout, ta, e.m, e.k, pad, rng, sentinel);
+        a.conj = test::kComplex<T> && op_a == Op::ConjTrans;
+        std::unique_ptr<Plan<T>> plan;
+        for (int run = 0; run < 2; ++run) {
+          auto b = test::make_matrix<T>(layout, tb, e.k, e.n, pad + 2, rng, sentinel);
+          auto c = test::make_matrix<T>(layout, false, e.m, e.n, pad, rng, sentinel);
+          b.conj = test::kComplex<T> && op_b == Op::ConjTrans;
+          if (beta == 0.0)
+            for (int64_t i = 0; i < e.m; ++i)
+              for (int64_t j = 0; j < e.n; ++j) c.at(i, j) = std::numeric_limits<T>::quiet_NaN();
+          const auto before = c;
+          const test::Reference ref = test::reference(a, b, c, alpha, beta);
+          if (!plan)
+            plan =
+                std::make_unique<Plan<T>>(layout, op_a, op_b, e.m, e.n, e.k, a.ld, b.ld, c.ld, o);
+          const std::string what = name + (pinned ? " pinned" : "") + " m=" + std::to_string(e.m) +
+                                   " n=" + std::to_string(e.n) + " k=" + std::to_string(e.k) +
+                                   " run " + std::to_string(run) + " seed " + std::to_string(s);
+          Report r;
+          if (pinned) {
+            // test::Matrix's storage is tandem_malloc memory.
+            plan->run(test::scalar<T>(alpha), a.ptr(), b.ptr(), test::scalar<T>(beta), c.ptr(), &r);
+          } else {
+            // Copies in the caller's ordinary memory, run there, copied back.
+            std::vector<T> oa(a.data.begin(), a.data.end()), ob(b.data.begin(), b.data.end()),
+                oc(c.data.begin(), c.data.end());
+            plan->run(test::scalar<T>(alpha), oa.data(), ob.data(), test::scalar<T>(beta),
+                      oc.data(), &r);
+            std::copy(oc.begin(), oc.end(), c.data.begin());
+          }
+          test::expect_matches(c, before, ref, e.k, what);
+          // Under gpu every row of C (of its row-major view) is the device's.
+          if (o.strategy == Strategy::Gpu && alpha != 0.0) {
+            EXPECT_EQ(r.gpu_rows, layout == Layout::RowMajor ? e.m : e.n) << what;
+          }
+        }
+      });
 }
 
 Options with(Strategy s) {

@@ -183,19 +183,22 @@ std::vector<Op> operations() {
   return {Op::NoTrans, Op::Trans};
 }
 
-// The kernel tests' walk over calls: both storage orders, every pair of `ops`, each of `sizes`,
-// f(layout, op_a, op_b, extents, alpha, beta, pad, seed) for each. alpha and beta walk through
-// the nine pairs of {1, 0, -1.5} and every third call pads the operands by 3; `seed` and `combo`
-// carry on from call to call, and from one walk to the next.
-template <class F>
-void walk_calls(const std::vector<Op>& ops, const std::vector<Extents>& sizes, uint64_t& seed,
-                int& combo, F&& f) {
-  const double values[] = {1.0, 0.0, -1.5};
+// The kernel tests' walk over calls of element type T: both storage orders, every operation on
+// each operand (operations<T>), each of `sizes`, f(layout, op_a, op_b, extents, alpha, beta, pad,
+// seed) for each. alpha and beta walk through the nine pairs of {1, 0, -1.5}, where complex
+// elements have -1.5i for -1.5: a scalar whose real part is 0 and which is not 0, which a rule
+// that looked at the real part alone would take for 0. Every third call pads the operands by 3;
+// `seed` and `combo` carry on from call to call, and from one walk to the next.
+template <class T, class F>
+void walk_calls(const std::vector<Extents>& sizes, uint64_t& seed, int& combo, F&& f) {
+  const std::complex<double> values[] = {1.0, 0.0,
+                                         kComplex<T> ? std::complex<double>(0.0, -1.5) : -1.5};
+  const std::vector<Op> ops = operations<T>();
   for (Layout layout : {Layout::RowMajor, Layout::ColMajor})
     for (Op op_a : ops)
       for (Op op_b : ops)
         for (const Extents& size : sizes) {
-          const double alpha = values[(combo / 3) % 3], beta = values[combo % 3];
+          const std::complex<double> alpha = values[(combo / 3) % 3], beta = values[combo % 3];
           const int64_t pad = combo % 3 == 1 ? 3 : 0;
           ++combo;
           f(layout, op_a, op_b, size, alpha, beta, pad, ++seed);
@@ -208,8 +211,8 @@ void walk_calls(const std::vector<Op>& ops, const std::vector<Extents>& sizes, u
 // `what` gets the line that names the call, beginning with `name`. Returns the call's Report.
 template <class T>
 Report checked_call(const std::string& name, Layout layout, Op op_a, Op op_b, int64_t m, int64_t n,
-                    int64_t k, double alpha, double beta, int64_t pad, int64_t offset,
-                    uint64_t seed, const Options& o, std::string& what) {
+                    int64_t k, std::complex<double> alpha, std::complex<double> beta, int64_t pad,
+                    int64_t offset, uint64_t seed, const Options& o, std::string& what) {
   std::mt19937_64 rng(seed);
   const bool ta = op_a != Op::NoTrans, tb = op_b != Op::NoTrans;
   const T sentinel = static_cast<T>(-777.25);
@@ -218,7 +221,7 @@ Report checked_call(const std::string& name, Layout layout, Op op_a, Op op_b, in
   auto c = make_matrix<T>(layout, false, m, n, pad, rng, sentinel, offset);
   a.conj = kComplex<T> && op_a == Op::ConjTrans;
   b.conj = kComplex<T> && op_b == Op::ConjTrans;
-  if (beta == 0)
+  if (beta == 0.0)
     for (int64_t i = 0; i < m; ++i)
       for (int64_t j = 0; j < n; ++j) c.at(i, j) = std::numeric_limits<T>::quiet_NaN();
   const auto before = c;

@@ -64,10 +64,10 @@ template <class T>
 void walk_resident(const Options& o, const std::string& name, char which, bool pinned = false) {
   uint64_t seed = 7;
   int combo = 0;
-  test::walk_calls(
-      test::operations<T>(), kSizes, seed, combo,
-      [&](Layout layout, Op op_a, Op op_b, const test::Extents& e, double alpha, double beta,
-          int64_t pad, uint64_t s) {
+  test::walk_calls<T>(
+      kSizes, seed, combo,
+      [&](Layout layout, Op op_a, Op op_b, const test::Extents& e, std::complex<double> alpha,
+          std::complex<double> beta, int64_t pad, uint64_t s) {
         std::mt19937_64 rng(s);
         const bool ta = op_a != Op::NoTrans, tb = op_b != Op::NoTrans;
         const bool keep_a = which == 'A';
@@ -85,7 +85,7 @@ void walk_resident(const Options& o, const std::string& name, char which, bool p
                               : test::make_matrix<T>(layout, ta, e.m, e.k, pad, rng, sentinel);
           other.conj = test::kComplex<T> && (keep_a ? op_b : op_a) == Op::ConjTrans;
           auto c = test::make_matrix<T>(layout, false, e.m, e.n, pad, rng, sentinel);
-          if (beta == 0)
+          if (beta == 0.0)
             for (int64_t i = 0; i < e.m; ++i)
               for (int64_t j = 0; j < e.n; ++j) c.at(i, j) = std::numeric_limits<T>::quiet_NaN();
           const auto before = c;
@@ -103,7 +103,7 @@ void walk_resident(const Options& o, const std::string& name, char which, bool p
                                    " k=" + std::to_string(e.k) + " run " + std::to_string(run) +
                                    " seed " + std::to_string(s);
           std::vector<T> oo(other.data.begin(), other.data.end()), oc(c.data.begin(), c.data.end());
-          const T al = test::scalar<T>({alpha, 0.0}), be = test::scalar<T>({beta, 0.0});
+          const T al = test::scalar<T>(alpha), be = test::scalar<T>(beta);
           Report r;
           if (keep_a)
             plan->run(al, *resident, oo.data() + other.offset, be, oc.data(), &r);
@@ -111,7 +111,7 @@ void walk_resident(const Options& o, const std::string& name, char which, bool p
             plan->run(al, oo.data() + other.offset, *resident, be, oc.data(), &r);
           std::copy(oc.begin(), oc.end(), c.data.begin());
           test::expect_matches(c, before, ref, e.k, what);
-          if (alpha == 0) continue;
+          if (alpha == 0.0) continue;
           EXPECT_GT(resident->device_bytes(), 0) << what;
           for (const Report::Device& d : r.devices) {
             if (d.rows > 0 && (row_major_b || d.row0 == 0) && o.strategy == Strategy::Gpu) {
@@ -314,6 +314,29 @@ TEST(Resident, ADeviceThatFailsToTakeItsCopyKeepsNoneAndRunsStayRight) {
   const std::string said = ::testing::internal::GetCapturedStderr();
   EXPECT_EQ(b.device_bytes(), 0);
   EXPECT_NE(said.find("keeps no copy of B"), std::string::npos) << said;
+  EXPECT_TRUE(sq.all(2.0f * Square::n));
+}
+
+// The same where the device's queues then cannot be drained (the seam fail_drain): it may still
+// use what the copy was sent through, so it is retired as a call's share would retire it (a
+// device that only declined a copy stays in use, above), and the runs are the CPU's.
+TEST(Resident, ADeviceThatFailsToTakeItsCopyAndCannotBeDrainedIsRetired) {
+  detail::seams::Values fail = test::discrete();
+  fail.fail_device = default_index();
+  fail.fail_b_piece = 0;
+  fail.fail_drain = default_index();
+  const detail::seams::Override seams(fail);
+  Options o = with(Strategy::Hybrid);
+  o.device = std::to_string(default_index());
+  Square sq(o);
+  ::testing::internal::CaptureStderr();
+  Resident<float> b = sq.plan.resident_b(sq.b.data());
+  EXPECT_THROW((void)detail::gpu::open_device(*o.device), Error) << "taken out of use";
+  Report r;
+  sq.plan.run(1.0f, sq.a.data(), b, 0.0f, sq.c.data(), &r);
+  (void)::testing::internal::GetCapturedStderr();
+  EXPECT_EQ(b.device_bytes(), 0);
+  EXPECT_EQ(r.cpu_rows, Square::n);
   EXPECT_TRUE(sq.all(2.0f * Square::n));
 }
 

@@ -71,7 +71,8 @@ int tandem_run_ready(const tandem_run *run);
  * the waiting thread). NULL: 0. */
 int tandem_run_wait(tandem_run *run);
 
-/* Frees the plan (NULL is accepted). Runs in flight keep what they need. */
+/* Frees the plan (NULL is accepted). Asynchronous runs in flight keep what they need; a
+ * synchronous run on another thread must have returned. */
 void tandem_plan_destroy(tandem_plan *plan);
 
 /* Resident operands (tandem::Resident in tandem/plan.hpp, which says what is kept and when):
@@ -84,7 +85,9 @@ void tandem_plan_destroy(tandem_plan *plan);
  *
  * tandem_plan_resident keeps the plan's operand `operand` ('A' or 'B'), the matrix at x, on the
  * plan's discrete devices (plan 1, operand 2, x 3, resident 4; *resident NULL on failure): a copy
- * that would not fit returns TANDEM_ERROR_TOO_LARGE, nothing kept. */
+ * that would not fit returns TANDEM_ERROR_TOO_LARGE, nothing kept. x must stay allocated until the
+ * handle is destroyed and its runs have ended: runs read it for the CPU's rows and those of a
+ * device without a copy. */
 typedef struct tandem_resident tandem_resident;
 int tandem_plan_resident(const tandem_plan *plan, char operand, const void *x,
                          tandem_resident **resident);

@@ -23,8 +23,9 @@
 // Plans are immutable once made: runs from several threads, and several runs in flight on one
 // plan, are allowed; they share the devices in the order the devices receive them, and each run
 // writes only its own C (runs whose C overlap, or whose C overlaps another run's A or B, race).
-// A Plan may be copied (the copies share the plan) and may be destroyed while runs are in flight:
-// they hold what they need.
+// A Plan may be copied (the copies share the plan) and may be destroyed while asynchronous runs
+// are in flight: they hold what they need. A synchronous run uses the Plan object it was called
+// on, which, as any C++ object, must outlive the call (another thread's copy may go meanwhile).
 //
 // An operand many runs share can be kept on the plan's discrete devices (Resident, below), so
 // each run sends only the other operand and C:
@@ -67,9 +68,10 @@ class Plan;
 // it was made or last updated: after changing the host copy, call update() before the next run.
 // A run between the change and the update computes the devices' rows from the old values and the
 // CPU's rows (and those of a unified device, or of a device that fell back) from the new ones: C
-// is then a mix, and undefined. A run uses the copies kept when it started; one in flight keeps
-// them until it ends, even past an update() or the handle's end. Copies of a handle share its
-// copies; the last one's end frees them.
+// is then a mix, and undefined. The host matrix must stay allocated while the handle, or a run
+// given it, lives: runs read it for those rows. A run uses the copies kept when it started; one
+// in flight keeps them until it ends, even past an update() or the handle's end. Copies of a
+// handle share its copies; the last one's end frees them.
 template <class T>
 class Resident {
  public:

@@ -54,12 +54,8 @@ std::shared_ptr<KeptOperand> keep_discrete_b(Device& dev, const SharedParams& pa
     cl::WaitForEvents(b->device_b()->ready);
   } catch (...) {
     // Whatever was enqueued is finished before B's staging goes back; if it cannot be, the device
-    // may still use it, and it is kept aside.
-    try {
-      cmd.finish();
-    } catch (const cl::Error&) {
-      b->lose();
-    }
+    // may still use it: it is kept aside, and the device retired, as a call's share would be.
+    if (!drained(dev, [&] { cmd.finish(); })) b->lose();
     throw;
   }
   cmd.give_queues();
@@ -97,11 +93,10 @@ std::shared_ptr<KeptOperand> keep_discrete_a(Device& dev, const SharedParams& pa
     in.wait();
   } catch (...) {
     // As keep_discrete_b's: what the device may still use is kept aside, the rest given back.
-    try {
-      cmd.finish();
+    if (drained(dev, [&] { cmd.finish(); })) {
       a->give_staging(dev.staging());
       a->give_scratch(dev.staging());
-    } catch (const cl::Error&) {
+    } else {
       a->lose_staging(dev.staging());
       a->lose_scratch(dev.staging());
     }
