@@ -12,6 +12,7 @@
 #include <filesystem>
 #include <fstream>
 #include <functional>
+#include <limits>
 #include <nlohmann/json.hpp>
 #include <stdexcept>
 #include <string>
@@ -624,6 +625,33 @@ TEST(ProfileRanges, NothingOutOfRangeIsWritten) {
   EXPECT_TRUE(p.precisions.at(detail::Precision::s).observations.empty());
   prof::save(p, file);
   EXPECT_EQ(prof::load(file).precisions.at(detail::Precision::s).buckets.size(), 1u);
+}
+
+// A NaN or an infinity, which JSON would write as null and every later read refuse, is never
+// written; and a file nested deeper than any profile (a million '[' fits in a profile's 1 MiB)
+// is refused as it is parsed, where the range check's and dump()'s recursion took it past the
+// stack.
+TEST(ProfileRanges, NonFiniteNumbersAreNotWrittenAndDeepNestingIsRefused) {
+  prof::Profile p = full_profile();
+  p.tuning.seconds = std::numeric_limits<double>::quiet_NaN();
+  const fs::path file = profile_dir() / "not-finite.json";
+  try {
+    prof::save(p, file);
+    ADD_FAILURE() << "a NaN was written";
+  } catch (const std::runtime_error& e) {
+    EXPECT_NE(std::string(e.what()).find("tuning.seconds is NaN"), std::string::npos) << e.what();
+  }
+  EXPECT_FALSE(fs::exists(file));
+  for (const int depth : {prof::kMaxDepth + 1, 500000}) {
+    const std::string deep =
+        std::string(static_cast<size_t>(depth), '[') + std::string(static_cast<size_t>(depth), ']');
+    EXPECT_THROW(prof::from_json(deep), std::runtime_error) << depth;
+    EXPECT_THROW(prof::from_json(R"({"format": 1, "gpu_kernel": )" + deep + "}"),
+                 std::runtime_error)
+        << depth;
+  }
+  std::string shallow = profile_text(kBucket);  // a real profile parses
+  EXPECT_NO_THROW(prof::from_json(shallow));
 }
 
 // A bucket's confirmation (what the tune's interleaved rounds said) survives a save and a load,

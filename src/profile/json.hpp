@@ -44,6 +44,17 @@ std::map<std::string, int> kernel_of(const nlohmann::json& j);
 nlohmann::json model_json(const cost::Model& m, const std::vector<cost::Observation>& observations);
 cost::Model model_of(const nlohmann::json& j, std::vector<cost::Observation>* observations);
 
+// A profile's, a tuning log line's or the database's JSON from `text` (ranges.cpp): nested at
+// most kMaxDepth deep, or std::runtime_error, as malformed text throws nlohmann's parse_error (both
+// std::exception). What tandem writes nests 7 deep; what reads it (check_ranges, dump() in an
+// error's message) walks it by recursion, which a file of a million '[' would take past the
+// stack, so such a file is refused as it is parsed.
+constexpr int kMaxDepth = 64;
+nlohmann::json parse_json(const std::string& text);
+// Refuses (std::runtime_error naming the place) a number that is NaN or infinite in a profile
+// about to be written, where JSON would write null and every later read refuse the file.
+void check_finite(const nlohmann::json& j, const std::string& place = "");
+
 // Checks every number of a profile's JSON against its physical range (ranges.cpp's
 // table): throws std::runtime_error naming the first one outside it, by its place in the file
 // ("precisions.s.buckets[0].cpu_gflops = -5 ..."). Returns the places of numbers the table has

@@ -342,6 +342,7 @@ std::string to_json(const Profile& p) {
                  {"budget_seconds", t.budget_seconds},
                  {"evaluations", t.evaluations},
                  {"seconds", t.seconds}};
+  check_finite(j);
   return j.dump(2) + "\n";
 }
 
@@ -496,7 +497,7 @@ Tuning tuning_of(const json& t) {
 
 Profile from_json(const std::string& text) {
   try {
-    const json j = json::parse(text);
+    const json j = parse_json(text);
     check_ranges(j);  // first: a model's own checks would not name the field
     Profile p;
     p.format = integer<int>(j, "format");

@@ -1,8 +1,9 @@
 // The physical ranges of a profile's numbers, as one table: every profile read (a local file, an
 // import, the built-in database) has each number checked against it, so that a hand edit or a
 // corrupted file with a negative rate, a thread count of a million or a fraction above 1 is
-// refused by name rather than planned with.
+// refused by name rather than planned with; and how deep a profile's JSON may nest.
 #include <climits>
+#include <cmath>
 #include <cstdio>
 #include <map>
 
@@ -169,6 +170,26 @@ void check(const json& j, const std::string& place, const std::string& field,
 }
 
 }  // namespace
+
+json parse_json(const std::string& text) {
+  return json::parse(text, [](int depth, json::parse_event_t, json&) {
+    if (depth > kMaxDepth)
+      throw std::runtime_error("the JSON is nested more than " + std::to_string(kMaxDepth) +
+                               " levels deep");
+    return true;
+  });
+}
+
+void check_finite(const json& j, const std::string& place) {
+  if (j.is_structured()) {
+    for (const auto& [key, value] : j.items())
+      check_finite(value, j.is_array() ? place + "[" + key + "]"
+                                       : (place.empty() ? key : place + "." + key));
+  } else if (j.is_number_float() && !std::isfinite(j.get<double>())) {
+    throw std::runtime_error(place + " is " + (std::isnan(j.get<double>()) ? "NaN" : "infinite") +
+                             ": a profile holds finite numbers only");
+  }
+}
 
 std::vector<std::string> check_ranges(const json& profile) {
   std::vector<std::string> unranged;

@@ -77,7 +77,7 @@ void say_in_memory() {
 void save(const Profile& p, const fs::path& file) {
   const std::string text = to_json(p);
   // Never written where every later read would refuse it.
-  check_ranges(nlohmann::json::parse(text));
+  check_ranges(parse_json(text));
   std::error_code ec;
   fs::create_directories(file.parent_path(), ec);
   files::replace(file, text);

@@ -28,7 +28,7 @@ std::string to_log_line(const LogRecord& r) {
 
 std::optional<LogRecord> from_log_line(const std::string& line) {
   try {
-    const json j = json::parse(line);
+    const json j = parse_json(line);
     LogRecord r;
     r.kind = j.at("kind").get<std::string>();
     r.precision = parse_precision(j.at("precision").get<std::string>());
