@@ -16,6 +16,7 @@ packages=(
   libpowercap-dev  # RAPL through libpowercap (optional: without it, powercap sysfs by hand)
   librsvg2-bin  # tests only: rsvg-convert renders compare's plots to PNG to check them
   python3-pil  # tests only: tests/plot_check.py reads the colours of those PNGs
+  locales  # tests only: localedef's sources for a locale with a decimal comma (tests/env_test.cpp)
   dpkg-dev file  # cpack -G DEB: dpkg-shlibdeps for the package's dependencies, file to find ELF files
   lintian  # tests only: ctest's deb checks each Debian package with it (tests/deb_test.sh)
   libclblast-dev  # bench only (bench/vs_clblast): never linked into the library

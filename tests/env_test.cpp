@@ -2,7 +2,9 @@
 // under variables that ctest sets (see tests/CMakeLists.txt).
 #include <gtest/gtest.h>
 
+#include <clocale>
 #include <cstdlib>
+#include <filesystem>
 #include <map>
 #include <string>
 #include <vector>
@@ -39,6 +41,30 @@ TEST(EnvParse, ValidValues) {
   EXPECT_EQ(cfg.device, "pocl");
   EXPECT_TRUE(cfg.verbose);
   EXPECT_FALSE(parse({}).strategy.has_value());
+}
+
+// tandem is a library: the program may have set LC_NUMERIC to a locale whose decimal point is a
+// comma before tandem reads its environment, and the numbers are still read as written ("0.5",
+// which strtod then stops at the point). The locale is made here with localedef, from Debian's
+// locales package (scripts/setup.sh); where it cannot be made the test is skipped.
+TEST(EnvParse, NumbersReadTheSameInALocaleWithADecimalComma) {
+  namespace fs = std::filesystem;
+  std::string dir = (fs::temp_directory_path() / "tandem-locale-XXXXXX").string();
+  ASSERT_NE(mkdtemp(dir.data()), nullptr);
+  const std::string make = "localedef -i de_DE -f UTF-8 '" + dir + "/de_DE.UTF-8' >/dev/null 2>&1";
+  (void)std::system(make.c_str());  // exits 1 for warnings with the locale made
+  setenv("LOCPATH", dir.c_str(), 1);
+  const bool comma = std::setlocale(LC_NUMERIC, "de_DE.UTF-8") != nullptr;
+  const double strtod_read = comma ? std::strtod("0.5", nullptr) : 0.5;
+  const detail::EnvConfig cfg =
+      parse({{"TANDEM_GPU_FRACTION", "0.5"}, {"TANDEM_MIN_MNK", "1.5e6"}});
+  std::setlocale(LC_NUMERIC, "C");
+  unsetenv("LOCPATH");
+  fs::remove_all(dir);
+  if (!comma) GTEST_SKIP() << "localedef made no de_DE.UTF-8 locale (Debian's locales package)";
+  EXPECT_EQ(strtod_read, 0.0) << "strtod stops at the point in this locale";
+  EXPECT_EQ(cfg.gpu_fraction, 0.5);
+  EXPECT_EQ(cfg.min_mnk, 1.5e6);
 }
 
 TEST(EnvParse, MalformedValuesWarnOnceAndAreIgnored) {

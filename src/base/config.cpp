@@ -41,10 +41,8 @@ EnvConfig parse_env(const char* (*lookup)(const char*)) {
     if (!cfg.strategy) reject("TANDEM_STRATEGY", v, "auto, cpu, gpu or hybrid");
   }
   if (const char* v = lookup("TANDEM_GPU_FRACTION"); v != nullptr && *v != '\0') {
-    char* end = nullptr;
-    const double f = std::strtod(v, &end);
-    if (end != v && *end == '\0' && std::isfinite(f) && f >= 0.0 && f <= 1.0)
-      cfg.gpu_fraction = f;
+    if (const auto f = text::number(v); f && std::isfinite(*f) && *f >= 0.0 && *f <= 1.0)
+      cfg.gpu_fraction = *f;
     else
       reject("TANDEM_GPU_FRACTION", v, "a number from 0 to 1");
   }
@@ -54,10 +52,8 @@ EnvConfig parse_env(const char* (*lookup)(const char*)) {
     if (!cfg.balance) reject("TANDEM_BALANCE", v, "static or dynamic");
   }
   if (const char* v = lookup("TANDEM_MIN_MNK"); v != nullptr && *v != '\0') {
-    char* end = nullptr;
-    const double work = std::strtod(v, &end);
-    if (end != v && *end == '\0' && std::isfinite(work) && work >= 0.0)
-      cfg.min_mnk = work;
+    if (const auto work = text::number(v); work && std::isfinite(*work) && *work >= 0.0)
+      cfg.min_mnk = *work;
     else
       reject("TANDEM_MIN_MNK", v, "a non-negative number (m*n*k)");
   }

@@ -1,15 +1,21 @@
-// Small text helpers that the library, the tuner and the benchmarks share: lower-casing, and
-// kernel parameters as "NAME=value" text in both directions.
+// Small text helpers that the library, the tuner and the benchmarks share: lower-casing, numbers
+// whatever the locale, and kernel parameters as "NAME=value" text in both directions.
 #pragma once
 
 #include <map>
 #include <memory>
+#include <optional>
 #include <string>
 
 namespace tandem::detail::text {
 
 // ASCII lower case (names of devices, strategies and environment values are ASCII).
 std::string lower(std::string s);
+
+// The whole of `text` as a decimal number ("0.5", "1e6"), or nothing. Read as C reads it in the
+// "C" locale, whatever locale the program set: strtod would take "0,5" and refuse "0.5" in a
+// program that set LC_NUMERIC to de_DE, and tandem is a library inside such programs.
+std::optional<double> number(const std::string& text);
 
 // "NAME=v NAME=v ...", in name order: how reports, logs and the CLI print kernel parameters.
 std::string describe(const std::map<std::string, int>& params);
