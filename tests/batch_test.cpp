@@ -1605,6 +1605,11 @@ TEST(Batch, GroupedRefusalsNameTheGroupAndTouchNoC) {
   gemm_batch<float>(Layout::RowMajor, empty.data(), 1, cpu(1), &none);
   EXPECT_EQ(none.problems, int64_t(1) << 40);
   EXPECT_EQ(none.products, 0);
+  // Counts summing past int64_t are refused, naming the group that makes them so.
+  empty.push_back(empty[0]);
+  empty[0].size = std::numeric_limits<int64_t>::max();
+  expect_refused([&] { gemm_batch<float>(Layout::RowMajor, empty.data(), 2, cpu(1)); }, 16,
+                 {"group 1", "group_size", "2^63"}, c, before);
   // The same groups, valid, run.
   gemm_batch<float>(Layout::RowMajor, groups().data(), 2, cpu(1));
   EXPECT_EQ(c[0], 7 + 2);

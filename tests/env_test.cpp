@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "base/config.hpp"
+#include "base/text.hpp"
 #include "tandem/tandem.hpp"
 
 namespace tandem::test {
@@ -65,6 +66,14 @@ TEST(EnvParse, NumbersReadTheSameInALocaleWithADecimalComma) {
   EXPECT_EQ(strtod_read, 0.0) << "strtod stops at the point in this locale";
   EXPECT_EQ(cfg.gpu_fraction, 0.5);
   EXPECT_EQ(cfg.min_mnk, 1.5e6);
+}
+
+TEST(EnvParse, NumbersAsWritten) {
+  EXPECT_EQ(detail::text::number("0.25"), 0.25);
+  EXPECT_EQ(detail::text::number(" +1.5e6"), 1.5e6);
+  EXPECT_EQ(detail::text::number("-2"), -2.0);
+  for (const char* bad : {"", " ", "+", "+-1", "0,5", "0.5x", "0x1p-1", "1e999"})
+    EXPECT_FALSE(detail::text::number(bad).has_value()) << "'" << bad << "'";
 }
 
 TEST(EnvParse, MalformedValuesWarnOnceAndAreIgnored) {

@@ -12,6 +12,7 @@
 #include "cpu/batch.hpp"
 
 #include <algorithm>
+#include <limits>
 #include <string>
 #include <vector>
 
@@ -251,6 +252,10 @@ void gemm_batch(Layout layout, const GemmGroup<T>* groups, int64_t group_count,
           std::tuple{static_cast<const void*>(x.c), output, detail::kC, "c"}})
       if (needed && x.size > 0 && array == nullptr)
         detail::refuse(routine, where, position, std::string("(") + name + ", the array) is NULL");
+    if (x.size > std::numeric_limits<int64_t>::max() - total)
+      detail::refuse(routine, where, detail::kGroupSize,
+                     "(group_size) = " + std::to_string(x.size) +
+                         " makes the batch more than 2^63 - 1 problems");
     total += x.size;
     // A group whose C are empty reads none of its arrays, however many problems it counts (it
     // is not built either, below).

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <chrono>
 #include <complex>
+#include <cstdint>
 #include <future>
 #include <memory>
 #include <new>
@@ -153,7 +154,8 @@ int grouped(const char* routine, int layout, const int* trans_a, const int* tran
       x.a = a != nullptr ? reinterpret_cast<const T* const*>(a) + first : nullptr;
       x.b = b != nullptr ? reinterpret_cast<const T* const*>(b) + first : nullptr;
       x.c = c != nullptr ? reinterpret_cast<T* const*>(c) + first : nullptr;
-      if (x.size > 0) first += x.size;
+      // Saturated: sizes summing past int64_t are refused by the C++ checks, naming group_size.
+      if (x.size > 0) first = x.size > INT64_MAX - first ? INT64_MAX : first + x.size;
     }
     tandem::gemm_batch<T>(static_cast<tandem::Layout>(layout), groups.data(), group_count);
   });

@@ -20,10 +20,13 @@ std::string lower(std::string s) {
 }
 
 std::optional<double> number(const std::string& text) {
-  double value = 0;
+  const char* from = text.data();
   const char* const end = text.data() + text.size();
-  const auto [stop, error] = std::from_chars(text.data(), end, value);
-  if (error != std::errc() || stop != end || text.empty()) return std::nullopt;
+  while (from != end && std::isspace(static_cast<unsigned char>(*from))) ++from;
+  if (from != end && *from == '+' && from + 1 != end && from[1] != '-') ++from;
+  double value = 0;
+  const auto [stop, error] = std::from_chars(from, end, value);
+  if (error != std::errc() || stop != end || from == end) return std::nullopt;
   return value;
 }
 

@@ -12,9 +12,10 @@ namespace tandem::detail::text {
 // ASCII lower case (names of devices, strategies and environment values are ASCII).
 std::string lower(std::string s);
 
-// The whole of `text` as a decimal number ("0.5", "1e6"), or nothing. Read as C reads it in the
-// "C" locale, whatever locale the program set: strtod would take "0,5" and refuse "0.5" in a
-// program that set LC_NUMERIC to de_DE, and tandem is a library inside such programs.
+// The whole of `text` as a decimal number ("0.5", "+0.5", " 1e6"), or nothing: leading blanks
+// and a plus sign, then a decimal number with a point, whatever locale the program set (strtod
+// would take "0,5" and refuse "0.5" in a program that set LC_NUMERIC to de_DE, and tandem is a
+// library inside such programs). Hexadecimal and a value beyond double's range are refused.
 std::optional<double> number(const std::string& text);
 
 // "NAME=v NAME=v ...", in name order: how reports, logs and the CLI print kernel parameters.

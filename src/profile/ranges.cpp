@@ -173,7 +173,7 @@ void check(const json& j, const std::string& place, const std::string& field,
 
 json parse_json(const std::string& text) {
   return json::parse(text, [](int depth, json::parse_event_t, json&) {
-    if (depth > kMaxDepth)
+    if (depth >= kMaxDepth)  // an array or object opens at the depth of those around it
       throw std::runtime_error("the JSON is nested more than " + std::to_string(kMaxDepth) +
                                " levels deep");
     return true;
