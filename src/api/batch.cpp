@@ -216,6 +216,14 @@ void run(std::vector<Problem<T>>& problems, int64_t total, bool one_shape, const
              " seconds=" + std::to_string(report.seconds()));
 }
 
+// A group has C to write only where its m and n are both positive. One that has none reads none of
+// its arrays, however many problems it counts, and is not built: the checks, the build and the
+// overlap check's names all skip it.
+template <class T>
+bool writes_c(const GemmGroup<T>& group) {
+  return group.m > 0 && group.n > 0;
+}
+
 }  // namespace
 }  // namespace detail
 
@@ -244,8 +252,8 @@ void gemm_batch(Layout layout, const GemmGroup<T>* groups, int64_t group_count,
                          static_cast<int>(x.op_b), x.m, x.n, x.k, x.alpha, &any, x.lda, &any, x.ldb,
                          const_cast<T*>(&any), x.ldc);
     });
-    const bool product = x.m > 0 && x.n > 0 && x.k > 0 && x.alpha != T(0);
-    const bool output = x.m > 0 && x.n > 0;
+    const bool output = detail::writes_c(x);
+    const bool product = output && x.k > 0 && x.alpha != T(0);
     for (const auto& [array, needed, position, name] :
          {std::tuple{static_cast<const void*>(x.a), product, detail::kA, "a"},
           std::tuple{static_cast<const void*>(x.b), product, detail::kB, "b"},
@@ -257,8 +265,6 @@ void gemm_batch(Layout layout, const GemmGroup<T>* groups, int64_t group_count,
                      "(group_size) = " + std::to_string(x.size) +
                          " makes the batch more than 2^63 - 1 problems");
     total += x.size;
-    // A group whose C are empty reads none of its arrays, however many problems it counts (it
-    // is not built either, below).
     if (!output) continue;
     for (int64_t i = 0; i < x.size; ++i) {
       const int position = product && x.a[i] == nullptr   ? detail::kA
@@ -277,7 +283,7 @@ void gemm_batch(Layout layout, const GemmGroup<T>* groups, int64_t group_count,
   problems.reserve(static_cast<size_t>(built));
   for (int64_t g = 0; g < group_count; ++g) {
     const GemmGroup<T>& x = groups[g];
-    if (x.m <= 0 || x.n <= 0) continue;
+    if (!detail::writes_c(x)) continue;
     for (int64_t i = 0; i < x.size; ++i)
       problems.push_back(detail::gemm_rules::row_major(
           static_cast<int>(layout), static_cast<int>(x.op_a), static_cast<int>(x.op_b), x.m, x.n,
@@ -285,10 +291,10 @@ void gemm_batch(Layout layout, const GemmGroup<T>* groups, int64_t group_count,
           x.ldb, x.beta, x.c != nullptr ? x.c[i] : nullptr, x.ldc));
   }
   detail::check_sharing(problems, layout, routine, detail::kC, [&](int64_t i) {
-    // The groups' problems one after another (those whose C are empty were not built).
+    // The groups' problems one after another, as built.
     for (int64_t g = 0; g < group_count; ++g) {
       const GemmGroup<T>& x = groups[g];
-      if (x.m <= 0 || x.n <= 0) continue;
+      if (!detail::writes_c(x)) continue;
       if (i < x.size) return "problem " + std::to_string(i) + " of group " + std::to_string(g);
       i -= x.size;
     }
