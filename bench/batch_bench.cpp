@@ -24,8 +24,6 @@
 // BENCH_SETTLE=SECONDS: a pause before each side's call, for the threads of the side before it
 //   to go idle (OpenBLAS's and PoCL's spin a while after a call), as the tune's rounds pause
 //   (database/defaults.json's confirm.settle_seconds); none by default.
-#include <cblas.h>
-
 #include <algorithm>
 #include <chrono>
 #include <cmath>
@@ -43,6 +41,7 @@
 #include <vector>
 
 #include "batch_cases.hpp"
+#include "batch_element.hpp"
 #include "tandem/tandem.h"
 #include "tandem/tandem.hpp"
 
@@ -55,49 +54,6 @@ double median(std::vector<double> v) {
   std::sort(v.begin(), v.end());
   return v[v.size() / 2];
 }
-
-void openblas_gemm(int64_t n, float alpha, const float* a, const float* b, float beta, float* c) {
-  const auto x = static_cast<blasint>(n);
-  cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, x, x, x, alpha, a, x, b, x, beta, c, x);
-}
-void openblas_gemm(int64_t n, double alpha, const double* a, const double* b, double beta,
-                   double* c) {
-  const auto x = static_cast<blasint>(n);
-  cblas_dgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, x, x, x, alpha, a, x, b, x, beta, c, x);
-}
-void openblas_gemm(int64_t n, std::complex<float> alpha, const std::complex<float>* a,
-                   const std::complex<float>* b, std::complex<float> beta, std::complex<float>* c) {
-  const auto x = static_cast<blasint>(n);
-  cblas_cgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, x, x, x, &alpha, a, x, b, x, &beta, c, x);
-}
-void openblas_gemm(int64_t n, std::complex<double> alpha, const std::complex<double>* a,
-                   const std::complex<double>* b, std::complex<double> beta,
-                   std::complex<double>* c) {
-  const auto x = static_cast<blasint>(n);
-  cblas_zgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, x, x, x, &alpha, a, x, b, x, &beta, c, x);
-}
-
-// What a case needs of its element type T: its letter, its real type, the flops of one
-// multiply-add, and a random element (each part uniform in [-1, 1], drawn real part first).
-template <class T>
-struct Element {
-  using Real = T;
-  static constexpr char letter = sizeof(T) == 4 ? 's' : 'd';
-  static constexpr double flops = 2;
-  static T random(std::uniform_real_distribution<double>& dist, std::mt19937& rng) {
-    return static_cast<T>(dist(rng));
-  }
-};
-template <class R>
-struct Element<std::complex<R>> {
-  using Real = R;
-  static constexpr char letter = sizeof(R) == 4 ? 'c' : 'z';
-  static constexpr double flops = 8;  // 4 real multiplies and 4 adds
-  static std::complex<R> random(std::uniform_real_distribution<double>& dist, std::mt19937& rng) {
-    const auto re = static_cast<R>(dist(rng));
-    return {re, static_cast<R>(dist(rng))};
-  }
-};
 
 // BENCH_RESIDENT_AUTO=1: devices mode also runs cpu and auto from tandem_malloc memory.
 bool resident_auto() {
@@ -316,17 +272,7 @@ int main(int argc, char** argv) {
   const bool gpu_only = mode == "gpu";
   const bool devices = mode == "devices" || gpu_only;
   std::vector<std::string> rows;
-  std::stringstream in(cases);
-  std::string item;
-  while (std::getline(in, item, ',')) {
-    char p = 0;
-    long long n = 0, count = 0;
-    if (std::sscanf(item.c_str(), "%c:%lld:%lld", &p, &n, &count) != 3 ||
-        std::string("sdcz").find(p) == std::string::npos) {
-      std::fprintf(stderr, "bad case %s (PRECISION:N:COUNT, PRECISION s, d, c or z)\n",
-                   item.c_str());
-      return 2;
-    }
+  for (const auto& [p, n, count] : parse_batch_cases(cases, "sdcz")) {
     std::string row;
     std::string json;
     if (p == 's')

@@ -1,13 +1,13 @@
 // CLBlast's strided batched GEMM (issue 43's comparison), host to host from pinned memory: A and
 // B written from a mapped CL_MEM_ALLOC_HOST_PTR buffer, GemmStridedBatched, C read back into one,
 // all on one in-order queue; and the kernel alone on the device. Medians of REPS after one
-// warm-up; a sample of problems checked against OpenBLAS (a difference past rounding fails the
-// run). One JSON line per case.
+// warm-up; a sample of problems checked against OpenBLAS (a difference past rounding, 64 of the
+// real type's epsilon per unit of n max|C|, fails the run). One JSON line per case.
 //
-//   clblast_batch CASES REPS [DEVICE]     e.g. clblast_batch s:64:20000,d:256:2000 7 NVIDIA
+//   clblast_batch CASES REPS [DEVICE]     e.g. clblast_batch s:64:20000,z:256:2000 7 NVIDIA
 //
-// CASES: PRECISION:N:COUNT (s or d); DEVICE: a substring of "platform / device" (default NVIDIA).
-#include <cblas.h>
+// CASES: PRECISION:N:COUNT, PRECISION s, d, c or z (operands drawn as batch_bench's); DEVICE: a
+// substring of "platform / device" (default NVIDIA).
 #include <clblast.h>
 
 #include <CL/opencl.hpp>
@@ -16,12 +16,14 @@
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
+#include <limits>
 #include <random>
 #include <sstream>
 #include <string>
 #include <vector>
 
 #include "batch_cases.hpp"
+#include "batch_element.hpp"
 
 namespace {
 
@@ -47,15 +49,6 @@ cl::Device find_device(const std::string& name) {
   std::exit(2);
 }
 
-void reference(int64_t n, const float* a, const float* b, float* c) {
-  const auto x = static_cast<blasint>(n);
-  cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, x, x, x, 1.0f, a, x, b, x, 0.0f, c, x);
-}
-void reference(int64_t n, const double* a, const double* b, double* c) {
-  const auto x = static_cast<blasint>(n);
-  cblas_dgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, x, x, x, 1.0, a, x, b, x, 0.0, c, x);
-}
-
 bool g_mismatch = false;
 
 template <class T>
@@ -75,7 +68,7 @@ std::string run_case(const cl::Device& device, int64_t n, int64_t count, int rep
   std::mt19937 rng(static_cast<unsigned>(n * 7 + count));
   std::uniform_real_distribution<double> dist(-1, 1);
   for (size_t i = 0; i < elements; ++i)
-    a[i] = static_cast<T>(dist(rng)), b[i] = static_cast<T>(dist(rng));
+    a[i] = Element<T>::random(dist, rng), b[i] = Element<T>::random(dist, rng);
   cl::Buffer da(context, CL_MEM_READ_WRITE, bytes), db(context, CL_MEM_READ_WRITE, bytes),
       dc(context, CL_MEM_READ_WRITE, bytes);
   const auto size = static_cast<size_t>(n), stride = size * size;
@@ -108,15 +101,18 @@ std::string run_case(const cl::Device& device, int64_t n, int64_t count, int rep
   std::vector<T> want(stride);
   double worst = 0, scale = 0;
   for (int64_t i : {int64_t{0}, count / 2, count - 1}) {
-    reference(n, a + i * n * n, b + i * n * n, want.data());
+    openblas_gemm(n, T(1), a + i * n * n, b + i * n * n, T(0), want.data());
     for (size_t e = 0; e < stride; ++e) {
-      scale = std::max(scale, std::abs(static_cast<double>(want[e])));
-      worst = std::max(worst, std::abs(static_cast<double>(c[i * n * n + e] - want[e])));
+      scale = std::max(scale, static_cast<double>(std::abs(want[e])));
+      const auto d = static_cast<double>(std::abs(c[i * n * n + e] - want[e]));
+      if (!std::isnan(worst) && !(d <= worst)) worst = d;  // a NaN, once seen, stays
     }
   }
-  const double tolerance = (sizeof(T) == 4 ? 1e-5 : 1e-13) * static_cast<double>(n) * scale;
+  const double tolerance =
+      64 * static_cast<double>(std::numeric_limits<typename Element<T>::Real>::epsilon()) *
+      static_cast<double>(n) * scale;
   if (!(worst <= tolerance)) {
-    std::fprintf(stderr, "MISMATCH n %lld count %lld: %g (tolerance %g)\n",
+    std::fprintf(stderr, "MISMATCH %c n %lld count %lld: %g (tolerance %g)\n", Element<T>::letter,
                  static_cast<long long>(n), static_cast<long long>(count), worst, tolerance);
     g_mismatch = true;
   }
@@ -124,7 +120,7 @@ std::string run_case(const cl::Device& device, int64_t n, int64_t count, int rep
     queue.enqueueUnmapMemObject(*buffer, p);
   queue.finish();
   std::ostringstream json;
-  json << "{\"precision\": \"" << (sizeof(T) == 4 ? 's' : 'd') << "\", \"n\": " << n
+  json << "{\"precision\": \"" << Element<T>::letter << "\", \"n\": " << n
        << ", \"count\": " << count << ", \"reps\": " << reps
        << ", \"clblast_pinned_s\": " << median(host) << ", \"clblast_device_s\": " << median(kernel)
        << ", \"max_abs_diff\": " << worst << "}";
@@ -137,9 +133,12 @@ int main(int argc, char** argv) {
   const std::string cases = argc > 1 ? argv[1] : "s:64:2000";
   const int reps = argc > 2 ? std::atoi(argv[2]) : 5;
   const cl::Device device = find_device(argc > 3 ? argv[3] : "NVIDIA");
-  for (const auto& [p, n, count] : parse_batch_cases(cases)) {
-    std::printf("%s\n", p == 's' ? run_case<float>(device, n, count, reps).c_str()
-                                 : run_case<double>(device, n, count, reps).c_str());
+  for (const auto& [p, n, count] : parse_batch_cases(cases, "sdcz")) {
+    const std::string json = p == 's'   ? run_case<float>(device, n, count, reps)
+                             : p == 'd' ? run_case<double>(device, n, count, reps)
+                             : p == 'c' ? run_case<std::complex<float>>(device, n, count, reps)
+                                        : run_case<std::complex<double>>(device, n, count, reps);
+    std::printf("%s\n", json.c_str());
     std::fflush(stdout);
   }
   return g_mismatch ? 1 : 0;
