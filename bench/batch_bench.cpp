@@ -21,6 +21,8 @@
 //   tandem_malloc memory, and auto's ratio there against the better of cpu and gpu from it.
 //   BENCH_FEEDERS=N sets the batches' Options::feeder_threads (host threads packing for each
 //   device).
+// BENCH_CPU_THREADS=N sets the batches' Options::cpu_threads (the threads the cores' share runs
+//   on), in every mode.
 // BENCH_SETTLE=SECONDS: a pause before each side's call, for the threads of the side before it
 //   to go idle (OpenBLAS's and PoCL's spin a while after a call), as the tune's rounds pause
 //   (database/defaults.json's confirm.settle_seconds); none by default.
@@ -137,6 +139,7 @@ std::string run_case(int64_t n, int64_t count, int reps, bool devices, bool gpu_
       tandem::Options o;
       o.strategy = strategy;
       if (const char* f = std::getenv("BENCH_FEEDERS")) o.feeder_threads = std::atoi(f);
+      if (const char* t = std::getenv("BENCH_CPU_THREADS")) o.cpu_threads = std::atoi(t);
       const T* x = pinned ? pa->data() : a.data();
       const T* y = pinned ? pb->data() : b.data();
       tandem::gemm_batch_strided<T>(row_major, no, no, n, n, n, T(1), x, n, size, y, n, size, T(0),
