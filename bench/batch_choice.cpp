@@ -8,9 +8,9 @@
 //
 //   batch_choice CASES REPS [pinned]     e.g. batch_choice s:64:10,s:16:100000 301 pinned
 //
-// CASES as batch_bench's (bench/batch_cases.hpp). pinned: the process holds a tandem_malloc block
-// through the runs (the operands stay in ordinary memory), which takes the batch off the route's
-// fast check, as in a program that uses tandem_malloc elsewhere.
+// CASES as batch_bench's, s or d only (bench/batch_cases.hpp). pinned: the process holds a
+// tandem_malloc block through the runs (the operands stay in ordinary memory), which takes the
+// batch off the route's fast check, as in a program that uses tandem_malloc elsewhere.
 #include <algorithm>
 #include <chrono>
 #include <cmath>
