@@ -4,13 +4,13 @@
 
 #include <clocale>
 #include <cstdlib>
-#include <filesystem>
 #include <map>
 #include <string>
 #include <vector>
 
 #include "base/config.hpp"
 #include "base/text.hpp"
+#include "support/made_locale.hpp"
 #include "tandem/tandem.hpp"
 
 namespace tandem::test {
@@ -49,19 +49,15 @@ TEST(EnvParse, ValidValues) {
 // which strtod then stops at the point). The locale is made here with localedef, from Debian's
 // locales package (scripts/setup.sh); where it cannot be made the test is skipped.
 TEST(EnvParse, NumbersReadTheSameInALocaleWithADecimalComma) {
-  namespace fs = std::filesystem;
-  std::string dir = (fs::temp_directory_path() / "tandem-locale-XXXXXX").string();
-  ASSERT_NE(mkdtemp(dir.data()), nullptr);
-  const std::string make = "localedef -i de_DE -f UTF-8 '" + dir + "/de_DE.UTF-8' >/dev/null 2>&1";
-  (void)std::system(make.c_str());  // exits 1 for warnings with the locale made
-  setenv("LOCPATH", dir.c_str(), 1);
-  const bool comma = std::setlocale(LC_NUMERIC, "de_DE.UTF-8") != nullptr;
-  const double strtod_read = comma ? std::strtod("0.5", nullptr) : 0.5;
-  const detail::EnvConfig cfg =
-      parse({{"TANDEM_GPU_FRACTION", "0.5"}, {"TANDEM_MIN_MNK", "1.5e6"}});
-  std::setlocale(LC_NUMERIC, "C");
-  unsetenv("LOCPATH");
-  fs::remove_all(dir);
+  bool comma = false;
+  double strtod_read = 0.5;
+  detail::EnvConfig cfg;
+  {
+    const test::MadeLocale locale;
+    comma = locale.made() && std::setlocale(LC_NUMERIC, test::MadeLocale::kName) != nullptr;
+    if (comma) strtod_read = std::strtod("0.5", nullptr);
+    cfg = parse({{"TANDEM_GPU_FRACTION", "0.5"}, {"TANDEM_MIN_MNK", "1.5e6"}});
+  }
   if (!comma) GTEST_SKIP() << "localedef made no de_DE.UTF-8 locale (Debian's locales package)";
   EXPECT_EQ(strtod_read, 0.0) << "strtod stops at the point in this locale";
   EXPECT_EQ(cfg.gpu_fraction, 0.5);

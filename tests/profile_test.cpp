@@ -13,6 +13,7 @@
 #include <fstream>
 #include <functional>
 #include <limits>
+#include <locale>
 #include <nlohmann/json.hpp>
 #include <stdexcept>
 #include <string>
@@ -24,6 +25,7 @@
 #include "profile/defaults.hpp"
 #include "profile/json.hpp"
 #include "profile/store.hpp"
+#include "support/made_locale.hpp"
 #include "tandem_builtin_profiles.hpp"
 
 namespace tandem::test {
@@ -120,6 +122,34 @@ TEST(Profile, OnlyRegularFilesOfAProfilesSizeAreRead) {
   EXPECT_NE(err.find("-0000000000000000.json is 5242880 bytes"), std::string::npos) << err;
   EXPECT_EQ(err.find(fifo_name, err.find(fifo_name) + 1), std::string::npos)
       << "warned twice: " << err;
+}
+
+// A profile's file name is the same whatever C++ locale the program has made global: a locale
+// that groups digits (de_DE: a point every three) put its separators into the name's hash when a
+// stream wrote it, and the lookup then neither found the file saved under the plain name nor took
+// its own as a device's.
+TEST(Profile, FileNameIsTheSameInALocaleThatGroupsDigits) {
+  prof::Identity id;
+  id.device = "Some Device";
+  id.threads = 16;
+  const std::string plain = id.file_name();
+  std::string grouped;
+  bool global = false;
+  {
+    const MadeLocale locale;
+    if (locale.made()) {
+      try {
+        std::locale::global(std::locale(MadeLocale::kName));
+        global = true;
+        grouped = id.file_name();
+      } catch (const std::runtime_error&) {
+      }
+      std::locale::global(std::locale::classic());
+    }
+  }
+  if (!global) GTEST_SKIP() << "localedef made no de_DE.UTF-8 locale (Debian's locales package)";
+  EXPECT_EQ(grouped, plain);
+  EXPECT_TRUE(id.names_same_device(grouped)) << grouped;
 }
 
 // 200 junk files of 4 MiB made the first call take 162 s when every *.json was parsed: only the

@@ -4,9 +4,8 @@
 
 #include <algorithm>
 #include <cctype>
-#include <iomanip>
+#include <cstdio>
 #include <map>
-#include <sstream>
 #include <stdexcept>
 
 #include "profile/architecture.hpp"
@@ -256,9 +255,11 @@ std::string Identity::file_name() const {
                           blas_version + '\n' + blas_core + '\n' + std::to_string(threads);
   uint64_t h = 1469598103934665603ull;  // FNV-1a: stable across runs and builds
   for (unsigned char ch : all) h = (h ^ ch) * 1099511628211ull;
-  std::ostringstream name;
-  name << safe(device) << "-" << std::hex << std::setw(16) << std::setfill('0') << h << ".json";
-  return name.str();
+  // snprintf, not a stream: a stream takes the program's global C++ locale, whose digit grouping
+  // would put separators into the hash.
+  char hash[17];
+  std::snprintf(hash, sizeof hash, "%016llx", static_cast<unsigned long long>(h));
+  return safe(device) + "-" + hash + ".json";
 }
 
 bool Identity::names_same_device(const std::string& name) const {

@@ -1,0 +1,47 @@
+// A locale the tests make themselves: de_DE.UTF-8 (a decimal comma, digits grouped by threes with
+// a point), built with localedef from Debian's locales package (scripts/setup.sh) into a
+// temporary directory that LOCPATH names while the object lives. Where it cannot be made,
+// made() is false and the test skips.
+#pragma once
+
+#include <stdlib.h>
+
+#include <clocale>
+#include <cstdlib>
+#include <filesystem>
+#include <string>
+
+namespace tandem::test {
+
+class MadeLocale {
+ public:
+  static constexpr const char* kName = "de_DE.UTF-8";
+
+  MadeLocale() {
+    dir_ = (std::filesystem::temp_directory_path() / "tandem-locale-XXXXXX").string();
+    if (mkdtemp(dir_.data()) == nullptr) {
+      dir_.clear();
+      return;
+    }
+    const std::string make =
+        "localedef -i de_DE -f UTF-8 '" + dir_ + "/" + kName + "' >/dev/null 2>&1";
+    (void)std::system(make.c_str());  // exits 1 for warnings with the locale made
+    setenv("LOCPATH", dir_.c_str(), 1);
+    made_ = std::filesystem::exists(std::filesystem::path(dir_) / kName);
+  }
+  ~MadeLocale() {
+    std::setlocale(LC_ALL, "C");
+    unsetenv("LOCPATH");
+    if (!dir_.empty()) std::filesystem::remove_all(dir_);
+  }
+  MadeLocale(const MadeLocale&) = delete;
+  MadeLocale& operator=(const MadeLocale&) = delete;
+
+  bool made() const { return made_; }
+
+ private:
+  std::string dir_;
+  bool made_ = false;
+};
+
+}  // namespace tandem::test
