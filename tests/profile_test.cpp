@@ -8,6 +8,7 @@
 #include <gtest/gtest.h>
 #include <sys/stat.h>
 
+#include <atomic>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
@@ -17,6 +18,7 @@
 #include <nlohmann/json.hpp>
 #include <stdexcept>
 #include <string>
+#include <thread>
 #include <tuple>
 
 #include "profile/architecture.hpp"
@@ -1068,6 +1070,59 @@ TEST(ProfileLog, AnIdentityCannotForgeALogLine) {
   EXPECT_NE(err.find("driver '9\\ntandem: warning: forged\\x1b[2J'"), std::string::npos) << err;
   EXPECT_EQ(err.find('\n'), err.size() - 1) << "more than one line: " << err;
   EXPECT_EQ(err.find('\x1b'), std::string::npos) << err;
+}
+
+// Two tunes of different precisions that save at once both land: each takes the other's section
+// from the file under a lock beside it. Without the lock each read the file before the other had
+// replaced it, and the later rename dropped the earlier one's precision. Rounds of two threads
+// saving s and d over an absent file, started together.
+TEST(Profile, TwoSavesOfDifferentPrecisionsAtOnceBothLand) {
+  prof::Profile base = full_profile();
+  base.tandem_version = TANDEM_VERSION;
+  const prof::PrecisionProfile section = base.precisions.at(detail::Precision::s);
+  const fs::path file = prof::path_for(base.identity);
+  int lost = 0;
+  for (int round = 0; round < 20; ++round) {
+    fs::remove(file);
+    std::atomic<int> ready{0};
+    const auto save = [&](detail::Precision prec) {
+      prof::Profile p = base;
+      p.precisions = {{prec, section}};
+      ready.fetch_add(1);
+      while (ready.load() < 2) {
+      }
+      prof::save_local_over(p, {prec});
+    };
+    std::thread s(save, detail::Precision::s), d(save, detail::Precision::d);
+    s.join();
+    d.join();
+    const prof::Profile saved = prof::load(file);
+    lost += saved.precisions.count(detail::Precision::s) == 0 ||
+            saved.precisions.count(detail::Precision::d) == 0;
+  }
+  EXPECT_EQ(lost, 0) << "rounds that lost a precision, of 20";
+  // The lock file beside the profile is not a profile the lookup reads.
+  EXPECT_FALSE(base.identity.names_same_device("." + file.filename().string() + ".lock"));
+}
+
+// The cache folder the XDG rules give (XDG_CACHE_HOME, else HOME's .cache) where no
+// TANDEM_PROFILE_DIR is set; a relative XDG_CACHE_HOME is ignored, as those rules say, for it
+// would name another folder in each working directory.
+TEST(ProfileDirectory, RelativeXdgCacheHomeIsIgnored) {
+  const fs::path keep = profile_dir();
+  const char* home = std::getenv("HOME");
+  const std::string kept_home = home != nullptr ? home : "";
+  ::unsetenv("TANDEM_PROFILE_DIR");
+  ::setenv("HOME", "/nonexistent/home", 1);
+  ::setenv("XDG_CACHE_HOME", "/nonexistent/xdg", 1);
+  EXPECT_EQ(prof::directory(), fs::path("/nonexistent/xdg/tandem"));
+  ::setenv("XDG_CACHE_HOME", "relative/xdg", 1);
+  EXPECT_EQ(prof::directory(), fs::path("/nonexistent/home/.cache/tandem"));
+  ::setenv("XDG_CACHE_HOME", "", 1);
+  EXPECT_EQ(prof::directory(), fs::path("/nonexistent/home/.cache/tandem"));
+  ::unsetenv("XDG_CACHE_HOME");
+  if (home != nullptr) ::setenv("HOME", kept_home.c_str(), 1);
+  ::setenv("TANDEM_PROFILE_DIR", keep.c_str(), 1);
 }
 
 // Without HOME (nor XDG_CACHE_HOME, nor TANDEM_PROFILE_DIR), the profile directory is the user's

@@ -251,22 +251,8 @@ void Tuner::save() {
   for (const auto& [prec, why] : prof::drop_models_out_of_range(report_.profile))
     for (PrecisionSummary& s : report_.precisions)
       if (s.precision == prec) s.model_failure = "the fit is outside physical ranges: " + why;
-  const std::filesystem::path file = prof::path_for(report_.profile.identity);
-  // Precisions this run did not tune keep what the saved profile had for them (tune s, then d,
-  // and both are there).
-  std::error_code ec;
-  if (!file.empty() && std::filesystem::exists(file, ec)) {
-    try {
-      const prof::Profile old = prof::load(file);
-      if (prof::compatible(old) && old.identity == report_.profile.identity)
-        for (const auto& [prec, pp] : old.precisions)
-          if (std::find(o_.precisions.begin(), o_.precisions.end(), prec) == o_.precisions.end())
-            report_.profile.precisions.emplace(prec, pp);
-    } catch (const std::exception&) {
-      // An unreadable old file is simply replaced.
-    }
-  }
-  report_.saved = prof::save_local(report_.profile);
+  // Precisions this run did not tune keep what the saved profile had for them.
+  report_.saved = prof::save_local_over(report_.profile, o_.precisions);
   report_.profile.origin =
       report_.saved.empty() ? "memory (no profile directory)" : report_.saved.string();
   prof::forget();

@@ -4,6 +4,7 @@
 #include "base/files.hpp"
 
 #include <fcntl.h>
+#include <sys/file.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -185,6 +186,25 @@ std::string read(const fs::path& path, uintmax_t max_bytes, const char* what) {
   }
   ::close(fd);
   return text;
+}
+
+Lock::Lock(const fs::path& path) {
+  if (!not_regular(path).empty()) return;
+  fd_ = ::open(path.c_str(), O_RDWR | O_CREAT | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC, 0644);
+  if (fd_ < 0) return;
+  struct stat st;
+  int locked = -1;
+  if (::fstat(fd_, &st) == 0 && S_ISREG(st.st_mode)) do
+      locked = ::flock(fd_, LOCK_EX);
+    while (locked != 0 && errno == EINTR);
+  if (locked != 0) {
+    ::close(fd_);
+    fd_ = -1;
+  }
+}
+
+Lock::~Lock() {
+  if (fd_ >= 0) ::close(fd_);  // closing the descriptor releases the lock
 }
 
 }  // namespace tandem::detail::files

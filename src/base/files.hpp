@@ -35,4 +35,22 @@ int open_append(const std::filesystem::path& path, std::string* why);
 // path and the reason; `what` names the kind of file in the size's ("a profile is at most N").
 std::string read(const std::filesystem::path& path, uintmax_t max_bytes, const char* what);
 
+// An exclusive advisory lock (flock) on `path`, a lock file created where absent (a regular file,
+// never through a symbolic link, never waiting on a FIFO), held until the object is destroyed:
+// what makes reading, changing and replacing a file one step among the threads and processes that
+// take the same lock. The lock file stays (removing it would let a later taker lock another
+// file). Where it cannot be opened or locked the object holds nothing (held() is false), and the
+// write that follows reports its own error.
+class Lock {
+ public:
+  explicit Lock(const std::filesystem::path& path);
+  ~Lock();
+  Lock(const Lock&) = delete;
+  Lock& operator=(const Lock&) = delete;
+  bool held() const { return fd_ >= 0; }
+
+ private:
+  int fd_ = -1;
+};
+
 }  // namespace tandem::detail::files

@@ -39,7 +39,9 @@ std::string directory_text() {
     return base += tail;
   };
   if (const char* d = std::getenv("TANDEM_PROFILE_DIR"); d != nullptr && *d != '\0') return d;
-  if (const char* x = std::getenv("XDG_CACHE_HOME"); x != nullptr && *x != '\0')
+  // A relative XDG_CACHE_HOME is ignored, as the XDG rules say: it would name another folder in
+  // each working directory.
+  if (const char* x = std::getenv("XDG_CACHE_HOME"); x != nullptr && *x == '/')
     return join(x, "tandem");
   if (const char* h = std::getenv("HOME"); h != nullptr && *h != '\0')
     return join(h, ".cache/tandem");
@@ -115,6 +117,27 @@ fs::path save_local(const Profile& p) {
   std::lock_guard<std::mutex> lock(in_memory_mutex());
   in_memory()[p.identity.file_name()] = std::move(kept);
   return {};
+}
+
+fs::path save_local_over(Profile& p, const std::vector<Precision>& replaced) {
+  const fs::path file = path_for(p.identity);
+  if (file.empty()) return save_local(p);
+  std::error_code ec;
+  fs::create_directories(file.parent_path(), ec);
+  const files::Lock lock(file.parent_path() / ("." + file.filename().string() + ".lock"));
+  if (fs::exists(file, ec)) {
+    try {
+      const Profile old = load(file);
+      if (compatible(old) && old.identity == p.identity)
+        for (const auto& [prec, pp] : old.precisions)
+          if (std::find(replaced.begin(), replaced.end(), prec) == replaced.end())
+            p.precisions.emplace(prec, pp);
+    } catch (const std::exception&) {
+      // An unreadable old file is simply replaced.
+    }
+  }
+  save(p, file);
+  return file;
 }
 
 namespace {
