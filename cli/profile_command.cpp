@@ -179,7 +179,8 @@ void need_directory(const char* action) {
   if (prof::directory().empty())
     throw std::runtime_error(std::string("profile ") + action +
                              ": no profile directory (HOME, XDG_CACHE_HOME and "
-                             "TANDEM_PROFILE_DIR are unset, and no private XDG_RUNTIME_DIR)");
+                             "TANDEM_PROFILE_DIR are unset or XDG_CACHE_HOME is not absolute, "
+                             "and no private XDG_RUNTIME_DIR)");
 }
 
 int show_path(const prof::Identity& id, bool as_json) {

@@ -11,6 +11,7 @@
 #include <sys/sysmacros.h>
 #include <unistd.h>
 
+#include <chrono>
 #include <csignal>
 #include <cstdlib>
 #include <filesystem>
@@ -148,6 +149,36 @@ TEST_F(Files, AppendTakesOnlyARegularFileAndNeverWaits) {
     EXPECT_EQ(files::open_append(p, &why), -1) << p;
     EXPECT_NE(why.find("it is"), std::string::npos) << p << ": " << why;
   }
+  EXPECT_EQ(text(victim_), "victim\n");
+}
+
+// A lock excludes another taker of the same lock file until it is let go, and gives up after its
+// wait, holding nothing, where another holds it that long; it is made 0600, never taken through a
+// link, a FIFO, a device or a directory at its name, and never waits on one.
+TEST_F(Files, ALockExcludesUntilLetGoAndWaitsOnlyAsLongAsAsked) {
+  const fs::path lock = dir_ / ".file.lock";
+  {
+    const files::Lock first(lock, 1);
+    ASSERT_TRUE(first.held());
+    struct stat st;
+    ASSERT_EQ(::stat(lock.c_str(), &st), 0);
+    EXPECT_EQ(st.st_mode & 0777, 0600u);
+    const auto t0 = std::chrono::steady_clock::now();
+    const files::Lock second(lock, 0.2);
+    const double waited =
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    EXPECT_FALSE(second.held()) << "held by the first";
+    EXPECT_GE(waited, 0.2);
+    EXPECT_LT(waited, 30.0);
+  }
+  EXPECT_TRUE(files::Lock(lock, 0.2).held()) << "let go with the first";
+  EXPECT_TRUE(fs::exists(lock)) << "the lock file stays";
+  const fs::path link = dir_ / "link", fifo = dir_ / "fifo";
+  fs::create_symlink(victim_, link);
+  ASSERT_EQ(::mkfifo(fifo.c_str(), 0600), 0);
+  std::vector<fs::path> planted{link, fifo, dir_};
+  if (const fs::path null = device(); !null.empty()) planted.push_back(null);
+  for (const fs::path& p : planted) EXPECT_FALSE(files::Lock(p, 0.2).held()) << p;
   EXPECT_EQ(text(victim_), "victim\n");
 }
 

@@ -1085,17 +1085,23 @@ TEST(Profile, TwoSavesOfDifferentPrecisionsAtOnceBothLand) {
   for (int round = 0; round < 20; ++round) {
     fs::remove(file);
     std::atomic<int> ready{0};
-    const auto save = [&](detail::Precision prec) {
+    std::string failures[2];
+    const auto save = [&](detail::Precision prec, std::string* failure) {
       prof::Profile p = base;
       p.precisions = {{prec, section}};
       ready.fetch_add(1);
-      while (ready.load() < 2) {
+      while (ready.load() < 2) std::this_thread::yield();
+      try {
+        prof::save_local_over(p, {prec});
+      } catch (const std::exception& e) {
+        *failure = e.what();
       }
-      prof::save_local_over(p, {prec});
     };
-    std::thread s(save, detail::Precision::s), d(save, detail::Precision::d);
+    std::thread s(save, detail::Precision::s, &failures[0]),
+        d(save, detail::Precision::d, &failures[1]);
     s.join();
     d.join();
+    ASSERT_EQ(failures[0] + failures[1], "");
     const prof::Profile saved = prof::load(file);
     lost += saved.precisions.count(detail::Precision::s) == 0 ||
             saved.precisions.count(detail::Precision::d) == 0;
@@ -1111,7 +1117,8 @@ TEST(Profile, TwoSavesOfDifferentPrecisionsAtOnceBothLand) {
 TEST(ProfileDirectory, RelativeXdgCacheHomeIsIgnored) {
   const fs::path keep = profile_dir();
   const char* home = std::getenv("HOME");
-  const std::string kept_home = home != nullptr ? home : "";
+  const char* xdg = std::getenv("XDG_CACHE_HOME");
+  const std::string kept_home = home != nullptr ? home : "", kept_xdg = xdg != nullptr ? xdg : "";
   ::unsetenv("TANDEM_PROFILE_DIR");
   ::setenv("HOME", "/nonexistent/home", 1);
   ::setenv("XDG_CACHE_HOME", "/nonexistent/xdg", 1);
@@ -1120,8 +1127,14 @@ TEST(ProfileDirectory, RelativeXdgCacheHomeIsIgnored) {
   EXPECT_EQ(prof::directory(), fs::path("/nonexistent/home/.cache/tandem"));
   ::setenv("XDG_CACHE_HOME", "", 1);
   EXPECT_EQ(prof::directory(), fs::path("/nonexistent/home/.cache/tandem"));
-  ::unsetenv("XDG_CACHE_HOME");
-  if (home != nullptr) ::setenv("HOME", kept_home.c_str(), 1);
+  const auto restore = [](const char* name, bool was_set, const std::string& value) {
+    if (was_set)
+      ::setenv(name, value.c_str(), 1);
+    else
+      ::unsetenv(name);
+  };
+  restore("HOME", home != nullptr, kept_home);
+  restore("XDG_CACHE_HOME", xdg != nullptr, kept_xdg);
   ::setenv("TANDEM_PROFILE_DIR", keep.c_str(), 1);
 }
 

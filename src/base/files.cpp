@@ -9,10 +9,12 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <chrono>
 #include <cstdio>
 #include <cstring>
 #include <random>
 #include <stdexcept>
+#include <thread>
 
 namespace tandem::detail::files {
 namespace fs = std::filesystem;
@@ -188,15 +190,20 @@ std::string read(const fs::path& path, uintmax_t max_bytes, const char* what) {
   return text;
 }
 
-Lock::Lock(const fs::path& path) {
+Lock::Lock(const fs::path& path, double seconds) {
   if (!not_regular(path).empty()) return;
-  fd_ = ::open(path.c_str(), O_RDWR | O_CREAT | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC, 0644);
+  fd_ = ::open(path.c_str(), O_RDWR | O_CREAT | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC, 0600);
   if (fd_ < 0) return;
   struct stat st;
   int locked = -1;
-  if (::fstat(fd_, &st) == 0 && S_ISREG(st.st_mode)) do
-      locked = ::flock(fd_, LOCK_EX);
-    while (locked != 0 && errno == EINTR);
+  if (::fstat(fd_, &st) == 0 && S_ISREG(st.st_mode)) {
+    // Polled, not a blocking flock: a holder that never lets go (another user's process that
+    // opened the file) costs `seconds`, not the caller's whole run.
+    const auto until = std::chrono::steady_clock::now() + std::chrono::duration<double>(seconds);
+    while ((locked = ::flock(fd_, LOCK_EX | LOCK_NB)) != 0 &&
+           (errno == EINTR || errno == EWOULDBLOCK) && std::chrono::steady_clock::now() < until)
+      std::this_thread::sleep_for(std::chrono::milliseconds(2));
+  }
   if (locked != 0) {
     ::close(fd_);
     fd_ = -1;

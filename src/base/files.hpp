@@ -35,15 +35,16 @@ int open_append(const std::filesystem::path& path, std::string* why);
 // path and the reason; `what` names the kind of file in the size's ("a profile is at most N").
 std::string read(const std::filesystem::path& path, uintmax_t max_bytes, const char* what);
 
-// An exclusive advisory lock (flock) on `path`, a lock file created where absent (a regular file,
-// never through a symbolic link, never waiting on a FIFO), held until the object is destroyed:
-// what makes reading, changing and replacing a file one step among the threads and processes that
-// take the same lock. The lock file stays (removing it would let a later taker lock another
-// file). Where it cannot be opened or locked the object holds nothing (held() is false), and the
-// write that follows reports its own error.
+// An exclusive advisory lock (flock) on `path`, a lock file created where absent (mode 0600, a
+// regular file, never through a symbolic link, never waiting on a FIFO), held until the object is
+// destroyed: what makes reading, changing and replacing a file one step among the threads and
+// processes that take the same lock. The lock file stays (removing it would let a later taker
+// lock another file). Waits at most `seconds` for another holder: where the file cannot be opened
+// or locked in that time (another user's, or held that long) the object holds nothing (held() is
+// false), and the caller goes on without it.
 class Lock {
  public:
-  explicit Lock(const std::filesystem::path& path);
+  Lock(const std::filesystem::path& path, double seconds);
   ~Lock();
   Lock(const Lock&) = delete;
   Lock& operator=(const Lock&) = delete;

@@ -37,9 +37,14 @@ std::string major_minor(const std::string& v) {
   return v.substr(0, second);
 }
 
+// ASCII letters and digits kept, anything else '_': not std::isalnum, which follows the program's
+// C locale (a single-byte one keeps its own letters), so that the name is the same in any.
 std::string safe(const std::string& s) {
+  const auto ascii_alnum = [](char ch) {
+    return (ch >= '0' && ch <= '9') || (ch >= 'a' && ch <= 'z') || (ch >= 'A' && ch <= 'Z');
+  };
   std::string out;
-  for (char ch : s) out += std::isalnum(static_cast<unsigned char>(ch)) ? ch : '_';
+  for (char ch : s) out += ascii_alnum(ch) ? ch : '_';
   while (out.find("__") != std::string::npos) out.replace(out.find("__"), 2, "_");
   return out.substr(0, 48);
 }

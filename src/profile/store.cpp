@@ -69,7 +69,8 @@ std::mutex& in_memory_mutex() {
 
 void say_in_memory() {
   warn_once("profile-dir:none",
-            "no profile directory (HOME, XDG_CACHE_HOME and TANDEM_PROFILE_DIR are unset, and "
+            "no profile directory (HOME, XDG_CACHE_HOME and TANDEM_PROFILE_DIR are unset or "
+            "XDG_CACHE_HOME is not absolute, and "
             "XDG_RUNTIME_DIR is not a directory of this user's alone): profiles are kept in "
             "memory only, for this process, and only the built-in ones are found");
 }
@@ -106,11 +107,16 @@ fs::path path_for(const Identity& id) {
 }
 
 fs::path save_local(const Profile& p) {
-  const fs::path file = path_for(p.identity);
-  if (!file.empty()) {
-    save(p, file);
-    return file;
-  }
+  Profile whole = p;
+  return save_local_over(whole, {Precision::s, Precision::d, Precision::c, Precision::z});
+}
+
+namespace {
+
+// How long a save waits for another save of the same file: saves take milliseconds.
+constexpr double kLockSeconds = 10;
+
+fs::path keep_in_memory(const Profile& p) {
   say_in_memory();
   auto kept = std::make_shared<Profile>(p);
   kept->origin = "memory (no profile directory)";
@@ -119,13 +125,20 @@ fs::path save_local(const Profile& p) {
   return {};
 }
 
+}  // namespace
+
 fs::path save_local_over(Profile& p, const std::vector<Precision>& replaced) {
   const fs::path file = path_for(p.identity);
-  if (file.empty()) return save_local(p);
+  if (file.empty()) return keep_in_memory(p);
   std::error_code ec;
   fs::create_directories(file.parent_path(), ec);
-  const files::Lock lock(file.parent_path() / ("." + file.filename().string() + ".lock"));
-  if (fs::exists(file, ec)) {
+  const fs::path lock_file = file.parent_path() / ("." + file.filename().string() + ".lock");
+  const files::Lock lock(lock_file, kLockSeconds);
+  if (!lock.held() && files::unwritable(file).empty())
+    warn_once("profile-lock:" + lock_file.string(),
+              "could not lock " + lock_file.string() + " within 10 s (another user's file, or " +
+                  "held that long): saving " + file.string() + " without it");
+  if (replaced.size() < 4 && fs::exists(file, ec)) {
     try {
       const Profile old = load(file);
       if (compatible(old) && old.identity == p.identity)

@@ -29,9 +29,11 @@ std::filesystem::path save_local(const Profile& p);
 // The same for a profile that replaces only some precisions of the one saved: `p` first takes,
 // from the file saved for its identity (where it reads, is compatible and has that identity), the
 // sections of the precisions it lacks that `replaced` does not name (tune s, then d, and both are
-// there). Reading that file and replacing it are one step among the threads and processes that
-// save it (a lock file beside it, files::Lock), so two tunes of different precisions that save
-// at once both land. An unreadable old file is simply replaced.
+// there; a profile kept in memory, without a directory, is replaced whole). Reading that file and
+// replacing it are one step among the threads and processes that save it, save_local's saves
+// too (a lock file beside it, files::Lock, waited for at most 10 s, else a warning and the save
+// without it), so two tunes of different precisions that save at once both land. An unreadable
+// old file is simply replaced.
 std::filesystem::path save_local_over(Profile& p, const std::vector<Precision>& replaced);
 // Reads one file: a regular file of a profile's size (1 MiB at most), never waiting on a FIFO.
 // Throws std::runtime_error naming the file and the problem.

@@ -1,7 +1,7 @@
 // A locale the tests make themselves: de_DE.UTF-8 (a decimal comma, digits grouped by threes with
 // a point), built with localedef from Debian's locales package (scripts/setup.sh) into a
 // temporary directory that LOCPATH names while the object lives. Where it cannot be made,
-// made() is false and the test skips.
+// made() is false and the test skips. The C locale and LOCPATH found are put back at the end.
 #pragma once
 
 #include <stdlib.h>
@@ -9,6 +9,7 @@
 #include <clocale>
 #include <cstdlib>
 #include <filesystem>
+#include <optional>
 #include <string>
 
 namespace tandem::test {
@@ -18,6 +19,8 @@ class MadeLocale {
   static constexpr const char* kName = "de_DE.UTF-8";
 
   MadeLocale() {
+    if (const char* all = std::setlocale(LC_ALL, nullptr)) locale_ = all;
+    if (const char* path = std::getenv("LOCPATH")) locpath_ = path;
     dir_ = (std::filesystem::temp_directory_path() / "tandem-locale-XXXXXX").string();
     if (mkdtemp(dir_.data()) == nullptr) {
       dir_.clear();
@@ -30,8 +33,11 @@ class MadeLocale {
     made_ = std::filesystem::exists(std::filesystem::path(dir_) / kName);
   }
   ~MadeLocale() {
-    std::setlocale(LC_ALL, "C");
-    unsetenv("LOCPATH");
+    std::setlocale(LC_ALL, locale_.c_str());
+    if (locpath_)
+      setenv("LOCPATH", locpath_->c_str(), 1);
+    else
+      unsetenv("LOCPATH");
     if (!dir_.empty()) std::filesystem::remove_all(dir_);
   }
   MadeLocale(const MadeLocale&) = delete;
@@ -42,6 +48,8 @@ class MadeLocale {
  private:
   std::string dir_;
   bool made_ = false;
+  std::string locale_ = "C";            // the C locale found, put back at the end
+  std::optional<std::string> locpath_;  // LOCPATH as found
 };
 
 }  // namespace tandem::test
