@@ -10,6 +10,7 @@
 #include <atomic>
 #include <cstdlib>
 #include <filesystem>
+#include <iterator>
 #include <map>
 #include <mutex>
 #include <system_error>
@@ -108,7 +109,7 @@ fs::path path_for(const Identity& id) {
 
 fs::path save_local(const Profile& p) {
   Profile whole = p;
-  return save_local_over(whole, {Precision::s, Precision::d, Precision::c, Precision::z});
+  return save_local_over(whole, {std::begin(kPrecisions), std::end(kPrecisions)});
 }
 
 namespace {
@@ -136,9 +137,11 @@ fs::path save_local_over(Profile& p, const std::vector<Precision>& replaced) {
   const files::Lock lock(lock_file, kLockSeconds);
   if (!lock.held() && files::unwritable(file).empty())
     warn_once("profile-lock:" + lock_file.string(),
-              "could not lock " + lock_file.string() + " within 10 s (another user's file, or " +
-                  "held that long): saving " + file.string() + " without it");
-  if (replaced.size() < 4 && fs::exists(file, ec)) {
+              "could not lock " + lock_file.string() + " within " +
+                  std::to_string(static_cast<int>(kLockSeconds)) +
+                  " s (another user's file, or held that long): saving " + file.string() +
+                  " without it");
+  if (replaced.size() < static_cast<size_t>(kPrecisionCount) && fs::exists(file, ec)) {
     try {
       const Profile old = load(file);
       if (compatible(old) && old.identity == p.identity)
