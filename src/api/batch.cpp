@@ -9,7 +9,8 @@
 // where the rule's count lines and, for ordinary memory, a single call of their total work would
 // use a device (batch_uses_devices), a batch of one runs as that single call, and the rest run on
 // the cores.
-#include "cpu/batch.hpp"
+
+#include "plan/batch.hpp"
 
 #include <algorithm>
 #include <limits>
@@ -23,7 +24,6 @@
 #include "base/log.hpp"
 #include "base/overlap.hpp"
 #include "base/precision.hpp"
-#include "plan/batch.hpp"
 #include "plan/plan.hpp"
 #include "run/batch.hpp"
 #include "tandem/tandem.hpp"
@@ -146,7 +146,7 @@ void run(std::vector<Problem<T>>& problems, int64_t total, bool one_shape, const
     // Every problem on the cores, as they are (no copy).
     report.cpu_threads = batch_cpu_threads(
         Problems<T>{problems.data(), static_cast<int64_t>(problems.size()), one_shape}, options);
-    cpu_batch(problems, report.cpu_threads);
+    cores_batch(problems.data(), static_cast<int64_t>(problems.size()), report.cpu_threads);
     report.cpu_problems = report.products;
     report.strategy = Strategy::Cpu;
   } else {
@@ -199,9 +199,9 @@ void run(std::vector<Problem<T>>& problems, int64_t total, bool one_shape, const
     const int64_t cores_from = single + dealt;
     const int rest = batch_cpu_threads(view(cores_from, count - cores_from), options);
     if (dealt == 0) report.cpu_threads = rest;
-    cpu_batch(all + cores_from, products - cores_from, rest);
+    cores_batch(all + cores_from, products - cores_from, rest);
     report.cpu_problems += products - cores_from;
-    cpu_batch(all + products, count - products, rest);
+    cores_batch(all + products, count - products, rest);
     report.strategy = report.device_problems == 0 ? Strategy::Cpu
                       : report.cpu_problems == 0  ? Strategy::Gpu
                                                   : Strategy::Hybrid;

@@ -6,6 +6,7 @@
 #include "base/precision.hpp"
 #include "cpu/blas.hpp"
 #include "cpu/share.hpp"
+#include "cpu/small_kernel.hpp"
 #include "cpu/tasks.hpp"
 
 namespace tandem::detail {
@@ -22,6 +23,15 @@ void run_rows(const Problem<T>& p, int64_t row0, int64_t rows) {
     scale(p.c + row0 * p.ldc, rows, p.n, p.ldc, p.beta);
 }
 
+// A whole problem: on the small kernel where it is within `small_edge`, else as run_rows.
+template <class T>
+void run_whole(const Problem<T>& p, int64_t small_edge) {
+  if (p.has_product() && std::max({p.m, p.n, p.k}) <= small_edge)
+    small_product(p);
+  else
+    run_rows(p, 0, p.m);
+}
+
 // Tasks per thread: enough that threads which draw larger problems (a grouped batch's) are
 // balanced by the others taking more tasks, few enough that a task's overhead stays small
 // beside thousands of tiny products.
@@ -30,7 +40,7 @@ constexpr int64_t kTasksPerThread = 16;
 }  // namespace
 
 template <class T>
-void cpu_batch(const Problem<T>* problems, int64_t count, int threads) {
+void cpu_batch(const Problem<T>* problems, int64_t count, int threads, int64_t small_edge) {
   if (count <= 0) return;
   // One problem: on every thread, as a single call's CPU share.
   if (count == 1 && threads > 1 && problems[0].has_product()) {
@@ -40,7 +50,7 @@ void cpu_batch(const Problem<T>* problems, int64_t count, int threads) {
   cpu_blas::Threads one(1);
   // One thread: the calling one, one problem after another (no arena to wake).
   if (threads <= 1) {
-    for (int64_t i = 0; i < count; ++i) run_rows(problems[i], 0, problems[i].m);
+    for (int64_t i = 0; i < count; ++i) run_whole(problems[i], small_edge);
     return;
   }
   // Fewer problems than threads: each cut into bands of its rows, so that every thread has one
@@ -61,12 +71,12 @@ void cpu_batch(const Problem<T>* problems, int64_t count, int threads) {
   tasks::in_arena(threads, [&] {
     tasks::parallel_for(tasks, [&](int64_t t) {
       for (int64_t i = count * t / tasks; i < count * (t + 1) / tasks; ++i)
-        run_rows(problems[i], 0, problems[i].m);
+        run_whole(problems[i], small_edge);
     });
   });
 }
 
-#define INSTANTIATE(T) template void cpu_batch<T>(const Problem<T>*, int64_t, int);
+#define INSTANTIATE(T) template void cpu_batch<T>(const Problem<T>*, int64_t, int, int64_t);
 TANDEM_FOR_EACH_ELEMENT(INSTANTIATE)
 #undef INSTANTIATE
 

@@ -10,6 +10,7 @@
 #include "base/memo.hpp"
 #include "base/precision.hpp"
 #include "base/seams.hpp"
+#include "cpu/batch.hpp"
 #include "gpu/device.hpp"
 #include "gpu/engine.hpp"
 #include "gpu/pinned_memory.hpp"
@@ -471,6 +472,11 @@ int batch_cpu_threads(Problems<T> problems, const Options& options) {
 }
 
 template <class T>
+void cores_batch(const Problem<T>* problems, int64_t count, int threads) {
+  cpu_batch(problems, count, threads, profile::cores_small_edge(precision_of<T>(), threads));
+}
+
+template <class T>
 int64_t large_first(Problem<T>* products, int64_t count, int64_t edge, bool one_shape) {
   // m n k against the edge cubed: a cube root per problem cost auto 0.6-0.7x strategy cpu on
   // batches of 16^3 products on the H100 host.
@@ -491,6 +497,7 @@ int64_t large_first(Problem<T>* products, int64_t count, int64_t edge, bool one_
   template bool batch_uses_devices<T>(Problems<T>, const Options&);            \
   template std::optional<int64_t> deal_from<T>(Problems<T>, const Options&);   \
   template int batch_cpu_threads<T>(Problems<T>, const Options&);              \
+  template void cores_batch<T>(const Problem<T>*, int64_t, int);               \
   template int64_t large_first<T>(Problem<T>*, int64_t, int64_t, bool);
 TANDEM_FOR_EACH_ELEMENT(INSTANTIATE)
 #undef INSTANTIATE

@@ -118,6 +118,12 @@ std::optional<int64_t> deal_from(Problems<T> products, const Options& options);
 // than the batch); else every core.
 template <class T>
 int batch_cpu_threads(Problems<T> problems, const Options& options);
+
+// The cores' batch (cpu_batch) of `count` problems on `threads` threads, the products within
+// database/defaults.json's cores_small edge for the precision and thread count on the cores' small
+// kernel (profile::cores_small_edge).
+template <class T>
+void cores_batch(const Problem<T>* problems, int64_t count, int threads);
 // The same for a batch of `work` multiply-adds.
 int batch_cpu_threads(double work, const Options& options);
 

@@ -8,6 +8,7 @@
 #include <string>
 #include <utility>
 
+#include "cpu/small_kernel.hpp"
 #include "profile/database.hpp"
 #include "profile/json.hpp"
 #include "tandem_builtin_profiles.hpp"
@@ -161,6 +162,37 @@ int64_t batch_deal_from_count() {
 int64_t batch_cpu_parallel_from() {
   static const auto work = integer<int64_t>(defaults_file().at("batch"), "cpu_parallel_from");
   return work;
+}
+
+int64_t cores_small_edge(Precision prec, int threads) {
+  // Per precision, the [threads, edge] pairs, ascending by threads.
+  static const auto pairs = [] {
+    const json& j = defaults_file().at("cores_small").at("edge");
+    std::array<std::vector<std::pair<int64_t, int64_t>>, kPrecisionCount> by_precision;
+    for (Precision p : kPrecisions) {
+      const std::string name =
+          "database/defaults.json's cores_small.edge." + std::string(1, letter(p));
+      auto& list = by_precision[index_of(p)];
+      for (const json& pair : j.at(std::string(1, letter(p)))) {
+        if (!pair.is_array() || pair.size() != 2)
+          throw std::logic_error(name + " holds " + pair.dump() + ", not a pair [threads, edge]");
+        const auto from = integer_value<int64_t>(pair[0], "threads");
+        const auto edge = integer_value<int64_t>(pair[1], "edge");
+        if (from < 1 || edge > detail::kSmallKernelMax ||
+            (!list.empty() && from <= list.back().first))
+          throw std::logic_error(
+              name + "'s " + pair.dump() +
+              " is not a thread count from 1, ascending, with an edge of at most " +
+              std::to_string(detail::kSmallKernelMax));
+        list.emplace_back(from, edge);
+      }
+    }
+    return by_precision;
+  }();
+  int64_t edge = 0;
+  for (const auto& [from, size] : pairs[index_of(prec)])
+    if (threads >= from) edge = size;
+  return edge;
 }
 
 const BatchTune& batch_tune() {

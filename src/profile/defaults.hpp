@@ -94,6 +94,12 @@ int64_t batch_deal_from_count();
 // (database/defaults.json's "batch"; the rule is plan/batch.hpp's batch_cpu_threads).
 int64_t batch_cpu_parallel_from();
 
+// The largest m, n and k of a product that the cores' batch runs on the cores' small kernel
+// (cpu/small_kernel.hpp) rather than as a CPU BLAS call, for `prec` on `threads` threads: the edge
+// of the last pair of database/defaults.json's cores_small.edge for the precision whose thread
+// count `threads` reaches; 0 (none) below the first.
+int64_t cores_small_edge(Precision prec, int threads);
+
 // What the co-tuner's batch phase measures (database/defaults.json's "batch"; the rule is
 // tuner/cotuner_batch.cpp's): strided batches of products of each of `sizes` (ascending), each
 // of as many products as the cores alone take `call_seconds` over, within `bytes` of operands.

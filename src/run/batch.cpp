@@ -13,8 +13,8 @@
 #include "base/log.hpp"
 #include "base/precision.hpp"
 #include "base/text.hpp"
-#include "cpu/batch.hpp"
 #include "gpu/batch.hpp"
+#include "plan/batch.hpp"
 #include "plan/dealer.hpp"
 
 namespace tandem::detail {
@@ -158,7 +158,7 @@ std::vector<Outcome> deal(Problems<T> problems, const BatchPlan& plan, BatchRepo
   // on the H100 host hybrid ran 100 s 1024^3 products from tandem_malloc memory at 0.64x the GPU
   // alone).
   for (Chunk c = table.first[cpu]; c.rows > 0; c = table.dealer.take_in_time(cpu)) {
-    cpu_batch(problems.data + c.row0, c.rows, plan.cpu_threads);
+    cores_batch(problems.data + c.row0, c.rows, plan.cpu_threads);
     report.cpu_problems += c.rows;
     table.dealer.set_rate(cpu, rate(report.cpu_problems, started));
   }
@@ -170,7 +170,7 @@ std::vector<Outcome> deal(Problems<T> problems, const BatchPlan& plan, BatchRepo
   if (report.cpu_problems == 0 && nothing_written(out) && plan.request.strategy == Strategy::Gpu)
     return out;
   if (const Chunk c = table.dealer.rest(); c.rows > 0) {
-    cpu_batch(problems.data + c.row0, c.rows, host_cores());
+    cores_batch(problems.data + c.row0, c.rows, host_cores());
     report.cpu_problems += c.rows;
   }
 
@@ -207,7 +207,7 @@ void settle(Problems<T> problems, const BatchPlan& plan, const std::vector<Outco
       d.failure = o.failure->what();
       int64_t left = 0;
       for (const gpu::ProblemRange& r : o.unfinished) {
-        cpu_batch(problems.data + r.first, r.count, host_cores());
+        cores_batch(problems.data + r.first, r.count, host_cores());
         left += r.count;
       }
       report.cpu_problems += left;
@@ -238,7 +238,7 @@ void run_batch(Problems<T> problems, const BatchPlan& plan, const char* routine,
       warn_once("gpu-fallback", std::string("GPU path unavailable, computing on the CPU: ") +
                                     plan.unavailable->what());
     }
-    cpu_batch(problems.data, problems.count, plan.cpu_threads);
+    cores_batch(problems.data, problems.count, plan.cpu_threads);
     report.cpu_problems = count;
     report.strategy = Strategy::Cpu;
     return;

@@ -1,0 +1,31 @@
+// The cores' small kernel: tandem's own product of one small problem on the calling thread, for
+// the cores' batches, where a CPU BLAS call per product does not scale over the cores.
+//
+// Why: Debian's OpenBLAS takes a work buffer from one table under one lock on each call that does
+// not go to its small-matrix kernels (on x86-64 only sgemm and dgemm have those): calls from many
+// threads at once queue on that lock. On the H200 host a batch of c 16^3 products ran no faster on
+// 16 threads than on one, where s and d gained 6.1-6.4x (docs/PERFORMANCE.md, "Tiny complex
+// products on the cores"; OpenBLAS issues 478, 2575, 2712 show the same). This kernel allocates
+// nothing per call: each thread packs op(A) and op(B) into its own planes (the real and imaginary
+// parts apart, the conjugates applied) and runs a register-blocked loop over them. Which products
+// take it is data (database/defaults.json's cores_small; profile::cores_small_edge).
+#pragma once
+
+#include <cstdint>
+
+#include "base/problem.hpp"
+
+namespace tandem::detail {
+
+// The largest m, n or k the small kernel takes: its packed planes live in a buffer of each
+// thread's, sized for this (a capacity, not a tuned value; which sizes take it is data).
+inline constexpr int64_t kSmallKernelMax = 128;
+
+// C = alpha op(A) op(B) + beta C for a valid row-major problem with a product (has_product()) whose
+// m, n and k are at most kSmallKernelMax, on the calling thread. beta = 0 never reads C.
+// Every multiply-add runs in T's precision; the sums run in another order than a CPU BLAS's, so
+// results differ from one within rounding.
+template <class T>
+void small_product(const Problem<T>& p);
+
+}  // namespace tandem::detail
