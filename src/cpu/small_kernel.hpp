@@ -1,11 +1,11 @@
 // The cores' small kernel: tandem's own product of one small problem on the calling thread, for
 // the cores' batches, where a CPU BLAS call per product does not scale over the cores.
 //
-// Why: Debian's OpenBLAS takes a work buffer from one table under one lock on each call that does
-// not go to its small-matrix kernels (on x86-64 only sgemm and dgemm have those): calls from many
-// threads at once queue on that lock. On the H200 host a batch of c 16^3 products ran no faster on
-// 16 threads than on one, where s and d gained 6.1-6.4x (docs/PERFORMANCE.md, "Tiny complex
-// products on the cores"; OpenBLAS issues 478, 2575, 2712 show the same). This kernel allocates
+// Why: on the H200 host a batch of c 16^3 products ran no faster on 16 threads than on one, where
+// s and d gained 6.1-6.4x (docs/PERFORMANCE.md, "The cores' small kernel"). OpenBLAS takes a work
+// buffer from one table under one lock on each call that its small-matrix kernels do not take, and
+// calls from many threads at once queue on it (OpenBLAS issues 478, 2575 and 2712 show the same
+// thing; Debian's 0.3.21 was not traced here). This kernel allocates
 // nothing per call: each thread packs op(A) and op(B) into its own planes (the real and imaginary
 // parts apart, the conjugates applied) and runs a register-blocked loop over them. Which products
 // take it is data (database/defaults.json's cores_small; profile::cores_small_edge).

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # The call that made this folder (nvidia-h200, carry .gpu/cs.tar.xz), from the tree's root. The
-# bundle: ../shared/gpu-host/bundle.sh .gpu/cs build/bench/cores_small, built from the tree of the
-# commit that adds this folder with every cores_small edge 0 (the bench sets its own edges).
+# bundle: ../shared/gpu-host/bundle.sh .gpu/cs build/bench/cores_small, built from the working
+# tree of c2ad2fb before its cores_small edges were set (the bench passes its own edges).
 set -u
 tar xJf .gpu/cs.tar.xz -C /tmp && source /tmp/cs/env.sh && export OPENBLAS_CORETYPE=SkylakeX
 (nproc; lscpu | head -20) > "$OUT/host.txt" 2>&1
