@@ -7,6 +7,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <complex>
 #include <cstring>
@@ -19,6 +20,7 @@
 #include "base/problem.hpp"
 #include "cpu/batch.hpp"
 #include "profile/defaults.hpp"
+#include "seam_override.hpp"
 #include "tandem/tandem.hpp"
 
 namespace tandem::detail {
@@ -127,8 +129,9 @@ std::vector<char> operations() {
     return {'N', 'T', 'C'};
 }
 
-TYPED_TEST(SmallKernel, MatchesTheReferenceOnEveryOperationAndAwkwardSizes) {
-  using T = TypeParam;
+// Every operation pair at sizes from 1 to the kernel's largest, m, n and k different.
+template <class T>
+void match_the_reference() {
   std::mt19937 rng(7);
   const int64_t sizes[] = {1, 2, 3, 7, 8, 9, 15, 16, 17, 31, 33, 64, 65, kSmallKernelMax};
   int cases = 0;
@@ -148,6 +151,32 @@ TYPED_TEST(SmallKernel, MatchesTheReferenceOnEveryOperationAndAwkwardSizes) {
       }
   EXPECT_EQ(cases,
             static_cast<int>(operations<T>().size() * operations<T>().size() * std::size(sizes)));
+}
+
+// Both builds of the loop: the one this processor runs, and the baseline (a seam; the same one
+// where the processor has no AVX2 and FMA).
+TYPED_TEST(SmallKernel, MatchesTheReferenceOnEveryOperationAndAwkwardSizes) {
+  using T = TypeParam;
+  for (const bool baseline : {false, true}) {
+    seams::Values v = seams::current();
+    v.small_kernel_baseline = baseline;
+    const seams::Override seam(v);
+    SCOPED_TRACE(baseline ? "the baseline build" : "this processor's build");
+    match_the_reference<T>();
+  }
+}
+
+// Whether C after a run is, bit for bit, what the small kernel alone makes of the problem from
+// `before`: the kernel's sums run in another order than a CPU BLAS's, so a product the batch
+// gave to the CPU BLAS instead shows in the last bits.
+template <class T>
+bool small_kernel_made(const Problem<T>& p, const std::vector<T>& before,
+                       const std::vector<T>& after) {
+  std::vector<T> c = before;
+  Problem<T> q = p;
+  q.c = c.data();
+  small_product(q);
+  return std::memcmp(c.data(), after.data(), c.size() * sizeof(T)) == 0;
 }
 
 // beta = 0 writes C without reading it (NaN there does not survive); beta = 1 and alpha = 1 are
@@ -195,15 +224,27 @@ TYPED_TEST(SmallKernel, TheCoresBatchTakesItWithinItsEdge) {
     before.push_back(x.c);
     problems.push_back(x.p);
   }
-  for (int threads : {1, 3})
+  // 3 threads deal the 60 problems whole; 64 threads cut each of the first 5 into bands.
+  for (int threads : {1, 3, 64})
     for (int64_t edge : {int64_t{0}, int64_t{20}, kSmallKernelMax}) {
+      const size_t count = threads == 64 ? 5 : cases.size();
       for (size_t i = 0; i < cases.size(); ++i) cases[i].c = before[i];
       for (size_t i = 0; i < cases.size(); ++i) problems[i].c = cases[i].c.data();
-      cpu_batch(problems, threads, edge);
-      for (size_t i = 0; i < cases.size(); ++i)
-        expect_product(cases[i], before[i],
-                       "problem " + std::to_string(i) + " of the batch on " +
-                           std::to_string(threads) + " threads, edge " + std::to_string(edge));
+      cpu_batch(problems.data(), static_cast<int64_t>(count), threads, edge);
+      int kernel = 0;
+      for (size_t i = 0; i < count; ++i) {
+        const std::string what = "problem " + std::to_string(i) + " of the batch on " +
+                                 std::to_string(threads) + " threads, edge " + std::to_string(edge);
+        expect_product(cases[i], before[i], what);
+        const Problem<T>& p = problems[i];
+        if (p.has_product() && std::max({p.m, p.n, p.k}) <= edge) {
+          ++kernel;
+          EXPECT_TRUE(small_kernel_made(p, before[i], cases[i].c)) << what << ": not the kernel's";
+        }
+      }
+      if (edge == kSmallKernelMax) {
+        EXPECT_EQ(kernel, static_cast<int>(count));
+      }
     }
 }
 
@@ -233,7 +274,8 @@ TYPED_TEST(SmallKernel, ThePublicBatchOnTheCoresMatchesTheReference) {
   std::mt19937 rng(17);
   for (const int64_t size : {std::max<int64_t>(edge, 1), edge + 5}) {
     for (const Layout layout : {Layout::RowMajor, Layout::ColMajor}) {
-      constexpr int64_t kCount = 24;
+      // At least two products a thread: fewer would cut each into bands (cpu_batch).
+      const int64_t kCount = std::max(24, 2 * threads);
       const int64_t m = size, n = size, k = size, each = size * size;
       std::vector<T> a(static_cast<size_t>(each * kCount)), b(a.size()), c(a.size());
       for (T& x : a) x = draw<T>(rng);
@@ -265,10 +307,16 @@ TYPED_TEST(SmallKernel, ThePublicBatchOnTheCoresMatchesTheReference) {
         x.p.c = x.c.data();
         const std::vector<T> was(before.begin() + static_cast<std::ptrdiff_t>(at),
                                  before.begin() + static_cast<std::ptrdiff_t>(at) + each);
-        expect_product(x, was,
-                       "product " + std::to_string(i) + " of " + std::to_string(size) + "^3, " +
-                           (col ? "column" : "row") + "-major, " + std::to_string(threads) +
-                           " threads");
+        const std::string what = "product " + std::to_string(i) + " of " + std::to_string(size) +
+                                 "^3, " + (col ? "column" : "row") + "-major, " +
+                                 std::to_string(threads) + " threads";
+        expect_product(x, was, what);
+        // Within the edge the kernel made it, bit for bit; beyond it the CPU BLAS did.
+        if (size <= edge) {
+          EXPECT_TRUE(small_kernel_made(x.p, was, x.c)) << what;
+        } else if (size > 8) {
+          EXPECT_FALSE(small_kernel_made(x.p, was, x.c)) << what;
+        }
       }
     }
   }

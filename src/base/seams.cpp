@@ -17,6 +17,7 @@ std::atomic<CpuMode> g_cpu_mode{kDefaults.cpu_mode};
 std::atomic<bool> g_fail_builds{kDefaults.fail_builds};
 std::atomic<bool> g_emulate_engine{kDefaults.emulate_engine};
 std::atomic<bool> g_probe_any{kDefaults.probe_any};
+std::atomic<bool> g_small_kernel_baseline{kDefaults.small_kernel_baseline};
 std::atomic<int> g_fail_device{kDefaults.fail_device};
 std::atomic<int64_t> g_fail_after_rows{kDefaults.fail_after_rows};
 std::atomic<int> g_fail_b_piece{kDefaults.fail_b_piece};
@@ -39,6 +40,7 @@ Values read() {
   v.fail_builds = fail_builds();
   v.emulate_engine = emulate_engine();
   v.probe_any = probe_any();
+  v.small_kernel_baseline = small_kernel_baseline();
   v.fail_device = fail_device();
   v.fail_after_rows = fail_after_rows();
   v.fail_b_piece = fail_b_piece();
@@ -60,6 +62,7 @@ void set(const Values& v) {
   g_fail_builds.store(v.fail_builds);
   g_emulate_engine.store(v.emulate_engine);
   g_probe_any.store(v.probe_any);
+  g_small_kernel_baseline.store(v.small_kernel_baseline);
   g_fail_device.store(v.fail_device);
   g_fail_after_rows.store(v.fail_after_rows);
   g_fail_b_piece.store(v.fail_b_piece);
@@ -81,6 +84,7 @@ CpuMode cpu_mode() { return g_cpu_mode.load(std::memory_order_relaxed); }
 bool fail_builds() { return g_fail_builds.load(std::memory_order_relaxed); }
 bool emulate_engine() { return g_emulate_engine.load(std::memory_order_relaxed); }
 bool probe_any() { return g_probe_any.load(std::memory_order_relaxed); }
+bool small_kernel_baseline() { return g_small_kernel_baseline.load(std::memory_order_relaxed); }
 int fail_device() { return g_fail_device.load(std::memory_order_relaxed); }
 int64_t fail_after_rows() { return g_fail_after_rows.load(std::memory_order_relaxed); }
 int fail_b_piece() { return g_fail_b_piece.load(std::memory_order_relaxed); }

@@ -53,6 +53,9 @@ struct Values {
   // runs the emulation (the test that the probe's expected result is the layout's).
   bool emulate_engine = false;
   bool probe_any = false;
+  // The cores' small kernel (cpu/small_kernel.cpp) runs its baseline build even where the
+  // processor has AVX2 and FMA: how tests reach the loop such a processor never runs.
+  bool small_kernel_baseline = false;
   // The share on the device of this index (as list_devices() numbers it) fails as a device lost
   // mid-call would, at its first launch or chunk at or past row `fail_after_rows`: a unified
   // share's launch as it is waited for, after writing NaN over the rows of C that launch writes
@@ -88,6 +91,7 @@ CpuMode cpu_mode();
 bool fail_builds();
 bool emulate_engine();
 bool probe_any();
+bool small_kernel_baseline();
 int fail_device();
 int64_t fail_after_rows();
 int fail_b_piece();

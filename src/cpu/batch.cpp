@@ -23,10 +23,16 @@ void run_rows(const Problem<T>& p, int64_t row0, int64_t rows) {
     scale(p.c + row0 * p.ldc, rows, p.n, p.ldc, p.beta);
 }
 
-// A whole problem: on the small kernel where it is within `small_edge`, else as run_rows.
+// Whether a problem's product runs on the small kernel: it has one within `small_edge`.
+template <class T>
+bool takes_small(const Problem<T>& p, int64_t small_edge) {
+  return p.has_product() && std::max({p.m, p.n, p.k}) <= small_edge;
+}
+
+// A whole problem: on the small kernel where it takes it, else as run_rows.
 template <class T>
 void run_whole(const Problem<T>& p, int64_t small_edge) {
-  if (p.has_product() && std::max({p.m, p.n, p.k}) <= small_edge)
+  if (takes_small(p, small_edge))
     small_product(p);
   else
     run_rows(p, 0, p.m);
@@ -62,7 +68,12 @@ void cpu_batch(const Problem<T>* problems, int64_t count, int threads, int64_t s
       tasks::parallel_for(count * bands, [&](int64_t t) {
         const Problem<T>& p = problems[t / bands];
         const int64_t b = t % bands, parts = std::min(bands, std::max<int64_t>(p.m, 1));
-        if (b < parts) run_rows(p, p.m * b / parts, p.m * (b + 1) / parts - p.m * b / parts);
+        // A product the small kernel takes is too small to cut: whole, in its first band's task.
+        if (takes_small(p, small_edge)) {
+          if (b == 0) small_product(p);
+        } else if (b < parts) {
+          run_rows(p, p.m * b / parts, p.m * (b + 1) / parts - p.m * b / parts);
+        }
       });
     });
     return;

@@ -14,9 +14,9 @@ namespace tandem::detail {
 // core; a batch of one as one call on every thread; where there are fewer problems than threads,
 // each cut into bands of its rows, a band to a core. A
 // problem without a product (k or alpha 0) is C = beta * C, A and B unread; beta 0 never reads C.
-// A whole problem whose m, n and k are all at most `small_edge` runs on the cores' small kernel
-// (cpu/small_kernel.hpp), any other as a CPU BLAS call (the edge is data:
-// profile::cores_small_edge).
+// A problem whose m, n and k are all at most `small_edge` runs whole on the cores' small kernel
+// (cpu/small_kernel.hpp), also where the others are cut into bands; any other as a CPU BLAS call
+// (the edge is data: profile::cores_small_edge). A batch of one is the single call it would be.
 template <class T>
 void cpu_batch(const Problem<T>* problems, int64_t count, int threads, int64_t small_edge);
 template <class T>

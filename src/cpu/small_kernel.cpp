@@ -6,7 +6,8 @@
 // rows of C by kBlockBytes of columns in registers over all of k (a complex multiply-add is two
 // real ones into each of the real and imaginary sums), and writes C once at the end with alpha and
 // beta. On x86-64 the loop is also built for AVX2 with FMA and runs so where the processor has
-// both (the processor's own answer, asked once); elsewhere, or without them, the baseline build.
+// both (the processor's own answer, asked once); elsewhere, or without them, the baseline build
+// (also where a test's seam asks for it).
 #include "cpu/small_kernel.hpp"
 
 #include <algorithm>
@@ -15,6 +16,7 @@
 #include <vector>
 
 #include "base/precision.hpp"
+#include "base/seams.hpp"
 
 namespace tandem::detail {
 namespace {
@@ -179,7 +181,7 @@ void small_product(const Problem<T>& p) {
   pack(p.b, p.ldb, p.trans_b, p.conj_b, p.k, p.n, width, b_re, b_im);
   const Planes<R> planes{a_re, a_im, b_re, b_im, p.m, p.n, p.k, width};
 #if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
-  if (has_avx2_fma()) {
+  if (has_avx2_fma() && !seams::small_kernel_baseline()) {
     loop_avx2(p, planes);
     return;
   }

@@ -173,17 +173,19 @@ int64_t cores_small_edge(Precision prec, int threads) {
       const std::string name =
           "database/defaults.json's cores_small.edge." + std::string(1, letter(p));
       auto& list = by_precision[index_of(p)];
-      for (const json& pair : j.at(std::string(1, letter(p)))) {
+      const json& pairs_of = j.at(std::string(1, letter(p)));
+      if (!pairs_of.is_array())
+        throw std::logic_error(name + " holds " + pairs_of.dump() + ", not a list of pairs");
+      for (const json& pair : pairs_of) {
         if (!pair.is_array() || pair.size() != 2)
           throw std::logic_error(name + " holds " + pair.dump() + ", not a pair [threads, edge]");
-        const auto from = integer_value<int64_t>(pair[0], "threads");
-        const auto edge = integer_value<int64_t>(pair[1], "edge");
-        if (from < 1 || edge > detail::kSmallKernelMax ||
+        const auto from = integer_value<int64_t>(pair[0], name + "'s threads");
+        const auto edge = integer_value<int64_t>(pair[1], name + "'s edge");
+        if (from < 1 || edge < 0 || edge > detail::kSmallKernelMax ||
             (!list.empty() && from <= list.back().first))
-          throw std::logic_error(
-              name + "'s " + pair.dump() +
-              " is not a thread count from 1, ascending, with an edge of at most " +
-              std::to_string(detail::kSmallKernelMax));
+          throw std::logic_error(name + "'s " + pair.dump() +
+                                 " is not a thread count from 1, ascending, with an edge of 0 to " +
+                                 std::to_string(detail::kSmallKernelMax));
         list.emplace_back(from, edge);
       }
     }
