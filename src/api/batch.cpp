@@ -9,7 +9,6 @@
 // where the rule's count lines and, for ordinary memory, a single call of their total work would
 // use a device (batch_uses_devices), a batch of one runs as that single call, and the rest run on
 // the cores.
-
 #include "plan/batch.hpp"
 
 #include <algorithm>

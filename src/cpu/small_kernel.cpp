@@ -36,7 +36,7 @@ struct Planes {
   const R* a_im;  // null for a real type
   const R* b_re;
   const R* b_im;
-  int64_t m, n, k, width;
+  int64_t k, width;
 };
 
 // Sums of `Rows` rows of C from row i, columns [j, j + kWidth<R>), over all of k, into re and im.
@@ -98,23 +98,18 @@ template <class T, class R>
   constexpr bool Complex = !std::is_floating_point_v<T>;
   constexpr int W = kWidth<R>;
   R re[kRowsPerBlock][kWidth<R>], im[kRowsPerBlock][kWidth<R>];
-  for (int64_t j = 0; j < planes.n; j += W) {
-    const int64_t cols = std::min<int64_t>(W, planes.n - j);
+  for (int64_t j = 0; j < p.n; j += W) {
+    const int64_t cols = std::min<int64_t>(W, p.n - j);
     int64_t i = 0;
-    for (; i + kRowsPerBlock <= planes.m; i += kRowsPerBlock) {
+    for (; i + kRowsPerBlock <= p.m; i += kRowsPerBlock) {
       block<R, kRowsPerBlock, Complex>(planes, i, j, re, im);
       write<T, R, kRowsPerBlock>(p, i, j, cols, re, im);
     }
-    for (; i < planes.m; ++i) {
+    for (; i < p.m; ++i) {
       block<R, 1, Complex>(planes, i, j, re, im);
       write<T, R, 1>(p, i, j, cols, re, im);
     }
   }
-}
-
-template <class T, class R>
-void loop_baseline(const Problem<T>& p, const Planes<R>& planes) {
-  loop(p, planes);
 }
 
 #if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
@@ -179,14 +174,14 @@ void small_product(const Problem<T>& p) {
   R* const b_im = Complex ? b_re + p.k * width : nullptr;
   pack(p.a, p.lda, p.trans_a, p.conj_a, p.m, p.k, p.k, a_re, a_im);
   pack(p.b, p.ldb, p.trans_b, p.conj_b, p.k, p.n, width, b_re, b_im);
-  const Planes<R> planes{a_re, a_im, b_re, b_im, p.m, p.n, p.k, width};
+  const Planes<R> planes{a_re, a_im, b_re, b_im, p.k, width};
 #if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
   if (has_avx2_fma() && !seams::small_kernel_baseline()) {
     loop_avx2(p, planes);
     return;
   }
 #endif
-  loop_baseline(p, planes);
+  loop(p, planes);
 }
 
 #define INSTANTIATE(T) template void small_product<T>(const Problem<T>&);

@@ -119,13 +119,14 @@ std::optional<int64_t> deal_from(Problems<T> products, const Options& options);
 template <class T>
 int batch_cpu_threads(Problems<T> problems, const Options& options);
 
+// The same for a batch of `work` multiply-adds.
+int batch_cpu_threads(double work, const Options& options);
+
 // The cores' batch (cpu_batch) of `count` problems on `threads` threads, the products within
 // database/defaults.json's cores_small edge for the precision and thread count on the cores' small
 // kernel (profile::cores_small_edge).
 template <class T>
 void cores_batch(const Problem<T>* problems, int64_t count, int threads);
-// The same for a batch of `work` multiply-adds.
-int batch_cpu_threads(double work, const Options& options);
 
 // Puts the products with m n k at least `edge` cubed first, in place; returns how many they are.
 // `one_shape` (Problems::one_shape): all of them or none, nothing moved.
